@@ -1,0 +1,12 @@
+//! Cursus SDK core: the Wire v2 protocol codec and (in later modules) the
+//! client engine that every language binding calls.
+//!
+//! - [`wire`]: the complete, pure Wire v2 codec (frames, compression,
+//!   negotiation, CRQ2 commands, CBV2 batches, typed errors, id tables).
+//! - [`partitioner`]: the key partitioner shared by broker and clients.
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+pub mod partitioner;
+pub mod wire;

@@ -296,3 +296,15 @@ fn snappy_empty_payload_is_a_single_zero_byte() {
     assert_eq!(&bytes[32..], &[0u8]);
     assert_eq!(Frame::decode(bytes, Compression::Snappy).unwrap(), frame);
 }
+
+#[test]
+fn raw_record_batch_matches_the_structured_encoding() {
+    let batch = full_batch();
+    let record = batch.records[0].to_bytes(RecordVersion::V3).unwrap();
+    let mut header = batch.clone();
+    header.batch_start = 9;
+    header.batch_end = 9;
+    let mut dst = bytes::BytesMut::new();
+    header.encode_with_raw_records([&record[..]].into_iter(), &mut dst).unwrap();
+    assert_eq!(dst.to_vec(), vector("full_record_batch"));
+}

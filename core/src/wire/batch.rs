@@ -592,6 +592,32 @@ impl Batch {
         Ok(())
     }
 
+    /// Appends a batch whose records are already encoded (each element one
+    /// complete record, e.g. as a broker stores them), without decoding them.
+    /// The header fields come from `self`; `self.records` is ignored.
+    pub fn encode_with_raw_records<'a>(
+        &self,
+        records: impl ExactSizeIterator<Item = &'a [u8]>,
+        dst: &mut BytesMut,
+    ) -> WireResult<()> {
+        if records.len() > MAX_BATCH_RECORDS {
+            return Err(WireError::TooManyRecords(records.len() as u64));
+        }
+        dst.put_u32(BATCH_MAGIC);
+        dst.put_u16(BATCH_VERSION);
+        dst.put_u16(if self.idempotent { FLAG_IDEMPOTENT } else { 0 });
+        put_str(dst, &self.topic, "batch topic")?;
+        dst.put_i32(self.partition);
+        put_str(dst, self.acks.as_str(), "acks")?;
+        dst.put_u64(self.batch_start);
+        dst.put_u64(self.batch_end);
+        dst.put_u32(records.len() as u32);
+        for record in records {
+            put_bytes(dst, record, "record")?;
+        }
+        Ok(())
+    }
+
     /// The batch encoding as a new buffer.
     pub fn to_bytes(&self, policy: RecordVersionPolicy) -> WireResult<Bytes> {
         let mut dst = BytesMut::new();

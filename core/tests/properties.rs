@@ -33,8 +33,18 @@ fn any_frame() -> impl Strategy<Value = Frame> {
         0usize..3,
     )
         .prop_map(|(kind, command, id, payload, s)| {
-            let allowed: Vec<Status> = Status::ALL.iter().copied().filter(|st| kind.allows(*st)).collect();
-            Frame { kind, command, status: allowed[s % allowed.len()], request_id: id, payload }
+            let allowed: Vec<Status> = Status::ALL
+                .iter()
+                .copied()
+                .filter(|st| kind.allows(*st))
+                .collect();
+            Frame {
+                kind,
+                command,
+                status: allowed[s % allowed.len()],
+                request_id: id,
+                payload,
+            }
         });
     let negotiation = (any::<bool>(), payload()).prop_map(|(req, p)| {
         if req {
@@ -62,7 +72,10 @@ fn any_record() -> impl Strategy<Value = Record> {
         prop_oneof![Just(String::new()), text()],
         prop_oneof![Just(0u64), any::<u64>()],
         prop_oneof![Just(0i64), any::<i64>()],
-        prop_oneof![Just(Bytes::new()), vec(any::<u8>(), 1..16).prop_map(Bytes::from)],
+        prop_oneof![
+            Just(Bytes::new()),
+            vec(any::<u8>(), 1..16).prop_map(Bytes::from)
+        ],
         prop_oneof![Just(String::new()), text()],
     );
     let more = (
@@ -70,8 +83,17 @@ fn any_record() -> impl Strategy<Value = Record> {
         prop_oneof![Just(0u64), any::<u64>()],
         prop_oneof![Just(String::new()), text()],
         prop_oneof![Just(String::new()), text()],
-        prop::sample::select(vec![TransactionState::None, TransactionState::Open, TransactionState::Committed, TransactionState::Aborted]),
-        prop::sample::select(vec![TransactionMarker::None, TransactionMarker::Commit, TransactionMarker::Abort]),
+        prop::sample::select(vec![
+            TransactionState::None,
+            TransactionState::Open,
+            TransactionState::Committed,
+            TransactionState::Aborted,
+        ]),
+        prop::sample::select(vec![
+            TransactionMarker::None,
+            TransactionMarker::Commit,
+            TransactionMarker::Abort,
+        ]),
         prop::sample::select(vec![ControlBatchType::None, ControlBatchType::Transaction]),
     );
     let control = (
@@ -113,19 +135,35 @@ fn any_batch() -> impl Strategy<Value = Batch> {
     (
         text(),
         any::<i32>(),
-        prop::sample::select(vec![Acks::Default, Acks::None, Acks::Leader, Acks::MinusOne, Acks::All]),
+        prop::sample::select(vec![
+            Acks::Default,
+            Acks::None,
+            Acks::Leader,
+            Acks::MinusOne,
+            Acks::All,
+        ]),
         any::<bool>(),
         any::<u64>(),
         any::<u64>(),
         vec(any_record(), 0..12),
     )
-        .prop_map(|(topic, partition, acks, idempotent, start, end, mut records)| {
-            for r in &mut records {
-                r.topic = topic.clone();
-                r.partition = partition;
-            }
-            Batch { topic, partition, acks, idempotent, batch_start: start, batch_end: end, records }
-        })
+        .prop_map(
+            |(topic, partition, acks, idempotent, start, end, mut records)| {
+                for r in &mut records {
+                    r.topic = topic.clone();
+                    r.partition = partition;
+                }
+                Batch {
+                    topic,
+                    partition,
+                    acks,
+                    idempotent,
+                    batch_start: start,
+                    batch_end: end,
+                    records,
+                }
+            },
+        )
 }
 
 fn field_name() -> impl Strategy<Value = String> {
@@ -133,16 +171,20 @@ fn field_name() -> impl Strategy<Value = String> {
 }
 
 fn any_command_payload() -> impl Strategy<Value = CommandPayload> {
-    (vec("[!-~]{1,10}", 0..5), btree_map(field_name(), text(), 0..8)).prop_map(|(pos, fields)| {
-        let mut p = CommandPayload::new();
-        for x in pos {
-            p = p.positional(x);
-        }
-        for (n, v) in fields {
-            p = p.field(n, v);
-        }
-        p
-    })
+    (
+        vec("[!-~]{1,10}", 0..5),
+        btree_map(field_name(), text(), 0..8),
+    )
+        .prop_map(|(pos, fields)| {
+            let mut p = CommandPayload::new();
+            for x in pos {
+                p = p.positional(x);
+            }
+            for (n, v) in fields {
+                p = p.field(n, v);
+            }
+            p
+        })
 }
 
 fn any_error_payload() -> impl Strategy<Value = ErrorPayload> {
@@ -153,7 +195,13 @@ fn any_error_payload() -> impl Strategy<Value = ErrorPayload> {
         text(),
         btree_map(non_empty_text(), text(), 0..6),
     )
-        .prop_map(|(code, class, retryable, message, fields)| ErrorPayload { code, class, retryable, message, fields })
+        .prop_map(|(code, class, retryable, message, fields)| ErrorPayload {
+            code,
+            class,
+            retryable,
+            message,
+            fields,
+        })
 }
 
 proptest! {
@@ -276,7 +324,11 @@ fn decode_everything(data: &[u8]) {
         let mut buf = BytesMut::from(data);
         while let Ok(Some(_)) = codec.decode(&mut buf) {}
         let _ = codec.decode_eof(&mut buf);
-        let _ = decompress(*c, bytes.clone(), (data.len() as u32).wrapping_mul(3) % 4096);
+        let _ = decompress(
+            *c,
+            bytes.clone(),
+            (data.len() as u32).wrapping_mul(3) % 4096,
+        );
     }
     let _ = NegotiationRequest::decode(bytes.clone());
     let _ = NegotiationResponse::decode(bytes.clone());

@@ -60,14 +60,29 @@ fn frame_unassigned_command() {
 #[test]
 fn frame_status_not_allowed_for_kind() {
     // A request must carry status NONE.
-    assert!(matches!(with(|b| b[11] = 1), Err(WireError::StatusNotAllowed { kind: Kind::Request, status: 1 })));
+    assert!(matches!(
+        with(|b| b[11] = 1),
+        Err(WireError::StatusNotAllowed {
+            kind: Kind::Request,
+            status: 1
+        })
+    ));
     // STREAM_END only on stream frames.
     let resp = Frame::response(Command::Publish, 1, Status::Ok, Bytes::new());
     let mut b = resp.to_bytes(Compression::None).unwrap().to_vec();
     b[11] = 3;
-    assert!(matches!(decode(b), Err(WireError::StatusNotAllowed { kind: Kind::Response, status: 3 })));
+    assert!(matches!(
+        decode(b),
+        Err(WireError::StatusNotAllowed {
+            kind: Kind::Response,
+            status: 3
+        })
+    ));
     // Status 4 is never valid.
-    assert!(matches!(with(|b| b[11] = 4), Err(WireError::StatusNotAllowed { .. })));
+    assert!(matches!(
+        with(|b| b[11] = 4),
+        Err(WireError::StatusNotAllowed { .. })
+    ));
 }
 
 #[test]
@@ -83,8 +98,13 @@ fn frame_zero_request_id_on_request_response_stream() {
 }
 
 fn negotiation_bytes() -> Vec<u8> {
-    let payload = NegotiationRequest::for_compression(Compression::None).encode().unwrap();
-    Frame::negotiation_request(payload).to_bytes(Compression::None).unwrap().to_vec()
+    let payload = NegotiationRequest::for_compression(Compression::None)
+        .encode()
+        .unwrap();
+    Frame::negotiation_request(payload)
+        .to_bytes(Compression::None)
+        .unwrap()
+        .to_vec()
 }
 
 #[test]
@@ -103,7 +123,10 @@ fn negotiation_frame_with_flags() {
 
 #[test]
 fn frame_compression_bit_clear() {
-    assert_eq!(with(|b| b[7] = 0x00), Err(WireError::CompressionNotExplicit(0)));
+    assert_eq!(
+        with(|b| b[7] = 0x00),
+        Err(WireError::CompressionNotExplicit(0))
+    );
 }
 
 #[test]
@@ -123,37 +146,82 @@ fn frame_compression_differs_from_negotiated() {
     let b = request_bytes();
     assert_eq!(
         Frame::decode(b.into(), Compression::Gzip),
-        Err(WireError::CompressionMismatch { negotiated: Compression::Gzip, actual: Compression::None })
+        Err(WireError::CompressionMismatch {
+            negotiated: Compression::Gzip,
+            actual: Compression::None
+        })
     );
 }
 
 #[test]
 fn frame_encoded_length_above_max() {
     let too_big = (MAX_PAYLOAD as u32 + 1).to_be_bytes();
-    assert!(matches!(with(|b| b[20..24].copy_from_slice(&too_big)), Err(WireError::TooLarge { which: "encoded", .. })));
+    assert!(matches!(
+        with(|b| b[20..24].copy_from_slice(&too_big)),
+        Err(WireError::TooLarge {
+            which: "encoded",
+            ..
+        })
+    ));
 }
 
 #[test]
 fn frame_decoded_length_above_max() {
     let too_big = (MAX_PAYLOAD as u32 + 1).to_be_bytes();
-    assert!(matches!(with(|b| b[24..28].copy_from_slice(&too_big)), Err(WireError::TooLarge { which: "decoded", .. })));
+    assert!(matches!(
+        with(|b| b[24..28].copy_from_slice(&too_big)),
+        Err(WireError::TooLarge {
+            which: "decoded",
+            ..
+        })
+    ));
 }
 
 #[test]
 fn frame_buffer_length_differs_from_header() {
-    assert_eq!(with(|b| { b.pop(); }), Err(WireError::FrameLengthMismatch { expected: 37, actual: 36 }));
-    assert_eq!(with(|b| b.push(0)), Err(WireError::FrameLengthMismatch { expected: 37, actual: 38 }));
-    assert!(matches!(decode(request_bytes()[..20].to_vec()), Err(WireError::Truncated { .. })));
+    assert_eq!(
+        with(|b| {
+            b.pop();
+        }),
+        Err(WireError::FrameLengthMismatch {
+            expected: 37,
+            actual: 36
+        })
+    );
+    assert_eq!(
+        with(|b| b.push(0)),
+        Err(WireError::FrameLengthMismatch {
+            expected: 37,
+            actual: 38
+        })
+    );
+    assert!(matches!(
+        decode(request_bytes()[..20].to_vec()),
+        Err(WireError::Truncated { .. })
+    ));
 }
 
 #[test]
 fn frame_crc_mismatch() {
-    assert!(matches!(with(|b| b[32] ^= 1), Err(WireError::CrcMismatch { .. })));
-    assert!(matches!(with(|b| b[31] ^= 1), Err(WireError::CrcMismatch { .. })));
+    assert!(matches!(
+        with(|b| b[32] ^= 1),
+        Err(WireError::CrcMismatch { .. })
+    ));
+    assert!(matches!(
+        with(|b| b[31] ^= 1),
+        Err(WireError::CrcMismatch { .. })
+    ));
 }
 
-fn gzip_frame_with(mutate_payload: impl FnOnce(&mut Vec<u8>), decoded_len: Option<u32>) -> Result<Frame, WireError> {
-    let frame = Frame::request(Command::Publish, 1, Bytes::from_static(b"compress me please, compress me"));
+fn gzip_frame_with(
+    mutate_payload: impl FnOnce(&mut Vec<u8>),
+    decoded_len: Option<u32>,
+) -> Result<Frame, WireError> {
+    let frame = Frame::request(
+        Command::Publish,
+        1,
+        Bytes::from_static(b"compress me please, compress me"),
+    );
     let bytes = frame.to_bytes(Compression::Gzip).unwrap().to_vec();
     let mut payload = bytes[32..].to_vec();
     mutate_payload(&mut payload);
@@ -171,24 +239,57 @@ fn gzip_frame_with(mutate_payload: impl FnOnce(&mut Vec<u8>), decoded_len: Optio
 fn frame_decompression_failure() {
     // Not a gzip member at all.
     let r = gzip_frame_with(|p| p[..4].copy_from_slice(b"junk"), None);
-    assert!(matches!(r, Err(WireError::Decompression { algorithm: Compression::Gzip, .. })), "{r:?}");
+    assert!(
+        matches!(
+            r,
+            Err(WireError::Decompression {
+                algorithm: Compression::Gzip,
+                ..
+            })
+        ),
+        "{r:?}"
+    );
     // A member whose CRC-32 trailer does not match its data.
-    let r = gzip_frame_with(|p| { let n = p.len(); p[n - 8] ^= 0xff; }, None);
-    assert!(matches!(r, Err(WireError::Decompression { algorithm: Compression::Gzip, .. })), "{r:?}");
+    let r = gzip_frame_with(
+        |p| {
+            let n = p.len();
+            p[n - 8] ^= 0xff;
+        },
+        None,
+    );
+    assert!(
+        matches!(
+            r,
+            Err(WireError::Decompression {
+                algorithm: Compression::Gzip,
+                ..
+            })
+        ),
+        "{r:?}"
+    );
 }
 
 #[test]
 fn frame_decompressed_length_differs() {
     for wrong in [5, 500] {
         let r = gzip_frame_with(|_| {}, Some(wrong));
-        assert!(matches!(r, Err(WireError::DecodedLengthMismatch { .. })), "{r:?}");
+        assert!(
+            matches!(r, Err(WireError::DecodedLengthMismatch { .. })),
+            "{r:?}"
+        );
     }
 }
 
 #[test]
 fn frame_uncompressed_lengths_differ() {
     let r = with(|b| b[27] = 6);
-    assert_eq!(r, Err(WireError::DecodedLengthMismatch { expected: 6, actual: 5 }));
+    assert_eq!(
+        r,
+        Err(WireError::DecodedLengthMismatch {
+            expected: 6,
+            actual: 5
+        })
+    );
 }
 
 #[test]
@@ -227,7 +328,10 @@ fn stream_decoder_partial_frame_at_eof_is_an_error() {
     let mut buf = BytesMut::from(&bytes[..35]);
     let mut codec = FrameCodec::new();
     assert!(codec.decode(&mut buf).unwrap().is_none());
-    assert!(matches!(codec.decode_eof(&mut buf), Err(FrameCodecError::Wire(WireError::IncompleteFrame(_)))));
+    assert!(matches!(
+        codec.decode_eof(&mut buf),
+        Err(FrameCodecError::Wire(WireError::IncompleteFrame(_)))
+    ));
     let mut buf = BytesMut::from(&bytes[..10]);
     assert!(FrameCodec::new().decode_eof(&mut buf).is_err());
 }
@@ -264,10 +368,16 @@ fn encoder_refuses_frames_that_break_the_kind_rules() {
     );
     let mut f = Frame::request(Command::List, 1, Bytes::new());
     f.status = Status::Ok;
-    assert!(matches!(f.to_bytes(Compression::None), Err(WireError::StatusNotAllowed { .. })));
+    assert!(matches!(
+        f.to_bytes(Compression::None),
+        Err(WireError::StatusNotAllowed { .. })
+    ));
     let mut f = Frame::negotiation_request(Bytes::new());
     f.command = Command::List;
-    assert!(matches!(f.to_bytes(Compression::None), Err(WireError::NotNegotiate(6))));
+    assert!(matches!(
+        f.to_bytes(Compression::None),
+        Err(WireError::NotNegotiate(6))
+    ));
 }
 
 // ---------------------------------------------------------- §4.1 negotiation
@@ -278,61 +388,109 @@ fn neg(bytes: &[u8]) -> Result<NegotiationRequest, WireError> {
 
 #[test]
 fn negotiation_count_zero() {
-    assert_eq!(neg(&[0, 2, 0, 2, 0, 0]), Err(WireError::CompressionCount(0)));
+    assert_eq!(
+        neg(&[0, 2, 0, 2, 0, 0]),
+        Err(WireError::CompressionCount(0))
+    );
 }
 
 #[test]
 fn negotiation_count_above_four() {
     // Checked as soon as the count is read, before the ids.
-    assert_eq!(neg(&[0, 2, 0, 2, 0, 5]), Err(WireError::CompressionCount(5)));
+    assert_eq!(
+        neg(&[0, 2, 0, 2, 0, 5]),
+        Err(WireError::CompressionCount(5))
+    );
 }
 
 #[test]
 fn negotiation_unknown_compression_id() {
-    assert_eq!(neg(&[0, 2, 0, 2, 0, 1, 4]), Err(WireError::UnknownCompression(4)));
+    assert_eq!(
+        neg(&[0, 2, 0, 2, 0, 1, 4]),
+        Err(WireError::UnknownCompression(4))
+    );
 }
 
 #[test]
 fn negotiation_duplicate_compression() {
-    assert_eq!(neg(&[0, 2, 0, 2, 0, 2, 1, 1]), Err(WireError::DuplicateCompression(Compression::Gzip)));
+    assert_eq!(
+        neg(&[0, 2, 0, 2, 0, 2, 1, 1]),
+        Err(WireError::DuplicateCompression(Compression::Gzip))
+    );
 }
 
 #[test]
 fn negotiation_trailing_bytes() {
-    assert!(matches!(neg(&[0, 2, 0, 2, 0, 1, 0, 0]), Err(WireError::TrailingBytes { .. })));
+    assert!(matches!(
+        neg(&[0, 2, 0, 2, 0, 1, 0, 0]),
+        Err(WireError::TrailingBytes { .. })
+    ));
 }
 
 #[test]
 fn negotiation_minimum_version_zero() {
-    assert_eq!(neg(&[0, 0, 0, 2, 0, 1, 0]), Err(WireError::VersionRange { min: 0, max: 2 }));
+    assert_eq!(
+        neg(&[0, 0, 0, 2, 0, 1, 0]),
+        Err(WireError::VersionRange { min: 0, max: 2 })
+    );
 }
 
 #[test]
 fn negotiation_maximum_below_minimum() {
-    assert_eq!(neg(&[0, 3, 0, 2, 0, 1, 0]), Err(WireError::VersionRange { min: 3, max: 2 }));
+    assert_eq!(
+        neg(&[0, 3, 0, 2, 0, 1, 0]),
+        Err(WireError::VersionRange { min: 3, max: 2 })
+    );
 }
 
 #[test]
 fn negotiation_truncated() {
-    assert!(matches!(neg(&[0, 2, 0, 2, 0, 2, 1]), Err(WireError::Truncated { .. })));
+    assert!(matches!(
+        neg(&[0, 2, 0, 2, 0, 2, 1]),
+        Err(WireError::Truncated { .. })
+    ));
 }
 
 #[test]
 fn negotiation_range_excluding_version_two_is_not_selected() {
     let req = neg(&[0, 3, 0, 4, 0, 1, 0]).unwrap();
-    assert_eq!(req.select(), Err(WireError::VersionNotSupported { min: 3, max: 4 }));
+    assert_eq!(
+        req.select(),
+        Err(WireError::VersionNotSupported { min: 3, max: 4 })
+    );
 }
 
 #[test]
 fn negotiation_response_rules() {
-    assert!(matches!(NegotiationResponse::decode(Bytes::from_static(&[0, 2, 1, 0])), Err(WireError::TrailingBytes { .. })));
-    assert!(matches!(NegotiationResponse::decode(Bytes::from_static(&[0, 2])), Err(WireError::Truncated { .. })));
-    assert_eq!(NegotiationResponse::decode(Bytes::from_static(&[0, 2, 9])), Err(WireError::UnknownCompression(9)));
+    assert!(matches!(
+        NegotiationResponse::decode(Bytes::from_static(&[0, 2, 1, 0])),
+        Err(WireError::TrailingBytes { .. })
+    ));
+    assert!(matches!(
+        NegotiationResponse::decode(Bytes::from_static(&[0, 2])),
+        Err(WireError::Truncated { .. })
+    ));
+    assert_eq!(
+        NegotiationResponse::decode(Bytes::from_static(&[0, 2, 9])),
+        Err(WireError::UnknownCompression(9))
+    );
     let req = NegotiationRequest::for_compression(Compression::Gzip);
-    let wrong_version = NegotiationResponse { version: 3, compression: Compression::Gzip };
-    assert_eq!(wrong_version.check_against(&req), Err(WireError::UnsupportedVersion(3)));
-    let not_offered = NegotiationResponse { version: 2, compression: Compression::Lz4 };
-    assert_eq!(not_offered.check_against(&req), Err(WireError::CompressionNotOffered(Compression::Lz4)));
+    let wrong_version = NegotiationResponse {
+        version: 3,
+        compression: Compression::Gzip,
+    };
+    assert_eq!(
+        wrong_version.check_against(&req),
+        Err(WireError::UnsupportedVersion(3))
+    );
+    let not_offered = NegotiationResponse {
+        version: 2,
+        compression: Compression::Lz4,
+    };
+    assert_eq!(
+        not_offered.check_against(&req),
+        Err(WireError::CompressionNotOffered(Compression::Lz4))
+    );
 }
 
 // ----------------------------------------------------------------- §5.2 CRQ2
@@ -361,8 +519,16 @@ fn crq2(positionals: &[&str], fields: &[(&str, &str)]) -> Bytes {
 fn command_positional_count_above_1024() {
     let many: Vec<String> = (0..1025).map(|i| format!("p{i}")).collect();
     let refs: Vec<&str> = many.iter().map(String::as_str).collect();
-    assert_eq!(CommandPayload::decode(crq2(&refs, &[])), Err(WireError::TooManyItems { what: "positionals", count: 1025 }));
-    let payload = refs.iter().fold(CommandPayload::new(), |p, r| p.positional(*r));
+    assert_eq!(
+        CommandPayload::decode(crq2(&refs, &[])),
+        Err(WireError::TooManyItems {
+            what: "positionals",
+            count: 1025
+        })
+    );
+    let payload = refs
+        .iter()
+        .fold(CommandPayload::new(), |p, r| p.positional(*r));
     assert!(payload.to_bytes().is_err());
 }
 
@@ -370,38 +536,68 @@ fn command_positional_count_above_1024() {
 fn command_field_count_above_1024() {
     let names: Vec<String> = (0..1025).map(|i| format!("f{i}")).collect();
     let fields: Vec<(&str, &str)> = names.iter().map(|n| (n.as_str(), "v")).collect();
-    assert_eq!(CommandPayload::decode(crq2(&[], &fields)), Err(WireError::TooManyItems { what: "fields", count: 1025 }));
+    assert_eq!(
+        CommandPayload::decode(crq2(&[], &fields)),
+        Err(WireError::TooManyItems {
+            what: "fields",
+            count: 1025
+        })
+    );
 }
 
 #[test]
 fn command_empty_positional() {
-    assert_eq!(CommandPayload::decode(crq2(&[""], &[])), Err(WireError::EmptyPositional));
+    assert_eq!(
+        CommandPayload::decode(crq2(&[""], &[])),
+        Err(WireError::EmptyPositional)
+    );
 }
 
 #[test]
 fn command_positional_with_whitespace() {
     for bad in ["a b", "a\tb", "a\rb", "a\nb"] {
-        assert!(matches!(CommandPayload::decode(crq2(&[bad], &[])), Err(WireError::PositionalWhitespace(_))), "{bad:?}");
+        assert!(
+            matches!(
+                CommandPayload::decode(crq2(&[bad], &[])),
+                Err(WireError::PositionalWhitespace(_))
+            ),
+            "{bad:?}"
+        );
         assert!(CommandPayload::new().positional(bad).to_bytes().is_err());
     }
 }
 
 #[test]
 fn command_empty_field_name() {
-    assert!(matches!(CommandPayload::decode(crq2(&[], &[("", "v")])), Err(WireError::InvalidFieldName(_))));
+    assert!(matches!(
+        CommandPayload::decode(crq2(&[], &[("", "v")])),
+        Err(WireError::InvalidFieldName(_))
+    ));
 }
 
 #[test]
 fn command_field_name_bad_first_byte() {
     for bad in ["Topic", "1x", "-x"] {
-        assert!(matches!(CommandPayload::decode(crq2(&[], &[(bad, "v")])), Err(WireError::InvalidFieldName(_))), "{bad}");
+        assert!(
+            matches!(
+                CommandPayload::decode(crq2(&[], &[(bad, "v")])),
+                Err(WireError::InvalidFieldName(_))
+            ),
+            "{bad}"
+        );
     }
 }
 
 #[test]
 fn command_field_name_bad_later_byte() {
     for bad in ["a-b", "a.b", "aé", "a b"] {
-        assert!(matches!(CommandPayload::decode(crq2(&[], &[(bad, "v")])), Err(WireError::InvalidFieldName(_))), "{bad}");
+        assert!(
+            matches!(
+                CommandPayload::decode(crq2(&[], &[(bad, "v")])),
+                Err(WireError::InvalidFieldName(_))
+            ),
+            "{bad}"
+        );
     }
 }
 
@@ -411,30 +607,45 @@ fn command_duplicate_field() {
         CommandPayload::decode(crq2(&[], &[("topic", "a"), ("topic", "b")])),
         Err(WireError::DuplicateField("topic".into()))
     );
-    assert!(matches!(CommandPayload::parse_line("LIST a=1 a=2"), Err(WireError::DuplicateField(_))));
+    assert!(matches!(
+        CommandPayload::parse_line("LIST a=1 a=2"),
+        Err(WireError::DuplicateField(_))
+    ));
 }
 
 #[test]
 fn command_trailing_bytes() {
     let mut b = crq2(&[], &[("topic", "a")]).to_vec();
     b.push(0);
-    assert!(matches!(CommandPayload::decode(b.into()), Err(WireError::TrailingBytes { .. })));
+    assert!(matches!(
+        CommandPayload::decode(b.into()),
+        Err(WireError::TrailingBytes { .. })
+    ));
 }
 
 #[test]
 fn command_bad_magic_and_version() {
     let mut b = crq2(&[], &[]).to_vec();
     b[3] = b'3';
-    assert!(matches!(CommandPayload::decode(b.into()), Err(WireError::BadCommandMagic(_))));
+    assert!(matches!(
+        CommandPayload::decode(b.into()),
+        Err(WireError::BadCommandMagic(_))
+    ));
     let mut b = crq2(&[], &[]).to_vec();
     b[5] = 3;
-    assert_eq!(CommandPayload::decode(b.into()), Err(WireError::CommandVersion(3)));
+    assert_eq!(
+        CommandPayload::decode(b.into()),
+        Err(WireError::CommandVersion(3))
+    );
 }
 
 #[test]
 fn command_truncated() {
     let b = crq2(&[], &[("topic", "orders")]);
-    assert!(matches!(CommandPayload::decode(b.slice(..b.len() - 1)), Err(WireError::Truncated { .. })));
+    assert!(matches!(
+        CommandPayload::decode(b.slice(..b.len() - 1)),
+        Err(WireError::Truncated { .. })
+    ));
 }
 
 #[test]
@@ -448,13 +659,19 @@ fn command_empty_value_is_allowed() {
 fn sample_batch() -> Batch {
     let mut b = Batch::new("orders", 1);
     b.acks = Acks::Leader;
-    b.records.push(Record { key: Bytes::from_static(b"k"), ..Record::new(&b"v1"[..]) });
+    b.records.push(Record {
+        key: Bytes::from_static(b"k"),
+        ..Record::new(&b"v1"[..])
+    });
     b.records.push(Record::new(&b"v2"[..]));
     b
 }
 
 fn batch_bytes() -> Vec<u8> {
-    sample_batch().to_bytes(RecordVersionPolicy::Minimal).unwrap().to_vec()
+    sample_batch()
+        .to_bytes(RecordVersionPolicy::Minimal)
+        .unwrap()
+        .to_vec()
 }
 
 /// Offset of the first record's length prefix in `batch_bytes()`.
@@ -466,7 +683,10 @@ fn first_record_at() -> usize {
 fn batch_wrong_magic() {
     let mut b = batch_bytes();
     b[0] = 0;
-    assert!(matches!(Batch::decode(b.into()), Err(WireError::BadBatchMagic(_))));
+    assert!(matches!(
+        Batch::decode(b.into()),
+        Err(WireError::BadBatchMagic(_))
+    ));
 }
 
 #[test]
@@ -486,11 +706,21 @@ fn batch_unknown_flag_bits() {
 #[test]
 fn batch_invalid_acks() {
     for bad in ["none", "ALL", "2", " 1"] {
-        let mut b = sample_batch().to_bytes(RecordVersionPolicy::Minimal).unwrap().to_vec();
+        let mut b = sample_batch()
+            .to_bytes(RecordVersionPolicy::Minimal)
+            .unwrap()
+            .to_vec();
         // Replace the 1-byte acks "1" with `bad` and fix its length.
         let at = 4 + 2 + 2 + 4 + 6 + 4;
-        b.splice(at..at + 5, [&(bad.len() as u32).to_be_bytes()[..], bad.as_bytes()].concat());
-        assert_eq!(Batch::decode(b.into()), Err(WireError::InvalidAcks(bad.into())), "{bad}");
+        b.splice(
+            at..at + 5,
+            [&(bad.len() as u32).to_be_bytes()[..], bad.as_bytes()].concat(),
+        );
+        assert_eq!(
+            Batch::decode(b.into()),
+            Err(WireError::InvalidAcks(bad.into())),
+            "{bad}"
+        );
     }
 }
 
@@ -499,20 +729,32 @@ fn batch_record_count_above_limit() {
     let mut b = batch_bytes();
     let at = first_record_at() - 4;
     b[at..at + 4].copy_from_slice(&100_001u32.to_be_bytes());
-    assert_eq!(Batch::decode(b.into()), Err(WireError::TooManyRecords(100_001)));
+    assert_eq!(
+        Batch::decode(b.into()),
+        Err(WireError::TooManyRecords(100_001))
+    );
 }
 
 #[test]
 fn batch_truncated_length_or_field() {
     let b = batch_bytes();
     for cut in [3, 10, first_record_at() + 2, b.len() - 1] {
-        assert!(matches!(Batch::decode(Bytes::copy_from_slice(&b[..cut])), Err(WireError::Truncated { .. })), "cut {cut}");
+        assert!(
+            matches!(
+                Batch::decode(Bytes::copy_from_slice(&b[..cut])),
+                Err(WireError::Truncated { .. })
+            ),
+            "cut {cut}"
+        );
     }
     // A record count larger than the records present.
     let mut b = batch_bytes();
     let at = first_record_at() - 4;
     b[at..at + 4].copy_from_slice(&3u32.to_be_bytes());
-    assert!(matches!(Batch::decode(b.into()), Err(WireError::Truncated { .. })));
+    assert!(matches!(
+        Batch::decode(b.into()),
+        Err(WireError::Truncated { .. })
+    ));
 }
 
 #[test]
@@ -525,7 +767,13 @@ fn batch_routing_conflict() {
     let mut raw = bytes.to_vec();
     let part_at = first_record_at() + 4 + 2 + 8 + 4 + 6;
     raw[part_at..part_at + 4].copy_from_slice(&7i32.to_be_bytes());
-    assert!(matches!(Batch::decode(raw.into()), Err(WireError::RoutingConflict { record_partition: 7, .. })));
+    assert!(matches!(
+        Batch::decode(raw.into()),
+        Err(WireError::RoutingConflict {
+            record_partition: 7,
+            ..
+        })
+    ));
     // A different topic of the same length.
     let mut raw = bytes.to_vec();
     let topic_at = first_record_at() + 4 + 2 + 8 + 4;
@@ -540,11 +788,19 @@ fn batch_routing_conflict() {
 fn batch_trailing_bytes() {
     let mut b = batch_bytes();
     b.push(0);
-    assert!(matches!(Batch::decode(b.into()), Err(WireError::TrailingBytes { what: "batch", .. })));
+    assert!(matches!(
+        Batch::decode(b.into()),
+        Err(WireError::TrailingBytes { what: "batch", .. })
+    ));
 }
 
 fn record_bytes(version: RecordVersion) -> Vec<u8> {
-    let r = Record { topic: "t".into(), timestamp: 5, key: Bytes::from_static(b"k"), ..Record::new(&b"p"[..]) };
+    let r = Record {
+        topic: "t".into(),
+        timestamp: 5,
+        key: Bytes::from_static(b"k"),
+        ..Record::new(&b"p"[..])
+    };
     r.to_bytes(version).unwrap().to_vec()
 }
 
@@ -553,7 +809,10 @@ fn record_version_not_2_or_3() {
     for v in [0u8, 1, 4] {
         let mut b = record_bytes(RecordVersion::V3);
         b[1] = v;
-        assert_eq!(Record::decode(b.into()), Err(WireError::RecordVersion(v as u16)));
+        assert_eq!(
+            Record::decode(b.into()),
+            Err(WireError::RecordVersion(v as u16))
+        );
     }
 }
 
@@ -561,20 +820,41 @@ fn record_version_not_2_or_3() {
 fn record_presence_bit_outside_version_mask() {
     let mut b = record_bytes(RecordVersion::V2);
     b[8] |= 0x80; // bit 15 in a version-2 record
-    assert!(matches!(Record::decode(b.into()), Err(WireError::UnknownPresenceBits { version: 2, bits: 0x8000 })));
+    assert!(matches!(
+        Record::decode(b.into()),
+        Err(WireError::UnknownPresenceBits {
+            version: 2,
+            bits: 0x8000
+        })
+    ));
     let mut b = record_bytes(RecordVersion::V3);
     b[7] |= 0x02; // bit 17 in a version-3 record
-    assert!(matches!(Record::decode(b.into()), Err(WireError::UnknownPresenceBits { version: 3, bits: 0x20000 })));
+    assert!(matches!(
+        Record::decode(b.into()),
+        Err(WireError::UnknownPresenceBits {
+            version: 3,
+            bits: 0x20000
+        })
+    ));
     let mut b = record_bytes(RecordVersion::V3);
     b[2] = 0x80; // bit 63
-    assert!(matches!(Record::decode(b.into()), Err(WireError::UnknownPresenceBits { .. })));
+    assert!(matches!(
+        Record::decode(b.into()),
+        Err(WireError::UnknownPresenceBits { .. })
+    ));
 }
 
 #[test]
 fn record_truncated_field() {
     let b = record_bytes(RecordVersion::V3);
     for cut in [1, 9, 14, b.len() - 1] {
-        assert!(matches!(Record::decode(Bytes::copy_from_slice(&b[..cut])), Err(WireError::Truncated { .. })), "cut {cut}");
+        assert!(
+            matches!(
+                Record::decode(Bytes::copy_from_slice(&b[..cut])),
+                Err(WireError::Truncated { .. })
+            ),
+            "cut {cut}"
+        );
     }
 }
 
@@ -582,7 +862,10 @@ fn record_truncated_field() {
 fn record_trailing_bytes() {
     let mut b = record_bytes(RecordVersion::V3);
     b.push(1);
-    assert!(matches!(Record::decode(b.into()), Err(WireError::TrailingBytes { what: "record", .. })));
+    assert!(matches!(
+        Record::decode(b.into()),
+        Err(WireError::TrailingBytes { what: "record", .. })
+    ));
 }
 
 fn record_with_string_field(bit: u64, value: &str) -> Vec<u8> {
@@ -602,26 +885,50 @@ fn record_with_string_field(bit: u64, value: &str) -> Vec<u8> {
 #[test]
 fn record_invalid_transaction_state() {
     let r = Record::decode(record_with_string_field(1 << 8, "pending").into());
-    assert!(matches!(r, Err(WireError::InvalidEnumValue { field: "transaction_state", .. })));
+    assert!(matches!(
+        r,
+        Err(WireError::InvalidEnumValue {
+            field: "transaction_state",
+            ..
+        })
+    ));
     assert!(Record::decode(record_with_string_field(1 << 8, "open").into()).is_ok());
 }
 
 #[test]
 fn record_invalid_transaction_marker() {
     let r = Record::decode(record_with_string_field(1 << 9, "COMMIT").into());
-    assert!(matches!(r, Err(WireError::InvalidEnumValue { field: "transaction_marker", .. })));
+    assert!(matches!(
+        r,
+        Err(WireError::InvalidEnumValue {
+            field: "transaction_marker",
+            ..
+        })
+    ));
 }
 
 #[test]
 fn record_invalid_control_batch_type() {
     let r = Record::decode(record_with_string_field(1 << 10, "txn").into());
-    assert!(matches!(r, Err(WireError::InvalidEnumValue { field: "control_batch_type", .. })));
+    assert!(matches!(
+        r,
+        Err(WireError::InvalidEnumValue {
+            field: "control_batch_type",
+            ..
+        })
+    ));
 }
 
 #[test]
 fn record_v3_only_fields_cannot_be_written_as_v2() {
-    let r = Record { event_id: "e1".into(), ..Record::new(&b"p"[..]) };
-    assert_eq!(r.to_bytes(RecordVersion::V2), Err(WireError::NeedsRecordVersion3("event_id")));
+    let r = Record {
+        event_id: "e1".into(),
+        ..Record::new(&b"p"[..])
+    };
+    assert_eq!(
+        r.to_bytes(RecordVersion::V2),
+        Err(WireError::NeedsRecordVersion3("event_id"))
+    );
     assert_eq!(r.minimal_version(), RecordVersion::V3);
     let round = Record::decode(r.to_bytes(RecordVersion::V3).unwrap()).unwrap();
     assert_eq!(round.event_id, "e1");
@@ -658,24 +965,42 @@ fn error_bytes(code: &str, class: u8, retryable: u8, fields: &[(&str, &str)]) ->
 fn error_truncated() {
     let b = error_bytes("NOT_LEADER", 3, 1, &[("leader", "x")]);
     for cut in [2, 15, b.len() - 1] {
-        assert!(matches!(ErrorPayload::decode(Bytes::copy_from_slice(&b[..cut])), Err(WireError::Truncated { .. })), "cut {cut}");
+        assert!(
+            matches!(
+                ErrorPayload::decode(Bytes::copy_from_slice(&b[..cut])),
+                Err(WireError::Truncated { .. })
+            ),
+            "cut {cut}"
+        );
     }
 }
 
 #[test]
 fn error_class_outside_range() {
-    assert_eq!(ErrorPayload::decode(error_bytes("x", 0, 0, &[]).into()), Err(WireError::InvalidErrorClass(0)));
-    assert_eq!(ErrorPayload::decode(error_bytes("x", 9, 0, &[]).into()), Err(WireError::InvalidErrorClass(9)));
+    assert_eq!(
+        ErrorPayload::decode(error_bytes("x", 0, 0, &[]).into()),
+        Err(WireError::InvalidErrorClass(0))
+    );
+    assert_eq!(
+        ErrorPayload::decode(error_bytes("x", 9, 0, &[]).into()),
+        Err(WireError::InvalidErrorClass(9))
+    );
 }
 
 #[test]
 fn error_retryable_above_one() {
-    assert_eq!(ErrorPayload::decode(error_bytes("x", 1, 2, &[]).into()), Err(WireError::InvalidRetryable(2)));
+    assert_eq!(
+        ErrorPayload::decode(error_bytes("x", 1, 2, &[]).into()),
+        Err(WireError::InvalidRetryable(2))
+    );
 }
 
 #[test]
 fn error_empty_code() {
-    assert_eq!(ErrorPayload::decode(error_bytes("", 1, 0, &[]).into()), Err(WireError::EmptyErrorCode));
+    assert_eq!(
+        ErrorPayload::decode(error_bytes("", 1, 0, &[]).into()),
+        Err(WireError::EmptyErrorCode)
+    );
     let mut e = ErrorPayload::new("x");
     e.code.clear();
     assert_eq!(e.to_bytes(), Err(WireError::EmptyErrorCode));
@@ -683,8 +1008,14 @@ fn error_empty_code() {
 
 #[test]
 fn error_empty_field_name() {
-    assert_eq!(ErrorPayload::decode(error_bytes("x", 1, 0, &[("", "v")]).into()), Err(WireError::EmptyErrorFieldName));
-    assert_eq!(ErrorPayload::new("x").with_field("", "v").to_bytes(), Err(WireError::EmptyErrorFieldName));
+    assert_eq!(
+        ErrorPayload::decode(error_bytes("x", 1, 0, &[("", "v")]).into()),
+        Err(WireError::EmptyErrorFieldName)
+    );
+    assert_eq!(
+        ErrorPayload::new("x").with_field("", "v").to_bytes(),
+        Err(WireError::EmptyErrorFieldName)
+    );
 }
 
 #[test]
@@ -699,7 +1030,10 @@ fn error_duplicate_field_name() {
 fn error_trailing_bytes() {
     let mut b = error_bytes("x", 1, 0, &[]);
     b.push(0);
-    assert!(matches!(ErrorPayload::decode(b.into()), Err(WireError::TrailingBytes { .. })));
+    assert!(matches!(
+        ErrorPayload::decode(b.into()),
+        Err(WireError::TrailingBytes { .. })
+    ));
 }
 
 #[test]

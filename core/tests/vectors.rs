@@ -29,7 +29,10 @@ fn unhex(s: &str) -> Vec<u8> {
 fn copied_vectors_match_shared_when_present() {
     // The file is copied into the crate so the tests do not depend on the
     // checkout's surroundings; when the shared original is there, they agree.
-    let shared = concat!(env!("CARGO_MANIFEST_DIR"), "/../../shared/vectors/wire-v2-reference.json");
+    let shared = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../shared/vectors/wire-v2-reference.json"
+    );
     if let Ok(original) = std::fs::read_to_string(shared) {
         assert_eq!(original, include_str!("data/wire-v2-reference.json"));
     }
@@ -45,7 +48,10 @@ fn id_tables_match_the_reference() {
         assert_eq!(c.id() as u64, id.as_u64().unwrap(), "{name}");
     }
     for (name, id) in doc["compression_ids"].as_object().unwrap() {
-        assert_eq!(Compression::from_name(name).unwrap().id() as u64, id.as_u64().unwrap());
+        assert_eq!(
+            Compression::from_name(name).unwrap().id() as u64,
+            id.as_u64().unwrap()
+        );
     }
     assert_eq!(doc["header_size"], HEADER_LEN);
     assert_eq!(doc["max_payload"], MAX_PAYLOAD);
@@ -84,7 +90,10 @@ fn uncompressed_publish_frame() {
     let frame = Frame::request(Command::Publish, 42, Bytes::from_static(b"hello"));
     let bytes = vector("uncompressed_publish_frame");
     assert_eq!(frame.to_bytes(Compression::None).unwrap().to_vec(), bytes);
-    assert_eq!(Frame::decode(bytes.into(), Compression::None).unwrap(), frame);
+    assert_eq!(
+        Frame::decode(bytes.into(), Compression::None).unwrap(),
+        frame
+    );
 }
 
 #[test]
@@ -153,7 +162,9 @@ fn full_batch() -> Batch {
         control_batch_type: ControlBatchType::parse(&s("control_batch_type")).unwrap(),
         control_batch_version: f["control_batch_version"].as_i64().unwrap() as i16,
         control_batch_coordinator_epoch: f["control_batch_coordinator_epoch"].as_i64().unwrap(),
-        control_batch_key: Some(Bytes::from(hex::decode(s("control_batch_key_hex")).unwrap())),
+        control_batch_key: Some(Bytes::from(
+            hex::decode(s("control_batch_key_hex")).unwrap(),
+        )),
         control_batch_value: Some(Bytes::from(s("control_batch_value"))),
         ..Default::default()
     };
@@ -174,15 +185,27 @@ fn full_record_batch_both_record_versions() {
     let v3 = vector("full_record_batch");
     let v2 = vector("full_record_batch_v2");
     assert_eq!(
-        batch.to_bytes(RecordVersionPolicy::Fixed(RecordVersion::V3)).unwrap().to_vec(),
+        batch
+            .to_bytes(RecordVersionPolicy::Fixed(RecordVersion::V3))
+            .unwrap()
+            .to_vec(),
         v3
     );
     assert_eq!(
-        batch.to_bytes(RecordVersionPolicy::Fixed(RecordVersion::V2)).unwrap().to_vec(),
+        batch
+            .to_bytes(RecordVersionPolicy::Fixed(RecordVersion::V2))
+            .unwrap()
+            .to_vec(),
         v2
     );
     // The client rule writes version 2 for a record without v3-only fields.
-    assert_eq!(batch.to_bytes(RecordVersionPolicy::Minimal).unwrap().to_vec(), v2);
+    assert_eq!(
+        batch
+            .to_bytes(RecordVersionPolicy::Minimal)
+            .unwrap()
+            .to_vec(),
+        v2
+    );
     // Decoding either form yields the batch with start/end taken from the record.
     let mut expected = batch.clone();
     expected.batch_start = 9;
@@ -267,7 +290,9 @@ fn spec_worked_example_key_only_record() {
         key: Bytes::from_static(b"k"),
         ..Default::default()
     };
-    let bytes = unhex("0003 0000000000000004 00000001 74 00000000 0000000000000005 00000002 6869 00000001 6b");
+    let bytes = unhex(
+        "0003 0000000000000004 00000001 74 00000000 0000000000000005 00000002 6869 00000001 6b",
+    );
     assert_eq!(record.to_bytes(RecordVersion::V3).unwrap().to_vec(), bytes);
     assert_eq!(Record::decode(bytes.into()).unwrap(), record);
 }
@@ -278,7 +303,10 @@ fn spec_worked_example_not_leader_error() {
         "0000000a 4e4f545f4c4541444552 03 01 00000000 0001 00000006 6c6561646572 0000000d 31302e302e302e353a39303030",
     );
     let e = ErrorPayload::decode(bytes.clone().into()).unwrap();
-    assert_eq!(e.render(), "ERROR: NOT_LEADER class=routing retryable=true leader=10.0.0.5:9000");
+    assert_eq!(
+        e.render(),
+        "ERROR: NOT_LEADER class=routing retryable=true leader=10.0.0.5:9000"
+    );
     assert_eq!(e.to_bytes().unwrap().to_vec(), bytes);
 }
 
@@ -286,7 +314,10 @@ fn spec_worked_example_not_leader_error() {
 fn empty_command_is_ten_bytes() {
     let (command, payload) = CommandPayload::parse_line("LIST").unwrap();
     assert_eq!(command, Command::List);
-    assert_eq!(payload.to_bytes().unwrap().to_vec(), unhex("43525132 0002 0000 0000"));
+    assert_eq!(
+        payload.to_bytes().unwrap().to_vec(),
+        unhex("43525132 0002 0000 0000")
+    );
 }
 
 #[test]
@@ -305,6 +336,8 @@ fn raw_record_batch_matches_the_structured_encoding() {
     header.batch_start = 9;
     header.batch_end = 9;
     let mut dst = bytes::BytesMut::new();
-    header.encode_with_raw_records([&record[..]].into_iter(), &mut dst).unwrap();
+    header
+        .encode_with_raw_records([&record[..]].into_iter(), &mut dst)
+        .unwrap();
     assert_eq!(dst.to_vec(), vector("full_record_batch"));
 }

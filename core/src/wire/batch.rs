@@ -263,11 +263,23 @@ impl Record {
         set(self.aggregate_version != 0, bit::AGGREGATE_VERSION);
         set(!self.metadata.is_empty(), bit::METADATA);
         set(!self.transactional_id.is_empty(), bit::TRANSACTIONAL_ID);
-        set(self.transaction_state != TransactionState::None, bit::TRANSACTION_STATE);
-        set(self.transaction_marker != TransactionMarker::None, bit::TRANSACTION_MARKER);
-        set(self.control_batch_type != ControlBatchType::None, bit::CONTROL_TYPE);
+        set(
+            self.transaction_state != TransactionState::None,
+            bit::TRANSACTION_STATE,
+        );
+        set(
+            self.transaction_marker != TransactionMarker::None,
+            bit::TRANSACTION_MARKER,
+        );
+        set(
+            self.control_batch_type != ControlBatchType::None,
+            bit::CONTROL_TYPE,
+        );
         set(self.control_batch_version != 0, bit::CONTROL_VERSION);
-        set(self.control_batch_coordinator_epoch != 0, bit::CONTROL_EPOCH);
+        set(
+            self.control_batch_coordinator_epoch != 0,
+            bit::CONTROL_EPOCH,
+        );
         set(self.control_batch_key.is_some(), bit::CONTROL_KEY);
         set(self.control_batch_value.is_some(), bit::CONTROL_VALUE);
         set(!self.event_id.is_empty(), bit::EVENT_ID);
@@ -345,10 +357,26 @@ impl Record {
         }
         for (b, value, what) in [
             (bit::METADATA, self.metadata.as_str(), "metadata"),
-            (bit::TRANSACTIONAL_ID, &self.transactional_id, "transactional_id"),
-            (bit::TRANSACTION_STATE, self.transaction_state.as_str(), "transaction_state"),
-            (bit::TRANSACTION_MARKER, self.transaction_marker.as_str(), "transaction_marker"),
-            (bit::CONTROL_TYPE, self.control_batch_type.as_str(), "control_batch_type"),
+            (
+                bit::TRANSACTIONAL_ID,
+                &self.transactional_id,
+                "transactional_id",
+            ),
+            (
+                bit::TRANSACTION_STATE,
+                self.transaction_state.as_str(),
+                "transaction_state",
+            ),
+            (
+                bit::TRANSACTION_MARKER,
+                self.transaction_marker.as_str(),
+                "transaction_marker",
+            ),
+            (
+                bit::CONTROL_TYPE,
+                self.control_batch_type.as_str(),
+                "control_batch_type",
+            ),
         ] {
             if presence & b != 0 {
                 put_str(dst, value, what)?;
@@ -570,7 +598,11 @@ impl Batch {
         }
         dst.reserve(
             48 + self.topic.len()
-                + self.records.iter().map(|r| 4 + r.encoded_len_hint()).sum::<usize>(),
+                + self
+                    .records
+                    .iter()
+                    .map(|r| 4 + r.encoded_len_hint())
+                    .sum::<usize>(),
         );
         dst.put_u32(BATCH_MAGIC);
         dst.put_u16(BATCH_VERSION);

@@ -94,7 +94,11 @@ impl CommandPayload {
         self.validate()?;
         let size: usize = 10
             + self.positionals.iter().map(|p| 4 + p.len()).sum::<usize>()
-            + self.fields.iter().map(|(n, v)| 8 + n.len() + v.len()).sum::<usize>();
+            + self
+                .fields
+                .iter()
+                .map(|(n, v)| 8 + n.len() + v.len())
+                .sum::<usize>();
         dst.reserve(size);
         dst.put_u32(COMMAND_MAGIC);
         dst.put_u16(COMMAND_VERSION);
@@ -322,12 +326,20 @@ mod tests {
 
     #[test]
     fn command_names_resolve_case_insensitively() {
-        assert_eq!(CommandPayload::parse_line("  fetch_offset topic=a").unwrap().0, Command::FetchOffset);
+        assert_eq!(
+            CommandPayload::parse_line("  fetch_offset topic=a")
+                .unwrap()
+                .0,
+            Command::FetchOffset
+        );
         assert!(matches!(
             CommandPayload::parse_line("FROB x=1"),
             Err(WireError::UnknownCommandName(_))
         ));
-        assert!(matches!(CommandPayload::parse_line("  \t "), Err(WireError::EmptyCommand)));
+        assert!(matches!(
+            CommandPayload::parse_line("  \t "),
+            Err(WireError::EmptyCommand)
+        ));
         assert!(matches!(
             CommandPayload::parse_line("NEGOTIATE"),
             Err(WireError::NotARequestCommand(_))
@@ -343,11 +355,15 @@ mod tests {
 
     #[test]
     fn render_then_parse_is_identity_for_faithful_payloads() {
-        let p = parse("APPEND_STREAM topic=events key=k metadata={\"t\":\"a b\"} message={\"v\":\"x y\"}");
+        let p = parse(
+            "APPEND_STREAM topic=events key=k metadata={\"t\":\"a b\"} message={\"v\":\"x y\"}",
+        );
         assert!(p.renders_faithfully());
         let line = p.render_line(Command::AppendStream);
         assert_eq!(parse(&line), p);
-        let bad = CommandPayload::new().field("message", "m").field("topic", "t");
+        let bad = CommandPayload::new()
+            .field("message", "m")
+            .field("topic", "t");
         assert!(!bad.renders_faithfully());
     }
 

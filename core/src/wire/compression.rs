@@ -38,8 +38,9 @@ pub fn compress(algorithm: Compression, input: &[u8]) -> WireResult<Bytes> {
             .map(Bytes::from)
             .map_err(|e| fail(&e)),
         Compression::Lz4 => {
-            use lz4_flex::frame::{BlockMode, FrameEncoder, FrameInfo};
+            use lz4_flex::frame::{BlockMode, BlockSize, FrameEncoder, FrameInfo};
             let info = FrameInfo::new()
+                .block_size(BlockSize::Max64KB)
                 .block_mode(BlockMode::Independent)
                 .content_checksum(true);
             let mut enc =
@@ -61,12 +62,16 @@ pub fn decompress(algorithm: Compression, input: Bytes, decoded_length: u32) -> 
     }
     let out = match algorithm {
         Compression::None => input,
-        Compression::Gzip => {
-            read_bounded(flate2::read::MultiGzDecoder::new(&input[..]), algorithm, expected)?
-        }
-        Compression::Lz4 => {
-            read_bounded(lz4_flex::frame::FrameDecoder::new(&input[..]), algorithm, expected)?
-        }
+        Compression::Gzip => read_bounded(
+            flate2::read::MultiGzDecoder::new(&input[..]),
+            algorithm,
+            expected,
+        )?,
+        Compression::Lz4 => read_bounded(
+            lz4_flex::frame::FrameDecoder::new(&input[..]),
+            algorithm,
+            expected,
+        )?,
         Compression::Snappy => decompress_snappy(&input, expected)?,
     };
     if out.len() != expected {
@@ -149,7 +154,9 @@ fn xerial_blocks(input: &[u8]) -> WireResult<Vec<&[u8]>> {
         let len = u32::from_be_bytes([rest[0], rest[1], rest[2], rest[3]]) as usize;
         rest = &rest[4..];
         if len > rest.len() {
-            return Err(snappy_error("xerial block longer than the remaining payload"));
+            return Err(snappy_error(
+                "xerial block longer than the remaining payload",
+            ));
         }
         blocks.push(&rest[..len]);
         rest = &rest[len..];
@@ -166,10 +173,12 @@ pub fn compress_snappy_xerial(input: &[u8]) -> WireResult<Bytes> {
     out.extend_from_slice(&1u32.to_be_bytes());
     let mut encoder = snap::raw::Encoder::new();
     for chunk in input.chunks(32 * 1024) {
-        let block = encoder.compress_vec(chunk).map_err(|e| WireError::Compression {
-            algorithm: Compression::Snappy,
-            reason: e.to_string(),
-        })?;
+        let block = encoder
+            .compress_vec(chunk)
+            .map_err(|e| WireError::Compression {
+                algorithm: Compression::Snappy,
+                reason: e.to_string(),
+            })?;
         out.extend_from_slice(&(block.len() as u32).to_be_bytes());
         out.extend_from_slice(&block);
     }
@@ -180,7 +189,8 @@ pub fn compress_snappy_xerial(input: &[u8]) -> WireResult<Bytes> {
 mod tests {
     use super::*;
 
-    const SAMPLE: &[u8] = b"cross-language-compression-cross-language-compression-cross-language-compression";
+    const SAMPLE: &[u8] =
+        b"cross-language-compression-cross-language-compression-cross-language-compression";
 
     #[test]
     fn every_algorithm_round_trips() {
@@ -213,10 +223,15 @@ mod tests {
     fn snappy_accepts_xerial_framing_including_header_only() {
         let big = vec![3u8; 100_000];
         let framed = compress_snappy_xerial(&big).unwrap();
-        assert_eq!(&decompress(Compression::Snappy, framed, big.len() as u32).unwrap()[..], &big[..]);
+        assert_eq!(
+            &decompress(Compression::Snappy, framed, big.len() as u32).unwrap()[..],
+            &big[..]
+        );
         let empty = compress_snappy_xerial(b"").unwrap();
         assert_eq!(empty.len(), 16);
-        assert!(decompress(Compression::Snappy, empty, 0).unwrap().is_empty());
+        assert!(decompress(Compression::Snappy, empty, 0)
+            .unwrap()
+            .is_empty());
     }
 
     #[test]

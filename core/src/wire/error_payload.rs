@@ -296,12 +296,16 @@ mod tests {
 
     #[test]
     fn explicit_class_and_retryable_override_the_registry() {
-        let e = ErrorPayload::from_error_text("ERROR: request_timeout class=availability retryable=true outcome=not_accepted").unwrap();
+        let e = ErrorPayload::from_error_text(
+            "ERROR: request_timeout class=availability retryable=true outcome=not_accepted",
+        )
+        .unwrap();
         assert_eq!(e.class, ErrorClass::Availability);
         assert!(e.retryable);
         assert_eq!(e.fields.len(), 1);
         // An unknown class reverts both to the registry values.
-        let e = ErrorPayload::from_error_text("ERROR: NOT_LEADER class=weird retryable=false").unwrap();
+        let e =
+            ErrorPayload::from_error_text("ERROR: NOT_LEADER class=weird retryable=false").unwrap();
         assert_eq!(e.class, ErrorClass::Routing);
         assert!(e.retryable);
         assert!(ErrorPayload::from_error_text("OK fine").is_none());

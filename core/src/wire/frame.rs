@@ -92,7 +92,8 @@ impl FrameHeader {
         if kind.is_negotiation() && raw_command != Command::Negotiate.id() {
             return Err(WireError::NotNegotiate(raw_command));
         }
-        let command = Command::from_id(raw_command).ok_or(WireError::UnknownCommand(raw_command))?;
+        let command =
+            Command::from_id(raw_command).ok_or(WireError::UnknownCommand(raw_command))?;
         Ok(FrameHeader {
             kind,
             compression,
@@ -193,7 +194,12 @@ impl Frame {
     }
 
     /// A broker response (kind 4) to `request_id`.
-    pub fn response(command: Command, request_id: u64, status: Status, payload: impl Into<Bytes>) -> Self {
+    pub fn response(
+        command: Command,
+        request_id: u64,
+        status: Status,
+        payload: impl Into<Bytes>,
+    ) -> Self {
         Frame {
             kind: Kind::Response,
             command,
@@ -204,7 +210,12 @@ impl Frame {
     }
 
     /// A stream frame (kind 5).
-    pub fn stream(command: Command, request_id: u64, status: Status, payload: impl Into<Bytes>) -> Self {
+    pub fn stream(
+        command: Command,
+        request_id: u64,
+        status: Status,
+        payload: impl Into<Bytes>,
+    ) -> Self {
         Frame {
             kind: Kind::Stream,
             command,

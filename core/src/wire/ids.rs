@@ -297,7 +297,10 @@ mod tests {
     fn ids_round_trip_and_names_resolve() {
         for c in Command::ALL {
             assert_eq!(Command::from_id(c.id()), Some(*c));
-            assert_eq!(Command::from_name_ignore_case(&c.name().to_lowercase()), Some(*c));
+            assert_eq!(
+                Command::from_name_ignore_case(&c.name().to_lowercase()),
+                Some(*c)
+            );
         }
         assert_eq!(Command::ALL.len(), 56);
         assert_eq!(Command::from_id(0), None);
@@ -319,13 +322,19 @@ mod tests {
     #[test]
     fn compression_config_names() {
         assert_eq!(Compression::from_config_name(""), Some(Compression::None));
-        assert_eq!(Compression::from_config_name(" GZIP "), Some(Compression::Gzip));
+        assert_eq!(
+            Compression::from_config_name(" GZIP "),
+            Some(Compression::Gzip)
+        );
         assert_eq!(Compression::from_config_name("zstd"), None);
     }
 
     #[test]
     fn only_routing_and_availability_retry() {
-        let retryable: Vec<_> = ErrorClass::ALL.iter().filter(|c| c.is_retryable()).collect();
+        let retryable: Vec<_> = ErrorClass::ALL
+            .iter()
+            .filter(|c| c.is_retryable())
+            .collect();
         assert_eq!(retryable, [&ErrorClass::Routing, &ErrorClass::Availability]);
     }
 }

@@ -37,7 +37,9 @@ impl NegotiationRequest {
     pub fn validate(&self) -> WireResult<()> {
         let count = self.compressions.len();
         if !(1..=4).contains(&count) {
-            return Err(WireError::CompressionCount(count.min(u16::MAX as usize) as u16));
+            return Err(WireError::CompressionCount(
+                count.min(u16::MAX as usize) as u16
+            ));
         }
         for (i, c) in self.compressions.iter().enumerate() {
             if self.compressions[..i].contains(c) {

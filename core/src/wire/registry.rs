@@ -144,12 +144,17 @@ fn fallback(code: &str) -> ErrorClass {
         ErrorClass::Authorization
     } else if code.ends_with("_not_found") || code.ends_with("_missing") {
         ErrorClass::NotFound
-    } else if starts(&["missing_", "invalid_", "empty_", "malformed_", "decode_", "unmarshal_"])
-        || matches!(
-            code.as_str(),
-            "unknown_command" | "distribution_required" | "distribution_not_enabled"
-        )
-    {
+    } else if starts(&[
+        "missing_",
+        "invalid_",
+        "empty_",
+        "malformed_",
+        "decode_",
+        "unmarshal_",
+    ]) || matches!(
+        code.as_str(),
+        "unknown_command" | "distribution_required" | "distribution_not_enabled"
+    ) {
         ErrorClass::Validation
     } else {
         ErrorClass::Internal
@@ -164,7 +169,10 @@ mod tests {
     fn registered_codes_keep_their_class() {
         assert_eq!(classify("NOT_LEADER"), ErrorClass::Routing);
         assert!(is_retryable("NOT_LEADER"));
-        assert_eq!(classify("replication_unavailable"), ErrorClass::Availability);
+        assert_eq!(
+            classify("replication_unavailable"),
+            ErrorClass::Availability
+        );
         assert!(is_retryable("join_group_failed"));
         assert_eq!(classify("GEN_MISMATCH"), ErrorClass::Fencing);
         assert!(!is_retryable("GEN_MISMATCH"));
@@ -189,17 +197,30 @@ mod tests {
 
     #[test]
     fn fallback_rules_in_order() {
-        assert_eq!(classify("NOT_AUTHORIZED_SOMETHING"), ErrorClass::Authorization);
+        assert_eq!(
+            classify("NOT_AUTHORIZED_SOMETHING"),
+            ErrorClass::Authorization
+        );
         assert_eq!(classify("authorization_expired"), ErrorClass::Authorization);
         assert_eq!(classify("widget_not_found"), ErrorClass::NotFound);
         assert_eq!(classify("widget_missing"), ErrorClass::NotFound);
         // ends-with beats starts-with: not_found is tested before validation.
         assert_eq!(classify("missing_widget_not_found"), ErrorClass::NotFound);
-        for v in ["missing_x", "invalid_x", "empty_x", "malformed_x", "decode_x", "unmarshal_x"] {
+        for v in [
+            "missing_x",
+            "invalid_x",
+            "empty_x",
+            "malformed_x",
+            "decode_x",
+            "unmarshal_x",
+        ] {
             assert_eq!(classify(v), ErrorClass::Validation, "{v}");
         }
         assert_eq!(classify("request_timeout"), ErrorClass::Internal);
-        assert_eq!(classify("aggregate_proof_retention_gap"), ErrorClass::Internal);
+        assert_eq!(
+            classify("aggregate_proof_retention_gap"),
+            ErrorClass::Internal
+        );
         assert!(!is_retryable("request_timeout"));
     }
 

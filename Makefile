@@ -1,0 +1,54 @@
+# Cursus SDK — the entry points a person uses. See README.md.
+#
+#   make test    every test (what CI runs): formatting, lints, all test suites
+#   make bench   benchmarks; results in target/bench/*.json
+#   make fuzz    run every codec fuzz target for FUZZ_SECONDS each (nightly + cargo-fuzz)
+#   make demo    the quickstart (arrives with the broker and the bindings)
+
+SHELL := /bin/bash
+CARGO ?= cargo
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := frame batch record command error
+
+.PHONY: all build test test-rust lint fmt-check clippy bench fuzz fuzz-build demo clean
+
+all: build
+
+build:
+	$(CARGO) build --workspace --all-targets
+
+test: lint test-rust
+
+lint: fmt-check clippy
+
+fmt-check:
+	$(CARGO) fmt --all -- --check
+
+clippy:
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+test-rust:
+	$(CARGO) test --workspace
+
+bench:
+	$(CARGO) bench -p cursus --bench wire
+	python3 tools/bench-summary.py target
+
+# Fuzzing needs a nightly toolchain and cargo-fuzz; installed here on first use.
+fuzz-build:
+	@command -v cargo-fuzz >/dev/null || $(CARGO) install cargo-fuzz --locked
+	cd core && $(CARGO) +nightly fuzz build
+
+fuzz: fuzz-build
+	@for t in $(FUZZ_TARGETS); do \
+	  echo "== fuzz $$t ($(FUZZ_SECONDS)s)"; \
+	  (cd core && $(CARGO) +nightly fuzz run $$t -- -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048) || exit 1; \
+	done
+
+demo:
+	@echo "make demo is not available yet: it arrives with the reference broker and the"
+	@echo "language bindings (see README.md, 'Status'). Nothing was run."
+	@exit 1
+
+clean:
+	$(CARGO) clean

@@ -1,0 +1,366 @@
+//! One segment of a partition log: an append-only `.log` file of framed
+//! entries plus its in-memory sparse [`OffsetIndex`].
+//!
+//! Entry layout (all integers big-endian):
+//!
+//! ```text
+//! offset in entry:  0        4        8             16               24
+//!                   +--------+--------+-------------+----------------+-------------+
+//!                   | crc u32| len u32| offset u64  | timestamp i64  | data        |
+//!                   +--------+--------+-------------+----------------+-------------+
+//! ```
+//!
+//! `len` = 16 + data length; `crc` = CRC32C over `len`, `offset`, `timestamp`
+//! and `data` (see [`frame`](super::frame)). File names are the segment's base
+//! offset as 20 zero-padded decimal digits: `00000000000000000000.log` and
+//! `00000000000000000000.index`.
+
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use super::atomic_file;
+use super::error::{IoContext, Result, StorageError};
+use super::frame::{self, FRAME_HEADER_LEN, HARD_MAX_BODY};
+use super::index::OffsetIndex;
+use super::partition_log::StoredRecord;
+
+/// Bytes of an entry's body before the record data: offset + timestamp.
+pub(crate) const ENTRY_META_LEN: usize = 16;
+/// Total per-entry overhead: frame header + offset + timestamp.
+pub(crate) const ENTRY_OVERHEAD: usize = FRAME_HEADER_LEN + ENTRY_META_LEN;
+/// Smallest valid entry body.
+pub(crate) const MIN_BODY: usize = ENTRY_META_LEN;
+/// Largest entry body readers accept.
+pub(crate) const MAX_BODY: usize = HARD_MAX_BODY + ENTRY_META_LEN;
+
+/// Size of the chunks reads fetch from a segment file.
+const READ_CHUNK: usize = 64 * 1024;
+/// Upper bound of a single read chunk (an entry larger than this is read whole).
+const MAX_READ_CHUNK: usize = 8 * 1024 * 1024;
+
+/// File name of the log file of the segment starting at `base`.
+pub(crate) fn log_file_name(base: u64) -> String {
+    format!("{base:020}.log")
+}
+
+/// File name of the index file of the segment starting at `base`.
+pub(crate) fn index_file_name(base: u64) -> String {
+    format!("{base:020}.index")
+}
+
+/// Kinds of files a partition directory holds.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum SegmentFileKind {
+    /// A `.log` file.
+    Log,
+    /// An `.index` file.
+    Index,
+}
+
+/// Parses `00000000000000000042.log` / `.index` into `(42, kind)`.
+pub(crate) fn parse_file_name(name: &str) -> Option<(u64, SegmentFileKind)> {
+    let (stem, kind) = if let Some(stem) = name.strip_suffix(".log") {
+        (stem, SegmentFileKind::Log)
+    } else if let Some(stem) = name.strip_suffix(".index") {
+        (stem, SegmentFileKind::Index)
+    } else {
+        return None;
+    };
+    if stem.len() != 20 || !stem.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    stem.parse().ok().map(|base| (base, kind))
+}
+
+/// Appends the framed entry for `(offset, timestamp, data)` to `out`.
+pub(crate) fn encode_entry(out: &mut Vec<u8>, offset: u64, timestamp: i64, data: &[u8]) {
+    frame::encode_frame(
+        out,
+        &[&offset.to_be_bytes(), &timestamp.to_be_bytes(), data],
+    );
+}
+
+/// Splits a checksum-verified entry body into `(offset, timestamp)`; the
+/// record data is `body[ENTRY_META_LEN..]`.
+pub(crate) fn decode_entry_meta(body: &[u8]) -> (u64, i64) {
+    let mut o = [0u8; 8];
+    let mut t = [0u8; 8];
+    o.copy_from_slice(&body[0..8]);
+    t.copy_from_slice(&body[8..16]);
+    (u64::from_be_bytes(o), i64::from_be_bytes(t))
+}
+
+/// Opens a segment log file for positional reads and writes.
+pub(crate) fn open_log_file(path: &Path) -> Result<File> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open(path)
+        .ctx(path)
+}
+
+/// One segment of a partition log.
+#[derive(Debug)]
+pub(crate) struct Segment {
+    /// Offset of the first entry (also the file name).
+    pub base_offset: u64,
+    /// Offset after the last entry.
+    pub next_offset: u64,
+    /// Valid bytes in the log file.
+    pub size: u64,
+    /// The log file, shared with in-flight reads.
+    pub file: Arc<File>,
+    /// Path of the `.log` file.
+    pub log_path: PathBuf,
+    /// Path of the `.index` file.
+    pub index_path: PathBuf,
+    /// Sparse offset index.
+    pub index: OffsetIndex,
+}
+
+/// Position from which a read of one segment starts, captured under the log
+/// lock so the file can be read without it.
+#[derive(Debug, Clone)]
+pub(crate) struct ReadCursor {
+    pub file: Arc<File>,
+    pub path: PathBuf,
+    /// Valid bytes in the file when the cursor was taken.
+    pub size: u64,
+    /// Byte position of the entry with offset `offset`.
+    pub position: u64,
+    /// Offset of the entry at `position`.
+    pub offset: u64,
+}
+
+/// Limits of one read.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct ReadLimits {
+    /// First offset to return.
+    pub from: u64,
+    /// Offsets at or after this are not returned (the durable tail).
+    pub end: u64,
+    /// Maximum number of records.
+    pub max_records: usize,
+    /// Soft maximum of record data bytes.
+    pub max_bytes: usize,
+}
+
+impl Segment {
+    /// Creates a new, empty segment file for `base` in `dir` (the caller
+    /// syncs the directory).
+    pub(crate) fn create(dir: &Path, base: u64, index_interval: u32) -> Result<Segment> {
+        let log_path = dir.join(log_file_name(base));
+        let file = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .create_new(true)
+            .open(&log_path)
+            .ctx(&log_path)?;
+        Ok(Segment {
+            base_offset: base,
+            next_offset: base,
+            size: 0,
+            file: Arc::new(file),
+            index_path: dir.join(index_file_name(base)),
+            log_path,
+            index: OffsetIndex::new(index_interval),
+        })
+    }
+
+    /// Newest timestamp in the segment.
+    pub(crate) fn max_timestamp(&self) -> Option<i64> {
+        self.index.max_timestamp()
+    }
+
+    /// Writes `buf` (already framed entries, described by `metas` as
+    /// `(offset, position, timestamp)`) at the end of the file. On failure the
+    /// file is cut back to its previous size; the returned flag tells whether
+    /// that rollback succeeded (if not, the segment's contents are unknown).
+    pub(crate) fn append_encoded(
+        &mut self,
+        buf: &[u8],
+        metas: &[(u64, u64, i64)],
+    ) -> std::result::Result<(), (StorageError, bool)> {
+        if let Err(e) = self.file.write_all_at(buf, self.size) {
+            let rolled_back = self.file.set_len(self.size).is_ok();
+            return Err((StorageError::io(&self.log_path, e), rolled_back));
+        }
+        for &(offset, position, timestamp) in metas {
+            // A segment holds far fewer than 2^32 entries (each is >= 24 bytes
+            // and segments are < 4 GiB).
+            let rel = u32::try_from(offset - self.base_offset).unwrap_or(u32::MAX);
+            self.index.observe(rel, position, timestamp);
+        }
+        self.size += buf.len() as u64;
+        self.next_offset += metas.len() as u64;
+        Ok(())
+    }
+
+    /// fdatasyncs the log file.
+    pub(crate) fn sync(&self) -> Result<()> {
+        self.file.sync_data().ctx(&self.log_path)
+    }
+
+    /// Writes the index file (atomically, without syncing the directory).
+    pub(crate) fn write_index_file(&self) -> Result<()> {
+        atomic_file::replace_file(&self.index_path, &self.index.encode(), false)
+    }
+
+    /// A cursor for reading from `offset` (which must lie in this segment).
+    pub(crate) fn cursor(&self, offset: u64) -> ReadCursor {
+        let rel = u32::try_from(offset.saturating_sub(self.base_offset)).unwrap_or(u32::MAX);
+        let (found_rel, position) = self.index.lookup(rel);
+        ReadCursor {
+            file: self.file.clone(),
+            path: self.log_path.clone(),
+            size: self.size,
+            position,
+            offset: self.base_offset + u64::from(found_rel),
+        }
+    }
+}
+
+/// Reads entries from `cursor` into `out` within `limits`, counting record
+/// bytes in `bytes`. Returns `Ok(Some(next))` with the offset after the last
+/// entry of the segment when the end of the segment was reached without
+/// hitting a limit, `Ok(None)` when a limit (or `limits.end`) stopped the read.
+pub(crate) fn read_segment(
+    cursor: &ReadCursor,
+    limits: &ReadLimits,
+    out: &mut Vec<StoredRecord>,
+    bytes: &mut usize,
+) -> Result<Option<u64>> {
+    let mut pos = cursor.position;
+    let mut expected = cursor.offset;
+    let mut chunk = Bytes::new();
+    let mut chunk_start = pos;
+    loop {
+        if expected >= limits.end || out.len() >= limits.max_records {
+            return Ok(None);
+        }
+        if pos >= cursor.size {
+            return Ok(Some(expected));
+        }
+        // Make sure the header is buffered, then the whole entry.
+        let mut rel = (pos - chunk_start) as usize;
+        if chunk.len() < rel + FRAME_HEADER_LEN {
+            let want = read_size(limits, *bytes, FRAME_HEADER_LEN);
+            chunk = read_chunk(cursor, pos, want)?;
+            chunk_start = pos;
+            rel = 0;
+        }
+        if chunk.len() < rel + FRAME_HEADER_LEN {
+            return Err(StorageError::corruption(
+                &cursor.path,
+                pos,
+                "entry header extends past the end of the segment",
+            ));
+        }
+        let len = u32::from_be_bytes([
+            chunk[rel + 4],
+            chunk[rel + 5],
+            chunk[rel + 6],
+            chunk[rel + 7],
+        ]) as usize;
+        if !(MIN_BODY..=MAX_BODY).contains(&len) {
+            return Err(StorageError::corruption(
+                &cursor.path,
+                pos,
+                format!("implausible entry length {len}"),
+            ));
+        }
+        let total = FRAME_HEADER_LEN + len;
+        if chunk.len() < rel + total {
+            let want = read_size(limits, *bytes, total);
+            chunk = read_chunk(cursor, pos, want)?;
+            chunk_start = pos;
+            rel = 0;
+            if chunk.len() < total {
+                return Err(StorageError::corruption(
+                    &cursor.path,
+                    pos,
+                    "entry extends past the end of the segment",
+                ));
+            }
+        }
+        let body = frame::decode_frame(&chunk, rel, MIN_BODY, MAX_BODY)
+            .map_err(|e| StorageError::corruption(&cursor.path, pos, e.to_string()))?;
+        let (offset, timestamp) = decode_entry_meta(body);
+        if offset != expected {
+            return Err(StorageError::corruption(
+                &cursor.path,
+                pos,
+                format!("entry has offset {offset}, expected {expected}"),
+            ));
+        }
+        if offset >= limits.from {
+            let data_len = len - ENTRY_META_LEN;
+            if !out.is_empty() && bytes.saturating_add(data_len) > limits.max_bytes {
+                return Ok(None);
+            }
+            let data_start = rel + FRAME_HEADER_LEN + ENTRY_META_LEN;
+            out.push(StoredRecord {
+                offset,
+                timestamp,
+                data: chunk.slice(data_start..data_start + data_len),
+            });
+            *bytes += data_len;
+        }
+        expected += 1;
+        pos += total as u64;
+    }
+}
+
+fn read_size(limits: &ReadLimits, bytes_so_far: usize, at_least: usize) -> usize {
+    let budget = limits.max_bytes.saturating_sub(bytes_so_far);
+    budget
+        .saturating_add(ENTRY_OVERHEAD * 4)
+        .clamp(READ_CHUNK, MAX_READ_CHUNK)
+        .max(at_least)
+}
+
+fn read_chunk(cursor: &ReadCursor, pos: u64, want: usize) -> Result<Bytes> {
+    let available = cursor.size.saturating_sub(pos);
+    let len = (want as u64).min(available) as usize;
+    let mut buf = vec![0u8; len];
+    cursor.file.read_exact_at(&mut buf, pos).ctx(&cursor.path)?;
+    Ok(Bytes::from(buf))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_names() {
+        assert_eq!(log_file_name(42), "00000000000000000042.log");
+        assert_eq!(index_file_name(0), "00000000000000000000.index");
+        assert_eq!(
+            parse_file_name("00000000000000000042.log"),
+            Some((42, SegmentFileKind::Log))
+        );
+        assert_eq!(
+            parse_file_name("18446744073709551615.index"),
+            Some((u64::MAX, SegmentFileKind::Index))
+        );
+        assert_eq!(parse_file_name("42.log"), None);
+        assert_eq!(parse_file_name("0000000000000000004x.log"), None);
+        assert_eq!(parse_file_name("99999999999999999999.log"), None);
+        assert_eq!(parse_file_name("00000000000000000042.txt"), None);
+    }
+
+    #[test]
+    fn entry_encoding() {
+        let mut buf = Vec::new();
+        encode_entry(&mut buf, 7, -5, b"abc");
+        assert_eq!(buf.len(), ENTRY_OVERHEAD + 3);
+        assert_eq!(&buf[4..8], &19u32.to_be_bytes());
+        let body = frame::decode_frame(&buf, 0, MIN_BODY, MAX_BODY).unwrap();
+        assert_eq!(decode_entry_meta(body), (7, -5));
+        assert_eq!(&body[ENTRY_META_LEN..], b"abc");
+    }
+}

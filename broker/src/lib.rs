@@ -1,7 +1,25 @@
 //! The Cursus reference broker: a real, standalone Wire v2 broker that every
 //! binding of the SDK is tested against.
+//!
+//! * [`config`] — flags, TOML file and defaults;
+//! * [`server`] — the listener, connection limit and per-connection protocol;
+//! * [`commands`] — one handler module per command family;
+//! * [`topics`] — the manifest-backed topic registry and live partitions;
+//! * [`broker`] — the shared state handlers work on;
+//! * [`maintenance`] — background flush and retention;
+//! * [`health`] — the `/live` and `/ready` HTTP endpoints;
+//! * [`groups`] — what the data path needs from consumer groups;
+//! * [`storage`] — durable partition logs, manifest and journals.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod broker;
+pub mod commands;
+pub mod config;
+pub mod groups;
+pub mod health;
+pub mod maintenance;
+pub mod server;
 pub mod storage;
+pub mod topics;

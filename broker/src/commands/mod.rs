@@ -1,0 +1,130 @@
+//! Command handlers, one module per family, and the dispatcher that routes a
+//! decoded request to them.
+//!
+//! Handlers return a [`Reply`]; failures are typed [`ErrorPayload`]s whose
+//! class and retryability come from the registry. The connection layer turns
+//! replies into frames.
+
+pub mod admin;
+pub mod consume;
+pub mod params;
+pub mod publish;
+pub mod stream;
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use cursus::wire::{Batch, Command, CommandPayload, ErrorPayload};
+
+use crate::broker::Broker;
+
+/// A decoded application request.
+#[derive(Debug, Clone)]
+pub enum Request {
+    /// A CRQ2 command, already rendered to a line and parsed back (§5.5).
+    Command {
+        /// The command parsed from the rendered line.
+        command: Command,
+        /// Its arguments.
+        payload: CommandPayload,
+    },
+    /// A decoded CBV2 batch (PUBLISH only).
+    Batch(Batch),
+}
+
+/// What the connection sends back.
+#[derive(Debug)]
+pub enum Reply {
+    /// Status OK with this payload.
+    Ok(Bytes),
+    /// Status ERROR with this typed error.
+    Error(ErrorPayload),
+    /// No frame at all (PUBLISH acks=0).
+    Silent,
+    /// Status OK, then close the connection (EXIT).
+    OkThenClose(Bytes),
+    /// Status ERROR, then close the connection (unrecognised command line).
+    ErrorThenClose(ErrorPayload),
+    /// The connection becomes a stream.
+    Stream(stream::StreamPlan),
+}
+
+impl Reply {
+    /// An `OK …` text reply.
+    pub fn text(line: impl Into<String>) -> Reply {
+        Reply::Ok(Bytes::from(line.into()))
+    }
+}
+
+impl From<ErrorPayload> for Reply {
+    fn from(e: ErrorPayload) -> Reply {
+        Reply::Error(e)
+    }
+}
+
+/// Handler result: `Err` becomes a status-ERROR frame.
+pub type HandlerResult = Result<Reply, ErrorPayload>;
+
+/// Commands this broker implements, as HELP lists them.
+pub const SUPPORTED: [Command; 14] = [
+    Command::Create,
+    Command::AlterTopicConfig,
+    Command::Delete,
+    Command::Truncate,
+    Command::List,
+    Command::Help,
+    Command::Describe,
+    Command::Metadata,
+    Command::ListOffsets,
+    Command::Publish,
+    Command::Consume,
+    Command::Stream,
+    Command::FindCoordinator,
+    Command::Exit,
+];
+
+/// Routes one request to its handler.
+pub async fn dispatch(broker: &Arc<Broker>, request: Request) -> Reply {
+    let (command, p) = match request {
+        Request::Batch(batch) => return publish::publish_batch(broker, batch).await,
+        Request::Command { command, payload } => (command, payload),
+    };
+    let result = match command {
+        Command::Create => admin::create(broker, &p).await,
+        Command::AlterTopicConfig => admin::alter_topic_config(broker, &p).await,
+        Command::Delete => admin::delete(broker, &p).await,
+        Command::Truncate => admin::truncate(broker, &p).await,
+        Command::List => admin::list(broker),
+        Command::Help => admin::help(),
+        Command::Describe => admin::describe(broker, &p),
+        Command::Metadata => admin::metadata(broker, &p),
+        Command::ListOffsets => admin::list_offsets(broker, &p),
+        Command::FindCoordinator => admin::find_coordinator(broker, &p),
+        Command::Publish => return publish::publish_text(broker, &p).await,
+        Command::Consume => consume::consume(broker, &p).await,
+        Command::Stream => stream::start(broker, &p).await,
+        Command::Exit => Ok(Reply::OkThenClose(Bytes::from_static(b"OK"))),
+        other => Err(unsupported(other)),
+    };
+    into_reply(result)
+}
+
+fn into_reply(result: HandlerResult) -> Reply {
+    result.unwrap_or_else(Reply::Error)
+}
+
+/// The typed error for a command this standalone broker does not serve.
+fn unsupported(command: Command) -> ErrorPayload {
+    use Command::*;
+    let code = match command {
+        // Cluster administration needs distributed mode.
+        ListCluster | ClusterStatus | ElectLeader | JoinCluster | LeaveCluster
+        | HeartbeatCluster | ReplicaCatchup => "distribution_not_enabled",
+        // Broker-to-broker commands are never accepted from clients here.
+        ReplicateMessage | ReplicateSnapshot | ListSnapshots | FetchSnapshot | CatchupSnapshots
+        | RaftApply | InternalBatch => "internal_command_unauthorized",
+        // Groups, transactions, event sourcing and AUTH arrive in later issues.
+        _ => "UNSUPPORTED_FEATURE",
+    };
+    ErrorPayload::new(code).with_field("command", command.name())
+}

@@ -1,0 +1,440 @@
+//! PUBLISH, as a text command (`message=`) or a CBV2 batch.
+//!
+//! Records are routed (explicit partition, key hash or round robin),
+//! checked against the idempotent-producer state, re-encoded as version-3
+//! records carrying their real offset and a broker timestamp, appended and,
+//! for acks=1/all, made durable before the AckResponse is sent. acks=0 gets
+//! no frame at all, not even for an error (§8.7).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use cursus::partitioner::partition_for_key;
+use cursus::wire::{
+    Acks, Batch, CommandPayload, ControlBatchType, ErrorPayload, Record, RecordVersion,
+    TransactionMarker, TransactionState,
+};
+use serde::Serialize;
+
+use super::params::{check_access, optional_number, partition_number, required, Access};
+use super::{HandlerResult, Reply};
+use crate::broker::Broker;
+use crate::storage::Partitioner;
+use crate::topics::definition::{parse_bool, topic_param};
+use crate::topics::partition::storage_error;
+use crate::topics::{effective_min_isr, is_internal_topic, Partition, SeqCheck, Topic};
+
+/// Attempts to find a live partition generation when a TRUNCATE or DELETE
+/// races with the append.
+const FENCE_RETRIES: usize = 3;
+
+/// Text fields that only the transaction coordinator may set.
+const TRANSACTION_FIELDS: [&str; 3] = [
+    "transactional_id",
+    "transaction_state",
+    "transaction_marker",
+];
+
+/// Durability a publisher asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AckMode {
+    /// acks=0: no response frame.
+    None,
+    /// acks=1: durable leader append.
+    Leader,
+    /// acks=-1/all: every in-sync replica (the leader alone in standalone).
+    All,
+}
+
+impl AckMode {
+    /// Parses the text `acks=` value (trimmed, case-insensitive); absent or
+    /// empty means 1.
+    pub fn from_text(value: Option<&str>) -> Result<AckMode, ErrorPayload> {
+        let Some(raw) = value else {
+            return Ok(AckMode::Leader);
+        };
+        match raw.trim().to_ascii_lowercase().as_str() {
+            "" | "1" => Ok(AckMode::Leader),
+            "0" => Ok(AckMode::None),
+            "-1" | "all" => Ok(AckMode::All),
+            _ => Err(ErrorPayload::new("invalid_acks").with_field("acks", raw)),
+        }
+    }
+
+    fn from_batch(acks: Acks) -> AckMode {
+        match acks {
+            Acks::Default | Acks::Leader => AckMode::Leader,
+            Acks::None => AckMode::None,
+            Acks::MinusOne | Acks::All => AckMode::All,
+        }
+    }
+}
+
+/// A publish request after parsing, common to text and batch forms.
+struct PublishInput {
+    topic: String,
+    partition: Option<u32>,
+    acks: AckMode,
+    /// The request asked for idempotence (isIdempotent / batch flag).
+    idempotent: bool,
+    records: Vec<Record>,
+    producer_id: String,
+    producer_epoch: i64,
+    seq_start: u64,
+    seq_end: u64,
+}
+
+/// The AckResponse JSON, fields in the documented order.
+#[derive(Serialize)]
+struct AckResponse<'a> {
+    status: &'static str,
+    last_offset: u64,
+    producer_id: &'a str,
+    producer_epoch: i64,
+    seq_start: u64,
+    seq_end: u64,
+    leader: &'a str,
+}
+
+/// Text PUBLISH.
+pub async fn publish_text(broker: &Arc<Broker>, p: &CommandPayload) -> Reply {
+    let silent = p
+        .get("acks")
+        .is_some_and(|a| a.trim().eq_ignore_ascii_case("0"));
+    let result = match parse_text(p) {
+        Ok(input) => publish(broker, input).await,
+        Err(e) => Err(e),
+    };
+    finish(result, silent)
+}
+
+/// Batch PUBLISH (already decoded by the connection).
+pub async fn publish_batch(broker: &Arc<Broker>, batch: Batch) -> Reply {
+    let silent = batch.acks == Acks::None;
+    let result = match parse_batch(batch) {
+        Ok(input) => publish(broker, input).await,
+        Err(e) => Err(e),
+    };
+    finish(result, silent)
+}
+
+fn finish(result: HandlerResult, silent: bool) -> Reply {
+    if silent {
+        if let Err(e) = &result {
+            tracing::debug!(error = %e, "acks=0 publish failed; no response is sent");
+        }
+        return Reply::Silent;
+    }
+    result.unwrap_or_else(Reply::Error)
+}
+
+fn parse_text(p: &CommandPayload) -> Result<PublishInput, ErrorPayload> {
+    let topic = topic_param(p, "PUBLISH")?.to_owned();
+    if TRANSACTION_FIELDS.iter().any(|f| p.get(f).is_some()) {
+        return Err(forbidden_txn());
+    }
+    let acks = AckMode::from_text(p.get("acks"))?;
+    let producer_id = required(p, "producerId", "missing_producer_id", "PUBLISH")?.to_owned();
+    let message = required(p, "message", "missing_message", "PUBLISH")?;
+    let seq: u64 = optional_number(p, "seqNum", "invalid_seq_num")?.unwrap_or(0);
+    let epoch: i64 = optional_number(p, "epoch", "invalid_epoch")?.unwrap_or(0);
+    let idempotent = match p.get("isIdempotent") {
+        None => false,
+        Some(v) => parse_bool(v).ok_or_else(|| {
+            ErrorPayload::new("invalid_is_idempotent").with_field("isIdempotent", v)
+        })?,
+    };
+    let partition = p
+        .get("partition")
+        .map(|v| partition_number(v, "PUBLISH"))
+        .transpose()?;
+    let record = Record {
+        payload: Bytes::copy_from_slice(message.as_bytes()),
+        key: p
+            .get("key")
+            .map(|k| Bytes::copy_from_slice(k.as_bytes()))
+            .unwrap_or_default(),
+        producer_id: producer_id.clone(),
+        seq_num: seq,
+        epoch,
+        ..Default::default()
+    };
+    Ok(PublishInput {
+        topic,
+        partition,
+        acks,
+        idempotent,
+        records: vec![record],
+        producer_id,
+        producer_epoch: epoch,
+        seq_start: seq,
+        seq_end: seq,
+    })
+}
+
+fn parse_batch(batch: Batch) -> Result<PublishInput, ErrorPayload> {
+    if batch.topic.is_empty() {
+        return Err(ErrorPayload::new("missing_topic").with_field("command", "PUBLISH"));
+    }
+    if !crate::topics::is_valid_topic_name(&batch.topic) {
+        return Err(ErrorPayload::new("invalid_topic_name").with_field("topic", &batch.topic));
+    }
+    let carries_txn = |r: &Record| {
+        !r.transactional_id.is_empty()
+            || r.transaction_state != TransactionState::None
+            || r.transaction_marker != TransactionMarker::None
+            || r.control_batch_type != ControlBatchType::None
+    };
+    if batch.records.iter().any(carries_txn) {
+        return Err(forbidden_txn());
+    }
+    let (first, last) = match (batch.records.first(), batch.records.last()) {
+        (Some(f), Some(l)) => (f, l),
+        _ => {
+            return Err(ErrorPayload::new("empty_messages")
+                .with_field("command", "PUBLISH")
+                .with_field("topic", &batch.topic))
+        }
+    };
+    let (seq_start, seq_end) = if batch.batch_start != 0 {
+        (batch.batch_start, batch.batch_end)
+    } else {
+        (first.seq_num, last.seq_num)
+    };
+    Ok(PublishInput {
+        partition: u32::try_from(batch.partition).ok(),
+        acks: AckMode::from_batch(batch.acks),
+        idempotent: batch.idempotent,
+        producer_id: first.producer_id.clone(),
+        producer_epoch: first.epoch,
+        seq_start,
+        seq_end,
+        topic: batch.topic,
+        records: batch.records,
+    })
+}
+
+fn forbidden_txn() -> ErrorPayload {
+    ErrorPayload::new("transaction_metadata_forbidden").with_field("command", "PUBLISH")
+}
+
+async fn publish(broker: &Arc<Broker>, input: PublishInput) -> HandlerResult {
+    if is_internal_topic(&input.topic) {
+        return Err(ErrorPayload::new("internal_topic_write_forbidden")
+            .with_field("command", "PUBLISH")
+            .with_field("topic", &input.topic));
+    }
+    let topic = broker
+        .topics
+        .get(&input.topic)
+        .ok_or_else(|| ErrorPayload::new("topic_not_found").with_field("topic", &input.topic))?;
+    check_access(&topic, Access::Write)?;
+    if input.idempotent && input.acks != AckMode::All {
+        return Err(ErrorPayload::new("invalid_acks")
+            .with_field(
+                "acks",
+                if input.acks == AckMode::None {
+                    "0"
+                } else {
+                    "1"
+                },
+            )
+            .with_field("reason", "idempotent_requires_acks_all"));
+    }
+    let min_isr = effective_min_isr(&topic.def, broker.config.min_insync_replicas);
+    if input.acks == AckMode::All && min_isr > 1 {
+        return Err(ErrorPayload::new("insufficient_in_sync_replicas")
+            .with_field("topic", &topic.def.name)
+            .with_field("isr", 1)
+            .with_field("min_in_sync_replicas", min_isr));
+    }
+    if input.idempotent && input.records.iter().any(|r| r.producer_id.is_empty()) {
+        return Err(ErrorPayload::new("missing_producer_id").with_field("command", "PUBLISH"));
+    }
+
+    let groups = route(&topic, input.partition, input.records)?;
+    let dedup = input.idempotent || topic.def.idempotent;
+    let mut last = None;
+    let mut to_sync = Vec::with_capacity(groups.len());
+    for (id, (order_last, records)) in groups {
+        let (partition, offset) = append_group(broker, &topic.def.name, id, records, dedup).await?;
+        to_sync.push((Arc::clone(&partition), offset));
+        if last.map_or(true, |(o, _)| order_last > o) {
+            last = Some((order_last, offset));
+        }
+    }
+    if input.acks == AckMode::None {
+        // No guarantee, but make the data durable (and readable) promptly.
+        for (partition, _) in &to_sync {
+            partition.schedule_flush();
+        }
+        return Ok(Reply::Silent);
+    }
+    for (partition, offset) in &to_sync {
+        partition
+            .sync_to(*offset)
+            .await
+            .map_err(|e| storage_error(&topic.def.name, partition.id(), &e))?;
+    }
+    let ack = AckResponse {
+        status: "OK",
+        last_offset: last.map_or(0, |(_, o)| o),
+        producer_id: &input.producer_id,
+        producer_epoch: input.producer_epoch,
+        seq_start: input.seq_start,
+        seq_end: input.seq_end,
+        leader: &broker.advertised,
+    };
+    let json = serde_json::to_vec(&ack)
+        .map_err(|e| ErrorPayload::new("marshal_ack_failed").with_field("reason", e.to_string()))?;
+    Ok(Reply::Ok(Bytes::from(json)))
+}
+
+/// Groups records by target partition, keeping their order. Each group is
+/// keyed by the index of its last record so the ack can report the offset of
+/// the request's last record.
+fn route(
+    topic: &Topic,
+    explicit: Option<u32>,
+    records: Vec<Record>,
+) -> Result<BTreeMap<u32, (usize, Vec<Record>)>, ErrorPayload> {
+    let count = topic.partitions.len() as u32;
+    let mut groups: BTreeMap<u32, (usize, Vec<Record>)> = BTreeMap::new();
+    for (i, record) in records.into_iter().enumerate() {
+        let id = match explicit {
+            Some(id) if id >= count => {
+                return Err(ErrorPayload::new("partition_not_found")
+                    .with_field("topic", &topic.def.name)
+                    .with_field("partition", id))
+            }
+            Some(id) => id,
+            None if topic.def.partitioner == Partitioner::HashKey && !record.key.is_empty() => {
+                partition_for_key(&record.key, count)
+            }
+            None => topic.next_round_robin(),
+        };
+        let entry = groups.entry(id).or_insert_with(|| (i, Vec::new()));
+        entry.0 = i;
+        entry.1.push(record);
+    }
+    Ok(groups)
+}
+
+/// Appends one partition's records under its writer lock; returns the
+/// partition and the offset to acknowledge (the last appended record, or the
+/// producer's recorded offset when everything was a duplicate).
+async fn append_group(
+    broker: &Arc<Broker>,
+    topic_name: &str,
+    id: u32,
+    records: Vec<Record>,
+    dedup: bool,
+) -> Result<(Arc<Partition>, u64), ErrorPayload> {
+    for _ in 0..FENCE_RETRIES {
+        let topic = broker
+            .topics
+            .get(topic_name)
+            .ok_or_else(|| ErrorPayload::new("topic_not_found").with_field("topic", topic_name))?;
+        let partition = topic.partition(id).cloned().ok_or_else(|| {
+            ErrorPayload::new("partition_not_found")
+                .with_field("topic", topic_name)
+                .with_field("partition", id)
+        })?;
+        let mut producers = partition.writer.lock().await;
+        if partition.is_closed() {
+            // A TRUNCATE replaced this generation: retry on the new one.
+            continue;
+        }
+        // Check every sequence first: a rejected record appends nothing.
+        let mut scratch = crate::topics::ProducerTable::new();
+        let mut to_append = Vec::with_capacity(records.len());
+        let mut duplicate_offset = None;
+        for record in &records {
+            let tracked = !record.producer_id.is_empty() && record.seq_num > 0;
+            if dedup && tracked {
+                let pid = record.producer_id.as_str();
+                if scratch.get(pid).is_none() {
+                    if let Some(e) = producers.get(pid) {
+                        scratch.observe(pid, e.epoch, e.last_seq, e.last_offset);
+                    }
+                }
+                match scratch.check(pid, record.epoch, record.seq_num)? {
+                    SeqCheck::Duplicate { offset } => {
+                        duplicate_offset = Some(offset);
+                        continue;
+                    }
+                    SeqCheck::Append => scratch.observe(pid, record.epoch, record.seq_num, 0),
+                }
+            }
+            to_append.push(record);
+        }
+        if to_append.is_empty() {
+            let offset = duplicate_offset.unwrap_or(0);
+            return Ok((Arc::clone(&partition), offset));
+        }
+        let base = partition.log().log_end_offset();
+        let timestamp = now_ms();
+        let mut entries = Vec::with_capacity(to_append.len());
+        for (i, record) in to_append.iter().enumerate() {
+            let stored = Record {
+                topic: topic_name.to_owned(),
+                partition: id as i32,
+                offset: base + i as u64,
+                timestamp,
+                ..(*record).clone()
+            };
+            let bytes = stored.to_bytes(RecordVersion::V3).map_err(|e| {
+                ErrorPayload::new("invalid_payload").with_field("reason", e.to_string())
+            })?;
+            entries.push((timestamp, bytes));
+        }
+        let info = partition
+            .append(entries)
+            .await
+            .map_err(|e| storage_error(topic_name, id, &e))?;
+        if info.base_offset != base {
+            // Offsets are encoded into the records; this would corrupt them.
+            return Err(ErrorPayload::new("broker_error")
+                .with_field("reason", "append offset mismatch")
+                .with_field("expected", base)
+                .with_field("actual", info.base_offset));
+        }
+        for (i, record) in to_append.iter().enumerate() {
+            if !record.producer_id.is_empty() && record.seq_num > 0 {
+                producers.observe(
+                    &record.producer_id,
+                    record.epoch,
+                    record.seq_num,
+                    base + i as u64,
+                );
+            }
+        }
+        return Ok((Arc::clone(&partition), info.last_offset));
+    }
+    Err(ErrorPayload::new("topic_lifecycle_pending").with_field("topic", topic_name))
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn acks_text_values() {
+        assert_eq!(AckMode::from_text(None).unwrap(), AckMode::Leader);
+        assert_eq!(AckMode::from_text(Some(" ALL ")).unwrap(), AckMode::All);
+        assert_eq!(AckMode::from_text(Some("-1")).unwrap(), AckMode::All);
+        assert_eq!(AckMode::from_text(Some("0")).unwrap(), AckMode::None);
+        assert_eq!(
+            AckMode::from_text(Some("none")).unwrap_err().code,
+            "invalid_acks"
+        );
+    }
+}

@@ -1,0 +1,215 @@
+//! STREAM: continuous push of a partition on a dedicated connection.
+//!
+//! Data frames (kind 5, status OK, a CBV2 batch) are pushed when the
+//! partition's durable offset advances, at most about every 100 ms; an
+//! empty-payload keepalive goes out when nothing was sent for the keepalive
+//! interval; the stream ends with `STREAM_CONTROL type=CLOSE …` and status
+//! STREAM_END, or silently when the client goes away.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use cursus::wire::{Command, CommandPayload, Frame, Status};
+use tokio::sync::mpsc;
+use tokio::time::Instant;
+use tracing::debug;
+
+use super::consume::{encode_batch, read_options, AutoOffsetReset, MAX_FETCH_BYTES};
+use super::params::{
+    check_access, existing_topic, number, partition_number, partition_of, required, Access,
+};
+use super::{HandlerResult, Reply};
+use crate::broker::Broker;
+use crate::server::{FrameWriter, Inbound};
+use crate::storage::StorageError;
+use crate::topics::Partition;
+
+/// Minimum spacing of data frames.
+const PUSH_INTERVAL: Duration = Duration::from_millis(100);
+
+/// A validated STREAM request, ready to run.
+#[derive(Debug)]
+pub struct StreamPlan {
+    topic: String,
+    partition: Arc<Partition>,
+    next: u64,
+    batch: usize,
+}
+
+/// Why a stream ended (the `reason=` of the close control frame).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum CloseReason {
+    Stopped,
+    Removed,
+    Error,
+    OffsetOutOfRange { earliest: u64, latest: u64 },
+}
+
+/// STREAM topic= partition= member= [group=] [offset=] [autoOffsetReset=]
+/// [isolation=] [batch=]: validates and resolves the start offset.
+pub async fn start(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
+    let topic = existing_topic(broker, p, "STREAM")?;
+    let id = partition_number(
+        required(p, "partition", "missing_partition", "STREAM")?,
+        "STREAM",
+    )?;
+    required(p, "member", "missing_member", "STREAM")?;
+    let options = read_options(p)?;
+    let explicit: Option<u64> = p
+        .get("offset")
+        .map(|v| number(v, "offset", "invalid_offset"))
+        .transpose()?;
+    let partition = partition_of(&topic, id)?;
+    check_access(&topic, Access::Read)?;
+    let log = partition.log();
+    let next = broker
+        .offsets
+        .committed_offset(&topic.def.name, &options.group, id)
+        .or(explicit)
+        .unwrap_or_else(|| match options.reset {
+            AutoOffsetReset::Earliest => log.earliest_offset(),
+            AutoOffsetReset::Latest => log.durable_offset(),
+        });
+    Ok(Reply::Stream(StreamPlan {
+        topic: topic.def.name.clone(),
+        partition,
+        next,
+        batch: options.batch,
+    }))
+}
+
+/// Runs the stream until it closes or the client disconnects.
+pub async fn run(
+    broker: &Arc<Broker>,
+    plan: StreamPlan,
+    request_id: u64,
+    writer: &mut FrameWriter,
+    inbound: &mut mpsc::Receiver<Inbound>,
+) {
+    let StreamPlan {
+        topic,
+        partition,
+        mut next,
+        batch,
+    } = plan;
+    let keepalive = broker.config.stream_keepalive;
+    let mut signal = partition.subscribe();
+    let mut last_sent = Instant::now();
+    let frame =
+        |status, payload: Bytes| Frame::stream(Command::Stream, request_id, status, payload);
+    let reason = loop {
+        let closed = signal.borrow_and_update().closed;
+        if closed {
+            break CloseReason::Removed;
+        }
+        match partition.read(next, batch, MAX_FETCH_BYTES).await {
+            Ok(records) if !records.is_empty() => {
+                next = records.last().map_or(next, |r| r.offset + 1);
+                let payload = match encode_batch(&topic, partition.id(), &records) {
+                    Ok(p) => p,
+                    Err(_) => break CloseReason::Error,
+                };
+                if writer.send(&frame(Status::Ok, payload)).await.is_err() {
+                    return;
+                }
+                last_sent = Instant::now();
+                // Pace pushes; keep watching for shutdown and disconnects.
+                match idle(
+                    broker,
+                    inbound,
+                    tokio::time::sleep_until(last_sent + PUSH_INTERVAL),
+                )
+                .await
+                {
+                    Wake::Ready(_) => continue,
+                    Wake::Shutdown => break CloseReason::Stopped,
+                    Wake::Gone => return,
+                }
+            }
+            Ok(_) => {}
+            Err(StorageError::OffsetOutOfRange {
+                earliest, latest, ..
+            }) => break CloseReason::OffsetOutOfRange { earliest, latest },
+            Err(e) => {
+                debug!(error = %e, "stream read failed");
+                break if partition.is_closed() {
+                    CloseReason::Removed
+                } else {
+                    CloseReason::Error
+                };
+            }
+        }
+        let wait = async {
+            tokio::select! {
+                changed = signal.changed() => changed.is_ok(),
+                _ = tokio::time::sleep_until(last_sent + keepalive) => true,
+            }
+        };
+        match idle(broker, inbound, wait).await {
+            // The partition is gone (its signal was dropped).
+            Wake::Ready(false) => break CloseReason::Removed,
+            Wake::Ready(true) => {}
+            Wake::Shutdown => break CloseReason::Stopped,
+            Wake::Gone => return,
+        }
+        if Instant::now() >= last_sent + keepalive {
+            if writer.send(&frame(Status::Ok, Bytes::new())).await.is_err() {
+                return;
+            }
+            last_sent = Instant::now();
+        }
+    };
+    let control = close_text(reason, next);
+    debug!(topic, partition = partition.id(), control, "stream closed");
+    let _ = writer
+        .send(&frame(Status::StreamEnd, Bytes::from(control)))
+        .await;
+}
+
+/// Outcome of waiting while streaming.
+enum Wake<T> {
+    /// The awaited event happened, with its output.
+    Ready(T),
+    /// The broker is shutting down.
+    Shutdown,
+    /// The client disconnected or sent an invalid frame.
+    Gone,
+}
+
+/// Waits for `event` while watching for shutdown and the client going
+/// away. Frames the client sends on a stream connection are ignored.
+async fn idle<T>(
+    broker: &Broker,
+    inbound: &mut mpsc::Receiver<Inbound>,
+    event: impl std::future::Future<Output = T>,
+) -> Wake<T> {
+    tokio::pin!(event);
+    loop {
+        tokio::select! {
+            out = &mut event => return Wake::Ready(out),
+            _ = broker.shutdown.cancelled() => return Wake::Shutdown,
+            frame = inbound.recv() => match frame {
+                Some(Ok(_)) => continue,
+                Some(Err(_)) | None => return Wake::Gone,
+            },
+        }
+    }
+}
+
+/// The `STREAM_CONTROL type=CLOSE …` text.
+fn close_text(reason: CloseReason, next: u64) -> String {
+    let name = match reason {
+        CloseReason::Stopped => "stopped",
+        CloseReason::Removed => "removed",
+        CloseReason::Error => "error",
+        CloseReason::OffsetOutOfRange { .. } => "offset_out_of_range",
+    };
+    let mut text = format!("STREAM_CONTROL type=CLOSE reason={name} offset={next}");
+    if let CloseReason::OffsetOutOfRange { earliest, latest } = reason {
+        text.push_str(&format!(
+            " requested={next} earliest={earliest} latest={latest}"
+        ));
+    }
+    text
+}

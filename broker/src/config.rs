@@ -1,0 +1,378 @@
+//! Broker configuration: command-line flags, an optional TOML file and the
+//! defaults of the product specification.
+//!
+//! Precedence: a flag given on the command line wins over the same key in
+//! the TOML file, which wins over the built-in default. Every TOML key has
+//! the flag's name with `_` instead of `-` (e.g. `--max-connections` is
+//! `max_connections`).
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use clap::Parser;
+use serde::Deserialize;
+
+use crate::storage::CleanupPolicy;
+
+/// Command-line flags. Every value is optional so that an omitted flag can
+/// fall back to the config file; the documented default applies when neither
+/// gives it.
+#[derive(Debug, Clone, Default, Parser)]
+#[command(
+    name = "cursus-broker",
+    version,
+    about = "Cursus reference broker (Wire v2, standalone mode)",
+    long_about = "Cursus reference broker (Wire v2, standalone mode).\n\n\
+        Every option can also be set in a TOML file given with --config, using the \
+        option name with '_' instead of '-' (e.g. max_connections = 100). Flags given \
+        on the command line override the file."
+)]
+pub struct Cli {
+    /// TOML configuration file.
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<PathBuf>,
+    /// Client listener address (Wire v2). Port 0 picks a free port. [default: 127.0.0.1:9000]
+    #[arg(long, value_name = "ADDR")]
+    pub listen: Option<String>,
+    /// HTTP health listener (/live, /ready). Port 0 picks a free port. [default: 127.0.0.1:9080]
+    #[arg(long, value_name = "ADDR")]
+    pub health_listen: Option<String>,
+    /// Address clients are told to connect to (METADATA leaders, FIND_COORDINATOR, acks).
+    /// [default: the bound client address]
+    #[arg(long, value_name = "HOST:PORT")]
+    pub advertised_addr: Option<String>,
+    /// Broker id reported as replica, ISR member and coordinator id. [default: broker-1]
+    #[arg(long, value_name = "ID")]
+    pub broker_id: Option<String>,
+    /// Directory holding the topic manifest and partition logs. [default: ./cursus-data]
+    #[arg(long, value_name = "DIR")]
+    pub data_dir: Option<PathBuf>,
+    /// Maximum concurrent client connections; further connections are closed at once.
+    /// [default: 1000]
+    #[arg(long, value_name = "N")]
+    pub max_connections: Option<usize>,
+    /// Request processing timeout in milliseconds. [default: 30000]
+    #[arg(long, value_name = "MS")]
+    pub request_timeout_ms: Option<u64>,
+    /// Client idle timeout in milliseconds: the handshake must complete within
+    /// min(idle, request) timeout; idle connections are not dropped. [default: 5000]
+    #[arg(long, value_name = "MS")]
+    pub idle_timeout_ms: Option<u64>,
+    /// Partition count of a topic created without partitions=. [default: 4]
+    #[arg(long, value_name = "N")]
+    pub default_partitions: Option<u32>,
+    /// Replication factor of a topic created without replication_factor=. [default: 3]
+    #[arg(long, value_name = "N")]
+    pub default_replication_factor: Option<u32>,
+    /// Cleanup policy of a new topic: delete, compact or delete,compact. [default: delete]
+    #[arg(long, value_name = "POLICY")]
+    pub default_cleanup_policy: Option<String>,
+    /// Broker minimum in-sync replicas, used when a topic has no override. [default: 1]
+    #[arg(long, value_name = "N")]
+    pub min_insync_replicas: Option<u32>,
+    /// Roll partition log segments at this size in bytes. [default: 67108864]
+    #[arg(long, value_name = "BYTES")]
+    pub segment_bytes: Option<u64>,
+    /// Broker retention in hours for topics without an override; 0 keeps data forever.
+    /// [default: 168]
+    #[arg(long, value_name = "HOURS")]
+    pub retention_hours: Option<u64>,
+    /// Broker retention in bytes per partition for topics without an override; 0 means
+    /// unlimited. [default: 0]
+    #[arg(long, value_name = "BYTES")]
+    pub retention_bytes: Option<u64>,
+    /// Interval of the background retention pass in milliseconds. [default: 60000]
+    #[arg(long, value_name = "MS")]
+    pub retention_check_interval_ms: Option<u64>,
+    /// Interval of the background flush of unacknowledged (acks=0) data. [default: 200]
+    #[arg(long, value_name = "MS")]
+    pub flush_interval_ms: Option<u64>,
+    /// Keepalive interval of an idle STREAM in milliseconds. [default: 1000]
+    #[arg(long, value_name = "MS")]
+    pub stream_keepalive_ms: Option<u64>,
+    /// Log filter (tracing syntax, e.g. info or cursus_broker=debug); RUST_LOG overrides it.
+    /// [default: info]
+    #[arg(long, value_name = "FILTER")]
+    pub log_level: Option<String>,
+}
+
+/// The TOML file: the same keys as the flags, all optional.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileConfig {
+    listen: Option<String>,
+    health_listen: Option<String>,
+    advertised_addr: Option<String>,
+    broker_id: Option<String>,
+    data_dir: Option<PathBuf>,
+    max_connections: Option<usize>,
+    request_timeout_ms: Option<u64>,
+    idle_timeout_ms: Option<u64>,
+    default_partitions: Option<u32>,
+    default_replication_factor: Option<u32>,
+    default_cleanup_policy: Option<String>,
+    min_insync_replicas: Option<u32>,
+    segment_bytes: Option<u64>,
+    retention_hours: Option<u64>,
+    retention_bytes: Option<u64>,
+    retention_check_interval_ms: Option<u64>,
+    flush_interval_ms: Option<u64>,
+    stream_keepalive_ms: Option<u64>,
+    log_level: Option<String>,
+}
+
+/// A configuration problem found at startup.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The config file could not be read.
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// The config file is not valid TOML for this broker.
+    #[error("invalid config file {path}: {reason}")]
+    Parse {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong.
+        reason: String,
+    },
+    /// A value is out of range.
+    #[error("invalid configuration: {0}")]
+    Invalid(String),
+}
+
+/// The resolved configuration the broker runs with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Config {
+    /// Client listener address.
+    pub listen: String,
+    /// Health listener address.
+    pub health_listen: String,
+    /// Advertised client address; `None` means the bound listener address.
+    pub advertised_addr: Option<String>,
+    /// Broker id.
+    pub broker_id: String,
+    /// Data directory.
+    pub data_dir: PathBuf,
+    /// Connection limit.
+    pub max_connections: usize,
+    /// Request processing timeout.
+    pub request_timeout: Duration,
+    /// Client idle timeout.
+    pub idle_timeout: Duration,
+    /// Partitions of a new topic.
+    pub default_partitions: u32,
+    /// Replication factor of a new topic.
+    pub default_replication_factor: u32,
+    /// Cleanup policy of a new topic.
+    pub default_cleanup_policy: CleanupPolicy,
+    /// Broker minimum in-sync replicas.
+    pub min_insync_replicas: u32,
+    /// Segment size of partition logs.
+    pub segment_bytes: u64,
+    /// Broker retention hours (0 = forever).
+    pub retention_hours: u64,
+    /// Broker retention bytes per partition (0 = unlimited).
+    pub retention_bytes: u64,
+    /// Retention pass interval.
+    pub retention_check_interval: Duration,
+    /// Background flush interval.
+    pub flush_interval: Duration,
+    /// STREAM keepalive interval.
+    pub stream_keepalive: Duration,
+    /// Log filter.
+    pub log_level: String,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            listen: "127.0.0.1:9000".into(),
+            health_listen: "127.0.0.1:9080".into(),
+            advertised_addr: None,
+            broker_id: "broker-1".into(),
+            data_dir: PathBuf::from("./cursus-data"),
+            max_connections: 1000,
+            request_timeout: Duration::from_millis(30_000),
+            idle_timeout: Duration::from_millis(5_000),
+            default_partitions: 4,
+            default_replication_factor: 3,
+            default_cleanup_policy: CleanupPolicy::Delete,
+            min_insync_replicas: 1,
+            segment_bytes: crate::storage::DEFAULT_SEGMENT_BYTES,
+            retention_hours: 168,
+            retention_bytes: 0,
+            retention_check_interval: Duration::from_millis(60_000),
+            flush_interval: Duration::from_millis(200),
+            stream_keepalive: Duration::from_millis(1_000),
+            log_level: "info".into(),
+        }
+    }
+}
+
+impl Config {
+    /// Resolves flags, the optional file and defaults, then validates.
+    pub fn from_cli(cli: Cli) -> Result<Config, ConfigError> {
+        let file = match &cli.config {
+            Some(path) => load_file(path)?,
+            None => FileConfig::default(),
+        };
+        let d = Config::default();
+        // `pick!(field)` takes the flag, else the file value, else the default.
+        macro_rules! pick {
+            ($f:ident) => {
+                cli.$f.clone().or(file.$f.clone())
+            };
+        }
+        let ms =
+            |v: Option<u64>, default: Duration| v.map(Duration::from_millis).unwrap_or(default);
+        let cleanup = match pick!(default_cleanup_policy) {
+            Some(text) => text.parse::<CleanupPolicy>().map_err(|_| {
+                ConfigError::Invalid(format!(
+                    "default_cleanup_policy {text:?} is not delete, compact or delete,compact"
+                ))
+            })?,
+            None => d.default_cleanup_policy,
+        };
+        let config = Config {
+            listen: pick!(listen).unwrap_or(d.listen),
+            health_listen: pick!(health_listen).unwrap_or(d.health_listen),
+            advertised_addr: pick!(advertised_addr),
+            broker_id: pick!(broker_id).unwrap_or(d.broker_id),
+            data_dir: pick!(data_dir).unwrap_or(d.data_dir),
+            max_connections: pick!(max_connections).unwrap_or(d.max_connections),
+            request_timeout: ms(pick!(request_timeout_ms), d.request_timeout),
+            idle_timeout: ms(pick!(idle_timeout_ms), d.idle_timeout),
+            default_partitions: pick!(default_partitions).unwrap_or(d.default_partitions),
+            default_replication_factor: pick!(default_replication_factor)
+                .unwrap_or(d.default_replication_factor),
+            default_cleanup_policy: cleanup,
+            min_insync_replicas: pick!(min_insync_replicas).unwrap_or(d.min_insync_replicas),
+            segment_bytes: pick!(segment_bytes).unwrap_or(d.segment_bytes),
+            retention_hours: pick!(retention_hours).unwrap_or(d.retention_hours),
+            retention_bytes: pick!(retention_bytes).unwrap_or(d.retention_bytes),
+            retention_check_interval: ms(
+                pick!(retention_check_interval_ms),
+                d.retention_check_interval,
+            ),
+            flush_interval: ms(pick!(flush_interval_ms), d.flush_interval),
+            stream_keepalive: ms(pick!(stream_keepalive_ms), d.stream_keepalive),
+            log_level: pick!(log_level).unwrap_or(d.log_level),
+        };
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Checks ranges that would make the broker misbehave.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let invalid = |m: &str| Err(ConfigError::Invalid(m.to_owned()));
+        for (name, addr) in [
+            ("listen", &self.listen),
+            ("health_listen", &self.health_listen),
+        ] {
+            if addr.parse::<SocketAddr>().is_err() && !addr.contains(':') {
+                return Err(ConfigError::Invalid(format!(
+                    "{name} {addr:?} is not HOST:PORT"
+                )));
+            }
+        }
+        if self.max_connections == 0 {
+            return invalid("max_connections must be at least 1");
+        }
+        if self.request_timeout.is_zero() || self.idle_timeout.is_zero() {
+            return invalid("request_timeout_ms and idle_timeout_ms must be positive");
+        }
+        if self.default_partitions == 0 || self.default_partitions > crate::topics::MAX_PARTITIONS {
+            return invalid("default_partitions must be between 1 and 10000");
+        }
+        if self.default_replication_factor == 0 {
+            return invalid("default_replication_factor must be at least 1");
+        }
+        if self.min_insync_replicas == 0 {
+            return invalid("min_insync_replicas must be at least 1");
+        }
+        if self.segment_bytes == 0 || self.segment_bytes > crate::storage::MAX_SEGMENT_BYTES {
+            return invalid("segment_bytes must be between 1 and 1073741824");
+        }
+        if self.retention_check_interval.is_zero()
+            || self.flush_interval.is_zero()
+            || self.stream_keepalive.is_zero()
+        {
+            return invalid("interval settings must be positive");
+        }
+        if self.broker_id.is_empty() || self.broker_id.contains(char::is_whitespace) {
+            return invalid("broker_id must be non-empty without whitespace");
+        }
+        Ok(())
+    }
+
+    /// The handshake deadline: the smaller of the idle and request timeouts.
+    pub fn handshake_timeout(&self) -> Duration {
+        self.idle_timeout.min(self.request_timeout)
+    }
+}
+
+fn load_file(path: &Path) -> Result<FileConfig, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    toml::from_str(&text).map_err(|e| ConfigError::Parse {
+        path: path.to_path_buf(),
+        reason: e.to_string(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> Cli {
+        Cli::try_parse_from(std::iter::once("cursus-broker").chain(args.iter().copied())).unwrap()
+    }
+
+    #[test]
+    fn defaults_match_the_specification() {
+        let c = Config::from_cli(parse(&[])).unwrap();
+        assert_eq!(c, Config::default());
+        assert_eq!(c.listen, "127.0.0.1:9000");
+        assert_eq!(c.health_listen, "127.0.0.1:9080");
+        assert_eq!(c.max_connections, 1000);
+        assert_eq!(c.handshake_timeout(), Duration::from_millis(5000));
+    }
+
+    #[test]
+    fn flags_override_the_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("broker.toml");
+        std::fs::write(&path, "max_connections = 7\ndefault_partitions = 2\n").unwrap();
+        let c = Config::from_cli(parse(&[
+            "--config",
+            path.to_str().unwrap(),
+            "--default-partitions",
+            "3",
+        ]))
+        .unwrap();
+        assert_eq!(c.max_connections, 7);
+        assert_eq!(c.default_partitions, 3);
+    }
+
+    #[test]
+    fn unknown_file_keys_and_bad_values_are_rejected() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("broker.toml");
+        std::fs::write(&path, "max_conections = 7\n").unwrap();
+        let cli = parse(&["--config", path.to_str().unwrap()]);
+        assert!(matches!(
+            Config::from_cli(cli),
+            Err(ConfigError::Parse { .. })
+        ));
+        assert!(Config::from_cli(parse(&["--max-connections", "0"])).is_err());
+        assert!(Config::from_cli(parse(&["--default-cleanup-policy", "compact,delete"])).is_err());
+    }
+}

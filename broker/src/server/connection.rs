@@ -1,0 +1,284 @@
+//! One client connection: the Wire v2 handshake, then requests answered
+//! strictly in arrival order.
+//!
+//! A reader task decodes frames into a bounded queue while the current
+//! request runs, so clients may pipeline. Anything that is not a valid
+//! request (bad frame, a second negotiation, a batch under a command other
+//! than PUBLISH, a payload that is neither CBV2 nor CRQ2) closes the
+//! connection without a reply (§9). Idle connections are never dropped.
+
+use std::io;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::BytesMut;
+use cursus::wire::{
+    Batch, Command, CommandPayload, Compression, ErrorPayload, Frame, FrameCodec, FrameCodecError,
+    Kind, NegotiationRequest, Status,
+};
+use futures_util::StreamExt;
+use tokio::io::AsyncWriteExt;
+use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::net::TcpStream;
+use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
+use tokio_util::codec::FramedRead;
+use tracing::debug;
+
+use crate::broker::Broker;
+use crate::commands::{self, stream, Reply, Request};
+
+/// Frames decoded ahead of the running request.
+const READ_AHEAD: usize = 32;
+
+/// Payload bytes the reader may hold decoded ahead of the running request;
+/// bounds a pipelining client's memory (a single frame of up to 64 MiB is
+/// always admitted).
+const READ_AHEAD_BYTES: usize = 64 << 20;
+
+/// Extra time a CONSUME may take beyond the request timeout: its long poll.
+const LONG_POLL_ALLOWANCE: Duration = Duration::from_millis(crate::commands::consume::MAX_WAIT_MS);
+
+/// What the reader task hands over: a frame with its share of the
+/// read-ahead budget (released when dropped), or the error that ends the
+/// connection.
+pub type Inbound = Result<(Frame, OwnedSemaphorePermit), FrameCodecError>;
+
+/// Writes frames contiguously with the connection's negotiated compression.
+#[derive(Debug)]
+pub struct FrameWriter {
+    half: OwnedWriteHalf,
+    compression: Compression,
+    buf: BytesMut,
+}
+
+impl FrameWriter {
+    fn new(half: OwnedWriteHalf) -> Self {
+        FrameWriter {
+            half,
+            compression: Compression::None,
+            buf: BytesMut::new(),
+        }
+    }
+
+    /// Encodes and writes one frame.
+    pub async fn send(&mut self, frame: &Frame) -> io::Result<()> {
+        self.buf.clear();
+        frame
+            .encode(self.compression, &mut self.buf)
+            .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+        self.half.write_all(&self.buf).await
+    }
+
+    /// Flushes and half-closes the socket.
+    pub async fn shutdown(&mut self) {
+        let _ = self.half.shutdown().await;
+    }
+}
+
+/// Serves one accepted connection; `_permit` holds its connection slot.
+pub async fn handle(
+    broker: Arc<Broker>,
+    socket: TcpStream,
+    peer: SocketAddr,
+    _permit: OwnedSemaphorePermit,
+) {
+    let _ = socket.set_nodelay(true);
+    let (read, write) = socket.into_split();
+    let mut frames = FramedRead::new(read, FrameCodec::new());
+    let mut writer = FrameWriter::new(write);
+    let deadline = broker.config.handshake_timeout();
+    let Ok(compression) = tokio::time::timeout(deadline, handshake(&mut frames, &mut writer)).await
+    else {
+        debug!(%peer, "handshake timed out");
+        return;
+    };
+    let Some(compression) = compression else {
+        debug!(%peer, "handshake rejected");
+        return;
+    };
+    frames.decoder_mut().set_compression(compression);
+    writer.compression = compression;
+    debug!(%peer, %compression, "negotiated");
+
+    let (tx, rx) = mpsc::channel(READ_AHEAD);
+    let reader = tokio::spawn(read_frames(frames, tx));
+    serve(&broker, &mut writer, rx).await;
+    reader.abort();
+    writer.shutdown().await;
+    debug!(%peer, "connection closed");
+}
+
+/// Runs the handshake; `None` means close without a reply (§4.4).
+async fn handshake(
+    frames: &mut FramedRead<OwnedReadHalf, FrameCodec>,
+    writer: &mut FrameWriter,
+) -> Option<Compression> {
+    let frame = frames.next().await?.ok()?;
+    if frame.kind != Kind::NegotiationRequest {
+        return None;
+    }
+    let response = NegotiationRequest::decode(frame.payload)
+        .ok()?
+        .select()
+        .ok()?;
+    writer
+        .send(&Frame::negotiation_response(response.encode()))
+        .await
+        .ok()?;
+    Some(response.compression)
+}
+
+/// The reader task: decodes frames until EOF, a framing error (forwarded,
+/// then stop) or the connection task going away.
+async fn read_frames(mut frames: FramedRead<OwnedReadHalf, FrameCodec>, tx: mpsc::Sender<Inbound>) {
+    let budget = Arc::new(Semaphore::new(READ_AHEAD_BYTES));
+    while let Some(item) = frames.next().await {
+        let item = match item {
+            Ok(frame) => {
+                let cost = frame.payload.len().clamp(1, READ_AHEAD_BYTES) as u32;
+                let Ok(permit) = Arc::clone(&budget).acquire_many_owned(cost).await else {
+                    break;
+                };
+                Ok((frame, permit))
+            }
+            Err(e) => Err(e),
+        };
+        let fatal = item.is_err();
+        if tx.send(item).await.is_err() || fatal {
+            break;
+        }
+    }
+}
+
+/// How a request frame is to be handled.
+enum Decoded {
+    Request(Request),
+    /// Reply with this error, then close.
+    Reject(ErrorPayload),
+    /// Close without a reply.
+    Close,
+}
+
+/// Validates and decodes a request frame (§9 "Invalid input").
+fn decode(frame: &Frame) -> Decoded {
+    if frame.kind != Kind::Request || frame.command == Command::Negotiate {
+        return Decoded::Close;
+    }
+    if Batch::is_batch(&frame.payload) {
+        if frame.command != Command::Publish {
+            return Decoded::Close;
+        }
+        return match Batch::decode(frame.payload.clone()) {
+            Ok(batch) => Decoded::Request(Request::Batch(batch)),
+            Err(_) => Decoded::Close,
+        };
+    }
+    let Ok(payload) = CommandPayload::decode(frame.payload.clone()) else {
+        return Decoded::Close;
+    };
+    // Handlers read the rendered line, exactly as the reference broker does.
+    let line = payload.render_line(frame.command);
+    match CommandPayload::parse_line(&line) {
+        Ok((command, payload)) => Decoded::Request(Request::Command { command, payload }),
+        Err(_) => Decoded::Reject(
+            ErrorPayload::new("malformed_input").with_field("reason", "command_payload_required"),
+        ),
+    }
+}
+
+/// The request loop: one request at a time, replies in arrival order.
+async fn serve(broker: &Arc<Broker>, writer: &mut FrameWriter, mut rx: mpsc::Receiver<Inbound>) {
+    loop {
+        let item = tokio::select! {
+            item = rx.recv() => item,
+            _ = broker.shutdown.cancelled() => return,
+        };
+        // The permit is held until this request is answered.
+        let (frame, _permit) = match item {
+            Some(Ok(entry)) => entry,
+            Some(Err(e)) => {
+                debug!(error = %e, "invalid frame; closing");
+                return;
+            }
+            None => return,
+        };
+        let (id, command) = (frame.request_id, frame.command);
+        let request = match decode(&frame) {
+            Decoded::Request(r) => r,
+            Decoded::Reject(e) => {
+                let _ = writer.send(&error_frame(command, id, &e)).await;
+                return;
+            }
+            Decoded::Close => {
+                debug!(%command, "invalid request; closing");
+                return;
+            }
+        };
+        let limit = match command {
+            Command::Consume => broker.config.request_timeout + LONG_POLL_ALLOWANCE,
+            _ => broker.config.request_timeout,
+        };
+        let reply = match tokio::time::timeout(limit, commands::dispatch(broker, request)).await {
+            Ok(reply) => reply,
+            Err(_) => Reply::Error(timeout_error(command)),
+        };
+        let sent = match reply {
+            Reply::Ok(payload) => writer.send(&ok_frame(command, id, payload)).await,
+            Reply::Error(e) => writer.send(&error_frame(command, id, &e)).await,
+            Reply::Silent => Ok(()),
+            Reply::OkThenClose(payload) => {
+                let _ = writer.send(&ok_frame(command, id, payload)).await;
+                return;
+            }
+            Reply::ErrorThenClose(e) => {
+                let _ = writer.send(&error_frame(command, id, &e)).await;
+                return;
+            }
+            Reply::Stream(plan) => {
+                // The connection is dedicated to the stream from now on.
+                stream::run(broker, plan, id, writer, &mut rx).await;
+                return;
+            }
+        };
+        if let Err(e) = sent {
+            debug!(error = %e, "write failed; closing");
+            return;
+        }
+    }
+}
+
+/// Status-OK reply; STREAM replies are always kind 5.
+fn ok_frame(command: Command, id: u64, payload: bytes::Bytes) -> Frame {
+    match command {
+        Command::Stream => Frame::stream(command, id, Status::Ok, payload),
+        _ => Frame::response(command, id, Status::Ok, payload),
+    }
+}
+
+/// Status-ERROR reply carrying a typed error payload.
+pub fn error_frame(command: Command, id: u64, error: &ErrorPayload) -> Frame {
+    let payload = error.to_bytes().unwrap_or_else(|_| {
+        ErrorPayload::new("broker_error")
+            .to_bytes()
+            .unwrap_or_default()
+    });
+    match command {
+        Command::Stream => Frame::stream(command, id, Status::Error, payload),
+        _ => Frame::response(command, id, Status::Error, payload),
+    }
+}
+
+/// `request_timeout`: a read-only request was not applied; a mutation may
+/// or may not have been.
+fn timeout_error(command: Command) -> ErrorPayload {
+    let outcome = match command {
+        Command::Publish
+        | Command::Create
+        | Command::AlterTopicConfig
+        | Command::Delete
+        | Command::Truncate => "unknown",
+        _ => "not_accepted",
+    };
+    ErrorPayload::new("request_timeout").with_field("outcome", outcome)
+}

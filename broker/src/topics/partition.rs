@@ -1,0 +1,216 @@
+//! One live partition: its durable log, the append lock with the producer
+//! sequence state, and the signal that wakes long polls and streams.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use bytes::Bytes;
+use cursus::wire::{ErrorPayload, Record};
+use tokio::sync::{watch, Mutex};
+
+use super::producers::ProducerTable;
+use crate::storage::{AppendInfo, PartitionLog, StorageError, StoredRecord};
+
+/// Records read per chunk while rebuilding producer state.
+const REBUILD_CHUNK: usize = 4096;
+
+/// What waiters on a partition observe.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PartitionSignal {
+    /// The durable offset (high-water mark): reads see everything below it.
+    pub durable: u64,
+    /// The partition was removed (topic deleted) or reset (truncated):
+    /// readers of this generation must stop.
+    pub closed: bool,
+}
+
+/// A partition of a live topic.
+///
+/// A TRUNCATE replaces the `Partition` (same log, fresh state and signal)
+/// and closes the old one, so a waiter always knows its generation ended.
+#[derive(Debug)]
+pub struct Partition {
+    id: u32,
+    log: Arc<PartitionLog>,
+    signal: watch::Sender<PartitionSignal>,
+    /// A background flush is scheduled and has not started yet.
+    flush_scheduled: AtomicBool,
+    /// Serializes appends of this partition and holds the producer
+    /// sequence state they check and update.
+    pub writer: Mutex<ProducerTable>,
+}
+
+impl Partition {
+    /// Wraps an open log with `producers` as its sequence state.
+    pub fn new(id: u32, log: Arc<PartitionLog>, producers: ProducerTable) -> Partition {
+        let (signal, _) = watch::channel(PartitionSignal {
+            durable: log.durable_offset(),
+            closed: false,
+        });
+        Partition {
+            id,
+            log,
+            signal,
+            flush_scheduled: AtomicBool::new(false),
+            writer: Mutex::new(producers),
+        }
+    }
+
+    /// Partition number.
+    pub fn id(&self) -> u32 {
+        self.id
+    }
+
+    /// The durable log.
+    pub fn log(&self) -> &Arc<PartitionLog> {
+        &self.log
+    }
+
+    /// Subscribes to durable-offset advances and closure.
+    pub fn subscribe(&self) -> watch::Receiver<PartitionSignal> {
+        self.signal.subscribe()
+    }
+
+    /// True once the partition was removed or reset.
+    pub fn is_closed(&self) -> bool {
+        self.signal.borrow().closed
+    }
+
+    /// Wakes waiters if the durable offset advanced.
+    pub fn publish_durable(&self) {
+        let durable = self.log.durable_offset();
+        self.signal.send_if_modified(|s| {
+            if s.durable == durable {
+                return false;
+            }
+            s.durable = durable;
+            true
+        });
+    }
+
+    /// Marks this generation as ended and wakes every waiter.
+    pub fn close(&self) {
+        self.signal.send_modify(|s| s.closed = true);
+    }
+
+    /// Appends already-encoded records (`(timestamp, bytes)`) off the async
+    /// threads. The caller holds [`writer`](Self::writer).
+    pub async fn append(&self, entries: Vec<(i64, Bytes)>) -> Result<AppendInfo, StorageError> {
+        let log = Arc::clone(&self.log);
+        blocking(move || log.append(&entries)).await
+    }
+
+    /// Waits until `offset` is durable, then wakes readers.
+    pub async fn sync_to(&self, offset: u64) -> Result<(), StorageError> {
+        let log = Arc::clone(&self.log);
+        let result = blocking(move || log.sync_to(offset)).await;
+        self.publish_durable();
+        result
+    }
+
+    /// Makes any unsynced appends durable (acks=0 data), then wakes readers.
+    pub async fn flush(&self) -> Result<(), StorageError> {
+        if self.log.durable_offset() >= self.log.log_end_offset() {
+            // Nothing unsynced: skip the trip to the blocking pool.
+            return Ok(());
+        }
+        let log = Arc::clone(&self.log);
+        let result = blocking(move || log.flush_if_dirty().map(|_| ())).await;
+        self.publish_durable();
+        result
+    }
+
+    /// Schedules a background flush (acks=0 appends) unless one is already
+    /// pending, so a flood of unacknowledged publishes costs one flush task
+    /// at a time rather than one per message.
+    pub fn schedule_flush(self: &Arc<Self>) {
+        if self.flush_scheduled.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let partition = Arc::clone(self);
+        tokio::spawn(async move {
+            // Cleared before flushing: appends made from now on schedule again.
+            partition.flush_scheduled.store(false, Ordering::Release);
+            if let Err(e) = partition.flush().await {
+                if !partition.is_closed() {
+                    tracing::warn!(partition = partition.id, error = %e, "background flush failed");
+                }
+            }
+        });
+    }
+
+    /// Reads durable records from `from` (see [`PartitionLog::read`]).
+    pub async fn read(
+        &self,
+        from: u64,
+        max_records: usize,
+        max_bytes: usize,
+    ) -> Result<Vec<StoredRecord>, StorageError> {
+        let log = Arc::clone(&self.log);
+        blocking(move || log.read(from, max_records, max_bytes)).await
+    }
+
+    /// Rebuilds the producer sequence state from every retained record
+    /// (blocking; used during recovery).
+    pub fn rebuild_producers(log: &PartitionLog) -> Result<ProducerTable, StorageError> {
+        let mut table = ProducerTable::new();
+        let mut next = log.earliest_offset();
+        loop {
+            let chunk = log.read(next, REBUILD_CHUNK, 16 << 20)?;
+            let Some(last) = chunk.last() else { break };
+            next = last.offset + 1;
+            for stored in &chunk {
+                let record = Record::decode(stored.data.clone()).map_err(|e| {
+                    StorageError::corruption(
+                        log.dir(),
+                        stored.offset,
+                        format!("stored record does not decode: {e}"),
+                    )
+                })?;
+                if !record.producer_id.is_empty() && record.seq_num > 0 {
+                    table.observe(
+                        &record.producer_id,
+                        record.epoch,
+                        record.seq_num,
+                        stored.offset,
+                    );
+                }
+            }
+        }
+        Ok(table)
+    }
+}
+
+/// Runs blocking storage work on the blocking pool.
+pub async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, StorageError> + Send + 'static,
+) -> Result<T, StorageError> {
+    tokio::task::spawn_blocking(f).await.unwrap_or_else(|e| {
+        Err(StorageError::InvalidArgument(format!(
+            "storage task failed: {e}"
+        )))
+    })
+}
+
+/// Maps a storage failure to the typed error a client sees.
+pub fn storage_error(topic: &str, partition: u32, err: &StorageError) -> ErrorPayload {
+    match err {
+        StorageError::OffsetOutOfRange {
+            requested,
+            earliest,
+            latest,
+        } => ErrorPayload::new("OFFSET_OUT_OF_RANGE")
+            .with_field("requested", requested)
+            .with_field("earliest", earliest)
+            .with_field("latest", latest)
+            .with_field("topic", topic)
+            .with_field("partition", partition),
+        StorageError::Deleted { .. } => {
+            ErrorPayload::new("topic_not_found").with_field("topic", topic)
+        }
+        other => ErrorPayload::new("broker_error")
+            .with_field("topic", topic)
+            .with_field("partition", partition)
+            .with_field("reason", other.to_string()),
+    }
+}

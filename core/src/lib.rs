@@ -8,5 +8,13 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod admin;
+pub mod client;
+pub mod config;
+pub mod error;
 pub mod partitioner;
+pub mod protocol;
 pub mod wire;
+
+pub use config::{ClientConfig, ConsumerConfig, ProducerConfig};
+pub use error::{Error, ErrorKind, Result};

@@ -1,0 +1,217 @@
+//! The admin client: topic and group administration.
+
+use crate::client::{Cluster, Idempotence, Lane};
+use crate::config::ClientConfig;
+use crate::error::{Error, Result};
+use crate::protocol::admin::{
+    parse_offsets, DeleteOutcome, GroupStatus, NewTopic, PartitionOffsets, TopicDescription,
+    TopicInfo, TopicMetadata, TruncateOutcome,
+};
+use crate::protocol::reply::{bool_text, parse_json, OkReply};
+use crate::wire::{Command, CommandPayload};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+/// Topic and group administration against a Cursus broker.
+#[derive(Debug)]
+pub struct Admin {
+    cluster: Arc<Cluster>,
+    closed: AtomicBool,
+}
+
+impl Admin {
+    /// Validates `config` and connects to a bootstrap broker (failing fast
+    /// when none is reachable).
+    pub async fn connect(config: ClientConfig) -> Result<Admin> {
+        let cluster = Cluster::new(config)?;
+        cluster.any_broker(Lane::CONTROL).await?;
+        Ok(Admin {
+            cluster,
+            closed: AtomicBool::new(false),
+        })
+    }
+
+    fn check_open(&self) -> Result<()> {
+        if self.closed.load(Ordering::SeqCst) {
+            Err(Error::closed("admin client"))
+        } else {
+            Ok(())
+        }
+    }
+
+    async fn ok(
+        &self,
+        command: Command,
+        payload: CommandPayload,
+        idempotence: Idempotence,
+    ) -> Result<OkReply> {
+        self.check_open()?;
+        self.cluster
+            .ok_request(command, &payload, idempotence)
+            .await
+    }
+
+    /// Creates a topic, or patches an existing one with the fields set in
+    /// `topic` (CREATE is a presence-aware patch, so repeating it is safe).
+    pub async fn create_topic(&self, topic: &NewTopic) -> Result<TopicInfo> {
+        let reply = self
+            .ok(Command::Create, topic.to_payload(), Idempotence::Safe)
+            .await?;
+        self.cluster.invalidate_metadata(&topic.name);
+        TopicInfo::from_reply(&reply)
+    }
+
+    /// Replaces the topic's min_in_sync_replicas override; `None` restores
+    /// the broker default.
+    pub async fn alter_topic_config(
+        &self,
+        topic: &str,
+        min_in_sync_replicas: Option<u32>,
+    ) -> Result<TopicInfo> {
+        let value = min_in_sync_replicas.map_or_else(|| "default".to_owned(), |n| n.to_string());
+        let payload = CommandPayload::new()
+            .field("topic", topic)
+            .field("min_in_sync_replicas", value);
+        let reply = self
+            .ok(Command::AlterTopicConfig, payload, Idempotence::Safe)
+            .await?;
+        self.cluster.invalidate_metadata(topic);
+        TopicInfo::from_reply(&reply)
+    }
+
+    /// Deletes a topic. With `if_exists`, a missing topic is not an error.
+    pub async fn delete_topic(&self, topic: &str, if_exists: bool) -> Result<DeleteOutcome> {
+        let payload = CommandPayload::new()
+            .field("topic", topic)
+            .field("if_exists", bool_text(if_exists));
+        let idempotence = if if_exists {
+            Idempotence::Safe
+        } else {
+            Idempotence::Unsafe
+        };
+        let reply = self.ok(Command::Delete, payload, idempotence).await?;
+        self.cluster.invalidate_metadata(topic);
+        Ok(DeleteOutcome {
+            deleted: reply.get("deleted") == Some("true"),
+            cleanup_pending: reply.get("cleanup_pending") == Some("true"),
+        })
+    }
+
+    /// Resets every partition of a topic to empty. `expected_revision` must
+    /// equal the topic's current definition revision.
+    pub async fn truncate_topic(
+        &self,
+        topic: &str,
+        expected_revision: u64,
+    ) -> Result<TruncateOutcome> {
+        let payload = CommandPayload::new()
+            .field("topic", topic)
+            .field("expected_revision", expected_revision);
+        let reply = self
+            .ok(Command::Truncate, payload, Idempotence::Unsafe)
+            .await?;
+        self.cluster.invalidate_metadata(topic);
+        Ok(TruncateOutcome {
+            revision: reply.parse_field("revision")?,
+            lifecycle_epoch: reply.parse_field("lifecycle_epoch")?,
+            cleanup_pending: reply.get("cleanup_pending") == Some("true"),
+        })
+    }
+
+    /// Names of every topic.
+    pub async fn list_topics(&self) -> Result<Vec<String>> {
+        let reply = self
+            .ok(Command::List, CommandPayload::new(), Idempotence::Safe)
+            .await?;
+        Ok(reply.list("topics"))
+    }
+
+    /// DESCRIBE's JSON document.
+    pub async fn describe_topic(&self, topic: &str) -> Result<TopicDescription> {
+        self.check_open()?;
+        let payload = CommandPayload::new().field("topic", topic);
+        let reply = self
+            .cluster
+            .request(
+                None,
+                Lane::CONTROL,
+                Command::Describe,
+                &payload,
+                Idempotence::Safe,
+            )
+            .await?;
+        parse_json(&reply)
+    }
+
+    /// Fresh METADATA for a topic (bypassing the cache).
+    pub async fn metadata(&self, topic: &str) -> Result<TopicMetadata> {
+        self.check_open()?;
+        Ok(self.cluster.metadata(topic, true).await?.as_ref().clone())
+    }
+
+    /// Offsets of every partition, or of one.
+    pub async fn list_offsets(
+        &self,
+        topic: &str,
+        partition: Option<u32>,
+    ) -> Result<Vec<PartitionOffsets>> {
+        let mut payload = CommandPayload::new().field("topic", topic);
+        if let Some(p) = partition {
+            payload = payload.field("partition", p);
+        }
+        let reply = self
+            .ok(Command::ListOffsets, payload, Idempotence::Safe)
+            .await?;
+        parse_offsets(&reply)
+    }
+
+    /// GROUP_STATUS's JSON document.
+    pub async fn group_status(&self, group: &str) -> Result<GroupStatus> {
+        self.check_open()?;
+        let payload = CommandPayload::new().field("group", group);
+        let reply = self
+            .cluster
+            .request(
+                None,
+                Lane::CONTROL,
+                Command::GroupStatus,
+                &payload,
+                Idempotence::Safe,
+            )
+            .await?;
+        parse_json(&reply)
+    }
+
+    /// Names of every consumer group.
+    pub async fn list_groups(&self) -> Result<Vec<String>> {
+        let reply = self
+            .ok(
+                Command::ListGroups,
+                CommandPayload::new(),
+                Idempotence::Safe,
+            )
+            .await?;
+        Ok(reply.list("groups"))
+    }
+
+    /// The commands the broker supports.
+    pub async fn help(&self) -> Result<Vec<String>> {
+        let reply = self
+            .ok(Command::Help, CommandPayload::new(), Idempotence::Safe)
+            .await?;
+        Ok(reply.list("commands"))
+    }
+
+    /// Closes the client's connections; later calls fail with `closed`.
+    /// Closing twice is harmless.
+    pub async fn close(&self) {
+        if !self.closed.swap(true, Ordering::SeqCst) {
+            self.cluster.close().await;
+        }
+    }
+
+    /// The shared cluster view (for engine components built on this client).
+    pub fn cluster(&self) -> &Arc<Cluster> {
+        &self.cluster
+    }
+}

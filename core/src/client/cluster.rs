@@ -1,0 +1,306 @@
+//! The client's view of the brokers: a pool of connections per address and
+//! lane, a topic-metadata cache, and requests routed to partition leaders or
+//! group coordinators with the retry policy applied.
+//!
+//! A *lane* separates traffic that must not wait behind other traffic on one
+//! connection: the broker answers a connection's requests strictly in order,
+//! so a consumer's 500 ms long poll would delay a heartbeat sent after it.
+
+use super::connection::Connection;
+use super::retry::{decide, Backoff, Decision, Idempotence};
+use crate::config::ClientConfig;
+use crate::error::{Error, Result};
+use crate::protocol::admin::TopicMetadata;
+use crate::protocol::reply::OkReply;
+use crate::wire::{Command, CommandPayload};
+use bytes::Bytes;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+/// Refuses a payload the broker would re-render into a different command
+/// line (spec §5.5): whitespace in a value other than the trailing
+/// `metadata`/`message`/`payload`, or a trailing field out of place.
+pub fn check_renders(command: Command, payload: &CommandPayload) -> Result<()> {
+    if payload.renders_faithfully() {
+        return Ok(());
+    }
+    let culprit = payload
+        .fields()
+        .iter()
+        .find(|(n, v)| {
+            !matches!(n.as_str(), "metadata" | "message" | "payload")
+                && v.chars().any(char::is_whitespace)
+        })
+        .map(|(n, v)| format!("field {n}={v:?} contains whitespace"))
+        .unwrap_or_else(|| "metadata/message/payload must be the last fields".to_owned());
+    Err(Error::invalid_argument(format!("{command}: {culprit}")))
+}
+
+/// A connection lane (see the module docs).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Lane(pub u64);
+
+impl Lane {
+    /// Admin and group coordination.
+    pub const CONTROL: Lane = Lane(0);
+    /// Producer batches.
+    pub const PRODUCE: Lane = Lane(1);
+}
+
+struct CachedMetadata {
+    metadata: Arc<TopicMetadata>,
+    fetched: Instant,
+}
+
+/// Shared broker access for admin clients, producers and consumers.
+pub struct Cluster {
+    config: ClientConfig,
+    pool: tokio::sync::Mutex<HashMap<(String, Lane), Connection>>,
+    metadata: Mutex<HashMap<String, CachedMetadata>>,
+    coordinators: Mutex<HashMap<String, String>>,
+    next_lane: AtomicU64,
+}
+
+impl std::fmt::Debug for Cluster {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cluster")
+            .field("bootstrap", &self.config.bootstrap_servers)
+            .finish()
+    }
+}
+
+impl Cluster {
+    /// Validates `config` and creates the (still unconnected) cluster view.
+    pub fn new(config: ClientConfig) -> Result<Arc<Cluster>> {
+        config.validate()?;
+        Ok(Arc::new(Cluster {
+            config,
+            pool: tokio::sync::Mutex::new(HashMap::new()),
+            metadata: Mutex::new(HashMap::new()),
+            coordinators: Mutex::new(HashMap::new()),
+            next_lane: AtomicU64::new(2),
+        }))
+    }
+
+    /// The connection settings.
+    pub fn config(&self) -> &ClientConfig {
+        &self.config
+    }
+
+    /// A fresh lane for traffic that needs its own connections.
+    pub fn new_lane(&self) -> Lane {
+        Lane(self.next_lane.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// A live pooled connection to `addr` on `lane`, opening one if needed.
+    pub async fn connection(&self, addr: &str, lane: Lane) -> Result<Connection> {
+        let mut pool = self.pool.lock().await;
+        let key = (addr.to_owned(), lane);
+        if let Some(c) = pool.get(&key) {
+            if c.is_alive() {
+                return Ok(c.clone());
+            }
+        }
+        let c = Connection::connect(addr, &self.config).await?;
+        pool.insert(key, c.clone());
+        Ok(c)
+    }
+
+    /// A new connection not kept in the pool (for a dedicated stream).
+    pub async fn dedicated_connection(&self, addr: &str) -> Result<Connection> {
+        Connection::connect(addr, &self.config).await
+    }
+
+    /// Closes every pooled connection of `lane` (all lanes when `None`).
+    pub async fn close_lane(&self, lane: Option<Lane>) {
+        let mut pool = self.pool.lock().await;
+        pool.retain(|(_, l), c| {
+            let keep = lane.is_some_and(|lane| lane != *l);
+            if !keep {
+                c.close();
+            }
+            keep
+        });
+    }
+
+    /// Any reachable bootstrap broker's address (the first that connects).
+    pub async fn any_broker(&self, lane: Lane) -> Result<(String, Connection)> {
+        let mut last = Error::io("no bootstrap servers configured");
+        for addr in &self.config.bootstrap_servers {
+            match self.connection(addr, lane).await {
+                Ok(c) => return Ok((addr.clone(), c)),
+                Err(e) => last = e,
+            }
+        }
+        Err(last)
+    }
+
+    /// Sends `command` to `target` (or any bootstrap broker), following
+    /// redirects and backing off on retryable failures as the policy says.
+    pub async fn request(
+        &self,
+        target: Option<&str>,
+        lane: Lane,
+        command: Command,
+        payload: &CommandPayload,
+        idempotence: Idempotence,
+    ) -> Result<Bytes> {
+        check_renders(command, payload)?;
+        let bytes = payload.to_bytes()?;
+        self.request_bytes(target, lane, command, bytes, idempotence, None)
+            .await
+    }
+
+    /// [`request`](Self::request) with an encoded payload and an optional
+    /// per-attempt deadline.
+    pub async fn request_bytes(
+        &self,
+        target: Option<&str>,
+        lane: Lane,
+        command: Command,
+        bytes: Bytes,
+        idempotence: Idempotence,
+        timeout: Option<Duration>,
+    ) -> Result<Bytes> {
+        let mut backoff = Backoff::new(self.config.retry_backoff, self.config.retry_backoff_max);
+        let mut addr = target.map(str::to_owned);
+        let mut attempt = 0u32;
+        loop {
+            let (conn_result, sent) = match &addr {
+                Some(a) => (
+                    self.connection(a, lane).await.map(|c| (a.clone(), c)),
+                    false,
+                ),
+                None => (self.any_broker(lane).await, false),
+            };
+            let result = match conn_result {
+                Ok((_, conn)) => {
+                    let timeout = timeout.unwrap_or(self.config.request_timeout);
+                    (
+                        conn.request_with_timeout(command, bytes.clone(), timeout)
+                            .await,
+                        true,
+                    )
+                }
+                Err(e) => (Err(e), sent),
+            };
+            let (error, sent) = match result {
+                (Ok(reply), _) => return Ok(reply),
+                (Err(e), sent) => (e, sent),
+            };
+            if attempt >= self.config.retries {
+                return Err(error);
+            }
+            attempt += 1;
+            match decide(&error, sent, idempotence) {
+                Decision::Fail => return Err(error),
+                Decision::Redirect(to) => {
+                    tracing::debug!(%command, %to, "following redirect");
+                    addr = Some(to);
+                }
+                Decision::Backoff => {
+                    let delay = backoff.next_delay();
+                    tracing::debug!(%command, %error, ?delay, "retrying");
+                    tokio::time::sleep(delay).await;
+                    // Routing may have changed: go through bootstrap again
+                    // unless the caller pinned a broker.
+                    if target.is_none() {
+                        addr = None;
+                    }
+                }
+            }
+        }
+    }
+
+    /// Sends a text-reply command to any broker and parses its `OK` reply.
+    pub async fn ok_request(
+        &self,
+        command: Command,
+        payload: &CommandPayload,
+        idempotence: Idempotence,
+    ) -> Result<OkReply> {
+        let reply = self
+            .request(None, Lane::CONTROL, command, payload, idempotence)
+            .await?;
+        OkReply::parse(&reply)
+    }
+
+    /// Topic metadata, from the cache unless it is older than
+    /// `metadata_max_age` or `refresh` is set.
+    pub async fn metadata(&self, topic: &str, refresh: bool) -> Result<Arc<TopicMetadata>> {
+        if !refresh {
+            let cache = self.metadata.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(c) = cache.get(topic) {
+                if c.fetched.elapsed() < self.config.metadata_max_age {
+                    return Ok(Arc::clone(&c.metadata));
+                }
+            }
+        }
+        let payload = CommandPayload::new().field("topic", topic);
+        let reply = self
+            .ok_request(Command::Metadata, &payload, Idempotence::Safe)
+            .await?;
+        let metadata = Arc::new(TopicMetadata::from_reply(&reply)?);
+        self.metadata
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(
+                topic.to_owned(),
+                CachedMetadata {
+                    metadata: Arc::clone(&metadata),
+                    fetched: Instant::now(),
+                },
+            );
+        Ok(metadata)
+    }
+
+    /// Forgets cached metadata for `topic` (after a routing error).
+    pub fn invalidate_metadata(&self, topic: &str) {
+        self.metadata
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(topic);
+    }
+
+    /// The leader address of a partition.
+    pub async fn leader(&self, topic: &str, partition: u32) -> Result<String> {
+        let m = self.metadata(topic, false).await?;
+        m.leaders.get(partition as usize).cloned().ok_or_else(|| {
+            Error::invalid_argument(format!(
+                "topic {topic} has no partition {partition} (it has {})",
+                m.leaders.len()
+            ))
+        })
+    }
+
+    /// The coordinator address of a group (FIND_COORDINATOR, cached).
+    pub async fn coordinator(&self, group: &str, refresh: bool) -> Result<String> {
+        if !refresh {
+            if let Some(a) = self
+                .coordinators
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .get(group)
+            {
+                return Ok(a.clone());
+            }
+        }
+        let payload = CommandPayload::new().field("group", group);
+        let reply = self
+            .ok_request(Command::FindCoordinator, &payload, Idempotence::Safe)
+            .await?;
+        let addr = format!("{}:{}", reply.require("host")?, reply.require("port")?);
+        self.coordinators
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(group.to_owned(), addr.clone());
+        Ok(addr)
+    }
+
+    /// Closes every connection.
+    pub async fn close(&self) {
+        self.close_lane(None).await;
+    }
+}

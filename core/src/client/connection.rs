@@ -1,0 +1,504 @@
+//! One broker connection: handshake, AUTH, and correlated requests that may
+//! be pipelined.
+//!
+//! After the handshake the socket is split. A writer task drains an outgoing
+//! queue, coalescing frames into few writes; a reader task matches each
+//! reply to its pending request by request id. Up to `max_in_flight`
+//! requests wait for replies at once; the broker answers them in order.
+//! Any framing error or correlation mismatch kills the connection and fails
+//! every pending request, since the stream cannot be resynchronised.
+
+use super::transport::{self, Io};
+use crate::config::ClientConfig;
+use crate::error::{Error, ErrorKind, Result};
+use crate::wire::{
+    Command, CommandPayload, ErrorPayload, Frame, FrameCodec, Kind, NegotiationRequest,
+    NegotiationResponse, Status,
+};
+use bytes::Bytes;
+use futures_util::{SinkExt, StreamExt};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{ReadHalf, WriteHalf};
+use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
+use tokio_util::codec::{Framed, FramedRead, FramedWrite};
+use tokio_util::sync::CancellationToken;
+
+/// Where a reply goes.
+enum Waiter {
+    /// A single-frame reply.
+    One(oneshot::Sender<Result<Frame>>),
+    /// Every frame until STREAM_END or ERROR.
+    Stream(mpsc::UnboundedSender<Result<Frame>>),
+}
+
+struct Pending {
+    command: Command,
+    waiter: Waiter,
+}
+
+struct Outgoing {
+    frame: Frame,
+    written: Option<oneshot::Sender<Result<()>>>,
+}
+
+struct Shared {
+    addr: String,
+    pending: Mutex<HashMap<u64, Pending>>,
+    next_id: AtomicU64,
+    dead: AtomicBool,
+    failure: Mutex<Option<Error>>,
+    in_flight: Arc<Semaphore>,
+    request_timeout: Duration,
+    outgoing: mpsc::UnboundedSender<Outgoing>,
+    shutdown: CancellationToken,
+}
+
+impl Shared {
+    /// Marks the connection dead and fails everything waiting on it.
+    fn fail(&self, error: Error) {
+        if self.dead.swap(true, Ordering::SeqCst) {
+            return;
+        }
+        tracing::debug!(addr = %self.addr, %error, "connection closed");
+        *self.failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(error.clone());
+        let pending: Vec<Pending> = self
+            .pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .drain()
+            .map(|(_, p)| p)
+            .collect();
+        for p in pending {
+            match p.waiter {
+                Waiter::One(tx) => {
+                    let _ = tx.send(Err(error.clone()));
+                }
+                Waiter::Stream(tx) => {
+                    let _ = tx.send(Err(error.clone()));
+                }
+            }
+        }
+        self.in_flight.close();
+        self.shutdown.cancel();
+    }
+
+    fn failure(&self) -> Error {
+        self.failure
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .unwrap_or_else(|| Error::io(format!("connection to {} is closed", self.addr)))
+    }
+}
+
+/// Closes the connection when the last [`Connection`] clone goes away (the
+/// I/O tasks hold only `Shared`, so they would otherwise live on).
+struct CloseOnDrop(Arc<Shared>);
+
+impl Drop for CloseOnDrop {
+    fn drop(&mut self) {
+        self.0.fail(Error::closed("connection"));
+    }
+}
+
+/// A live connection to one broker. Cheap to clone; all clones share it,
+/// and dropping the last one closes it.
+#[derive(Clone)]
+pub struct Connection {
+    shared: Arc<Shared>,
+    _owner: Arc<CloseOnDrop>,
+}
+
+impl std::fmt::Debug for Connection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Connection")
+            .field("addr", &self.shared.addr)
+            .field("alive", &self.is_alive())
+            .finish()
+    }
+}
+
+impl Connection {
+    /// Connects, negotiates the configured compression and authenticates,
+    /// all within `connect_timeout`.
+    pub async fn connect(addr: &str, config: &ClientConfig) -> Result<Connection> {
+        let setup = async {
+            let io = transport::open(addr, config).await?;
+            handshake(io, addr, config).await
+        };
+        let framed = tokio::time::timeout(config.connect_timeout, setup)
+            .await
+            .map_err(|_| {
+                Error::timeout(format!(
+                    "connecting to {addr} took longer than {} ms",
+                    config.connect_timeout.as_millis()
+                ))
+            })??;
+        Ok(Self::start(framed, addr, config))
+    }
+
+    fn start(
+        framed: Framed<Box<dyn Io>, FrameCodec>,
+        addr: &str,
+        config: &ClientConfig,
+    ) -> Connection {
+        let codec = framed.codec().clone();
+        let parts = framed.into_parts();
+        let (read, write) = tokio::io::split(parts.io);
+        let mut reader = FramedRead::new(read, codec.clone());
+        *reader.read_buffer_mut() = parts.read_buf;
+        let writer = FramedWrite::new(write, codec);
+        let (tx, rx) = mpsc::unbounded_channel();
+        let shared = Arc::new(Shared {
+            addr: addr.to_owned(),
+            pending: Mutex::new(HashMap::new()),
+            // Request id 1 was AUTH's when credentials are configured.
+            next_id: AtomicU64::new(2),
+            dead: AtomicBool::new(false),
+            failure: Mutex::new(None),
+            in_flight: Arc::new(Semaphore::new(config.max_in_flight)),
+            request_timeout: config.request_timeout,
+            outgoing: tx,
+            shutdown: CancellationToken::new(),
+        });
+        tokio::spawn(read_loop(reader, Arc::clone(&shared)));
+        tokio::spawn(write_loop(writer, rx, Arc::clone(&shared)));
+        Connection {
+            _owner: Arc::new(CloseOnDrop(Arc::clone(&shared))),
+            shared,
+        }
+    }
+
+    /// The broker address this connection talks to.
+    pub fn addr(&self) -> &str {
+        &self.shared.addr
+    }
+
+    /// False once the connection failed or was closed.
+    pub fn is_alive(&self) -> bool {
+        !self.shared.dead.load(Ordering::SeqCst)
+    }
+
+    /// Closes the connection; pending requests fail with a `closed` error.
+    pub fn close(&self) {
+        self.shared.fail(Error::closed("connection"));
+    }
+
+    async fn permit(&self) -> Result<OwnedSemaphorePermit> {
+        let wait = Arc::clone(&self.shared.in_flight).acquire_owned();
+        match tokio::time::timeout(self.shared.request_timeout, wait).await {
+            Ok(Ok(p)) => Ok(p),
+            Ok(Err(_)) => Err(self.shared.failure()),
+            Err(_) => Err(Error::timeout(format!(
+                "no request slot on {} within {} ms",
+                self.shared.addr,
+                self.shared.request_timeout.as_millis()
+            ))),
+        }
+    }
+
+    fn enqueue(&self, frame: Frame, written: Option<oneshot::Sender<Result<()>>>) -> Result<()> {
+        if !self.is_alive() {
+            return Err(self.shared.failure());
+        }
+        self.shared
+            .outgoing
+            .send(Outgoing { frame, written })
+            .map_err(|_| self.shared.failure())
+    }
+
+    fn register(&self, command: Command, waiter: Waiter) -> u64 {
+        let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
+        self.shared
+            .pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .insert(id, Pending { command, waiter });
+        id
+    }
+
+    fn forget(&self, id: u64) {
+        self.shared
+            .pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&id);
+    }
+
+    /// Sends one request and waits for its reply. A status-ERROR reply
+    /// becomes a broker [`Error`]; success returns the reply payload.
+    ///
+    /// The returned error tells whether the request may have reached the
+    /// broker: only an `Io` or `Timeout` error after sending leaves the
+    /// outcome unknown.
+    pub async fn request(&self, command: Command, payload: Bytes) -> Result<Bytes> {
+        self.request_with_timeout(command, payload, self.shared.request_timeout)
+            .await
+    }
+
+    /// Like [`request`](Self::request) with an explicit deadline (used by
+    /// long polls whose broker-side wait exceeds the default).
+    pub async fn request_with_timeout(
+        &self,
+        command: Command,
+        payload: Bytes,
+        timeout: Duration,
+    ) -> Result<Bytes> {
+        let _permit = self.permit().await?;
+        let (tx, rx) = oneshot::channel();
+        let id = self.register(command, Waiter::One(tx));
+        if let Err(e) = self.enqueue(Frame::request(command, id, payload), None) {
+            self.forget(id);
+            return Err(e);
+        }
+        let reply = match tokio::time::timeout(timeout, rx).await {
+            Ok(Ok(reply)) => reply?,
+            Ok(Err(_)) => return Err(self.shared.failure()),
+            Err(_) => {
+                self.forget(id);
+                return Err(Error::timeout(format!(
+                    "{command} to {} got no reply within {} ms",
+                    self.shared.addr,
+                    timeout.as_millis()
+                )));
+            }
+        };
+        into_result(reply)
+    }
+
+    /// Sends a request the broker does not answer (PUBLISH with acks=0) and
+    /// returns once it has been written to the socket.
+    pub async fn send_without_reply(&self, command: Command, payload: Bytes) -> Result<()> {
+        let id = self.shared.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        self.enqueue(Frame::request(command, id, payload), Some(tx))?;
+        match tokio::time::timeout(self.shared.request_timeout, rx).await {
+            Ok(Ok(result)) => result,
+            Ok(Err(_)) => Err(self.shared.failure()),
+            Err(_) => Err(Error::timeout(format!(
+                "writing {command} to {} timed out",
+                self.shared.addr
+            ))),
+        }
+    }
+
+    /// Starts a STREAM-like request and returns every frame of its reply.
+    /// The broker stops reading requests on the connection afterwards, so the
+    /// caller must dedicate this connection to the stream.
+    pub fn open_stream(&self, command: Command, payload: Bytes) -> Result<FrameStream> {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let id = self.register(command, Waiter::Stream(tx));
+        if let Err(e) = self.enqueue(Frame::request(command, id, payload), None) {
+            self.forget(id);
+            return Err(e);
+        }
+        Ok(FrameStream {
+            rx,
+            connection: self.clone(),
+        })
+    }
+}
+
+/// The frames of one streamed reply. Dropping it closes the connection.
+pub struct FrameStream {
+    rx: mpsc::UnboundedReceiver<Result<Frame>>,
+    connection: Connection,
+}
+
+impl FrameStream {
+    /// The next frame; `None` after STREAM_END or an error was delivered.
+    pub async fn next(&mut self) -> Option<Result<Frame>> {
+        self.rx.recv().await
+    }
+}
+
+impl Drop for FrameStream {
+    fn drop(&mut self) {
+        self.connection.close();
+    }
+}
+
+/// Turns a reply frame into its payload or the broker error it carries.
+fn into_result(frame: Frame) -> Result<Bytes> {
+    match frame.status {
+        Status::Error => Err(ErrorPayload::decode(frame.payload)
+            .map(Error::from)
+            .unwrap_or_else(|e| Error::protocol(format!("undecodable error payload: {e}")))),
+        _ => Ok(frame.payload),
+    }
+}
+
+/// Negotiates compression and sends AUTH when credentials are configured.
+async fn handshake(
+    io: Box<dyn Io>,
+    addr: &str,
+    config: &ClientConfig,
+) -> Result<Framed<Box<dyn Io>, FrameCodec>> {
+    let mut framed = Framed::new(io, FrameCodec::new());
+    let offer = NegotiationRequest::for_compression(config.compression);
+    framed
+        .send(Frame::negotiation_request(offer.encode()?))
+        .await
+        .map_err(|e| Error::io(format!("handshake with {addr} failed: {e}")))?;
+    let reply = next_frame(&mut framed, addr).await?;
+    if reply.kind != Kind::NegotiationResponse || reply.status != Status::Ok {
+        return Err(Error::protocol(format!(
+            "{addr} answered the handshake with a {} frame, status {}",
+            reply.kind, reply.status
+        )));
+    }
+    let chosen = NegotiationResponse::decode(reply.payload)?;
+    chosen.check_against(&offer)?;
+    framed.codec_mut().set_compression(chosen.compression);
+    if let Some(c) = &config.credentials {
+        let payload = CommandPayload::new()
+            .field("principal", &c.principal)
+            .field("token", &c.token)
+            .to_bytes()?;
+        framed
+            .send(Frame::request(Command::Auth, 1, payload))
+            .await
+            .map_err(|e| Error::io(format!("AUTH to {addr} failed: {e}")))?;
+        let reply = next_frame(&mut framed, addr).await?;
+        let text = into_result(reply)?;
+        if !text.starts_with(b"OK") {
+            return Err(Error::protocol(format!(
+                "{addr} answered AUTH with {:?}",
+                String::from_utf8_lossy(&text)
+            )));
+        }
+    }
+    Ok(framed)
+}
+
+async fn next_frame(framed: &mut Framed<Box<dyn Io>, FrameCodec>, addr: &str) -> Result<Frame> {
+    match framed.next().await {
+        Some(Ok(f)) => Ok(f),
+        Some(Err(e)) => Err(Error::protocol(format!("bad frame from {addr}: {e}"))),
+        None => Err(Error::io(format!(
+            "{addr} closed the connection during the handshake"
+        ))),
+    }
+}
+
+async fn read_loop(mut reader: FramedRead<ReadHalf<Box<dyn Io>>, FrameCodec>, shared: Arc<Shared>) {
+    loop {
+        let next = tokio::select! {
+            next = reader.next() => next,
+            _ = shared.shutdown.cancelled() => return,
+        };
+        let frame = match next {
+            Some(Ok(frame)) => frame,
+            Some(Err(e)) => {
+                let kind = match e {
+                    crate::wire::FrameCodecError::Io(_) => ErrorKind::Io,
+                    crate::wire::FrameCodecError::Wire(_) => ErrorKind::Protocol,
+                };
+                return shared.fail(Error::new(
+                    kind,
+                    format!("reading from {}: {e}", shared.addr),
+                ));
+            }
+            None => {
+                return shared.fail(Error::io(format!("{} closed the connection", shared.addr)))
+            }
+        };
+        if let Err(e) = deliver(&shared, frame) {
+            return shared.fail(e);
+        }
+    }
+}
+
+/// Routes one reply frame to its waiter.
+fn deliver(shared: &Shared, frame: Frame) -> Result<()> {
+    if !matches!(frame.kind, Kind::Response | Kind::Stream) {
+        return Err(Error::protocol(format!(
+            "{} sent an unexpected {} frame",
+            shared.addr, frame.kind
+        )));
+    }
+    let mut pending = shared.pending.lock().unwrap_or_else(|p| p.into_inner());
+    let Some(entry) = pending.get(&frame.request_id) else {
+        // A reply to a request that timed out and was forgotten.
+        tracing::debug!(addr = %shared.addr, id = frame.request_id, "dropping reply to a forgotten request");
+        return Ok(());
+    };
+    if entry.command != frame.command {
+        return Err(Error::protocol(format!(
+            "{} answered request {} ({}) with command {}",
+            shared.addr, frame.request_id, entry.command, frame.command
+        )));
+    }
+    let terminal = matches!(frame.status, Status::StreamEnd | Status::Error);
+    match &entry.waiter {
+        Waiter::Stream(tx) if !terminal => {
+            let _ = tx.send(Ok(frame));
+        }
+        _ => {
+            if let Some(p) = pending.remove(&frame.request_id) {
+                match p.waiter {
+                    Waiter::One(tx) => {
+                        let _ = tx.send(Ok(frame));
+                    }
+                    Waiter::Stream(tx) => {
+                        let _ = tx.send(Ok(frame));
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+async fn write_loop(
+    mut writer: FramedWrite<WriteHalf<Box<dyn Io>>, FrameCodec>,
+    mut rx: mpsc::UnboundedReceiver<Outgoing>,
+    shared: Arc<Shared>,
+) {
+    let mut notify = Vec::new();
+    loop {
+        let first = tokio::select! {
+            first = rx.recv() => first,
+            _ = shared.shutdown.cancelled() => None,
+        };
+        let Some(first) = first else {
+            let _ = SinkExt::<Frame>::close(&mut writer).await;
+            return;
+        };
+        // Coalesce whatever is queued into one flush.
+        let mut batch = vec![first];
+        while let Ok(more) = rx.try_recv() {
+            batch.push(more);
+            if batch.len() >= 256 {
+                break;
+            }
+        }
+        let mut result = Ok(());
+        for out in batch {
+            if result.is_ok() {
+                result = writer.feed(out.frame).await;
+            }
+            notify.extend(out.written);
+        }
+        if result.is_ok() {
+            result = SinkExt::<Frame>::flush(&mut writer).await;
+        }
+        match result {
+            Ok(()) => {
+                for tx in notify.drain(..) {
+                    let _ = tx.send(Ok(()));
+                }
+            }
+            Err(e) => {
+                let error = Error::io(format!("writing to {}: {e}", shared.addr));
+                for tx in notify.drain(..) {
+                    let _ = tx.send(Err(error.clone()));
+                }
+                return shared.fail(error);
+            }
+        }
+    }
+}

@@ -1,0 +1,12 @@
+//! Typed requests and replies on top of the codec: what each command sends
+//! and how its `OK key=value`, JSON or batch reply becomes a Rust value.
+//!
+//! - [`reply`]: parsing `OK key=value …` lines and JSON envelopes;
+//! - [`admin`]: topic administration requests and results;
+//! - [`group`]: consumer-group coordination requests and results;
+//! - [`publish`]: the PUBLISH batch and its AckResponse.
+
+pub mod admin;
+pub mod group;
+pub mod publish;
+pub mod reply;

@@ -5,9 +5,21 @@ use std::sync::Arc;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
-use crate::groups::{NoCommittedOffsets, OffsetLookup};
+use crate::groups::{Coordinator, OffsetLookup, ReplayError};
 use crate::storage::{LogConfig, StorageError};
 use crate::topics::{TopicDefaults, TopicRegistry};
+
+/// Why the broker could not be opened.
+#[derive(Debug, thiserror::Error)]
+pub enum OpenError {
+    /// Topic storage could not be recovered.
+    #[error("{0}")]
+    Storage(#[from] StorageError),
+    /// The group coordinator could not replay `__consumer_offsets`: the
+    /// broker must stay not ready rather than start with empty groups.
+    #[error("consumer group state cannot be recovered: {0}")]
+    Groups(#[from] ReplayError),
+}
 
 /// The broker: configuration, topics and the shutdown signal.
 pub struct Broker {
@@ -17,8 +29,11 @@ pub struct Broker {
     pub advertised: String,
     /// Topics and their partitions.
     pub topics: TopicRegistry,
-    /// Committed group offsets (none until group coordination exists).
+    /// Committed group offsets, as CONSUME and STREAM resolve them (the
+    /// coordinator).
     pub offsets: Arc<dyn OffsetLookup>,
+    /// The consumer group coordinator.
+    pub groups: Arc<Coordinator>,
     /// Cancelled when the broker shuts down.
     pub shutdown: CancellationToken,
 }
@@ -33,13 +48,14 @@ impl std::fmt::Debug for Broker {
 }
 
 impl Broker {
-    /// Recovers the data directory (blocking) and builds the broker;
+    /// Recovers the data directory and replays the group coordinator
+    /// (blocking) and builds the broker;
     /// `shutdown` is the process-wide shutdown signal.
     pub fn open(
         config: Config,
         advertised: String,
         shutdown: CancellationToken,
-    ) -> Result<Broker, StorageError> {
+    ) -> Result<Broker, OpenError> {
         let log_config = LogConfig {
             segment_bytes: config.segment_bytes,
             ..LogConfig::default()
@@ -53,11 +69,17 @@ impl Broker {
         std::fs::create_dir_all(&config.data_dir)
             .map_err(|e| StorageError::io(&config.data_dir, e))?;
         let topics = TopicRegistry::open(&config.data_dir, log_config, defaults)?;
+        let groups = Arc::new(Coordinator::open(
+            &config.data_dir,
+            &topics,
+            config.group_session_timeout,
+        )?);
         Ok(Broker {
             config,
             advertised,
             topics,
-            offsets: Arc::new(NoCommittedOffsets),
+            offsets: Arc::clone(&groups) as Arc<dyn OffsetLookup>,
+            groups,
             shutdown,
         })
     }

@@ -91,6 +91,11 @@ pub struct Cli {
     /// Keepalive interval of an idle STREAM in milliseconds. [default: 1000]
     #[arg(long, value_name = "MS")]
     pub stream_keepalive_ms: Option<u64>,
+    /// Consumer group session timeout in milliseconds: a member without a
+    /// JOIN_GROUP, SYNC_GROUP or HEARTBEAT for this long is removed and its
+    /// group rebalances. [default: 30000]
+    #[arg(long, value_name = "MS")]
+    pub group_session_timeout_ms: Option<u64>,
     /// Log filter (tracing syntax, e.g. info or cursus_broker=debug); RUST_LOG overrides it.
     /// [default: info]
     #[arg(long, value_name = "FILTER")]
@@ -119,6 +124,7 @@ struct FileConfig {
     retention_check_interval_ms: Option<u64>,
     flush_interval_ms: Option<u64>,
     stream_keepalive_ms: Option<u64>,
+    group_session_timeout_ms: Option<u64>,
     log_level: Option<String>,
 }
 
@@ -185,6 +191,8 @@ pub struct Config {
     pub flush_interval: Duration,
     /// STREAM keepalive interval.
     pub stream_keepalive: Duration,
+    /// Consumer group session timeout.
+    pub group_session_timeout: Duration,
     /// Log filter.
     pub log_level: String,
 }
@@ -210,6 +218,7 @@ impl Default for Config {
             retention_check_interval: Duration::from_millis(60_000),
             flush_interval: Duration::from_millis(200),
             stream_keepalive: Duration::from_millis(1_000),
+            group_session_timeout: Duration::from_millis(30_000),
             log_level: "info".into(),
         }
     }
@@ -262,6 +271,7 @@ impl Config {
             ),
             flush_interval: ms(pick!(flush_interval_ms), d.flush_interval),
             stream_keepalive: ms(pick!(stream_keepalive_ms), d.stream_keepalive),
+            group_session_timeout: ms(pick!(group_session_timeout_ms), d.group_session_timeout),
             log_level: pick!(log_level).unwrap_or(d.log_level),
         };
         config.validate()?;
@@ -302,6 +312,7 @@ impl Config {
         if self.retention_check_interval.is_zero()
             || self.flush_interval.is_zero()
             || self.stream_keepalive.is_zero()
+            || self.group_session_timeout.is_zero()
         {
             return invalid("interval settings must be positive");
         }
@@ -360,6 +371,20 @@ mod tests {
         .unwrap();
         assert_eq!(c.max_connections, 7);
         assert_eq!(c.default_partitions, 3);
+    }
+
+    #[test]
+    fn group_session_timeout_defaults_to_30s_and_reads_the_file() {
+        assert_eq!(
+            Config::default().group_session_timeout,
+            Duration::from_millis(30_000)
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("broker.toml");
+        std::fs::write(&path, "group_session_timeout_ms = 1500\n").unwrap();
+        let c = Config::from_cli(parse(&["--config", path.to_str().unwrap()])).unwrap();
+        assert_eq!(c.group_session_timeout, Duration::from_millis(1500));
+        assert!(Config::from_cli(parse(&["--group-session-timeout-ms", "0"])).is_err());
     }
 
     #[test]

@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Parser;
-use cursus_broker::broker::Broker;
+use cursus_broker::broker::{Broker, OpenError};
 use cursus_broker::config::{Cli, Config};
 use cursus_broker::health::{self, Readiness};
 use cursus_broker::{maintenance, server};
@@ -81,10 +81,25 @@ async fn run(config: Config) -> Result<(), String> {
 
     // Connections made during recovery wait in the accept backlog.
     let token = shutdown.clone();
-    let broker = tokio::task::spawn_blocking(move || Broker::open(config, advertised, token))
+    let opened = tokio::task::spawn_blocking(move || Broker::open(config, advertised, token))
         .await
-        .map_err(|e| format!("recovery task failed: {e}"))?
-        .map_err(|e| format!("recovery failed: {e}"))?;
+        .map_err(|e| format!("recovery task failed: {e}"))?;
+    let broker = match opened {
+        Ok(broker) => broker,
+        Err(OpenError::Groups(e)) => {
+            // Never serve with an empty coordinator: stay alive and not
+            // ready so the operator sees the failure on /ready and in the log.
+            error!(
+                error = %e,
+                "consumer group state cannot be recovered; staying not ready \
+                 (see Standalone Clean-Bootstrap Recovery)"
+            );
+            shutdown.cancelled().await;
+            let _ = health_task.await;
+            return Err(format!("not started: {e}"));
+        }
+        Err(e) => return Err(format!("recovery failed: {e}")),
+    };
     let broker = Arc::new(broker);
     readiness.set_ready();
     info!(%addr, %health_addr, advertised = %broker.advertised, "ready");

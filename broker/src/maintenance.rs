@@ -1,8 +1,9 @@
-//! Background upkeep: periodic flush of data nobody waited for (acks=0) and
-//! the retention pass that deletes expired segments.
+//! Background upkeep: periodic flush of data nobody waited for (acks=0), the
+//! retention pass that deletes expired segments, and consumer group session
+//! expiry.
 
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use tokio::time::MissedTickBehavior;
 use tracing::warn;
@@ -15,16 +16,26 @@ use crate::topics::partition::blocking;
 pub async fn run(broker: Arc<Broker>) {
     let mut flush = tokio::time::interval(broker.config.flush_interval);
     let mut retention = tokio::time::interval(broker.config.retention_check_interval);
+    let mut sessions =
+        tokio::time::interval(session_check_interval(broker.config.group_session_timeout));
     flush.set_missed_tick_behavior(MissedTickBehavior::Delay);
     retention.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    sessions.set_missed_tick_behavior(MissedTickBehavior::Delay);
     loop {
         tokio::select! {
             _ = broker.shutdown.cancelled() => break,
             _ = flush.tick() => flush_all(&broker).await,
             _ = retention.tick() => enforce_retention(&broker).await,
+            _ = sessions.tick() => broker.groups.expire_all().await,
         }
     }
     flush_all(&broker).await;
+}
+
+/// How often expired group members are looked for: a quarter of the session
+/// timeout, between 10 ms and 1 s. Group commands also expire lazily.
+pub fn session_check_interval(timeout: Duration) -> Duration {
+    (timeout / 4).clamp(Duration::from_millis(10), Duration::from_secs(1))
 }
 
 /// Makes every partition's appended data durable.

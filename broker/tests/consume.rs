@@ -229,7 +229,14 @@ async fn offset_out_of_range_reports_requested_earliest_latest() {
         text.starts_with("STREAM_CONTROL type=CLOSE reason=offset_out_of_range offset=0"),
         "{text}"
     );
-    assert!(text.contains(&format!("earliest={earliest}")), "{text}");
+    // Retention keeps running, so the start may have moved on since.
+    let reported: u64 = text
+        .split_whitespace()
+        .find_map(|t| t.strip_prefix("earliest="))
+        .unwrap_or_else(|| panic!("no earliest in {text}"))
+        .parse()
+        .unwrap();
+    assert!(reported >= earliest, "{text}");
 }
 
 fn control_text(frame: &Frame) -> String {

@@ -22,6 +22,8 @@ pub async fn create(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
             .with_field("topic", &patch.name));
     }
     let def = broker.topics.create(&patch).await?;
+    // New partitions (or a new topic matching a pattern) rebalance groups.
+    broker.groups.topic_defined(&broker.topics, &def.name).await;
     Ok(Reply::text(definition_line(
         &def,
         broker.config.min_insync_replicas,
@@ -56,7 +58,14 @@ pub async fn delete(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
     if is_internal_topic(name) {
         return Err(ErrorPayload::new("internal_topic_delete_forbidden").with_field("topic", name));
     }
+    // Fails closed while a group of the topic has active members; holds the
+    // coordinator so no member joins until the groups are cleaned up.
+    let removal = broker
+        .groups
+        .begin_topic_removal(name, "topic_delete_blocked")
+        .await?;
     let outcome = broker.topics.delete(name, if_exists).await?;
+    removal.finish(&broker.topics, "topic_deleted").await;
     let mut line = format!("OK topic={name} deleted={}", outcome.deleted);
     if outcome.cleanup_pending {
         line.push_str(" cleanup_pending=true");
@@ -79,7 +88,12 @@ pub async fn truncate(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult
         "TRUNCATE",
     )?;
     let expected: u64 = number(expected, "expected_revision", "invalid_expected_revision")?;
+    let removal = broker
+        .groups
+        .begin_topic_removal(name, "topic_truncate_blocked")
+        .await?;
     let (def, cleanup_pending) = broker.topics.truncate(name, expected).await?;
+    removal.finish(&broker.topics, "topic_truncated").await;
     let mut line = format!(
         "OK topic={name} truncated=true revision={} lifecycle_epoch={} leo=0 hwm=0",
         def.revision, def.lifecycle_epoch

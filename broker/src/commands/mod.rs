@@ -7,6 +7,7 @@
 
 pub mod admin;
 pub mod consume;
+pub mod groups;
 pub mod params;
 pub mod publish;
 pub mod stream;
@@ -66,7 +67,7 @@ impl From<ErrorPayload> for Reply {
 pub type HandlerResult = Result<Reply, ErrorPayload>;
 
 /// Commands this broker implements, as HELP lists them.
-pub const SUPPORTED: [Command; 14] = [
+pub const SUPPORTED: [Command; 24] = [
     Command::Create,
     Command::AlterTopicConfig,
     Command::Delete,
@@ -80,6 +81,16 @@ pub const SUPPORTED: [Command; 14] = [
     Command::Consume,
     Command::Stream,
     Command::FindCoordinator,
+    Command::RegisterGroup,
+    Command::JoinGroup,
+    Command::SyncGroup,
+    Command::Heartbeat,
+    Command::LeaveGroup,
+    Command::GroupStatus,
+    Command::ListGroups,
+    Command::CommitOffset,
+    Command::BatchCommit,
+    Command::FetchOffset,
     Command::Exit,
 ];
 
@@ -103,6 +114,16 @@ pub async fn dispatch(broker: &Arc<Broker>, request: Request) -> Reply {
         Command::Publish => return publish::publish_text(broker, &p).await,
         Command::Consume => consume::consume(broker, &p).await,
         Command::Stream => stream::start(broker, &p).await,
+        Command::RegisterGroup => groups::register_group(broker, &p).await,
+        Command::JoinGroup => groups::join_group(broker, &p).await,
+        Command::SyncGroup => groups::sync_group(broker, &p).await,
+        Command::Heartbeat => groups::heartbeat(broker, &p).await,
+        Command::LeaveGroup => groups::leave_group(broker, &p).await,
+        Command::GroupStatus => groups::group_status(broker, &p).await,
+        Command::ListGroups => groups::list_groups(broker).await,
+        Command::CommitOffset => groups::commit_offset(broker, &p).await,
+        Command::BatchCommit => groups::batch_commit(broker, &p).await,
+        Command::FetchOffset => groups::fetch_offset(broker, &p).await,
         Command::Exit => Ok(Reply::OkThenClose(Bytes::from_static(b"OK"))),
         other => Err(unsupported(other)),
     };
@@ -123,7 +144,7 @@ fn unsupported(command: Command) -> ErrorPayload {
         // Broker-to-broker commands are never accepted from clients here.
         ReplicateMessage | ReplicateSnapshot | ListSnapshots | FetchSnapshot | CatchupSnapshots
         | RaftApply | InternalBatch => "internal_command_unauthorized",
-        // Groups, transactions, event sourcing and AUTH arrive in later issues.
+        // Transactions, event sourcing and AUTH arrive in later issues.
         _ => "UNSUPPORTED_FEATURE",
     };
     ErrorPayload::new(code).with_field("command", command.name())

@@ -1,9 +1,41 @@
-//! Consumer-group state the data path needs.
+//! Consumer groups and durable offsets (specification §4 group commands and
+//! §6 "Consumer Group Protocol").
 //!
-//! Group coordination (JOIN_GROUP, SYNC_GROUP, HEARTBEAT, COMMIT_OFFSET, the
-//! `__consumer_offsets` store) arrives in the next issue. Until then the
-//! broker only needs to ask "is there a committed offset?" when it resolves
-//! the start of a CONSUME or STREAM, and the answer is always "no".
+//! * [`selector`] — `topic=` / `topics=` / `pattern=` subscriptions and their
+//!   concrete topic-partition expansion;
+//! * [`assignment`] — deterministic round-robin partition assignment;
+//! * [`member_id`] — `<prefix>-NNNN` member ids and timestamps;
+//! * [`records`] — the versioned records of `__consumer_offsets` and the
+//!   state they replay into;
+//! * [`offsets_store`] — the synced, compacted `__consumer_offsets` journal;
+//! * [`membership`] — member sessions, generations, rebalances, expiry;
+//! * [`coordinator`] — the commands' rules under one lock: registration,
+//!   joins, heartbeats, commits, and durable writes before replies;
+//! * [`lifecycle`] — the DELETE/TRUNCATE guard, tombstones, and startup
+//!   cleanup of groups of vanished topics;
+//! * [`status`] — the GROUP_STATUS document;
+//! * [`errors`] — the typed errors with the specification's fields.
+//!
+//! The data path only needs [`OffsetLookup`]: CONSUME and STREAM start from
+//! a committed offset when one exists.
+
+pub mod assignment;
+pub mod coordinator;
+pub mod errors;
+pub mod lifecycle;
+pub mod member_id;
+pub mod membership;
+pub mod offsets_store;
+pub mod records;
+pub mod selector;
+pub mod status;
+
+pub use assignment::TopicPartition;
+pub use coordinator::{Coordinator, MemberView, Registered};
+pub use lifecycle::TopicRemoval;
+pub use offsets_store::ReplayError;
+pub use selector::Selector;
+pub use status::{GroupStatus, MemberStatus};
 
 /// Looks up the committed next offset of a consumer group, which takes
 /// precedence over the `offset=` of a CONSUME request.
@@ -12,7 +44,8 @@ pub trait OffsetLookup: Send + Sync {
     fn committed_offset(&self, topic: &str, group: &str, partition: u32) -> Option<u64>;
 }
 
-/// The lookup used until group coordination exists: nothing is committed.
+/// A lookup for which nothing is committed (tools and tests without a
+/// coordinator).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct NoCommittedOffsets;
 

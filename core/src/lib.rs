@@ -13,6 +13,7 @@ pub mod client;
 pub mod config;
 pub mod error;
 pub mod partitioner;
+pub mod producer;
 pub mod protocol;
 pub mod wire;
 

@@ -1,0 +1,147 @@
+//! The background task that turns ready queues into PUBLISH batches and
+//! completes each record's delivery.
+
+use super::accumulator::Drained;
+use super::{RecordMetadata, Shared};
+use crate::client::{Idempotence, Lane};
+use crate::config::ProducerAcks;
+use crate::error::{Error, Result};
+use crate::protocol::publish::AckResponse;
+use crate::protocol::reply::parse_json;
+use crate::wire::{Batch, Command, Record, RecordVersionPolicy};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+
+/// Runs until the producer is closed and nothing is left to send.
+pub(super) async fn run(shared: Arc<Shared>) {
+    loop {
+        let closing = shared.closed.load(Ordering::SeqCst);
+        let (ready, next_due) = {
+            let mut acc = shared.accumulator.lock().unwrap_or_else(|p| p.into_inner());
+            if closing && acc.is_empty() {
+                return;
+            }
+            acc.drain_ready(shared.config.linger, shared.config.batch_size, closing)
+        };
+        for batch in ready {
+            tokio::spawn(send(Arc::clone(&shared), batch));
+        }
+        match next_due {
+            Some(due) => {
+                tokio::select! {
+                    _ = shared.wake.notified() => {}
+                    _ = tokio::time::sleep_until(due.into()) => {}
+                }
+            }
+            None => shared.wake.notified().await,
+        }
+    }
+}
+
+/// Sends one batch and completes its records.
+async fn send(shared: Arc<Shared>, batch: Drained) {
+    let (topic, partition) = batch.tp.clone();
+    let timeout = shared.config.delivery_timeout;
+    let result = match tokio::time::timeout(timeout, publish(&shared, &batch)).await {
+        Ok(r) => r,
+        Err(_) => Err(Error::timeout(format!(
+            "batch for {topic}/{partition} not acknowledged within delivery_timeout_ms ({} ms)",
+            timeout.as_millis()
+        ))),
+    };
+    let failed_epoch = match &result {
+        Err(e) => {
+            if e.kind() == crate::error::ErrorKind::Broker
+                && e.class() == crate::wire::ErrorClass::Routing
+            {
+                shared.cluster.invalidate_metadata(&topic);
+            }
+            shared.config.enable_idempotence.then_some(batch.epoch)
+        }
+        Ok(_) => None,
+    };
+    let n = batch.records.len() as u64;
+    for (i, record) in batch.records.into_iter().enumerate() {
+        let outcome = match &result {
+            Ok(last) => Ok(RecordMetadata {
+                topic: topic.clone(),
+                partition,
+                offset: last.map(|last| last + 1 + i as u64 - n),
+                timestamp: record.timestamp,
+            }),
+            Err(e) => Err(e.clone()),
+        };
+        let _ = record.reply.send(outcome);
+    }
+    shared
+        .accumulator
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .complete(&batch.tp, failed_epoch);
+    shared.drained.notify_waiters();
+    shared.wake.notify_one();
+}
+
+/// Publishes the batch to the partition leader; returns the last offset
+/// (`None` with acks=0).
+async fn publish(shared: &Shared, batch: &Drained) -> Result<Option<u64>> {
+    let (topic, partition) = &batch.tp;
+    let config = &shared.config;
+    let idempotent = config.enable_idempotence;
+    let records = batch
+        .records
+        .iter()
+        .enumerate()
+        .map(|(i, q)| Record {
+            topic: topic.clone(),
+            partition: *partition as i32,
+            payload: q.payload.clone(),
+            key: q.key.clone(),
+            timestamp: q.timestamp,
+            producer_id: shared.producer_id.clone(),
+            seq_num: if idempotent {
+                batch.first_seq + i as u64
+            } else {
+                0
+            },
+            epoch: if idempotent { batch.epoch } else { 0 },
+            ..Default::default()
+        })
+        .collect::<Vec<_>>();
+    let last_seq = batch.first_seq + records.len() as u64 - 1;
+    let wire = Batch {
+        topic: topic.clone(),
+        partition: *partition as i32,
+        acks: config.acks.wire(),
+        idempotent,
+        batch_start: if idempotent { batch.first_seq } else { 0 },
+        batch_end: if idempotent { last_seq } else { 0 },
+        records,
+    };
+    let bytes = wire.to_bytes(RecordVersionPolicy::Minimal)?;
+    let leader = shared.cluster.leader(topic, *partition).await?;
+    if config.acks == ProducerAcks::None {
+        let conn = shared.cluster.connection(&leader, Lane::PRODUCE).await?;
+        conn.send_without_reply(Command::Publish, bytes).await?;
+        return Ok(None);
+    }
+    // Only deduplicated batches may be repeated after an unknown outcome.
+    let idempotence = if idempotent {
+        Idempotence::Safe
+    } else {
+        Idempotence::Unsafe
+    };
+    let reply = shared
+        .cluster
+        .request_bytes(
+            Some(&leader),
+            Lane::PRODUCE,
+            Command::Publish,
+            bytes,
+            idempotence,
+            None,
+        )
+        .await?;
+    let ack: AckResponse = parse_json(&reply)?;
+    Ok(Some(ack.last_offset))
+}

@@ -118,6 +118,12 @@ impl Error {
         self
     }
 
+    /// Overrides the class of a local error.
+    pub fn with_class(mut self, class: ErrorClass) -> Self {
+        self.class = class;
+        self
+    }
+
     /// Adds a field.
     pub fn with_field(mut self, name: impl Into<String>, value: impl ToString) -> Self {
         self.fields.insert(name.into(), value.to_string());

@@ -9,8 +9,10 @@
 #![warn(missing_docs)]
 
 pub mod admin;
+pub mod blocking;
 pub mod client;
 pub mod config;
+pub mod consumer;
 pub mod error;
 pub mod partitioner;
 pub mod producer;

@@ -45,6 +45,13 @@ impl CommandPayload {
         self
     }
 
+    /// Appends every positional and field of `other`, in order.
+    pub fn field_all(mut self, other: CommandPayload) -> Self {
+        self.positionals.extend(other.positionals);
+        self.fields.extend(other.fields);
+        self
+    }
+
     /// Adds a field after checking its name and that it is not a duplicate.
     pub fn push_field(&mut self, name: &str, value: impl Into<String>) -> WireResult<()> {
         check_field_name(name)?;

@@ -1,0 +1,486 @@
+//! The group consumer.
+//!
+//! Lifecycle (spec §6): JOIN_GROUP → SYNC_GROUP → FETCH_OFFSET for every
+//! assigned partition → fetch; a heartbeat every `heartbeat_interval_ms`.
+//! When a heartbeat or a commit reports GEN_MISMATCH, NOT_OWNER or
+//! member_not_found, the next `poll` rebalances: it stops fetching, commits
+//! what was delivered while still the owner (with auto-commit), rejoins,
+//! re-syncs and refetches the committed offsets. The broker's committed
+//! offset is always the resume point; commits carry `lastDelivered + 1`.
+
+mod fetcher;
+mod group;
+
+use crate::client::{Cluster, Idempotence, Lane};
+use crate::config::ConsumerConfig;
+use crate::error::{Error, ErrorKind, Result};
+use crate::protocol::group::{batch_offsets, TopicPartition};
+use crate::wire::{Command, CommandPayload, ErrorClass};
+use bytes::Bytes;
+use fetcher::FetchEvent;
+use group::Group;
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc, Mutex};
+use tokio_util::sync::CancellationToken;
+
+/// A record delivered to the application.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConsumerRecord {
+    /// Topic.
+    pub topic: String,
+    /// Partition.
+    pub partition: u32,
+    /// Offset.
+    pub offset: u64,
+    /// Key (empty when none).
+    pub key: Bytes,
+    /// Value.
+    pub payload: Bytes,
+    /// Milliseconds since the epoch (0 when unknown).
+    pub timestamp: i64,
+}
+
+/// What a consumer subscribes to.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Subscription {
+    /// These topics.
+    Topics(Vec<String>),
+    /// Every topic matching a glob (`*`, `?`).
+    Pattern(String),
+}
+
+struct State {
+    subscription: Option<Subscription>,
+    group: Option<Group>,
+    fetch_cancel: CancellationToken,
+    events: Option<mpsc::Receiver<FetchEvent>>,
+    /// Records received but not yet returned (beyond `max_poll_records`).
+    buffer: VecDeque<ConsumerRecord>,
+    /// Next offset after the last record returned, per partition.
+    delivered: HashMap<TopicPartition, u64>,
+    /// Last offset committed by this consumer, per partition.
+    committed: HashMap<TopicPartition, u64>,
+    last_auto_commit: Instant,
+}
+
+/// A consumer-group member. Methods take `&self`; calls are serialised.
+pub struct Consumer {
+    cluster: Arc<Cluster>,
+    config: ConsumerConfig,
+    state: Mutex<State>,
+    closed: AtomicBool,
+    /// Set by the heartbeat task (or a failed commit) when membership is lost.
+    rebalance: Arc<tokio::sync::Notify>,
+    rebalance_needed: Arc<AtomicBool>,
+}
+
+impl std::fmt::Debug for Consumer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Consumer")
+            .field("group", &self.config.group_id)
+            .finish()
+    }
+}
+
+impl Consumer {
+    /// Validates `config` and connects to a bootstrap broker.
+    pub async fn connect(config: ConsumerConfig) -> Result<Consumer> {
+        config.validate()?;
+        let cluster = Cluster::new(config.client.clone())?;
+        cluster.any_broker(Lane::CONTROL).await?;
+        Ok(Consumer {
+            cluster,
+            config,
+            state: Mutex::new(State {
+                subscription: None,
+                group: None,
+                fetch_cancel: CancellationToken::new(),
+                events: None,
+                buffer: VecDeque::new(),
+                delivered: HashMap::new(),
+                committed: HashMap::new(),
+                last_auto_commit: Instant::now(),
+            }),
+            closed: AtomicBool::new(false),
+            rebalance: Arc::new(tokio::sync::Notify::new()),
+            rebalance_needed: Arc::new(AtomicBool::new(false)),
+        })
+    }
+
+    fn check_open(&self) -> Result<()> {
+        if self.closed.load(Ordering::SeqCst) {
+            Err(Error::closed("consumer"))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Subscribes to topics (replacing any earlier subscription); the group
+    /// is joined on the next `poll`.
+    pub async fn subscribe(&self, subscription: Subscription) -> Result<()> {
+        self.check_open()?;
+        match &subscription {
+            Subscription::Topics(t) if t.is_empty() => {
+                return Err(Error::invalid_argument(
+                    "subscribe needs at least one topic",
+                ))
+            }
+            Subscription::Topics(t)
+                if t.iter()
+                    .any(|t| t.is_empty() || t.contains(char::is_whitespace)) =>
+            {
+                return Err(Error::invalid_argument(
+                    "topic names must be non-empty without whitespace",
+                ))
+            }
+            Subscription::Pattern(p) if p.is_empty() || p.contains(char::is_whitespace) => {
+                return Err(Error::invalid_argument(
+                    "pattern must be non-empty without whitespace",
+                ))
+            }
+            _ => {}
+        }
+        let mut state = self.state.lock().await;
+        self.leave(&mut state).await;
+        state.subscription = Some(subscription);
+        Ok(())
+    }
+
+    /// The partitions currently assigned (empty before the first poll).
+    pub async fn assignment(&self) -> Vec<TopicPartition> {
+        let state = self.state.lock().await;
+        state
+            .group
+            .as_ref()
+            .map(|g| g.assignments.clone())
+            .unwrap_or_default()
+    }
+
+    /// The member id and generation, once joined.
+    pub async fn membership(&self) -> Option<(String, u64)> {
+        let state = self.state.lock().await;
+        state
+            .group
+            .as_ref()
+            .map(|g| (g.member_id.clone(), g.generation))
+    }
+
+    /// Returns up to `max_poll_records` records, waiting at most `timeout`
+    /// for the first one. Joins or rebalances the group first when needed.
+    pub async fn poll(&self, timeout: Duration) -> Result<Vec<ConsumerRecord>> {
+        self.check_open()?;
+        let deadline = tokio::time::Instant::now() + timeout;
+        let mut state = self.state.lock().await;
+        if state.subscription.is_none() {
+            return Err(Error::invalid_argument("poll before subscribe"));
+        }
+        if state.group.is_none() || self.rebalance_needed.swap(false, Ordering::SeqCst) {
+            self.rejoin(&mut state).await?;
+        }
+        if self.config.enable_auto_commit
+            && state.last_auto_commit.elapsed() >= self.config.auto_commit_interval
+        {
+            state.last_auto_commit = Instant::now();
+            if let Err(e) = self.commit_delivered(&mut state).await {
+                tracing::warn!(error = %e, "auto-commit failed");
+            }
+        }
+        let max = self.config.max_poll_records;
+        let mut out: Vec<ConsumerRecord> = Vec::new();
+        loop {
+            while out.len() < max {
+                match state.buffer.pop_front() {
+                    Some(r) => out.push(r),
+                    None => break,
+                }
+            }
+            if out.len() >= max {
+                break;
+            }
+            // Take whatever is ready without waiting, then wait only if
+            // nothing has been collected yet.
+            let next = {
+                let events = state
+                    .events
+                    .as_mut()
+                    .expect("joined consumers have an event channel");
+                match events.try_recv() {
+                    Ok(ev) => Some(ev),
+                    Err(_) if !out.is_empty() => None,
+                    Err(_) => {
+                        let rebalance = self.rebalance.notified();
+                        tokio::select! {
+                            ev = events.recv() => ev,
+                            _ = tokio::time::sleep_until(deadline) => None,
+                            _ = rebalance => None,
+                        }
+                    }
+                }
+            };
+            match next {
+                Some(FetchEvent::Records(records)) => state.buffer.extend(records),
+                Some(FetchEvent::Failed(tp, e)) => {
+                    if out.is_empty() {
+                        self.note_fencing(&e);
+                        return Err(e.with_field("partition_failed", tp));
+                    }
+                    // Hand out what we have; the failure surfaces next time.
+                    tracing::warn!(%tp, error = %e, "fetch failed");
+                    break;
+                }
+                None => break,
+            }
+        }
+        for r in &out {
+            state
+                .delivered
+                .insert(TopicPartition::new(&r.topic, r.partition), r.offset + 1);
+        }
+        Ok(out)
+    }
+
+    /// Commits, for every partition, the offset after the last record
+    /// returned by `poll` (COMMIT_OFFSET per partition). Membership errors
+    /// (GEN_MISMATCH, NOT_OWNER, member_not_found) make the next poll
+    /// rejoin; they are returned so the caller knows the commit failed.
+    pub async fn commit_sync(&self) -> Result<()> {
+        self.check_open()?;
+        let mut state = self.state.lock().await;
+        self.commit_delivered(&mut state).await
+    }
+
+    /// Commits explicit next offsets (`lastProcessed + 1`) synchronously.
+    pub async fn commit_offsets(&self, offsets: &[(TopicPartition, u64)]) -> Result<()> {
+        self.check_open()?;
+        let mut state = self.state.lock().await;
+        let group = state
+            .group
+            .as_ref()
+            .ok_or_else(|| Error::invalid_argument("commit before the group was joined"))?
+            .clone_identity();
+        for (tp, offset) in offsets {
+            self.commit_one(&group, tp, *offset).await?;
+            state.committed.insert(tp.clone(), *offset);
+        }
+        Ok(())
+    }
+
+    /// Commits the delivered positions with one BATCH_COMMIT per topic,
+    /// in the background; the returned future resolves with the outcome.
+    /// It may be dropped: the commit still happens.
+    pub async fn commit_async(&self) -> Result<tokio::task::JoinHandle<Result<()>>> {
+        self.check_open()?;
+        let state = self.state.lock().await;
+        let group = state
+            .group
+            .as_ref()
+            .ok_or_else(|| Error::invalid_argument("commit before the group was joined"))?
+            .clone_identity();
+        let mut by_topic: BTreeMap<String, Vec<(u32, u64)>> = BTreeMap::new();
+        for (tp, offset) in &state.delivered {
+            if state.committed.get(tp) != Some(offset) {
+                by_topic
+                    .entry(tp.topic.clone())
+                    .or_default()
+                    .push((tp.partition, *offset));
+            }
+        }
+        drop(state);
+        let cluster = Arc::clone(&self.cluster);
+        let group_id = self.config.group_id.clone();
+        let flag = Arc::clone(&self.rebalance_needed);
+        let wake = Arc::clone(&self.rebalance);
+        Ok(tokio::spawn(async move {
+            for (topic, mut offsets) in by_topic {
+                offsets.sort_unstable();
+                let payload = CommandPayload::new()
+                    .field("topic", &topic)
+                    .field("group", &group_id)
+                    .field("member", &group.member_id)
+                    .field("generation", group.generation)
+                    .field("offsets", batch_offsets(&offsets));
+                let result = cluster
+                    .request(
+                        None,
+                        Lane::CONTROL,
+                        Command::BatchCommit,
+                        &payload,
+                        Idempotence::Safe,
+                    )
+                    .await;
+                if let Err(e) = result {
+                    if is_membership_error(&e) {
+                        flag.store(true, Ordering::SeqCst);
+                        wake.notify_waiters();
+                    }
+                    return Err(e);
+                }
+            }
+            Ok(())
+        }))
+    }
+
+    /// The broker's committed next offset of a partition (`None` when the
+    /// group committed nothing there).
+    pub async fn committed(&self, tp: &TopicPartition) -> Result<Option<u64>> {
+        self.check_open()?;
+        group::fetch_committed(&self.cluster, &self.config.group_id, tp).await
+    }
+
+    /// Commits delivered positions (with auto-commit), leaves the group and
+    /// closes the connections. Closing twice is harmless.
+    pub async fn close(&self) -> Result<()> {
+        if self.closed.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
+        let mut state = self.state.lock().await;
+        let mut result = Ok(());
+        if self.config.enable_auto_commit && state.group.is_some() {
+            result = self.commit_delivered(&mut state).await;
+        }
+        self.leave(&mut state).await;
+        self.cluster.close().await;
+        match result {
+            Err(e) if !is_membership_error(&e) => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    fn note_fencing(&self, e: &Error) {
+        if is_membership_error(e) {
+            self.rebalance_needed.store(true, Ordering::SeqCst);
+        }
+    }
+
+    async fn commit_delivered(&self, state: &mut State) -> Result<()> {
+        let Some(group) = state.group.as_ref().map(Group::clone_identity) else {
+            return Ok(());
+        };
+        let pending: Vec<(TopicPartition, u64)> = state
+            .delivered
+            .iter()
+            .filter(|(tp, o)| state.committed.get(*tp) != Some(*o))
+            .map(|(tp, o)| (tp.clone(), *o))
+            .collect();
+        for (tp, offset) in pending {
+            self.commit_one(&group, &tp, offset).await?;
+            state.committed.insert(tp, offset);
+        }
+        Ok(())
+    }
+
+    async fn commit_one(
+        &self,
+        group: &group::Identity,
+        tp: &TopicPartition,
+        offset: u64,
+    ) -> Result<()> {
+        let payload = CommandPayload::new()
+            .field("topic", &tp.topic)
+            .field("partition", tp.partition)
+            .field("group", &self.config.group_id)
+            .field("offset", offset)
+            .field("member", &group.member_id)
+            .field("generation", group.generation);
+        // Commits are monotonic and repeating the same offset is a no-op on
+        // the broker, so a commit whose reply was lost may be sent again.
+        let result = self
+            .cluster
+            .request(
+                None,
+                Lane::CONTROL,
+                Command::CommitOffset,
+                &payload,
+                Idempotence::Safe,
+            )
+            .await;
+        if let Err(e) = &result {
+            self.note_fencing(e);
+        }
+        result.map(|_| ())
+    }
+
+    /// Stops fetching and the heartbeat, and leaves the group.
+    async fn leave(&self, state: &mut State) {
+        state.fetch_cancel.cancel();
+        state.events = None;
+        state.buffer.clear();
+        if let Some(g) = state.group.take() {
+            g.leave(&self.cluster, &self.config.group_id).await;
+        }
+    }
+
+    /// The rebalance of spec §6: stop, commit what was delivered while still
+    /// the owner (auto-commit), rejoin, re-sync, refetch committed offsets.
+    async fn rejoin(&self, state: &mut State) -> Result<()> {
+        state.fetch_cancel.cancel();
+        state.events = None;
+        state.buffer.clear();
+        let previous = state.group.take();
+        if let Some(g) = &previous {
+            if self.config.enable_auto_commit {
+                if let Err(e) = self.commit_delivered_with(g, state).await {
+                    tracing::info!(error = %e, "commit before rebalance failed (partitions may have moved)");
+                }
+            }
+            g.stop_heartbeat();
+        }
+        let subscription = state.subscription.clone().expect("subscribed");
+        let group = Group::join(
+            &self.cluster,
+            &self.config,
+            &subscription,
+            previous.as_ref().map(|g| g.member_id.as_str()),
+            Arc::clone(&self.rebalance_needed),
+            Arc::clone(&self.rebalance),
+        )
+        .await?;
+        let positions =
+            group::initial_positions(&self.cluster, &self.config, &group.assignments).await?;
+        let (tx, rx) = mpsc::channel(2 * group.assignments.len().max(1));
+        let cancel = CancellationToken::new();
+        state.delivered.clear();
+        state.committed.clear();
+        for (tp, position) in positions {
+            fetcher::start(
+                fetcher::FetchSpec {
+                    cluster: Arc::clone(&self.cluster),
+                    config: self.config.clone(),
+                    tp,
+                    position,
+                    member_id: group.member_id.clone(),
+                },
+                tx.clone(),
+                cancel.clone(),
+            );
+        }
+        state.fetch_cancel = cancel;
+        state.events = Some(rx);
+        state.group = Some(group);
+        Ok(())
+    }
+
+    async fn commit_delivered_with(&self, g: &Group, state: &mut State) -> Result<()> {
+        let identity = g.clone_identity();
+        let pending: Vec<(TopicPartition, u64)> = state
+            .delivered
+            .iter()
+            .filter(|(tp, o)| g.assignments.contains(tp) && state.committed.get(*tp) != Some(*o))
+            .map(|(tp, o)| (tp.clone(), *o))
+            .collect();
+        for (tp, offset) in pending {
+            self.commit_one(&identity, &tp, offset).await?;
+        }
+        Ok(())
+    }
+}
+
+/// Errors that mean this member lost its membership or ownership.
+pub fn is_membership_error(e: &Error) -> bool {
+    e.kind() == ErrorKind::Broker
+        && e.class() == ErrorClass::Fencing
+        && matches!(e.code(), "GEN_MISMATCH" | "NOT_OWNER" | "member_not_found")
+}

@@ -1,0 +1,254 @@
+//! The group consumer against a real broker.
+
+use cursus::admin::Admin;
+use cursus::consumer::{Consumer, ConsumerRecord, Subscription};
+use cursus::producer::{Producer, ProducerRecord};
+use cursus::protocol::admin::NewTopic;
+use cursus::protocol::group::TopicPartition;
+use cursus::{ClientConfig, ConsumerConfig, ErrorKind, ProducerConfig};
+use cursus_testkit::TestBroker;
+use std::time::Duration;
+
+async fn create(broker: &TestBroker, topic: &str, partitions: u32) {
+    let admin = Admin::connect(ClientConfig::new(&broker.addr))
+        .await
+        .unwrap();
+    admin
+        .create_topic(&NewTopic::new(topic).partitions(partitions))
+        .await
+        .unwrap();
+    admin.close().await;
+}
+
+async fn produce(broker: &TestBroker, topic: &str, range: std::ops::Range<u32>) {
+    let producer = Producer::connect(ProducerConfig::new(&broker.addr))
+        .await
+        .unwrap();
+    let mut pending = Vec::new();
+    for i in range {
+        pending.push(
+            producer
+                .send(ProducerRecord::new(topic, format!("m{i}")).key(format!("k{i}")))
+                .await
+                .unwrap(),
+        );
+    }
+    producer.flush(None).await.unwrap();
+    for p in pending {
+        p.await.unwrap();
+    }
+    producer.close(Duration::from_secs(5)).await.unwrap();
+}
+
+async fn consumer(broker: &TestBroker, group: &str, pairs: &[(&str, &str)]) -> Consumer {
+    let mut c = ConsumerConfig::new(&broker.addr, group);
+    c.set("heartbeat_interval_ms", "100").unwrap();
+    c.set("fetch_max_wait_ms", "100").unwrap();
+    for (k, v) in pairs {
+        c.set(k, v).unwrap();
+    }
+    Consumer::connect(c).await.unwrap()
+}
+
+/// Polls until `want` records arrived (bounded by a generous deadline).
+async fn poll_n(c: &Consumer, want: usize) -> Vec<ConsumerRecord> {
+    let mut got = Vec::new();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
+    while got.len() < want {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "only {} of {want} records arrived",
+            got.len()
+        );
+        got.extend(c.poll(Duration::from_millis(200)).await.unwrap());
+    }
+    got
+}
+
+#[tokio::test]
+async fn consume_commit_and_resume() {
+    let broker = TestBroker::start();
+    create(&broker, "orders", 3).await;
+    produce(&broker, "orders", 0..100).await;
+    let c = consumer(&broker, "g1", &[]).await;
+    c.subscribe(Subscription::Topics(vec!["orders".into()]))
+        .await
+        .unwrap();
+    let got = poll_n(&c, 100).await;
+    let mut payloads: Vec<String> = got
+        .iter()
+        .map(|r| String::from_utf8(r.payload.to_vec()).unwrap())
+        .collect();
+    payloads.sort();
+    let mut want: Vec<String> = (0..100).map(|i| format!("m{i}")).collect();
+    want.sort();
+    assert_eq!(payloads, want);
+    // Per partition, offsets arrive in order.
+    for p in 0..3 {
+        let offsets: Vec<u64> = got
+            .iter()
+            .filter(|r| r.partition == p)
+            .map(|r| r.offset)
+            .collect();
+        assert!(offsets.windows(2).all(|w| w[1] == w[0] + 1), "{offsets:?}");
+    }
+    c.commit_sync().await.unwrap();
+    for p in 0..3 {
+        let n = got.iter().filter(|r| r.partition == p).count() as u64;
+        assert_eq!(
+            c.committed(&TopicPartition::new("orders", p))
+                .await
+                .unwrap(),
+            Some(n).filter(|n| *n > 0)
+        );
+    }
+    c.close().await.unwrap();
+    // The same group resumes after the commits: only new records come.
+    produce(&broker, "orders", 100..110).await;
+    let c = consumer(&broker, "g1", &[]).await;
+    c.subscribe(Subscription::Topics(vec!["orders".into()]))
+        .await
+        .unwrap();
+    let got = poll_n(&c, 10).await;
+    assert!(got.iter().all(|r| r.payload.starts_with(b"m10")), "{got:?}");
+    assert!(c.poll(Duration::from_millis(300)).await.unwrap().is_empty());
+    c.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn two_members_split_the_partitions() {
+    let broker = TestBroker::start();
+    create(&broker, "shared", 4).await;
+    let a = consumer(&broker, "g2", &[]).await;
+    a.subscribe(Subscription::Topics(vec!["shared".into()]))
+        .await
+        .unwrap();
+    a.poll(Duration::from_millis(10)).await.unwrap();
+    assert_eq!(a.assignment().await.len(), 4);
+    let b = consumer(&broker, "g2", &[]).await;
+    b.subscribe(Subscription::Topics(vec!["shared".into()]))
+        .await
+        .unwrap();
+    b.poll(Duration::from_millis(10)).await.unwrap();
+    // A learns of the rebalance through its heartbeat and rejoins on poll.
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        a.poll(Duration::from_millis(50)).await.unwrap();
+        b.poll(Duration::from_millis(50)).await.unwrap();
+        let (x, y) = (a.assignment().await, b.assignment().await);
+        let ga = a.membership().await.unwrap().1;
+        let gb = b.membership().await.unwrap().1;
+        if x.len() == 2 && y.len() == 2 && ga == gb {
+            let mut all: Vec<_> = x.into_iter().chain(y).collect();
+            all.sort();
+            all.dedup();
+            assert_eq!(all.len(), 4, "every partition exactly once");
+            break;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "no rebalance: {x:?} {y:?}"
+        );
+    }
+    // When B leaves, A gets everything back.
+    b.close().await.unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while a.assignment().await.len() != 4 {
+        a.poll(Duration::from_millis(50)).await.unwrap();
+        assert!(tokio::time::Instant::now() < deadline);
+    }
+    a.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn offset_reset_policies() {
+    let broker = TestBroker::start();
+    create(&broker, "reset", 1).await;
+    produce(&broker, "reset", 0..10).await;
+    let latest = consumer(&broker, "g-latest", &[("auto_offset_reset", "latest")]).await;
+    latest
+        .subscribe(Subscription::Topics(vec!["reset".into()]))
+        .await
+        .unwrap();
+    assert!(latest
+        .poll(Duration::from_millis(300))
+        .await
+        .unwrap()
+        .is_empty());
+    produce(&broker, "reset", 10..15).await;
+    let got = poll_n(&latest, 5).await;
+    assert_eq!(got[0].offset, 10);
+    let earliest = consumer(&broker, "g-earliest", &[]).await;
+    earliest
+        .subscribe(Subscription::Topics(vec!["reset".into()]))
+        .await
+        .unwrap();
+    assert_eq!(poll_n(&earliest, 15).await[0].offset, 0);
+    let strict = consumer(&broker, "g-error", &[("auto_offset_reset", "error")]).await;
+    strict
+        .subscribe(Subscription::Topics(vec!["reset".into()]))
+        .await
+        .unwrap();
+    let e = strict.poll(Duration::from_millis(300)).await.unwrap_err();
+    assert_eq!(e.code(), "no_committed_offset");
+}
+
+#[tokio::test]
+async fn async_commit_and_stream_mode() {
+    let broker = TestBroker::start();
+    create(&broker, "s", 2).await;
+    produce(&broker, "s", 0..40).await;
+    let c = consumer(&broker, "g-stream", &[("consume_mode", "stream")]).await;
+    c.subscribe(Subscription::Topics(vec!["s".into()]))
+        .await
+        .unwrap();
+    let got = poll_n(&c, 40).await;
+    assert_eq!(got.len(), 40);
+    c.commit_async().await.unwrap().await.unwrap().unwrap();
+    let mut total = 0;
+    for p in 0..2 {
+        total += c
+            .committed(&TopicPartition::new("s", p))
+            .await
+            .unwrap()
+            .unwrap_or(0);
+    }
+    assert_eq!(total, 40);
+    c.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn commits_survive_a_broker_crash() {
+    let mut broker = TestBroker::start();
+    create(&broker, "crash", 1).await;
+    produce(&broker, "crash", 0..20).await;
+    let c = consumer(&broker, "g-crash", &[("max_poll_records", "8")]).await;
+    c.subscribe(Subscription::Topics(vec!["crash".into()]))
+        .await
+        .unwrap();
+    let first = c.poll(Duration::from_secs(5)).await.unwrap();
+    assert_eq!(first.len(), 8);
+    c.commit_sync().await.unwrap();
+    broker.kill_and_restart();
+    let c2 = consumer(&broker, "g-crash", &[]).await;
+    c2.subscribe(Subscription::Topics(vec!["crash".into()]))
+        .await
+        .unwrap();
+    let rest = poll_n(&c2, 12).await;
+    assert_eq!(rest[0].offset, 8);
+    assert_eq!(rest.len(), 12);
+}
+
+#[tokio::test]
+async fn closed_and_unsubscribed_consumers_fail_cleanly() {
+    let broker = TestBroker::start();
+    let c = consumer(&broker, "g-closed", &[]).await;
+    let e = c.poll(Duration::from_millis(10)).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::InvalidArgument);
+    c.close().await.unwrap();
+    c.close().await.unwrap();
+    assert_eq!(
+        c.poll(Duration::from_millis(10)).await.unwrap_err().kind(),
+        ErrorKind::Closed
+    );
+}

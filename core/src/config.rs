@@ -175,6 +175,20 @@ fn unknown(kind: &str, key: &str, tables: &[&[OptionDoc]]) -> Error {
     ))
 }
 
+/// Applies name/value pairs over a default config, then validates it.
+fn build_from_pairs<'a, C: Default>(
+    pairs: impl IntoIterator<Item = (&'a str, &'a str)>,
+    set: fn(&mut C, &str, &str) -> Result<()>,
+    validate: fn(&C) -> Result<()>,
+) -> Result<C> {
+    let mut c = C::default();
+    for (k, v) in pairs {
+        set(&mut c, k, v)?;
+    }
+    validate(&c)?;
+    Ok(c)
+}
+
 /// TLS settings.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TlsConfig {
@@ -513,12 +527,7 @@ impl ProducerConfig {
 
     /// Builds a config from name/value pairs over the defaults.
     pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<Self> {
-        let mut c = ProducerConfig::default();
-        for (k, v) in pairs {
-            c.set(k, v)?;
-        }
-        c.validate()?;
-        Ok(c)
+        build_from_pairs(pairs, Self::set, Self::validate)
     }
 
     /// Checks cross-option rules.
@@ -681,12 +690,7 @@ impl ConsumerConfig {
 
     /// Builds a config from name/value pairs over the defaults.
     pub fn from_pairs<'a>(pairs: impl IntoIterator<Item = (&'a str, &'a str)>) -> Result<Self> {
-        let mut c = ConsumerConfig::default();
-        for (k, v) in pairs {
-            c.set(k, v)?;
-        }
-        c.validate()?;
-        Ok(c)
+        build_from_pairs(pairs, Self::set, Self::validate)
     }
 
     /// Checks cross-option rules.

@@ -14,10 +14,13 @@ FUZZ_TARGETS := frame batch record command error
 
 all: build
 
+# Each binding owns its build and test recipes.
+include ffi-c/build.mk
+
 build:
 	$(CARGO) build --workspace --all-targets
 
-test: lint test-rust
+test: lint test-rust test-ffi
 
 lint: fmt-check clippy
 
@@ -33,6 +36,8 @@ test-rust:
 bench:
 	$(CARGO) bench -p cursus --bench wire
 	python3 tools/bench-summary.py target
+	$(CARGO) build --release -p cursus-broker
+	CURSUS_BROKER_BIN=$(abspath $(or $(CARGO_TARGET_DIR),target))/release/cursus-broker $(CARGO) bench -p cursus --bench engine
 
 # Fuzzing needs a nightly toolchain and cargo-fuzz; installed here on first use.
 fuzz-build:

@@ -57,6 +57,11 @@ pub fn broker_binary() -> PathBuf {
             .status()
             .expect("run cargo build for cursus-broker");
         assert!(status.success(), "building cursus-broker failed");
+        assert!(
+            bin.exists(),
+            "cargo built cursus-broker but {} is missing; set CURSUS_BROKER_BIN",
+            bin.display()
+        );
         bin
     })
     .clone()

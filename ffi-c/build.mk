@@ -1,0 +1,105 @@
+# ffi-c/build.mk: libcursus (C ABI), the C++ wrapper and the Go package.
+# Included from the top-level Makefile (run from the repository root).
+#
+#   make ffi-lib        libcursus.so/.a + cursus.pc into $(FFI_OUT)
+#   make ffi-header     regenerate include/cursus.h (cbindgen)
+#   make header-check   fail when include/cursus.h differs from the generated one
+#   make test-c         C tests against a real broker
+#   make test-cpp       C++ (GoogleTest) tests against a real broker
+#   make test-go        go test against a real broker
+#   make test-valgrind  the C tests under valgrind (no leaks, no invalid accesses)
+#   make examples-c examples-cpp examples-go   build and run the examples
+#   make bench-ffi      cost of one send: Rust engine vs C ABI vs cgo
+
+# Keep the includer's default goal (restored at the end of this file).
+FFI_SAVED_DEFAULT_GOAL := $(.DEFAULT_GOAL)
+FFI_CARGO      ?= cargo
+FFI_TARGET     := $(abspath $(or $(CARGO_TARGET_DIR),$(CURDIR)/target))
+FFI_PROFILE    := $(FFI_TARGET)/debug
+FFI_OUT        := $(FFI_TARGET)/cursus
+FFI_LIBDIR     := $(FFI_OUT)/lib
+FFI_BUILD      := $(FFI_OUT)/build
+FFI_BROKER     := $(FFI_PROFILE)/cursus-broker
+FFI_WITH_BROKER := $(CURDIR)/ffi-c/tests-c/with-broker.sh $(FFI_BROKER)
+FFI_INCLUDE    := $(CURDIR)/include
+FFI_CFLAGS     := -std=c11 -Wall -Wextra -Werror -g -I$(FFI_INCLUDE)
+FFI_CXXFLAGS   := -std=c++17 -Wall -Wextra -Werror -g -I$(FFI_INCLUDE)
+FFI_LDFLAGS    := -L$(FFI_LIBDIR) -Wl,-rpath,$(FFI_LIBDIR) -lcursus -lpthread
+FFI_GO_ENV     := CGO_ENABLED=1 CGO_CFLAGS="-I$(FFI_INCLUDE)" \
+                  CGO_LDFLAGS="-L$(FFI_LIBDIR) -Wl,-rpath,$(FFI_LIBDIR) -lcursus" \
+                  GOFLAGS=-mod=mod GOTOOLCHAIN=local
+
+.PHONY: ffi-lib ffi-header header-check test-c test-cpp test-go test-valgrind \
+        test-ffi examples-c examples-cpp examples-go bench-ffi
+
+# Cargo decides what is stale; the copies below are cheap.
+ffi-lib:
+	$(FFI_CARGO) build -p cursus-ffi -p cursus-broker
+	@mkdir -p $(FFI_LIBDIR)/pkgconfig $(FFI_BUILD)
+	cp -f $(FFI_PROFILE)/libcursus_ffi.so $(FFI_LIBDIR)/libcursus.so
+	cp -f $(FFI_PROFILE)/libcursus_ffi.a $(FFI_LIBDIR)/libcursus.a
+	@version=$$(sed -n 's/^#define CURSUS_VERSION_\(MAJOR\|MINOR\|PATCH\) \([0-9]*\)/\2/p' include/cursus.h | paste -sd.); \
+	printf '%s\n' \
+	  "prefix=$(FFI_OUT)" \
+	  'libdir=$${prefix}/lib' \
+	  "includedir=$(FFI_INCLUDE)" \
+	  '' \
+	  'Name: cursus' \
+	  'Description: C ABI of the Cursus client engine (libcursus)' \
+	  "Version: $$version" \
+	  'Cflags: -I$${includedir}' \
+	  'Libs: -L$${libdir} -Wl,-rpath,$${libdir} -lcursus' \
+	  'Libs.private: -lpthread -ldl -lm' \
+	  > $(FFI_LIBDIR)/pkgconfig/cursus.pc
+	@echo "libcursus: $(FFI_LIBDIR) (pkg-config: PKG_CONFIG_PATH=$(FFI_LIBDIR)/pkgconfig)"
+
+ffi-header:
+	CURSUS_UPDATE_HEADER=1 $(FFI_CARGO) test -p cursus-ffi --test header
+
+header-check:
+	$(FFI_CARGO) test -p cursus-ffi --test header
+
+
+test-c: ffi-lib
+	$(CC) $(FFI_CFLAGS) -o $(FFI_BUILD)/test_cursus ffi-c/tests-c/test_cursus.c $(FFI_LDFLAGS)
+	$(FFI_WITH_BROKER) $(FFI_BUILD)/test_cursus
+
+test-valgrind: ffi-lib
+	$(CC) $(FFI_CFLAGS) -o $(FFI_BUILD)/test_cursus ffi-c/tests-c/test_cursus.c $(FFI_LDFLAGS)
+	$(FFI_WITH_BROKER) valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite \
+	  --show-leak-kinds=definite --error-exitcode=1 \
+	  --suppressions=$(CURDIR)/ffi-c/tests-c/valgrind.supp $(FFI_BUILD)/test_cursus
+
+
+test-cpp: ffi-lib
+	$(CXX) $(FFI_CXXFLAGS) -o $(FFI_BUILD)/test_cursus_cpp ffi-c/tests-cpp/test_cursus.cpp $(FFI_LDFLAGS) -lgtest
+	$(FFI_WITH_BROKER) $(FFI_BUILD)/test_cursus_cpp
+
+test-go: ffi-lib
+	cd ffi-c/go && $(FFI_GO_ENV) go vet ./...
+	cd ffi-c/go && $(FFI_GO_ENV) CURSUS_BROKER_BIN=$(FFI_BROKER) go test -count=1 -v ./...
+
+test-ffi: header-check test-c test-cpp test-go test-valgrind
+
+
+
+examples-c: ffi-lib
+	$(CC) $(FFI_CFLAGS) -o $(FFI_BUILD)/example_c ffi-c/examples/produce_consume.c $(FFI_LDFLAGS)
+	$(FFI_WITH_BROKER) sh -c '$(FFI_BUILD)/example_c "$$CURSUS_TEST_BROKER"'
+
+examples-cpp: ffi-lib
+	$(CXX) $(FFI_CXXFLAGS) -o $(FFI_BUILD)/example_cpp ffi-c/examples/produce_consume.cpp $(FFI_LDFLAGS)
+	$(FFI_WITH_BROKER) sh -c '$(FFI_BUILD)/example_cpp "$$CURSUS_TEST_BROKER"'
+
+examples-go: ffi-lib
+	cd ffi-c/go && $(FFI_GO_ENV) go build -o $(FFI_BUILD)/example_go ./examples/produce_consume
+	$(FFI_WITH_BROKER) sh -c '$(FFI_BUILD)/example_go "$$CURSUS_TEST_BROKER"'
+
+bench-ffi: ffi-lib
+	$(CC) $(FFI_CFLAGS) -O2 -o $(FFI_BUILD)/bench_c ffi-c/examples/bench_send.c $(FFI_LDFLAGS)
+	$(FFI_CARGO) build -p cursus-ffi --example bench_send
+	$(FFI_WITH_BROKER) sh -c '$(FFI_PROFILE)/examples/bench_send "$$CURSUS_TEST_BROKER" 500 && \
+	  $(FFI_BUILD)/bench_c "$$CURSUS_TEST_BROKER" 500 && \
+	  cd $(CURDIR)/ffi-c/go && $(FFI_GO_ENV) go test -run XXX -bench . -benchtime 5000x ./...'
+
+.DEFAULT_GOAL := $(FFI_SAVED_DEFAULT_GOAL)

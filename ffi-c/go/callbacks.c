@@ -1,0 +1,15 @@
+// C side of the Go delivery callback: user_data carries a runtime/cgo.Handle
+// value (an integer), never a Go pointer.
+#include "cursus.h"
+#include "_cgo_export.h"
+
+static void cursus_go_delivery(void *user_data, const cursus_delivery_report_t *report) {
+  cursusGoDelivery((uintptr_t)user_data, (cursus_delivery_report_t *)report);
+}
+
+cursus_status_t cursus_go_send(cursus_producer_t *p, const char *topic, int32_t partition,
+                               const uint8_t *key, size_t key_len, const uint8_t *payload,
+                               size_t payload_len, uintptr_t handle, cursus_error_t **err) {
+  return cursus_producer_send_cb(p, topic, partition, key, key_len, payload, payload_len,
+                                 cursus_go_delivery, (void *)handle, err);
+}

@@ -1,0 +1,441 @@
+// Package cursus is the Go client of the Cursus message broker, over the
+// libcursus C ABI (cgo).
+//
+// Build: cgo must find cursus.h and libcursus (CGO_CFLAGS=-I<repo>/include,
+// CGO_LDFLAGS="-L<dir> -lcursus"; `make test-go` sets them).
+//
+// Blocking calls take a context.Context and honour its cancellation and
+// deadline: a cancelled Send returns ctx.Err() while the record may still be
+// delivered; a cancelled Poll, Flush or Commit returns ctx.Err().
+//
+// Goroutine safety: Admin and Producer may be used from many goroutines at
+// once. A Consumer may be shared, but its calls are serialised (one poll at a
+// time). Close is safe to call more than once; calls after Close return an
+// error matching ErrClosed.
+//
+// No Go pointer is ever kept by C: delivery callbacks carry a
+// runtime/cgo.Handle, and payloads are copied by the library before a send
+// returns.
+package cursus
+
+// #cgo LDFLAGS: -lcursus
+// #include <stdlib.h>
+// #include "cursus.h"
+// cursus_status_t cursus_go_send(cursus_producer_t *p, const char *topic, int32_t partition,
+//                                const uint8_t *key, size_t key_len, const uint8_t *payload,
+//                                size_t payload_len, uintptr_t handle, cursus_error_t **err);
+import "C"
+
+import (
+	"context"
+	"errors"
+	"runtime"
+	"runtime/cgo"
+	"strings"
+	"sync"
+	"time"
+	"unsafe"
+)
+
+// Version is the runtime version of libcursus, e.g. "0.1.0".
+func Version() string { return C.GoString(C.cursus_version()) }
+
+// Option configures a client. Options are applied in order and validated by
+// the engine (an unknown name or bad value makes New* fail with
+// ErrInvalidArgument).
+type Option func(*options)
+
+type options struct{ kv [][2]string }
+
+// WithBootstrap sets the broker addresses (host:port, comma separated).
+func WithBootstrap(addrs ...string) Option {
+	return WithOption("bootstrap_servers", strings.Join(addrs, ","))
+}
+
+// WithGroup sets the consumer group id (required for a Consumer).
+func WithGroup(id string) Option { return WithOption("group_id", id) }
+
+// WithOption sets any engine option by name (acks, linger_ms, retries,
+// auto_offset_reset, ...): the same names in every language.
+func WithOption(key, value string) Option {
+	return func(o *options) { o.kv = append(o.kv, [2]string{key, value}) }
+}
+
+func cstr(s string) *C.char { return C.CString(s) }
+
+// newConfig builds a C config; the caller destroys it.
+func newConfig(opts []Option) (*C.cursus_config_t, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	cfg := C.cursus_config_new()
+	for _, kv := range o.kv {
+		k, v := cstr(kv[0]), cstr(kv[1])
+		var e *C.cursus_error_t
+		s := C.cursus_config_set(cfg, k, v, &e)
+		C.free(unsafe.Pointer(k))
+		C.free(unsafe.Pointer(v))
+		if err := check(s, e); err != nil {
+			C.cursus_config_destroy(cfg)
+			return nil, err
+		}
+	}
+	return cfg, nil
+}
+
+// pollSlice is how long one C call may block before a context is re-checked.
+const pollSlice = 100 * time.Millisecond
+
+// slice returns the next blocking slice in ms, bounded by ctx's deadline.
+func slice(ctx context.Context) int64 {
+	d := pollSlice
+	if dl, ok := ctx.Deadline(); ok {
+		if r := time.Until(dl); r < d {
+			d = r
+		}
+	}
+	if d < 0 {
+		d = 0
+	}
+	return d.Milliseconds()
+}
+
+// ---------------------------------------------------------------------------
+
+// Admin manages topics. Safe for concurrent use.
+type Admin struct {
+	h *C.cursus_admin_t
+}
+
+// NewAdmin connects an admin client.
+func NewAdmin(ctx context.Context, opts ...Option) (*Admin, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	defer C.cursus_config_destroy(cfg)
+	var h *C.cursus_admin_t
+	var e *C.cursus_error_t
+	if err := check(C.cursus_admin_new(cfg, &h, &e), e); err != nil {
+		return nil, err
+	}
+	a := &Admin{h: h}
+	runtime.SetFinalizer(a, func(a *Admin) { C.cursus_admin_destroy(a.h) })
+	return a, nil
+}
+
+// CreateTopic creates a topic (partitions 0: broker default).
+func (a *Admin) CreateTopic(ctx context.Context, topic string, partitions int) error {
+	defer runtime.KeepAlive(a)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	t := cstr(topic)
+	defer C.free(unsafe.Pointer(t))
+	var e *C.cursus_error_t
+	return check(C.cursus_admin_create_topic(a.h, t, C.uint32_t(partitions), &e), e)
+}
+
+// DeleteTopic deletes a topic; with ifExists a missing topic is not an error.
+func (a *Admin) DeleteTopic(ctx context.Context, topic string, ifExists bool) error {
+	defer runtime.KeepAlive(a)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	t := cstr(topic)
+	defer C.free(unsafe.Pointer(t))
+	var e *C.cursus_error_t
+	return check(C.cursus_admin_delete_topic(a.h, t, C.bool(ifExists), &e), e)
+}
+
+// ListTopics returns the topic names.
+func (a *Admin) ListTopics(ctx context.Context) ([]string, error) {
+	defer runtime.KeepAlive(a)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var names *C.char
+	var e *C.cursus_error_t
+	if err := check(C.cursus_admin_list_topics(a.h, &names, &e), e); err != nil {
+		return nil, err
+	}
+	defer C.cursus_string_free(names)
+	s := C.GoString(names)
+	if s == "" {
+		return nil, nil
+	}
+	return strings.Split(s, "\n"), nil
+}
+
+// Close closes the client (idempotent).
+func (a *Admin) Close() error {
+	defer runtime.KeepAlive(a)
+	var e *C.cursus_error_t
+	return check(C.cursus_admin_close(a.h, &e), e)
+}
+
+// ---------------------------------------------------------------------------
+
+// RecordMetadata tells where a record was written.
+type RecordMetadata struct {
+	Topic     string
+	Partition int32
+	Offset    int64 // -1 when the broker reported none (acks=0)
+	Timestamp time.Time
+}
+
+// Record is a record to send. Partition < 0 (or AnyPartition) lets the
+// partitioner choose. A nil Key means no key.
+type Record struct {
+	Topic     string
+	Partition int32
+	Key       []byte
+	Value     []byte
+}
+
+// AnyPartition lets the partitioner choose.
+const AnyPartition int32 = -1
+
+// Producer sends records. Safe for concurrent use.
+type Producer struct {
+	h *C.cursus_producer_t
+}
+
+// NewProducer creates a producer.
+func NewProducer(ctx context.Context, opts ...Option) (*Producer, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	defer C.cursus_config_destroy(cfg)
+	var h *C.cursus_producer_t
+	var e *C.cursus_error_t
+	if err := check(C.cursus_producer_new(cfg, &h, &e), e); err != nil {
+		return nil, err
+	}
+	p := &Producer{h: h}
+	runtime.SetFinalizer(p, func(p *Producer) { C.cursus_producer_destroy(p.h) })
+	return p, nil
+}
+
+type delivery struct {
+	meta RecordMetadata
+	err  error
+	fn   func(RecordMetadata, error)
+}
+
+//export cursusGoDelivery
+func cursusGoDelivery(handle C.uintptr_t, report *C.cursus_delivery_report_t) {
+	h := cgo.Handle(handle)
+	d := h.Value().(*delivery)
+	h.Delete()
+	if Status(report.status) != StatusOK {
+		d.err = errorFrom(Status(report.status), report.error)
+	} else {
+		m := report.metadata
+		d.meta = RecordMetadata{
+			Topic:     goString(report.topic),
+			Partition: int32(m.partition),
+			Offset:    int64(m.offset),
+			Timestamp: time.UnixMilli(int64(m.timestamp)),
+		}
+	}
+	d.fn(d.meta, d.err)
+}
+
+// SendAsync queues a record and returns once it is queued; fn is then
+// called once with the outcome on an engine thread (keep it short). If
+// queueing fails, the error is returned and fn is never called.
+func (p *Producer) SendAsync(ctx context.Context, r Record, fn func(RecordMetadata, error)) error {
+	defer runtime.KeepAlive(p)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if fn == nil {
+		fn = func(RecordMetadata, error) {}
+	}
+	t := cstr(r.Topic)
+	defer C.free(unsafe.Pointer(t))
+	var keyPtr, valPtr *C.uint8_t
+	// The library copies key and value before returning; cgo pins them for the call.
+	if len(r.Key) > 0 {
+		keyPtr = (*C.uint8_t)(unsafe.Pointer(&r.Key[0]))
+	} else if r.Key != nil {
+		keyPtr = (*C.uint8_t)(unsafe.Pointer(t)) // empty, non-nil key: any valid pointer
+	}
+	if len(r.Value) > 0 {
+		valPtr = (*C.uint8_t)(unsafe.Pointer(&r.Value[0]))
+	}
+	h := cgo.NewHandle(&delivery{fn: fn})
+	var e *C.cursus_error_t
+	s := C.cursus_go_send(p.h, t, C.int32_t(r.Partition), keyPtr, C.size_t(len(r.Key)), valPtr,
+		C.size_t(len(r.Value)), C.uintptr_t(h), &e)
+	if err := check(s, e); err != nil {
+		h.Delete()
+		return err
+	}
+	return nil
+}
+
+// Send sends a record and waits for its acknowledgement or for ctx. On
+// cancellation it returns ctx.Err(); the record may still be delivered.
+func (p *Producer) Send(ctx context.Context, r Record) (RecordMetadata, error) {
+	type result struct {
+		m   RecordMetadata
+		err error
+	}
+	ch := make(chan result, 1)
+	if err := p.SendAsync(ctx, r, func(m RecordMetadata, err error) { ch <- result{m, err} }); err != nil {
+		return RecordMetadata{}, err
+	}
+	select {
+	case res := <-ch:
+		return res.m, res.err
+	case <-ctx.Done():
+		return RecordMetadata{}, ctx.Err()
+	}
+}
+
+// Flush sends everything queued and waits until every record sent before
+// it (and its callback) completed, or until ctx is done.
+func (p *Producer) Flush(ctx context.Context) error {
+	defer runtime.KeepAlive(p)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var e *C.cursus_error_t
+		err := check(C.cursus_producer_flush(p.h, C.int64_t(slice(ctx)), &e), e)
+		if err == nil || !errors.Is(err, ErrTimeout) {
+			return err
+		}
+	}
+}
+
+// Close flushes (within ctx's deadline, else 30 s) and closes the producer.
+// Idempotent.
+func (p *Producer) Close(ctx context.Context) error {
+	defer runtime.KeepAlive(p)
+	timeout := int64(30000)
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = max(time.Until(dl).Milliseconds(), 0)
+	}
+	var e *C.cursus_error_t
+	return check(C.cursus_producer_close(p.h, C.int64_t(timeout), &e), e)
+}
+
+// ---------------------------------------------------------------------------
+
+// Message is a consumed record (its bytes are copied into Go memory).
+type Message struct {
+	Topic     string
+	Partition int32
+	Offset    int64
+	Key       []byte
+	Value     []byte
+	Timestamp time.Time
+}
+
+// Consumer is a group consumer. Its calls are serialised.
+type Consumer struct {
+	mu sync.Mutex
+	h  *C.cursus_consumer_t
+}
+
+// NewConsumer creates a group consumer (WithGroup is required).
+func NewConsumer(ctx context.Context, opts ...Option) (*Consumer, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	defer C.cursus_config_destroy(cfg)
+	var h *C.cursus_consumer_t
+	var e *C.cursus_error_t
+	if err := check(C.cursus_consumer_new(cfg, &h, &e), e); err != nil {
+		return nil, err
+	}
+	c := &Consumer{h: h}
+	runtime.SetFinalizer(c, func(c *Consumer) { C.cursus_consumer_destroy(c.h) })
+	return c, nil
+}
+
+// Subscribe subscribes to topics, replacing the previous subscription.
+func (c *Consumer) Subscribe(ctx context.Context, topics ...string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	arr := (*[1 << 20]*C.char)(C.malloc(C.size_t(len(topics)+1) * C.size_t(unsafe.Sizeof(uintptr(0)))))
+	defer C.free(unsafe.Pointer(arr))
+	for i, t := range topics {
+		arr[i] = cstr(t)
+		defer C.free(unsafe.Pointer(arr[i]))
+	}
+	var e *C.cursus_error_t
+	return check(C.cursus_consumer_subscribe(c.h, &arr[0], C.size_t(len(topics)), &e), e)
+}
+
+// Poll waits for the next message until ctx is done (then it returns
+// ctx.Err()). Give ctx a deadline to poll with a timeout.
+func (c *Consumer) Poll(ctx context.Context) (*Message, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		var m *C.cursus_message_t
+		var e *C.cursus_error_t
+		if err := check(C.cursus_consumer_poll(c.h, C.int64_t(slice(ctx)), &m, &e), e); err != nil {
+			return nil, err
+		}
+		if m != nil {
+			return copyMessage(m), nil
+		}
+	}
+}
+
+func copyMessage(m *C.cursus_message_t) *Message {
+	defer C.cursus_message_destroy(m)
+	var klen, vlen C.size_t
+	k := C.cursus_message_key(m, &klen)
+	v := C.cursus_message_payload(m, &vlen)
+	return &Message{
+		Topic:     goString(C.cursus_message_topic(m)),
+		Partition: int32(C.cursus_message_partition(m)),
+		Offset:    int64(C.cursus_message_offset(m)),
+		Key:       C.GoBytes(unsafe.Pointer(k), C.int(klen)),
+		Value:     C.GoBytes(unsafe.Pointer(v), C.int(vlen)),
+		Timestamp: time.UnixMilli(int64(C.cursus_message_timestamp(m))),
+	}
+}
+
+// Commit commits the positions of the messages returned by Poll so far.
+func (c *Consumer) Commit(ctx context.Context) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	var e *C.cursus_error_t
+	return check(C.cursus_consumer_commit(c.h, &e), e)
+}
+
+// Close leaves the group and closes the consumer (idempotent).
+func (c *Consumer) Close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var e *C.cursus_error_t
+	return check(C.cursus_consumer_close(c.h, &e), e)
+}

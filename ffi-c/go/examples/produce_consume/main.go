@@ -1,0 +1,65 @@
+// Command produce_consume produces three records and consumes them through
+// a consumer group, in Go.
+//
+//	usage: produce_consume [BROKER_ADDR]   (default 127.0.0.1:9000)
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"time"
+
+	"cursus"
+)
+
+func main() {
+	broker := "127.0.0.1:9000"
+	if len(os.Args) > 1 {
+		broker = os.Args[1]
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	topic := fmt.Sprintf("example-go-%d", time.Now().Unix())
+	fmt.Printf("libcursus %s, broker %s\n", cursus.Version(), broker)
+
+	admin, err := cursus.NewAdmin(ctx, cursus.WithBootstrap(broker))
+	check(err)
+	check(admin.CreateTopic(ctx, topic, 1))
+	check(admin.Close())
+
+	producer, err := cursus.NewProducer(ctx, cursus.WithBootstrap(broker), cursus.WithOption("acks", "all"))
+	check(err)
+	for i := 0; i < 3; i++ {
+		value := fmt.Sprintf("hello %d", i)
+		m, err := producer.Send(ctx, cursus.Record{Topic: topic, Partition: cursus.AnyPartition, Value: []byte(value)})
+		check(err)
+		fmt.Printf("produced %s to %s/%d@%d\n", value, m.Topic, m.Partition, m.Offset)
+	}
+	check(producer.Close(ctx))
+
+	consumer, err := cursus.NewConsumer(ctx, cursus.WithBootstrap(broker), cursus.WithGroup("example-go"))
+	check(err)
+	defer consumer.Close()
+	check(consumer.Subscribe(ctx, topic))
+	for got := 0; got < 3; got++ {
+		m, err := consumer.Poll(ctx)
+		check(err)
+		fmt.Printf("consumed %s from %s/%d@%d\n", m.Value, m.Topic, m.Partition, m.Offset)
+	}
+	check(consumer.Commit(ctx))
+	fmt.Println("done")
+}
+
+func check(err error) {
+	if err == nil {
+		return
+	}
+	var ce *cursus.Error
+	if errors.As(err, &ce) {
+		log.Fatalf("error [%s/%s]: %s", ce.Class, ce.Code, ce.Message)
+	}
+	log.Fatal(err)
+}

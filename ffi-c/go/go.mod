@@ -1,0 +1,3 @@
+module cursus
+
+go 1.22

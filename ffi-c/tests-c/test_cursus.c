@@ -1,0 +1,398 @@
+/* C tests of libcursus against a real broker (address in $CURSUS_TEST_BROKER).
+ * A plain runner: one line per test, then "N passed, N failed". */
+#include "cursus.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int failed_checks;
+static const char *broker;
+
+#define CHECK(cond)                                                              \
+  do {                                                                           \
+    if (!(cond)) {                                                               \
+      fprintf(stderr, "  %s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+      failed_checks++;                                                           \
+      goto done;                                                                 \
+    }                                                                            \
+  } while (0)
+
+/* Checks that a call returned CURSUS_OK; prints and frees the error if not. */
+static int ok(cursus_status_t s, cursus_error_t *e, const char *what, int line) {
+  if (s == CURSUS_OK && e == NULL) return 1;
+  fprintf(stderr, "  line %d: %s -> %s: %s\n", line, what, cursus_status_name(s),
+          e ? cursus_error_message(e) : "(no error)");
+  cursus_error_free(e);
+  failed_checks++;
+  return 0;
+}
+#define CHECK_OK(call)                                       \
+  do {                                                       \
+    cursus_error_t *err = NULL;                              \
+    if (!ok(call, err, #call, __LINE__)) goto done;          \
+  } while (0)
+/* Inside CHECK_OK, `&err` names the local error out-parameter. */
+
+static int counter;
+static void topic_name(char *buf, size_t n, const char *prefix) {
+  snprintf(buf, n, "%s-%ld-%d", prefix, (long)getpid(), ++counter);
+}
+
+static cursus_config_t *config_with(const char *group) {
+  cursus_config_t *c = cursus_config_new();
+  cursus_error_t *err = NULL;
+  if (cursus_config_set(c, "bootstrap_servers", broker, &err) != CURSUS_OK) abort();
+  if (group && cursus_config_set(c, "group_id", group, &err) != CURSUS_OK) abort();
+  return c;
+}
+
+static int create_topic(const char *topic, unsigned partitions) {
+  cursus_config_t *c = config_with(NULL);
+  cursus_admin_t *admin = NULL;
+  cursus_error_t *err = NULL;
+  int good = ok(cursus_admin_new(c, &admin, &err), err, "admin_new", __LINE__) &&
+             ok(cursus_admin_create_topic(admin, topic, partitions, &err), err, "create_topic", __LINE__);
+  cursus_admin_close(admin, NULL);
+  cursus_admin_destroy(admin);
+  cursus_config_destroy(c);
+  return good;
+}
+
+/* ------------------------------------------------------------------------ */
+
+static void test_version(void) {
+  char expect[64];
+  snprintf(expect, sizeof expect, "%d.%d.%d", CURSUS_VERSION_MAJOR, CURSUS_VERSION_MINOR,
+           CURSUS_VERSION_PATCH);
+  CHECK(strcmp(cursus_version(), expect) == 0);
+  CHECK(strcmp(cursus_status_name(CURSUS_ERR_FENCING), "CURSUS_ERR_FENCING") == 0);
+done:;
+}
+
+static void test_config_validation(void) {
+  cursus_config_t *c = cursus_config_new();
+  cursus_error_t *err = NULL;
+  CHECK(c != NULL);
+  CHECK(cursus_config_set(c, "no_such_option", "1", &err) == CURSUS_ERR_INVALID_ARGUMENT);
+  CHECK(err != NULL);
+  CHECK(strstr(cursus_error_message(err), "no_such_option") != NULL);
+  CHECK(strcmp(cursus_error_code(err), "invalid_argument") == 0);
+  CHECK(cursus_error_class(err) == CURSUS_CLASS_VALIDATION);
+  CHECK(strcmp(cursus_error_class_name(err), "validation") == 0);
+  CHECK(!cursus_error_retryable(err));
+  cursus_error_free(err);
+  err = NULL;
+  CHECK(cursus_config_set(c, "acks", "seven", &err) == CURSUS_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(cursus_error_message(err), "acks") != NULL);
+  cursus_error_free(err);
+  err = NULL;
+  CHECK(cursus_config_set(c, "linger_ms", "abc", &err) == CURSUS_ERR_INVALID_ARGUMENT);
+  cursus_error_free(err);
+  err = NULL;
+  CHECK(cursus_config_set(c, "acks", "all", &err) == CURSUS_OK);
+  CHECK(err == NULL);
+  CHECK(cursus_config_set(c, "group_id", "g1", NULL) == CURSUS_OK);
+  CHECK(cursus_config_set(c, NULL, "x", NULL) == CURSUS_ERR_INVALID_ARGUMENT);
+done:
+  cursus_error_free(err);
+  cursus_config_destroy(c);
+}
+
+static void test_invalid_handles(void) {
+  cursus_error_t *err = NULL;
+  cursus_config_t *c = cursus_config_new();
+  cursus_producer_t *p = NULL;
+  /* NULL handles. */
+  CHECK(cursus_config_set(NULL, "acks", "1", NULL) == CURSUS_ERR_INVALID_ARGUMENT);
+  CHECK(cursus_producer_flush(NULL, 0, &err) == CURSUS_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(cursus_error_message(err), "NULL") != NULL);
+  cursus_error_free(err);
+  err = NULL;
+  CHECK(cursus_producer_new(c, NULL, NULL) == CURSUS_ERR_INVALID_ARGUMENT);
+  /* Wrong kind: a config passed as a producer. */
+  CHECK(cursus_producer_flush((cursus_producer_t *)c, 0, &err) == CURSUS_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(cursus_error_message(err), "not a producer") != NULL);
+  cursus_error_free(err);
+  err = NULL;
+  /* Destroyed handle. */
+  cursus_config_destroy(c);
+  CHECK(cursus_config_set(c, "acks", "1", &err) == CURSUS_ERR_INVALID_ARGUMENT);
+  CHECK(strcmp(cursus_error_code(err), "invalid_handle") == 0);
+  cursus_error_free(err);
+  err = NULL;
+  CHECK(cursus_producer_new(c, &p, &err) == CURSUS_ERR_INVALID_ARGUMENT);
+  CHECK(p == NULL);
+  cursus_error_free(err);
+  err = NULL;
+  /* Destroy functions accept NULL and double destroy. */
+  cursus_config_destroy(c);
+  cursus_config_destroy(NULL);
+  cursus_producer_destroy(NULL);
+  cursus_consumer_destroy(NULL);
+  cursus_admin_destroy(NULL);
+  cursus_message_destroy(NULL);
+  cursus_error_free(NULL);
+  /* Accessors on invalid handles. */
+  CHECK(cursus_error_message(NULL) == NULL);
+  CHECK(cursus_error_field_count(NULL) == 0);
+  CHECK(cursus_message_payload(NULL, NULL) == NULL);
+  CHECK(cursus_message_offset(NULL) == -1);
+  c = NULL;
+done:
+  cursus_error_free(err);
+  cursus_config_destroy(c);
+}
+
+static void test_consumer_requires_group(void) {
+  cursus_config_t *c = config_with(NULL);
+  cursus_consumer_t *consumer = NULL;
+  cursus_error_t *err = NULL;
+  CHECK(cursus_consumer_new(c, &consumer, &err) == CURSUS_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(cursus_error_message(err), "group_id") != NULL);
+  CHECK(consumer == NULL);
+done:
+  cursus_error_free(err);
+  cursus_config_destroy(c);
+}
+
+static void test_admin_errors_carry_class_and_fields(void) {
+  cursus_config_t *c = config_with(NULL);
+  cursus_admin_t *admin = NULL;
+  cursus_error_t *err = NULL;
+  char topic[64], *names = NULL;
+  topic_name(topic, sizeof topic, "c-admin");
+  CHECK_OK(cursus_admin_new(c, &admin, &err));
+  CHECK(cursus_admin_delete_topic(admin, topic, false, &err) == CURSUS_ERR_NOT_FOUND);
+  CHECK(cursus_error_class(err) == CURSUS_CLASS_NOT_FOUND);
+  CHECK(cursus_error_code(err) != NULL && strlen(cursus_error_code(err)) > 0);
+  for (size_t i = 0; i < cursus_error_field_count(err); i++) {
+    CHECK(cursus_error_field_name(err, i) != NULL);
+    CHECK(cursus_error_field_value(err, i) != NULL);
+  }
+  CHECK(cursus_error_field_name(err, 1000) == NULL);
+  cursus_error_free(err);
+  err = NULL;
+  CHECK(cursus_admin_delete_topic(admin, topic, true, &err) == CURSUS_OK);
+  CHECK_OK(cursus_admin_create_topic(admin, topic, 2, &err));
+  CHECK_OK(cursus_admin_list_topics(admin, &names, &err));
+  CHECK(strstr(names, topic) != NULL);
+  cursus_string_free(names);
+  names = NULL;
+  CHECK_OK(cursus_admin_close(admin, &err));
+  CHECK_OK(cursus_admin_close(admin, &err));
+  CHECK(cursus_admin_list_topics(admin, &names, &err) == CURSUS_ERR_CLOSED);
+done:
+  cursus_string_free(names);
+  cursus_error_free(err);
+  cursus_admin_destroy(admin);
+  cursus_config_destroy(c);
+}
+
+struct delivery_state {
+  atomic_int ok;
+  atomic_int failed;
+  atomic_llong offset_sum;
+};
+
+static void on_delivery(void *user_data, const cursus_delivery_report_t *report) {
+  struct delivery_state *st = user_data;
+  if (report->status == CURSUS_OK && report->error == NULL && report->topic != NULL) {
+    atomic_fetch_add(&st->offset_sum, report->metadata.offset);
+    atomic_fetch_add(&st->ok, 1);
+  } else {
+    atomic_fetch_add(&st->failed, 1);
+  }
+}
+
+static void test_produce_and_consume_through_group(void) {
+  char topic[64], group[64];
+  topic_name(topic, sizeof topic, "c-roundtrip");
+  topic_name(group, sizeof group, "c-group");
+  cursus_config_t *pc = config_with(NULL), *cc = config_with(group);
+  cursus_producer_t *producer = NULL;
+  cursus_consumer_t *consumer = NULL, *second = NULL;
+  cursus_message_t *m = NULL;
+  struct delivery_state st = {0};
+  const unsigned char binary[] = {'a', 0, 'b', 0, 0, 0xff};
+  const char *topics[] = {topic};
+  int seen = 0, seen_binary = 0;
+  cursus_error_t *err = NULL;
+  CHECK(create_topic(topic, 1));
+  CHECK_OK(cursus_producer_new(pc, &producer, &err));
+  cursus_record_metadata_t meta;
+  CHECK_OK(cursus_producer_send(producer, topic, -1, (const uint8_t *)"k", 1, binary, sizeof binary, &meta, &err));
+  CHECK(meta.partition == 0 && meta.offset == 0);
+  for (int i = 0; i < 9; i++) {
+    char payload[32];
+    int n = snprintf(payload, sizeof payload, "msg-%d", i);
+    CHECK_OK(cursus_producer_send_cb(producer, topic, -1, NULL, 0, (const uint8_t *)payload, (size_t)n,
+                                     on_delivery, &st, &err));
+  }
+  CHECK_OK(cursus_producer_flush(producer, 30000, &err));
+  CHECK(atomic_load(&st.ok) == 9 && atomic_load(&st.failed) == 0);
+  CHECK(atomic_load(&st.offset_sum) == 45); /* offsets 1..9, callbacks in any order */
+
+  CHECK_OK(cursus_consumer_new(cc, &consumer, &err));
+  CHECK_OK(cursus_consumer_subscribe(consumer, topics, 1, &err));
+  for (int polls = 0; seen < 10 && polls < 200; polls++) {
+    CHECK_OK(cursus_consumer_poll(consumer, 500, &m, &err));
+    if (m == NULL) continue;
+    CHECK(strcmp(cursus_message_topic(m), topic) == 0);
+    CHECK(cursus_message_partition(m) == 0);
+    CHECK(cursus_message_offset(m) == seen);
+    CHECK(cursus_message_timestamp(m) > 0);
+    size_t len = 0, klen = 0;
+    const uint8_t *payload = cursus_message_payload(m, &len);
+    const uint8_t *key = cursus_message_key(m, &klen);
+    if (seen == 0) {
+      CHECK(len == sizeof binary && memcmp(payload, binary, len) == 0);
+      CHECK(klen == 1 && key[0] == 'k');
+      seen_binary = 1;
+    } else {
+      char expect[32];
+      int n = snprintf(expect, sizeof expect, "msg-%d", seen - 1);
+      CHECK(len == (size_t)n && memcmp(payload, expect, len) == 0);
+      CHECK(klen == 0);
+    }
+    seen++;
+    cursus_message_destroy(m);
+    m = NULL;
+    if (seen == 5) CHECK_OK(cursus_consumer_commit(consumer, &err));
+  }
+  CHECK(seen == 10 && seen_binary);
+  CHECK_OK(cursus_consumer_commit(consumer, &err));
+  CHECK_OK(cursus_consumer_close(consumer, &err));
+  CHECK(cursus_consumer_poll(consumer, 0, &m, &err) == CURSUS_ERR_CLOSED);
+  cursus_error_free(err);
+  err = NULL;
+
+  /* The group resumes after the committed position. */
+  CHECK_OK(cursus_producer_send(producer, topic, 0, NULL, 0, (const uint8_t *)"after", 5, NULL, &err));
+  CHECK_OK(cursus_consumer_new(cc, &second, &err));
+  CHECK_OK(cursus_consumer_subscribe(second, topics, 1, &err));
+  for (int polls = 0; m == NULL && polls < 200; polls++) CHECK_OK(cursus_consumer_poll(second, 500, &m, &err));
+  CHECK(m != NULL);
+  CHECK(cursus_message_offset(m) == 10);
+  size_t len = 0;
+  const uint8_t *payload = cursus_message_payload(m, &len);
+  CHECK(len == 5 && memcmp(payload, "after", 5) == 0);
+  CHECK_OK(cursus_consumer_commit(second, &err));
+  CHECK_OK(cursus_consumer_close(second, &err));
+
+  /* Closed producer: CURSUS_ERR_CLOSED; destroyed: invalid handle. */
+  CHECK_OK(cursus_producer_close(producer, 10000, &err));
+  CHECK(cursus_producer_send(producer, topic, -1, NULL, 0, (const uint8_t *)"x", 1, NULL, &err) == CURSUS_ERR_CLOSED);
+  CHECK(cursus_error_class(err) == CURSUS_CLASS_VALIDATION);
+  cursus_error_free(err);
+  err = NULL;
+  cursus_producer_destroy(producer);
+  CHECK(cursus_producer_send(producer, topic, -1, NULL, 0, (const uint8_t *)"x", 1, NULL, &err) ==
+        CURSUS_ERR_INVALID_ARGUMENT);
+  producer = NULL;
+done:
+  cursus_error_free(err);
+  cursus_message_destroy(m);
+  cursus_consumer_destroy(consumer);
+  cursus_consumer_destroy(second);
+  cursus_producer_destroy(producer);
+  cursus_config_destroy(pc);
+  cursus_config_destroy(cc);
+}
+
+static void test_send_to_missing_topic_fails_with_class(void) {
+  cursus_config_t *c = config_with(NULL);
+  cursus_producer_t *producer = NULL;
+  cursus_error_t *err = NULL;
+  char topic[64];
+  topic_name(topic, sizeof topic, "c-missing");
+  CHECK(cursus_config_set(c, "retries", "0", NULL) == CURSUS_OK);
+  CHECK_OK(cursus_producer_new(c, &producer, &err));
+  cursus_status_t s = cursus_producer_send(producer, topic, -1, NULL, 0, (const uint8_t *)"x", 1, NULL, &err);
+  CHECK(s != CURSUS_OK);
+  CHECK(err != NULL);
+  CHECK(cursus_error_status(err) == s);
+  CHECK(cursus_error_message(err) != NULL);
+  CHECK(s == CURSUS_ERR_NOT_FOUND);
+done:
+  cursus_error_free(err);
+  cursus_producer_close(producer, 1000, NULL);
+  cursus_producer_destroy(producer);
+  cursus_config_destroy(c);
+}
+
+struct sender_args {
+  cursus_producer_t *producer;
+  const char *topic;
+  atomic_int *acked;
+};
+
+static void *sender(void *arg) {
+  struct sender_args *a = arg;
+  for (int i = 0; i < 10; i++) {
+    if (cursus_producer_send(a->producer, a->topic, -1, NULL, 0, (const uint8_t *)"t", 1, NULL, NULL) == CURSUS_OK)
+      atomic_fetch_add(a->acked, 1);
+  }
+  return NULL;
+}
+
+static void test_concurrent_sends_on_one_producer(void) {
+  char topic[64];
+  topic_name(topic, sizeof topic, "c-threads");
+  cursus_config_t *c = config_with(NULL);
+  cursus_producer_t *producer = NULL;
+  atomic_int acked = 0;
+  pthread_t threads[4];
+  CHECK(create_topic(topic, 2));
+  CHECK_OK(cursus_producer_new(c, &producer, &err));
+  struct sender_args args = {producer, topic, &acked};
+  for (int i = 0; i < 4; i++) CHECK(pthread_create(&threads[i], NULL, sender, &args) == 0);
+  for (int i = 0; i < 4; i++) pthread_join(threads[i], NULL);
+  CHECK(atomic_load(&acked) == 40);
+done:
+  cursus_producer_close(producer, 10000, NULL);
+  cursus_producer_destroy(producer);
+  cursus_config_destroy(c);
+}
+
+/* ------------------------------------------------------------------------ */
+
+struct test {
+  const char *name;
+  void (*fn)(void);
+};
+
+int main(void) {
+  static const struct test tests[] = {
+      {"version", test_version},
+      {"config_validation", test_config_validation},
+      {"invalid_handles", test_invalid_handles},
+      {"consumer_requires_group", test_consumer_requires_group},
+      {"admin_errors_carry_class_and_fields", test_admin_errors_carry_class_and_fields},
+      {"produce_and_consume_through_group", test_produce_and_consume_through_group},
+      {"send_to_missing_topic_fails_with_class", test_send_to_missing_topic_fails_with_class},
+      {"concurrent_sends_on_one_producer", test_concurrent_sends_on_one_producer},
+  };
+  broker = getenv("CURSUS_TEST_BROKER");
+  if (broker == NULL || *broker == '\0') {
+    fprintf(stderr, "CURSUS_TEST_BROKER is not set (run through with-broker.sh)\n");
+    return 2;
+  }
+  int passed = 0, failed = 0;
+  for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
+    failed_checks = 0;
+    tests[i].fn();
+    if (failed_checks == 0) {
+      passed++;
+      printf("test %s ... ok\n", tests[i].name);
+    } else {
+      failed++;
+      printf("test %s ... FAILED\n", tests[i].name);
+    }
+  }
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}

@@ -16,11 +16,12 @@ all: build
 
 # Each binding owns its build and test recipes.
 include ffi-c/build.mk
+include bindings-python/build.mk
 
 build:
 	$(CARGO) build --workspace --all-targets
 
-test: lint test-rust test-ffi
+test: lint test-rust test-ffi test-python
 
 lint: fmt-check clippy
 

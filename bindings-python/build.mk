@@ -1,0 +1,43 @@
+# Python binding (bindings-python): included from the top-level Makefile,
+# run from the repository root.
+#
+#   make test-python    venv + tools, wheel built and installed, broker built,
+#                       pytest against the real broker, mypy --strict on the examples
+#   make bench-python   records/s produced and consumed from Python
+#                       (target/bench/python.json)
+#
+# The venv is .venv at the root (git-ignored); tool versions are pinned.
+
+PY_VENV        ?= .venv
+PY_BIN         := $(PY_VENV)/bin/python
+PY_TOOLS       := maturin==1.7.4 pytest==8.3.3 pytest-timeout==2.3.1 mypy==1.13.0
+PY_TOOLS_STAMP := $(PY_VENV)/.cursus-python-tools
+PY_TARGET      := $(abspath $(or $(CARGO_TARGET_DIR),target))
+PY_WHEELS      := $(PY_TARGET)/wheels-python
+PY_BROKER_BIN  := $(PY_TARGET)/debug/cursus-broker
+
+.PHONY: test-python python-wheel bench-python
+
+$(PY_TOOLS_STAMP):
+	@test -x $(PY_BIN) || python3 -m venv $(PY_VENV)
+	$(PY_BIN) -m pip install -q --disable-pip-version-check $(PY_TOOLS)
+	@touch $@
+
+# Builds the abi3 wheel (dev profile) and installs it into the venv.
+python-wheel: $(PY_TOOLS_STAMP)
+	rm -rf $(PY_WHEELS)
+	CARGO_TARGET_DIR=$(PY_TARGET) $(PY_BIN) -m maturin build --quiet \
+	  -m bindings-python/Cargo.toml -i $(PY_BIN) --out $(PY_WHEELS)
+	$(PY_BIN) -m pip install -q --disable-pip-version-check --force-reinstall --no-deps \
+	  $(PY_WHEELS)/cursus-*.whl
+
+test-python: python-wheel
+	CARGO_TARGET_DIR=$(PY_TARGET) $(CARGO) build -p cursus-broker
+	cd bindings-python && CURSUS_BROKER_BIN=$(PY_BROKER_BIN) \
+	  $(abspath $(PY_BIN)) -m pytest tests -p no:cacheprovider --timeout 300 -q
+	$(PY_BIN) -m mypy --strict --cache-dir $(PY_TARGET)/mypy-python bindings-python/examples
+
+bench-python: python-wheel
+	CARGO_TARGET_DIR=$(PY_TARGET) $(CARGO) build -p cursus-broker
+	CURSUS_BROKER_BIN=$(PY_BROKER_BIN) $(PY_BIN) bindings-python/bench/bench.py \
+	  --out $(PY_TARGET)/bench/python.json

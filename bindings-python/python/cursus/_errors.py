@@ -1,0 +1,158 @@
+"""The exception hierarchy: one class per engine error class, rooted at
+:class:`CursusError`. Engine errors are raised as the subclass of their
+class; timeouts also subclass the built-in :class:`TimeoutError`, and use of a
+closed object (or of an object after ``fork()``) raises :class:`ClosedError`.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import Dict, Optional, Type
+
+__all__ = [
+    "CursusError",
+    "ValidationError",
+    "AuthorizationError",
+    "RoutingError",
+    "AvailabilityError",
+    "ConflictError",
+    "FencingError",
+    "NotFoundError",
+    "InternalError",
+    "TimeoutError",
+    "ClosedError",
+]
+
+
+class CursusError(Exception):
+    """Any error reported by the Cursus engine or broker.
+
+    Attributes:
+        code: machine-readable code (the broker's, e.g. ``TOPIC_NOT_FOUND``,
+            or a local one such as ``timeout``, ``closed``, ``used_after_fork``).
+        error_class: one of the eight classes (``validation``, ``authorization``,
+            ``routing``, ``availability``, ``conflict``, ``fencing``,
+            ``not_found``, ``internal``).
+        retryable: whether the same operation may be attempted again.
+        message: human-readable detail.
+        fields: structured details (e.g. ``leader``).
+        kind: where the error comes from (``broker``, ``io``, ``timeout``,
+            ``protocol``, ``closed``, ``invalid_argument``, ``internal``).
+    """
+
+    error_class: str = "internal"
+
+    def __init__(
+        self,
+        message: str = "",
+        *,
+        code: str = "",
+        retryable: bool = False,
+        fields: Optional[Dict[str, str]] = None,
+        kind: str = "broker",
+        text: Optional[str] = None,
+    ) -> None:
+        super().__init__(text if text is not None else message)
+        self.code = code
+        self.retryable = retryable
+        self.message = message
+        self.fields: Dict[str, str] = dict(fields or {})
+        self.kind = kind
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else self.message
+
+
+class ValidationError(CursusError):
+    """The request or an argument is invalid."""
+
+    error_class = "validation"
+
+
+class AuthorizationError(CursusError):
+    """Authentication or authorization failed."""
+
+    error_class = "authorization"
+
+
+class RoutingError(CursusError):
+    """Sent to the wrong broker."""
+
+    error_class = "routing"
+
+
+class AvailabilityError(CursusError):
+    """Temporarily unavailable (network, overload, timeout)."""
+
+    error_class = "availability"
+
+
+class ConflictError(CursusError):
+    """The request conflicts with the current state."""
+
+    error_class = "conflict"
+
+
+class FencingError(CursusError):
+    """A newer generation, owner or epoch has fenced this one."""
+
+    error_class = "fencing"
+
+
+class NotFoundError(CursusError):
+    """The named resource does not exist."""
+
+    error_class = "not_found"
+
+
+class InternalError(CursusError):
+    """The broker or the engine failed internally."""
+
+    error_class = "internal"
+
+
+class TimeoutError(AvailabilityError, builtins.TimeoutError):  # noqa: A001
+    """A deadline passed (also a built-in :class:`TimeoutError`)."""
+
+    error_class = "availability"
+
+
+class ClosedError(ValidationError):
+    """The object is closed, or was created before ``fork()``."""
+
+    error_class = "validation"
+
+
+_BY_CLASS: Dict[str, Type[CursusError]] = {
+    "validation": ValidationError,
+    "authorization": AuthorizationError,
+    "routing": RoutingError,
+    "availability": AvailabilityError,
+    "conflict": ConflictError,
+    "fencing": FencingError,
+    "not_found": NotFoundError,
+    "internal": InternalError,
+}
+
+
+def _from_engine(
+    kind: str,
+    code: str,
+    error_class: str,
+    retryable: bool,
+    message: str,
+    fields: Dict[str, str],
+    text: str,
+) -> CursusError:
+    """Builds the exception for an engine error (called by the native module)."""
+    cls: Type[CursusError]
+    if kind == "timeout":
+        cls = TimeoutError
+    elif kind == "closed" and error_class == "validation":
+        cls = ClosedError
+    else:
+        cls = _BY_CLASS.get(error_class, CursusError)
+    err = cls(message, code=code, retryable=retryable, fields=fields, kind=kind, text=text)
+    if err.error_class != error_class:
+        err.error_class = error_class
+    return err

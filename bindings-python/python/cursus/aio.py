@@ -1,0 +1,288 @@
+"""The asyncio API: awaitable producer, consumer and admin client.
+
+Each method awaits the engine's own future (spawned on the engine runtime and
+resolved on the running loop); no thread pool is involved. Cancelling an
+awaiting task cancels the engine operation. Objects are used as::
+
+    async with cursus.aio.Producer(bootstrap_servers="127.0.0.1:9000") as p:
+        meta = await p.send("topic", b"payload")
+
+or created with ``await cursus.aio.Producer.connect(**config)``.
+"""
+
+from __future__ import annotations
+
+from types import TracebackType
+from typing import (
+    AsyncIterator,
+    Dict,
+    Iterable,
+    List,
+    Mapping,
+    Optional,
+    Sequence,
+    Tuple,
+    Type,
+    TypeVar,
+    Union,
+)
+
+from . import _cursus
+from ._cursus import (
+    DeleteOutcome,
+    GroupStatus,
+    Message,
+    PartitionOffsets,
+    RecordMetadata,
+    TopicDescription,
+    TopicInfo,
+    TopicMetadata,
+    TopicPartition,
+    TruncateOutcome,
+)
+from ._errors import ClosedError
+
+__all__ = ["Producer", "Consumer", "AdminClient"]
+
+Buffer = Union[bytes, bytearray, memoryview]
+ConfigValue = Union[str, int, float, bool, Sequence[str], None]
+_T = TypeVar("_T", bound="_Client")
+
+
+class _Client:
+    _what = "client"
+
+    def __init__(self, **config: ConfigValue) -> None:
+        self._config: Dict[str, ConfigValue] = dict(config)
+        self._native_obj: Optional[object] = None
+        self._closed = False
+
+    async def _connect(self) -> object:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+    async def start(self) -> None:
+        """Connects (done by ``async with`` and :meth:`connect`)."""
+        if self._closed:
+            raise ClosedError(f"{self._what} is closed", code="closed", kind="closed")
+        if self._native_obj is None:
+            self._native_obj = await self._connect()
+
+    @classmethod
+    async def connect(cls: Type[_T], **config: ConfigValue) -> _T:
+        """Creates and connects."""
+        client = cls(**config)
+        await client.start()
+        return client
+
+    def _require(self) -> object:
+        if self._native_obj is None:
+            if self._closed:
+                raise ClosedError(f"{self._what} is closed", code="closed", kind="closed")
+            raise ClosedError(
+                f"{self._what} is not connected; use 'async with' or await connect()",
+                code="not_connected",
+                kind="closed",
+            )
+        return self._native_obj
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called."""
+        return self._closed
+
+    async def __aenter__(self: _T) -> _T:
+        await self.start()
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: Optional[Type[BaseException]],
+        exc: Optional[BaseException],
+        tb: Optional[TracebackType],
+    ) -> None:
+        await self.close()
+
+    async def close(self) -> None:
+        """Closes; closing twice does nothing."""
+        self._closed = True
+        native = self._native_obj
+        if native is not None:
+            await native.close()  # type: ignore[attr-defined]
+
+
+class Producer(_Client):
+    """Sends records; every :meth:`send` resolves when acknowledged."""
+
+    _what = "producer"
+
+    async def _connect(self) -> object:
+        return await _cursus.AsyncProducer.connect(**self._config)
+
+    @property
+    def _native(self) -> _cursus.AsyncProducer:
+        return self._require()  # type: ignore[return-value]
+
+    async def send(
+        self,
+        topic: str,
+        value: Buffer,
+        *,
+        key: Union[Buffer, str, None] = None,
+        partition: Optional[int] = None,
+        timestamp: Optional[int] = None,
+    ) -> RecordMetadata:
+        """Sends a record and returns where it was stored."""
+        return await self._native.send(
+            topic, value, key=key, partition=partition, timestamp=timestamp
+        )
+
+    async def flush(self, timeout: Optional[float] = None) -> None:
+        """Sends everything queued and waits for it."""
+        await self._native.flush(timeout)
+
+    async def close(self, timeout: Optional[float] = None) -> None:
+        """Flushes (within ``timeout`` seconds) and closes; idempotent."""
+        self._closed = True
+        native = self._native_obj
+        if native is not None:
+            await native.close(timeout)  # type: ignore[attr-defined]
+
+
+class Consumer(_Client):
+    """A consumer-group member; ``async for message in consumer`` iterates."""
+
+    _what = "consumer"
+
+    async def _connect(self) -> object:
+        return await _cursus.AsyncConsumer.connect(**self._config)
+
+    @property
+    def _native(self) -> _cursus.AsyncConsumer:
+        return self._require()  # type: ignore[return-value]
+
+    async def subscribe(self, topics: Union[str, Iterable[str]]) -> None:
+        """Subscribes to a topic or topics."""
+        await self._native.subscribe(topics if isinstance(topics, str) else list(topics))
+
+    async def subscribe_pattern(self, pattern: str) -> None:
+        """Subscribes to every topic matching a glob pattern."""
+        await self._native.subscribe_pattern(pattern)
+
+    async def poll(self, timeout: Optional[float] = None) -> List[Message]:
+        """Returns the next records (``[]`` if none came within ``timeout``)."""
+        return await self._native.poll(timeout)
+
+    async def commit(self) -> None:
+        """Commits the positions of the records returned so far."""
+        await self._native.commit()
+
+    async def commit_offsets(
+        self,
+        offsets: Union[Mapping[TopicPartition, int], Sequence[Tuple[TopicPartition, int]]],
+    ) -> None:
+        """Commits explicit next offsets."""
+        await self._native.commit_offsets(offsets)
+
+    async def committed(self, tp: TopicPartition) -> Optional[int]:
+        """The committed next offset of a partition."""
+        return await self._native.committed(tp)
+
+    async def assignment(self) -> List[TopicPartition]:
+        """The partitions currently assigned to this member."""
+        return await self._native.assignment()
+
+    async def __aiter__(self) -> AsyncIterator[Message]:
+        while True:
+            for message in await self.poll():
+                yield message
+
+
+class AdminClient(_Client):
+    """Topic and group administration."""
+
+    _what = "admin client"
+
+    async def _connect(self) -> object:
+        return await _cursus.AsyncAdmin.connect(**self._config)
+
+    @property
+    def _native(self) -> _cursus.AsyncAdmin:
+        return self._require()  # type: ignore[return-value]
+
+    async def create_topic(
+        self,
+        name: str,
+        *,
+        partitions: Optional[int] = None,
+        idempotent: Optional[bool] = None,
+        event_sourcing: Optional[bool] = None,
+        replication_factor: Optional[int] = None,
+        min_in_sync_replicas: Optional[int] = None,
+        cleanup_policy: Optional[str] = None,
+        retention_hours: Optional[int] = None,
+        retention_bytes: Optional[int] = None,
+        partitioner: Optional[str] = None,
+        auth_policy: Optional[str] = None,
+        read_acl: Optional[List[str]] = None,
+        write_acl: Optional[List[str]] = None,
+    ) -> TopicInfo:
+        """Creates a topic (or patches an existing one)."""
+        return await self._native.create_topic(
+            name,
+            partitions=partitions,
+            idempotent=idempotent,
+            event_sourcing=event_sourcing,
+            replication_factor=replication_factor,
+            min_in_sync_replicas=min_in_sync_replicas,
+            cleanup_policy=cleanup_policy,
+            retention_hours=retention_hours,
+            retention_bytes=retention_bytes,
+            partitioner=partitioner,
+            auth_policy=auth_policy,
+            read_acl=read_acl,
+            write_acl=write_acl,
+        )
+
+    async def alter_topic_config(
+        self, topic: str, min_in_sync_replicas: Optional[int] = None
+    ) -> TopicInfo:
+        """Replaces the min_in_sync_replicas override."""
+        return await self._native.alter_topic_config(topic, min_in_sync_replicas)
+
+    async def delete_topic(self, topic: str, *, if_exists: bool = False) -> DeleteOutcome:
+        """Deletes a topic."""
+        return await self._native.delete_topic(topic, if_exists=if_exists)
+
+    async def truncate_topic(self, topic: str, expected_revision: int) -> TruncateOutcome:
+        """Truncates a topic at its current revision."""
+        return await self._native.truncate_topic(topic, expected_revision)
+
+    async def list_topics(self) -> List[str]:
+        """Topic names."""
+        return await self._native.list_topics()
+
+    async def describe_topic(self, topic: str) -> TopicDescription:
+        """DESCRIBE a topic."""
+        return await self._native.describe_topic(topic)
+
+    async def metadata(self, topic: str) -> TopicMetadata:
+        """METADATA of a topic."""
+        return await self._native.metadata(topic)
+
+    async def list_offsets(
+        self, topic: str, partition: Optional[int] = None
+    ) -> List[PartitionOffsets]:
+        """LIST_OFFSETS of a topic."""
+        return await self._native.list_offsets(topic, partition)
+
+    async def group_status(self, group: str) -> GroupStatus:
+        """GROUP_STATUS of a group."""
+        return await self._native.group_status(group)
+
+    async def list_groups(self) -> List[str]:
+        """Group names."""
+        return await self._native.list_groups()
+
+    async def help(self) -> List[str]:
+        """The broker's HELP lines."""
+        return await self._native.help()

@@ -1,0 +1,551 @@
+//! The asyncio API's native half: engine futures bridged to asyncio
+//! futures. Each call creates an `asyncio.Future` on the running loop,
+//! spawns the engine future on the engine runtime, and resolves the asyncio
+//! future from the engine thread with `loop.call_soon_threadsafe`. No thread
+//! pool is involved; cancelling the asyncio future aborts the engine task.
+
+use crate::errors::{panic_error, to_py, IntoPyResult};
+use crate::sync::{record, Slot};
+use crate::types::*;
+use crate::{config, types};
+use cursus::admin::Admin as EngineAdmin;
+use cursus::consumer::{Consumer as EngineConsumer, Subscription};
+use cursus::producer::Producer as EngineProducer;
+use cursus::Error;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString};
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Aborts the engine task when the asyncio future is cancelled.
+#[pyclass(module = "cursus._cursus", frozen)]
+struct Canceller {
+    abort: tokio::task::AbortHandle,
+}
+
+#[pymethods]
+impl Canceller {
+    fn __call__(&self, fut: &Bound<'_, PyAny>) -> PyResult<()> {
+        if fut.call_method0("cancelled")?.is_truthy()? {
+            self.abort.abort();
+        }
+        Ok(())
+    }
+}
+
+/// Converts an engine value into a Python object (with the GIL held).
+type Convert<T> = fn(Python<'_>, T) -> PyResult<PyObject>;
+
+/// Runs `future` on the engine runtime; returns an asyncio future of the
+/// running loop that resolves with `convert(value)` or the mapped error.
+fn bridge<'py, F, T>(py: Python<'py>, future: F, convert: Convert<T>) -> PyResult<Bound<'py, PyAny>>
+where
+    F: Future<Output = cursus::Result<T>> + Send + 'static,
+    T: Send + 'static,
+{
+    let asyncio = py.import_bound("asyncio")?;
+    let event_loop = asyncio.call_method0("get_running_loop")?;
+    let py_future = event_loop.call_method0("create_future")?;
+    let handle = cursus::blocking::runtime_handle().py_err(py)?;
+    let resolve = py
+        .import_bound("cursus._aio_support")?
+        .getattr("_resolve")?
+        .unbind();
+    let loop_ref = event_loop.unbind();
+    let fut_ref = py_future.clone().unbind();
+    // The engine future runs as its own task so that a panic in it is
+    // caught by the runtime and reported as an internal error here.
+    let task = handle.spawn(future);
+    let abort = task.abort_handle();
+    handle.spawn(async move {
+        let outcome = match task.await {
+            Ok(r) => Some(r),
+            Err(e) if e.is_cancelled() => None,
+            Err(e) => Some(Err(match e.try_into_panic() {
+                Ok(payload) => panic_error("an async call", &*payload),
+                Err(_) => panic_error("an async call", &()),
+            })),
+        };
+        let Some(outcome) = outcome else { return };
+        crate::with_gil_if_alive(|py| {
+            let (ok, value) = match outcome
+                .map_err(|e| to_py(py, &e))
+                .and_then(|v| convert(py, v))
+            {
+                Ok(v) => (true, v),
+                Err(e) => (false, e.into_value(py).into_py(py)),
+            };
+            // A closed loop cannot be told any more; nothing awaits then.
+            let _ =
+                loop_ref.call_method1(py, "call_soon_threadsafe", (resolve, fut_ref, ok, value));
+        });
+    });
+    py_future.call_method1("add_done_callback", (Canceller { abort },))?;
+    Ok(py_future)
+}
+
+fn none(py: Python<'_>, _: ()) -> PyResult<PyObject> {
+    Ok(py.None())
+}
+
+fn metadata(py: Python<'_>, m: cursus::producer::RecordMetadata) -> PyResult<PyObject> {
+    Ok(RecordMetadata::from(m).into_py(py))
+}
+
+fn into<T: IntoPy<PyObject>, U: Into<T>>(py: Python<'_>, v: U) -> PyResult<PyObject> {
+    Ok(v.into().into_py(py))
+}
+
+fn list<T: IntoPy<PyObject>, U: Into<T>>(py: Python<'_>, v: Vec<U>) -> PyResult<PyObject> {
+    Ok(v.into_iter()
+        .map(|x| x.into().into_py(py))
+        .collect::<Vec<PyObject>>()
+        .into_py(py))
+}
+
+fn messages(py: Python<'_>, v: Vec<cursus::consumer::ConsumerRecord>) -> PyResult<PyObject> {
+    Ok(v.iter()
+        .map(|r| Message::from_engine(py, r).into_py(py))
+        .collect::<Vec<PyObject>>()
+        .into_py(py))
+}
+
+fn strings(py: Python<'_>, v: Vec<String>) -> PyResult<PyObject> {
+    Ok(v.into_py(py))
+}
+
+fn timeout_arg(py: Python<'_>, seconds: Option<f64>) -> PyResult<Option<Duration>> {
+    crate::sync::duration(py, seconds)
+}
+
+/// Native async producer (wrapped by `cursus.aio.Producer`).
+#[pyclass(module = "cursus._cursus", frozen)]
+pub struct AsyncProducer {
+    inner: Slot<EngineProducer>,
+}
+
+#[pymethods]
+impl AsyncProducer {
+    /// Connects; resolves to an `AsyncProducer`.
+    #[staticmethod]
+    #[pyo3(signature = (**config))]
+    fn connect<'py>(
+        py: Python<'py>,
+        config: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let cfg = config::producer(py, config)?;
+        bridge(py, EngineProducer::connect(cfg), |py, p| {
+            Ok(Py::new(
+                py,
+                AsyncProducer {
+                    inner: Slot::new("producer", p),
+                },
+            )?
+            .into_py(py))
+        })
+    }
+
+    /// Queues a record and resolves with its `RecordMetadata` once acknowledged.
+    #[pyo3(signature = (topic, value, *, key=None, partition=None, timestamp=None))]
+    fn send<'py>(
+        &self,
+        py: Python<'py>,
+        topic: String,
+        value: &Bound<'py, PyAny>,
+        key: Option<&Bound<'py, PyAny>>,
+        partition: Option<u32>,
+        timestamp: Option<i64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let p = self.inner.get(py)?;
+        let rec = record(topic, value, key, partition, timestamp)?;
+        bridge(py, async move { p.send(rec).await?.await }, metadata)
+    }
+
+    /// Sends everything queued and waits (`timeout` seconds; `None`: no limit).
+    #[pyo3(signature = (timeout=None))]
+    fn flush<'py>(&self, py: Python<'py>, timeout: Option<f64>) -> PyResult<Bound<'py, PyAny>> {
+        let p = self.inner.get(py)?;
+        let t = timeout_arg(py, timeout)?;
+        bridge(py, async move { p.flush(t).await }, none)
+    }
+
+    /// Flushes within `timeout` seconds (`None`: no limit) and closes;
+    /// closing twice does nothing.
+    #[pyo3(signature = (timeout=None))]
+    fn close<'py>(&self, py: Python<'py>, timeout: Option<f64>) -> PyResult<Bound<'py, PyAny>> {
+        let t = timeout_arg(py, timeout)?.unwrap_or(Duration::MAX);
+        let p = self.inner.take();
+        bridge(
+            py,
+            async move {
+                match p {
+                    Some(p) => p.close(t).await,
+                    None => Ok(()),
+                }
+            },
+            none,
+        )
+    }
+
+    /// True once `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.is_closed()
+    }
+}
+
+/// Native async consumer (wrapped by `cursus.aio.Consumer`).
+#[pyclass(module = "cursus._cursus", frozen)]
+pub struct AsyncConsumer {
+    inner: Slot<Arc<EngineConsumer>>,
+}
+
+#[pymethods]
+impl AsyncConsumer {
+    /// Connects; resolves to an `AsyncConsumer`.
+    #[staticmethod]
+    #[pyo3(signature = (**config))]
+    fn connect<'py>(
+        py: Python<'py>,
+        config: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let cfg = config::consumer(py, config)?;
+        bridge(py, EngineConsumer::connect(cfg), |py, c| {
+            Ok(Py::new(
+                py,
+                AsyncConsumer {
+                    inner: Slot::new("consumer", Arc::new(c)),
+                },
+            )?
+            .into_py(py))
+        })
+    }
+
+    /// Subscribes to a topic or a list of topics.
+    fn subscribe<'py>(
+        &self,
+        py: Python<'py>,
+        topics: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let c = self.inner.get(py)?;
+        let topics: Vec<String> = if topics.is_instance_of::<PyString>() {
+            vec![topics.extract()?]
+        } else {
+            topics.extract()?
+        };
+        bridge(
+            py,
+            async move { c.subscribe(Subscription::Topics(topics)).await },
+            none,
+        )
+    }
+
+    /// Subscribes to every topic matching a glob pattern.
+    fn subscribe_pattern<'py>(
+        &self,
+        py: Python<'py>,
+        pattern: String,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let c = self.inner.get(py)?;
+        bridge(
+            py,
+            async move { c.subscribe(Subscription::Pattern(pattern)).await },
+            none,
+        )
+    }
+
+    /// Resolves with the next records (waiting at most `timeout` seconds;
+    /// `None`: until one arrives).
+    #[pyo3(signature = (timeout=None))]
+    fn poll<'py>(&self, py: Python<'py>, timeout: Option<f64>) -> PyResult<Bound<'py, PyAny>> {
+        let c = self.inner.get(py)?;
+        let t = timeout_arg(py, timeout)?;
+        bridge(
+            py,
+            async move {
+                match t {
+                    Some(t) => c.poll(t).await,
+                    None => loop {
+                        let r = c.poll(Duration::from_secs(3600)).await?;
+                        if !r.is_empty() {
+                            break Ok(r);
+                        }
+                    },
+                }
+            },
+            messages,
+        )
+    }
+
+    /// Commits the positions of the records returned so far.
+    fn commit<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let c = self.inner.get(py)?;
+        bridge(py, async move { c.commit_sync().await }, none)
+    }
+
+    /// Commits explicit next offsets.
+    fn commit_offsets<'py>(
+        &self,
+        py: Python<'py>,
+        offsets: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let c = self.inner.get(py)?;
+        let items: Vec<(TopicPartition, u64)> = if let Ok(d) = offsets.downcast::<PyDict>() {
+            d.iter()
+                .map(|(k, v)| Ok((k.extract::<TopicPartition>()?, v.extract::<u64>()?)))
+                .collect::<PyResult<_>>()?
+        } else {
+            offsets.extract()?
+        };
+        let offsets: Vec<_> = items.into_iter().map(|(tp, o)| (tp.engine(), o)).collect();
+        bridge(py, async move { c.commit_offsets(&offsets).await }, none)
+    }
+
+    /// Resolves with the committed next offset of a partition, or `None`.
+    fn committed<'py>(&self, py: Python<'py>, tp: TopicPartition) -> PyResult<Bound<'py, PyAny>> {
+        let c = self.inner.get(py)?;
+        let tp = tp.engine();
+        bridge(py, async move { c.committed(&tp).await }, |py, v| {
+            Ok(v.into_py(py))
+        })
+    }
+
+    /// Resolves with the assigned partitions.
+    fn assignment<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let c = self.inner.get(py)?;
+        bridge(
+            py,
+            async move { Ok(c.assignment().await) },
+            list::<TopicPartition, _>,
+        )
+    }
+
+    /// Commits (with auto-commit), leaves the group and closes; closing
+    /// twice does nothing.
+    fn close<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let c = self.inner.take();
+        bridge(
+            py,
+            async move {
+                match c {
+                    Some(c) => c.close().await,
+                    None => Ok(()),
+                }
+            },
+            none,
+        )
+    }
+
+    /// True once `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.is_closed()
+    }
+}
+
+/// Native async admin client (wrapped by `cursus.aio.AdminClient`).
+#[pyclass(module = "cursus._cursus", frozen)]
+pub struct AsyncAdmin {
+    inner: Slot<Arc<EngineAdmin>>,
+}
+
+#[pymethods]
+impl AsyncAdmin {
+    /// Connects; resolves to an `AsyncAdmin`.
+    #[staticmethod]
+    #[pyo3(signature = (**config))]
+    fn connect<'py>(
+        py: Python<'py>,
+        config: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let cfg = config::client(py, config)?;
+        bridge(py, EngineAdmin::connect(cfg), |py, a| {
+            Ok(Py::new(
+                py,
+                AsyncAdmin {
+                    inner: Slot::new("admin client", Arc::new(a)),
+                },
+            )?
+            .into_py(py))
+        })
+    }
+
+    /// Creates a topic (or patches an existing one).
+    #[pyo3(signature = (name, *, partitions=None, idempotent=None, event_sourcing=None,
+        replication_factor=None, min_in_sync_replicas=None, cleanup_policy=None,
+        retention_hours=None, retention_bytes=None, partitioner=None, auth_policy=None,
+        read_acl=None, write_acl=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn create_topic<'py>(
+        &self,
+        py: Python<'py>,
+        name: String,
+        partitions: Option<u32>,
+        idempotent: Option<bool>,
+        event_sourcing: Option<bool>,
+        replication_factor: Option<u32>,
+        min_in_sync_replicas: Option<u32>,
+        cleanup_policy: Option<String>,
+        retention_hours: Option<u64>,
+        retention_bytes: Option<u64>,
+        partitioner: Option<String>,
+        auth_policy: Option<String>,
+        read_acl: Option<Vec<String>>,
+        write_acl: Option<Vec<String>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let a = self.inner.get(py)?;
+        let t = types::new_topic(
+            name,
+            partitions,
+            idempotent,
+            event_sourcing,
+            replication_factor,
+            min_in_sync_replicas,
+            cleanup_policy,
+            retention_hours,
+            retention_bytes,
+            partitioner,
+            auth_policy,
+            read_acl,
+            write_acl,
+        );
+        bridge(
+            py,
+            async move { a.create_topic(&t).await },
+            into::<TopicInfo, _>,
+        )
+    }
+
+    /// Replaces the min_in_sync_replicas override.
+    #[pyo3(signature = (topic, min_in_sync_replicas=None))]
+    fn alter_topic_config<'py>(
+        &self,
+        py: Python<'py>,
+        topic: String,
+        min_in_sync_replicas: Option<u32>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let a = self.inner.get(py)?;
+        bridge(
+            py,
+            async move { a.alter_topic_config(&topic, min_in_sync_replicas).await },
+            into::<TopicInfo, _>,
+        )
+    }
+
+    /// Deletes a topic.
+    #[pyo3(signature = (topic, *, if_exists=false))]
+    fn delete_topic<'py>(
+        &self,
+        py: Python<'py>,
+        topic: String,
+        if_exists: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let a = self.inner.get(py)?;
+        bridge(
+            py,
+            async move { a.delete_topic(&topic, if_exists).await },
+            into::<DeleteOutcome, _>,
+        )
+    }
+
+    /// Truncates a topic at its current revision.
+    fn truncate_topic<'py>(
+        &self,
+        py: Python<'py>,
+        topic: String,
+        expected_revision: u64,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let a = self.inner.get(py)?;
+        bridge(
+            py,
+            async move { a.truncate_topic(&topic, expected_revision).await },
+            into::<TruncateOutcome, _>,
+        )
+    }
+
+    /// Topic names.
+    fn list_topics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let a = self.inner.get(py)?;
+        bridge(py, async move { a.list_topics().await }, strings)
+    }
+
+    /// DESCRIBE a topic.
+    fn describe_topic<'py>(&self, py: Python<'py>, topic: String) -> PyResult<Bound<'py, PyAny>> {
+        let a = self.inner.get(py)?;
+        bridge(
+            py,
+            async move { a.describe_topic(&topic).await },
+            into::<TopicDescription, _>,
+        )
+    }
+
+    /// METADATA of a topic.
+    fn metadata<'py>(&self, py: Python<'py>, topic: String) -> PyResult<Bound<'py, PyAny>> {
+        let a = self.inner.get(py)?;
+        bridge(
+            py,
+            async move { a.metadata(&topic).await },
+            into::<TopicMetadata, _>,
+        )
+    }
+
+    /// LIST_OFFSETS of a topic.
+    #[pyo3(signature = (topic, partition=None))]
+    fn list_offsets<'py>(
+        &self,
+        py: Python<'py>,
+        topic: String,
+        partition: Option<u32>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let a = self.inner.get(py)?;
+        bridge(
+            py,
+            async move { a.list_offsets(&topic, partition).await },
+            list::<PartitionOffsets, _>,
+        )
+    }
+
+    /// GROUP_STATUS of a group.
+    fn group_status<'py>(&self, py: Python<'py>, group: String) -> PyResult<Bound<'py, PyAny>> {
+        let a = self.inner.get(py)?;
+        bridge(
+            py,
+            async move { a.group_status(&group).await },
+            into::<GroupStatus, _>,
+        )
+    }
+
+    /// Group names.
+    fn list_groups<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let a = self.inner.get(py)?;
+        bridge(py, async move { a.list_groups().await }, strings)
+    }
+
+    /// The broker's HELP lines.
+    fn help<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let a = self.inner.get(py)?;
+        bridge(py, async move { a.help().await }, strings)
+    }
+
+    /// Closes the client; closing twice does nothing.
+    fn close<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let a = self.inner.take();
+        bridge(
+            py,
+            async move {
+                if let Some(a) = a {
+                    a.close().await;
+                }
+                Ok::<(), Error>(())
+            },
+            none,
+        )
+    }
+
+    /// True once `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.is_closed()
+    }
+}

@@ -1,0 +1,65 @@
+//! Maps the engine's one error type onto the Python exception hierarchy
+//! defined in `cursus/_errors.py` (rooted at `cursus.CursusError`).
+
+use cursus::{Error, ErrorKind};
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+/// The lowercase name of an engine error kind, as exposed in `.kind`.
+fn kind_name(kind: ErrorKind) -> &'static str {
+    match kind {
+        ErrorKind::Broker => "broker",
+        ErrorKind::Io => "io",
+        ErrorKind::Timeout => "timeout",
+        ErrorKind::Protocol => "protocol",
+        ErrorKind::Closed => "closed",
+        ErrorKind::InvalidArgument => "invalid_argument",
+        ErrorKind::Internal => "internal",
+        _ => "internal",
+    }
+}
+
+fn build(py: Python<'_>, e: &Error) -> PyResult<PyErr> {
+    let module = py.import_bound("cursus._errors")?;
+    let fields = PyDict::new_bound(py);
+    for (k, v) in e.fields() {
+        fields.set_item(k, v)?;
+    }
+    let exc = module.getattr("_from_engine")?.call1((
+        kind_name(e.kind()),
+        e.code(),
+        e.class().name(),
+        e.retryable(),
+        e.message(),
+        fields,
+        e.to_string(),
+    ))?;
+    Ok(PyErr::from_value_bound(exc))
+}
+
+/// Converts an engine error into the matching `cursus.CursusError` subclass.
+pub fn to_py(py: Python<'_>, e: &Error) -> PyErr {
+    build(py, e).unwrap_or_else(|err| err)
+}
+
+/// Extension trait: `engine_result.py_err(py)?`.
+pub trait IntoPyResult<T> {
+    /// Converts the engine error, if any, into a Python exception.
+    fn py_err(self, py: Python<'_>) -> PyResult<T>;
+}
+
+impl<T> IntoPyResult<T> for Result<T, Error> {
+    fn py_err(self, py: Python<'_>) -> PyResult<T> {
+        self.map_err(|e| to_py(py, &e))
+    }
+}
+
+/// The error raised when a panic is caught at the boundary.
+pub fn panic_error(what: &str, payload: &(dyn std::any::Any + Send)) -> Error {
+    let detail = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".to_owned());
+    Error::internal(format!("internal panic in {what}: {detail}"))
+}

@@ -1,0 +1,656 @@
+//! The synchronous API: `Producer`, `Consumer`, `AdminClient` and
+//! `Delivery`, over `cursus::blocking`. Every blocking call runs with the
+//! GIL released; long waits run in short slices with a signal check between
+//! slices so Ctrl-C interrupts them promptly.
+
+use crate::errors::{panic_error, to_py, IntoPyResult};
+use crate::types::{self, Message, RecordMetadata, TopicPartition};
+use crate::{config, types::*};
+use cursus::blocking;
+use cursus::producer::{Delivery as EngineDelivery, ProducerRecord};
+use cursus::{Error, ErrorKind};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString};
+use std::panic::AssertUnwindSafe;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+/// Longest uninterruptible wait: signals are checked at least this often.
+pub(crate) const SLICE: Duration = Duration::from_millis(100);
+
+/// Runs `f` with the GIL released; a panic becomes an internal error.
+pub(crate) fn blocking<T, F>(py: Python<'_>, f: F) -> PyResult<T>
+where
+    F: FnOnce() -> cursus::Result<T> + Send,
+    T: Send,
+{
+    match py.allow_threads(|| std::panic::catch_unwind(AssertUnwindSafe(f))) {
+        Ok(r) => r.py_err(py),
+        Err(payload) => Err(to_py(py, &panic_error("a blocking call", &*payload))),
+    }
+}
+
+/// Converts a Python timeout in seconds (`None`: no limit).
+pub(crate) fn duration(py: Python<'_>, seconds: Option<f64>) -> PyResult<Option<Duration>> {
+    match seconds {
+        None => Ok(None),
+        Some(s) if s.is_finite() && s >= 0.0 => Ok(Some(Duration::from_secs_f64(s))),
+        Some(s) => Err(to_py(
+            py,
+            &Error::invalid_argument(format!(
+                "timeout must be a non-negative number of seconds, got {s}"
+            )),
+        )),
+    }
+}
+
+/// Runs `step(slice)` repeatedly until it returns `Some`, the deadline
+/// passes (returns `None`), or a signal handler raises (KeyboardInterrupt).
+fn sliced<T, F>(py: Python<'_>, timeout: Option<Duration>, mut step: F) -> PyResult<Option<T>>
+where
+    F: FnMut(Duration) -> cursus::Result<Option<T>> + Send,
+    T: Send,
+{
+    let deadline = timeout.map(|t| Instant::now() + t);
+    loop {
+        let slice = match deadline {
+            None => SLICE,
+            Some(d) => d.saturating_duration_since(Instant::now()).min(SLICE),
+        };
+        if let Some(v) = blocking(py, || step(slice))? {
+            return Ok(Some(v));
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return Ok(None);
+        }
+        py.check_signals()?;
+    }
+}
+
+/// A shared handle that becomes unusable after `close()`.
+pub(crate) struct Slot<T> {
+    what: &'static str,
+    inner: Mutex<Option<T>>,
+}
+
+impl<T: Clone> Slot<T> {
+    pub(crate) fn new(what: &'static str, value: T) -> Self {
+        Slot {
+            what,
+            inner: Mutex::new(Some(value)),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Option<T>> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The handle, or the engine's `closed` error.
+    pub(crate) fn get(&self, py: Python<'_>) -> PyResult<T> {
+        self.lock()
+            .clone()
+            .ok_or_else(|| to_py(py, &Error::closed(self.what)))
+    }
+
+    /// The handle if still open (without marking it closed).
+    pub(crate) fn peek(&self) -> Option<T> {
+        self.lock().clone()
+    }
+
+    /// Marks the handle closed.
+    pub(crate) fn take(&self) -> Option<T> {
+        self.lock().take()
+    }
+
+    pub(crate) fn is_closed(&self) -> bool {
+        self.lock().is_none()
+    }
+}
+
+/// Builds a record from the Python arguments (the only copy made is for
+/// small or mutable payloads; see `types::payload`).
+pub(crate) fn record(
+    topic: String,
+    value: &Bound<'_, PyAny>,
+    key: Option<&Bound<'_, PyAny>>,
+    partition: Option<u32>,
+    timestamp: Option<i64>,
+) -> PyResult<ProducerRecord> {
+    Ok(ProducerRecord {
+        topic,
+        partition,
+        key: types::key(key)?,
+        payload: types::payload(value)?,
+        timestamp,
+    })
+}
+
+/// Calls a Python `on_delivery(error, metadata)` callback (engine thread).
+pub(crate) fn call_delivery_callback(
+    callback: Py<PyAny>,
+    outcome: cursus::Result<cursus::producer::RecordMetadata>,
+) {
+    crate::with_gil_if_alive(|py| {
+        let args = match outcome {
+            Ok(m) => (py.None(), RecordMetadata::from(m).into_py(py)),
+            Err(e) => (to_py(py, &e).into_value(py).into_py(py), py.None()),
+        };
+        if let Err(err) = callback.call1(py, args) {
+            err.write_unraisable_bound(py, Some(callback.bind(py)));
+        }
+    });
+}
+
+/// Sends records to Cursus topics.
+#[pyclass(module = "cursus", frozen)]
+pub struct Producer {
+    inner: Slot<blocking::Producer>,
+}
+
+#[pymethods]
+impl Producer {
+    /// Connects; keyword arguments are engine producer/client options.
+    #[new]
+    #[pyo3(signature = (**config))]
+    fn new(py: Python<'_>, config: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        let cfg = config::producer(py, config)?;
+        let p = blocking(py, move || blocking::Producer::connect(cfg))?;
+        Ok(Producer {
+            inner: Slot::new("producer", p),
+        })
+    }
+
+    /// Queues a record; returns its pending `Delivery` (or `None` when
+    /// `on_delivery(error, metadata)` is given, which is then called once
+    /// on an engine thread).
+    #[pyo3(signature = (topic, value, *, key=None, partition=None, timestamp=None, on_delivery=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn send(
+        &self,
+        py: Python<'_>,
+        topic: String,
+        value: &Bound<'_, PyAny>,
+        key: Option<&Bound<'_, PyAny>>,
+        partition: Option<u32>,
+        timestamp: Option<i64>,
+        on_delivery: Option<Py<PyAny>>,
+    ) -> PyResult<Option<Delivery>> {
+        let p = self.inner.get(py)?;
+        let rec = record(topic, value, key, partition, timestamp)?;
+        match on_delivery {
+            Some(cb) => {
+                blocking(py, || {
+                    p.send_with_callback(rec, move |r| call_delivery_callback(cb, r))
+                })?;
+                Ok(None)
+            }
+            None => {
+                let d = blocking(py, || p.send(rec))?;
+                Ok(Some(Delivery {
+                    state: Mutex::new(DeliveryState::Pending(d)),
+                }))
+            }
+        }
+    }
+
+    /// Sends a record and waits for its acknowledgement.
+    #[pyo3(signature = (topic, value, *, key=None, partition=None, timestamp=None, timeout=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn send_and_wait(
+        &self,
+        py: Python<'_>,
+        topic: String,
+        value: &Bound<'_, PyAny>,
+        key: Option<&Bound<'_, PyAny>>,
+        partition: Option<u32>,
+        timestamp: Option<i64>,
+        timeout: Option<f64>,
+    ) -> PyResult<RecordMetadata> {
+        let d = self
+            .send(py, topic, value, key, partition, timestamp, None)?
+            .expect("send without a callback returns a delivery");
+        d.result(py, timeout)
+    }
+
+    /// Sends everything queued and waits for it (`timeout` in seconds;
+    /// `None`: no limit). Interruptible with Ctrl-C.
+    #[pyo3(signature = (timeout=None))]
+    fn flush(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<()> {
+        let p = self.inner.get(py)?;
+        flush(py, &p, duration(py, timeout)?)
+    }
+
+    /// Flushes (at most `timeout` seconds; `None`: no limit), then closes.
+    /// Closing a closed producer does nothing.
+    #[pyo3(signature = (timeout=None))]
+    fn close(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<()> {
+        let Some(p) = self.inner.peek() else {
+            return Ok(());
+        };
+        let flushed = flush(py, &p, duration(py, timeout)?);
+        if let Err(e) = &flushed {
+            // Ctrl-C (or any non-engine error): leave the producer open.
+            if !is_engine_timeout(py, e) {
+                return flushed;
+            }
+        }
+        self.inner.take();
+        blocking(py, || p.close(Duration::ZERO))?;
+        flushed
+    }
+
+    /// True once `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.is_closed()
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
+        self.close(py, None)?;
+        Ok(false)
+    }
+}
+
+fn is_engine_timeout(py: Python<'_>, e: &PyErr) -> bool {
+    e.value_bound(py)
+        .getattr("kind")
+        .and_then(|k| k.extract::<String>())
+        .is_ok_and(|k| k == "timeout")
+}
+
+fn flush(py: Python<'_>, p: &blocking::Producer, timeout: Option<Duration>) -> PyResult<()> {
+    let done = sliced(py, timeout, |slice| match p.flush(Some(slice)) {
+        Ok(()) => Ok(Some(())),
+        Err(e) if e.kind() == ErrorKind::Timeout => Ok(None),
+        Err(e) => Err(e),
+    })?;
+    match done {
+        Some(()) => Ok(()),
+        None => Err(to_py(
+            py,
+            &Error::timeout(format!(
+                "flush did not finish within {} ms",
+                timeout.unwrap_or_default().as_millis()
+            )),
+        )),
+    }
+}
+
+enum DeliveryState {
+    Pending(EngineDelivery),
+    Done(cursus::Result<cursus::producer::RecordMetadata>),
+}
+
+/// The pending acknowledgement of one sent record.
+#[pyclass(module = "cursus", frozen)]
+pub struct Delivery {
+    state: Mutex<DeliveryState>,
+}
+
+#[pymethods]
+impl Delivery {
+    /// Waits for the acknowledgement (`timeout` in seconds; `None`: no
+    /// limit) and returns where the record was stored, or raises its error.
+    /// A timed-out wait raises `cursus.TimeoutError`; the delivery goes on.
+    #[pyo3(signature = (timeout=None))]
+    fn result(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<RecordMetadata> {
+        let timeout = duration(py, timeout)?;
+        let out = sliced(py, timeout, |slice| {
+            let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            if let DeliveryState::Pending(d) = &mut *st {
+                // The engine future itself, bounded by one slice: an elapsed
+                // slice is told apart from a delivery that failed by timeout.
+                match blocking::block_on(async { tokio::time::timeout(slice, &mut *d).await })? {
+                    Err(_elapsed) => return Ok(None),
+                    Ok(r) => *st = DeliveryState::Done(r),
+                }
+            }
+            match &*st {
+                DeliveryState::Done(r) => Ok(Some(r.clone())),
+                DeliveryState::Pending(_) => Ok(None),
+            }
+        })?;
+        match out {
+            Some(r) => r.map(RecordMetadata::from).py_err(py),
+            None => Err(to_py(
+                py,
+                &Error::timeout(format!(
+                    "delivery not acknowledged within {} ms",
+                    timeout.unwrap_or_default().as_millis()
+                )),
+            )),
+        }
+    }
+
+    /// True once the record was acknowledged or failed (never blocks).
+    fn done(&self, py: Python<'_>) -> PyResult<bool> {
+        Ok(self.result(py, Some(0.0)).is_ok() || {
+            let st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            matches!(*st, DeliveryState::Done(_))
+        })
+    }
+}
+
+fn topics_arg(topics: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
+    if topics.is_instance_of::<PyString>() {
+        Ok(vec![topics.extract()?])
+    } else {
+        topics.extract()
+    }
+}
+
+fn offsets_arg(
+    offsets: &Bound<'_, PyAny>,
+) -> PyResult<Vec<(cursus::protocol::group::TopicPartition, u64)>> {
+    let items: Vec<(TopicPartition, u64)> = if let Ok(d) = offsets.downcast::<PyDict>() {
+        d.iter()
+            .map(|(k, v)| Ok((k.extract::<TopicPartition>()?, v.extract::<u64>()?)))
+            .collect::<PyResult<_>>()?
+    } else {
+        offsets.extract()?
+    };
+    Ok(items.into_iter().map(|(tp, o)| (tp.engine(), o)).collect())
+}
+
+/// A consumer-group member.
+#[pyclass(module = "cursus", frozen)]
+pub struct Consumer {
+    inner: Slot<Arc<blocking::Consumer>>,
+}
+
+#[pymethods]
+impl Consumer {
+    /// Connects; keyword arguments are engine consumer/client options
+    /// (`group_id` is required).
+    #[new]
+    #[pyo3(signature = (**config))]
+    fn new(py: Python<'_>, config: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        let cfg = config::consumer(py, config)?;
+        let c = blocking(py, move || blocking::Consumer::connect(cfg))?;
+        Ok(Consumer {
+            inner: Slot::new("consumer", Arc::new(c)),
+        })
+    }
+
+    /// Subscribes to a topic or a list of topics (the group is joined on
+    /// the next `poll`).
+    fn subscribe(&self, py: Python<'_>, topics: &Bound<'_, PyAny>) -> PyResult<()> {
+        let c = self.inner.get(py)?;
+        let topics = topics_arg(topics)?;
+        blocking(py, || c.subscribe(&topics))
+    }
+
+    /// Subscribes to every topic matching a glob pattern.
+    fn subscribe_pattern(&self, py: Python<'_>, pattern: String) -> PyResult<()> {
+        let c = self.inner.get(py)?;
+        blocking(py, || c.subscribe_pattern(&pattern))
+    }
+
+    /// Returns the next records, waiting at most `timeout` seconds for the
+    /// first (`None`: until one arrives); `[]` when none came in time.
+    /// Interruptible with Ctrl-C.
+    #[pyo3(signature = (timeout=None))]
+    fn poll(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<Vec<Message>> {
+        let c = self.inner.get(py)?;
+        let timeout = duration(py, timeout)?;
+        let records = sliced(py, timeout, |slice| {
+            let r = c.poll(slice)?;
+            Ok((!r.is_empty()).then_some(r))
+        })?
+        .unwrap_or_default();
+        Ok(records
+            .iter()
+            .map(|r| Message::from_engine(py, r))
+            .collect())
+    }
+
+    /// Commits the positions of the records returned so far.
+    fn commit(&self, py: Python<'_>) -> PyResult<()> {
+        let c = self.inner.get(py)?;
+        blocking(py, || c.commit_sync())
+    }
+
+    /// Commits explicit next offsets: `{TopicPartition: offset}` or a list
+    /// of `(TopicPartition, offset)`.
+    fn commit_offsets(&self, py: Python<'_>, offsets: &Bound<'_, PyAny>) -> PyResult<()> {
+        let c = self.inner.get(py)?;
+        let offsets = offsets_arg(offsets)?;
+        blocking(py, || c.commit_offsets(&offsets))
+    }
+
+    /// Commits in the background; `callback(error_or_None)` runs on an
+    /// engine thread when done.
+    #[pyo3(signature = (callback=None))]
+    fn commit_async(&self, py: Python<'_>, callback: Option<Py<PyAny>>) -> PyResult<()> {
+        let c = self.inner.get(py)?;
+        blocking(py, || {
+            c.commit_async(move |r| {
+                if let Some(cb) = callback {
+                    crate::with_gil_if_alive(|py| {
+                        let arg = match r {
+                            Ok(()) => py.None(),
+                            Err(e) => to_py(py, &e).into_value(py).into_py(py),
+                        };
+                        if let Err(err) = cb.call1(py, (arg,)) {
+                            err.write_unraisable_bound(py, Some(cb.bind(py)));
+                        }
+                    });
+                }
+            })
+        })
+    }
+
+    /// The committed next offset of a partition, or `None`.
+    fn committed(&self, py: Python<'_>, tp: TopicPartition) -> PyResult<Option<u64>> {
+        let c = self.inner.get(py)?;
+        let tp = tp.engine();
+        blocking(py, || c.committed(&tp))
+    }
+
+    /// The partitions currently assigned to this member.
+    fn assignment(&self, py: Python<'_>) -> PyResult<Vec<TopicPartition>> {
+        let c = self.inner.get(py)?;
+        let a = blocking(py, || c.assignment())?;
+        Ok(a.into_iter().map(TopicPartition::from).collect())
+    }
+
+    /// Commits (with auto-commit), leaves the group and closes. Closing a
+    /// closed consumer does nothing.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        match self.inner.take() {
+            Some(c) => blocking(py, || c.close()),
+            None => Ok(()),
+        }
+    }
+
+    /// True once `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.is_closed()
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
+        self.close(py)?;
+        Ok(false)
+    }
+}
+
+/// Topic and group administration.
+#[pyclass(module = "cursus", frozen)]
+pub struct AdminClient {
+    inner: Slot<Arc<blocking::Admin>>,
+}
+
+#[pymethods]
+impl AdminClient {
+    /// Connects; keyword arguments are engine client options.
+    #[new]
+    #[pyo3(signature = (**config))]
+    fn new(py: Python<'_>, config: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        let cfg = config::client(py, config)?;
+        let a = blocking(py, move || blocking::Admin::connect(cfg))?;
+        Ok(AdminClient {
+            inner: Slot::new("admin client", Arc::new(a)),
+        })
+    }
+
+    /// Creates a topic (or patches an existing one).
+    #[pyo3(signature = (name, *, partitions=None, idempotent=None, event_sourcing=None,
+        replication_factor=None, min_in_sync_replicas=None, cleanup_policy=None,
+        retention_hours=None, retention_bytes=None, partitioner=None, auth_policy=None,
+        read_acl=None, write_acl=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn create_topic(
+        &self,
+        py: Python<'_>,
+        name: String,
+        partitions: Option<u32>,
+        idempotent: Option<bool>,
+        event_sourcing: Option<bool>,
+        replication_factor: Option<u32>,
+        min_in_sync_replicas: Option<u32>,
+        cleanup_policy: Option<String>,
+        retention_hours: Option<u64>,
+        retention_bytes: Option<u64>,
+        partitioner: Option<String>,
+        auth_policy: Option<String>,
+        read_acl: Option<Vec<String>>,
+        write_acl: Option<Vec<String>>,
+    ) -> PyResult<TopicInfo> {
+        let a = self.inner.get(py)?;
+        let t = new_topic(
+            name,
+            partitions,
+            idempotent,
+            event_sourcing,
+            replication_factor,
+            min_in_sync_replicas,
+            cleanup_policy,
+            retention_hours,
+            retention_bytes,
+            partitioner,
+            auth_policy,
+            read_acl,
+            write_acl,
+        );
+        blocking(py, || a.create_topic(&t)).map(Into::into)
+    }
+
+    /// Replaces the min_in_sync_replicas override (`None`: broker default).
+    #[pyo3(signature = (topic, min_in_sync_replicas=None))]
+    fn alter_topic_config(
+        &self,
+        py: Python<'_>,
+        topic: String,
+        min_in_sync_replicas: Option<u32>,
+    ) -> PyResult<TopicInfo> {
+        let a = self.inner.get(py)?;
+        blocking(py, || a.alter_topic_config(&topic, min_in_sync_replicas)).map(Into::into)
+    }
+
+    /// Deletes a topic.
+    #[pyo3(signature = (topic, *, if_exists=false))]
+    fn delete_topic(
+        &self,
+        py: Python<'_>,
+        topic: String,
+        if_exists: bool,
+    ) -> PyResult<DeleteOutcome> {
+        let a = self.inner.get(py)?;
+        blocking(py, || a.delete_topic(&topic, if_exists)).map(Into::into)
+    }
+
+    /// Truncates a topic at its current revision.
+    fn truncate_topic(
+        &self,
+        py: Python<'_>,
+        topic: String,
+        expected_revision: u64,
+    ) -> PyResult<TruncateOutcome> {
+        let a = self.inner.get(py)?;
+        blocking(py, || a.truncate_topic(&topic, expected_revision)).map(Into::into)
+    }
+
+    /// Topic names.
+    fn list_topics(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        let a = self.inner.get(py)?;
+        blocking(py, || a.list_topics())
+    }
+
+    /// DESCRIBE a topic.
+    fn describe_topic(&self, py: Python<'_>, topic: String) -> PyResult<TopicDescription> {
+        let a = self.inner.get(py)?;
+        blocking(py, || a.describe_topic(&topic)).map(Into::into)
+    }
+
+    /// METADATA of a topic.
+    fn metadata(&self, py: Python<'_>, topic: String) -> PyResult<TopicMetadata> {
+        let a = self.inner.get(py)?;
+        blocking(py, || a.metadata(&topic)).map(Into::into)
+    }
+
+    /// LIST_OFFSETS of a topic (one partition, or all).
+    #[pyo3(signature = (topic, partition=None))]
+    fn list_offsets(
+        &self,
+        py: Python<'_>,
+        topic: String,
+        partition: Option<u32>,
+    ) -> PyResult<Vec<PartitionOffsets>> {
+        let a = self.inner.get(py)?;
+        let v = blocking(py, || a.list_offsets(&topic, partition))?;
+        Ok(v.into_iter().map(Into::into).collect())
+    }
+
+    /// GROUP_STATUS of a group.
+    fn group_status(&self, py: Python<'_>, group: String) -> PyResult<GroupStatus> {
+        let a = self.inner.get(py)?;
+        blocking(py, || a.group_status(&group)).map(Into::into)
+    }
+
+    /// Group names.
+    fn list_groups(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        let a = self.inner.get(py)?;
+        blocking(py, || a.list_groups())
+    }
+
+    /// The broker's HELP lines.
+    fn help(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        let a = self.inner.get(py)?;
+        blocking(py, || a.help())
+    }
+
+    /// Closes the client. Closing a closed client does nothing.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        match self.inner.take() {
+            Some(a) => blocking(py, || a.close()),
+            None => Ok(()),
+        }
+    }
+
+    /// True once `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.is_closed()
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
+        self.close(py)?;
+        Ok(false)
+    }
+}

@@ -1,0 +1,545 @@
+//! Message and metadata types, and payload conversion.
+
+use bytes::Bytes;
+use cursus::consumer::ConsumerRecord;
+use cursus::producer::RecordMetadata as EngineMetadata;
+use cursus::protocol::admin as pa;
+use cursus::protocol::group::TopicPartition as EngineTp;
+use pyo3::prelude::*;
+use pyo3::types::PyBytes;
+
+/// Payloads at least this large are sent without copying (the `bytes`
+/// object is kept alive until the engine is done with it); smaller ones are
+/// copied, which is cheaper than the shared ownership.
+const ZERO_COPY_MIN: usize = 4096;
+
+/// Keeps an immutable Python `bytes` object alive while the engine reads it.
+struct PyBytesOwner {
+    _obj: Py<PyBytes>,
+    ptr: *const u8,
+    len: usize,
+}
+
+// SAFETY: the pointer refers to the immutable buffer of a `bytes` object
+// that `_obj` keeps alive (a strong reference); `bytes` never moves or
+// changes its buffer, so reading it from any thread is sound. `Py<T>` itself
+// is `Send`, and dropping it without the GIL defers the decref to pyo3's
+// reference pool.
+unsafe impl Send for PyBytesOwner {}
+
+impl AsRef<[u8]> for PyBytesOwner {
+    fn as_ref(&self) -> &[u8] {
+        // SAFETY: `ptr`/`len` were taken from the live, immutable `bytes`
+        // object held by `_obj` (see the `Send` impl above).
+        unsafe { std::slice::from_raw_parts(self.ptr, self.len) }
+    }
+}
+
+/// Converts a bytes-like object (`bytes`, `bytearray`, `memoryview`, any
+/// buffer of unsigned bytes) into engine `Bytes`. Large `bytes` are shared,
+/// not copied; mutable buffers are copied, since the caller may change them
+/// while the record is queued.
+pub fn payload(obj: &Bound<'_, PyAny>) -> PyResult<Bytes> {
+    if let Ok(b) = obj.downcast::<PyBytes>() {
+        return Ok(share(b));
+    }
+    // Any other buffer (bytearray, memoryview, array of bytes...): one copy
+    // through `memoryview(obj).tobytes()` (the buffer C API is not part of
+    // the abi3 surface before 3.11), then shared.
+    let py = obj.py();
+    let view = py
+        .import_bound("builtins")?
+        .getattr("memoryview")?
+        .call1((obj,))
+        .map_err(|_| {
+            pyo3::exceptions::PyTypeError::new_err(format!(
+                "expected a bytes-like object (bytes, bytearray, memoryview), got {}",
+                obj.get_type()
+                    .name()
+                    .map(|n| n.to_string())
+                    .unwrap_or_default()
+            ))
+        })?;
+    let copy = view.call_method0("tobytes")?;
+    Ok(share(copy.downcast::<PyBytes>()?))
+}
+
+/// Shares a `bytes` object's buffer with the engine (copies small ones).
+fn share(b: &Bound<'_, PyBytes>) -> Bytes {
+    let data = b.as_bytes();
+    if data.len() < ZERO_COPY_MIN {
+        return Bytes::copy_from_slice(data);
+    }
+    Bytes::from_owner(PyBytesOwner {
+        ptr: data.as_ptr(),
+        len: data.len(),
+        _obj: b.clone().unbind(),
+    })
+}
+
+/// Converts an optional bytes-like key.
+pub fn key(obj: Option<&Bound<'_, PyAny>>) -> PyResult<Option<Bytes>> {
+    match obj {
+        None => Ok(None),
+        Some(o) if o.is_none() => Ok(None),
+        Some(o) if o.is_instance_of::<pyo3::types::PyString>() => {
+            Ok(Some(Bytes::from(o.extract::<String>()?)))
+        }
+        Some(o) => payload(o).map(Some),
+    }
+}
+
+/// Where an acknowledged record was stored.
+#[pyclass(module = "cursus", frozen, get_all)]
+#[derive(Clone, Debug)]
+pub struct RecordMetadata {
+    /// Topic.
+    pub topic: String,
+    /// Partition.
+    pub partition: u32,
+    /// Offset; `None` with acks=0, where nothing is confirmed.
+    pub offset: Option<u64>,
+    /// Timestamp sent with the record (ms since the epoch).
+    pub timestamp: i64,
+}
+
+#[pymethods]
+impl RecordMetadata {
+    fn __repr__(&self) -> String {
+        format!(
+            "RecordMetadata(topic={:?}, partition={}, offset={}, timestamp={})",
+            self.topic,
+            self.partition,
+            self.offset
+                .map_or_else(|| "None".to_owned(), |o| o.to_string()),
+            self.timestamp
+        )
+    }
+}
+
+impl From<EngineMetadata> for RecordMetadata {
+    fn from(m: EngineMetadata) -> Self {
+        RecordMetadata {
+            topic: m.topic,
+            partition: m.partition,
+            offset: m.offset,
+            timestamp: m.timestamp,
+        }
+    }
+}
+
+/// A consumed record.
+#[pyclass(module = "cursus", frozen, get_all)]
+#[derive(Debug)]
+pub struct Message {
+    /// Topic.
+    pub topic: String,
+    /// Partition.
+    pub partition: u32,
+    /// Offset.
+    pub offset: u64,
+    /// Key; `None` when the record has no (or an empty) key.
+    pub key: Option<Py<PyBytes>>,
+    /// Payload.
+    pub payload: Py<PyBytes>,
+    /// Timestamp (ms since the epoch).
+    pub timestamp: i64,
+}
+
+#[pymethods]
+impl Message {
+    /// The payload (alias of `payload`).
+    #[getter]
+    fn value(&self, py: Python<'_>) -> Py<PyBytes> {
+        self.payload.clone_ref(py)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> String {
+        format!(
+            "Message(topic={:?}, partition={}, offset={}, timestamp={}, key={}, payload=<{} bytes>)",
+            self.topic,
+            self.partition,
+            self.offset,
+            self.timestamp,
+            self.key
+                .as_ref()
+                .map_or_else(|| "None".to_owned(), |k| format!("<{} bytes>", k.bind(py).as_bytes().len())),
+            self.payload.bind(py).as_bytes().len()
+        )
+    }
+}
+
+impl Message {
+    /// Converts an engine record (one copy of key and payload into `bytes`).
+    pub fn from_engine(py: Python<'_>, r: &ConsumerRecord) -> Message {
+        Message {
+            topic: r.topic.clone(),
+            partition: r.partition,
+            offset: r.offset,
+            key: (!r.key.is_empty()).then(|| PyBytes::new_bound(py, &r.key).unbind()),
+            payload: PyBytes::new_bound(py, &r.payload).unbind(),
+            timestamp: r.timestamp,
+        }
+    }
+}
+
+/// A topic partition.
+#[pyclass(module = "cursus", frozen, get_all, eq, hash)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct TopicPartition {
+    /// Topic.
+    pub topic: String,
+    /// Partition.
+    pub partition: u32,
+}
+
+#[pymethods]
+impl TopicPartition {
+    #[new]
+    fn new(topic: String, partition: u32) -> Self {
+        TopicPartition { topic, partition }
+    }
+
+    fn __repr__(&self) -> String {
+        format!("TopicPartition({:?}, {})", self.topic, self.partition)
+    }
+}
+
+impl From<EngineTp> for TopicPartition {
+    fn from(tp: EngineTp) -> Self {
+        TopicPartition {
+            topic: tp.topic,
+            partition: tp.partition,
+        }
+    }
+}
+
+impl TopicPartition {
+    /// The engine's topic partition.
+    pub fn engine(&self) -> EngineTp {
+        EngineTp::new(&self.topic, self.partition)
+    }
+}
+
+/// A topic as the broker reports it after CREATE / ALTER.
+#[pyclass(module = "cursus", frozen, get_all)]
+#[derive(Clone, Debug)]
+pub struct TopicInfo {
+    /// Name.
+    pub name: String,
+    /// Partition count.
+    pub partitions: u32,
+    /// Cleanup policy.
+    pub cleanup_policy: String,
+    /// Partitioner.
+    pub partitioner: String,
+    /// Auth policy.
+    pub auth_policy: String,
+    /// Principals allowed to read.
+    pub read_acl: Vec<String>,
+    /// Principals allowed to write.
+    pub write_acl: Vec<String>,
+    /// Retention in hours.
+    pub retention_hours: u64,
+    /// Retention in bytes.
+    pub retention_bytes: u64,
+    /// Revision.
+    pub revision: u64,
+    /// Replication factor.
+    pub replication_factor: u32,
+    /// Idempotent producers required.
+    pub idempotent: bool,
+    /// Event sourcing enabled.
+    pub event_sourcing: bool,
+    /// Lifecycle epoch.
+    pub lifecycle_epoch: u64,
+    /// min_in_sync_replicas override.
+    pub min_in_sync_replicas: Option<u32>,
+    /// Effective min_in_sync_replicas.
+    pub effective_min_in_sync_replicas: Option<u32>,
+}
+
+#[pymethods]
+impl TopicInfo {
+    fn __repr__(&self) -> String {
+        format!(
+            "TopicInfo(name={:?}, partitions={}, revision={})",
+            self.name, self.partitions, self.revision
+        )
+    }
+}
+
+impl From<pa::TopicInfo> for TopicInfo {
+    fn from(t: pa::TopicInfo) -> Self {
+        TopicInfo {
+            name: t.name,
+            partitions: t.partitions,
+            cleanup_policy: t.cleanup_policy,
+            partitioner: t.partitioner,
+            auth_policy: t.auth_policy,
+            read_acl: t.read_acl,
+            write_acl: t.write_acl,
+            retention_hours: t.retention_hours,
+            retention_bytes: t.retention_bytes,
+            revision: t.revision,
+            replication_factor: t.replication_factor,
+            idempotent: t.idempotent,
+            event_sourcing: t.event_sourcing,
+            lifecycle_epoch: t.lifecycle_epoch,
+            min_in_sync_replicas: t.min_in_sync_replicas,
+            effective_min_in_sync_replicas: t.effective_min_in_sync_replicas,
+        }
+    }
+}
+
+/// METADATA: a topic with its partition leaders and epochs.
+#[pyclass(module = "cursus", frozen, get_all)]
+#[derive(Clone, Debug)]
+pub struct TopicMetadata {
+    /// The topic.
+    pub topic: TopicInfo,
+    /// Leader address per partition.
+    pub leaders: Vec<String>,
+    /// Leader epoch per partition.
+    pub epochs: Vec<u64>,
+}
+
+impl From<pa::TopicMetadata> for TopicMetadata {
+    fn from(m: pa::TopicMetadata) -> Self {
+        TopicMetadata {
+            topic: m.topic.into(),
+            leaders: m.leaders,
+            epochs: m.epochs,
+        }
+    }
+}
+
+/// LIST_OFFSETS: the offsets of one partition.
+#[pyclass(module = "cursus", frozen, get_all)]
+#[derive(Clone, Debug)]
+pub struct PartitionOffsets {
+    /// Partition.
+    pub partition: u32,
+    /// Earliest offset.
+    pub earliest: u64,
+    /// Latest offset.
+    pub latest: u64,
+    /// Log end offset.
+    pub leo: u64,
+    /// High watermark.
+    pub hwm: u64,
+}
+
+#[pymethods]
+impl PartitionOffsets {
+    fn __repr__(&self) -> String {
+        format!(
+            "PartitionOffsets(partition={}, earliest={}, latest={}, leo={}, hwm={})",
+            self.partition, self.earliest, self.latest, self.leo, self.hwm
+        )
+    }
+}
+
+impl From<pa::PartitionOffsets> for PartitionOffsets {
+    fn from(o: pa::PartitionOffsets) -> Self {
+        PartitionOffsets {
+            partition: o.partition,
+            earliest: o.earliest,
+            latest: o.latest,
+            leo: o.leo,
+            hwm: o.hwm,
+        }
+    }
+}
+
+/// DELETE_TOPIC outcome.
+#[pyclass(module = "cursus", frozen, get_all)]
+#[derive(Clone, Debug)]
+pub struct DeleteOutcome {
+    /// Whether a topic was deleted.
+    pub deleted: bool,
+    /// Whether file cleanup is still pending.
+    pub cleanup_pending: bool,
+}
+
+impl From<pa::DeleteOutcome> for DeleteOutcome {
+    fn from(o: pa::DeleteOutcome) -> Self {
+        DeleteOutcome {
+            deleted: o.deleted,
+            cleanup_pending: o.cleanup_pending,
+        }
+    }
+}
+
+/// TRUNCATE outcome.
+#[pyclass(module = "cursus", frozen, get_all)]
+#[derive(Clone, Debug)]
+pub struct TruncateOutcome {
+    /// New revision.
+    pub revision: u64,
+    /// New lifecycle epoch.
+    pub lifecycle_epoch: u64,
+    /// Whether file cleanup is still pending.
+    pub cleanup_pending: bool,
+}
+
+impl From<pa::TruncateOutcome> for TruncateOutcome {
+    fn from(o: pa::TruncateOutcome) -> Self {
+        TruncateOutcome {
+            revision: o.revision,
+            lifecycle_epoch: o.lifecycle_epoch,
+            cleanup_pending: o.cleanup_pending,
+        }
+    }
+}
+
+/// One partition of a DESCRIBE reply.
+#[pyclass(module = "cursus", frozen, get_all)]
+#[derive(Clone, Debug)]
+pub struct PartitionDescription {
+    /// Partition id.
+    pub id: u32,
+    /// Leader address.
+    pub leader: String,
+    /// Replica addresses.
+    pub replicas: Vec<String>,
+    /// In-sync replica addresses.
+    pub isr: Vec<String>,
+    /// Log end offset.
+    pub leo: u64,
+    /// High watermark.
+    pub hwm: u64,
+}
+
+/// DESCRIBE: a topic's definition and partitions.
+#[pyclass(module = "cursus", frozen)]
+#[derive(Clone, Debug)]
+pub struct TopicDescription {
+    /// Topic name.
+    #[pyo3(get)]
+    pub topic: String,
+    definition_json: String,
+    /// Partitions.
+    #[pyo3(get)]
+    pub partitions: Vec<PartitionDescription>,
+}
+
+#[pymethods]
+impl TopicDescription {
+    /// The topic definition as the broker reports it (parsed JSON).
+    #[getter]
+    fn definition<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        py.import_bound("json")?
+            .getattr("loads")?
+            .call1((self.definition_json.as_str(),))
+    }
+}
+
+impl From<pa::TopicDescription> for TopicDescription {
+    fn from(d: pa::TopicDescription) -> Self {
+        TopicDescription {
+            topic: d.topic,
+            definition_json: d.definition.to_string(),
+            partitions: d
+                .partitions
+                .into_iter()
+                .map(|p| PartitionDescription {
+                    id: p.id,
+                    leader: p.leader,
+                    replicas: p.replicas,
+                    isr: p.isr,
+                    leo: p.leo,
+                    hwm: p.hwm,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// One member of a consumer group.
+#[pyclass(module = "cursus", frozen, get_all)]
+#[derive(Clone, Debug)]
+pub struct GroupMember {
+    /// Member id.
+    pub member_id: String,
+    /// Last heartbeat as the broker renders it.
+    pub last_heartbeat: String,
+    /// Assigned partitions.
+    pub assignments: Vec<u32>,
+}
+
+/// GROUP_STATUS.
+#[pyclass(module = "cursus", frozen, get_all)]
+#[derive(Clone, Debug)]
+pub struct GroupStatus {
+    /// Group name.
+    pub group_name: String,
+    /// Topic.
+    pub topic_name: String,
+    /// State.
+    pub state: String,
+    /// Generation.
+    pub generation: u64,
+    /// Member count.
+    pub member_count: u64,
+    /// Partition count.
+    pub partition_count: u64,
+    /// Members.
+    pub members: Vec<GroupMember>,
+}
+
+impl From<pa::GroupStatus> for GroupStatus {
+    fn from(g: pa::GroupStatus) -> Self {
+        GroupStatus {
+            group_name: g.group_name,
+            topic_name: g.topic_name,
+            state: g.state,
+            generation: g.generation,
+            member_count: g.member_count,
+            partition_count: g.partition_count,
+            members: g
+                .members
+                .into_iter()
+                .map(|m| GroupMember {
+                    member_id: m.member_id,
+                    last_heartbeat: m.last_heartbeat,
+                    assignments: m.assignments,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Builds the engine's NewTopic from keyword arguments (pure conversion).
+#[allow(clippy::too_many_arguments)]
+pub fn new_topic(
+    name: String,
+    partitions: Option<u32>,
+    idempotent: Option<bool>,
+    event_sourcing: Option<bool>,
+    replication_factor: Option<u32>,
+    min_in_sync_replicas: Option<u32>,
+    cleanup_policy: Option<String>,
+    retention_hours: Option<u64>,
+    retention_bytes: Option<u64>,
+    partitioner: Option<String>,
+    auth_policy: Option<String>,
+    read_acl: Option<Vec<String>>,
+    write_acl: Option<Vec<String>>,
+) -> pa::NewTopic {
+    pa::NewTopic {
+        name,
+        partitions,
+        idempotent,
+        event_sourcing,
+        replication_factor,
+        min_in_sync_replicas,
+        cleanup_policy,
+        retention_hours,
+        retention_bytes,
+        partitioner,
+        auth_policy,
+        read_acl,
+        write_acl,
+    }
+}

@@ -17,11 +17,12 @@ all: build
 # Each binding owns its build and test recipes.
 include ffi-c/build.mk
 include bindings-python/build.mk
+include bindings-java/build.mk
 
 build:
 	$(CARGO) build --workspace --all-targets
 
-test: lint test-rust test-ffi test-python
+test: lint test-rust test-ffi test-python test-java
 
 lint: fmt-check clippy
 

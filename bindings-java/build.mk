@@ -1,0 +1,49 @@
+# bindings-java: the Java binding (JNI crate + Maven project). Included from the
+# top-level Makefile, run from the repository root.
+#
+#   make test-java    build libcursus_jni and the broker, then `mvn test` (JUnit 5,
+#                     -Xcheck:jni) against a real broker; prints Surefire's summary
+#   make jar-java     the jar, with the native library inside
+#   make bench-java   records/s from Java (debug build of the engine)
+#
+# Maven uses the standard local repository (~/.m2): the first run downloads the
+# plugins and JUnit, later runs need no network. MVN_FLAGS=-o forces offline.
+
+JAVA_DIR := bindings-java
+JAVA_CARGO ?= $(or $(CARGO),cargo)
+JAVA_MVN ?= mvn
+JAVA_TARGET_DIR := $(abspath $(or $(CARGO_TARGET_DIR),target))
+JAVA_PROFILE_DIR := $(JAVA_TARGET_DIR)/debug
+# The jar carries a copy without debug info (the debug build's is ~60 MB).
+JAVA_NATIVE_STAGE := $(JAVA_TARGET_DIR)/java-native
+JAVA_PLATFORM := $(shell uname -s | tr A-Z a-z)-$(shell uname -m | sed 's/amd64/x86_64/;s/arm64/aarch64/')
+JAVA_MVN_ARGS := -B -ntp $(MVN_FLAGS) \
+  -Dcursus.native.dir=$(JAVA_NATIVE_STAGE) \
+  -Dcursus.native.platform=$(JAVA_PLATFORM) \
+  -Dbroker.bin=$(JAVA_PROFILE_DIR)/cursus-broker
+
+.PHONY: java-native test-java jar-java bench-java
+
+java-native:
+	$(JAVA_CARGO) build -p cursus-jni -p cursus-broker
+	@mkdir -p $(JAVA_NATIVE_STAGE)
+	@for f in libcursus_jni.so libcursus_jni.dylib cursus_jni.dll; do \
+	  if [ -f $(JAVA_PROFILE_DIR)/$$f ]; then \
+	    if command -v objcopy >/dev/null 2>&1 && [ $$f = libcursus_jni.so ]; then \
+	      objcopy --strip-debug $(JAVA_PROFILE_DIR)/$$f $(JAVA_NATIVE_STAGE)/$$f.tmp; \
+	    else cp $(JAVA_PROFILE_DIR)/$$f $(JAVA_NATIVE_STAGE)/$$f.tmp; fi; \
+	    mv $(JAVA_NATIVE_STAGE)/$$f.tmp $(JAVA_NATIVE_STAGE)/$$f; \
+	  fi; \
+	done
+
+test-java: java-native
+	cd $(JAVA_DIR) && $(JAVA_MVN) $(JAVA_MVN_ARGS) test
+
+jar-java: java-native
+	cd $(JAVA_DIR) && $(JAVA_MVN) $(JAVA_MVN_ARGS) -DskipTests package
+	@ls -l $(JAVA_DIR)/target/cursus-*.jar
+
+bench-java: java-native
+	cd $(JAVA_DIR) && $(JAVA_MVN) $(JAVA_MVN_ARGS) -q -DskipTests test-compile && \
+	  java -cp target/classes:target/test-classes \
+	    -Dcursus.broker.bin=$(JAVA_PROFILE_DIR)/cursus-broker io.cursus.bench.ProducerBench

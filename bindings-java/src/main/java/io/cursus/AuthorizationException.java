@@ -1,0 +1,28 @@
+package io.cursus;
+
+import java.util.Map;
+
+/** Authentication or authorization failed (class {@code authorization}). */
+public class AuthorizationException extends CursusException {
+    private static final long serialVersionUID = 1L;
+
+    /**
+     * Builds one; see {@link CursusException#of}.
+     *
+     * @param kind where the error comes from
+     * @param code machine-readable code
+     * @param errorClass the class
+     * @param retryable whether it may be retried
+     * @param message human-readable detail
+     * @param fields structured details
+     */
+    public AuthorizationException(
+            String kind,
+            String code,
+            ErrorClass errorClass,
+            boolean retryable,
+            String message,
+            Map<String, String> fields) {
+        super(kind, code, errorClass, retryable, message, fields);
+    }
+}

@@ -1,0 +1,185 @@
+package io.cursus;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Options by the engine's names, validated by the engine when built. Immutable. Options
+ * not set keep the engine's defaults ({@link #get} reports them).
+ */
+public abstract class BaseConfig {
+    static final int CLIENT = 0;
+    static final int PRODUCER = 1;
+    static final int CONSUMER = 2;
+
+    private final int which;
+    private final Map<String, String> values;
+
+    BaseConfig(int which, Map<String, String> values) {
+        this.which = which;
+        this.values = Collections.unmodifiableMap(new LinkedHashMap<>(values));
+    }
+
+    /** The options set explicitly, by name, in the order they were set. */
+    public Map<String, String> values() {
+        return values;
+    }
+
+    /** An option's value: the one set, else the engine's default; null for an unknown name. */
+    public String get(String name) {
+        String v = values.get(name);
+        if (v != null) {
+            return v;
+        }
+        for (ConfigOption o : options(which)) {
+            if (o.name().equals(name)) {
+                return o.defaultValue();
+            }
+        }
+        return null;
+    }
+
+    String[] pairs() {
+        return NativeLib.flatten(values);
+    }
+
+    static List<ConfigOption> options(int which) {
+        NativeLib.ensureLoaded();
+        String[] flat = NativeLib.options(which);
+        List<ConfigOption> out = new ArrayList<>(flat.length / 3);
+        for (int i = 0; i + 2 < flat.length; i += 3) {
+            out.add(new ConfigOption(flat[i], flat[i + 1], flat[i + 2]));
+        }
+        return List.copyOf(out);
+    }
+
+    @Override
+    public String toString() {
+        Map<String, String> shown = new LinkedHashMap<>(values);
+        shown.computeIfPresent("token", (k, v) -> "***");
+        return getClass().getSimpleName() + shown;
+    }
+
+    /**
+     * Builder of the options every client shares (connection, TLS, auth, retries).
+     *
+     * @param <B> the concrete builder
+     */
+    public abstract static class Builder<B extends Builder<B>> {
+        final Map<String, String> values = new LinkedHashMap<>();
+
+        Builder() {}
+
+        @SuppressWarnings("unchecked")
+        private B self() {
+            return (B) this;
+        }
+
+        /** Sets any option by its engine name (validated by {@code build()}). */
+        public B set(String name, String value) {
+            values.put(name, value);
+            return self();
+        }
+
+        /** Sets options from a map of names to values. */
+        public B setAll(Map<String, String> options) {
+            options.forEach(this::set);
+            return self();
+        }
+
+        /** {@code bootstrap_servers}: comma-separated host:port list (default 127.0.0.1:9000). */
+        public B bootstrapServers(String servers) {
+            return set("bootstrap_servers", servers);
+        }
+
+        /** {@code client_id}: prefix of member and producer ids (default cursus). */
+        public B clientId(String id) {
+            return set("client_id", id);
+        }
+
+        /** {@code compression}: none, gzip, snappy or lz4 (default none). */
+        public B compression(String codec) {
+            return set("compression", codec);
+        }
+
+        /** {@code tls}: connect with TLS 1.2 or later (default false). */
+        public B tls(boolean on) {
+            return set("tls", Boolean.toString(on));
+        }
+
+        /** {@code tls_ca_file}: PEM CA bundle to trust (implies tls). */
+        public B tlsCaFile(String path) {
+            return set("tls_ca_file", path);
+        }
+
+        /** {@code tls_cert_file}: PEM client certificate chain for mutual TLS. */
+        public B tlsCertFile(String path) {
+            return set("tls_cert_file", path);
+        }
+
+        /** {@code tls_key_file}: PEM private key of the client certificate. */
+        public B tlsKeyFile(String path) {
+            return set("tls_key_file", path);
+        }
+
+        /** {@code tls_server_name}: name to verify in the broker certificate. */
+        public B tlsServerName(String name) {
+            return set("tls_server_name", name);
+        }
+
+        /** {@code principal} and {@code token}: AUTH credentials. */
+        public B credentials(String principal, String token) {
+            set("principal", principal);
+            return set("token", token);
+        }
+
+        /** {@code connect_timeout_ms} (default 5000). */
+        public B connectTimeoutMs(long ms) {
+            return set("connect_timeout_ms", Long.toString(ms));
+        }
+
+        /** {@code request_timeout_ms} (default 30000). */
+        public B requestTimeoutMs(long ms) {
+            return set("request_timeout_ms", Long.toString(ms));
+        }
+
+        /** {@code max_in_flight}: pipelined requests per connection (default 5). */
+        public B maxInFlight(int n) {
+            return set("max_in_flight", Integer.toString(n));
+        }
+
+        /** {@code retries}: attempts after the first for retryable failures (default 5). */
+        public B retries(int n) {
+            return set("retries", Integer.toString(n));
+        }
+
+        /** {@code retry_backoff_ms} (default 100). */
+        public B retryBackoffMs(long ms) {
+            return set("retry_backoff_ms", Long.toString(ms));
+        }
+
+        /** {@code retry_backoff_max_ms} (default 5000). */
+        public B retryBackoffMaxMs(long ms) {
+            return set("retry_backoff_max_ms", Long.toString(ms));
+        }
+
+        /** {@code socket_buffer_bytes} (default 2097152). */
+        public B socketBufferBytes(int bytes) {
+            return set("socket_buffer_bytes", Integer.toString(bytes));
+        }
+
+        /** {@code metadata_max_age_ms} (default 300000). */
+        public B metadataMaxAgeMs(long ms) {
+            return set("metadata_max_age_ms", Long.toString(ms));
+        }
+
+        /** Validates through the engine; throws {@link ValidationException} if invalid. */
+        void validate(int which) {
+            NativeLib.ensureLoaded();
+            NativeLib.validateConfig(which, NativeLib.flatten(values));
+        }
+    }
+}

@@ -1,0 +1,37 @@
+package io.cursus;
+
+import java.util.List;
+import java.util.Map;
+
+/** Configuration of a {@link CursusAdmin}: the client options. */
+public final class ClientConfig extends BaseConfig {
+    private ClientConfig(Map<String, String> values) {
+        super(CLIENT, values);
+    }
+
+    /** A builder starting from the engine defaults. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** A config for one bootstrap address. */
+    public static ClientConfig of(String bootstrapServers) {
+        return builder().bootstrapServers(bootstrapServers).build();
+    }
+
+    /** The documented client options with their defaults, from the engine. */
+    public static List<ConfigOption> options() {
+        return options(CLIENT);
+    }
+
+    /** Builder of {@link ClientConfig}. */
+    public static final class Builder extends BaseConfig.Builder<Builder> {
+        private Builder() {}
+
+        /** Validates the options through the engine and builds the config. */
+        public ClientConfig build() {
+            validate(CLIENT);
+            return new ClientConfig(values);
+        }
+    }
+}

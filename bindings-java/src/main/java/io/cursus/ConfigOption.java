@@ -1,0 +1,10 @@
+package io.cursus;
+
+/**
+ * One documented configuration option, as the engine defines it.
+ *
+ * @param name option name, as passed to {@code set}
+ * @param defaultValue default value, as text
+ * @param doc what the option does
+ */
+public record ConfigOption(String name, String defaultValue, String doc) {}

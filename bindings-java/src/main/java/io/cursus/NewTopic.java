@@ -1,0 +1,112 @@
+package io.cursus;
+
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * A topic to create, or the settings to patch on an existing topic. Unset settings keep the
+ * broker default (new topic) or the current value (patch). Names are the protocol's.
+ */
+public final class NewTopic {
+    private final String name;
+    private final Map<String, String> settings = new LinkedHashMap<>();
+
+    private NewTopic(String name) {
+        this.name = Objects.requireNonNull(name, "name");
+    }
+
+    /** A topic with broker defaults. */
+    public static NewTopic named(String name) {
+        return new NewTopic(name);
+    }
+
+    /** The topic name. */
+    public String name() {
+        return name;
+    }
+
+    /** The settings given so far, by protocol name. */
+    public Map<String, String> settings() {
+        return Collections.unmodifiableMap(settings);
+    }
+
+    private NewTopic put(String key, Object value) {
+        settings.put(key, String.valueOf(value));
+        return this;
+    }
+
+    /** Partition count (can only grow). */
+    public NewTopic partitions(int n) {
+        return put("partitions", n);
+    }
+
+    /** Producer deduplication (immutable after creation). */
+    public NewTopic idempotent(boolean v) {
+        return put("idempotent", v);
+    }
+
+    /** Event-sourcing commands (immutable after creation). */
+    public NewTopic eventSourcing(boolean v) {
+        return put("event_sourcing", v);
+    }
+
+    /** Replica count (immutable after creation). */
+    public NewTopic replicationFactor(int n) {
+        return put("replication_factor", n);
+    }
+
+    /** Durable min-ISR override. */
+    public NewTopic minInSyncReplicas(int n) {
+        return put("min_in_sync_replicas", n);
+    }
+
+    /** {@code delete}, {@code compact} or {@code delete,compact}. */
+    public NewTopic cleanupPolicy(String v) {
+        return put("cleanup_policy", v);
+    }
+
+    /** Retention in hours (0 = broker default). */
+    public NewTopic retentionHours(long v) {
+        return put("retention_hours", v);
+    }
+
+    /** Retention in bytes (0 = broker default). */
+    public NewTopic retentionBytes(long v) {
+        return put("retention_bytes", v);
+    }
+
+    /** {@code hash_key} or {@code round_robin}. */
+    public NewTopic partitioner(String v) {
+        return put("partitioner", v);
+    }
+
+    /** {@code open}, {@code deny_write}, {@code deny_read} or {@code acl}. */
+    public NewTopic authPolicy(String v) {
+        return put("auth_policy", v);
+    }
+
+    /** Principals allowed to read under {@code acl}. */
+    public NewTopic readAcl(List<String> principals) {
+        return put("read_acl", String.join(",", principals));
+    }
+
+    /** Principals allowed to write under {@code acl}. */
+    public NewTopic writeAcl(List<String> principals) {
+        return put("write_acl", String.join(",", principals));
+    }
+
+    String[] toPairs() {
+        String[] out = new String[2 + settings.size() * 2];
+        out[0] = "name";
+        out[1] = name;
+        int i = 2;
+        for (Map.Entry<String, String> e : settings.entrySet()) {
+            out[i++] = e.getKey();
+            out[i++] = e.getValue();
+        }
+        return out;
+    }
+}

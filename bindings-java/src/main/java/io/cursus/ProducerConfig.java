@@ -1,0 +1,72 @@
+package io.cursus;
+
+import java.util.List;
+import java.util.Map;
+
+/** Configuration of a {@link CursusProducer}: producer and client options. */
+public final class ProducerConfig extends BaseConfig {
+    private ProducerConfig(Map<String, String> values) {
+        super(PRODUCER, values);
+    }
+
+    /** A builder starting from the engine defaults. */
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    /** A config for one bootstrap address. */
+    public static ProducerConfig of(String bootstrapServers) {
+        return builder().bootstrapServers(bootstrapServers).build();
+    }
+
+    /** The documented producer and client options with their defaults, from the engine. */
+    public static List<ConfigOption> options() {
+        return options(PRODUCER);
+    }
+
+    /** Builder of {@link ProducerConfig}. */
+    public static final class Builder extends BaseConfig.Builder<Builder> {
+        private Builder() {}
+
+        /** {@code acks}: 0, 1 or all/-1 (default all). */
+        public Builder acks(String acks) {
+            return set("acks", acks);
+        }
+
+        /** {@code linger_ms}: how long a batch waits for more records (default 5). */
+        public Builder lingerMs(long ms) {
+            return set("linger_ms", Long.toString(ms));
+        }
+
+        /** {@code batch_size}: payload bytes that make a batch ready (default 16384). */
+        public Builder batchSize(int bytes) {
+            return set("batch_size", Integer.toString(bytes));
+        }
+
+        /** {@code buffer_memory}: bytes of unsent records held (default 33554432). */
+        public Builder bufferMemory(long bytes) {
+            return set("buffer_memory", Long.toString(bytes));
+        }
+
+        /** {@code max_block_ms}: how long send waits for buffer space (default 60000). */
+        public Builder maxBlockMs(long ms) {
+            return set("max_block_ms", Long.toString(ms));
+        }
+
+        /** {@code enable_idempotence}: per-partition sequences (default false; needs acks=all). */
+        public Builder enableIdempotence(boolean on) {
+            return set("enable_idempotence", Boolean.toString(on));
+        }
+
+        /** {@code delivery_timeout_ms}: bound from send to acknowledgement (default 120000). */
+        public Builder deliveryTimeoutMs(long ms) {
+            return set("delivery_timeout_ms", Long.toString(ms));
+        }
+
+        /** Validates the options through the engine and builds the config. */
+        public ProducerConfig build() {
+            validate(PRODUCER);
+            return new ProducerConfig(values);
+        }
+    }
+}

@@ -1,0 +1,58 @@
+package io.cursus;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.Map;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.Test;
+
+class ConfigTest {
+    private static Map<String, String> defaults(java.util.List<ConfigOption> options) {
+        return options.stream().collect(Collectors.toMap(ConfigOption::name, ConfigOption::defaultValue));
+    }
+
+    @Test
+    void optionNamesAndDefaultsComeFromTheEngine() {
+        Map<String, String> producer = defaults(ProducerConfig.options());
+        assertEquals("all", producer.get("acks"));
+        assertEquals("5", producer.get("linger_ms"));
+        assertEquals("127.0.0.1:9000", producer.get("bootstrap_servers"));
+        Map<String, String> consumer = defaults(ConsumerConfig.options());
+        assertEquals("earliest", consumer.get("auto_offset_reset"));
+        assertEquals("500", consumer.get("max_poll_records"));
+        assertTrue(consumer.containsKey("compression"));
+        Map<String, String> client = defaults(ClientConfig.options());
+        assertTrue(client.containsKey("request_timeout_ms"));
+        assertTrue(!client.containsKey("acks"));
+        ClientConfig.options().forEach(o -> assertTrue(!o.doc().isEmpty(), o.name()));
+    }
+
+    @Test
+    void buildersSetOptionsByEngineName() {
+        ProducerConfig p = ProducerConfig.builder().bootstrapServers("h:1").acks("1").lingerMs(7)
+                .compression("gzip").credentials("alice", "secret").build();
+        assertEquals(Map.of("bootstrap_servers", "h:1", "acks", "1", "linger_ms", "7", "compression", "gzip",
+                "principal", "alice", "token", "secret"), p.values());
+        assertEquals("7", p.get("linger_ms"));
+        assertEquals("16384", p.get("batch_size"));
+        assertNull(p.get("nope"));
+        assertTrue(!p.toString().contains("secret"));
+        ConsumerConfig c = ConsumerConfig.of("h:2", "g");
+        assertEquals("g", c.get("group_id"));
+        assertEquals("poll", c.get("consume_mode"));
+        assertThrows(ValidationException.class, () -> ConsumerConfig.builder().consumeMode("push").groupId("g").build());
+        assertThrows(ValidationException.class, () -> ClientConfig.builder().bootstrapServers("nohost").build());
+        assertThrows(ValidationException.class, () -> ClientConfig.builder().set("acks", "1").build());
+    }
+
+    @Test
+    void nativeLibraryComesFromTheJarResources() {
+        String from = NativeLib.loadedFrom();
+        assertTrue(from.contains("cursus-jni-") || from.equals("java.library.path")
+                || System.getProperty("cursus.native.library") != null, from);
+        assertEquals(NativeLib.VERSION, NativeLib.nativeVersion());
+    }
+}

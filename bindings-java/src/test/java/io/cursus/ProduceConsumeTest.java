@@ -1,0 +1,117 @@
+package io.cursus;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+class ProduceConsumeTest {
+    @RegisterExtension
+    static final BrokerExtension BROKER = new BrokerExtension();
+
+    private static ConsumerConfig consumerConfig(String group) {
+        return ConsumerConfig.builder().bootstrapServers(BROKER.addr()).groupId(group).fetchMaxWaitMs(50).build();
+    }
+
+    @Test
+    void binaryRecordsRoundTrip() throws Exception {
+        BROKER.createTopic("binary", 2);
+        byte[] all = new byte[256];
+        for (int i = 0; i < 256; i++) {
+            all[i] = (byte) i;
+        }
+        List<byte[]> values = List.of(all, new byte[0], "héllo ✓".getBytes(StandardCharsets.UTF_8), new byte[100_000]);
+        try (CursusProducer producer = new CursusProducer(ProducerConfig.builder()
+                .bootstrapServers(BROKER.addr()).compression("lz4").build())) {
+            List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
+            for (int i = 0; i < values.size(); i++) {
+                futures.add(producer.send(ProducerRecord.of("binary", values.get(i))
+                        .withKey(("k" + i).getBytes(StandardCharsets.UTF_8)).withPartition(1).withTimestamp(1000 + i)));
+            }
+            for (int i = 0; i < futures.size(); i++) {
+                RecordMetadata md = futures.get(i).get(30, TimeUnit.SECONDS);
+                assertEquals("binary", md.topic());
+                assertEquals(1, md.partition());
+                assertEquals(i, md.offset());
+                assertEquals(1000 + i, md.timestamp());
+            }
+        }
+        try (CursusConsumer consumer = new CursusConsumer(consumerConfig("binary-g"))) {
+            consumer.subscribe(List.of("binary"));
+            List<ConsumerRecord> got = Polling.pollAtLeast(consumer, values.size());
+            assertEquals(values.size(), got.size());
+            for (int i = 0; i < values.size(); i++) {
+                ConsumerRecord r = got.get(i);
+                assertEquals("binary", r.topic());
+                assertEquals(1, r.partition());
+                assertEquals(i, r.offset());
+                assertEquals("k" + i, r.keyAsString());
+                assertArrayEquals(values.get(i), r.value());
+                assertTrue(r.timestamp() > 0);
+            }
+        }
+    }
+
+    @Test
+    void keysPickStablePartitionsAndFlushDelivers() throws Exception {
+        BROKER.createTopic("keyed", 4);
+        Map<String, Integer> partitionOfKey = new HashMap<>();
+        try (CursusProducer producer = new CursusProducer(ProducerConfig.builder()
+                .bootstrapServers(BROKER.addr()).lingerMs(60_000).build())) {
+            List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
+            for (int i = 0; i < 100; i++) {
+                futures.add(producer.send(ProducerRecord.of("keyed", "key-" + (i % 5), "v" + i)));
+            }
+            // The linger is long: only flush sends them.
+            producer.flush(Duration.ofSeconds(30));
+            for (int i = 0; i < 100; i++) {
+                RecordMetadata md = futures.get(i).get(30, TimeUnit.SECONDS);
+                Integer previous = partitionOfKey.putIfAbsent("key-" + (i % 5), md.partition());
+                if (previous != null) {
+                    assertEquals(previous, md.partition());
+                }
+            }
+        }
+        try (CursusAdmin admin = BROKER.admin()) {
+            long total = admin.listOffsets("keyed").stream().mapToLong(PartitionOffsets::logEndOffset).sum();
+            assertEquals(100, total);
+        }
+    }
+
+    @Test
+    void acksZeroHasNoOffset() throws Exception {
+        BROKER.createTopic("acks0", 1);
+        try (CursusProducer producer = new CursusProducer(ProducerConfig.builder()
+                .bootstrapServers(BROKER.addr()).acks("0").build())) {
+            RecordMetadata md = producer.send(ProducerRecord.of("acks0", "x")).get(30, TimeUnit.SECONDS);
+            assertFalse(md.hasOffset());
+        }
+    }
+
+    @Test
+    void continuationsMayCallBlockingMethods() throws Exception {
+        BROKER.createTopic("chain", 1);
+        try (CursusProducer producer = new CursusProducer(ProducerConfig.of(BROKER.addr()))) {
+            // A continuation runs on the cursus-callbacks thread, not an engine thread, so it
+            // may send (a blocking call) and wait without deadlocking the engine.
+            RecordMetadata second = producer.send(ProducerRecord.of("chain", "first"))
+                    .thenApply(md -> {
+                        assertTrue(Thread.currentThread().getName().startsWith("cursus-callbacks"));
+                        return producer.sendAndWait(ProducerRecord.of("chain", "after " + md.offset()));
+                    })
+                    .get(30, TimeUnit.SECONDS);
+            assertEquals(1, second.offset());
+        }
+    }
+}

@@ -252,3 +252,126 @@ async fn closed_and_unsubscribed_consumers_fail_cleanly() {
         ErrorKind::Closed
     );
 }
+
+#[tokio::test]
+async fn reading_past_the_last_commit_keeps_moving() {
+    // The broker starts CONSUME at the committed offset only when offset=
+    // is lower: a consumer that committed early must still read ahead.
+    let broker = TestBroker::start();
+    create(&broker, "ahead", 1).await;
+    produce(&broker, "ahead", 0..3000).await;
+    let c = consumer(
+        &broker,
+        "g-ahead",
+        &[("fetch_max_records", "200"), ("max_poll_records", "100")],
+    )
+    .await;
+    c.subscribe(Subscription::Topics(vec!["ahead".into()]))
+        .await
+        .unwrap();
+    let first = c.poll(Duration::from_secs(5)).await.unwrap();
+    c.commit_sync().await.unwrap();
+    let rest = poll_n(&c, 3000 - first.len()).await;
+    let offsets: Vec<u64> = first.iter().chain(&rest).map(|r| r.offset).collect();
+    assert_eq!(offsets, (0..3000).collect::<Vec<u64>>());
+    c.close().await.unwrap();
+}
+
+#[tokio::test]
+async fn auto_commit_commits_delivered_positions() {
+    let broker = TestBroker::start();
+    create(&broker, "auto", 1).await;
+    produce(&broker, "auto", 0..5).await;
+    let c = consumer(
+        &broker,
+        "g-auto",
+        &[
+            ("enable_auto_commit", "true"),
+            ("auto_commit_interval_ms", "1"),
+        ],
+    )
+    .await;
+    c.subscribe(Subscription::Topics(vec!["auto".into()]))
+        .await
+        .unwrap();
+    assert_eq!(poll_n(&c, 5).await.len(), 5);
+    // The next poll commits what the previous one delivered.
+    c.poll(Duration::from_millis(10)).await.unwrap();
+    assert_eq!(
+        c.committed(&TopicPartition::new("auto", 0)).await.unwrap(),
+        Some(5)
+    );
+    produce(&broker, "auto", 5..7).await;
+    poll_n(&c, 2).await;
+    // close commits too.
+    c.close().await.unwrap();
+    let check = consumer(&broker, "g-auto", &[]).await;
+    assert_eq!(
+        check
+            .committed(&TopicPartition::new("auto", 0))
+            .await
+            .unwrap(),
+        Some(7)
+    );
+}
+
+#[tokio::test]
+async fn offset_out_of_range_applies_the_reset_policy() {
+    // Tiny segments and a byte limit make retention drop old records fast.
+    let broker =
+        TestBroker::start_with_config("segment_bytes = 400\nretention_check_interval_ms = 20\n");
+    let admin = Admin::connect(ClientConfig::new(&broker.addr))
+        .await
+        .unwrap();
+    admin
+        .create_topic(&NewTopic {
+            retention_bytes: Some(800),
+            ..NewTopic::new("gone").partitions(1)
+        })
+        .await
+        .unwrap();
+    produce(&broker, "gone", 0..2).await;
+    // Commit offset 1, then let retention remove everything before it.
+    let c = consumer(&broker, "g-gone", &[]).await;
+    c.subscribe(Subscription::Topics(vec!["gone".into()]))
+        .await
+        .unwrap();
+    poll_n(&c, 2).await;
+    c.commit_offsets(&[(TopicPartition::new("gone", 0), 1)])
+        .await
+        .unwrap();
+    c.close().await.unwrap();
+    produce(&broker, "gone", 2..60).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    while admin.list_offsets("gone", Some(0)).await.unwrap()[0].earliest <= 1 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "retention did not run"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let earliest = admin.list_offsets("gone", Some(0)).await.unwrap()[0].earliest;
+    // auto_offset_reset=error surfaces the gap...
+    let strict = consumer(&broker, "g-gone", &[("auto_offset_reset", "error")]).await;
+    strict
+        .subscribe(Subscription::Topics(vec!["gone".into()]))
+        .await
+        .unwrap();
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    let e = loop {
+        match strict.poll(Duration::from_millis(200)).await {
+            Err(e) => break e,
+            Ok(r) => assert!(r.is_empty() && tokio::time::Instant::now() < deadline),
+        }
+    };
+    assert_eq!(e.code(), "OFFSET_OUT_OF_RANGE", "{e}");
+    strict.close().await.unwrap();
+    // ...and earliest resumes from the first retained record.
+    let lenient = consumer(&broker, "g-gone", &[]).await;
+    lenient
+        .subscribe(Subscription::Topics(vec!["gone".into()]))
+        .await
+        .unwrap();
+    let got = poll_n(&lenient, 1).await;
+    assert!(got[0].offset >= earliest, "{} < {earliest}", got[0].offset);
+}

@@ -112,11 +112,13 @@ pub async fn consume(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult 
     };
     let partition = partition_of(&topic, id)?;
     check_access(&topic, Access::Read)?;
-    // A committed group offset takes precedence over offset=.
+    // A committed group offset takes precedence over a lower offset= (the
+    // spec's resolution order); a higher one is the consumer reading ahead
+    // of its last commit and must be honoured, or it would re-read forever.
     let start = broker
         .offsets
         .committed_offset(&topic.def.name, &options.group, id)
-        .unwrap_or(offset);
+        .map_or(offset, |committed| committed.max(offset));
     let wait = Duration::from_millis(wait_ms.min(MAX_WAIT_MS));
     let records = read_wait(&partition, start, options.batch, wait, &broker.shutdown)
         .await

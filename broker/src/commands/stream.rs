@@ -63,14 +63,18 @@ pub async fn start(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
     let partition = partition_of(&topic, id)?;
     check_access(&topic, Access::Read)?;
     let log = partition.log();
-    let next = broker
+    // As for CONSUME: the committed offset wins over a lower offset=.
+    let committed = broker
         .offsets
-        .committed_offset(&topic.def.name, &options.group, id)
-        .or(explicit)
-        .unwrap_or_else(|| match options.reset {
-            AutoOffsetReset::Earliest => log.earliest_offset(),
-            AutoOffsetReset::Latest => log.durable_offset(),
-        });
+        .committed_offset(&topic.def.name, &options.group, id);
+    let next = match (committed, explicit) {
+        (Some(c), Some(e)) => Some(c.max(e)),
+        (c, e) => c.or(e),
+    }
+    .unwrap_or_else(|| match options.reset {
+        AutoOffsetReset::Earliest => log.earliest_offset(),
+        AutoOffsetReset::Latest => log.durable_offset(),
+    });
     Ok(Reply::Stream(StreamPlan {
         topic: topic.def.name.clone(),
         partition,

@@ -36,6 +36,10 @@ const READ_AHEAD: usize = 32;
 /// always admitted).
 const READ_AHEAD_BYTES: usize = 64 << 20;
 
+/// Largest payload [`FrameWriter::send`] copies next to its header so the
+/// frame goes out in a single write.
+const COPY_LIMIT: usize = 16 * 1024;
+
 /// Extra time a CONSUME may take beyond the request timeout: its long poll.
 const LONG_POLL_ALLOWANCE: Duration = Duration::from_millis(crate::commands::consume::MAX_WAIT_MS);
 
@@ -61,12 +65,20 @@ impl FrameWriter {
         }
     }
 
-    /// Encodes and writes one frame.
+    /// Encodes and writes one frame. Small frames go out in one write; a
+    /// large payload (a CONSUME batch) is written straight from its buffer
+    /// after the header instead of being copied next to it first.
     pub async fn send(&mut self, frame: &Frame) -> io::Result<()> {
-        self.buf.clear();
-        frame
-            .encode(self.compression, &mut self.buf)
+        let (header, payload) = frame
+            .encode_parts(self.compression)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+        if payload.len() > COPY_LIMIT {
+            self.half.write_all(&header).await?;
+            return self.half.write_all(&payload).await;
+        }
+        self.buf.clear();
+        self.buf.extend_from_slice(&header);
+        self.buf.extend_from_slice(&payload);
         self.half.write_all(&self.buf).await
     }
 

@@ -248,7 +248,15 @@ pub(crate) fn read_segment(
         // Make sure the header is buffered, then the whole entry.
         let mut rel = (pos - chunk_start) as usize;
         if chunk.len() < rel + FRAME_HEADER_LEN {
-            let want = read_size(limits, *bytes, FRAME_HEADER_LEN);
+            let want = read_size(
+                limits,
+                *bytes,
+                FRAME_HEADER_LEN,
+                cursor,
+                pos,
+                expected,
+                out.len(),
+            );
             chunk = read_chunk(cursor, pos, want)?;
             chunk_start = pos;
             rel = 0;
@@ -275,7 +283,7 @@ pub(crate) fn read_segment(
         }
         let total = FRAME_HEADER_LEN + len;
         if chunk.len() < rel + total {
-            let want = read_size(limits, *bytes, total);
+            let want = read_size(limits, *bytes, total, cursor, pos, expected, out.len());
             chunk = read_chunk(cursor, pos, want)?;
             chunk_start = pos;
             rel = 0;
@@ -315,12 +323,49 @@ pub(crate) fn read_segment(
     }
 }
 
-fn read_size(limits: &ReadLimits, bytes_so_far: usize, at_least: usize) -> usize {
-    let budget = limits.max_bytes.saturating_sub(bytes_so_far);
-    budget
+/// How many bytes to fetch at file position `pos` (entry `next`): enough for
+/// the byte budget, but no more than the entries still wanted need, judged by
+/// the average entry size seen so far in this read (the first chunk, with
+/// nothing seen yet, is [`READ_CHUNK`]). Reading (and zeroing) the whole
+/// byte budget for a fetch limited by its record count would waste most of
+/// it.
+#[allow(clippy::too_many_arguments)]
+fn read_size(
+    limits: &ReadLimits,
+    bytes_so_far: usize,
+    at_least: usize,
+    cursor: &ReadCursor,
+    pos: u64,
+    next: u64,
+    records_so_far: usize,
+) -> usize {
+    let budget = limits
+        .max_bytes
+        .saturating_sub(bytes_so_far)
         .saturating_add(ENTRY_OVERHEAD * 4)
-        .clamp(READ_CHUNK, MAX_READ_CHUNK)
-        .max(at_least)
+        .clamp(READ_CHUNK, MAX_READ_CHUNK);
+    let scanned_entries = next.saturating_sub(cursor.offset);
+    let estimate = match pos
+        .saturating_sub(cursor.position)
+        .checked_div(scanned_entries)
+    {
+        None => READ_CHUNK,
+        Some(average) => {
+            let average = average.max(1);
+            // Entries still to skip before `from`, plus those still wanted.
+            let skip = limits.from.saturating_sub(next);
+            let wanted = limits.max_records.saturating_sub(records_so_far).min(
+                limits
+                    .end
+                    .saturating_sub(next)
+                    .try_into()
+                    .unwrap_or(usize::MAX),
+            );
+            let entries = (skip as usize).saturating_add(wanted).saturating_add(4);
+            (entries as u64).saturating_mul(average) as usize
+        }
+    };
+    estimate.clamp(READ_CHUNK, budget).max(at_least)
 }
 
 fn read_chunk(cursor: &ReadCursor, pos: u64, want: usize) -> Result<Bytes> {

@@ -53,7 +53,11 @@ impl TestBroker {
     /// Starts a broker whose data directory is `dir/data`.
     pub fn start_in(dir: TempDir, args: Vec<String>) -> TestBroker {
         let data = dir.path().join("data");
-        let mut cmd = Process::new(env!("CARGO_BIN_EXE_cursus-broker"));
+        // CURSUS_BROKER_BIN runs another build of the broker (e.g. to compare
+        // benchmark numbers of two versions).
+        let binary = std::env::var_os("CURSUS_BROKER_BIN")
+            .unwrap_or_else(|| env!("CARGO_BIN_EXE_cursus-broker").into());
+        let mut cmd = Process::new(binary);
         cmd.arg("--listen")
             .arg("127.0.0.1:0")
             .arg("--health-listen")
@@ -100,10 +104,38 @@ impl TestBroker {
         self.dir.as_ref().expect("dir").path().join("data")
     }
 
-    /// `kill -9`, then start a new broker on the same data directory.
-    pub fn crash_and_restart(mut self) -> TestBroker {
+    /// The broker's process id (for `/proc/<pid>/…`).
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Resident set size of the broker process in KiB (`VmRSS`).
+    pub fn rss_kib(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()))
+            .expect("read /proc/<pid>/status");
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("no VmRSS in {status}"))
+    }
+
+    /// `kill -9` without restarting; waits until the process is gone.
+    pub fn kill9(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+    }
+
+    /// True while the broker process has not exited.
+    pub fn is_running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
+    /// `kill -9`, then start a new broker on the same data directory (new
+    /// ports, read from the new startup line).
+    pub fn crash_and_restart(mut self) -> TestBroker {
+        self.kill9();
         let dir = self.dir.take().expect("dir");
         let args = std::mem::take(&mut self.args);
         Self::start_in(dir, args)
@@ -193,6 +225,18 @@ impl Client {
     /// Sends a raw frame.
     pub async fn send_frame(&mut self, frame: Frame) {
         self.framed.send(frame).await.expect("send");
+    }
+
+    /// Sends `payload` under `command` without panicking when the broker
+    /// has gone away; returns the request id, or `None` on a write error.
+    pub async fn try_send(&mut self, command: Command, payload: Bytes) -> Option<u64> {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.framed
+            .send(Frame::request(command, id, payload))
+            .await
+            .ok()
+            .map(|()| id)
     }
 
     /// Writes raw bytes to the socket.

@@ -40,6 +40,7 @@ bench:
 	python3 tools/bench-summary.py target
 	$(CARGO) build --release -p cursus-broker
 	CURSUS_BROKER_BIN=$(abspath $(or $(CARGO_TARGET_DIR),target))/release/cursus-broker $(CARGO) bench -p cursus --bench engine
+	$(CARGO) bench -p cursus-broker --bench throughput
 
 # Fuzzing needs a nightly toolchain and cargo-fuzz; installed here on first use.
 fuzz-build:

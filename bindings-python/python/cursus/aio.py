@@ -12,6 +12,7 @@ or created with ``await cursus.aio.Producer.connect(**config)``.
 
 from __future__ import annotations
 
+import abc
 from types import TracebackType
 from typing import (
     AsyncIterator,
@@ -49,7 +50,7 @@ ConfigValue = Union[str, int, float, bool, Sequence[str], None]
 _T = TypeVar("_T", bound="_Client")
 
 
-class _Client:
+class _Client(abc.ABC):
     _what = "client"
 
     def __init__(self, **config: ConfigValue) -> None:
@@ -57,8 +58,9 @@ class _Client:
         self._native_obj: Optional[object] = None
         self._closed = False
 
-    async def _connect(self) -> object:  # pragma: no cover - overridden
-        raise NotImplementedError
+    @abc.abstractmethod
+    async def _connect(self) -> object:
+        """Creates the native client (each subclass connects its own kind)."""
 
     async def start(self) -> None:
         """Connects (done by ``async with`` and :meth:`connect`)."""

@@ -108,6 +108,40 @@ typedef struct cursus_message_t cursus_message_t;
 // Opaque producer.
 typedef struct cursus_producer_t cursus_producer_t;
 
+// Topic metadata from the broker's METADATA reply.
+typedef struct cursus_topic_metadata_t {
+  // Number of partitions.
+  uint32_t partitions;
+  // Replication factor.
+  uint32_t replication_factor;
+  // Topic revision (pass it to `cursus_admin_truncate_topic`).
+  uint64_t revision;
+  // Lifecycle epoch.
+  uint64_t lifecycle_epoch;
+  // Whether the topic is idempotent.
+  bool idempotent;
+  // Whether the topic is event-sourced.
+  bool event_sourcing;
+  // The min_in_sync_replicas override, or -1 when the broker default
+  // applies or the reply does not report it (METADATA does not; the
+  // reply of `cursus_admin_alter_topic_config` does).
+  int64_t min_in_sync_replicas;
+} cursus_topic_metadata_t;
+
+// Offsets of one partition, from `cursus_admin_list_offsets`.
+typedef struct cursus_partition_offsets_t {
+  // Partition id.
+  uint32_t partition;
+  // Earliest available offset.
+  uint64_t earliest;
+  // Latest offset.
+  uint64_t latest;
+  // Log end offset.
+  uint64_t leo;
+  // High-water mark.
+  uint64_t hwm;
+} cursus_partition_offsets_t;
+
 // Where a record was written.
 typedef struct cursus_record_metadata_t {
   // Partition the record was written to.
@@ -136,6 +170,22 @@ typedef struct cursus_delivery_report_t {
 // functions (except blocking calls such as send, flush, poll and close,
 // which fail with `CURSUS_ERR_INTERNAL` on an engine thread).
 typedef void (*cursus_delivery_cb)(void *user_data, const struct cursus_delivery_report_t *report);
+
+// Commit callback: called exactly once with the outcome of
+// `cursus_consumer_commit_async`, on a library thread. `error` is NULL on
+// success; otherwise it is borrowed (valid only during the callback; do not
+// free it). It must not block for long.
+typedef void (*cursus_commit_cb)(void *user_data,
+                                 enum cursus_status_t status,
+                                 const struct cursus_error_t *error);
+
+// One assigned partition, from `cursus_consumer_assignment`.
+typedef struct cursus_topic_partition_t {
+  // Topic name (NUL-terminated; owned by the array).
+  char *topic;
+  // Partition id.
+  uint32_t partition;
+} cursus_topic_partition_t;
 
 #ifdef __cplusplus
 extern "C" {
@@ -357,6 +407,162 @@ enum cursus_status_t cursus_admin_list_topics(struct cursus_admin_t *admin,
                                               char **out_names,
                                               struct cursus_error_t **out_error);
 
+// Creates a topic with every NewTopic field settable: `option_count` pairs
+// `keys[i]` = `values[i]`. Keys: `partitions`, `replication_factor`,
+// `min_in_sync_replicas`, `retention_hours`, `retention_bytes` (unsigned
+// integers); `idempotent`, `event_sourcing` (`true`/`false`);
+// `cleanup_policy`, `partitioner`, `auth_policy` (strings); `read_acl`,
+// `write_acl` (comma-separated principals, empty for an empty list).
+// Unset fields use the broker default. An unknown key or unparsable value
+// returns `CURSUS_ERR_INVALID_ARGUMENT`.
+//
+// Thread-safety: safe from any thread, concurrently on one handle.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters point to writable storage.
+enum cursus_status_t cursus_admin_create_topic_opts(struct cursus_admin_t *admin,
+                                                    const char *topic,
+                                                    const char *const *keys,
+                                                    const char *const *values,
+                                                    size_t option_count,
+                                                    struct cursus_error_t **out_error);
+
+// Replaces the topic's `min_in_sync_replicas` override; a negative
+// `min_in_sync_replicas` restores the broker default. `out_metadata` (may
+// be NULL) receives the topic definition the broker replied with.
+//
+// Thread-safety: safe from any thread, concurrently on one handle.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters point to writable storage.
+enum cursus_status_t cursus_admin_alter_topic_config(struct cursus_admin_t *admin,
+                                                     const char *topic,
+                                                     int64_t min_in_sync_replicas,
+                                                     struct cursus_topic_metadata_t *out_metadata,
+                                                     struct cursus_error_t **out_error);
+
+// Truncates a topic (drops all its records) if its current revision is
+// `expected_revision` (else `CURSUS_ERR_CONFLICT`). On success the new
+// revision and lifecycle epoch are written to `*out_revision` and
+// `*out_lifecycle_epoch` (each may be NULL).
+//
+// Thread-safety: safe from any thread, concurrently on one handle.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters point to writable storage.
+enum cursus_status_t cursus_admin_truncate_topic(struct cursus_admin_t *admin,
+                                                 const char *topic,
+                                                 uint64_t expected_revision,
+                                                 uint64_t *out_revision,
+                                                 uint64_t *out_lifecycle_epoch,
+                                                 struct cursus_error_t **out_error);
+
+// Describes a topic: `*out_json` receives the broker's DESCRIBE document as
+// JSON (`{"topic":..., "definition":{...}, "partitions":[{"id", "leader",
+// "replicas", "isr", "leo", "hwm"}...]}`). Free it with `cursus_string_free`.
+//
+// Thread-safety: safe from any thread, concurrently on one handle.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters point to writable storage.
+enum cursus_status_t cursus_admin_describe_topic(struct cursus_admin_t *admin,
+                                                 const char *topic,
+                                                 char **out_json,
+                                                 struct cursus_error_t **out_error);
+
+// Status of a consumer group: `*out_json` receives the broker's
+// GROUP_STATUS document as JSON (`group_name`, `topic_name`, `state`,
+// `generation`, `member_count`, `partition_count`, `members`). Free it with
+// `cursus_string_free`.
+//
+// Thread-safety: safe from any thread, concurrently on one handle.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters point to writable storage.
+enum cursus_status_t cursus_admin_group_status(struct cursus_admin_t *admin,
+                                               const char *group,
+                                               char **out_json,
+                                               struct cursus_error_t **out_error);
+
+// Topic metadata: fills `*out_metadata` and, when `out_leaders` is not
+// NULL, stores the partition leaders (one address per partition, in
+// partition order, newline-separated) in `*out_leaders`; free it with
+// `cursus_string_free`.
+//
+// Thread-safety: safe from any thread, concurrently on one handle.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters point to writable storage.
+enum cursus_status_t cursus_admin_metadata(struct cursus_admin_t *admin,
+                                           const char *topic,
+                                           struct cursus_topic_metadata_t *out_metadata,
+                                           char **out_leaders,
+                                           struct cursus_error_t **out_error);
+
+// Lists the offsets of one partition (`partition` >= 0) or of every
+// partition (`partition` < 0). `*out_offsets` receives an array of
+// `*out_count` entries; free it with `cursus_partition_offsets_free`.
+//
+// Thread-safety: safe from any thread, concurrently on one handle.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters point to writable storage.
+enum cursus_status_t cursus_admin_list_offsets(struct cursus_admin_t *admin,
+                                               const char *topic,
+                                               int64_t partition,
+                                               struct cursus_partition_offsets_t **out_offsets,
+                                               size_t *out_count,
+                                               struct cursus_error_t **out_error);
+
+// Frees an array returned by `cursus_admin_list_offsets` (NULL is ignored).
+//
+// Thread-safety: safe from any thread; each array is freed once.
+//
+// # Safety
+// `offsets` must be NULL or an array returned by `cursus_admin_list_offsets`
+// with its `count`, not yet freed.
+void cursus_partition_offsets_free(struct cursus_partition_offsets_t *offsets, size_t count);
+
+// Lists consumer group names as one newline-separated string in
+// `*out_names` (empty when there are none). Free it with `cursus_string_free`.
+//
+// Thread-safety: safe from any thread, concurrently on one handle.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters point to writable storage.
+enum cursus_status_t cursus_admin_list_groups(struct cursus_admin_t *admin,
+                                              char **out_names,
+                                              struct cursus_error_t **out_error);
+
+// The broker's HELP text (one command per line) in `*out_text`. Free it
+// with `cursus_string_free`.
+//
+// Thread-safety: safe from any thread, concurrently on one handle.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters point to writable storage.
+enum cursus_status_t cursus_admin_help(struct cursus_admin_t *admin,
+                                       char **out_text,
+                                       struct cursus_error_t **out_error);
+
 // Closes the admin client; later calls on it return `CURSUS_ERR_CLOSED`.
 // Closing twice is fine. The handle must still be destroyed.
 //
@@ -538,6 +744,78 @@ enum cursus_status_t cursus_consumer_poll(struct cursus_consumer_t *consumer,
 // buffers hold the given length; out-parameters point to writable storage.
 enum cursus_status_t cursus_consumer_commit(struct cursus_consumer_t *consumer,
                                             struct cursus_error_t **out_error);
+
+// Subscribes to every topic whose name matches the glob `pattern` (e.g.
+// `"orders-*"`), replacing any previous subscription.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters point to writable storage.
+enum cursus_status_t cursus_consumer_subscribe_pattern(struct cursus_consumer_t *consumer,
+                                                       const char *pattern,
+                                                       struct cursus_error_t **out_error);
+
+// Commits the positions of the messages returned by `cursus_consumer_poll`
+// so far, in the background. Returns once the commit is started; `callback`
+// (may be NULL) is then called exactly once with the outcome and
+// `user_data`, on a library thread. If starting fails, the error is
+// returned and the callback is never called.
+//
+// Thread-safety: safe from any thread. `user_data` must be safe to use from
+// another thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters point to writable storage.
+enum cursus_status_t cursus_consumer_commit_async(struct cursus_consumer_t *consumer,
+                                                  cursus_commit_cb callback,
+                                                  void *user_data,
+                                                  struct cursus_error_t **out_error);
+
+// The committed next offset of `topic`/`partition` for the consumer's
+// group: `*out_found` tells whether there is one, and `*out_offset`
+// receives it (-1 when not found).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters point to writable storage.
+enum cursus_status_t cursus_consumer_committed(struct cursus_consumer_t *consumer,
+                                               const char *topic,
+                                               uint32_t partition,
+                                               int64_t *out_offset,
+                                               bool *out_found,
+                                               struct cursus_error_t **out_error);
+
+// The partitions currently assigned to the consumer: `*out_partitions`
+// receives an array of `*out_count` entries (NULL when empty); free it with
+// `cursus_topic_partitions_free`.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters point to writable storage.
+enum cursus_status_t cursus_consumer_assignment(struct cursus_consumer_t *consumer,
+                                                struct cursus_topic_partition_t **out_partitions,
+                                                size_t *out_count,
+                                                struct cursus_error_t **out_error);
+
+// Frees an array returned by `cursus_consumer_assignment` (NULL is ignored).
+//
+// Thread-safety: safe from any thread; each array is freed once.
+//
+// # Safety
+// `partitions` must be NULL or an array returned by
+// `cursus_consumer_assignment` with its `count`, not yet freed.
+void cursus_topic_partitions_free(struct cursus_topic_partition_t *partitions, size_t count);
 
 // Leaves the group and closes the consumer (idempotent). Later calls return
 // `CURSUS_ERR_CLOSED`. The handle must still be destroyed.

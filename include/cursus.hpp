@@ -18,7 +18,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <exception>
 #include <functional>
+#include <future>
 #include <initializer_list>
 #include <map>
 #include <memory>
@@ -176,6 +178,39 @@ class Handle {
 
 inline long long millis(std::chrono::milliseconds d) { return static_cast<long long>(d.count()); }
 
+/// Takes ownership of a library string and returns a copy (NULL: empty).
+inline std::string take_string(char *s) {
+  std::unique_ptr<char, void (*)(char *)> guard(s, cursus_string_free);
+  return s ? std::string(s) : std::string();
+}
+
+/// Takes ownership of a newline-separated library string and splits it.
+inline std::vector<std::string> take_lines(char *s) {
+  std::string all = take_string(s);
+  std::vector<std::string> out;
+  std::string_view rest(all);
+  while (!rest.empty()) {
+    size_t nl = rest.find('\n');
+    out.emplace_back(rest.substr(0, nl));
+    if (nl == std::string_view::npos) break;
+    rest.remove_prefix(nl + 1);
+  }
+  return out;
+}
+
+/// An exception_ptr holding a copy of a borrowed error (the caller keeps ownership).
+inline std::exception_ptr copy_error(cursus_status_t status, const cursus_error_t *e) {
+  try {
+    std::map<std::string, std::string> fields;
+    for (size_t i = 0, n = cursus_error_field_count(e); i < n; i++)
+      fields.emplace(str(cursus_error_field_name(e, i)), str(cursus_error_field_value(e, i)));
+    throw Error(status, str(cursus_error_code(e)), str(cursus_error_class_name(e)), cursus_error_retryable(e),
+                str(cursus_error_message(e)), std::move(fields));
+  } catch (...) {
+    return std::current_exception();
+  }
+}
+
 }  // namespace detail
 
 /// Options by name (the engine's names: bootstrap_servers, acks, group_id, ...).
@@ -231,7 +266,43 @@ class Message {
   detail::Handle<cursus_message_t, cursus_message_destroy> h_;
 };
 
-/// Admin client: topics. Thread-safe.
+/// A topic definition (METADATA or the reply of alter_topic_config).
+struct TopicMetadata {
+  uint32_t partitions;
+  uint32_t replication_factor;
+  /// Revision (pass it to Admin::truncate_topic).
+  uint64_t revision;
+  uint64_t lifecycle_epoch;
+  bool idempotent;
+  bool event_sourcing;
+  /// The override; std::nullopt for the broker default (or when METADATA does not report it).
+  std::optional<uint32_t> min_in_sync_replicas;
+  /// Leader address per partition, in partition order (METADATA only).
+  std::vector<std::string> leaders;
+};
+
+/// Outcome of Admin::truncate_topic.
+struct TruncateResult {
+  uint64_t revision;
+  uint64_t lifecycle_epoch;
+};
+
+/// Offsets of one partition (Admin::list_offsets).
+struct PartitionOffsets {
+  uint32_t partition;
+  uint64_t earliest;
+  uint64_t latest;
+  uint64_t leo;
+  uint64_t hwm;
+};
+
+/// One assigned partition (Consumer::assignment).
+struct TopicPartition {
+  std::string topic;
+  uint32_t partition;
+};
+
+/// Admin client: topics and groups. Thread-safe.
 class Admin {
  public:
   explicit Admin(const Config &config) {
@@ -247,26 +318,95 @@ class Admin {
   void delete_topic(const std::string &topic, bool if_exists = false) {
     detail::call(cursus_admin_delete_topic, h_.get(), topic.c_str(), if_exists);
   }
+  /// Creates a topic with NewTopic fields by name (see cursus_admin_create_topic_opts):
+  /// partitions, replication_factor, min_in_sync_replicas, retention_hours,
+  /// retention_bytes, idempotent, event_sourcing, cleanup_policy, partitioner,
+  /// auth_policy, read_acl, write_acl (comma-separated).
+  void create_topic(const std::string &topic, const std::map<std::string, std::string> &options) {
+    std::vector<const char *> keys, values;
+    for (const auto &kv : options) {
+      keys.push_back(kv.first.c_str());
+      values.push_back(kv.second.c_str());
+    }
+    detail::call(cursus_admin_create_topic_opts, h_.get(), topic.c_str(), keys.data(), values.data(),
+                 keys.size());
+  }
+  /// Replaces the min_in_sync_replicas override (std::nullopt: broker default);
+  /// returns the definition the broker replied with (leaders empty).
+  TopicMetadata alter_topic_config(const std::string &topic, std::optional<uint32_t> min_in_sync_replicas) {
+    cursus_topic_metadata_t m{};
+    detail::call(cursus_admin_alter_topic_config, h_.get(), topic.c_str(),
+                 min_in_sync_replicas ? static_cast<int64_t>(*min_in_sync_replicas) : int64_t{-1}, &m);
+    return convert(m, nullptr);
+  }
+  /// Truncates a topic at `expected_revision` (ConflictError if it moved on).
+  TruncateResult truncate_topic(const std::string &topic, uint64_t expected_revision) {
+    TruncateResult r{};
+    detail::call(cursus_admin_truncate_topic, h_.get(), topic.c_str(), expected_revision, &r.revision,
+                 &r.lifecycle_epoch);
+    return r;
+  }
+  /// The broker's DESCRIBE document (JSON).
+  std::string describe_topic(const std::string &topic) {
+    char *json = nullptr;
+    detail::call(cursus_admin_describe_topic, h_.get(), topic.c_str(), &json);
+    return detail::take_string(json);
+  }
+  /// The broker's GROUP_STATUS document (JSON).
+  std::string group_status(const std::string &group) {
+    char *json = nullptr;
+    detail::call(cursus_admin_group_status, h_.get(), group.c_str(), &json);
+    return detail::take_string(json);
+  }
+  /// METADATA: definition, revision and the leader of every partition.
+  TopicMetadata metadata(const std::string &topic) {
+    cursus_topic_metadata_t m{};
+    char *leaders = nullptr;
+    detail::call(cursus_admin_metadata, h_.get(), topic.c_str(), &m, &leaders);
+    return convert(m, leaders);
+  }
+  /// Offsets of one partition, or of all of them (std::nullopt).
+  std::vector<PartitionOffsets> list_offsets(const std::string &topic,
+                                             std::optional<uint32_t> partition = std::nullopt) {
+    cursus_partition_offsets_t *arr = nullptr;
+    size_t n = 0;
+    detail::call(cursus_admin_list_offsets, h_.get(), topic.c_str(),
+                 partition ? static_cast<int64_t>(*partition) : int64_t{-1}, &arr, &n);
+    std::vector<PartitionOffsets> out;
+    for (size_t i = 0; i < n; i++)
+      out.push_back(PartitionOffsets{arr[i].partition, arr[i].earliest, arr[i].latest, arr[i].leo, arr[i].hwm});
+    cursus_partition_offsets_free(arr, n);
+    return out;
+  }
   /// Topic names.
   std::vector<std::string> list_topics() {
     char *names = nullptr;
     detail::call(cursus_admin_list_topics, h_.get(), &names);
-    std::unique_ptr<char, void (*)(char *)> guard(names, cursus_string_free);
-    std::vector<std::string> out;
-    std::string_view all(names ? names : "");
-    while (!all.empty()) {
-      size_t nl = all.find('\n');
-      out.emplace_back(all.substr(0, nl));
-      if (nl == std::string_view::npos) break;
-      all.remove_prefix(nl + 1);
-    }
-    return out;
+    return detail::take_lines(names);
+  }
+  /// Consumer group names.
+  std::vector<std::string> list_groups() {
+    char *names = nullptr;
+    detail::call(cursus_admin_list_groups, h_.get(), &names);
+    return detail::take_lines(names);
+  }
+  /// The broker's HELP: one command per entry.
+  std::vector<std::string> help() {
+    char *text = nullptr;
+    detail::call(cursus_admin_help, h_.get(), &text);
+    return detail::take_lines(text);
   }
   /// Closes the client (idempotent); later calls throw ClosedError.
   void close() { detail::call(cursus_admin_close, h_.get()); }
 
  private:
   using Handle = detail::Handle<cursus_admin_t, cursus_admin_destroy>;
+  static TopicMetadata convert(const cursus_topic_metadata_t &m, char *leaders) {
+    TopicMetadata t{m.partitions, m.replication_factor, m.revision, m.lifecycle_epoch, m.idempotent,
+                    m.event_sourcing, std::nullopt, detail::take_lines(leaders)};
+    if (m.min_in_sync_replicas >= 0) t.min_in_sync_replicas = static_cast<uint32_t>(m.min_in_sync_replicas);
+    return t;
+  }
   Handle h_;
 };
 
@@ -318,6 +458,30 @@ class Producer {
     }
   }
 
+  /// Queues a record; the future becomes ready with the metadata, or holds the
+  /// error (thrown by get()), including a failure to queue. Do not wait on it
+  /// from a delivery callback.
+  std::future<RecordMetadata> send_async(const std::string &topic, std::string_view payload,
+                                         std::optional<std::string_view> key = std::nullopt,
+                                         int32_t partition = -1) {
+    auto promise = std::make_shared<std::promise<RecordMetadata>>();
+    std::future<RecordMetadata> f = promise->get_future();
+    try {
+      send_async(
+          topic, payload,
+          [promise](const DeliveryReport &r) {
+            if (r.error)
+              promise->set_exception(r.error);
+            else
+              promise->set_value(r.metadata);
+          },
+          key, partition);
+    } catch (...) {
+      promise->set_exception(std::current_exception());  // not queued
+    }
+    return f;
+  }
+
   /// Sends everything queued and waits (and for every callback), at most `timeout`.
   void flush(std::chrono::milliseconds timeout = std::chrono::milliseconds(-1)) {
     detail::call(cursus_producer_flush, h_.get(), detail::millis(timeout));
@@ -337,20 +501,8 @@ class Producer {
     std::unique_ptr<Callback> cb(static_cast<Callback *>(user_data));
     DeliveryReport r{nullptr, detail::str(report->topic),
                      RecordMetadata{report->metadata.partition, report->metadata.offset, report->metadata.timestamp}};
-    if (report->status != CURSUS_OK) {
-      try {
-        // Copy the borrowed error: throw_error consumes (frees) what it gets,
-        // so hand it a harmless NULL and rebuild the details here.
-        std::map<std::string, std::string> fields;
-        const cursus_error_t *e = report->error;
-        for (size_t i = 0, n = cursus_error_field_count(e); i < n; i++)
-          fields.emplace(detail::str(cursus_error_field_name(e, i)), detail::str(cursus_error_field_value(e, i)));
-        throw Error(report->status, detail::str(cursus_error_code(e)), detail::str(cursus_error_class_name(e)),
-                    cursus_error_retryable(e), detail::str(cursus_error_message(e)), std::move(fields));
-      } catch (...) {
-        r.error = std::current_exception();
-      }
-    }
+    // The error is borrowed: copy it.
+    if (report->status != CURSUS_OK) r.error = detail::copy_error(report->status, report->error);
     try {
       (*cb)(r);
     } catch (...) {
@@ -386,13 +538,68 @@ class Consumer {
     if (!m) return std::nullopt;
     return Message(m);
   }
+  /// Subscribes to every topic matching a glob pattern, e.g. "orders-*".
+  void subscribe_pattern(const std::string &pattern) {
+    detail::call(cursus_consumer_subscribe_pattern, h_.get(), pattern.c_str());
+  }
   /// Commits the positions of the messages returned so far.
   void commit() { detail::call(cursus_consumer_commit, h_.get()); }
+  /// Outcome callback of commit_async: null on success, else the error.
+  using CommitCallback = std::function<void(std::exception_ptr)>;
+  /// Commits the positions of the messages returned so far in the background;
+  /// `callback` runs once with the outcome on a library thread.
+  void commit_async(CommitCallback callback) {
+    auto *boxed = new CommitCallback(std::move(callback));
+    cursus_error_t *err = nullptr;
+    cursus_status_t s = cursus_consumer_commit_async(h_.get(), &Consumer::commit_trampoline, boxed, &err);
+    if (s != CURSUS_OK) {
+      delete boxed;  // not started: the callback will never run
+      detail::throw_error(s, err);
+    }
+  }
+  /// Like commit_async(callback); the future becomes ready when the commit completes.
+  std::future<void> commit_async() {
+    auto promise = std::make_shared<std::promise<void>>();
+    std::future<void> f = promise->get_future();
+    commit_async([promise](std::exception_ptr e) {
+      if (e)
+        promise->set_exception(e);
+      else
+        promise->set_value();
+    });
+    return f;
+  }
+  /// The group's committed next offset of a partition, if any.
+  std::optional<int64_t> committed(const std::string &topic, uint32_t partition) {
+    int64_t offset = -1;
+    bool found = false;
+    detail::call(cursus_consumer_committed, h_.get(), topic.c_str(), partition, &offset, &found);
+    return found ? std::optional<int64_t>(offset) : std::nullopt;
+  }
+  /// The partitions currently assigned to this consumer.
+  std::vector<TopicPartition> assignment() {
+    cursus_topic_partition_t *arr = nullptr;
+    size_t n = 0;
+    detail::call(cursus_consumer_assignment, h_.get(), &arr, &n);
+    std::vector<TopicPartition> out;
+    for (size_t i = 0; i < n; i++) out.push_back(TopicPartition{detail::str(arr[i].topic), arr[i].partition});
+    cursus_topic_partitions_free(arr, n);
+    return out;
+  }
   /// Leaves the group and closes (idempotent).
   void close() { detail::call(cursus_consumer_close, h_.get()); }
 
  private:
   using Handle = detail::Handle<cursus_consumer_t, cursus_consumer_destroy>;
+  static void commit_trampoline(void *user_data, cursus_status_t status, const cursus_error_t *error) {
+    std::unique_ptr<CommitCallback> cb(static_cast<CommitCallback *>(user_data));
+    std::exception_ptr e = status == CURSUS_OK ? nullptr : detail::copy_error(status, error);
+    try {
+      (*cb)(e);
+    } catch (...) {
+      // Exceptions must not unwind into the C library.
+    }
+  }
   Handle h_;
 };
 

@@ -13,3 +13,12 @@ cursus_status_t cursus_go_send(cursus_producer_t *p, const char *topic, int32_t 
   return cursus_producer_send_cb(p, topic, partition, key, key_len, payload, payload_len,
                                  cursus_go_delivery, (void *)handle, err);
 }
+
+// C side of the Go commit callback (same handle convention as deliveries).
+static void cursus_go_commit(void *user_data, cursus_status_t status, const cursus_error_t *error) {
+  cursusGoCommit((uintptr_t)user_data, status, (cursus_error_t *)error);
+}
+
+cursus_status_t cursus_go_commit_async(cursus_consumer_t *c, uintptr_t handle, cursus_error_t **err) {
+  return cursus_consumer_commit_async(c, cursus_go_commit, (void *)handle, err);
+}

@@ -24,6 +24,7 @@ package cursus
 // cursus_status_t cursus_go_send(cursus_producer_t *p, const char *topic, int32_t partition,
 //                                const uint8_t *key, size_t key_len, const uint8_t *payload,
 //                                size_t payload_len, uintptr_t handle, cursus_error_t **err);
+// cursus_status_t cursus_go_commit_async(cursus_consumer_t *c, uintptr_t handle, cursus_error_t **err);
 import "C"
 
 import (
@@ -169,6 +170,250 @@ func (a *Admin) ListTopics(ctx context.Context) ([]string, error) {
 		return nil, nil
 	}
 	return strings.Split(s, "\n"), nil
+}
+
+// TopicOptions sets NewTopic fields by name for CreateTopicWithOptions:
+// partitions, replication_factor, min_in_sync_replicas, retention_hours,
+// retention_bytes (unsigned integers); idempotent, event_sourcing
+// ("true"/"false"); cleanup_policy, partitioner, auth_policy; read_acl,
+// write_acl (comma-separated principals). Unset fields use broker defaults.
+type TopicOptions map[string]string
+
+// CreateTopicWithOptions creates a topic with any NewTopic field set. An
+// unknown name or bad value returns an error matching ErrInvalidArgument.
+func (a *Admin) CreateTopicWithOptions(ctx context.Context, topic string, opts TopicOptions) error {
+	defer runtime.KeepAlive(a)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	t := cstr(topic)
+	defer C.free(unsafe.Pointer(t))
+	n := len(opts)
+	keys := cstrArray(n)
+	defer C.free(unsafe.Pointer(keys))
+	values := cstrArray(n)
+	defer C.free(unsafe.Pointer(values))
+	ks, vs := unsafe.Slice(keys, n+1), unsafe.Slice(values, n+1)
+	i := 0
+	for k, v := range opts {
+		ks[i], vs[i] = cstr(k), cstr(v)
+		defer C.free(unsafe.Pointer(ks[i]))
+		defer C.free(unsafe.Pointer(vs[i]))
+		i++
+	}
+	var e *C.cursus_error_t
+	return check(C.cursus_admin_create_topic_opts(a.h, t, keys, values, C.size_t(n), &e), e)
+}
+
+// cstrArray allocates a C array of n+1 string pointers (free with C.free).
+func cstrArray(n int) **C.char {
+	return (**C.char)(C.calloc(C.size_t(n+1), C.size_t(unsafe.Sizeof(uintptr(0)))))
+}
+
+// TopicMetadata is a topic definition (from Metadata or AlterTopicConfig).
+type TopicMetadata struct {
+	Partitions        uint32
+	ReplicationFactor uint32
+	Revision          uint64 // pass it to TruncateTopic
+	LifecycleEpoch    uint64
+	Idempotent        bool
+	EventSourcing     bool
+	// MinInSyncReplicas is the override, or -1 for the broker default (or
+	// when METADATA does not report it).
+	MinInSyncReplicas int64
+	Leaders           []string // leader address per partition (Metadata only)
+}
+
+func topicMetadata(m *C.cursus_topic_metadata_t) TopicMetadata {
+	return TopicMetadata{
+		Partitions:        uint32(m.partitions),
+		ReplicationFactor: uint32(m.replication_factor),
+		Revision:          uint64(m.revision),
+		LifecycleEpoch:    uint64(m.lifecycle_epoch),
+		Idempotent:        bool(m.idempotent),
+		EventSourcing:     bool(m.event_sourcing),
+		MinInSyncReplicas: int64(m.min_in_sync_replicas),
+	}
+}
+
+// DefaultMinInSyncReplicas passed to AlterTopicConfig restores the broker default.
+const DefaultMinInSyncReplicas = -1
+
+// AlterTopicConfig replaces the topic's min_in_sync_replicas override
+// (DefaultMinInSyncReplicas: broker default) and returns the new definition.
+func (a *Admin) AlterTopicConfig(ctx context.Context, topic string, minInSyncReplicas int64) (TopicMetadata, error) {
+	defer runtime.KeepAlive(a)
+	if err := ctx.Err(); err != nil {
+		return TopicMetadata{}, err
+	}
+	t := cstr(topic)
+	defer C.free(unsafe.Pointer(t))
+	var m C.cursus_topic_metadata_t
+	var e *C.cursus_error_t
+	if err := check(C.cursus_admin_alter_topic_config(a.h, t, C.int64_t(minInSyncReplicas), &m, &e), e); err != nil {
+		return TopicMetadata{}, err
+	}
+	return topicMetadata(&m), nil
+}
+
+// TruncateResult is the outcome of TruncateTopic.
+type TruncateResult struct {
+	Revision       uint64
+	LifecycleEpoch uint64
+}
+
+// TruncateTopic drops every record of a topic whose revision is
+// expectedRevision (else an error matching ErrConflict).
+func (a *Admin) TruncateTopic(ctx context.Context, topic string, expectedRevision uint64) (TruncateResult, error) {
+	defer runtime.KeepAlive(a)
+	if err := ctx.Err(); err != nil {
+		return TruncateResult{}, err
+	}
+	t := cstr(topic)
+	defer C.free(unsafe.Pointer(t))
+	var rev, epoch C.uint64_t
+	var e *C.cursus_error_t
+	if err := check(C.cursus_admin_truncate_topic(a.h, t, C.uint64_t(expectedRevision), &rev, &epoch, &e), e); err != nil {
+		return TruncateResult{}, err
+	}
+	return TruncateResult{Revision: uint64(rev), LifecycleEpoch: uint64(epoch)}, nil
+}
+
+// takeString copies and frees a library-owned string.
+func takeString(s *C.char) string {
+	defer C.cursus_string_free(s)
+	return goString(s)
+}
+
+// takeLines copies, frees and splits a newline-separated library string.
+func takeLines(s *C.char) []string {
+	all := takeString(s)
+	if all == "" {
+		return nil
+	}
+	return strings.Split(all, "\n")
+}
+
+// DescribeTopic returns the broker's DESCRIBE document (JSON: topic,
+// definition, partitions with leader, replicas, isr, leo, hwm).
+func (a *Admin) DescribeTopic(ctx context.Context, topic string) (string, error) {
+	defer runtime.KeepAlive(a)
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	t := cstr(topic)
+	defer C.free(unsafe.Pointer(t))
+	var out *C.char
+	var e *C.cursus_error_t
+	if err := check(C.cursus_admin_describe_topic(a.h, t, &out, &e), e); err != nil {
+		return "", err
+	}
+	return takeString(out), nil
+}
+
+// GroupStatus returns the broker's GROUP_STATUS document (JSON: group_name,
+// state, generation, members...).
+func (a *Admin) GroupStatus(ctx context.Context, group string) (string, error) {
+	defer runtime.KeepAlive(a)
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	g := cstr(group)
+	defer C.free(unsafe.Pointer(g))
+	var out *C.char
+	var e *C.cursus_error_t
+	if err := check(C.cursus_admin_group_status(a.h, g, &out, &e), e); err != nil {
+		return "", err
+	}
+	return takeString(out), nil
+}
+
+// Metadata returns a topic's definition, revision and partition leaders.
+func (a *Admin) Metadata(ctx context.Context, topic string) (TopicMetadata, error) {
+	defer runtime.KeepAlive(a)
+	if err := ctx.Err(); err != nil {
+		return TopicMetadata{}, err
+	}
+	t := cstr(topic)
+	defer C.free(unsafe.Pointer(t))
+	var m C.cursus_topic_metadata_t
+	var leaders *C.char
+	var e *C.cursus_error_t
+	if err := check(C.cursus_admin_metadata(a.h, t, &m, &leaders, &e), e); err != nil {
+		return TopicMetadata{}, err
+	}
+	md := topicMetadata(&m)
+	md.Leaders = takeLines(leaders)
+	return md, nil
+}
+
+// PartitionOffsets are the offsets of one partition.
+type PartitionOffsets struct {
+	Partition uint32
+	Earliest  uint64
+	Latest    uint64
+	LEO       uint64 // log end offset
+	HWM       uint64 // high-water mark
+}
+
+// AllPartitions passed to ListOffsets lists every partition.
+const AllPartitions = -1
+
+// ListOffsets returns the offsets of one partition, or of all of them
+// (AllPartitions).
+func (a *Admin) ListOffsets(ctx context.Context, topic string, partition int64) ([]PartitionOffsets, error) {
+	defer runtime.KeepAlive(a)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	t := cstr(topic)
+	defer C.free(unsafe.Pointer(t))
+	var arr *C.cursus_partition_offsets_t
+	var n C.size_t
+	var e *C.cursus_error_t
+	if err := check(C.cursus_admin_list_offsets(a.h, t, C.int64_t(partition), &arr, &n, &e), e); err != nil {
+		return nil, err
+	}
+	defer C.cursus_partition_offsets_free(arr, n)
+	out := make([]PartitionOffsets, 0, int(n))
+	for _, o := range unsafe.Slice(arr, int(n)) {
+		out = append(out, PartitionOffsets{
+			Partition: uint32(o.partition),
+			Earliest:  uint64(o.earliest),
+			Latest:    uint64(o.latest),
+			LEO:       uint64(o.leo),
+			HWM:       uint64(o.hwm),
+		})
+	}
+	return out, nil
+}
+
+// ListGroups returns the consumer group names.
+func (a *Admin) ListGroups(ctx context.Context) ([]string, error) {
+	defer runtime.KeepAlive(a)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var names *C.char
+	var e *C.cursus_error_t
+	if err := check(C.cursus_admin_list_groups(a.h, &names, &e), e); err != nil {
+		return nil, err
+	}
+	return takeLines(names), nil
+}
+
+// Help returns the broker's HELP (one command per entry).
+func (a *Admin) Help(ctx context.Context) ([]string, error) {
+	defer runtime.KeepAlive(a)
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var text *C.char
+	var e *C.cursus_error_t
+	if err := check(C.cursus_admin_help(a.h, &text, &e), e); err != nil {
+		return nil, err
+	}
+	return takeLines(text), nil
 }
 
 // Close closes the client (idempotent).
@@ -430,6 +675,100 @@ func (c *Consumer) Commit(ctx context.Context) error {
 	}
 	var e *C.cursus_error_t
 	return check(C.cursus_consumer_commit(c.h, &e), e)
+}
+
+// SubscribePattern subscribes to every topic matching a glob pattern (e.g.
+// "orders-*"), replacing the previous subscription.
+func (c *Consumer) SubscribePattern(ctx context.Context, pattern string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	p := cstr(pattern)
+	defer C.free(unsafe.Pointer(p))
+	var e *C.cursus_error_t
+	return check(C.cursus_consumer_subscribe_pattern(c.h, p, &e), e)
+}
+
+//export cursusGoCommit
+func cursusGoCommit(handle C.uintptr_t, status C.cursus_status_t, e *C.cursus_error_t) {
+	h := cgo.Handle(handle)
+	fn := h.Value().(func(error))
+	h.Delete()
+	var err error
+	if Status(status) != StatusOK {
+		err = errorFrom(Status(status), e) // borrowed: copied, not freed
+	}
+	fn(err)
+}
+
+// CommitAsync commits the positions of the messages returned by Poll so far
+// in the background and returns once the commit started; fn (may be nil)
+// is then called once with the outcome on a library thread (keep it short).
+// If starting fails, the error is returned and fn is never called.
+func (c *Consumer) CommitAsync(ctx context.Context, fn func(error)) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if fn == nil {
+		fn = func(error) {}
+	}
+	h := cgo.NewHandle(fn)
+	var e *C.cursus_error_t
+	if err := check(C.cursus_go_commit_async(c.h, C.uintptr_t(h), &e), e); err != nil {
+		h.Delete()
+		return err
+	}
+	return nil
+}
+
+// Committed returns the group's committed next offset of a partition and
+// whether there is one.
+func (c *Consumer) Committed(ctx context.Context, topic string, partition uint32) (int64, bool, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return -1, false, err
+	}
+	t := cstr(topic)
+	defer C.free(unsafe.Pointer(t))
+	var off C.int64_t
+	var found C.bool
+	var e *C.cursus_error_t
+	if err := check(C.cursus_consumer_committed(c.h, t, C.uint32_t(partition), &off, &found, &e), e); err != nil {
+		return -1, false, err
+	}
+	return int64(off), bool(found), nil
+}
+
+// TopicPartition names one partition of a topic.
+type TopicPartition struct {
+	Topic     string
+	Partition uint32
+}
+
+// Assignment returns the partitions currently assigned to this consumer.
+func (c *Consumer) Assignment(ctx context.Context) ([]TopicPartition, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	var arr *C.cursus_topic_partition_t
+	var n C.size_t
+	var e *C.cursus_error_t
+	if err := check(C.cursus_consumer_assignment(c.h, &arr, &n, &e), e); err != nil {
+		return nil, err
+	}
+	defer C.cursus_topic_partitions_free(arr, n)
+	out := make([]TopicPartition, 0, int(n))
+	for _, tp := range unsafe.Slice(arr, int(n)) {
+		out = append(out, TopicPartition{Topic: goString(tp.topic), Partition: uint32(tp.partition)})
+	}
+	return out, nil
 }
 
 // Close leaves the group and closes the consumer (idempotent).

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -343,5 +344,146 @@ func BenchmarkSendAsync(b *testing.B) {
 	b.StopTimer()
 	if err := p.Flush(ctx); err != nil {
 		b.Fatal(err)
+	}
+}
+
+func TestAdminTopicManagement(t *testing.T) {
+	ctx := ctxT(t)
+	a, err := NewAdmin(ctx, WithBootstrap(broker))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	topic := unique("go-mgmt")
+	if err := a.CreateTopicWithOptions(ctx, topic, TopicOptions{"no_such_field": "1"}); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("unknown field: %v", err)
+	}
+	if err := a.CreateTopicWithOptions(ctx, topic, TopicOptions{"partitions": "3", "retention_hours": "24"}); err != nil {
+		t.Fatal(err)
+	}
+	md, err := a.Metadata(ctx, topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if md.Partitions != 3 || md.Revision != 1 || len(md.Leaders) != 3 || md.Leaders[0] != broker {
+		t.Fatalf("metadata: %+v", md)
+	}
+	altered, err := a.AlterTopicConfig(ctx, topic, 1)
+	if err != nil || altered.MinInSyncReplicas != 1 {
+		t.Fatalf("alter: %+v %v", altered, err)
+	}
+	altered, err = a.AlterTopicConfig(ctx, topic, DefaultMinInSyncReplicas)
+	if err != nil || altered.MinInSyncReplicas != -1 {
+		t.Fatalf("alter to default: %+v %v", altered, err)
+	}
+	offsets, err := a.ListOffsets(ctx, topic, AllPartitions)
+	if err != nil || len(offsets) != 3 {
+		t.Fatalf("offsets: %+v %v", offsets, err)
+	}
+	one, err := a.ListOffsets(ctx, topic, 2)
+	if err != nil || len(one) != 1 || one[0].Partition != 2 {
+		t.Fatalf("offsets of 2: %+v %v", one, err)
+	}
+	desc, err := a.DescribeTopic(ctx, topic)
+	if err != nil || !strings.HasPrefix(desc, "{") || !strings.Contains(desc, topic) {
+		t.Fatalf("describe: %q %v", desc, err)
+	}
+	if md, err = a.Metadata(ctx, topic); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.TruncateTopic(ctx, topic, md.Revision+100); !errors.Is(err, ErrConflict) {
+		t.Fatalf("stale truncate: %v", err)
+	}
+	tr, err := a.TruncateTopic(ctx, topic, md.Revision)
+	if err != nil || tr.Revision != md.Revision+1 {
+		t.Fatalf("truncate: %+v %v", tr, err)
+	}
+	help, err := a.Help(ctx)
+	if err != nil || !slices.Contains(help, "PUBLISH") {
+		t.Fatalf("help: %v %v", help, err)
+	}
+	if _, err := a.ListGroups(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.DescribeTopic(ctx, unique("go-missing")); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("describe missing: %v", err)
+	}
+}
+
+func TestConsumerPatternCommitAsyncAndGroupStatus(t *testing.T) {
+	ctx := ctxT(t)
+	prefix, group := unique("go-pat"), unique("go-pat-group")
+	topic := prefix + "-orders"
+	createTopic(t, topic, 2)
+	p, err := NewProducer(ctx, WithBootstrap(broker))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(ctx)
+	for i := 0; i < 3; i++ {
+		if _, err := p.Send(ctx, Record{Topic: topic, Partition: 0, Value: []byte("v")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := NewConsumer(ctx, WithBootstrap(broker), WithGroup(group), WithOption("fetch_max_wait_ms", "50"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.SubscribePattern(ctx, prefix+"-*"); err != nil {
+		t.Fatal(err)
+	}
+	if off, found, err := c.Committed(ctx, topic, 0); err != nil || found || off != -1 {
+		t.Fatalf("committed before commit: %d %v %v", off, found, err)
+	}
+	for seen := 0; seen < 3; seen++ {
+		m, err := c.Poll(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Topic != topic {
+			t.Fatalf("topic %q", m.Topic)
+		}
+	}
+	assigned, err := c.Assignment(ctx)
+	if err != nil || len(assigned) != 2 || assigned[0].Topic != topic || assigned[0].Partition == assigned[1].Partition {
+		t.Fatalf("assignment: %+v %v", assigned, err)
+	}
+	done := make(chan error, 1)
+	if err := c.CommitAsync(ctx, func(err error) { done <- err }); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-ctx.Done():
+		t.Fatal(ctx.Err())
+	}
+	if off, found, err := c.Committed(ctx, topic, 0); err != nil || !found || off != 3 {
+		t.Fatalf("committed: %d %v %v", off, found, err)
+	}
+	if err := c.CommitAsync(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	a, err := NewAdmin(ctx, WithBootstrap(broker))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	groups, err := a.ListGroups(ctx)
+	if err != nil || !slices.Contains(groups, group) {
+		t.Fatalf("groups: %v %v", groups, err)
+	}
+	status, err := a.GroupStatus(ctx, group)
+	if err != nil || !strings.Contains(status, group) {
+		t.Fatalf("group status: %q %v", status, err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CommitAsync(ctx, func(error) { t.Error("callback after a failed start") }); !errors.Is(err, ErrClosed) {
+		t.Fatalf("commit after close: %v", err)
 	}
 }

@@ -176,6 +176,27 @@ pub(crate) struct ProducerObj {
     pending: Arc<(Mutex<usize>, Condvar)>,
 }
 
+impl ConsumerObj {
+    /// The next offsets of the records handed out so far, per partition.
+    fn delivered_offsets(&self) -> FfiResult<Vec<(TopicPartition, u64)>> {
+        Ok(self
+            .delivered
+            .lock()
+            .map_err(|_| invalid("lock poisoned"))?
+            .iter()
+            .map(|((topic, partition), next)| {
+                (
+                    TopicPartition {
+                        topic: topic.clone(),
+                        partition: *partition,
+                    },
+                    *next,
+                )
+            })
+            .collect())
+    }
+}
+
 impl ProducerObj {
     /// Waits until no callback is pending, until `deadline` if any.
     fn wait_callbacks(&self, deadline: Option<Instant>) -> FfiResult<()> {
@@ -850,6 +871,448 @@ pub unsafe extern "C" fn cursus_admin_list_topics(
     })
 }
 
+/// Parses a boolean option value for [`cursus_admin_create_topic_opts`].
+fn bool_opt(key: &str, v: &str) -> FfiResult<bool> {
+    match v {
+        "true" | "1" => Ok(true),
+        "false" | "0" => Ok(false),
+        _ => Err(invalid(format!(
+            "option {key}: expected true or false, got {v:?}"
+        ))),
+    }
+}
+
+/// Parses an unsigned integer option value for [`cursus_admin_create_topic_opts`].
+fn num_opt<T: std::str::FromStr>(key: &str, v: &str) -> FfiResult<T> {
+    v.parse().map_err(|_| {
+        invalid(format!(
+            "option {key}: expected an unsigned integer, got {v:?}"
+        ))
+    })
+}
+
+/// Builds a [`NewTopic`] from NewTopic field names and string values.
+fn new_topic(name: &str, options: &[(&str, &str)]) -> FfiResult<NewTopic> {
+    let mut t = NewTopic::new(name);
+    let list = |v: &str| -> Vec<String> {
+        v.split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+            .collect()
+    };
+    for &(k, v) in options {
+        match k {
+            "partitions" => t.partitions = Some(num_opt(k, v)?),
+            "idempotent" => t.idempotent = Some(bool_opt(k, v)?),
+            "event_sourcing" => t.event_sourcing = Some(bool_opt(k, v)?),
+            "replication_factor" => t.replication_factor = Some(num_opt(k, v)?),
+            "min_in_sync_replicas" => t.min_in_sync_replicas = Some(num_opt(k, v)?),
+            "cleanup_policy" => t.cleanup_policy = Some(v.to_owned()),
+            "retention_hours" => t.retention_hours = Some(num_opt(k, v)?),
+            "retention_bytes" => t.retention_bytes = Some(num_opt(k, v)?),
+            "partitioner" => t.partitioner = Some(v.to_owned()),
+            "auth_policy" => t.auth_policy = Some(v.to_owned()),
+            "read_acl" => t.read_acl = Some(list(v)),
+            "write_acl" => t.write_acl = Some(list(v)),
+            _ => {
+                return Err(invalid(format!(
+                    "unknown topic option {k:?} (known: partitions, idempotent, event_sourcing, \
+                     replication_factor, min_in_sync_replicas, cleanup_policy, retention_hours, \
+                     retention_bytes, partitioner, auth_policy, read_acl, write_acl)"
+                )))
+            }
+        }
+    }
+    Ok(t)
+}
+
+/// Reads an array of `count` NUL-terminated strings (NULL allowed when `count == 0`).
+fn str_array<'a>(p: *const *const c_char, count: usize, name: &str) -> FfiResult<Vec<&'a str>> {
+    if count == 0 {
+        return Ok(Vec::new());
+    }
+    if p.is_null() {
+        return Err(invalid(format!("argument {name} is NULL")));
+    }
+    (0..count)
+        .map(|i| {
+            // SAFETY: non-NULL array of `count` pointers, per the contract.
+            let s = unsafe { *p.add(i) };
+            str_arg(s, name)
+        })
+        .collect()
+}
+
+/// Creates a topic with every NewTopic field settable: `option_count` pairs
+/// `keys[i]` = `values[i]`. Keys: `partitions`, `replication_factor`,
+/// `min_in_sync_replicas`, `retention_hours`, `retention_bytes` (unsigned
+/// integers); `idempotent`, `event_sourcing` (`true`/`false`);
+/// `cleanup_policy`, `partitioner`, `auth_policy` (strings); `read_acl`,
+/// `write_acl` (comma-separated principals, empty for an empty list).
+/// Unset fields use the broker default. An unknown key or unparsable value
+/// returns `CURSUS_ERR_INVALID_ARGUMENT`.
+///
+/// Thread-safety: safe from any thread, concurrently on one handle.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters point to writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_admin_create_topic_opts(
+    admin: *mut cursus_admin_t,
+    topic: *const c_char,
+    keys: *const *const c_char,
+    values: *const *const c_char,
+    option_count: usize,
+    out_error: *mut *mut cursus_error_t,
+) -> cursus_status_t {
+    guard(out_error, || {
+        let admin = REGISTRY.admin(admin as usize)?;
+        let keys = str_array(keys, option_count, "keys")?;
+        let values = str_array(values, option_count, "values")?;
+        let pairs: Vec<(&str, &str)> = keys.into_iter().zip(values).collect();
+        admin.create_topic(&new_topic(str_arg(topic, "topic")?, &pairs)?)?;
+        Ok(())
+    })
+}
+
+/// Replaces the topic's `min_in_sync_replicas` override; a negative
+/// `min_in_sync_replicas` restores the broker default. `out_metadata` (may
+/// be NULL) receives the topic definition the broker replied with.
+///
+/// Thread-safety: safe from any thread, concurrently on one handle.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters point to writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_admin_alter_topic_config(
+    admin: *mut cursus_admin_t,
+    topic: *const c_char,
+    min_in_sync_replicas: i64,
+    out_metadata: *mut cursus_topic_metadata_t,
+    out_error: *mut *mut cursus_error_t,
+) -> cursus_status_t {
+    guard(out_error, || {
+        let admin = REGISTRY.admin(admin as usize)?;
+        let isr = if min_in_sync_replicas < 0 {
+            None
+        } else {
+            Some(
+                u32::try_from(min_in_sync_replicas)
+                    .map_err(|_| invalid("argument min_in_sync_replicas is out of range"))?,
+            )
+        };
+        let t = admin.alter_topic_config(str_arg(topic, "topic")?, isr)?;
+        if !out_metadata.is_null() {
+            out(out_metadata, topic_metadata(&t), "out_metadata")?;
+        }
+        Ok(())
+    })
+}
+
+/// Truncates a topic (drops all its records) if its current revision is
+/// `expected_revision` (else `CURSUS_ERR_CONFLICT`). On success the new
+/// revision and lifecycle epoch are written to `*out_revision` and
+/// `*out_lifecycle_epoch` (each may be NULL).
+///
+/// Thread-safety: safe from any thread, concurrently on one handle.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters point to writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_admin_truncate_topic(
+    admin: *mut cursus_admin_t,
+    topic: *const c_char,
+    expected_revision: u64,
+    out_revision: *mut u64,
+    out_lifecycle_epoch: *mut u64,
+    out_error: *mut *mut cursus_error_t,
+) -> cursus_status_t {
+    guard(out_error, || {
+        let admin = REGISTRY.admin(admin as usize)?;
+        let t = admin.truncate_topic(str_arg(topic, "topic")?, expected_revision)?;
+        if !out_revision.is_null() {
+            out(out_revision, t.revision, "out_revision")?;
+        }
+        if !out_lifecycle_epoch.is_null() {
+            out(
+                out_lifecycle_epoch,
+                t.lifecycle_epoch,
+                "out_lifecycle_epoch",
+            )?;
+        }
+        Ok(())
+    })
+}
+
+fn json_string(encoded: serde_json::Result<String>) -> FfiResult<*mut c_char> {
+    let s = encoded.map_err(|e| cursus::Error::internal(format!("cannot encode JSON: {e}")))?;
+    Ok(cstring(&s).into_raw())
+}
+
+/// Describes a topic: `*out_json` receives the broker's DESCRIBE document as
+/// JSON (`{"topic":..., "definition":{...}, "partitions":[{"id", "leader",
+/// "replicas", "isr", "leo", "hwm"}...]}`). Free it with `cursus_string_free`.
+///
+/// Thread-safety: safe from any thread, concurrently on one handle.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters point to writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_admin_describe_topic(
+    admin: *mut cursus_admin_t,
+    topic: *const c_char,
+    out_json: *mut *mut c_char,
+    out_error: *mut *mut cursus_error_t,
+) -> cursus_status_t {
+    guard(out_error, || {
+        check_out(out_json, "out_json")?;
+        let admin = REGISTRY.admin(admin as usize)?;
+        let d = admin.describe_topic(str_arg(topic, "topic")?)?;
+        out(
+            out_json,
+            json_string(serde_json::to_string(&d))?,
+            "out_json",
+        )
+    })
+}
+
+/// Status of a consumer group: `*out_json` receives the broker's
+/// GROUP_STATUS document as JSON (`group_name`, `topic_name`, `state`,
+/// `generation`, `member_count`, `partition_count`, `members`). Free it with
+/// `cursus_string_free`.
+///
+/// Thread-safety: safe from any thread, concurrently on one handle.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters point to writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_admin_group_status(
+    admin: *mut cursus_admin_t,
+    group: *const c_char,
+    out_json: *mut *mut c_char,
+    out_error: *mut *mut cursus_error_t,
+) -> cursus_status_t {
+    guard(out_error, || {
+        check_out(out_json, "out_json")?;
+        let admin = REGISTRY.admin(admin as usize)?;
+        let g = admin.group_status(str_arg(group, "group")?)?;
+        out(
+            out_json,
+            json_string(serde_json::to_string(&g))?,
+            "out_json",
+        )
+    })
+}
+
+/// Topic metadata from the broker's METADATA reply.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct cursus_topic_metadata_t {
+    /// Number of partitions.
+    pub partitions: u32,
+    /// Replication factor.
+    pub replication_factor: u32,
+    /// Topic revision (pass it to `cursus_admin_truncate_topic`).
+    pub revision: u64,
+    /// Lifecycle epoch.
+    pub lifecycle_epoch: u64,
+    /// Whether the topic is idempotent.
+    pub idempotent: bool,
+    /// Whether the topic is event-sourced.
+    pub event_sourcing: bool,
+    /// The min_in_sync_replicas override, or -1 when the broker default
+    /// applies or the reply does not report it (METADATA does not; the
+    /// reply of `cursus_admin_alter_topic_config` does).
+    pub min_in_sync_replicas: i64,
+}
+
+fn topic_metadata(t: &cursus::protocol::admin::TopicInfo) -> cursus_topic_metadata_t {
+    cursus_topic_metadata_t {
+        partitions: t.partitions,
+        replication_factor: t.replication_factor,
+        revision: t.revision,
+        lifecycle_epoch: t.lifecycle_epoch,
+        idempotent: t.idempotent,
+        event_sourcing: t.event_sourcing,
+        min_in_sync_replicas: t.min_in_sync_replicas.map_or(-1, i64::from),
+    }
+}
+
+/// Topic metadata: fills `*out_metadata` and, when `out_leaders` is not
+/// NULL, stores the partition leaders (one address per partition, in
+/// partition order, newline-separated) in `*out_leaders`; free it with
+/// `cursus_string_free`.
+///
+/// Thread-safety: safe from any thread, concurrently on one handle.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters point to writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_admin_metadata(
+    admin: *mut cursus_admin_t,
+    topic: *const c_char,
+    out_metadata: *mut cursus_topic_metadata_t,
+    out_leaders: *mut *mut c_char,
+    out_error: *mut *mut cursus_error_t,
+) -> cursus_status_t {
+    guard(out_error, || {
+        if out_metadata.is_null() {
+            return Err(invalid("out-parameter out_metadata is NULL"));
+        }
+        if !out_leaders.is_null() {
+            check_out(out_leaders, "out_leaders")?;
+        }
+        let admin = REGISTRY.admin(admin as usize)?;
+        let m = admin.metadata(str_arg(topic, "topic")?)?;
+        out(out_metadata, topic_metadata(&m.topic), "out_metadata")?;
+        if !out_leaders.is_null() {
+            let leaders = cstring(&m.leaders.join("\n")).into_raw();
+            out(out_leaders, leaders, "out_leaders")?;
+        }
+        Ok(())
+    })
+}
+
+/// Offsets of one partition, from `cursus_admin_list_offsets`.
+#[repr(C)]
+#[derive(Debug, Clone, Copy)]
+pub struct cursus_partition_offsets_t {
+    /// Partition id.
+    pub partition: u32,
+    /// Earliest available offset.
+    pub earliest: u64,
+    /// Latest offset.
+    pub latest: u64,
+    /// Log end offset.
+    pub leo: u64,
+    /// High-water mark.
+    pub hwm: u64,
+}
+
+/// Lists the offsets of one partition (`partition` >= 0) or of every
+/// partition (`partition` < 0). `*out_offsets` receives an array of
+/// `*out_count` entries; free it with `cursus_partition_offsets_free`.
+///
+/// Thread-safety: safe from any thread, concurrently on one handle.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters point to writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_admin_list_offsets(
+    admin: *mut cursus_admin_t,
+    topic: *const c_char,
+    partition: i64,
+    out_offsets: *mut *mut cursus_partition_offsets_t,
+    out_count: *mut usize,
+    out_error: *mut *mut cursus_error_t,
+) -> cursus_status_t {
+    guard(out_error, || {
+        check_out(out_offsets, "out_offsets")?;
+        out(out_count, 0, "out_count")?;
+        let admin = REGISTRY.admin(admin as usize)?;
+        let p = if partition < 0 {
+            None
+        } else {
+            Some(u32::try_from(partition).map_err(|_| invalid("partition is out of range"))?)
+        };
+        let list: Box<[cursus_partition_offsets_t]> = admin
+            .list_offsets(str_arg(topic, "topic")?, p)?
+            .iter()
+            .map(|o| cursus_partition_offsets_t {
+                partition: o.partition,
+                earliest: o.earliest,
+                latest: o.latest,
+                leo: o.leo,
+                hwm: o.hwm,
+            })
+            .collect();
+        let n = list.len();
+        let ptr = Box::into_raw(list) as *mut cursus_partition_offsets_t;
+        out(out_count, n, "out_count")?;
+        out(out_offsets, ptr, "out_offsets")
+    })
+}
+
+/// Frees an array returned by `cursus_admin_list_offsets` (NULL is ignored).
+///
+/// Thread-safety: safe from any thread; each array is freed once.
+///
+/// # Safety
+/// `offsets` must be NULL or an array returned by `cursus_admin_list_offsets`
+/// with its `count`, not yet freed.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_partition_offsets_free(
+    offsets: *mut cursus_partition_offsets_t,
+    count: usize,
+) {
+    if !offsets.is_null() {
+        // SAFETY: the pointer and count come from `Box::<[_]>::into_raw` in
+        // `cursus_admin_list_offsets`, and the array is freed only once.
+        drop(unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(offsets, count)) });
+    }
+}
+
+/// Lists consumer group names as one newline-separated string in
+/// `*out_names` (empty when there are none). Free it with `cursus_string_free`.
+///
+/// Thread-safety: safe from any thread, concurrently on one handle.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters point to writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_admin_list_groups(
+    admin: *mut cursus_admin_t,
+    out_names: *mut *mut c_char,
+    out_error: *mut *mut cursus_error_t,
+) -> cursus_status_t {
+    guard(out_error, || {
+        check_out(out_names, "out_names")?;
+        let admin = REGISTRY.admin(admin as usize)?;
+        let names = admin.list_groups()?.join("\n");
+        out(out_names, cstring(&names).into_raw(), "out_names")
+    })
+}
+
+/// The broker's HELP text (one command per line) in `*out_text`. Free it
+/// with `cursus_string_free`.
+///
+/// Thread-safety: safe from any thread, concurrently on one handle.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters point to writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_admin_help(
+    admin: *mut cursus_admin_t,
+    out_text: *mut *mut c_char,
+    out_error: *mut *mut cursus_error_t,
+) -> cursus_status_t {
+    guard(out_error, || {
+        check_out(out_text, "out_text")?;
+        let admin = REGISTRY.admin(admin as usize)?;
+        let text = admin.help()?.join("\n");
+        out(out_text, cstring(&text).into_raw(), "out_text")
+    })
+}
+
 /// Closes the admin client; later calls on it return `CURSUS_ERR_CLOSED`.
 /// Closing twice is fine. The handle must still be destroyed.
 ///
@@ -1280,26 +1743,236 @@ pub unsafe extern "C" fn cursus_consumer_commit(
         }
         // Records fetched by the engine but not yet handed out must not be
         // committed: commit exactly what the application received.
-        let offsets: Vec<(TopicPartition, u64)> = c
-            .delivered
-            .lock()
-            .map_err(|_| invalid("lock poisoned"))?
-            .iter()
-            .map(|((topic, partition), next)| {
-                (
-                    TopicPartition {
-                        topic: topic.clone(),
-                        partition: *partition,
-                    },
-                    *next,
-                )
-            })
-            .collect();
+        let offsets = c.delivered_offsets()?;
         if offsets.is_empty() {
             return Ok(());
         }
         c.inner.commit_offsets(&offsets)
     })
+}
+
+/// Subscribes to every topic whose name matches the glob `pattern` (e.g.
+/// `"orders-*"`), replacing any previous subscription.
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters point to writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_consumer_subscribe_pattern(
+    consumer: *mut cursus_consumer_t,
+    pattern: *const c_char,
+    out_error: *mut *mut cursus_error_t,
+) -> cursus_status_t {
+    guard(out_error, || {
+        let c = REGISTRY.consumer(consumer as usize)?;
+        let pattern = str_arg(pattern, "pattern")?;
+        c.buffered
+            .lock()
+            .map_err(|_| invalid("lock poisoned"))?
+            .clear();
+        c.inner.subscribe_pattern(pattern)
+    })
+}
+
+/// Commit callback: called exactly once with the outcome of
+/// `cursus_consumer_commit_async`, on a library thread. `error` is NULL on
+/// success; otherwise it is borrowed (valid only during the callback; do not
+/// free it). It must not block for long.
+pub type cursus_commit_cb = Option<
+    unsafe extern "C" fn(
+        user_data: *mut c_void,
+        status: cursus_status_t,
+        error: *const cursus_error_t,
+    ),
+>;
+
+/// Calls a C commit callback with an outcome (panics are contained).
+fn run_commit_cb(
+    cb: unsafe extern "C" fn(*mut c_void, cursus_status_t, *const cursus_error_t),
+    ud: SendPtr,
+    result: FfiResult<()>,
+) {
+    let _ = catch_unwind(AssertUnwindSafe(|| match result {
+        // SAFETY: `cb` is a C function pointer supplied by the caller with
+        // the documented signature.
+        Ok(()) => unsafe { cb(ud.0, cursus_status_t::CURSUS_OK, std::ptr::null()) },
+        Err(e) => {
+            let obj = ErrorObj::from_engine(&e);
+            let status = obj.status;
+            let id = REGISTRY.insert(Object::Error(Arc::new(obj)));
+            // SAFETY: as above; the error handle stays registered during the call.
+            unsafe { cb(ud.0, status, id as *const cursus_error_t) };
+            REGISTRY.remove_error(id);
+        }
+    }));
+}
+
+/// Commits the positions of the messages returned by `cursus_consumer_poll`
+/// so far, in the background. Returns once the commit is started; `callback`
+/// (may be NULL) is then called exactly once with the outcome and
+/// `user_data`, on a library thread. If starting fails, the error is
+/// returned and the callback is never called.
+///
+/// Thread-safety: safe from any thread. `user_data` must be safe to use from
+/// another thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters point to writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_consumer_commit_async(
+    consumer: *mut cursus_consumer_t,
+    callback: cursus_commit_cb,
+    user_data: *mut c_void,
+    out_error: *mut *mut cursus_error_t,
+) -> cursus_status_t {
+    guard(out_error, || {
+        let c = REGISTRY.consumer(consumer as usize)?;
+        let ud = SendPtr(user_data);
+        let done = move |result: FfiResult<()>| {
+            if let Some(cb) = callback {
+                run_commit_cb(cb, ud, result);
+            }
+        };
+        let buffered = !c
+            .buffered
+            .lock()
+            .map_err(|_| invalid("lock poisoned"))?
+            .is_empty();
+        if !buffered {
+            return c.inner.commit_async(done);
+        }
+        // Records fetched but not handed out must not be committed: commit
+        // exactly what the application received, on a helper thread.
+        let offsets = c.delivered_offsets()?;
+        std::thread::Builder::new()
+            .name("cursus-commit".into())
+            .spawn(move || {
+                let r = if offsets.is_empty() {
+                    Ok(())
+                } else {
+                    c.inner.commit_offsets(&offsets)
+                };
+                done(r)
+            })
+            .map_err(|e| cursus::Error::internal(format!("cannot start commit thread: {e}")))?;
+        Ok(())
+    })
+}
+
+/// The committed next offset of `topic`/`partition` for the consumer's
+/// group: `*out_found` tells whether there is one, and `*out_offset`
+/// receives it (-1 when not found).
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters point to writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_consumer_committed(
+    consumer: *mut cursus_consumer_t,
+    topic: *const c_char,
+    partition: u32,
+    out_offset: *mut i64,
+    out_found: *mut bool,
+    out_error: *mut *mut cursus_error_t,
+) -> cursus_status_t {
+    guard(out_error, || {
+        out(out_offset, -1, "out_offset")?;
+        out(out_found, false, "out_found")?;
+        let c = REGISTRY.consumer(consumer as usize)?;
+        let tp = TopicPartition {
+            topic: str_arg(topic, "topic")?.to_owned(),
+            partition,
+        };
+        if let Some(o) = c.inner.committed(&tp)? {
+            out(out_offset, o as i64, "out_offset")?;
+            out(out_found, true, "out_found")?;
+        }
+        Ok(())
+    })
+}
+
+/// One assigned partition, from `cursus_consumer_assignment`.
+#[repr(C)]
+#[derive(Debug)]
+pub struct cursus_topic_partition_t {
+    /// Topic name (NUL-terminated; owned by the array).
+    pub topic: *mut c_char,
+    /// Partition id.
+    pub partition: u32,
+}
+
+/// The partitions currently assigned to the consumer: `*out_partitions`
+/// receives an array of `*out_count` entries (NULL when empty); free it with
+/// `cursus_topic_partitions_free`.
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters point to writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_consumer_assignment(
+    consumer: *mut cursus_consumer_t,
+    out_partitions: *mut *mut cursus_topic_partition_t,
+    out_count: *mut usize,
+    out_error: *mut *mut cursus_error_t,
+) -> cursus_status_t {
+    guard(out_error, || {
+        check_out(out_partitions, "out_partitions")?;
+        out(out_count, 0, "out_count")?;
+        let c = REGISTRY.consumer(consumer as usize)?;
+        let list: Box<[cursus_topic_partition_t]> = c
+            .inner
+            .assignment()?
+            .iter()
+            .map(|tp| cursus_topic_partition_t {
+                topic: cstring(&tp.topic).into_raw(),
+                partition: tp.partition,
+            })
+            .collect();
+        let n = list.len();
+        let ptr = if n == 0 {
+            std::ptr::null_mut()
+        } else {
+            Box::into_raw(list) as *mut cursus_topic_partition_t
+        };
+        out(out_count, n, "out_count")?;
+        out(out_partitions, ptr, "out_partitions")
+    })
+}
+
+/// Frees an array returned by `cursus_consumer_assignment` (NULL is ignored).
+///
+/// Thread-safety: safe from any thread; each array is freed once.
+///
+/// # Safety
+/// `partitions` must be NULL or an array returned by
+/// `cursus_consumer_assignment` with its `count`, not yet freed.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_topic_partitions_free(
+    partitions: *mut cursus_topic_partition_t,
+    count: usize,
+) {
+    if partitions.is_null() {
+        return;
+    }
+    // SAFETY: the pointer and count come from `Box::<[_]>::into_raw` in
+    // `cursus_consumer_assignment`, and the array is freed only once.
+    let list = unsafe { Box::from_raw(std::ptr::slice_from_raw_parts_mut(partitions, count)) };
+    for tp in list.iter() {
+        // SAFETY: each topic was produced by `CString::into_raw` and is
+        // freed once, with its array.
+        unsafe { cursus_string_free(tp.topic) };
+    }
 }
 
 /// Leaves the group and closes the consumer (idempotent). Later calls return
@@ -1317,7 +1990,14 @@ pub unsafe extern "C" fn cursus_consumer_close(
     out_error: *mut *mut cursus_error_t,
 ) -> cursus_status_t {
     guard(out_error, || {
-        REGISTRY.consumer(consumer as usize)?.inner.close()
+        let c = REGISTRY.consumer(consumer as usize)?;
+        // Records fetched but not handed out are dropped: after close every
+        // call (including commits) fails with CURSUS_ERR_CLOSED.
+        c.buffered
+            .lock()
+            .map_err(|_| invalid("lock poisoned"))?
+            .clear();
+        c.inner.close()
     })
 }
 
@@ -1524,6 +2204,45 @@ mod tests {
         REGISTRY.remove(id, registry::Kind::Config);
         assert!(REGISTRY.config(id).is_err());
         assert_eq!(held.entries.lock().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn topic_options_map_to_new_topic_fields() {
+        let t = new_topic(
+            "t",
+            &[
+                ("partitions", "3"),
+                ("idempotent", "true"),
+                ("event_sourcing", "0"),
+                ("replication_factor", "1"),
+                ("min_in_sync_replicas", "1"),
+                ("cleanup_policy", "compact"),
+                ("retention_hours", "24"),
+                ("retention_bytes", "1024"),
+                ("partitioner", "murmur2"),
+                ("auth_policy", "acl"),
+                ("read_acl", "alice, bob"),
+                ("write_acl", ""),
+            ],
+        )
+        .unwrap();
+        assert_eq!(t.partitions, Some(3));
+        assert_eq!((t.idempotent, t.event_sourcing), (Some(true), Some(false)));
+        assert_eq!(t.replication_factor, Some(1));
+        assert_eq!(t.min_in_sync_replicas, Some(1));
+        assert_eq!(t.cleanup_policy.as_deref(), Some("compact"));
+        assert_eq!(
+            (t.retention_hours, t.retention_bytes),
+            (Some(24), Some(1024))
+        );
+        assert_eq!(t.partitioner.as_deref(), Some("murmur2"));
+        assert_eq!(t.auth_policy.as_deref(), Some("acl"));
+        assert_eq!(t.read_acl, Some(vec!["alice".to_owned(), "bob".to_owned()]));
+        assert_eq!(t.write_acl, Some(vec![]));
+        assert!(new_topic("t", &[("partitions", "-1")]).is_err());
+        assert!(new_topic("t", &[("idempotent", "yes")]).is_err());
+        let e = new_topic("t", &[("nope", "1")]).unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument);
     }
 
     #[test]

@@ -136,6 +136,27 @@ static void test_invalid_handles(void) {
   cursus_admin_destroy(NULL);
   cursus_message_destroy(NULL);
   cursus_error_free(NULL);
+  /* New entry points: NULL handles and out-parameters are errors, not crashes. */
+  {
+    char *text = NULL;
+    size_t n = 7;
+    cursus_partition_offsets_t *offs = NULL;
+    cursus_topic_partition_t *tps = NULL;
+    int64_t off = 0;
+    bool found = true;
+    CHECK(cursus_admin_help(NULL, &text, NULL) == CURSUS_ERR_INVALID_ARGUMENT && text == NULL);
+    CHECK(cursus_admin_list_offsets(NULL, "t", -1, &offs, &n, NULL) == CURSUS_ERR_INVALID_ARGUMENT);
+    CHECK(offs == NULL && n == 0);
+    CHECK(cursus_admin_list_offsets(NULL, "t", -1, &offs, NULL, NULL) == CURSUS_ERR_INVALID_ARGUMENT);
+    CHECK(cursus_admin_create_topic_opts(NULL, "t", NULL, NULL, 0, NULL) == CURSUS_ERR_INVALID_ARGUMENT);
+    CHECK(cursus_consumer_committed(NULL, "t", 0, &off, &found, NULL) == CURSUS_ERR_INVALID_ARGUMENT);
+    CHECK(off == -1 && !found);
+    CHECK(cursus_consumer_assignment(NULL, &tps, &n, NULL) == CURSUS_ERR_INVALID_ARGUMENT && tps == NULL);
+    CHECK(cursus_consumer_commit_async(NULL, NULL, NULL, NULL) == CURSUS_ERR_INVALID_ARGUMENT);
+    CHECK(cursus_consumer_subscribe_pattern(NULL, "x", NULL) == CURSUS_ERR_INVALID_ARGUMENT);
+    cursus_partition_offsets_free(NULL, 0);
+    cursus_topic_partitions_free(NULL, 0);
+  }
   /* Accessors on invalid handles. */
   CHECK(cursus_error_message(NULL) == NULL);
   CHECK(cursus_error_field_count(NULL) == 0);
@@ -189,6 +210,200 @@ done:
   cursus_string_free(names);
   cursus_error_free(err);
   cursus_admin_destroy(admin);
+  cursus_config_destroy(c);
+}
+
+static void test_admin_topic_management(void) {
+  cursus_config_t *c = config_with(NULL);
+  cursus_admin_t *admin = NULL;
+  cursus_error_t *err = NULL;
+  char topic[64], *text = NULL;
+  cursus_partition_offsets_t *offsets = NULL;
+  size_t count = 0;
+  topic_name(topic, sizeof topic, "c-mgmt");
+  CHECK_OK(cursus_admin_new(c, &admin, &err));
+  const char *bad_keys[] = {"no_such_field"}, *bad_values[] = {"1"};
+  CHECK(cursus_admin_create_topic_opts(admin, topic, bad_keys, bad_values, 1, &err) == CURSUS_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(cursus_error_message(err), "no_such_field") != NULL);
+  cursus_error_free(err);
+  err = NULL;
+  const char *bad_num[] = {"partitions"}, *bad_num_value[] = {"many"};
+  CHECK(cursus_admin_create_topic_opts(admin, topic, bad_num, bad_num_value, 1, &err) == CURSUS_ERR_INVALID_ARGUMENT);
+  cursus_error_free(err);
+  err = NULL;
+  const char *keys[] = {"partitions", "retention_hours", "idempotent", "read_acl"};
+  const char *values[] = {"3", "24", "false", ""};
+  CHECK_OK(cursus_admin_create_topic_opts(admin, topic, keys, values, 4, &err));
+
+  cursus_topic_metadata_t md;
+  CHECK_OK(cursus_admin_metadata(admin, topic, &md, &text, &err));
+  CHECK(md.partitions == 3 && md.revision == 1 && !md.idempotent);
+  CHECK(md.min_in_sync_replicas == -1);
+  CHECK(strchr(text, '\n') != NULL && strstr(text, broker) != NULL);
+  cursus_string_free(text);
+  text = NULL;
+  CHECK(cursus_admin_metadata(admin, topic, NULL, NULL, &err) == CURSUS_ERR_INVALID_ARGUMENT);
+  cursus_error_free(err);
+  err = NULL;
+
+  cursus_topic_metadata_t altered;
+  CHECK_OK(cursus_admin_alter_topic_config(admin, topic, 1, &altered, &err));
+  CHECK(altered.min_in_sync_replicas == 1 && altered.partitions == 3);
+  CHECK_OK(cursus_admin_alter_topic_config(admin, topic, -1, &altered, &err));
+  CHECK(altered.min_in_sync_replicas == -1);
+  CHECK_OK(cursus_admin_alter_topic_config(admin, topic, -1, NULL, &err));
+  CHECK_OK(cursus_admin_metadata(admin, topic, &md, NULL, &err));
+
+  CHECK_OK(cursus_admin_list_offsets(admin, topic, -1, &offsets, &count, &err));
+  CHECK(count == 3);
+  for (size_t i = 0; i < count; i++) CHECK(offsets[i].earliest == 0 && offsets[i].latest == 0);
+  cursus_partition_offsets_free(offsets, count);
+  offsets = NULL;
+  CHECK_OK(cursus_admin_list_offsets(admin, topic, 2, &offsets, &count, &err));
+  CHECK(count == 1 && offsets[0].partition == 2);
+  cursus_partition_offsets_free(offsets, count);
+  offsets = NULL;
+
+  CHECK_OK(cursus_admin_describe_topic(admin, topic, &text, &err));
+  CHECK(text[0] == '{' && strstr(text, topic) != NULL && strstr(text, "\"partitions\"") != NULL);
+  cursus_string_free(text);
+  text = NULL;
+
+  uint64_t revision = 0, epoch = 0;
+  CHECK(cursus_admin_truncate_topic(admin, topic, md.revision + 100, &revision, &epoch, &err) == CURSUS_ERR_CONFLICT);
+  cursus_error_free(err);
+  err = NULL;
+  CHECK_OK(cursus_admin_truncate_topic(admin, topic, md.revision, &revision, &epoch, &err));
+  CHECK(revision == md.revision + 1);
+  CHECK(epoch >= md.lifecycle_epoch);
+
+  CHECK_OK(cursus_admin_help(admin, &text, &err));
+  CHECK(strstr(text, "PUBLISH") != NULL);
+  cursus_string_free(text);
+  text = NULL;
+  CHECK_OK(cursus_admin_list_groups(admin, &text, &err));
+  cursus_string_free(text);
+  text = NULL;
+  CHECK(cursus_admin_describe_topic(admin, "c-no-such-topic", &text, &err) == CURSUS_ERR_NOT_FOUND);
+  CHECK(text == NULL);
+  cursus_error_free(err);
+  err = NULL;
+  CHECK_OK(cursus_admin_close(admin, &err));
+  CHECK(cursus_admin_help(admin, &text, &err) == CURSUS_ERR_CLOSED);
+done:
+  cursus_string_free(text);
+  cursus_partition_offsets_free(offsets, count);
+  cursus_error_free(err);
+  cursus_admin_destroy(admin);
+  cursus_config_destroy(c);
+}
+
+struct commit_state {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  int calls;
+  cursus_status_t status;
+};
+
+static void on_commit(void *user_data, cursus_status_t status, const cursus_error_t *error) {
+  struct commit_state *st = user_data;
+  pthread_mutex_lock(&st->lock);
+  st->calls++;
+  st->status = (status == CURSUS_OK) == (error == NULL) ? status : CURSUS_ERR_INTERNAL;
+  pthread_cond_broadcast(&st->cond);
+  pthread_mutex_unlock(&st->lock);
+}
+
+static int wait_commit(struct commit_state *st) {
+  pthread_mutex_lock(&st->lock);
+  while (st->calls == 0) pthread_cond_wait(&st->cond, &st->lock);
+  int good = st->calls == 1 && st->status == CURSUS_OK;
+  st->calls = 0;
+  pthread_mutex_unlock(&st->lock);
+  return good;
+}
+
+static void test_consumer_pattern_commit_async_and_status(void) {
+  char prefix[64], topic[80], group[64], pattern[80], *text = NULL;
+  topic_name(prefix, sizeof prefix, "c-pat");
+  snprintf(topic, sizeof topic, "%s-orders", prefix);
+  snprintf(pattern, sizeof pattern, "%s-*", prefix);
+  topic_name(group, sizeof group, "c-pat-group");
+  cursus_config_t *c = config_with(group);
+  cursus_producer_t *producer = NULL;
+  cursus_consumer_t *consumer = NULL;
+  cursus_admin_t *admin = NULL;
+  cursus_message_t *m = NULL;
+  cursus_topic_partition_t *parts = NULL;
+  size_t nparts = 0;
+  cursus_error_t *err = NULL;
+  struct commit_state st = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, CURSUS_OK};
+  CHECK(create_topic(topic, 2));
+  CHECK_OK(cursus_config_set(c, "fetch_max_wait_ms", "50", &err));
+  CHECK_OK(cursus_producer_new(c, &producer, &err));
+  for (int i = 0; i < 4; i++)
+    CHECK_OK(cursus_producer_send(producer, topic, 0, NULL, 0, (const uint8_t *)"p", 1, NULL, &err));
+  CHECK_OK(cursus_consumer_new(c, &consumer, &err));
+  CHECK_OK(cursus_consumer_subscribe_pattern(consumer, pattern, &err));
+  int64_t offset = 0;
+  bool found = true;
+  CHECK_OK(cursus_consumer_committed(consumer, topic, 0, &offset, &found, &err));
+  CHECK(!found && offset == -1);
+  int seen = 0;
+  for (int polls = 0; seen < 4 && polls < 200; polls++) {
+    CHECK_OK(cursus_consumer_poll(consumer, 500, &m, &err));
+    if (m == NULL) continue;
+    CHECK(strcmp(cursus_message_topic(m), topic) == 0);
+    seen++;
+    cursus_message_destroy(m);
+    m = NULL;
+    if (seen == 2) {
+      /* Some records may still be buffered: only the two handed out count. */
+      CHECK_OK(cursus_consumer_commit_async(consumer, on_commit, &st, &err));
+      CHECK(wait_commit(&st));
+      CHECK_OK(cursus_consumer_committed(consumer, topic, 0, &offset, &found, &err));
+      CHECK(found && offset == 2);
+    }
+  }
+  CHECK(seen == 4);
+  CHECK_OK(cursus_consumer_assignment(consumer, &parts, &nparts, &err));
+  CHECK(nparts == 2);
+  for (size_t i = 0; i < nparts; i++) CHECK(strcmp(parts[i].topic, topic) == 0 && parts[i].partition < 2);
+  CHECK(parts[0].partition != parts[1].partition);
+  cursus_topic_partitions_free(parts, nparts);
+  parts = NULL;
+
+  CHECK_OK(cursus_consumer_commit_async(consumer, on_commit, &st, &err));
+  CHECK(wait_commit(&st));
+  CHECK_OK(cursus_consumer_committed(consumer, topic, 0, &offset, &found, &err));
+  CHECK(found && offset == 4);
+  CHECK_OK(cursus_consumer_commit_async(consumer, NULL, NULL, &err)); /* no callback */
+
+  CHECK_OK(cursus_admin_new(c, &admin, &err));
+  CHECK_OK(cursus_admin_list_groups(admin, &text, &err));
+  CHECK(strstr(text, group) != NULL);
+  cursus_string_free(text);
+  text = NULL;
+  CHECK_OK(cursus_admin_group_status(admin, group, &text, &err));
+  CHECK(text[0] == '{' && strstr(text, group) != NULL && strstr(text, "\"members\"") != NULL);
+  cursus_string_free(text);
+  text = NULL;
+
+  CHECK_OK(cursus_consumer_close(consumer, &err));
+  CHECK(cursus_consumer_commit_async(consumer, on_commit, &st, &err) == CURSUS_ERR_CLOSED);
+  cursus_error_free(err);
+  err = NULL;
+  CHECK(cursus_consumer_subscribe_pattern(NULL, pattern, &err) == CURSUS_ERR_INVALID_ARGUMENT);
+done:
+  cursus_string_free(text);
+  cursus_topic_partitions_free(parts, nparts);
+  cursus_error_free(err);
+  cursus_message_destroy(m);
+  if (admin) cursus_admin_close(admin, NULL);
+  cursus_admin_destroy(admin);
+  cursus_consumer_destroy(consumer);
+  if (producer) cursus_producer_close(producer, 10000, NULL);
+  cursus_producer_destroy(producer);
   cursus_config_destroy(c);
 }
 
@@ -375,6 +590,8 @@ int main(void) {
       {"produce_and_consume_through_group", test_produce_and_consume_through_group},
       {"send_to_missing_topic_fails_with_class", test_send_to_missing_topic_fails_with_class},
       {"concurrent_sends_on_one_producer", test_concurrent_sends_on_one_producer},
+      {"admin_topic_management", test_admin_topic_management},
+      {"consumer_pattern_commit_async_and_status", test_consumer_pattern_commit_async_and_status},
   };
   broker = getenv("CURSUS_TEST_BROKER");
   if (broker == NULL || *broker == '\0') {

@@ -139,6 +139,104 @@ TEST(Producer, SendToMissingTopicThrowsNotFound) {
   }
 }
 
+TEST(Admin, TopicManagement) {
+  cursus::Admin admin(config());
+  std::string topic = unique("cpp-mgmt");
+  EXPECT_THROW(admin.create_topic(topic, {{"no_such_field", "1"}}), cursus::InvalidArgumentError);
+  admin.create_topic(topic, {{"partitions", "3"}, {"retention_hours", "24"}, {"event_sourcing", "false"}});
+  auto md = admin.metadata(topic);
+  EXPECT_EQ(md.partitions, 3u);
+  EXPECT_EQ(md.revision, 1u);
+  ASSERT_EQ(md.leaders.size(), 3u);
+  EXPECT_EQ(md.leaders[0], broker());
+  auto altered = admin.alter_topic_config(topic, 1u);
+  ASSERT_TRUE(altered.min_in_sync_replicas.has_value());
+  EXPECT_EQ(*altered.min_in_sync_replicas, 1u);
+  EXPECT_FALSE(admin.alter_topic_config(topic, std::nullopt).min_in_sync_replicas.has_value());
+  auto offsets = admin.list_offsets(topic);
+  ASSERT_EQ(offsets.size(), 3u);
+  for (const auto &o : offsets) EXPECT_EQ(o.latest, 0u);
+  auto one = admin.list_offsets(topic, 1u);
+  ASSERT_EQ(one.size(), 1u);
+  EXPECT_EQ(one[0].partition, 1u);
+  auto json = admin.describe_topic(topic);
+  EXPECT_EQ(json.front(), '{');
+  EXPECT_NE(json.find(topic), std::string::npos);
+  md = admin.metadata(topic);
+  EXPECT_THROW(admin.truncate_topic(topic, md.revision + 100), cursus::ConflictError);
+  auto t = admin.truncate_topic(topic, md.revision);
+  EXPECT_EQ(t.revision, md.revision + 1);
+  auto help = admin.help();
+  EXPECT_NE(std::find(help.begin(), help.end(), "PUBLISH"), help.end());
+  EXPECT_NO_THROW(admin.list_groups());
+  EXPECT_THROW(admin.describe_topic(unique("cpp-missing")), cursus::NotFoundError);
+}
+
+TEST(Producer, SendAsyncFuture) {
+  std::string topic = unique("cpp-future");
+  cursus::Admin(config()).create_topic(topic, 1);
+  cursus::Producer producer(config());
+  auto f0 = producer.send_async(topic, "a");
+  auto f1 = producer.send_async(topic, "b", std::string_view("k"), 0);
+  EXPECT_EQ(f0.get().offset, 0);
+  EXPECT_EQ(f1.get().offset, 1);
+  auto cfg = config();
+  cfg.set("retries", "0");
+  cursus::Producer failing(cfg);
+  auto bad = failing.send_async(unique("cpp-missing"), "x");
+  EXPECT_THROW(bad.get(), cursus::NotFoundError);
+}
+
+TEST(Consumer, PatternCommitAsyncCommittedAssignment) {
+  std::string prefix = unique("cpp-pat"), topic = prefix + "-orders", group = unique("cpp-pat-group");
+  cursus::Admin admin(config());
+  admin.create_topic(topic, 2);
+  cursus::Producer producer(config());
+  for (int i = 0; i < 3; i++) producer.send(topic, "p" + std::to_string(i), std::nullopt, 0);
+  auto cfg = config();
+  cfg.set("group_id", group).set("fetch_max_wait_ms", "50");
+  cursus::Consumer consumer(cfg);
+  consumer.subscribe_pattern(prefix + "-*");
+  EXPECT_FALSE(consumer.committed(topic, 0).has_value());
+  int seen = 0;
+  for (int polls = 0; seen < 3 && polls < 200; polls++) {
+    if (auto m = consumer.poll(500ms)) {
+      EXPECT_EQ(m->topic(), topic);
+      seen++;
+    }
+  }
+  ASSERT_EQ(seen, 3);
+  auto assigned = consumer.assignment();
+  ASSERT_EQ(assigned.size(), 2u);
+  for (const auto &tp : assigned) EXPECT_EQ(tp.topic, topic);
+
+  std::mutex mu;
+  std::condition_variable cv;
+  int calls = 0;
+  bool failed = false;
+  consumer.commit_async([&](std::exception_ptr e) {
+    std::lock_guard<std::mutex> lock(mu);
+    calls++;
+    failed = e != nullptr;
+    cv.notify_all();
+  });
+  {
+    std::unique_lock<std::mutex> lock(mu);
+    cv.wait(lock, [&] { return calls > 0; });
+    EXPECT_EQ(calls, 1);
+    EXPECT_FALSE(failed);
+  }
+  EXPECT_EQ(consumer.committed(topic, 0), std::optional<int64_t>(3));
+  EXPECT_NO_THROW(consumer.commit_async().get());
+
+  auto groups = admin.list_groups();
+  EXPECT_NE(std::find(groups.begin(), groups.end(), group), groups.end());
+  auto status = admin.group_status(group);
+  EXPECT_NE(status.find(group), std::string::npos);
+  consumer.close();
+  EXPECT_THROW(consumer.commit_async(), cursus::ClosedError);
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {

@@ -230,15 +230,14 @@ impl Producer {
     }
 
     /// Queues a record and calls `callback` with its outcome on an engine
-    /// thread, without spawning a task per record. The callback runs exactly
-    /// once, unless queueing itself fails, which is returned instead and the
-    /// callback is never called; `flush` waits for the callbacks too.
+    /// thread. The callback runs exactly once, unless queueing itself fails,
+    /// which is returned instead and the callback is never called.
     pub fn send_with_callback<F>(&self, record: ProducerRecord, callback: F) -> Result<()>
     where
         F: FnOnce(Result<RecordMetadata>) + Send + 'static,
     {
-        self.owner
-            .run(self.inner.send_with_callback(record, callback))
+        let delivery = self.send(record)?;
+        spawn(async move { callback(delivery.await) })
     }
 
     /// Waits for a pending delivery, at most `timeout` (`None`: no limit).

@@ -301,39 +301,3 @@ async fn acked_records_survive_a_broker_crash() {
         .unwrap();
     assert_eq!(md.offset, Some(20));
 }
-
-#[tokio::test]
-async fn callbacks_run_once_before_flush_returns_and_panics_are_contained() {
-    let broker = TestBroker::start();
-    setup(&broker, "cb", 2).await;
-    let producer = Producer::connect(config(&broker, &[("linger_ms", "20")]))
-        .await
-        .unwrap();
-    let done = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    for i in 0..50 {
-        let done = std::sync::Arc::clone(&done);
-        producer
-            .send_with_callback(ProducerRecord::new("cb", format!("c{i}")), move |r| {
-                assert!(r.unwrap().offset.is_some());
-                done.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-            })
-            .await
-            .unwrap();
-    }
-    producer
-        .send_with_callback(ProducerRecord::new("cb", "boom"), |_| {
-            panic!("callback bug")
-        })
-        .await
-        .unwrap();
-    producer.flush(Some(Duration::from_secs(30))).await.unwrap();
-    assert_eq!(done.load(std::sync::atomic::Ordering::SeqCst), 50);
-    // The sender survived the panicking callback.
-    let md = producer
-        .send(ProducerRecord::new("cb", "after"))
-        .await
-        .unwrap()
-        .await
-        .unwrap();
-    assert!(md.offset.is_some());
-}

@@ -15,41 +15,6 @@ pub(super) const MAX_BATCH_RECORDS: usize = 10_000;
 /// A topic partition.
 pub(super) type Tp = (String, u32);
 
-/// How a record's outcome reaches the caller.
-pub(super) enum Completion {
-    /// Through the [`super::Delivery`] future.
-    Future(oneshot::Sender<Result<RecordMetadata>>),
-    /// By calling this on the sender task, before the batch counts as done
-    /// (so `flush` also waits for the callbacks). No engine lock is held.
-    /// (The mutex only makes the boxed closure `Sync`, as batches are shared
-    /// by reference across an await; it is never contended.)
-    Callback(std::sync::Mutex<Option<DeliveryCallback>>),
-}
-
-/// A caller's delivery callback.
-pub(super) type DeliveryCallback = Box<dyn FnOnce(Result<RecordMetadata>) + Send>;
-
-impl Completion {
-    /// Hands the outcome over. A panicking callback is contained: it must
-    /// not take the sender task down with it.
-    pub fn complete(self, outcome: Result<RecordMetadata>) {
-        match self {
-            Completion::Future(tx) => {
-                let _ = tx.send(outcome);
-            }
-            Completion::Callback(cell) => {
-                let Some(callback) = cell.into_inner().unwrap_or_else(|p| p.into_inner()) else {
-                    return;
-                };
-                let call = std::panic::AssertUnwindSafe(move || callback(outcome));
-                if std::panic::catch_unwind(call).is_err() {
-                    tracing::error!("a delivery callback panicked; the panic was contained");
-                }
-            }
-        }
-    }
-}
-
 /// A record waiting in a queue; its buffer-memory permit is released when
 /// it is dropped (after delivery or failure).
 pub(super) struct Queued {
@@ -57,7 +22,7 @@ pub(super) struct Queued {
     pub payload: bytes::Bytes,
     pub timestamp: i64,
     pub size: usize,
-    pub reply: Completion,
+    pub reply: oneshot::Sender<Result<RecordMetadata>>,
     pub _permit: OwnedSemaphorePermit,
 }
 
@@ -181,7 +146,7 @@ impl Accumulator {
     pub fn fail_all(&mut self, error: &Error) {
         for q in self.queues.values_mut() {
             for r in q.records.drain(..) {
-                r.reply.complete(Err(error.clone()));
+                let _ = r.reply.send(Err(error.clone()));
             }
             q.bytes = 0;
             q.oldest = None;

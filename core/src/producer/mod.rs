@@ -17,7 +17,7 @@ use crate::client::{Cluster, Lane};
 use crate::config::ProducerConfig;
 use crate::error::{Error, Result};
 use crate::partitioner::partition_for_key;
-use accumulator::{Accumulator, Completion, Queued};
+use accumulator::{Accumulator, Queued};
 use bytes::Bytes;
 use std::future::Future;
 use std::pin::Pin;
@@ -172,28 +172,6 @@ impl Producer {
     /// full, for space (up to `max_block_ms`). The returned [`Delivery`]
     /// resolves with the record's partition and offset.
     pub async fn send(&self, record: ProducerRecord) -> Result<Delivery> {
-        let (tx, rx) = oneshot::channel();
-        self.enqueue(record, Completion::Future(tx)).await?;
-        Ok(Delivery { rx })
-    }
-
-    /// Queues a record like [`send`](Self::send) and calls `callback` with
-    /// its outcome exactly once, on the producer's sender task: keep it
-    /// short and non-blocking. `flush` returns only after the callbacks of
-    /// the records it waited for have run. If queueing fails, the error is
-    /// returned and the callback is never called.
-    pub async fn send_with_callback<F>(&self, record: ProducerRecord, callback: F) -> Result<()>
-    where
-        F: FnOnce(Result<RecordMetadata>) + Send + 'static,
-    {
-        self.enqueue(
-            record,
-            Completion::Callback(Mutex::new(Some(Box::new(callback)))),
-        )
-        .await
-    }
-
-    async fn enqueue(&self, record: ProducerRecord, reply: Completion) -> Result<()> {
         let shared = &self.shared;
         if shared.closed.load(Ordering::SeqCst) {
             return Err(Error::closed("producer"));
@@ -225,6 +203,7 @@ impl Producer {
             .with_code("max_block_exceeded")
         })?
         .map_err(|_| Error::closed("producer"))?;
+        let (tx, rx) = oneshot::channel();
         let timestamp = record.timestamp.unwrap_or_else(now_ms);
         let ready = shared
             .accumulator
@@ -237,7 +216,7 @@ impl Producer {
                     payload: record.payload,
                     timestamp,
                     size,
-                    reply,
+                    reply: tx,
                     _permit: permit,
                 },
                 shared.config.batch_size,
@@ -245,7 +224,7 @@ impl Producer {
         if ready {
             shared.wake.notify_one();
         }
-        Ok(())
+        Ok(Delivery { rx })
     }
 
     async fn choose_partition(&self, record: &ProducerRecord) -> Result<u32> {

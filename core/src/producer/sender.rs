@@ -71,7 +71,7 @@ async fn send(shared: Arc<Shared>, batch: Drained) {
             }),
             Err(e) => Err(e.clone()),
         };
-        record.reply.complete(outcome);
+        let _ = record.reply.send(outcome);
     }
     shared
         .accumulator

@@ -205,22 +205,26 @@ impl Producer {
         .map_err(|_| Error::closed("producer"))?;
         let (tx, rx) = oneshot::channel();
         let timestamp = record.timestamp.unwrap_or_else(now_ms);
-        let ready = shared
-            .accumulator
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(
-                (record.topic, partition),
-                Queued {
-                    key: record.key.unwrap_or_default(),
-                    payload: record.payload,
-                    timestamp,
-                    size,
-                    reply: tx,
-                    _permit: permit,
-                },
-                shared.config.batch_size,
-            );
+        let mut accumulator = shared.accumulator.lock().unwrap_or_else(|p| p.into_inner());
+        // Checked again under the lock: `close` sets the flag before its final
+        // `fail_all`, so a record is either queued before that (and flushed or
+        // failed) or refused here, never stranded after the sender exits.
+        if shared.closed.load(Ordering::SeqCst) {
+            return Err(Error::closed("producer"));
+        }
+        let ready = accumulator.push(
+            (record.topic, partition),
+            Queued {
+                key: record.key.unwrap_or_default(),
+                payload: record.payload,
+                timestamp,
+                size,
+                reply: tx,
+                _permit: permit,
+            },
+            shared.config.batch_size,
+        );
+        drop(accumulator);
         if ready {
             shared.wake.notify_one();
         }

@@ -18,6 +18,7 @@ all: build
 include ffi-c/build.mk
 include bindings-python/build.mk
 include bindings-java/build.mk
+include conformance/build.mk
 
 build:
 	$(CARGO) build --workspace --all-targets

@@ -272,6 +272,8 @@ async fn closed_producer_refuses_sends_and_close_is_idempotent() {
         .await
         .unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Closed);
+    let e = producer.flush(None).await.unwrap_err();
+    assert_eq!((e.kind(), e.code()), (ErrorKind::Closed, "closed"));
 }
 
 #[tokio::test]

@@ -267,8 +267,17 @@ impl Producer {
     }
 
     /// Sends every queued record now and waits until all of them are
-    /// acknowledged or failed; `None` waits without limit.
+    /// acknowledged or failed; `None` waits without limit. Fails with
+    /// `closed` once the producer is closed (close itself flushes).
     pub async fn flush(&self, timeout: Option<Duration>) -> Result<()> {
+        if self.is_closed() {
+            return Err(Error::closed("producer"));
+        }
+        self.drain(timeout).await
+    }
+
+    /// Waits until the accumulator is empty (what flush and close share).
+    async fn drain(&self, timeout: Option<Duration>) -> Result<()> {
         let shared = &self.shared;
         let wait = async {
             loop {
@@ -304,7 +313,7 @@ impl Producer {
         if self.shared.closed.swap(true, Ordering::SeqCst) {
             return Ok(());
         }
-        let flushed = self.flush(Some(timeout)).await;
+        let flushed = self.drain(Some(timeout)).await;
         self.shared
             .accumulator
             .lock()

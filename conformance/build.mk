@@ -1,0 +1,23 @@
+# conformance/build.mk: the cross-language conformance matrix.
+# Included from the top-level Makefile (run from the repository root).
+#
+#   make conformance                        every binding x every scenario
+#   make conformance CONFORMANCE_BINDINGS=rust,go CONFORMANCE_SCENARIOS='admin_*'
+#
+# Each driver's build.mk defines conformance-driver-<lang>, which leaves an
+# executable at target/conformance/bin/<lang>. The harness starts a fresh
+# broker per scenario and writes target/conformance/report.json.
+
+CONFORMANCE_BINDINGS  ?= rust,c,cpp,go,python,java
+CONFORMANCE_SCENARIOS ?= *
+CONFORMANCE_JOBS      ?= 3
+comma := ,
+
+include $(wildcard conformance/drivers/*/build.mk)
+
+CONFORMANCE_DRIVERS := $(foreach b,$(subst $(comma), ,$(CONFORMANCE_BINDINGS)),conformance-driver-$(b))
+
+.PHONY: conformance
+conformance: $(CONFORMANCE_DRIVERS)
+	python3 conformance/harness.py --bindings '$(CONFORMANCE_BINDINGS)' \
+	  --scenarios '$(CONFORMANCE_SCENARIOS)' --jobs $(CONFORMANCE_JOBS)

@@ -1,0 +1,484 @@
+//! Conformance driver for the Rust API (`cursus` crate, async).
+//!
+//! `cursus-conformance-rust <bootstrap> <plan>`: runs each plan step through
+//! the public async API and prints one JSON line per step. The contract is
+//! `conformance/PROTOCOL.md`; the harness compares the results.
+
+use cursus::admin::Admin;
+use cursus::consumer::{Consumer, Subscription};
+use cursus::producer::{Producer, ProducerRecord};
+use cursus::protocol::admin::NewTopic;
+use cursus::protocol::group::TopicPartition;
+use cursus::{ClientConfig, ConsumerConfig, Error, ProducerConfig};
+use serde_json::{json, Map, Value};
+use std::collections::HashMap;
+use std::io::Write;
+use std::time::{Duration, Instant};
+
+/// Ops and the arguments that are not configuration (PROTOCOL.md, "Ops").
+const OP_ARGS: &[(&str, &[&str])] = &[
+    ("admin_open", &["name"]),
+    ("admin_close", &["name"]),
+    (
+        "create_topic",
+        &[
+            "topic",
+            "partitions",
+            "admin",
+            "auth_policy",
+            "retention_bytes",
+            "idempotent",
+        ],
+    ),
+    ("delete_topic", &["topic", "if_exists", "admin"]),
+    ("truncate_topic", &["topic", "expected_revision", "admin"]),
+    ("alter_topic", &["topic", "min_in_sync_replicas", "admin"]),
+    ("list_topics", &["admin"]),
+    ("describe_topic", &["topic", "admin"]),
+    ("list_offsets", &["topic", "partition", "admin"]),
+    (
+        "await_earliest",
+        &["topic", "partition", "min", "timeout_ms", "admin"],
+    ),
+    ("producer_open", &["name"]),
+    (
+        "produce",
+        &[
+            "producer",
+            "topic",
+            "key",
+            "value",
+            "value_fill",
+            "value_len",
+            "partition",
+        ],
+    ),
+    (
+        "produce_many",
+        &["producer", "topic", "count", "key_prefix", "value_prefix"],
+    ),
+    ("flush", &["producer"]),
+    ("producer_close", &["name"]),
+    ("consumer_open", &["name"]),
+    ("subscribe", &["consumer", "topics", "pattern"]),
+    ("poll", &["consumer", "count", "timeout_ms"]),
+    ("commit", &["consumer"]),
+    (
+        "commit_offsets",
+        &["consumer", "topic", "partition", "offset"],
+    ),
+    ("committed", &["consumer", "topic", "partition"]),
+    ("assignment", &["consumer"]),
+    ("consumer_close", &["name"]),
+];
+
+/// One plan line: the op, its own arguments and the configuration pairs.
+struct Step {
+    op: String,
+    args: HashMap<String, String>,
+    config: Vec<(String, String)>,
+}
+
+/// Why a step failed: the binding's error, or a fault of the plan/driver.
+enum Failure {
+    Cursus(Error),
+    Driver(String),
+}
+
+impl From<Error> for Failure {
+    fn from(e: Error) -> Self {
+        Failure::Cursus(e)
+    }
+}
+
+type StepResult = Result<Value, Failure>;
+
+fn parse_step(line: &str) -> Result<Step, String> {
+    let mut words = line.split_whitespace();
+    let op = words.next().ok_or("empty step")?.to_string();
+    let own = OP_ARGS
+        .iter()
+        .find(|(name, _)| *name == op)
+        .map(|(_, args)| *args)
+        .ok_or_else(|| format!("unknown op {op}"))?;
+    let mut step = Step {
+        op,
+        args: HashMap::new(),
+        config: Vec::new(),
+    };
+    for word in words {
+        let (k, v) = word
+            .split_once('=')
+            .ok_or_else(|| format!("argument without '=': {word}"))?;
+        if own.contains(&k) {
+            step.args.insert(k.to_string(), v.to_string());
+        } else {
+            step.config.push((k.to_string(), v.to_string()));
+        }
+    }
+    Ok(step)
+}
+
+impl Step {
+    fn arg(&self, name: &str) -> Result<&str, Failure> {
+        self.args
+            .get(name)
+            .map(String::as_str)
+            .ok_or_else(|| Failure::Driver(format!("{}: missing argument {name}", self.op)))
+    }
+
+    fn num<T: std::str::FromStr>(&self, name: &str) -> Result<T, Failure> {
+        self.arg(name)?
+            .parse()
+            .map_err(|_| Failure::Driver(format!("{}: {name} is not a number", self.op)))
+    }
+
+    fn bytes(&self, name: &str) -> Result<Option<Vec<u8>>, Failure> {
+        match self.args.get(name) {
+            None => Ok(None),
+            Some(h) => hex::decode(h)
+                .map(Some)
+                .map_err(|_| Failure::Driver(format!("{}: {name} is not hex", self.op))),
+        }
+    }
+}
+
+/// The handles a plan opened, by name.
+struct Driver {
+    bootstrap: String,
+    admins: HashMap<String, Admin>,
+    producers: HashMap<String, Producer>,
+    consumers: HashMap<String, Consumer>,
+}
+
+fn missing(kind: &str, name: &str) -> Failure {
+    Failure::Driver(format!("no {kind} named {name}"))
+}
+
+impl Driver {
+    async fn admin(&mut self, step: &Step) -> Result<&Admin, Failure> {
+        let name = step.args.get("admin").cloned().unwrap_or_default();
+        if name.is_empty() && !self.admins.contains_key("") {
+            let admin = Admin::connect(ClientConfig::new(self.bootstrap.clone())).await?;
+            self.admins.insert(String::new(), admin);
+        }
+        self.admins
+            .get(&name)
+            .ok_or_else(|| missing("admin", &name))
+    }
+
+    fn producer(&self, step: &Step) -> Result<&Producer, Failure> {
+        let name = step.arg("producer")?;
+        self.producers
+            .get(name)
+            .ok_or_else(|| missing("producer", name))
+    }
+
+    fn consumer(&self, step: &Step) -> Result<&Consumer, Failure> {
+        let name = step.arg("consumer")?;
+        self.consumers
+            .get(name)
+            .ok_or_else(|| missing("consumer", name))
+    }
+
+    async fn run(&mut self, step: &Step) -> StepResult {
+        let bootstrap = self.bootstrap.clone();
+        match step.op.as_str() {
+            "admin_open" => {
+                let mut config = ClientConfig::new(bootstrap);
+                for (k, v) in &step.config {
+                    config.set(k, v)?;
+                }
+                let admin = Admin::connect(config).await?;
+                self.admins.insert(step.arg("name")?.to_string(), admin);
+                Ok(json!({}))
+            }
+            "admin_close" => {
+                let name = step.arg("name")?;
+                self.admins
+                    .get(name)
+                    .ok_or_else(|| missing("admin", name))?
+                    .close()
+                    .await;
+                Ok(json!({}))
+            }
+            "create_topic" => {
+                let mut topic = NewTopic::new(step.arg("topic")?);
+                topic.partitions = Some(step.num("partitions")?);
+                topic.auth_policy = step.args.get("auth_policy").cloned();
+                if step.args.contains_key("retention_bytes") {
+                    topic.retention_bytes = Some(step.num("retention_bytes")?);
+                }
+                if step.args.contains_key("idempotent") {
+                    topic.idempotent = Some(step.num("idempotent")?);
+                }
+                let info = self.admin(step).await?.create_topic(&topic).await?;
+                Ok(json!({"partitions": info.partitions}))
+            }
+            "delete_topic" => {
+                let if_exists = step.args.get("if_exists").is_some_and(|v| v == "true");
+                let out = self
+                    .admin(step)
+                    .await?
+                    .delete_topic(step.arg("topic")?, if_exists)
+                    .await?;
+                Ok(json!({"deleted": out.deleted}))
+            }
+            "truncate_topic" => {
+                let revision = step.num("expected_revision")?;
+                let out = self
+                    .admin(step)
+                    .await?
+                    .truncate_topic(step.arg("topic")?, revision)
+                    .await?;
+                Ok(json!({"revision": out.revision}))
+            }
+            "alter_topic" => {
+                let min: i64 = step.num("min_in_sync_replicas")?;
+                let min = u32::try_from(min).ok();
+                self.admin(step)
+                    .await?
+                    .alter_topic_config(step.arg("topic")?, min)
+                    .await?;
+                Ok(json!({}))
+            }
+            "list_topics" => Ok(json!({"topics": self.admin(step).await?.list_topics().await?})),
+            "describe_topic" => {
+                let d = self
+                    .admin(step)
+                    .await?
+                    .describe_topic(step.arg("topic")?)
+                    .await?;
+                Ok(json!({"partitions": d.partitions.len()}))
+            }
+            "list_offsets" => {
+                let (e, l) = self.offsets(step).await?;
+                Ok(json!({"earliest": e, "latest": l}))
+            }
+            "await_earliest" => {
+                let min: u64 = step.num("min")?;
+                let deadline = Instant::now() + Duration::from_millis(step.num("timeout_ms")?);
+                loop {
+                    let (earliest, _) = self.offsets(step).await?;
+                    if earliest >= min || Instant::now() >= deadline {
+                        return Ok(json!({"earliest": earliest}));
+                    }
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                }
+            }
+            "producer_open" => {
+                let mut config = ProducerConfig::new(bootstrap);
+                for (k, v) in &step.config {
+                    config.set(k, v)?;
+                }
+                let producer = Producer::connect(config).await?;
+                self.producers
+                    .insert(step.arg("name")?.to_string(), producer);
+                Ok(json!({}))
+            }
+            "produce" => {
+                let value = match step.bytes("value")? {
+                    Some(v) => v,
+                    None => {
+                        let fill = step.bytes("value_fill")?.unwrap_or_default();
+                        let byte = *fill
+                            .first()
+                            .ok_or_else(|| Failure::Driver("produce: no value".into()))?;
+                        vec![byte; step.num("value_len")?]
+                    }
+                };
+                let mut record = ProducerRecord::new(step.arg("topic")?, value);
+                if let Some(key) = step.bytes("key")? {
+                    record = record.key(key);
+                }
+                if step.args.contains_key("partition") {
+                    record = record.partition(step.num("partition")?);
+                }
+                let meta = self.producer(step)?.send(record).await?.await?;
+                Ok(json!({"partition": meta.partition, "offset": meta.offset}))
+            }
+            "produce_many" => {
+                let producer = self.producer(step)?;
+                let topic = step.arg("topic")?;
+                let count: usize = step.num("count")?;
+                let value_prefix = step.bytes("value_prefix")?.unwrap_or_default();
+                let key_prefix = step.bytes("key_prefix")?;
+                let mut deliveries = Vec::with_capacity(count);
+                for i in 0..count {
+                    let suffix = i.to_string();
+                    let mut record =
+                        ProducerRecord::new(topic, [&value_prefix[..], suffix.as_bytes()].concat());
+                    if let Some(k) = &key_prefix {
+                        record = record.key([&k[..], suffix.as_bytes()].concat());
+                    }
+                    deliveries.push(producer.send(record).await?);
+                }
+                producer.flush(None).await?;
+                let mut partitions = Vec::with_capacity(count);
+                for d in deliveries {
+                    partitions.push(d.await?.partition);
+                }
+                Ok(json!({"count": count, "partitions": partitions}))
+            }
+            "flush" => {
+                self.producer(step)?.flush(None).await?;
+                Ok(json!({}))
+            }
+            "producer_close" => {
+                let name = step.arg("name")?;
+                let p = self
+                    .producers
+                    .get(name)
+                    .ok_or_else(|| missing("producer", name))?;
+                p.close(Duration::from_secs(30)).await?;
+                Ok(json!({}))
+            }
+            "consumer_open" => {
+                let mut config = ConsumerConfig::default();
+                config.set("bootstrap_servers", &bootstrap)?;
+                for (k, v) in &step.config {
+                    config.set(k, v)?;
+                }
+                let consumer = Consumer::connect(config).await?;
+                self.consumers
+                    .insert(step.arg("name")?.to_string(), consumer);
+                Ok(json!({}))
+            }
+            "subscribe" => {
+                let subscription = match step.args.get("pattern") {
+                    Some(p) => Subscription::Pattern(p.clone()),
+                    None => Subscription::Topics(
+                        step.arg("topics")?.split(',').map(String::from).collect(),
+                    ),
+                };
+                self.consumer(step)?.subscribe(subscription).await?;
+                Ok(json!({}))
+            }
+            "poll" => {
+                let consumer = self.consumer(step)?;
+                let want: usize = step.num("count")?;
+                let deadline = Instant::now() + Duration::from_millis(step.num("timeout_ms")?);
+                let mut records = Vec::new();
+                loop {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    for r in consumer.poll(left).await? {
+                        let key = (!r.key.is_empty()).then(|| hex::encode(&r.key));
+                        records.push(
+                            json!({"topic": r.topic, "partition": r.partition, "offset": r.offset,
+                                            "key": key, "value": hex::encode(&r.payload)}),
+                        );
+                    }
+                    if records.len() >= want.max(1) || Instant::now() >= deadline {
+                        break;
+                    }
+                }
+                Ok(json!({"records": records}))
+            }
+            "commit" => {
+                self.consumer(step)?.commit_sync().await?;
+                Ok(json!({}))
+            }
+            "commit_offsets" => {
+                let tp = TopicPartition::new(step.arg("topic")?, step.num("partition")?);
+                self.consumer(step)?
+                    .commit_offsets(&[(tp, step.num("offset")?)])
+                    .await?;
+                Ok(json!({}))
+            }
+            "committed" => {
+                let tp = TopicPartition::new(step.arg("topic")?, step.num("partition")?);
+                Ok(json!({"offset": self.consumer(step)?.committed(&tp).await?}))
+            }
+            "assignment" => {
+                let parts: Vec<String> = self
+                    .consumer(step)?
+                    .assignment()
+                    .await
+                    .iter()
+                    .map(|tp| format!("{}:{}", tp.topic, tp.partition))
+                    .collect();
+                Ok(json!({"partitions": parts}))
+            }
+            "consumer_close" => {
+                let name = step.arg("name")?;
+                self.consumers
+                    .get(name)
+                    .ok_or_else(|| missing("consumer", name))?
+                    .close()
+                    .await?;
+                Ok(json!({}))
+            }
+            other => Err(Failure::Driver(format!("unknown op {other}"))),
+        }
+    }
+
+    async fn offsets(&mut self, step: &Step) -> Result<(u64, u64), Failure> {
+        let partition: u32 = step.num("partition")?;
+        let all = self
+            .admin(step)
+            .await?
+            .list_offsets(step.arg("topic")?, Some(partition))
+            .await?;
+        let p = all
+            .iter()
+            .find(|o| o.partition == partition)
+            .ok_or_else(|| {
+                Failure::Driver(format!("list_offsets: no partition {partition} in reply"))
+            })?;
+        Ok((p.earliest, p.latest))
+    }
+}
+
+fn error_json(failure: Failure) -> Value {
+    match failure {
+        Failure::Cursus(e) => {
+            let fields: Map<String, Value> = e
+                .fields()
+                .iter()
+                .map(|(k, v)| (k.clone(), Value::from(v.as_str())))
+                .collect();
+            json!({"code": e.code(), "class": e.class().name(), "retryable": e.retryable(), "fields": fields})
+        }
+        Failure::Driver(message) => {
+            eprintln!("driver error: {message}");
+            json!({"code": "driver_error", "class": "internal", "retryable": false, "fields": {}})
+        }
+    }
+}
+
+#[tokio::main]
+async fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() != 3 {
+        eprintln!("usage: {} <bootstrap host:port> <plan file>", args[0]);
+        std::process::exit(2);
+    }
+    let plan = std::fs::read_to_string(&args[2]).unwrap_or_else(|e| {
+        eprintln!("cannot read plan {}: {e}", args[2]);
+        std::process::exit(2);
+    });
+    let mut driver = Driver {
+        bootstrap: args[1].clone(),
+        admins: HashMap::new(),
+        producers: HashMap::new(),
+        consumers: HashMap::new(),
+    };
+    let lines = plan
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'));
+    let mut out = std::io::stdout().lock();
+    for (n, line) in lines.enumerate() {
+        let outcome = match parse_step(line) {
+            Ok(step) => driver.run(&step).await,
+            Err(e) => Err(Failure::Driver(e)),
+        };
+        let report = match outcome {
+            Ok(result) => json!({"step": n, "ok": true, "result": result}),
+            Err(f) => json!({"step": n, "ok": false, "error": error_json(f)}),
+        };
+        writeln!(out, "{report}")
+            .and_then(|_| out.flush())
+            .expect("stdout");
+    }
+}

@@ -1,0 +1,513 @@
+#!/usr/bin/env python3
+"""Runs every binding's conformance driver on every scenario against a fresh
+reference broker, prints the binding x scenario matrix and writes
+target/conformance/report.json.
+
+Scenarios (conformance/scenarios/*.json) are data; drivers only execute plans
+and report (see conformance/PROTOCOL.md). This file owns the comparison, so
+that "what passes" is decided once for every language.
+
+Usage: harness.py [--bindings rust,c,...] [--scenarios glob] [--jobs N]
+Exit status: 0 when every (binding, scenario) passes, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures
+import fnmatch
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+SCENARIOS = ROOT / "conformance" / "scenarios"
+TARGET = Path(os.environ.get("CARGO_TARGET_DIR") or ROOT / "target").resolve()
+BINDINGS = ["rust", "c", "cpp", "go", "python", "java"]
+DRIVER_TIMEOUT_S = 180
+BROKER_START_TIMEOUT_S = 30
+
+# Ops whose arguments are not configuration (PROTOCOL.md, "Ops").
+OP_ARGS = {
+    "admin_open": {"name"},
+    "admin_close": {"name"},
+    "create_topic": {"topic", "partitions", "admin", "auth_policy", "retention_bytes", "idempotent"},
+    "delete_topic": {"topic", "if_exists", "admin"},
+    "truncate_topic": {"topic", "expected_revision", "admin"},
+    "alter_topic": {"topic", "min_in_sync_replicas", "admin"},
+    "list_topics": {"admin"},
+    "describe_topic": {"topic", "admin"},
+    "list_offsets": {"topic", "partition", "admin"},
+    "await_earliest": {"topic", "partition", "min", "timeout_ms", "admin"},
+    "producer_open": {"name"},
+    "produce": {"producer", "topic", "key", "value", "value_fill", "value_len", "partition"},
+    "produce_many": {"producer", "topic", "count", "key_prefix", "value_prefix"},
+    "flush": {"producer"},
+    "producer_close": {"name"},
+    "consumer_open": {"name"},
+    "subscribe": {"consumer", "topics", "pattern"},
+    "poll": {"consumer", "count", "timeout_ms"},
+    "commit": {"consumer"},
+    "commit_offsets": {"consumer", "topic", "partition", "offset"},
+    "committed": {"consumer", "topic", "partition"},
+    "assignment": {"consumer"},
+    "consumer_close": {"name"},
+}
+OPEN_OPS = {"admin_open", "producer_open", "consumer_open"}
+BYTE_ARGS = {"key", "value", "key_prefix", "value_prefix"}
+STEP_KEYS = {"op", "id", "expect", "expect_error", "expect_any", "expect_one_failed", "note"}
+
+
+class ScenarioError(Exception):
+    """A scenario file that does not follow the format (a bug in the data)."""
+
+
+# ---------------------------------------------------------------- scenarios
+
+
+def to_bytes(value: Any, what: str) -> bytes:
+    """Scenario byte strings: "text" (UTF-8), {"hex": ".."} or {"fill": "a", "len": n}."""
+    if isinstance(value, str):
+        return value.encode("utf-8")
+    if isinstance(value, dict) and set(value) == {"hex"}:
+        return bytes.fromhex(value["hex"])
+    if isinstance(value, dict) and set(value) == {"fill", "len"}:
+        fill = value["fill"].encode("utf-8")
+        if len(fill) != 1:
+            raise ScenarioError(f"{what}: fill must be one byte")
+        return fill * int(value["len"])
+    raise ScenarioError(f"{what}: not a byte string: {value!r}")
+
+
+def plan_line(step: dict[str, Any], where: str) -> str:
+    """Renders one scenario step as a plan line (PROTOCOL.md, "Plan file")."""
+    op = step["op"]
+    if op not in OP_ARGS:
+        raise ScenarioError(f"{where}: unknown op {op!r}")
+    parts = [op]
+    for name, value in step.items():
+        if name in STEP_KEYS:
+            continue
+        if name in BYTE_ARGS:
+            if name == "value" and isinstance(value, dict) and "fill" in value:
+                fill = to_bytes({"fill": value["fill"], "len": 1}, where)
+                parts += [f"value_fill={fill.hex()}", f"value_len={int(value['len'])}"]
+                continue
+            rendered = to_bytes(value, f"{where}.{name}").hex()
+        elif isinstance(value, bool):
+            rendered = "true" if value else "false"
+        elif isinstance(value, list):
+            rendered = ",".join(str(v) for v in value)
+        else:
+            rendered = str(value)
+        if any(c.isspace() for c in rendered) or not name.replace("_", "").replace(".", "").isalpha():
+            raise ScenarioError(f"{where}: argument {name}={rendered!r} cannot be written in a plan")
+        parts.append(f"{name}={rendered}")
+    return " ".join(parts)
+
+
+@dataclass
+class Scenario:
+    name: str
+    description: str
+    broker_args: list[str]
+    # Phases are separated by broker restarts; each is a list of (global index, step).
+    phases: list[list[tuple[int, dict[str, Any]]]]
+
+    @staticmethod
+    def load(path: Path) -> "Scenario":
+        data = json.loads(path.read_text())
+        phases: list[list[tuple[int, dict[str, Any]]]] = [[]]
+        for i, step in enumerate(data["steps"]):
+            if step["op"] == "restart_broker":
+                phases.append([])
+                continue
+            plan_line(step, f"{path.name} step {i}")  # validate early
+            phases[-1].append((i, step))
+        return Scenario(
+            name=path.stem,
+            description=data.get("description", ""),
+            broker_args=[str(a) for a in data.get("broker_args", [])],
+            phases=phases,
+        )
+
+
+def load_scenarios(pattern: str) -> list[Scenario]:
+    paths = sorted(p for p in SCENARIOS.glob("*.json") if fnmatch.fnmatch(p.stem, pattern))
+    return [Scenario.load(p) for p in paths]
+
+
+# ------------------------------------------------------------ expectations
+
+
+def hexed(value: Any) -> Any:
+    return None if value is None else to_bytes(value, "expectation").hex()
+
+
+def check_result(step: dict[str, Any], line: dict[str, Any], saved: dict[str, dict[str, Any]]) -> str | None:
+    """Returns why a driver's output line does not meet the step's expectation.
+
+    `saved` holds the output lines of earlier steps that have an `id`."""
+    if step.get("expect_any"):
+        return None
+    if "expect_one_failed" in step:
+        # Exactly one of this step and an earlier one failed, with this error.
+        want = step["expect_one_failed"]
+        other = saved.get(want["with"])
+        if other is None:
+            return f"expect_one_failed: no earlier step with id {want['with']!r}"
+        failed = [ln for ln in (line, other) if not ln.get("ok")]
+        if len(failed) != 1:
+            return f"expected exactly one of this step and {want['with']} to fail, {len(failed)} did"
+        return error_problem(want["error"], failed[0])
+    if "expect_error" in step:
+        return error_problem(step["expect_error"], line)
+    if not line.get("ok"):
+        return f"unexpected error {short(line.get('error'))}"
+    result = line.get("result") or {}
+    for key, want in step.get("expect", {}).items():
+        if key == "union_with":
+            problem = check_union(want, result, saved)
+        else:
+            problem = check_expectation(key, want, result)
+        if problem:
+            return problem
+    return None
+
+
+def error_problem(want: dict[str, Any], line: dict[str, Any]) -> str | None:
+    if line.get("ok"):
+        return f"expected error {want}, got success {short(line.get('result'))}"
+    err = line.get("error") or {}
+    for key in ("code", "class", "retryable"):
+        if key in want and err.get(key) != want[key]:
+            return f"expected error {key}={want[key]!r}, got {short(err)}"
+    for name, value in want.get("fields", {}).items():
+        if (err.get("fields") or {}).get(name) != value:
+            return f"expected error field {name}={value!r}, got {short(err)}"
+    return None
+
+
+def check_expectation(key: str, want: Any, result: dict[str, Any]) -> str | None:
+    records = result.get("records") or []
+    if key == "count":  # number of records polled, or of records produced
+        got = len(records) if "records" in result else result.get("count")
+        return None if got == want else f"expected {want} records, got {got}"
+    if key == "values":  # polled values, in order within each partition
+        want_hex = [hexed(v) for v in want]
+        got = [r["value"] for r in records]
+        if sorted(got) != sorted(want_hex):
+            return f"expected values {short(want)}, got {short(decode_all(got))}"
+        return order_problem(records, want_hex)
+    if key == "keys":
+        got = sorted((r["key"] or "") for r in records)
+        return None if got == sorted(hexed(v) or "" for v in want) else f"expected keys {short(want)}, got {short(got)}"
+    if key == "value_sizes":
+        got = [len(r["value"]) // 2 for r in records]
+        return None if got == want else f"expected value sizes {want}, got {got}"
+    if key == "offsets":  # offsets polled, as a sorted list
+        got = sorted(r["offset"] for r in records)
+        return None if got == sorted(want) else f"expected offsets {want}, got {got}"
+    if key == "record_partitions":  # distinct partitions the polled records came from
+        got = sorted({r["partition"] for r in records})
+        return None if got == sorted(want) else f"expected partitions {want}, got {got}"
+    if key == "same_partition":  # every produced record landed on one partition
+        parts = set(result.get("partitions", []))
+        ok = (len(parts) == 1) == bool(want)
+        return None if ok else f"expected same_partition={want}, got partitions {sorted(parts)}"
+    if key == "topics_include":
+        got = set(result.get("topics", []))
+        missing = [t for t in want if t not in got]
+        return None if not missing else f"topics {missing} missing from {sorted(got)}"
+    if key == "topics_exclude":
+        got = set(result.get("topics", []))
+        present = [t for t in want if t in got]
+        return None if not present else f"topics {present} should be gone, got {sorted(got)}"
+    if key == "partitions" and isinstance(want, list) and "partitions" in result:
+        got = result["partitions"]
+        if got and isinstance(got[0], str):  # assignment: compare as sets
+            return None if sorted(got) == sorted(want) else f"expected assignment {want}, got {got}"
+        return None if got == want else f"expected partitions {want}, got {got}"
+    if key.startswith("len:"):
+        got = result.get(key[4:])
+        n = len(got) if isinstance(got, list) else None
+        return None if n == want else f"expected {want} {key[4:]}, got {got}"
+    if key.endswith("_at_least"):
+        name = key[: -len("_at_least")]
+        got = len(records) if name == "count" and "records" in result else result.get(name)
+        return None if isinstance(got, int) and got >= want else f"expected {name} >= {want}, got {got}"
+    if key == "offset_not_null":
+        ok = (result.get("offset") is not None) == bool(want)
+        return None if ok else f"expected offset_not_null={want}, got {result.get('offset')}"
+    got = result.get(key)
+    return None if got == want else f"expected {key}={want!r}, got {got!r}"
+
+
+def check_union(want: dict[str, Any], result: dict[str, Any], saved: dict[str, dict[str, Any]]) -> str | None:
+    """This step's records (or assignment) together with an earlier step's:
+    disjoint, and `count` items (or exactly the `partitions` listed) in all."""
+    line = saved.get(want["step"])
+    if line is None or not line.get("ok"):
+        return f"union_with: no earlier successful step with id {want['step']!r}"
+    other = line.get("result") or {}
+
+    def items(r: dict[str, Any]) -> list[Any]:
+        if "records" in r:
+            return [(x["topic"], x["partition"], x["offset"]) for x in r["records"]]
+        return list(r.get("partitions", []))
+
+    mine, theirs = items(result), items(other)
+    overlap = set(mine) & set(theirs)
+    if overlap:
+        return f"union_with {want['step']}: overlapping items {sorted(overlap)[:5]}"
+    union = set(mine) | set(theirs)
+    if "count" in want and len(union) != want["count"]:
+        return f"union_with {want['step']}: expected {want['count']} items in all, got {len(union)}"
+    if "partitions" in want and sorted(union) != sorted(want["partitions"]):
+        return f"union_with {want['step']}: expected {sorted(want['partitions'])}, got {sorted(union)}"
+    return None
+
+
+def order_problem(records: list[dict[str, Any]], want_hex: list[str]) -> str | None:
+    """Records of one partition must arrive in the order they were expected."""
+    rank = {v: i for i, v in enumerate(want_hex)}
+    last: dict[tuple[str, int], int] = {}
+    for r in records:
+        tp = (r["topic"], r["partition"])
+        pos = rank.get(r["value"], -1)
+        if pos < last.get(tp, -1):
+            return f"records of {tp[0]}:{tp[1]} arrived out of order"
+        last[tp] = pos
+    return None
+
+
+def decode_all(values: list[str]) -> list[str]:
+    out = []
+    for v in values:
+        raw = bytes.fromhex(v)
+        try:
+            out.append(raw.decode("utf-8") if len(raw) <= 64 else f"<{len(raw)} bytes>")
+        except UnicodeDecodeError:
+            out.append("hex:" + v[:64])
+    return out
+
+
+def short(value: Any, limit: int = 300) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+# ------------------------------------------------------------------ broker
+
+
+class Broker:
+    """A reference broker process with its own data directory and ports."""
+
+    def __init__(self, binary: Path, data_dir: Path, args: list[str]):
+        self.binary, self.data_dir, self.args = binary, data_dir, args
+        self.proc: subprocess.Popen[str] | None = None
+        self.addr = "127.0.0.1:0"
+        self.health = "127.0.0.1:0"
+        self.log = open(data_dir.parent / "broker.log", "a")
+
+    def start(self) -> None:
+        cmd = [str(self.binary), "--listen", self.addr, "--health-listen", self.health,
+               "--data-dir", str(self.data_dir), *self.args]
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.log, text=True)
+        banner = read_line(self.proc, BROKER_START_TIMEOUT_S)
+        if not banner or "listening" not in banner:
+            self.stop()
+            raise RuntimeError(f"broker did not start: {banner!r} (log: {self.log.name})")
+        fields = dict(t.split("=", 1) for t in banner.split() if "=" in t)
+        self.addr, self.health = fields["addr"], fields["health"]
+        # Keep draining stdout so the broker never blocks on a full pipe.
+        threading.Thread(target=lambda p=self.proc: [None for _ in p.stdout], daemon=True).start()
+
+    def kill(self) -> None:
+        """SIGKILL: the restart scenarios check that acknowledged data survives a crash."""
+        if self.proc and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def stop(self) -> None:
+        if self.proc and self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.kill()
+        self.log.close()
+
+
+def read_line(proc: subprocess.Popen[str], timeout: float) -> str | None:
+    box: list[str] = []
+    t = threading.Thread(target=lambda: box.append(proc.stdout.readline()), daemon=True)
+    t.start()
+    t.join(timeout)
+    return box[0] if box else None
+
+
+# ------------------------------------------------------------------- runs
+
+
+@dataclass
+class Outcome:
+    binding: str
+    scenario: str
+    status: str
+    detail: str = ""
+    seconds: float = 0.0
+    steps: list[dict[str, Any]] = field(default_factory=list)
+    saved: dict[str, dict[str, Any]] = field(default_factory=dict)  # output lines by step id
+
+
+def driver_command(binding: str) -> list[str]:
+    return [str(TARGET / "conformance" / "bin" / binding)]
+
+
+def run_one(binding: str, scenario: Scenario, broker_bin: Path, work: Path) -> Outcome:
+    started = time.monotonic()
+    run_dir = Path(tempfile.mkdtemp(prefix=f"{binding}-{scenario.name}-", dir=work))
+    broker = Broker(broker_bin, run_dir / "data", scenario.broker_args)
+    (run_dir / "data").mkdir()
+    outcome = Outcome(binding, scenario.name, "pass")
+    try:
+        broker.start()
+        for n, phase in enumerate(scenario.phases):
+            if n > 0:
+                broker.kill()
+                broker.start()
+            problem = run_phase(binding, scenario, n, phase, broker.addr, run_dir, outcome)
+            if problem:
+                outcome.status, outcome.detail = "fail", problem
+                break
+    except Exception as e:  # noqa: BLE001 - any harness trouble fails the run, visibly
+        outcome.status, outcome.detail = "fail", f"harness: {e}"
+    finally:
+        broker.stop()
+    outcome.seconds = round(time.monotonic() - started, 2)
+    if outcome.status == "pass":
+        shutil.rmtree(run_dir, ignore_errors=True)
+    else:
+        outcome.detail += f" (logs: {run_dir})"
+    return outcome
+
+
+def run_phase(binding: str, scenario: Scenario, n: int, phase: list[tuple[int, dict[str, Any]]],
+              bootstrap: str, run_dir: Path, outcome: Outcome) -> str | None:
+    if not phase:
+        return None
+    plan = run_dir / f"phase{n}.plan"
+    plan.write_text("".join(plan_line(step, scenario.name) + "\n" for _, step in phase))
+    cmd = [*driver_command(binding), bootstrap, str(plan)]
+    with open(run_dir / f"phase{n}.stderr", "w") as err:
+        try:
+            proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=err, text=True,
+                                  timeout=DRIVER_TIMEOUT_S)
+        except subprocess.TimeoutExpired as e:
+            return f"driver timed out after {DRIVER_TIMEOUT_S}s (partial output: {short((e.stdout or b'')[-200:])})"
+        except OSError as e:
+            return f"driver could not start: {e}"
+    (run_dir / f"phase{n}.stdout").write_text(proc.stdout)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.strip()]
+    for k, (index, step) in enumerate(phase):
+        if k >= len(lines):
+            return f"step {index} ({step['op']}): no output (driver exit {proc.returncode})"
+        try:
+            line = json.loads(lines[k])
+        except json.JSONDecodeError:
+            return f"step {index} ({step['op']}): not JSON: {lines[k][:200]!r}"
+        if line.get("step") != k:
+            return f"step {index} ({step['op']}): output for step {line.get('step')} out of order"
+        outcome.steps.append({"step": index, "op": step["op"], "ok": bool(line.get("ok"))})
+        problem = check_result(step, line, outcome.saved)
+        if "id" in step:
+            outcome.saved[step["id"]] = line
+        if problem:
+            return f"step {index} ({step['op']}): {problem}"
+    if proc.returncode != 0:
+        return f"driver exited {proc.returncode} after its last step"
+    return None
+
+
+# ------------------------------------------------------------------ report
+
+
+def print_matrix(bindings: list[str], scenarios: list[Scenario], results: dict[tuple[str, str], Outcome]) -> None:
+    width = max(len(s.name) for s in scenarios)
+    print("\n" + "scenario".ljust(width) + "  " + "  ".join(b.center(6) for b in bindings))
+    for s in scenarios:
+        cells = []
+        for b in bindings:
+            o = results.get((b, s.name))
+            cells.append(("pass" if o and o.status == "pass" else "FAIL").center(6))
+        print(s.name.ljust(width) + "  " + "  ".join(cells))
+    failed = [o for o in results.values() if o.status != "pass"]
+    for o in failed:
+        print(f"FAIL {o.binding} {o.scenario}: {o.detail}")
+    total = len(results)
+    print(f"\nconformance: {total - len(failed)} passed, {len(failed)} failed "
+          f"({len(bindings)} bindings x {len(scenarios)} scenarios)")
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bindings", default=",".join(BINDINGS))
+    ap.add_argument("--scenarios", default="*", help="glob on scenario names")
+    ap.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 2))
+    ap.add_argument("--broker", default=str(TARGET / "debug" / "cursus-broker"))
+    ap.add_argument("--report", default=str(TARGET / "conformance" / "report.json"))
+    args = ap.parse_args()
+
+    bindings = [b for b in args.bindings.split(",") if b]
+    unknown = [b for b in bindings if b not in BINDINGS]
+    if unknown:
+        ap.error(f"unknown bindings {unknown}; known: {BINDINGS}")
+    scenarios = load_scenarios(args.scenarios)
+    if not scenarios:
+        ap.error(f"no scenario matches {args.scenarios!r} in {SCENARIOS}")
+    broker_bin = Path(args.broker)
+    if not broker_bin.is_file():
+        ap.error(f"no broker binary at {broker_bin} (cargo build -p cursus-broker)")
+
+    work = TARGET / "conformance" / "runs"
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    results: dict[tuple[str, str], Outcome] = {}
+    jobs = [(b, s) for b in bindings for s in scenarios]
+    with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
+        futures = {pool.submit(run_one, b, s, broker_bin, work): (b, s) for b, s in jobs}
+        for fut in concurrent.futures.as_completed(futures):
+            o = fut.result()
+            results[(o.binding, o.scenario)] = o
+            mark = "ok  " if o.status == "pass" else "FAIL"
+            print(f"{mark} {o.binding:<6} {o.scenario} ({o.seconds}s)" + (f": {o.detail}" if o.detail else ""),
+                  flush=True)
+
+    print_matrix(bindings, scenarios, results)
+    report = {
+        "bindings": bindings,
+        "scenarios": [s.name for s in scenarios],
+        "results": [
+            {"binding": b, "scenario": s.name, "status": results[(b, s.name)].status,
+             "detail": results[(b, s.name)].detail, "seconds": results[(b, s.name)].seconds}
+            for b in bindings for s in scenarios
+        ],
+    }
+    Path(args.report).parent.mkdir(parents=True, exist_ok=True)
+    Path(args.report).write_text(json.dumps(report, indent=1) + "\n")
+    print(f"report: {args.report}")
+    return 0 if all(o.status == "pass" for o in results.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -3,14 +3,14 @@
 #   make test    every test (what CI runs): formatting, lints, all test suites
 #   make bench   benchmarks; results in target/bench/*.json
 #   make fuzz    run every codec fuzz target for FUZZ_SECONDS each (nightly + cargo-fuzz)
-#   make demo    the quickstart (arrives with the broker and the bindings)
+#   make demo    a local broker and the quickstart in every language
 
 SHELL := /bin/bash
 CARGO ?= cargo
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := frame batch record command error
 
-.PHONY: all build test test-rust lint fmt-check clippy bench fuzz fuzz-build demo clean
+.PHONY: all build test test-rust lint fmt-check clippy bench fuzz fuzz-build demo quickstart-rust clean
 
 all: build
 
@@ -54,10 +54,17 @@ fuzz: fuzz-build
 	  (cd core && $(CARGO) +nightly fuzz run $$t -- -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048) || exit 1; \
 	done
 
-demo:
-	@echo "make demo is not available yet: it arrives with the reference broker and the"
-	@echo "language bindings (see README.md, 'Status'). Nothing was run."
-	@exit 1
+# Builds what the quickstarts need (venv, Maven dependencies, libcursus,
+# broker), then runs every language's quickstart against one local broker.
+DEMO_BOOTSTRAP ?= 127.0.0.1:9000
+DEMO_LANGUAGES ?= rust,c,cpp,go,python,java
+
+demo: ffi-lib python-wheel jar-java
+	$(CARGO) build -p cursus-broker -p cursus --example quickstart
+	python3 tools/demo.py --languages $(DEMO_LANGUAGES)
+
+quickstart-rust:
+	$(CARGO) run -q -p cursus --example quickstart -- $(DEMO_BOOTSTRAP)
 
 clean:
 	$(CARGO) clean

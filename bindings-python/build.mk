@@ -16,7 +16,7 @@ PY_TARGET      := $(abspath $(or $(CARGO_TARGET_DIR),target))
 PY_WHEELS      := $(PY_TARGET)/wheels-python
 PY_BROKER_BIN  := $(PY_TARGET)/debug/cursus-broker
 
-.PHONY: test-python python-wheel bench-python
+.PHONY: test-python python-wheel bench-python quickstart-python
 
 $(PY_TOOLS_STAMP):
 	@test -x $(PY_BIN) || python3 -m venv $(PY_VENV)
@@ -41,3 +41,7 @@ bench-python: python-wheel
 	CARGO_TARGET_DIR=$(PY_TARGET) $(CARGO) build -p cursus-broker
 	CURSUS_BROKER_BIN=$(PY_BROKER_BIN) $(PY_BIN) bindings-python/bench/bench.py \
 	  --out $(PY_TARGET)/bench/python.json
+
+# The quickstart `make demo` runs (DEMO_BOOTSTRAP from the top-level Makefile).
+quickstart-python: python-wheel
+	$(PY_BIN) bindings-python/examples/quickstart.py $(DEMO_BOOTSTRAP)

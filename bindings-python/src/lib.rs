@@ -19,34 +19,64 @@ mod sync;
 mod types;
 
 use pyo3::prelude::*;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 /// Set by an `atexit` hook: the interpreter is shutting down, so engine
 /// threads must no longer take the GIL (logs and callbacks are dropped).
 static EXITING: AtomicBool = AtomicBool::new(false);
 
+/// Engine threads currently between "Python is alive" and done with the GIL.
+/// Once finalization starts, a thread that waits for the GIL is terminated
+/// with `pthread_exit`, whose forced unwind through Rust frames aborts the
+/// process ("FATAL: exception not rethrown"). So the exit hook waits for
+/// this to reach zero before the interpreter finalizes.
+static IN_PYTHON: AtomicUsize = AtomicUsize::new(0);
+
+/// How long the exit hook waits for engine threads to leave Python.
+const EXIT_WAIT: Duration = Duration::from_secs(5);
+
+/// Registered with `atexit`: stops engine threads from entering Python and
+/// waits (GIL released, bounded) for those already on their way in.
 #[pyfunction]
-fn _mark_exiting() {
+fn _mark_exiting(py: Python<'_>) {
     EXITING.store(true, Ordering::SeqCst);
+    py.allow_threads(|| {
+        let deadline = Instant::now() + EXIT_WAIT;
+        while IN_PYTHON.load(Ordering::SeqCst) != 0 && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    });
+}
+
+/// Proof that the current engine thread may call into Python; counted in
+/// `IN_PYTHON` until dropped.
+pub(crate) struct PythonEntry(());
+
+impl PythonEntry {
+    /// `None` once the interpreter is exiting or not initialized.
+    pub(crate) fn enter() -> Option<PythonEntry> {
+        // Count first, then check: the exit hook sets EXITING before it
+        // reads the count, so a thread is either refused or waited for.
+        IN_PYTHON.fetch_add(1, Ordering::SeqCst);
+        let entry = PythonEntry(());
+        // SAFETY: Py_IsInitialized may be called at any time, without the GIL.
+        let initialized = unsafe { pyo3::ffi::Py_IsInitialized() } != 0;
+        (!EXITING.load(Ordering::SeqCst) && initialized).then_some(entry)
+    }
+}
+
+impl Drop for PythonEntry {
+    fn drop(&mut self) {
+        IN_PYTHON.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// Runs `f` with the GIL from an engine thread, unless the interpreter is
 /// shutting down (then `f` is skipped and `None` returned).
 pub(crate) fn with_gil_if_alive<R>(f: impl FnOnce(Python<'_>) -> R) -> Option<R> {
-    if EXITING.load(Ordering::SeqCst) {
-        return None;
-    }
-    // SAFETY: Py_IsInitialized may be called at any time, without the GIL.
-    if unsafe { pyo3::ffi::Py_IsInitialized() } == 0 {
-        return None;
-    }
+    let _entry = PythonEntry::enter()?;
     Some(Python::with_gil(f))
-}
-
-/// Whether engine threads may still call into Python.
-pub(crate) fn python_alive() -> bool {
-    // SAFETY: as above.
-    !EXITING.load(Ordering::SeqCst) && unsafe { pyo3::ffi::Py_IsInitialized() } != 0
 }
 
 /// The extension module.

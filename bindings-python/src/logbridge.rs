@@ -56,9 +56,10 @@ impl Subscriber for LogBridge {
     }
 
     fn enabled(&self, metadata: &Metadata<'_>) -> bool {
-        if !crate::python_alive() {
+        // pyo3-log may take the GIL to look a logger up.
+        let Some(_entry) = crate::PythonEntry::enter() else {
             return false;
-        }
+        };
         let m = log::Metadata::builder()
             .level(level(metadata.level()))
             .target(metadata.target())
@@ -75,9 +76,10 @@ impl Subscriber for LogBridge {
     fn record_follows_from(&self, _: &Id, _: &Id) {}
 
     fn event(&self, event: &Event<'_>) {
-        if !crate::python_alive() {
+        // pyo3-log takes the GIL to hand the record to `logging`.
+        let Some(_entry) = crate::PythonEntry::enter() else {
             return;
-        }
+        };
         let meta = event.metadata();
         let mut text = Text::default();
         event.record(&mut text);

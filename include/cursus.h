@@ -108,7 +108,8 @@ typedef struct cursus_message_t cursus_message_t;
 // Opaque producer.
 typedef struct cursus_producer_t cursus_producer_t;
 
-// Topic metadata from the broker's METADATA reply.
+// A topic definition, from the broker's METADATA reply or the reply of
+// `cursus_admin_create_topic_opts` or `cursus_admin_alter_topic_config`.
 typedef struct cursus_topic_metadata_t {
   // Number of partitions.
   uint32_t partitions;
@@ -124,7 +125,8 @@ typedef struct cursus_topic_metadata_t {
   bool event_sourcing;
   // The min_in_sync_replicas override, or -1 when the broker default
   // applies or the reply does not report it (METADATA does not; the
-  // reply of `cursus_admin_alter_topic_config` does).
+  // replies of `cursus_admin_create_topic_opts` and
+  // `cursus_admin_alter_topic_config` do).
   int64_t min_in_sync_replicas;
 } cursus_topic_metadata_t;
 
@@ -382,6 +384,8 @@ enum cursus_status_t cursus_admin_create_topic(struct cursus_admin_t *admin,
                                                struct cursus_error_t **out_error);
 
 // Deletes a topic. With `if_exists`, a missing topic is not an error.
+// `out_deleted` (may be NULL) receives the broker's answer: true when the
+// topic was deleted, false when `if_exists` found no topic.
 //
 // Thread-safety: safe from any thread, concurrently on one handle.
 //
@@ -392,6 +396,7 @@ enum cursus_status_t cursus_admin_create_topic(struct cursus_admin_t *admin,
 enum cursus_status_t cursus_admin_delete_topic(struct cursus_admin_t *admin,
                                                const char *topic,
                                                bool if_exists,
+                                               bool *out_deleted,
                                                struct cursus_error_t **out_error);
 
 // Lists topic names as one newline-separated string in `*out_names`
@@ -414,7 +419,8 @@ enum cursus_status_t cursus_admin_list_topics(struct cursus_admin_t *admin,
 // `cleanup_policy`, `partitioner`, `auth_policy` (strings); `read_acl`,
 // `write_acl` (comma-separated principals, empty for an empty list).
 // Unset fields use the broker default. An unknown key or unparsable value
-// returns `CURSUS_ERR_INVALID_ARGUMENT`.
+// returns `CURSUS_ERR_INVALID_ARGUMENT`. `out_metadata` (may be NULL)
+// receives the topic definition the broker replied with.
 //
 // Thread-safety: safe from any thread, concurrently on one handle.
 //
@@ -427,6 +433,7 @@ enum cursus_status_t cursus_admin_create_topic_opts(struct cursus_admin_t *admin
                                                     const char *const *keys,
                                                     const char *const *values,
                                                     size_t option_count,
+                                                    struct cursus_topic_metadata_t *out_metadata,
                                                     struct cursus_error_t **out_error);
 
 // Replaces the topic's `min_in_sync_replicas` override; a negative
@@ -792,6 +799,26 @@ enum cursus_status_t cursus_consumer_committed(struct cursus_consumer_t *consume
                                                int64_t *out_offset,
                                                bool *out_found,
                                                struct cursus_error_t **out_error);
+
+// Commits explicit next offsets (the offset after the last record
+// processed), synchronously: `count` entries `topics[i]`/`partitions[i]` =
+// `offsets[i]`, committed in order. The consumer must have joined its group
+// (poll at least once after subscribing). On failure the entries before the
+// failing one stay committed. `count` may be 0 (the arrays may then be NULL).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters point to writable storage.
+// `topics`, `partitions` and `offsets` each hold `count` entries.
+enum cursus_status_t cursus_consumer_commit_offsets(struct cursus_consumer_t *consumer,
+                                                    const char *const *topics,
+                                                    const uint32_t *partitions,
+                                                    const uint64_t *offsets,
+                                                    size_t count,
+                                                    struct cursus_error_t **out_error);
 
 // The partitions currently assigned to the consumer: `*out_partitions`
 // receives an array of `*out_count` entries (NULL when empty); free it with

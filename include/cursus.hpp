@@ -266,7 +266,7 @@ class Message {
   detail::Handle<cursus_message_t, cursus_message_destroy> h_;
 };
 
-/// A topic definition (METADATA or the reply of alter_topic_config).
+/// A topic definition (METADATA, or the reply of create_topic or alter_topic_config).
 struct TopicMetadata {
   uint32_t partitions;
   uint32_t replication_factor;
@@ -302,6 +302,14 @@ struct TopicPartition {
   uint32_t partition;
 };
 
+/// An explicit position to commit (Consumer::commit_offsets): the next
+/// offset to read, i.e. the offset after the last record processed.
+struct TopicPartitionOffset {
+  std::string topic;
+  uint32_t partition;
+  uint64_t offset;
+};
+
 /// Admin client: topics and groups. Thread-safe.
 class Admin {
  public:
@@ -310,26 +318,35 @@ class Admin {
     detail::call(cursus_admin_new, config.c_handle(), &a);
     h_ = Handle(a);
   }
-  /// Creates a topic (partitions 0: broker default).
-  void create_topic(const std::string &topic, uint32_t partitions = 0) {
-    detail::call(cursus_admin_create_topic, h_.get(), topic.c_str(), partitions);
+  /// Creates a topic (partitions 0: broker default); returns the definition
+  /// the broker replied with (leaders empty).
+  TopicMetadata create_topic(const std::string &topic, uint32_t partitions = 0) {
+    std::map<std::string, std::string> options;
+    if (partitions > 0) options.emplace("partitions", std::to_string(partitions));
+    return create_topic(topic, options);
   }
-  /// Deletes a topic; with if_exists a missing topic is not an error.
-  void delete_topic(const std::string &topic, bool if_exists = false) {
-    detail::call(cursus_admin_delete_topic, h_.get(), topic.c_str(), if_exists);
+  /// Deletes a topic; with if_exists a missing topic is not an error. Returns
+  /// true when the topic was deleted, false when if_exists found none.
+  bool delete_topic(const std::string &topic, bool if_exists = false) {
+    bool deleted = false;
+    detail::call(cursus_admin_delete_topic, h_.get(), topic.c_str(), if_exists, &deleted);
+    return deleted;
   }
   /// Creates a topic with NewTopic fields by name (see cursus_admin_create_topic_opts):
   /// partitions, replication_factor, min_in_sync_replicas, retention_hours,
   /// retention_bytes, idempotent, event_sourcing, cleanup_policy, partitioner,
-  /// auth_policy, read_acl, write_acl (comma-separated).
-  void create_topic(const std::string &topic, const std::map<std::string, std::string> &options) {
+  /// auth_policy, read_acl, write_acl (comma-separated). Returns the definition
+  /// the broker replied with (leaders empty).
+  TopicMetadata create_topic(const std::string &topic, const std::map<std::string, std::string> &options) {
     std::vector<const char *> keys, values;
     for (const auto &kv : options) {
       keys.push_back(kv.first.c_str());
       values.push_back(kv.second.c_str());
     }
+    cursus_topic_metadata_t m{};
     detail::call(cursus_admin_create_topic_opts, h_.get(), topic.c_str(), keys.data(), values.data(),
-                 keys.size());
+                 keys.size(), &m);
+    return convert(m, nullptr);
   }
   /// Replaces the min_in_sync_replicas override (std::nullopt: broker default);
   /// returns the definition the broker replied with (leaders empty).
@@ -568,6 +585,21 @@ class Consumer {
         promise->set_value();
     });
     return f;
+  }
+  /// Commits explicit next offsets synchronously, in order, e.g.
+  /// commit_offsets({{"orders", 0, 42}}). The group must have been joined
+  /// (poll once after subscribing), else InvalidArgumentError.
+  void commit_offsets(const std::vector<TopicPartitionOffset> &offsets) {
+    std::vector<const char *> topics;
+    std::vector<uint32_t> partitions;
+    std::vector<uint64_t> positions;
+    for (const auto &o : offsets) {
+      topics.push_back(o.topic.c_str());
+      partitions.push_back(o.partition);
+      positions.push_back(o.offset);
+    }
+    detail::call(cursus_consumer_commit_offsets, h_.get(), topics.data(), partitions.data(), positions.data(),
+                 offsets.size());
   }
   /// The group's committed next offset of a partition, if any.
   std::optional<int64_t> committed(const std::string &topic, uint32_t partition) {

@@ -30,8 +30,10 @@ import "C"
 import (
 	"context"
 	"errors"
+	"fmt"
 	"runtime"
 	"runtime/cgo"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -141,16 +143,22 @@ func (a *Admin) CreateTopic(ctx context.Context, topic string, partitions int) e
 	return check(C.cursus_admin_create_topic(a.h, t, C.uint32_t(partitions), &e), e)
 }
 
-// DeleteTopic deletes a topic; with ifExists a missing topic is not an error.
-func (a *Admin) DeleteTopic(ctx context.Context, topic string, ifExists bool) error {
+// DeleteTopic deletes a topic; with ifExists a missing topic is not an
+// error. It reports whether the topic was deleted (false when ifExists found
+// no topic).
+func (a *Admin) DeleteTopic(ctx context.Context, topic string, ifExists bool) (bool, error) {
 	defer runtime.KeepAlive(a)
 	if err := ctx.Err(); err != nil {
-		return err
+		return false, err
 	}
 	t := cstr(topic)
 	defer C.free(unsafe.Pointer(t))
+	var deleted C.bool
 	var e *C.cursus_error_t
-	return check(C.cursus_admin_delete_topic(a.h, t, C.bool(ifExists), &e), e)
+	if err := check(C.cursus_admin_delete_topic(a.h, t, C.bool(ifExists), &deleted, &e), e); err != nil {
+		return false, err
+	}
+	return bool(deleted), nil
 }
 
 // ListTopics returns the topic names.
@@ -179,12 +187,13 @@ func (a *Admin) ListTopics(ctx context.Context) ([]string, error) {
 // write_acl (comma-separated principals). Unset fields use broker defaults.
 type TopicOptions map[string]string
 
-// CreateTopicWithOptions creates a topic with any NewTopic field set. An
-// unknown name or bad value returns an error matching ErrInvalidArgument.
-func (a *Admin) CreateTopicWithOptions(ctx context.Context, topic string, opts TopicOptions) error {
+// CreateTopicWithOptions creates a topic with any NewTopic field set and
+// returns the definition the broker replied with (Leaders empty). An unknown
+// name or bad value returns an error matching ErrInvalidArgument.
+func (a *Admin) CreateTopicWithOptions(ctx context.Context, topic string, opts TopicOptions) (TopicMetadata, error) {
 	defer runtime.KeepAlive(a)
 	if err := ctx.Err(); err != nil {
-		return err
+		return TopicMetadata{}, err
 	}
 	t := cstr(topic)
 	defer C.free(unsafe.Pointer(t))
@@ -201,8 +210,12 @@ func (a *Admin) CreateTopicWithOptions(ctx context.Context, topic string, opts T
 		defer C.free(unsafe.Pointer(vs[i]))
 		i++
 	}
+	var m C.cursus_topic_metadata_t
 	var e *C.cursus_error_t
-	return check(C.cursus_admin_create_topic_opts(a.h, t, keys, values, C.size_t(n), &e), e)
+	if err := check(C.cursus_admin_create_topic_opts(a.h, t, keys, values, C.size_t(n), &m, &e), e); err != nil {
+		return TopicMetadata{}, err
+	}
+	return topicMetadata(&m), nil
 }
 
 // cstrArray allocates a C array of n+1 string pointers (free with C.free).
@@ -210,7 +223,8 @@ func cstrArray(n int) **C.char {
 	return (**C.char)(C.calloc(C.size_t(n+1), C.size_t(unsafe.Sizeof(uintptr(0)))))
 }
 
-// TopicMetadata is a topic definition (from Metadata or AlterTopicConfig).
+// TopicMetadata is a topic definition (from Metadata, CreateTopicWithOptions
+// or AlterTopicConfig).
 type TopicMetadata struct {
 	Partitions        uint32
 	ReplicationFactor uint32
@@ -748,6 +762,54 @@ func (c *Consumer) Committed(ctx context.Context, topic string, partition uint32
 type TopicPartition struct {
 	Topic     string
 	Partition uint32
+}
+
+// CommitOffsets commits explicit next offsets (the offset after the last
+// record processed) synchronously, one partition after another in topic and
+// partition order. The group must have been joined (Poll once after
+// Subscribe), else the error matches ErrInvalidArgument; so does a negative
+// offset.
+func (c *Consumer) CommitOffsets(ctx context.Context, offsets map[TopicPartition]int64) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	tps := make([]TopicPartition, 0, len(offsets))
+	for tp, off := range offsets {
+		if off < 0 {
+			return &Error{
+				Status:  StatusInvalidArgument,
+				Code:    "invalid_argument",
+				Class:   "validation",
+				Message: fmt.Sprintf("negative offset %d for %s/%d", off, tp.Topic, tp.Partition),
+				Fields:  map[string]string{},
+			}
+		}
+		tps = append(tps, tp)
+	}
+	sort.Slice(tps, func(i, j int) bool {
+		if tps[i].Topic != tps[j].Topic {
+			return tps[i].Topic < tps[j].Topic
+		}
+		return tps[i].Partition < tps[j].Partition
+	})
+	n := len(tps)
+	topics := cstrArray(n)
+	defer C.free(unsafe.Pointer(topics))
+	partitions := (*C.uint32_t)(C.calloc(C.size_t(n+1), C.size_t(unsafe.Sizeof(C.uint32_t(0)))))
+	defer C.free(unsafe.Pointer(partitions))
+	positions := (*C.uint64_t)(C.calloc(C.size_t(n+1), C.size_t(unsafe.Sizeof(C.uint64_t(0)))))
+	defer C.free(unsafe.Pointer(positions))
+	ts, ps, offs := unsafe.Slice(topics, n+1), unsafe.Slice(partitions, n+1), unsafe.Slice(positions, n+1)
+	for i, tp := range tps {
+		ts[i] = cstr(tp.Topic)
+		defer C.free(unsafe.Pointer(ts[i]))
+		ps[i] = C.uint32_t(tp.Partition)
+		offs[i] = C.uint64_t(offsets[tp])
+	}
+	var e *C.cursus_error_t
+	return check(C.cursus_consumer_commit_offsets(c.h, topics, partitions, positions, C.size_t(n), &e), e)
 }
 
 // Assignment returns the partitions currently assigned to this consumer.

@@ -126,10 +126,13 @@ func TestAdminErrorsMatchClassSentinels(t *testing.T) {
 		t.Fatal(err)
 	}
 	topic := unique("go-admin")
-	err = a.DeleteTopic(ctx, topic, false)
+	_, err = a.DeleteTopic(ctx, topic, false)
 	var ce *Error
 	if !errors.Is(err, ErrNotFound) || !errors.As(err, &ce) || ce.Class != "not_found" || ce.Code == "" {
 		t.Fatalf("want not_found, got %v", err)
+	}
+	if deleted, err := a.DeleteTopic(ctx, topic, true); err != nil || deleted {
+		t.Fatalf("delete missing if_exists: %v %v", deleted, err)
 	}
 	if err := a.CreateTopic(ctx, topic, 2); err != nil {
 		t.Fatal(err)
@@ -355,11 +358,12 @@ func TestAdminTopicManagement(t *testing.T) {
 	}
 	defer a.Close()
 	topic := unique("go-mgmt")
-	if err := a.CreateTopicWithOptions(ctx, topic, TopicOptions{"no_such_field": "1"}); !errors.Is(err, ErrInvalidArgument) {
+	if _, err := a.CreateTopicWithOptions(ctx, topic, TopicOptions{"no_such_field": "1"}); !errors.Is(err, ErrInvalidArgument) {
 		t.Fatalf("unknown field: %v", err)
 	}
-	if err := a.CreateTopicWithOptions(ctx, topic, TopicOptions{"partitions": "3", "retention_hours": "24"}); err != nil {
-		t.Fatal(err)
+	created, err := a.CreateTopicWithOptions(ctx, topic, TopicOptions{"partitions": "3", "retention_hours": "24"})
+	if err != nil || created.Partitions != 3 || created.Revision != 1 || created.Leaders != nil {
+		t.Fatalf("create: %+v %v", created, err)
 	}
 	md, err := a.Metadata(ctx, topic)
 	if err != nil {
@@ -485,5 +489,93 @@ func TestConsumerPatternCommitAsyncAndGroupStatus(t *testing.T) {
 	}
 	if err := c.CommitAsync(ctx, func(error) { t.Error("callback after a failed start") }); !errors.Is(err, ErrClosed) {
 		t.Fatalf("commit after close: %v", err)
+	}
+}
+
+func TestCommitOffsetsExplicit(t *testing.T) {
+	ctx := ctxT(t)
+	topic, group := unique("go-commit-offsets"), unique("go-commit-offsets-group")
+	createTopic(t, topic, 2)
+	p, err := NewProducer(ctx, WithBootstrap(broker))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close(ctx)
+	for i := 0; i < 4; i++ {
+		if _, err := p.Send(ctx, Record{Topic: topic, Partition: 0, Value: []byte(fmt.Sprintf("v%d", i))}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opts := []Option{WithBootstrap(broker), WithGroup(group), WithOption("auto_offset_reset", "earliest")}
+	c, err := NewConsumer(ctx, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.Subscribe(ctx, topic); err != nil {
+		t.Fatal(err)
+	}
+	// Not joined yet (no poll): nothing to commit against.
+	err = c.CommitOffsets(ctx, map[TopicPartition]int64{{topic, 0}: 1})
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Status != StatusInvalidArgument || ce.Class != "validation" {
+		t.Fatalf("commit before join: %v", err)
+	}
+	if _, err := c.Poll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CommitOffsets(ctx, map[TopicPartition]int64{{topic, 0}: -1}); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("negative offset: %v", err)
+	}
+	if err := c.CommitOffsets(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CommitOffsets(ctx, map[TopicPartition]int64{{topic, 0}: 2, {topic, 1}: 0}); err != nil {
+		t.Fatal(err)
+	}
+	if off, found, err := c.Committed(ctx, topic, 0); err != nil || !found || off != 2 {
+		t.Fatalf("committed 0: %d %v %v", off, found, err)
+	}
+	if off, found, err := c.Committed(ctx, topic, 1); err != nil || !found || off != 0 {
+		t.Fatalf("committed 1: %d %v %v", off, found, err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CommitOffsets(ctx, map[TopicPartition]int64{{topic, 0}: 3}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("commit after close: %v", err)
+	}
+	// The group resumes from the explicitly committed offset.
+	second, err := NewConsumer(ctx, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer second.Close()
+	if err := second.Subscribe(ctx, topic); err != nil {
+		t.Fatal(err)
+	}
+	m, err := second.Poll(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Partition != 0 || m.Offset != 2 || string(m.Value) != "v2" {
+		t.Fatalf("resumed at %d/%d %q", m.Partition, m.Offset, m.Value)
+	}
+}
+
+func TestDeleteTopicReportsDeleted(t *testing.T) {
+	ctx := ctxT(t)
+	a, err := NewAdmin(ctx, WithBootstrap(broker))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	topic := unique("go-delete")
+	createTopic(t, topic, 1)
+	if deleted, err := a.DeleteTopic(ctx, topic, true); err != nil || !deleted {
+		t.Fatalf("delete existing: %v %v", deleted, err)
+	}
+	if deleted, err := a.DeleteTopic(ctx, topic, true); err != nil || deleted {
+		t.Fatalf("delete again: %v %v", deleted, err)
 	}
 }

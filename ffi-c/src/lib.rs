@@ -827,6 +827,8 @@ pub unsafe extern "C" fn cursus_admin_create_topic(
 }
 
 /// Deletes a topic. With `if_exists`, a missing topic is not an error.
+/// `out_deleted` (may be NULL) receives the broker's answer: true when the
+/// topic was deleted, false when `if_exists` found no topic.
 ///
 /// Thread-safety: safe from any thread, concurrently on one handle.
 ///
@@ -839,11 +841,18 @@ pub unsafe extern "C" fn cursus_admin_delete_topic(
     admin: *mut cursus_admin_t,
     topic: *const c_char,
     if_exists: bool,
+    out_deleted: *mut bool,
     out_error: *mut *mut cursus_error_t,
 ) -> cursus_status_t {
     guard(out_error, || {
+        if !out_deleted.is_null() {
+            out(out_deleted, false, "out_deleted")?;
+        }
         let admin = REGISTRY.admin(admin as usize)?;
-        admin.delete_topic(str_arg(topic, "topic")?, if_exists)?;
+        let outcome = admin.delete_topic(str_arg(topic, "topic")?, if_exists)?;
+        if !out_deleted.is_null() {
+            out(out_deleted, outcome.deleted, "out_deleted")?;
+        }
         Ok(())
     })
 }
@@ -951,7 +960,8 @@ fn str_array<'a>(p: *const *const c_char, count: usize, name: &str) -> FfiResult
 /// `cleanup_policy`, `partitioner`, `auth_policy` (strings); `read_acl`,
 /// `write_acl` (comma-separated principals, empty for an empty list).
 /// Unset fields use the broker default. An unknown key or unparsable value
-/// returns `CURSUS_ERR_INVALID_ARGUMENT`.
+/// returns `CURSUS_ERR_INVALID_ARGUMENT`. `out_metadata` (may be NULL)
+/// receives the topic definition the broker replied with.
 ///
 /// Thread-safety: safe from any thread, concurrently on one handle.
 ///
@@ -966,6 +976,7 @@ pub unsafe extern "C" fn cursus_admin_create_topic_opts(
     keys: *const *const c_char,
     values: *const *const c_char,
     option_count: usize,
+    out_metadata: *mut cursus_topic_metadata_t,
     out_error: *mut *mut cursus_error_t,
 ) -> cursus_status_t {
     guard(out_error, || {
@@ -973,7 +984,10 @@ pub unsafe extern "C" fn cursus_admin_create_topic_opts(
         let keys = str_array(keys, option_count, "keys")?;
         let values = str_array(values, option_count, "values")?;
         let pairs: Vec<(&str, &str)> = keys.into_iter().zip(values).collect();
-        admin.create_topic(&new_topic(str_arg(topic, "topic")?, &pairs)?)?;
+        let t = admin.create_topic(&new_topic(str_arg(topic, "topic")?, &pairs)?)?;
+        if !out_metadata.is_null() {
+            out(out_metadata, topic_metadata(&t), "out_metadata")?;
+        }
         Ok(())
     })
 }
@@ -1115,7 +1129,8 @@ pub unsafe extern "C" fn cursus_admin_group_status(
     })
 }
 
-/// Topic metadata from the broker's METADATA reply.
+/// A topic definition, from the broker's METADATA reply or the reply of
+/// `cursus_admin_create_topic_opts` or `cursus_admin_alter_topic_config`.
 #[repr(C)]
 #[derive(Debug, Clone, Copy)]
 pub struct cursus_topic_metadata_t {
@@ -1133,7 +1148,8 @@ pub struct cursus_topic_metadata_t {
     pub event_sourcing: bool,
     /// The min_in_sync_replicas override, or -1 when the broker default
     /// applies or the reply does not report it (METADATA does not; the
-    /// reply of `cursus_admin_alter_topic_config` does).
+    /// replies of `cursus_admin_create_topic_opts` and
+    /// `cursus_admin_alter_topic_config` do).
     pub min_in_sync_replicas: i64,
 }
 
@@ -1896,6 +1912,56 @@ pub unsafe extern "C" fn cursus_consumer_committed(
             out(out_found, true, "out_found")?;
         }
         Ok(())
+    })
+}
+
+/// Commits explicit next offsets (the offset after the last record
+/// processed), synchronously: `count` entries `topics[i]`/`partitions[i]` =
+/// `offsets[i]`, committed in order. The consumer must have joined its group
+/// (poll at least once after subscribing). On failure the entries before the
+/// failing one stay committed. `count` may be 0 (the arrays may then be NULL).
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters point to writable storage.
+/// `topics`, `partitions` and `offsets` each hold `count` entries.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_consumer_commit_offsets(
+    consumer: *mut cursus_consumer_t,
+    topics: *const *const c_char,
+    partitions: *const u32,
+    offsets: *const u64,
+    count: usize,
+    out_error: *mut *mut cursus_error_t,
+) -> cursus_status_t {
+    guard(out_error, || {
+        let c = REGISTRY.consumer(consumer as usize)?;
+        let names = str_array(topics, count, "topics")?;
+        if count > 0 && partitions.is_null() {
+            return Err(invalid("argument partitions is NULL"));
+        }
+        if count > 0 && offsets.is_null() {
+            return Err(invalid("argument offsets is NULL"));
+        }
+        let list: Vec<(TopicPartition, u64)> = names
+            .into_iter()
+            .enumerate()
+            .map(|(i, topic)| {
+                // SAFETY: non-NULL arrays of `count` entries, per the contract.
+                let (partition, offset) = unsafe { (*partitions.add(i), *offsets.add(i)) };
+                (
+                    TopicPartition {
+                        topic: topic.to_owned(),
+                        partition,
+                    },
+                    offset,
+                )
+            })
+            .collect();
+        c.inner.commit_offsets(&list)
     })
 }
 

@@ -148,12 +148,15 @@ static void test_invalid_handles(void) {
     CHECK(cursus_admin_list_offsets(NULL, "t", -1, &offs, &n, NULL) == CURSUS_ERR_INVALID_ARGUMENT);
     CHECK(offs == NULL && n == 0);
     CHECK(cursus_admin_list_offsets(NULL, "t", -1, &offs, NULL, NULL) == CURSUS_ERR_INVALID_ARGUMENT);
-    CHECK(cursus_admin_create_topic_opts(NULL, "t", NULL, NULL, 0, NULL) == CURSUS_ERR_INVALID_ARGUMENT);
+    CHECK(cursus_admin_create_topic_opts(NULL, "t", NULL, NULL, 0, NULL, NULL) == CURSUS_ERR_INVALID_ARGUMENT);
+    found = true;
+    CHECK(cursus_admin_delete_topic(NULL, "t", true, &found, NULL) == CURSUS_ERR_INVALID_ARGUMENT && !found);
     CHECK(cursus_consumer_committed(NULL, "t", 0, &off, &found, NULL) == CURSUS_ERR_INVALID_ARGUMENT);
     CHECK(off == -1 && !found);
     CHECK(cursus_consumer_assignment(NULL, &tps, &n, NULL) == CURSUS_ERR_INVALID_ARGUMENT && tps == NULL);
     CHECK(cursus_consumer_commit_async(NULL, NULL, NULL, NULL) == CURSUS_ERR_INVALID_ARGUMENT);
     CHECK(cursus_consumer_subscribe_pattern(NULL, "x", NULL) == CURSUS_ERR_INVALID_ARGUMENT);
+    CHECK(cursus_consumer_commit_offsets(NULL, NULL, NULL, NULL, 0, NULL) == CURSUS_ERR_INVALID_ARGUMENT);
     cursus_partition_offsets_free(NULL, 0);
     cursus_topic_partitions_free(NULL, 0);
   }
@@ -187,7 +190,9 @@ static void test_admin_errors_carry_class_and_fields(void) {
   char topic[64], *names = NULL;
   topic_name(topic, sizeof topic, "c-admin");
   CHECK_OK(cursus_admin_new(c, &admin, &err));
-  CHECK(cursus_admin_delete_topic(admin, topic, false, &err) == CURSUS_ERR_NOT_FOUND);
+  bool deleted = true;
+  CHECK(cursus_admin_delete_topic(admin, topic, false, &deleted, &err) == CURSUS_ERR_NOT_FOUND);
+  CHECK(!deleted);
   CHECK(cursus_error_class(err) == CURSUS_CLASS_NOT_FOUND);
   CHECK(cursus_error_code(err) != NULL && strlen(cursus_error_code(err)) > 0);
   for (size_t i = 0; i < cursus_error_field_count(err); i++) {
@@ -197,12 +202,18 @@ static void test_admin_errors_carry_class_and_fields(void) {
   CHECK(cursus_error_field_name(err, 1000) == NULL);
   cursus_error_free(err);
   err = NULL;
-  CHECK(cursus_admin_delete_topic(admin, topic, true, &err) == CURSUS_OK);
+  deleted = true;
+  CHECK(cursus_admin_delete_topic(admin, topic, true, &deleted, &err) == CURSUS_OK);
+  CHECK(!deleted); /* if_exists found no topic */
   CHECK_OK(cursus_admin_create_topic(admin, topic, 2, &err));
   CHECK_OK(cursus_admin_list_topics(admin, &names, &err));
   CHECK(strstr(names, topic) != NULL);
   cursus_string_free(names);
   names = NULL;
+  CHECK_OK(cursus_admin_delete_topic(admin, topic, true, &deleted, &err));
+  CHECK(deleted);
+  CHECK_OK(cursus_admin_create_topic(admin, topic, 2, &err));
+  CHECK_OK(cursus_admin_delete_topic(admin, topic, false, NULL, &err));
   CHECK_OK(cursus_admin_close(admin, &err));
   CHECK_OK(cursus_admin_close(admin, &err));
   CHECK(cursus_admin_list_topics(admin, &names, &err) == CURSUS_ERR_CLOSED);
@@ -223,17 +234,23 @@ static void test_admin_topic_management(void) {
   topic_name(topic, sizeof topic, "c-mgmt");
   CHECK_OK(cursus_admin_new(c, &admin, &err));
   const char *bad_keys[] = {"no_such_field"}, *bad_values[] = {"1"};
-  CHECK(cursus_admin_create_topic_opts(admin, topic, bad_keys, bad_values, 1, &err) == CURSUS_ERR_INVALID_ARGUMENT);
+  CHECK(cursus_admin_create_topic_opts(admin, topic, bad_keys, bad_values, 1, NULL, &err) == CURSUS_ERR_INVALID_ARGUMENT);
   CHECK(strstr(cursus_error_message(err), "no_such_field") != NULL);
   cursus_error_free(err);
   err = NULL;
   const char *bad_num[] = {"partitions"}, *bad_num_value[] = {"many"};
-  CHECK(cursus_admin_create_topic_opts(admin, topic, bad_num, bad_num_value, 1, &err) == CURSUS_ERR_INVALID_ARGUMENT);
+  CHECK(cursus_admin_create_topic_opts(admin, topic, bad_num, bad_num_value, 1, NULL, &err) == CURSUS_ERR_INVALID_ARGUMENT);
   cursus_error_free(err);
   err = NULL;
   const char *keys[] = {"partitions", "retention_hours", "idempotent", "read_acl"};
   const char *values[] = {"3", "24", "false", ""};
-  CHECK_OK(cursus_admin_create_topic_opts(admin, topic, keys, values, 4, &err));
+  cursus_topic_metadata_t created;
+  CHECK_OK(cursus_admin_create_topic_opts(admin, topic, keys, values, 4, &created, &err));
+  CHECK(created.partitions == 3 && created.revision == 1 && !created.idempotent);
+  /* CREATE again with the same fields: idempotent, same definition. */
+  created.partitions = 0;
+  CHECK_OK(cursus_admin_create_topic_opts(admin, topic, keys, values, 1, &created, &err));
+  CHECK(created.partitions == 3 && created.revision == 1);
 
   cursus_topic_metadata_t md;
   CHECK_OK(cursus_admin_metadata(admin, topic, &md, &text, &err));
@@ -402,6 +419,88 @@ done:
   if (admin) cursus_admin_close(admin, NULL);
   cursus_admin_destroy(admin);
   cursus_consumer_destroy(consumer);
+  if (producer) cursus_producer_close(producer, 10000, NULL);
+  cursus_producer_destroy(producer);
+  cursus_config_destroy(c);
+}
+
+static void test_commit_offsets_explicit(void) {
+  char topic[64], group[64];
+  topic_name(topic, sizeof topic, "c-commit-offsets");
+  topic_name(group, sizeof group, "c-commit-offsets-group");
+  cursus_config_t *c = config_with(group);
+  cursus_producer_t *producer = NULL;
+  cursus_consumer_t *consumer = NULL, *second = NULL;
+  cursus_message_t *m = NULL;
+  cursus_error_t *err = NULL;
+  const char *topics[] = {topic, topic};
+  uint32_t partitions[] = {0, 1};
+  uint64_t offsets[] = {2, 0};
+  int64_t offset = 0;
+  bool found = false;
+  CHECK(create_topic(topic, 2));
+  CHECK_OK(cursus_config_set(c, "auto_offset_reset", "earliest", &err));
+  CHECK_OK(cursus_producer_new(c, &producer, &err));
+  for (int i = 0; i < 4; i++) {
+    char v[8];
+    int n = snprintf(v, sizeof v, "v%d", i);
+    CHECK_OK(cursus_producer_send(producer, topic, 0, NULL, 0, (const uint8_t *)v, (size_t)n, NULL, &err));
+  }
+  CHECK_OK(cursus_consumer_new(c, &consumer, &err));
+  CHECK_OK(cursus_consumer_subscribe(consumer, topics, 1, &err));
+  /* Before the group is joined (first poll) there is nothing to commit against. */
+  CHECK(cursus_consumer_commit_offsets(consumer, topics, partitions, offsets, 1, &err) ==
+        CURSUS_ERR_INVALID_ARGUMENT);
+  cursus_error_free(err);
+  err = NULL;
+  for (int polls = 0; m == NULL && polls < 200; polls++) CHECK_OK(cursus_consumer_poll(consumer, 500, &m, &err));
+  CHECK(m != NULL);
+  cursus_message_destroy(m);
+  m = NULL;
+  /* Argument validation: typed errors, not crashes. */
+  CHECK(cursus_consumer_commit_offsets(NULL, topics, partitions, offsets, 1, &err) == CURSUS_ERR_INVALID_ARGUMENT);
+  cursus_error_free(err);
+  err = NULL;
+  CHECK(cursus_consumer_commit_offsets(consumer, NULL, partitions, offsets, 1, &err) == CURSUS_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(cursus_error_message(err), "topics") != NULL);
+  cursus_error_free(err);
+  err = NULL;
+  CHECK(cursus_consumer_commit_offsets(consumer, topics, NULL, offsets, 1, &err) == CURSUS_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(cursus_error_message(err), "partitions") != NULL);
+  cursus_error_free(err);
+  err = NULL;
+  CHECK(cursus_consumer_commit_offsets(consumer, topics, partitions, NULL, 1, &err) == CURSUS_ERR_INVALID_ARGUMENT);
+  CHECK(strstr(cursus_error_message(err), "offsets") != NULL);
+  cursus_error_free(err);
+  err = NULL;
+  CHECK_OK(cursus_consumer_commit_offsets(consumer, NULL, NULL, NULL, 0, &err));
+
+  /* An explicit offset is committed as given, whatever was polled. */
+  CHECK_OK(cursus_consumer_commit_offsets(consumer, topics, partitions, offsets, 2, &err));
+  CHECK_OK(cursus_consumer_committed(consumer, topic, 0, &offset, &found, &err));
+  CHECK(found && offset == 2);
+  CHECK_OK(cursus_consumer_committed(consumer, topic, 1, &offset, &found, &err));
+  CHECK(found && offset == 0);
+  CHECK_OK(cursus_consumer_close(consumer, &err));
+  CHECK(cursus_consumer_commit_offsets(consumer, topics, partitions, offsets, 1, &err) == CURSUS_ERR_CLOSED);
+  cursus_error_free(err);
+  err = NULL;
+
+  /* The group resumes from the explicitly committed offset. */
+  CHECK_OK(cursus_consumer_new(c, &second, &err));
+  CHECK_OK(cursus_consumer_subscribe(second, topics, 1, &err));
+  for (int polls = 0; m == NULL && polls < 200; polls++) CHECK_OK(cursus_consumer_poll(second, 500, &m, &err));
+  CHECK(m != NULL);
+  CHECK(cursus_message_partition(m) == 0 && cursus_message_offset(m) == 2);
+  size_t len = 0;
+  const uint8_t *payload = cursus_message_payload(m, &len);
+  CHECK(len == 2 && memcmp(payload, "v2", 2) == 0);
+  CHECK_OK(cursus_consumer_close(second, &err));
+done:
+  cursus_error_free(err);
+  cursus_message_destroy(m);
+  cursus_consumer_destroy(consumer);
+  cursus_consumer_destroy(second);
   if (producer) cursus_producer_close(producer, 10000, NULL);
   cursus_producer_destroy(producer);
   cursus_config_destroy(c);
@@ -592,6 +691,7 @@ int main(void) {
       {"concurrent_sends_on_one_producer", test_concurrent_sends_on_one_producer},
       {"admin_topic_management", test_admin_topic_management},
       {"consumer_pattern_commit_async_and_status", test_consumer_pattern_commit_async_and_status},
+      {"commit_offsets_explicit", test_commit_offsets_explicit},
   };
   broker = getenv("CURSUS_TEST_BROKER");
   if (broker == NULL || *broker == '\0') {

@@ -65,9 +65,11 @@ TEST(Admin, ErrorsMapToClassExceptions) {
     EXPECT_EQ(e.status(), CURSUS_ERR_NOT_FOUND);
     EXPECT_FALSE(e.code().empty());
   }
-  admin.create_topic(topic, 2);
+  EXPECT_FALSE(admin.delete_topic(topic, true));  // if_exists found none
+  EXPECT_EQ(admin.create_topic(topic, 2).partitions, 2u);
   auto topics = admin.list_topics();
   EXPECT_NE(std::find(topics.begin(), topics.end(), topic), topics.end());
+  EXPECT_TRUE(admin.delete_topic(topic, true));
   admin.close();
   EXPECT_THROW(admin.list_topics(), cursus::ClosedError);
 }
@@ -143,7 +145,10 @@ TEST(Admin, TopicManagement) {
   cursus::Admin admin(config());
   std::string topic = unique("cpp-mgmt");
   EXPECT_THROW(admin.create_topic(topic, {{"no_such_field", "1"}}), cursus::InvalidArgumentError);
-  admin.create_topic(topic, {{"partitions", "3"}, {"retention_hours", "24"}, {"event_sourcing", "false"}});
+  auto created = admin.create_topic(topic, {{"partitions", "3"}, {"retention_hours", "24"}, {"event_sourcing", "false"}});
+  EXPECT_EQ(created.partitions, 3u);
+  EXPECT_EQ(created.revision, 1u);
+  EXPECT_TRUE(created.leaders.empty());
   auto md = admin.metadata(topic);
   EXPECT_EQ(md.partitions, 3u);
   EXPECT_EQ(md.revision, 1u);
@@ -235,6 +240,40 @@ TEST(Consumer, PatternCommitAsyncCommittedAssignment) {
   EXPECT_NE(status.find(group), std::string::npos);
   consumer.close();
   EXPECT_THROW(consumer.commit_async(), cursus::ClosedError);
+}
+
+TEST(Consumer, CommitOffsetsExplicit) {
+  std::string topic = unique("cpp-commit-offsets"), group = unique("cpp-commit-offsets-group");
+  cursus::Admin admin(config());
+  admin.create_topic(topic, 2);
+  cursus::Producer producer(config());
+  for (int i = 0; i < 4; i++) producer.send(topic, "v" + std::to_string(i), std::nullopt, 0);
+  auto cfg = config();
+  cfg.set("group_id", group).set("auto_offset_reset", "earliest");
+  {
+    cursus::Consumer consumer(cfg);
+    consumer.subscribe({topic});
+    // Not joined yet (no poll): nothing to commit against.
+    EXPECT_THROW(consumer.commit_offsets({{topic, 0, 1}}), cursus::InvalidArgumentError);
+    std::optional<cursus::Message> m;
+    for (int polls = 0; !m && polls < 200; polls++) m = consumer.poll(500ms);
+    ASSERT_TRUE(m.has_value());
+    EXPECT_NO_THROW(consumer.commit_offsets({}));
+    consumer.commit_offsets({{topic, 0, 2}, {topic, 1, 0}});
+    EXPECT_EQ(consumer.committed(topic, 0), std::optional<int64_t>(2));
+    EXPECT_EQ(consumer.committed(topic, 1), std::optional<int64_t>(0));
+    consumer.close();
+    EXPECT_THROW(consumer.commit_offsets({{topic, 0, 3}}), cursus::ClosedError);
+  }
+  // The group resumes from the explicitly committed offset.
+  cursus::Consumer second(cfg);
+  second.subscribe({topic});
+  std::optional<cursus::Message> m;
+  for (int polls = 0; !m && polls < 200; polls++) m = second.poll(500ms);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->partition(), 0);
+  EXPECT_EQ(m->offset(), 2);
+  EXPECT_EQ(m->payload(), "v2");
 }
 
 }  // namespace

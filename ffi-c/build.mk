@@ -9,6 +9,8 @@
 #   make test-go        go test against a real broker
 #   make test-valgrind  the C tests under valgrind (no leaks, no invalid accesses)
 #   make examples-c examples-cpp examples-go   build and run the examples
+#   make quickstart-c quickstart-cpp quickstart-go   build the quickstart and run
+#                       it against $(DEMO_BOOTSTRAP) (default 127.0.0.1:9000)
 #   make bench-ffi      cost of one send: Rust engine vs C ABI vs cgo
 
 # Keep the includer's default goal (restored at the end of this file).
@@ -28,9 +30,11 @@ FFI_LDFLAGS    := -L$(FFI_LIBDIR) -Wl,-rpath,$(FFI_LIBDIR) -lcursus -lpthread
 FFI_GO_ENV     := CGO_ENABLED=1 CGO_CFLAGS="-I$(FFI_INCLUDE)" \
                   CGO_LDFLAGS="-L$(FFI_LIBDIR) -Wl,-rpath,$(FFI_LIBDIR) -lcursus" \
                   GOFLAGS=-mod=mod GOTOOLCHAIN=local
+DEMO_BOOTSTRAP ?= 127.0.0.1:9000
 
 .PHONY: ffi-lib ffi-header header-check test-c test-cpp test-go test-valgrind \
-        test-ffi examples-c examples-cpp examples-go bench-ffi
+        test-ffi examples-c examples-cpp examples-go bench-ffi \
+        quickstart-c quickstart-cpp quickstart-go
 
 # Cargo decides what is stale; the copies below are cheap.
 ffi-lib:
@@ -94,6 +98,18 @@ examples-cpp: ffi-lib
 examples-go: ffi-lib
 	cd ffi-c/go && $(FFI_GO_ENV) go build -o $(FFI_BUILD)/example_go ./examples/produce_consume
 	$(FFI_WITH_BROKER) sh -c '$(FFI_BUILD)/example_go "$$CURSUS_TEST_BROKER"'
+
+quickstart-c: ffi-lib
+	$(CC) $(FFI_CFLAGS) -o $(FFI_BUILD)/quickstart_c ffi-c/examples/quickstart.c $(FFI_LDFLAGS)
+	$(FFI_BUILD)/quickstart_c $(DEMO_BOOTSTRAP)
+
+quickstart-cpp: ffi-lib
+	$(CXX) $(FFI_CXXFLAGS) -o $(FFI_BUILD)/quickstart_cpp ffi-c/examples/quickstart.cpp $(FFI_LDFLAGS)
+	$(FFI_BUILD)/quickstart_cpp $(DEMO_BOOTSTRAP)
+
+quickstart-go: ffi-lib
+	cd ffi-c/go && $(FFI_GO_ENV) go build -o $(FFI_BUILD)/quickstart_go ./examples/quickstart
+	$(FFI_BUILD)/quickstart_go $(DEMO_BOOTSTRAP)
 
 bench-ffi: ffi-lib
 	$(CC) $(FFI_CFLAGS) -O2 -o $(FFI_BUILD)/bench_c ffi-c/examples/bench_send.c $(FFI_LDFLAGS)

@@ -1,0 +1,553 @@
+// Conformance driver for the C++ binding (include/cursus.hpp only).
+//
+//   usage: driver <bootstrap host:port> <plan file>
+//
+// Runs each plan step through the C++ wrapper and prints one JSON line per
+// step on stdout (flushed). The contract is conformance/PROTOCOL.md; the
+// harness compares the results. Failures are the wrapper's exceptions
+// (cursus::Error and its subclasses); a failed step never stops the plan.
+#include "cursus.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <future>
+#include <iostream>
+#include <limits>
+#include <map>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+/// A fault of the plan or of the driver (not of the binding): `driver_error`.
+struct DriverError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// ---------------------------------------------------------------------------
+// JSON
+
+std::string json_str(std::string_view s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\b': out += "\\b"; break;
+      case '\f': out += "\\f"; break;
+      default:
+        if (c < 0x20) {
+          char esc[8];
+          std::snprintf(esc, sizeof esc, "\\u%04x", c);
+          out += esc;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out + "\"";
+}
+
+std::string json_hex(std::string_view bytes) {
+  static const char digits[] = "0123456789abcdef";
+  std::string out = "\"";
+  for (unsigned char c : bytes) {
+    out += digits[c >> 4];
+    out += digits[c & 15];
+  }
+  return out + "\"";
+}
+
+template <typename T, typename F>
+std::string json_list(const std::vector<T> &items, F render) {
+  std::string out = "[";
+  for (size_t i = 0; i < items.size(); i++) out += (i ? ", " : "") + render(items[i]);
+  return out + "]";
+}
+
+std::string error_json(const cursus::Error &e) {
+  std::string fields;
+  for (const auto &[name, value] : e.fields()) fields += (fields.empty() ? "" : ", ") + json_str(name) + ": " + json_str(value);
+  return "{\"code\": " + json_str(e.code()) + ", \"class\": " + json_str(e.error_class()) +
+         ", \"retryable\": " + (e.retryable() ? "true" : "false") + ", \"fields\": {" + fields + "}}";
+}
+
+/// Number of elements of the top-level "partitions" array of a JSON object.
+class PartitionCounter {
+ public:
+  explicit PartitionCounter(std::string_view doc) : s_(doc) {}
+
+  size_t count() {
+    expect('{');
+    if (peek() == '}') throw DriverError("describe_topic: no partitions in the document");
+    for (;;) {
+      std::string_view key = string();
+      expect(':');
+      if (key == "partitions" && peek() == '[') {
+        size_t n = 0;
+        expect('[');
+        if (peek() == ']') return 0;
+        for (;;) {
+          value(1);
+          n++;
+          if (peek() == ']') return n;
+          expect(',');
+        }
+      }
+      value(1);
+      if (peek() == '}') throw DriverError("describe_topic: no partitions in the document");
+      expect(',');
+    }
+  }
+
+ private:
+  char peek() {
+    while (i_ < s_.size() && std::string_view(" \t\r\n").find(s_[i_]) != std::string_view::npos) i_++;
+    if (i_ >= s_.size()) throw DriverError("describe_topic: truncated JSON");
+    return s_[i_];
+  }
+  void expect(char c) {
+    if (peek() != c) throw DriverError(std::string("describe_topic: expected '") + c + "' in JSON");
+    i_++;
+  }
+  std::string_view string() {
+    expect('"');
+    size_t start = i_;
+    while (i_ < s_.size() && s_[i_] != '"') i_ += s_[i_] == '\\' ? 2 : 1;
+    if (i_ >= s_.size()) throw DriverError("describe_topic: unterminated string");
+    return s_.substr(start, i_++ - start);
+  }
+  void value(int depth) {
+    if (depth > 64) throw DriverError("describe_topic: JSON too deep");
+    char c = peek();
+    if (c == '"') {
+      string();
+    } else if (c == '{' || c == '[') {
+      char close = c == '{' ? '}' : ']';
+      i_++;
+      if (peek() == close) {
+        i_++;
+        return;
+      }
+      for (;;) {
+        if (close == '}') {
+          string();
+          expect(':');
+        }
+        value(depth + 1);
+        if (peek() == close) {
+          i_++;
+          return;
+        }
+        expect(',');
+      }
+    } else {
+      size_t start = i_;
+      while (i_ < s_.size() && std::string_view("+-.0123456789eEtruefalsn").find(s_[i_]) != std::string_view::npos) i_++;
+      if (i_ == start) throw DriverError("describe_topic: bad JSON value");
+    }
+  }
+
+  std::string_view s_;
+  size_t i_ = 0;
+};
+
+// ---------------------------------------------------------------------------
+// Plan steps
+
+/// Ops and the arguments that are not configuration (PROTOCOL.md, "Ops").
+const std::map<std::string, std::vector<std::string>> kOpArgs = {
+    {"admin_open", {"name"}},
+    {"admin_close", {"name"}},
+    {"create_topic", {"topic", "partitions", "admin", "auth_policy", "retention_bytes", "idempotent"}},
+    {"delete_topic", {"topic", "if_exists", "admin"}},
+    {"truncate_topic", {"topic", "expected_revision", "admin"}},
+    {"alter_topic", {"topic", "min_in_sync_replicas", "admin"}},
+    {"list_topics", {"admin"}},
+    {"describe_topic", {"topic", "admin"}},
+    {"list_offsets", {"topic", "partition", "admin"}},
+    {"await_earliest", {"topic", "partition", "min", "timeout_ms", "admin"}},
+    {"producer_open", {"name"}},
+    {"produce", {"producer", "topic", "key", "value", "value_fill", "value_len", "partition"}},
+    {"produce_many", {"producer", "topic", "count", "key_prefix", "value_prefix"}},
+    {"flush", {"producer"}},
+    {"producer_close", {"name"}},
+    {"consumer_open", {"name"}},
+    {"subscribe", {"consumer", "topics", "pattern"}},
+    {"poll", {"consumer", "count", "timeout_ms"}},
+    {"commit", {"consumer"}},
+    {"commit_offsets", {"consumer", "topic", "partition", "offset"}},
+    {"committed", {"consumer", "topic", "partition"}},
+    {"assignment", {"consumer"}},
+    {"consumer_close", {"name"}},
+};
+
+struct Step {
+  std::string op;
+  std::map<std::string, std::string> args;
+  std::vector<std::pair<std::string, std::string>> config;  // in plan order
+
+  static Step parse(const std::string &line) {
+    std::istringstream words(line);
+    Step s;
+    words >> s.op;
+    auto known = kOpArgs.find(s.op);
+    if (known == kOpArgs.end()) throw DriverError("unknown op " + s.op);
+    std::string word;
+    while (words >> word) {
+      size_t eq = word.find('=');
+      if (eq == std::string::npos || eq == 0) throw DriverError("argument without name=value: " + word);
+      std::string name = word.substr(0, eq), value = word.substr(eq + 1);
+      const auto &own = known->second;
+      if (std::find(own.begin(), own.end(), name) != own.end())
+        s.args[name] = value;
+      else
+        s.config.emplace_back(name, value);
+    }
+    return s;
+  }
+
+  bool has(const std::string &name) const { return args.count(name) > 0; }
+
+  const std::string &arg(const std::string &name) const {
+    auto it = args.find(name);
+    if (it == args.end()) throw DriverError(op + ": missing argument " + name);
+    return it->second;
+  }
+
+  int64_t num(const std::string &name) const {
+    const std::string &v = arg(name);
+    try {
+      size_t used = 0;
+      long long n = std::stoll(v, &used);
+      if (used == v.size()) return n;
+    } catch (const std::exception &) {
+    }
+    throw DriverError(op + ": " + name + "=" + v + " is not a number");
+  }
+
+  template <typename T>
+  T unsigned_num(const std::string &name) const {
+    int64_t n = num(name);
+    if (n < 0 || static_cast<uint64_t>(n) > std::numeric_limits<T>::max())
+      throw DriverError(op + ": " + name + " is out of range");
+    return static_cast<T>(n);
+  }
+
+  /// The decoded hex argument, or std::nullopt when absent.
+  std::optional<std::string> bytes(const std::string &name) const {
+    auto it = args.find(name);
+    if (it == args.end()) return std::nullopt;
+    const std::string &h = it->second;
+    auto nibble = [&](char c) -> int {
+      if (c >= '0' && c <= '9') return c - '0';
+      if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+      if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+      throw DriverError(op + ": " + name + " is not hex");
+    };
+    if (h.size() % 2) throw DriverError(op + ": " + name + " is not hex");
+    std::string out;
+    for (size_t i = 0; i < h.size(); i += 2) out += static_cast<char>(nibble(h[i]) << 4 | nibble(h[i + 1]));
+    return out;
+  }
+};
+
+// ---------------------------------------------------------------------------
+
+class Driver {
+ public:
+  explicit Driver(std::string bootstrap) : bootstrap_(std::move(bootstrap)) {}
+
+  // Producers and consumers are left as they are at exit: their destructors
+  // would close them (flush, leave the group, maybe commit), which the plan
+  // did not ask for. The process ends right after.
+  ~Driver() {
+    for (auto &entry : producers_) static_cast<void>(entry.second.release());
+    for (auto &entry : consumers_) static_cast<void>(entry.second.release());
+  }
+
+  /// Runs one step and returns its result object (JSON); throws on failure.
+  std::string run(const Step &s) {
+    const std::string &op = s.op;
+    if (op == "admin_open") {
+      admins_[s.arg("name")] = std::make_unique<cursus::Admin>(config(s));
+      return "{}";
+    }
+    if (op == "admin_close") {
+      named(admins_, s.arg("name"), "admin").close();
+      return "{}";
+    }
+    if (op == "create_topic") {
+      std::map<std::string, std::string> options{{"partitions", s.arg("partitions")}};
+      for (const char *field : {"auth_policy", "retention_bytes", "idempotent"})
+        if (s.has(field)) options[field] = s.arg(field);
+      auto created = admin(s).create_topic(s.arg("topic"), options);
+      return "{\"partitions\": " + std::to_string(created.partitions) + "}";
+    }
+    if (op == "delete_topic") {
+      bool if_exists = s.has("if_exists") && s.arg("if_exists") == "true";
+      bool deleted = admin(s).delete_topic(s.arg("topic"), if_exists);
+      return std::string("{\"deleted\": ") + (deleted ? "true" : "false") + "}";
+    }
+    if (op == "truncate_topic") {
+      auto r = admin(s).truncate_topic(s.arg("topic"), s.unsigned_num<uint64_t>("expected_revision"));
+      return "{\"revision\": " + std::to_string(r.revision) + "}";
+    }
+    if (op == "alter_topic") {
+      int64_t min = s.num("min_in_sync_replicas");
+      admin(s).alter_topic_config(s.arg("topic"),
+                                  min < 0 ? std::nullopt : std::optional<uint32_t>(static_cast<uint32_t>(min)));
+      return "{}";
+    }
+    if (op == "list_topics") {
+      return "{\"topics\": " + json_list(admin(s).list_topics(), json_str) + "}";
+    }
+    if (op == "describe_topic") {
+      std::string doc = admin(s).describe_topic(s.arg("topic"));
+      return "{\"partitions\": " + std::to_string(PartitionCounter(doc).count()) + "}";
+    }
+    if (op == "list_offsets") {
+      auto o = offsets(s);
+      return "{\"earliest\": " + std::to_string(o.earliest) + ", \"latest\": " + std::to_string(o.latest) + "}";
+    }
+    if (op == "await_earliest") {
+      auto min = s.unsigned_num<uint64_t>("min");
+      auto deadline = Clock::now() + milliseconds(s.num("timeout_ms"));
+      for (;;) {
+        auto o = offsets(s);
+        auto now = Clock::now();
+        if (o.earliest >= min || now >= deadline) return "{\"earliest\": " + std::to_string(o.earliest) + "}";
+        std::this_thread::sleep_for(std::min<Clock::duration>(milliseconds(50), deadline - now));
+      }
+    }
+    if (op == "producer_open") {
+      producers_[s.arg("name")] = std::make_unique<cursus::Producer>(config(s));
+      return "{}";
+    }
+    if (op == "produce") return produce(s);
+    if (op == "produce_many") return produce_many(s);
+    if (op == "flush") {
+      named(producers_, s.arg("producer"), "producer").flush();
+      return "{}";
+    }
+    if (op == "producer_close") {
+      named(producers_, s.arg("name"), "producer").close(milliseconds(30000));
+      return "{}";
+    }
+    if (op == "consumer_open") {
+      consumers_[s.arg("name")] = std::make_unique<cursus::Consumer>(config(s));
+      return "{}";
+    }
+    if (op == "subscribe") {
+      auto &c = consumer(s);
+      if (s.has("pattern")) {
+        c.subscribe_pattern(s.arg("pattern"));
+      } else {
+        std::vector<std::string> topics;
+        std::string all = s.arg("topics");
+        for (size_t start = 0;;) {
+          size_t comma = all.find(',', start);
+          topics.push_back(all.substr(start, comma - start));
+          if (comma == std::string::npos) break;
+          start = comma + 1;
+        }
+        c.subscribe(topics);
+      }
+      return "{}";
+    }
+    if (op == "poll") return poll(s);
+    if (op == "commit") {
+      consumer(s).commit();
+      return "{}";
+    }
+    if (op == "commit_offsets") {
+      consumer(s).commit_offsets(
+          {{s.arg("topic"), s.unsigned_num<uint32_t>("partition"), s.unsigned_num<uint64_t>("offset")}});
+      return "{}";
+    }
+    if (op == "committed") {
+      auto offset = consumer(s).committed(s.arg("topic"), s.unsigned_num<uint32_t>("partition"));
+      return "{\"offset\": " + (offset ? std::to_string(*offset) : std::string("null")) + "}";
+    }
+    if (op == "assignment") {
+      auto parts = consumer(s).assignment();
+      return "{\"partitions\": " + json_list(parts, [](const cursus::TopicPartition &tp) {
+               return json_str(tp.topic + ":" + std::to_string(tp.partition));
+             }) + "}";
+    }
+    if (op == "consumer_close") {
+      named(consumers_, s.arg("name"), "consumer").close();
+      return "{}";
+    }
+    throw DriverError("unknown op " + op);
+  }
+
+ private:
+  template <typename T>
+  static T &named(std::map<std::string, std::unique_ptr<T>> &table, const std::string &name, const char *kind) {
+    auto it = table.find(name);
+    if (it == table.end()) throw DriverError(std::string("no ") + kind + " named " + name);
+    return *it->second;
+  }
+
+  /// bootstrap_servers first, then the plan's configuration in order.
+  cursus::Config config(const Step &s) const {
+    cursus::Config c;
+    c.set("bootstrap_servers", bootstrap_);
+    for (const auto &[key, value] : s.config) c.set(key, value);
+    return c;
+  }
+
+  /// The admin named by admin=, or the implicit one (opened on first use).
+  cursus::Admin &admin(const Step &s) {
+    if (s.has("admin")) return named(admins_, s.arg("admin"), "admin");
+    if (!implicit_admin_) implicit_admin_ = std::make_unique<cursus::Admin>(cursus::Config{{"bootstrap_servers", bootstrap_}});
+    return *implicit_admin_;
+  }
+
+  cursus::Producer &producer(const Step &s) { return named(producers_, s.arg("producer"), "producer"); }
+  cursus::Consumer &consumer(const Step &s) { return named(consumers_, s.arg("consumer"), "consumer"); }
+
+  cursus::PartitionOffsets offsets(const Step &s) {
+    auto partition = s.unsigned_num<uint32_t>("partition");
+    for (const auto &o : admin(s).list_offsets(s.arg("topic"), partition))
+      if (o.partition == partition) return o;
+    throw DriverError("list_offsets: no partition " + std::to_string(partition) + " in the reply");
+  }
+
+  std::string produce(const Step &s) {
+    auto &p = producer(s);
+    std::optional<std::string> value = s.bytes("value");
+    if (!value) {
+      auto fill = s.bytes("value_fill");
+      if (!fill || fill->size() != 1) throw DriverError("produce: needs value or value_fill (one byte) and value_len");
+      value = std::string(s.unsigned_num<size_t>("value_len"), (*fill)[0]);
+    }
+    std::optional<std::string> key = s.bytes("key");
+    int32_t partition = s.has("partition") ? static_cast<int32_t>(s.num("partition")) : -1;
+    auto md = p.send(s.arg("topic"), *value, key ? std::optional<std::string_view>(*key) : std::nullopt, partition);
+    return "{\"partition\": " + std::to_string(md.partition) +
+           ", \"offset\": " + (md.offset < 0 ? std::string("null") : std::to_string(md.offset)) + "}";
+  }
+
+  std::string produce_many(const Step &s) {
+    auto &p = producer(s);
+    const std::string &topic = s.arg("topic");
+    auto count = s.unsigned_num<size_t>("count");
+    std::string value_prefix = s.bytes("value_prefix").value_or("");
+    std::optional<std::string> key_prefix = s.bytes("key_prefix");
+    std::vector<std::future<cursus::RecordMetadata>> deliveries;
+    try {
+      for (size_t i = 0; i < count; i++) {
+        std::string suffix = std::to_string(i);
+        std::optional<std::string> key;
+        if (key_prefix) key = *key_prefix + suffix;
+        auto promise = std::make_shared<std::promise<cursus::RecordMetadata>>();
+        deliveries.push_back(promise->get_future());
+        // Throws when the record cannot be queued (its callback never runs).
+        p.send_async(
+            topic, value_prefix + suffix,
+            [promise](const cursus::DeliveryReport &r) {
+              if (r.error)
+                promise->set_exception(r.error);
+              else
+                promise->set_value(r.metadata);
+            },
+            key ? std::optional<std::string_view>(*key) : std::nullopt);
+      }
+    } catch (const cursus::Error &) {
+      p.flush();  // the records already queued complete before the step ends
+      throw;
+    }
+    p.flush();
+    std::vector<int32_t> partitions;
+    for (auto &d : deliveries) partitions.push_back(d.get().partition);  // first failure throws
+    return "{\"count\": " + std::to_string(count) +
+           ", \"partitions\": " + json_list(partitions, [](int32_t n) { return std::to_string(n); }) + "}";
+  }
+
+  std::string poll(const Step &s) {
+    auto &c = consumer(s);
+    auto want = s.unsigned_num<size_t>("count");
+    auto deadline = Clock::now() + milliseconds(s.num("timeout_ms"));
+    std::vector<std::string> records;
+    for (;;) {
+      auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
+      if (auto m = c.poll(std::max(left, milliseconds(0)))) {
+        // The binding reports a missing key as an empty one.
+        std::string key = m->key().empty() ? "null" : json_hex(m->key());
+        records.push_back("{\"topic\": " + json_str(m->topic()) + ", \"partition\": " + std::to_string(m->partition()) +
+                          ", \"offset\": " + std::to_string(m->offset()) + ", \"key\": " + key +
+                          ", \"value\": " + json_hex(m->payload()) + "}");
+      }
+      if (records.size() >= std::max<size_t>(want, 1) || Clock::now() >= deadline) break;
+    }
+    return "{\"records\": " + json_list(records, [](const std::string &r) { return r; }) + "}";
+  }
+
+  std::string bootstrap_;
+  std::unique_ptr<cursus::Admin> implicit_admin_;
+  std::map<std::string, std::unique_ptr<cursus::Admin>> admins_;
+  std::map<std::string, std::unique_ptr<cursus::Producer>> producers_;
+  std::map<std::string, std::unique_ptr<cursus::Consumer>> consumers_;
+
+ public:
+  Driver(const Driver &) = delete;
+  Driver &operator=(const Driver &) = delete;
+};
+
+std::string trim(const std::string &s) {
+  size_t b = s.find_first_not_of(" \t\r"), e = s.find_last_not_of(" \t\r");
+  return b == std::string::npos ? std::string() : s.substr(b, e - b + 1);
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+  if (argc != 3) {
+    std::cerr << "usage: " << argv[0] << " <bootstrap host:port> <plan file>\n";
+    return 2;
+  }
+  std::ifstream plan(argv[2]);
+  if (!plan) {
+    std::cerr << "cannot read plan " << argv[2] << "\n";
+    return 2;
+  }
+  Driver driver(argv[1]);
+  std::string line;
+  size_t n = 0;
+  while (std::getline(plan, line)) {
+    line = trim(line);
+    if (line.empty() || line[0] == '#') continue;
+    std::string out;
+    try {
+      std::string result = driver.run(Step::parse(line));
+      out = "{\"step\": " + std::to_string(n) + ", \"ok\": true, \"result\": " + result + "}";
+    } catch (const cursus::Error &e) {
+      std::cerr << "binding error: " << e.what() << "\n";
+      out = "{\"step\": " + std::to_string(n) + ", \"ok\": false, \"error\": " + error_json(e) + "}";
+    } catch (const std::exception &e) {
+      std::cerr << "driver error: " << e.what() << "\n";
+      out = "{\"step\": " + std::to_string(n) +
+            ", \"ok\": false, \"error\": {\"code\": \"driver_error\", \"class\": \"internal\", \"retryable\": false, "
+            "\"fields\": {}}}";
+    }
+    std::cout << out << std::endl;  // one line per step, flushed
+    n++;
+  }
+  return 0;
+}

@@ -1,0 +1,728 @@
+// Command cursus-conformance-go is the conformance driver for the Go binding
+// (package cursus in ffi-c/go).
+//
+//	usage: cursus-conformance-go <bootstrap host:port> <plan file>
+//
+// It runs each plan step through the package's public API and prints one
+// JSON line per step on stdout. The contract is conformance/PROTOCOL.md; the
+// harness compares the results. Errors are the package's *cursus.Error
+// (errors.As); a failed step never stops the plan.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"cursus"
+)
+
+// opArgs lists each op's own arguments; the others are configuration
+// (PROTOCOL.md, "Ops").
+var opArgs = map[string][]string{
+	"admin_open":     {"name"},
+	"admin_close":    {"name"},
+	"create_topic":   {"topic", "partitions", "admin", "auth_policy", "retention_bytes", "idempotent"},
+	"delete_topic":   {"topic", "if_exists", "admin"},
+	"truncate_topic": {"topic", "expected_revision", "admin"},
+	"alter_topic":    {"topic", "min_in_sync_replicas", "admin"},
+	"list_topics":    {"admin"},
+	"describe_topic": {"topic", "admin"},
+	"list_offsets":   {"topic", "partition", "admin"},
+	"await_earliest": {"topic", "partition", "min", "timeout_ms", "admin"},
+	"producer_open":  {"name"},
+	"produce":        {"producer", "topic", "key", "value", "value_fill", "value_len", "partition"},
+	"produce_many":   {"producer", "topic", "count", "key_prefix", "value_prefix"},
+	"flush":          {"producer"},
+	"producer_close": {"name"},
+	"consumer_open":  {"name"},
+	"subscribe":      {"consumer", "topics", "pattern"},
+	"poll":           {"consumer", "count", "timeout_ms"},
+	"commit":         {"consumer"},
+	"commit_offsets": {"consumer", "topic", "partition", "offset"},
+	"committed":      {"consumer", "topic", "partition"},
+	"assignment":     {"consumer"},
+	"consumer_close": {"name"},
+}
+
+// driverError is a fault of the plan or of the driver, reported as
+// driver_error (never a binding error).
+type driverError struct{ msg string }
+
+func (e *driverError) Error() string { return e.msg }
+
+func fail(format string, args ...any) error { return &driverError{fmt.Sprintf(format, args...)} }
+
+// step is one plan line.
+type step struct {
+	op     string
+	args   map[string]string
+	config []cursus.Option // bootstrap_servers is added first by the driver
+}
+
+func parseStep(line string) (*step, error) {
+	words := strings.Fields(line)
+	own, ok := opArgs[words[0]]
+	if !ok {
+		return nil, fail("unknown op %s", words[0])
+	}
+	s := &step{op: words[0], args: map[string]string{}}
+	for _, w := range words[1:] {
+		name, value, ok := strings.Cut(w, "=")
+		if !ok || name == "" {
+			return nil, fail("argument without name=value: %s", w)
+		}
+		isOwn := false
+		for _, o := range own {
+			isOwn = isOwn || o == name
+		}
+		if isOwn {
+			s.args[name] = value
+		} else {
+			s.config = append(s.config, cursus.WithOption(name, value))
+		}
+	}
+	return s, nil
+}
+
+func (s *step) arg(name string) (string, error) {
+	v, ok := s.args[name]
+	if !ok {
+		return "", fail("%s: missing argument %s", s.op, name)
+	}
+	return v, nil
+}
+
+func (s *step) num(name string) (int64, error) {
+	v, err := s.arg(name)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, fail("%s: %s=%s is not a number", s.op, name, v)
+	}
+	return n, nil
+}
+
+func (s *step) unsigned(name string, bits int) (uint64, error) {
+	v, err := s.arg(name)
+	if err != nil {
+		return 0, err
+	}
+	n, err := strconv.ParseUint(v, 10, bits)
+	if err != nil {
+		return 0, fail("%s: %s=%s is not an unsigned number", s.op, name, v)
+	}
+	return n, nil
+}
+
+// bytes decodes a hex argument; nil when absent (an empty value is non-nil).
+func (s *step) bytes(name string) ([]byte, error) {
+	v, ok := s.args[name]
+	if !ok {
+		return nil, nil
+	}
+	b, err := hex.DecodeString(v)
+	if err != nil {
+		return nil, fail("%s: %s is not hex", s.op, name)
+	}
+	if b == nil {
+		b = []byte{}
+	}
+	return b, nil
+}
+
+// result is a step's result object.
+type result map[string]any
+
+// record is one polled record, fields in the protocol's order.
+type record struct {
+	Topic     string  `json:"topic"`
+	Partition int32   `json:"partition"`
+	Offset    int64   `json:"offset"`
+	Key       *string `json:"key"`
+	Value     string  `json:"value"`
+}
+
+type driver struct {
+	bootstrap string
+	admins    map[string]*cursus.Admin
+	producers map[string]*cursus.Producer
+	consumers map[string]*cursus.Consumer
+}
+
+func (d *driver) options(s *step) []cursus.Option {
+	return append([]cursus.Option{cursus.WithBootstrap(d.bootstrap)}, s.config...)
+}
+
+// admin returns the admin named by admin=, or the implicit one (opened on
+// first use with only bootstrap_servers).
+func (d *driver) admin(ctx context.Context, s *step) (*cursus.Admin, error) {
+	name, named := s.args["admin"]
+	if named {
+		if a, ok := d.admins[name]; ok {
+			return a, nil
+		}
+		return nil, fail("no admin named %s", name)
+	}
+	if a, ok := d.admins[""]; ok {
+		return a, nil
+	}
+	a, err := cursus.NewAdmin(ctx, cursus.WithBootstrap(d.bootstrap))
+	if err != nil {
+		return nil, err
+	}
+	d.admins[""] = a
+	return a, nil
+}
+
+func lookup[T any](table map[string]*T, s *step, argName, kind string) (*T, error) {
+	name, err := s.arg(argName)
+	if err != nil {
+		return nil, err
+	}
+	h, ok := table[name]
+	if !ok {
+		return nil, fail("no %s named %s", kind, name)
+	}
+	return h, nil
+}
+
+func (d *driver) run(s *step) (result, error) {
+	ctx := context.Background()
+	switch s.op {
+	case "admin_open":
+		name, err := s.arg("name")
+		if err != nil {
+			return nil, err
+		}
+		a, err := cursus.NewAdmin(ctx, d.options(s)...)
+		if err != nil {
+			return nil, err
+		}
+		d.admins[name] = a
+		return result{}, nil
+	case "admin_close":
+		a, err := lookup(d.admins, s, "name", "admin")
+		if err != nil {
+			return nil, err
+		}
+		return result{}, a.Close()
+	case "create_topic":
+		topic, err := s.arg("topic")
+		if err != nil {
+			return nil, err
+		}
+		partitions, err := s.arg("partitions")
+		if err != nil {
+			return nil, err
+		}
+		opts := cursus.TopicOptions{"partitions": partitions}
+		for _, field := range []string{"auth_policy", "retention_bytes", "idempotent"} {
+			if v, ok := s.args[field]; ok {
+				opts[field] = v
+			}
+		}
+		a, err := d.admin(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		md, err := a.CreateTopicWithOptions(ctx, topic, opts)
+		if err != nil {
+			return nil, err
+		}
+		return result{"partitions": md.Partitions}, nil
+	case "delete_topic":
+		topic, err := s.arg("topic")
+		if err != nil {
+			return nil, err
+		}
+		a, err := d.admin(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		deleted, err := a.DeleteTopic(ctx, topic, s.args["if_exists"] == "true")
+		if err != nil {
+			return nil, err
+		}
+		return result{"deleted": deleted}, nil
+	case "truncate_topic":
+		topic, err := s.arg("topic")
+		if err != nil {
+			return nil, err
+		}
+		revision, err := s.unsigned("expected_revision", 64)
+		if err != nil {
+			return nil, err
+		}
+		a, err := d.admin(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		r, err := a.TruncateTopic(ctx, topic, revision)
+		if err != nil {
+			return nil, err
+		}
+		return result{"revision": r.Revision}, nil
+	case "alter_topic":
+		topic, err := s.arg("topic")
+		if err != nil {
+			return nil, err
+		}
+		min, err := s.num("min_in_sync_replicas")
+		if err != nil {
+			return nil, err
+		}
+		if min < 0 {
+			min = cursus.DefaultMinInSyncReplicas
+		}
+		a, err := d.admin(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		_, err = a.AlterTopicConfig(ctx, topic, min)
+		return result{}, err
+	case "list_topics":
+		a, err := d.admin(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		topics, err := a.ListTopics(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if topics == nil {
+			topics = []string{}
+		}
+		return result{"topics": topics}, nil
+	case "describe_topic":
+		topic, err := s.arg("topic")
+		if err != nil {
+			return nil, err
+		}
+		a, err := d.admin(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		doc, err := a.DescribeTopic(ctx, topic)
+		if err != nil {
+			return nil, err
+		}
+		var described struct {
+			Partitions *[]json.RawMessage `json:"partitions"`
+		}
+		if err := json.Unmarshal([]byte(doc), &described); err != nil || described.Partitions == nil {
+			return nil, fail("describe_topic: no partitions array in %s", doc)
+		}
+		return result{"partitions": len(*described.Partitions)}, nil
+	case "list_offsets":
+		o, err := d.offsets(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		return result{"earliest": o.Earliest, "latest": o.Latest}, nil
+	case "await_earliest":
+		min, err := s.unsigned("min", 64)
+		if err != nil {
+			return nil, err
+		}
+		timeout, err := s.num("timeout_ms")
+		if err != nil {
+			return nil, err
+		}
+		deadline := time.Now().Add(time.Duration(timeout) * time.Millisecond)
+		for {
+			o, err := d.offsets(ctx, s)
+			if err != nil {
+				return nil, err
+			}
+			left := time.Until(deadline)
+			if o.Earliest >= min || left <= 0 {
+				return result{"earliest": o.Earliest}, nil
+			}
+			time.Sleep(min64(left, 50*time.Millisecond))
+		}
+	case "producer_open":
+		name, err := s.arg("name")
+		if err != nil {
+			return nil, err
+		}
+		p, err := cursus.NewProducer(ctx, d.options(s)...)
+		if err != nil {
+			return nil, err
+		}
+		d.producers[name] = p
+		return result{}, nil
+	case "produce":
+		return d.produce(ctx, s)
+	case "produce_many":
+		return d.produceMany(ctx, s)
+	case "flush":
+		p, err := lookup(d.producers, s, "producer", "producer")
+		if err != nil {
+			return nil, err
+		}
+		return result{}, p.Flush(ctx)
+	case "producer_close":
+		p, err := lookup(d.producers, s, "name", "producer")
+		if err != nil {
+			return nil, err
+		}
+		cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		return result{}, p.Close(cctx)
+	case "consumer_open":
+		name, err := s.arg("name")
+		if err != nil {
+			return nil, err
+		}
+		c, err := cursus.NewConsumer(ctx, d.options(s)...)
+		if err != nil {
+			return nil, err
+		}
+		d.consumers[name] = c
+		return result{}, nil
+	case "subscribe":
+		c, err := lookup(d.consumers, s, "consumer", "consumer")
+		if err != nil {
+			return nil, err
+		}
+		if pattern, ok := s.args["pattern"]; ok {
+			return result{}, c.SubscribePattern(ctx, pattern)
+		}
+		topics, err := s.arg("topics")
+		if err != nil {
+			return nil, err
+		}
+		return result{}, c.Subscribe(ctx, strings.Split(topics, ",")...)
+	case "poll":
+		return d.poll(s)
+	case "commit":
+		c, err := lookup(d.consumers, s, "consumer", "consumer")
+		if err != nil {
+			return nil, err
+		}
+		return result{}, c.Commit(ctx)
+	case "commit_offsets":
+		c, err := lookup(d.consumers, s, "consumer", "consumer")
+		if err != nil {
+			return nil, err
+		}
+		tp, err := topicPartition(s)
+		if err != nil {
+			return nil, err
+		}
+		offset, err := s.num("offset")
+		if err != nil {
+			return nil, err
+		}
+		return result{}, c.CommitOffsets(ctx, map[cursus.TopicPartition]int64{tp: offset})
+	case "committed":
+		c, err := lookup(d.consumers, s, "consumer", "consumer")
+		if err != nil {
+			return nil, err
+		}
+		tp, err := topicPartition(s)
+		if err != nil {
+			return nil, err
+		}
+		offset, found, err := c.Committed(ctx, tp.Topic, tp.Partition)
+		if err != nil {
+			return nil, err
+		}
+		if !found {
+			return result{"offset": nil}, nil
+		}
+		return result{"offset": offset}, nil
+	case "assignment":
+		c, err := lookup(d.consumers, s, "consumer", "consumer")
+		if err != nil {
+			return nil, err
+		}
+		tps, err := c.Assignment(ctx)
+		if err != nil {
+			return nil, err
+		}
+		parts := []string{}
+		for _, tp := range tps {
+			parts = append(parts, fmt.Sprintf("%s:%d", tp.Topic, tp.Partition))
+		}
+		return result{"partitions": parts}, nil
+	case "consumer_close":
+		c, err := lookup(d.consumers, s, "name", "consumer")
+		if err != nil {
+			return nil, err
+		}
+		return result{}, c.Close()
+	}
+	return nil, fail("unknown op %s", s.op)
+}
+
+func min64(a, b time.Duration) time.Duration {
+	if a < b {
+		return a
+	}
+	return b
+}
+
+func topicPartition(s *step) (cursus.TopicPartition, error) {
+	topic, err := s.arg("topic")
+	if err != nil {
+		return cursus.TopicPartition{}, err
+	}
+	partition, err := s.unsigned("partition", 32)
+	if err != nil {
+		return cursus.TopicPartition{}, err
+	}
+	return cursus.TopicPartition{Topic: topic, Partition: uint32(partition)}, nil
+}
+
+func (d *driver) offsets(ctx context.Context, s *step) (cursus.PartitionOffsets, error) {
+	tp, err := topicPartition(s)
+	if err != nil {
+		return cursus.PartitionOffsets{}, err
+	}
+	a, err := d.admin(ctx, s)
+	if err != nil {
+		return cursus.PartitionOffsets{}, err
+	}
+	all, err := a.ListOffsets(ctx, tp.Topic, int64(tp.Partition))
+	if err != nil {
+		return cursus.PartitionOffsets{}, err
+	}
+	for _, o := range all {
+		if o.Partition == tp.Partition {
+			return o, nil
+		}
+	}
+	return cursus.PartitionOffsets{}, fail("list_offsets: no partition %d in the reply", tp.Partition)
+}
+
+func (d *driver) produce(ctx context.Context, s *step) (result, error) {
+	p, err := lookup(d.producers, s, "producer", "producer")
+	if err != nil {
+		return nil, err
+	}
+	topic, err := s.arg("topic")
+	if err != nil {
+		return nil, err
+	}
+	value, err := s.bytes("value")
+	if err != nil {
+		return nil, err
+	}
+	if value == nil {
+		fill, err := s.bytes("value_fill")
+		if err != nil {
+			return nil, err
+		}
+		if len(fill) != 1 {
+			return nil, fail("produce: needs value or value_fill (one byte) and value_len")
+		}
+		n, err := s.unsigned("value_len", 32)
+		if err != nil {
+			return nil, err
+		}
+		value = []byte(strings.Repeat(string(fill), int(n)))
+	}
+	key, err := s.bytes("key") // nil: no key; empty: an empty key
+	if err != nil {
+		return nil, err
+	}
+	partition := cursus.AnyPartition
+	if _, ok := s.args["partition"]; ok {
+		n, err := s.num("partition")
+		if err != nil {
+			return nil, err
+		}
+		partition = int32(n)
+	}
+	md, err := p.Send(ctx, cursus.Record{Topic: topic, Partition: partition, Key: key, Value: value})
+	if err != nil {
+		return nil, err
+	}
+	if md.Offset < 0 {
+		return result{"partition": md.Partition, "offset": nil}, nil
+	}
+	return result{"partition": md.Partition, "offset": md.Offset}, nil
+}
+
+func (d *driver) produceMany(ctx context.Context, s *step) (result, error) {
+	p, err := lookup(d.producers, s, "producer", "producer")
+	if err != nil {
+		return nil, err
+	}
+	topic, err := s.arg("topic")
+	if err != nil {
+		return nil, err
+	}
+	count, err := s.unsigned("count", 32)
+	if err != nil {
+		return nil, err
+	}
+	valuePrefix, err := s.bytes("value_prefix")
+	if err != nil {
+		return nil, err
+	}
+	keyPrefix, err := s.bytes("key_prefix")
+	if err != nil {
+		return nil, err
+	}
+	var mu sync.Mutex
+	partitions := make([]int32, count)
+	failures := make([]error, count)
+	var queueErr error
+	for i := 0; i < int(count) && queueErr == nil; i++ {
+		suffix := strconv.Itoa(i)
+		r := cursus.Record{Topic: topic, Partition: cursus.AnyPartition,
+			Value: append(append([]byte{}, valuePrefix...), suffix...)}
+		if keyPrefix != nil {
+			r.Key = append(append([]byte{}, keyPrefix...), suffix...)
+		}
+		queueErr = p.SendAsync(ctx, r, func(m cursus.RecordMetadata, err error) {
+			mu.Lock()
+			defer mu.Unlock()
+			partitions[i], failures[i] = m.Partition, err
+		})
+	}
+	// Flush returns once every callback of the records sent before it ran.
+	flushErr := p.Flush(ctx)
+	if queueErr != nil {
+		return nil, queueErr
+	}
+	if flushErr != nil {
+		return nil, flushErr
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, err := range failures {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return result{"count": count, "partitions": partitions}, nil
+}
+
+func (d *driver) poll(s *step) (result, error) {
+	c, err := lookup(d.consumers, s, "consumer", "consumer")
+	if err != nil {
+		return nil, err
+	}
+	want, err := s.unsigned("count", 32)
+	if err != nil {
+		return nil, err
+	}
+	timeout, err := s.num("timeout_ms")
+	if err != nil {
+		return nil, err
+	}
+	deadline := time.Now().Add(time.Duration(timeout) * time.Millisecond)
+	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	defer cancel()
+	records := []record{}
+	for {
+		m, err := c.Poll(ctx)
+		var ce *cursus.Error
+		if errors.As(err, &ce) {
+			return nil, err // records received before a failed poll are dropped
+		}
+		if err != nil {
+			break // the deadline passed: not an error
+		}
+		r := record{Topic: m.Topic, Partition: m.Partition, Offset: m.Offset, Value: hex.EncodeToString(m.Value)}
+		if len(m.Key) > 0 { // the binding reports a missing key as an empty one
+			k := hex.EncodeToString(m.Key)
+			r.Key = &k
+		}
+		records = append(records, r)
+		if uint64(len(records)) >= max(want, 1) || time.Now().After(deadline) {
+			break
+		}
+	}
+	return result{"records": records}, nil
+}
+
+// errorJSON is the protocol's error object.
+type errorJSON struct {
+	Code      string            `json:"code"`
+	Class     string            `json:"class"`
+	Retryable bool              `json:"retryable"`
+	Fields    map[string]string `json:"fields"`
+}
+
+func toErrorJSON(err error) errorJSON {
+	var ce *cursus.Error
+	if errors.As(err, &ce) {
+		fields := ce.Fields
+		if fields == nil {
+			fields = map[string]string{}
+		}
+		fmt.Fprintf(os.Stderr, "binding error: %v\n", err)
+		return errorJSON{Code: ce.Code, Class: ce.Class, Retryable: ce.Retryable, Fields: fields}
+	}
+	fmt.Fprintf(os.Stderr, "driver error: %v\n", err)
+	return errorJSON{Code: "driver_error", Class: "internal", Fields: map[string]string{}}
+}
+
+type okLine struct {
+	Step   int    `json:"step"`
+	OK     bool   `json:"ok"`
+	Result result `json:"result"`
+}
+
+type errLine struct {
+	Step  int       `json:"step"`
+	OK    bool      `json:"ok"`
+	Error errorJSON `json:"error"`
+}
+
+func main() {
+	if len(os.Args) != 3 {
+		fmt.Fprintf(os.Stderr, "usage: %s <bootstrap host:port> <plan file>\n", os.Args[0])
+		os.Exit(2)
+	}
+	plan, err := os.ReadFile(os.Args[2])
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "cannot read plan: %v\n", err)
+		os.Exit(2)
+	}
+	d := &driver{
+		bootstrap: os.Args[1],
+		admins:    map[string]*cursus.Admin{},
+		producers: map[string]*cursus.Producer{},
+		consumers: map[string]*cursus.Consumer{},
+	}
+	out := bufio.NewWriter(os.Stdout)
+	n := 0
+	for _, line := range strings.Split(string(plan), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		var res result
+		s, err := parseStep(line)
+		if err == nil {
+			res, err = d.run(s)
+		}
+		var encoded []byte
+		if err != nil {
+			encoded, _ = json.Marshal(errLine{Step: n, OK: false, Error: toErrorJSON(err)})
+		} else {
+			encoded, _ = json.Marshal(okLine{Step: n, OK: true, Result: res})
+		}
+		out.Write(append(encoded, '\n'))
+		out.Flush()
+		n++
+	}
+	// Handles are left as they are: closing them could leave a group or
+	// commit, which the plan did not ask for. The process ends here.
+}

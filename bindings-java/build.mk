@@ -5,6 +5,8 @@
 #                     -Xcheck:jni) against a real broker; prints Surefire's summary
 #   make jar-java     the jar, with the native library inside
 #   make bench-java   records/s from Java (debug build of the engine)
+#   make quickstart-java  compile examples/Quickstart.java against the jar and run it
+#                     against $(DEMO_BOOTSTRAP) (default 127.0.0.1:9000)
 #
 # Maven uses the standard local repository (~/.m2): the first run downloads the
 # plugins and JUnit, later runs need no network. MVN_FLAGS=-o forces offline.
@@ -17,12 +19,17 @@ JAVA_PROFILE_DIR := $(JAVA_TARGET_DIR)/debug
 # The jar carries a copy without debug info (the debug build's is ~60 MB).
 JAVA_NATIVE_STAGE := $(JAVA_TARGET_DIR)/java-native
 JAVA_PLATFORM := $(shell uname -s | tr A-Z a-z)-$(shell uname -m | sed 's/amd64/x86_64/;s/arm64/aarch64/')
+# The jar `make jar-java` leaves (the project version, read from pom.xml).
+JAVA_VERSION := $(shell sed -n 's:^  <version>\(.*\)</version>.*:\1:p' $(JAVA_DIR)/pom.xml | head -n 1)
+JAVA_JAR := $(abspath $(JAVA_DIR))/target/cursus-$(JAVA_VERSION).jar
+JAVA_EXAMPLES_OUT := $(JAVA_TARGET_DIR)/java-examples
+DEMO_BOOTSTRAP ?= 127.0.0.1:9000
 JAVA_MVN_ARGS := -B -ntp $(MVN_FLAGS) \
   -Dcursus.native.dir=$(JAVA_NATIVE_STAGE) \
   -Dcursus.native.platform=$(JAVA_PLATFORM) \
   -Dbroker.bin=$(JAVA_PROFILE_DIR)/cursus-broker
 
-.PHONY: java-native test-java jar-java bench-java
+.PHONY: java-native test-java jar-java bench-java quickstart-java
 
 java-native:
 	$(JAVA_CARGO) build -p cursus-jni -p cursus-broker
@@ -47,3 +54,10 @@ bench-java: java-native
 	cd $(JAVA_DIR) && $(JAVA_MVN) $(JAVA_MVN_ARGS) -q -DskipTests test-compile && \
 	  java -cp target/classes:target/test-classes \
 	    -Dcursus.broker.bin=$(JAVA_PROFILE_DIR)/cursus-broker io.cursus.bench.ProducerBench
+
+# The quickstart lives outside src/ so Maven neither compiles nor tests it.
+quickstart-java: jar-java
+	rm -rf $(JAVA_EXAMPLES_OUT)
+	@mkdir -p $(JAVA_EXAMPLES_OUT)
+	javac --release 17 -Xlint:all -Werror -cp $(JAVA_JAR) -d $(JAVA_EXAMPLES_OUT) $(JAVA_DIR)/examples/Quickstart.java
+	java -cp $(JAVA_JAR):$(JAVA_EXAMPLES_OUT) Quickstart $(DEMO_BOOTSTRAP)

@@ -1,0 +1,554 @@
+package io.cursus.conformance;
+
+import io.cursus.ClientConfig;
+import io.cursus.ConsumerConfig;
+import io.cursus.ConsumerRecord;
+import io.cursus.CursusAdmin;
+import io.cursus.CursusConsumer;
+import io.cursus.CursusException;
+import io.cursus.CursusProducer;
+import io.cursus.NewTopic;
+import io.cursus.PartitionOffsets;
+import io.cursus.ProducerConfig;
+import io.cursus.ProducerRecord;
+import io.cursus.RecordMetadata;
+import io.cursus.TopicInfo;
+import io.cursus.TopicPartition;
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.OptionalLong;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+
+/**
+ * Conformance driver of the Java binding: {@code Driver <bootstrap host:port> <plan file>}.
+ * Runs the plan's steps through the public {@code io.cursus} API and prints one JSON line
+ * per step (see conformance/PROTOCOL.md). Only the binding's public API is used.
+ */
+public final class Driver {
+    /** The arguments each op names; any other argument is configuration. */
+    private static final Map<String, Set<String>> OPS = Map.ofEntries(
+            Map.entry("admin_open", Set.of("name")),
+            Map.entry("admin_close", Set.of("name")),
+            Map.entry("create_topic",
+                    Set.of("topic", "partitions", "admin", "auth_policy", "retention_bytes", "idempotent")),
+            Map.entry("delete_topic", Set.of("topic", "if_exists", "admin")),
+            Map.entry("truncate_topic", Set.of("topic", "expected_revision", "admin")),
+            Map.entry("alter_topic", Set.of("topic", "min_in_sync_replicas", "admin")),
+            Map.entry("list_topics", Set.of("admin")),
+            Map.entry("describe_topic", Set.of("topic", "admin")),
+            Map.entry("list_offsets", Set.of("topic", "partition", "admin")),
+            Map.entry("await_earliest", Set.of("topic", "partition", "min", "timeout_ms", "admin")),
+            Map.entry("producer_open", Set.of("name")),
+            Map.entry("produce",
+                    Set.of("producer", "topic", "value", "value_fill", "value_len", "key", "partition")),
+            Map.entry("produce_many", Set.of("producer", "topic", "count", "value_prefix", "key_prefix")),
+            Map.entry("flush", Set.of("producer")),
+            Map.entry("producer_close", Set.of("name")),
+            Map.entry("consumer_open", Set.of("name")),
+            Map.entry("subscribe", Set.of("consumer", "topics", "pattern")),
+            Map.entry("poll", Set.of("consumer", "count", "timeout_ms")),
+            Map.entry("commit", Set.of("consumer")),
+            Map.entry("commit_offsets", Set.of("consumer", "topic", "partition", "offset")),
+            Map.entry("committed", Set.of("consumer", "topic", "partition")),
+            Map.entry("assignment", Set.of("consumer")),
+            Map.entry("consumer_close", Set.of("name")));
+
+    /** Ops whose configuration arguments go to the object they open. */
+    private static final Set<String> OPENS = Set.of("admin_open", "producer_open", "consumer_open");
+
+    private final String bootstrap;
+    private final Map<String, CursusAdmin> admins = new HashMap<>();
+    private final Map<String, CursusProducer> producers = new HashMap<>();
+    private final Map<String, CursusConsumer> consumers = new HashMap<>();
+    private CursusAdmin implicitAdmin;
+
+    private Driver(String bootstrap) {
+        this.bootstrap = bootstrap;
+    }
+
+    public static void main(String[] argv) {
+        // stdout carries only the step lines; anything else printed through System.out
+        // goes to stderr.
+        PrintStream out = new PrintStream(new FileOutputStream(FileDescriptor.out), false, StandardCharsets.UTF_8);
+        System.setOut(System.err);
+        if (argv.length != 2) {
+            System.err.println("usage: Driver <bootstrap host:port> <plan file>");
+            System.exit(2);
+        }
+        List<Step> steps;
+        try {
+            steps = Step.parse(Files.readAllLines(Path.of(argv[1]), StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            System.err.println("cannot read the plan " + argv[1] + ": " + e);
+            System.exit(2);
+            return;
+        }
+        Driver driver = new Driver(argv[0]);
+        for (Step step : steps) {
+            out.println(driver.execute(step));
+            out.flush();
+        }
+        out.flush();
+        // Handles live until the driver exits: nothing is closed that the plan did not close.
+        System.exit(0);
+    }
+
+    /** Runs one step and renders its output line. */
+    private String execute(Step step) {
+        Map<String, Object> line = new LinkedHashMap<>();
+        line.put("step", step.index);
+        try {
+            Map<String, Object> result = run(step);
+            line.put("ok", true);
+            line.put("result", result);
+        } catch (Throwable t) {
+            line.put("ok", false);
+            line.put("error", error(step, unwrap(t)));
+        }
+        return Json.write(line);
+    }
+
+    private static Throwable unwrap(Throwable t) {
+        while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t;
+    }
+
+    private static Map<String, Object> error(Step step, Throwable t) {
+        Map<String, Object> e = new LinkedHashMap<>();
+        if (t instanceof CursusException) {
+            CursusException c = (CursusException) t;
+            e.put("code", c.code());
+            e.put("class", c.errorClass().wireName());
+            e.put("retryable", c.isRetryable());
+            e.put("fields", new LinkedHashMap<String, Object>(c.fields()));
+            return e;
+        }
+        // Not an error of the binding: a bad plan line, or a Java exception the binding
+        // threw outside its error model (reported with its message, and logged).
+        e.put("code", "driver_error");
+        e.put("class", "internal");
+        e.put("retryable", false);
+        Map<String, Object> fields = new LinkedHashMap<>();
+        if (t instanceof DriverError) {
+            System.err.println("step " + step.index + " (" + step.op + "): " + t.getMessage());
+            fields.put("detail", t.getMessage());
+        } else {
+            System.err.println("step " + step.index + " (" + step.op + "): unexpected exception");
+            t.printStackTrace();
+            fields.put("detail", String.valueOf(t));
+        }
+        e.put("fields", fields);
+        return e;
+    }
+
+    /** A plan the driver cannot run as written (unknown handle, malformed line...). */
+    static final class DriverError extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        DriverError(String message) {
+            super(message);
+        }
+    }
+
+    /** The op's own arguments, with typed accessors. */
+    private static final class Args {
+        private final Map<String, String> own;
+
+        Args(Map<String, String> own) {
+            this.own = own;
+        }
+
+        boolean has(String name) {
+            return own.containsKey(name);
+        }
+
+        String opt(String name) {
+            return own.get(name);
+        }
+
+        String str(String name) throws DriverError {
+            String v = own.get(name);
+            if (v == null) {
+                throw new DriverError("missing argument " + name);
+            }
+            return v;
+        }
+
+        long num(String name) throws DriverError {
+            String v = str(name);
+            try {
+                return Long.parseLong(v);
+            } catch (NumberFormatException e) {
+                throw new DriverError("argument " + name + " is not a number: " + v);
+            }
+        }
+
+        int int32(String name) throws DriverError {
+            long v = num(name);
+            if (v < Integer.MIN_VALUE || v > Integer.MAX_VALUE) {
+                throw new DriverError("argument " + name + " out of range: " + v);
+            }
+            return (int) v;
+        }
+
+        boolean flag(String name) throws DriverError {
+            String v = str(name);
+            if (v.equals("true")) {
+                return true;
+            }
+            if (v.equals("false")) {
+                return false;
+            }
+            throw new DriverError("argument " + name + " is not true/false: " + v);
+        }
+
+        byte[] hex(String name) throws DriverError {
+            return Driver.hex(name, str(name));
+        }
+    }
+
+    private Map<String, Object> run(Step step) throws DriverError {
+        if (step.malformed != null) {
+            throw new DriverError("malformed plan line: " + step.malformed);
+        }
+        Set<String> named = OPS.get(step.op);
+        if (named == null) {
+            throw new DriverError("unknown op " + step.op);
+        }
+        List<Map.Entry<String, String>> config = new ArrayList<>();
+        Args a = new Args(step.own(named, config));
+        if (!config.isEmpty() && !OPENS.contains(step.op)) {
+            throw new DriverError("unexpected arguments for " + step.op + ": " + config);
+        }
+        Map<String, Object> r = new LinkedHashMap<>();
+        switch (step.op) {
+            case "admin_open": {
+                ClientConfig.Builder b = ClientConfig.builder().bootstrapServers(bootstrap);
+                config.forEach(e -> b.set(e.getKey(), e.getValue()));
+                String name = a.str("name");
+                admins.put(name, new CursusAdmin(b.build()));
+                return r;
+            }
+            case "admin_close":
+                lookup(admins, "admin", a.str("name")).close();
+                return r;
+            case "create_topic": {
+                NewTopic t = NewTopic.named(a.str("topic"));
+                if (a.has("partitions")) {
+                    t.partitions(a.int32("partitions"));
+                }
+                if (a.has("auth_policy")) {
+                    t.authPolicy(a.str("auth_policy"));
+                }
+                if (a.has("retention_bytes")) {
+                    t.retentionBytes(a.num("retention_bytes"));
+                }
+                if (a.has("idempotent")) {
+                    t.idempotent(a.flag("idempotent"));
+                }
+                TopicInfo info = admin(a).createTopic(t);
+                r.put("partitions", info.partitions());
+                return r;
+            }
+            case "delete_topic": {
+                boolean ifExists = a.has("if_exists") && a.flag("if_exists");
+                r.put("deleted", admin(a).deleteTopic(a.str("topic"), ifExists).deleted());
+                return r;
+            }
+            case "truncate_topic":
+                r.put("revision", admin(a).truncateTopic(a.str("topic"), a.num("expected_revision")).revision());
+                return r;
+            case "alter_topic": {
+                int min = a.int32("min_in_sync_replicas");
+                admin(a).alterTopicConfig(a.str("topic"), min == -1 ? null : min);
+                return r;
+            }
+            case "list_topics":
+                r.put("topics", new ArrayList<Object>(admin(a).listTopics()));
+                return r;
+            case "describe_topic":
+                r.put("partitions", admin(a).describeTopic(a.str("topic")).partitions().size());
+                return r;
+            case "list_offsets": {
+                PartitionOffsets o = offsets(admin(a), a.str("topic"), a.int32("partition"));
+                r.put("earliest", o.earliest());
+                r.put("latest", o.latest());
+                return r;
+            }
+            case "await_earliest":
+                return awaitEarliest(a);
+            case "producer_open": {
+                ProducerConfig.Builder b = ProducerConfig.builder().bootstrapServers(bootstrap);
+                config.forEach(e -> b.set(e.getKey(), e.getValue()));
+                String name = a.str("name");
+                producers.put(name, new CursusProducer(b.build()));
+                return r;
+            }
+            case "produce":
+                return produce(a);
+            case "produce_many":
+                return produceMany(a);
+            case "flush":
+                lookup(producers, "producer", a.str("producer")).flush();
+                return r;
+            case "producer_close":
+                lookup(producers, "producer", a.str("name")).close();
+                return r;
+            case "consumer_open": {
+                ConsumerConfig.Builder b = ConsumerConfig.builder().bootstrapServers(bootstrap);
+                config.forEach(e -> b.set(e.getKey(), e.getValue()));
+                String name = a.str("name");
+                consumers.put(name, new CursusConsumer(b.build()));
+                return r;
+            }
+            case "subscribe": {
+                CursusConsumer c = lookup(consumers, "consumer", a.str("consumer"));
+                if (a.has("pattern")) {
+                    c.subscribePattern(a.str("pattern"));
+                } else {
+                    String topics = a.str("topics");
+                    c.subscribe(topics.isEmpty() ? List.of() : Arrays.asList(topics.split(",")));
+                }
+                return r;
+            }
+            case "poll":
+                return poll(a);
+            case "commit":
+                lookup(consumers, "consumer", a.str("consumer")).commitSync();
+                return r;
+            case "commit_offsets": {
+                CursusConsumer c = lookup(consumers, "consumer", a.str("consumer"));
+                TopicPartition tp = new TopicPartition(a.str("topic"), a.int32("partition"));
+                c.commitSync(Map.of(tp, a.num("offset")));
+                return r;
+            }
+            case "committed": {
+                CursusConsumer c = lookup(consumers, "consumer", a.str("consumer"));
+                OptionalLong v = c.committed(new TopicPartition(a.str("topic"), a.int32("partition")));
+                r.put("offset", v.isPresent() ? (Object) v.getAsLong() : null);
+                return r;
+            }
+            case "assignment": {
+                List<Object> parts = new ArrayList<>();
+                for (TopicPartition tp : lookup(consumers, "consumer", a.str("consumer")).assignment()) {
+                    parts.add(tp.topic() + ":" + tp.partition());
+                }
+                r.put("partitions", parts);
+                return r;
+            }
+            case "consumer_close":
+                lookup(consumers, "consumer", a.str("name")).close();
+                return r;
+            default:
+                throw new DriverError("unknown op " + step.op);
+        }
+    }
+
+    /**
+     * A named handle. Closed handles stay registered, so using one reaches the binding
+     * (which reports its own {@code closed} error).
+     */
+    private static <T> T lookup(Map<String, T> handles, String what, String name) throws DriverError {
+        T h = handles.get(name);
+        if (h == null) {
+            throw new DriverError("unknown " + what + " handle " + name);
+        }
+        return h;
+    }
+
+    /** The {@code admin=} handle, or the implicit admin (opened on first use). */
+    private CursusAdmin admin(Args a) throws DriverError {
+        if (a.has("admin")) {
+            return lookup(admins, "admin", a.str("admin"));
+        }
+        if (implicitAdmin == null) {
+            implicitAdmin = new CursusAdmin(ClientConfig.builder().bootstrapServers(bootstrap).build());
+        }
+        return implicitAdmin;
+    }
+
+    private static PartitionOffsets offsets(CursusAdmin admin, String topic, int partition) throws DriverError {
+        for (PartitionOffsets o : admin.listOffsets(topic, partition)) {
+            if (o.partition() == partition) {
+                return o;
+            }
+        }
+        throw new DriverError("list_offsets returned no entry for partition " + partition);
+    }
+
+    private Map<String, Object> awaitEarliest(Args a) throws DriverError {
+        CursusAdmin admin = admin(a);
+        String topic = a.str("topic");
+        int partition = a.int32("partition");
+        long min = a.num("min");
+        long deadline = System.nanoTime() + a.num("timeout_ms") * 1_000_000L;
+        long earliest;
+        while (true) {
+            earliest = offsets(admin, topic, partition).earliest();
+            long left = deadline - System.nanoTime();
+            if (earliest >= min || left <= 0) {
+                break;
+            }
+            sleepMillis(Math.min(50, (left + 999_999) / 1_000_000));
+        }
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("earliest", earliest);
+        return r;
+    }
+
+    private Map<String, Object> produce(Args a) throws DriverError {
+        CursusProducer p = lookup(producers, "producer", a.str("producer"));
+        byte[] value;
+        if (a.has("value")) {
+            value = a.hex("value");
+        } else {
+            byte[] fill = a.hex("value_fill");
+            if (fill.length != 1) {
+                throw new DriverError("value_fill must be one byte");
+            }
+            long len = a.num("value_len");
+            if (len < 0 || len > Integer.MAX_VALUE - 8) {
+                throw new DriverError("value_len out of range: " + len);
+            }
+            value = new byte[(int) len];
+            Arrays.fill(value, fill[0]);
+        }
+        ProducerRecord rec = ProducerRecord.of(a.str("topic"), value);
+        if (a.has("key")) {
+            rec = rec.withKey(a.hex("key"));
+        }
+        if (a.has("partition")) {
+            rec = rec.withPartition(a.int32("partition"));
+        }
+        RecordMetadata md = p.sendAndWait(rec);
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("partition", md.partition());
+        r.put("offset", md.hasOffset() ? (Object) md.offset() : null);
+        return r;
+    }
+
+    private Map<String, Object> produceMany(Args a) throws DriverError {
+        CursusProducer p = lookup(producers, "producer", a.str("producer"));
+        String topic = a.str("topic");
+        long count = a.num("count");
+        byte[] valuePrefix = a.hex("value_prefix");
+        byte[] keyPrefix = a.has("key_prefix") ? a.hex("key_prefix") : null;
+        List<CompletableFuture<RecordMetadata>> futures = new ArrayList<>();
+        RuntimeException sendError = null;
+        for (long i = 0; i < count; i++) {
+            byte[] suffix = Long.toString(i).getBytes(StandardCharsets.US_ASCII);
+            ProducerRecord rec = ProducerRecord.of(topic, concat(valuePrefix, suffix));
+            if (keyPrefix != null) {
+                rec = rec.withKey(concat(keyPrefix, suffix));
+            }
+            try {
+                futures.add(p.send(rec));
+            } catch (RuntimeException e) {
+                // Queueing failed: this record's delivery failed; earlier ones still count first.
+                sendError = e;
+                break;
+            }
+        }
+        RuntimeException flushError = null;
+        try {
+            p.flush();
+        } catch (RuntimeException e) {
+            flushError = e;
+        }
+        if (flushError != null && sendError == null) {
+            throw flushError;
+        }
+        List<Object> partitions = new ArrayList<>();
+        for (CompletableFuture<RecordMetadata> f : futures) {
+            partitions.add(f.join().partition());
+        }
+        if (sendError != null) {
+            throw sendError;
+        }
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("count", futures.size());
+        r.put("partitions", partitions);
+        return r;
+    }
+
+    private Map<String, Object> poll(Args a) throws DriverError {
+        CursusConsumer c = lookup(consumers, "consumer", a.str("consumer"));
+        long count = a.num("count");
+        long deadline = System.nanoTime() + a.num("timeout_ms") * 1_000_000L;
+        List<Object> records = new ArrayList<>();
+        do {
+            long left = Math.max(0, (deadline - System.nanoTime() + 999_999) / 1_000_000);
+            for (ConsumerRecord rec : c.poll(Duration.ofMillis(left))) {
+                Map<String, Object> m = new LinkedHashMap<>();
+                m.put("topic", rec.topic());
+                m.put("partition", rec.partition());
+                m.put("offset", rec.offset());
+                // The binding (like the engine) gives an empty key for a record without one.
+                m.put("key", rec.key().length == 0 ? null : hex(rec.key()));
+                m.put("value", hex(rec.value()));
+                records.add(m);
+            }
+        } while (records.size() < Math.max(count, 1) && System.nanoTime() < deadline);
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("records", records);
+        return r;
+    }
+
+    private static void sleepMillis(long ms) {
+        try {
+            Thread.sleep(ms);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static byte[] concat(byte[] a, byte[] b) {
+        byte[] out = Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, out, a.length, b.length);
+        return out;
+    }
+
+    private static final char[] HEX = "0123456789abcdef".toCharArray();
+
+    static String hex(byte[] bytes) {
+        char[] out = new char[bytes.length * 2];
+        for (int i = 0; i < bytes.length; i++) {
+            out[2 * i] = HEX[(bytes[i] >> 4) & 0xf];
+            out[2 * i + 1] = HEX[bytes[i] & 0xf];
+        }
+        return new String(out);
+    }
+
+    static byte[] hex(String name, String s) throws DriverError {
+        if (s.length() % 2 != 0) {
+            throw new DriverError("argument " + name + " is not hex: " + s);
+        }
+        byte[] out = new byte[s.length() / 2];
+        for (int i = 0; i < out.length; i++) {
+            int hi = Character.digit(s.charAt(2 * i), 16);
+            int lo = Character.digit(s.charAt(2 * i + 1), 16);
+            if (hi < 0 || lo < 0) {
+                throw new DriverError("argument " + name + " is not hex: " + s);
+            }
+            out[i] = (byte) (hi << 4 | lo);
+        }
+        return out;
+    }
+}

@@ -23,7 +23,7 @@ include conformance/build.mk
 build:
 	$(CARGO) build --workspace --all-targets
 
-test: lint test-rust test-ffi test-python test-java
+test: lint test-rust test-ffi test-python test-java conformance
 
 lint: fmt-check clippy
 

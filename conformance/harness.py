@@ -36,7 +36,8 @@ BINDINGS = ["rust", "c", "cpp", "go", "python", "java"]
 DRIVER_TIMEOUT_S = 180
 BROKER_START_TIMEOUT_S = 30
 
-# Ops whose arguments are not configuration (PROTOCOL.md, "Ops").
+# Each op's own arguments (PROTOCOL.md, "Ops"); on the ops that open an
+# object, any other argument is configuration, written `config.<option>`.
 OP_ARGS = {
     "admin_open": {"name"},
     "admin_close": {"name"},
@@ -111,6 +112,10 @@ def plan_line(step: dict[str, Any], where: str) -> str:
             rendered = str(value)
         if any(c.isspace() for c in rendered) or not name.replace("_", "").replace(".", "").isalpha():
             raise ScenarioError(f"{where}: argument {name}={rendered!r} cannot be written in a plan")
+        if name not in OP_ARGS[op]:
+            if op not in OPEN_OPS:
+                raise ScenarioError(f"{where}: {op} takes no argument {name!r}")
+            name = "config." + name  # configuration of the object the op opens
         parts.append(f"{name}={rendered}")
     return " ".join(parts)
 

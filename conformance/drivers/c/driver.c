@@ -173,41 +173,8 @@ typedef struct {
   size_t nconfig;
 } step_t;
 
-/* Ops and the arguments that are not configuration (PROTOCOL.md, "Ops"). */
-static const struct {
-  const char *op;
-  const char *args[8];
-} OPS[] = {
-    {"admin_open", {"name"}},
-    {"admin_close", {"name"}},
-    {"create_topic", {"topic", "partitions", "admin", "auth_policy", "retention_bytes", "idempotent"}},
-    {"delete_topic", {"topic", "if_exists", "admin"}},
-    {"truncate_topic", {"topic", "expected_revision", "admin"}},
-    {"alter_topic", {"topic", "min_in_sync_replicas", "admin"}},
-    {"list_topics", {"admin"}},
-    {"describe_topic", {"topic", "admin"}},
-    {"list_offsets", {"topic", "partition", "admin"}},
-    {"await_earliest", {"topic", "partition", "min", "timeout_ms", "admin"}},
-    {"producer_open", {"name"}},
-    {"produce", {"producer", "topic", "key", "value", "value_fill", "value_len", "partition"}},
-    {"produce_many", {"producer", "topic", "count", "key_prefix", "value_prefix"}},
-    {"flush", {"producer"}},
-    {"producer_close", {"name"}},
-    {"consumer_open", {"name"}},
-    {"subscribe", {"consumer", "topics", "pattern"}},
-    {"poll", {"consumer", "count", "timeout_ms"}},
-    {"commit", {"consumer"}},
-    {"commit_offsets", {"consumer", "topic", "partition", "offset"}},
-    {"committed", {"consumer", "topic", "partition"}},
-    {"assignment", {"consumer"}},
-    {"consumer_close", {"name"}},
-};
-
-static int own_arg(size_t op, const char *name) {
-  for (size_t i = 0; i < 8 && OPS[op].args[i]; i++)
-    if (strcmp(OPS[op].args[i], name) == 0) return 1;
-  return 0;
-}
+/* Arguments named config.<option> are configuration (PROTOCOL.md, "Plan file"). */
+static const char CONFIG_PREFIX[] = "config.";
 
 static void step_free(step_t *s) {
   free(s->op);
@@ -231,22 +198,16 @@ static const char *parse_step(char *line, step_t *s, char *why, size_t why_len) 
   char *save = NULL;
   char *word = strtok_r(line, " \t", &save);
   if (!word) return "empty step";
-  size_t op = sizeof OPS / sizeof OPS[0];
-  for (size_t i = 0; i < sizeof OPS / sizeof OPS[0]; i++)
-    if (strcmp(OPS[i].op, word) == 0) op = i;
   s->op = dupn(word, strlen(word));
-  if (op == sizeof OPS / sizeof OPS[0]) {
-    snprintf(why, why_len, "unknown op %s", word);
-    return why;
-  }
   while ((word = strtok_r(NULL, " \t", &save))) {
     char *eq = strchr(word, '=');
     if (!eq || eq == word) {
       snprintf(why, why_len, "argument without name=value: %s", word);
       return why;
     }
-    kv_t kv = {dupn(word, (size_t)(eq - word)), dupn(eq + 1, strlen(eq + 1))};
-    if (own_arg(op, kv.name)) {
+    size_t skip = strncmp(word, CONFIG_PREFIX, sizeof CONFIG_PREFIX - 1) == 0 ? sizeof CONFIG_PREFIX - 1 : 0;
+    kv_t kv = {dupn(word + skip, (size_t)(eq - word) - skip), dupn(eq + 1, strlen(eq + 1))};
+    if (!skip) {
       s->args = xrealloc(s->args, (s->nargs + 1) * sizeof *s->args);
       s->args[s->nargs++] = kv;
     } else {

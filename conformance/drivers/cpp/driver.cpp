@@ -169,32 +169,8 @@ class PartitionCounter {
 // ---------------------------------------------------------------------------
 // Plan steps
 
-/// Ops and the arguments that are not configuration (PROTOCOL.md, "Ops").
-const std::map<std::string, std::vector<std::string>> kOpArgs = {
-    {"admin_open", {"name"}},
-    {"admin_close", {"name"}},
-    {"create_topic", {"topic", "partitions", "admin", "auth_policy", "retention_bytes", "idempotent"}},
-    {"delete_topic", {"topic", "if_exists", "admin"}},
-    {"truncate_topic", {"topic", "expected_revision", "admin"}},
-    {"alter_topic", {"topic", "min_in_sync_replicas", "admin"}},
-    {"list_topics", {"admin"}},
-    {"describe_topic", {"topic", "admin"}},
-    {"list_offsets", {"topic", "partition", "admin"}},
-    {"await_earliest", {"topic", "partition", "min", "timeout_ms", "admin"}},
-    {"producer_open", {"name"}},
-    {"produce", {"producer", "topic", "key", "value", "value_fill", "value_len", "partition"}},
-    {"produce_many", {"producer", "topic", "count", "key_prefix", "value_prefix"}},
-    {"flush", {"producer"}},
-    {"producer_close", {"name"}},
-    {"consumer_open", {"name"}},
-    {"subscribe", {"consumer", "topics", "pattern"}},
-    {"poll", {"consumer", "count", "timeout_ms"}},
-    {"commit", {"consumer"}},
-    {"commit_offsets", {"consumer", "topic", "partition", "offset"}},
-    {"committed", {"consumer", "topic", "partition"}},
-    {"assignment", {"consumer"}},
-    {"consumer_close", {"name"}},
-};
+/// Arguments named config.<option> are configuration (PROTOCOL.md, "Plan file").
+const std::string kConfigPrefix = "config.";
 
 struct Step {
   std::string op;
@@ -205,18 +181,15 @@ struct Step {
     std::istringstream words(line);
     Step s;
     words >> s.op;
-    auto known = kOpArgs.find(s.op);
-    if (known == kOpArgs.end()) throw DriverError("unknown op " + s.op);
     std::string word;
     while (words >> word) {
       size_t eq = word.find('=');
       if (eq == std::string::npos || eq == 0) throw DriverError("argument without name=value: " + word);
       std::string name = word.substr(0, eq), value = word.substr(eq + 1);
-      const auto &own = known->second;
-      if (std::find(own.begin(), own.end(), name) != own.end())
-        s.args[name] = value;
+      if (name.rfind(kConfigPrefix, 0) == 0)
+        s.config.emplace_back(name.substr(kConfigPrefix.size()), value);
       else
-        s.config.emplace_back(name, value);
+        s.args[name] = value;
     }
     return s;
   }

@@ -25,33 +25,8 @@ import (
 	"cursus"
 )
 
-// opArgs lists each op's own arguments; the others are configuration
-// (PROTOCOL.md, "Ops").
-var opArgs = map[string][]string{
-	"admin_open":     {"name"},
-	"admin_close":    {"name"},
-	"create_topic":   {"topic", "partitions", "admin", "auth_policy", "retention_bytes", "idempotent"},
-	"delete_topic":   {"topic", "if_exists", "admin"},
-	"truncate_topic": {"topic", "expected_revision", "admin"},
-	"alter_topic":    {"topic", "min_in_sync_replicas", "admin"},
-	"list_topics":    {"admin"},
-	"describe_topic": {"topic", "admin"},
-	"list_offsets":   {"topic", "partition", "admin"},
-	"await_earliest": {"topic", "partition", "min", "timeout_ms", "admin"},
-	"producer_open":  {"name"},
-	"produce":        {"producer", "topic", "key", "value", "value_fill", "value_len", "partition"},
-	"produce_many":   {"producer", "topic", "count", "key_prefix", "value_prefix"},
-	"flush":          {"producer"},
-	"producer_close": {"name"},
-	"consumer_open":  {"name"},
-	"subscribe":      {"consumer", "topics", "pattern"},
-	"poll":           {"consumer", "count", "timeout_ms"},
-	"commit":         {"consumer"},
-	"commit_offsets": {"consumer", "topic", "partition", "offset"},
-	"committed":      {"consumer", "topic", "partition"},
-	"assignment":     {"consumer"},
-	"consumer_close": {"name"},
-}
+// configPrefix marks configuration arguments (PROTOCOL.md, "Plan file").
+const configPrefix = "config."
 
 // driverError is a fault of the plan or of the driver, reported as
 // driver_error (never a binding error).
@@ -70,24 +45,16 @@ type step struct {
 
 func parseStep(line string) (*step, error) {
 	words := strings.Fields(line)
-	own, ok := opArgs[words[0]]
-	if !ok {
-		return nil, fail("unknown op %s", words[0])
-	}
 	s := &step{op: words[0], args: map[string]string{}}
 	for _, w := range words[1:] {
 		name, value, ok := strings.Cut(w, "=")
 		if !ok || name == "" {
 			return nil, fail("argument without name=value: %s", w)
 		}
-		isOwn := false
-		for _, o := range own {
-			isOwn = isOwn || o == name
-		}
-		if isOwn {
-			s.args[name] = value
+		if option, ok := strings.CutPrefix(name, configPrefix); ok {
+			s.config = append(s.config, cursus.WithOption(option, value))
 		} else {
-			s.config = append(s.config, cursus.WithOption(name, value))
+			s.args[name] = value
 		}
 	}
 	return s, nil

@@ -14,32 +14,8 @@ from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar
 
 import cursus
 
-# Ops and the arguments that are not configuration (PROTOCOL.md, "Ops").
-OP_ARGS: Dict[str, Tuple[str, ...]] = {
-    "admin_open": ("name",),
-    "admin_close": ("name",),
-    "create_topic": ("topic", "partitions", "admin", "auth_policy", "retention_bytes", "idempotent"),
-    "delete_topic": ("topic", "if_exists", "admin"),
-    "truncate_topic": ("topic", "expected_revision", "admin"),
-    "alter_topic": ("topic", "min_in_sync_replicas", "admin"),
-    "list_topics": ("admin",),
-    "describe_topic": ("topic", "admin"),
-    "list_offsets": ("topic", "partition", "admin"),
-    "await_earliest": ("topic", "partition", "min", "timeout_ms", "admin"),
-    "producer_open": ("name",),
-    "produce": ("producer", "topic", "key", "value", "value_fill", "value_len", "partition"),
-    "produce_many": ("producer", "topic", "count", "key_prefix", "value_prefix"),
-    "flush": ("producer",),
-    "producer_close": ("name",),
-    "consumer_open": ("name",),
-    "subscribe": ("consumer", "topics", "pattern"),
-    "poll": ("consumer", "count", "timeout_ms"),
-    "commit": ("consumer",),
-    "commit_offsets": ("consumer", "topic", "partition", "offset"),
-    "committed": ("consumer", "topic", "partition"),
-    "assignment": ("consumer",),
-    "consumer_close": ("name",),
-}
+# Arguments named config.<option> are configuration (PROTOCOL.md, "Plan file").
+CONFIG_PREFIX = "config."
 
 
 class DriverError(Exception):
@@ -50,15 +26,16 @@ class Step:
     def __init__(self, line: str) -> None:
         words = line.split()
         self.op = words[0]
-        if self.op not in OP_ARGS:
-            raise DriverError(f"unknown op {self.op}")
         self.args: Dict[str, str] = {}
         self.config: Dict[str, str] = {}
         for word in words[1:]:
             name, sep, value = word.partition("=")
             if not sep:
                 raise DriverError(f"argument without '=': {word}")
-            (self.args if name in OP_ARGS[self.op] else self.config)[name] = value
+            if name.startswith(CONFIG_PREFIX):
+                self.config[name[len(CONFIG_PREFIX):]] = value
+            else:
+                self.args[name] = value
 
     def arg(self, name: str) -> str:
         if name not in self.args:

@@ -15,62 +15,8 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::time::{Duration, Instant};
 
-/// Ops and the arguments that are not configuration (PROTOCOL.md, "Ops").
-const OP_ARGS: &[(&str, &[&str])] = &[
-    ("admin_open", &["name"]),
-    ("admin_close", &["name"]),
-    (
-        "create_topic",
-        &[
-            "topic",
-            "partitions",
-            "admin",
-            "auth_policy",
-            "retention_bytes",
-            "idempotent",
-        ],
-    ),
-    ("delete_topic", &["topic", "if_exists", "admin"]),
-    ("truncate_topic", &["topic", "expected_revision", "admin"]),
-    ("alter_topic", &["topic", "min_in_sync_replicas", "admin"]),
-    ("list_topics", &["admin"]),
-    ("describe_topic", &["topic", "admin"]),
-    ("list_offsets", &["topic", "partition", "admin"]),
-    (
-        "await_earliest",
-        &["topic", "partition", "min", "timeout_ms", "admin"],
-    ),
-    ("producer_open", &["name"]),
-    (
-        "produce",
-        &[
-            "producer",
-            "topic",
-            "key",
-            "value",
-            "value_fill",
-            "value_len",
-            "partition",
-        ],
-    ),
-    (
-        "produce_many",
-        &["producer", "topic", "count", "key_prefix", "value_prefix"],
-    ),
-    ("flush", &["producer"]),
-    ("producer_close", &["name"]),
-    ("consumer_open", &["name"]),
-    ("subscribe", &["consumer", "topics", "pattern"]),
-    ("poll", &["consumer", "count", "timeout_ms"]),
-    ("commit", &["consumer"]),
-    (
-        "commit_offsets",
-        &["consumer", "topic", "partition", "offset"],
-    ),
-    ("committed", &["consumer", "topic", "partition"]),
-    ("assignment", &["consumer"]),
-    ("consumer_close", &["name"]),
-];
+/// Arguments named `config.<option>` are configuration (PROTOCOL.md, "Plan file").
+const CONFIG_PREFIX: &str = "config.";
 
 /// One plan line: the op, its own arguments and the configuration pairs.
 struct Step {
@@ -96,11 +42,6 @@ type StepResult = Result<Value, Failure>;
 fn parse_step(line: &str) -> Result<Step, String> {
     let mut words = line.split_whitespace();
     let op = words.next().ok_or("empty step")?.to_string();
-    let own = OP_ARGS
-        .iter()
-        .find(|(name, _)| *name == op)
-        .map(|(_, args)| *args)
-        .ok_or_else(|| format!("unknown op {op}"))?;
     let mut step = Step {
         op,
         args: HashMap::new(),
@@ -110,10 +51,11 @@ fn parse_step(line: &str) -> Result<Step, String> {
         let (k, v) = word
             .split_once('=')
             .ok_or_else(|| format!("argument without '=': {word}"))?;
-        if own.contains(&k) {
-            step.args.insert(k.to_string(), v.to_string());
-        } else {
-            step.config.push((k.to_string(), v.to_string()));
+        match k.strip_prefix(CONFIG_PREFIX) {
+            Some(option) => step.config.push((option.to_string(), v.to_string())),
+            None => {
+                step.args.insert(k.to_string(), v.to_string());
+            }
         }
     }
     Ok(step)

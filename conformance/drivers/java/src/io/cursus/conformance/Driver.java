@@ -40,34 +40,6 @@ import java.util.concurrent.ExecutionException;
  * per step (see conformance/PROTOCOL.md). Only the binding's public API is used.
  */
 public final class Driver {
-    /** The arguments each op names; any other argument is configuration. */
-    private static final Map<String, Set<String>> OPS = Map.ofEntries(
-            Map.entry("admin_open", Set.of("name")),
-            Map.entry("admin_close", Set.of("name")),
-            Map.entry("create_topic",
-                    Set.of("topic", "partitions", "admin", "auth_policy", "retention_bytes", "idempotent")),
-            Map.entry("delete_topic", Set.of("topic", "if_exists", "admin")),
-            Map.entry("truncate_topic", Set.of("topic", "expected_revision", "admin")),
-            Map.entry("alter_topic", Set.of("topic", "min_in_sync_replicas", "admin")),
-            Map.entry("list_topics", Set.of("admin")),
-            Map.entry("describe_topic", Set.of("topic", "admin")),
-            Map.entry("list_offsets", Set.of("topic", "partition", "admin")),
-            Map.entry("await_earliest", Set.of("topic", "partition", "min", "timeout_ms", "admin")),
-            Map.entry("producer_open", Set.of("name")),
-            Map.entry("produce",
-                    Set.of("producer", "topic", "value", "value_fill", "value_len", "key", "partition")),
-            Map.entry("produce_many", Set.of("producer", "topic", "count", "value_prefix", "key_prefix")),
-            Map.entry("flush", Set.of("producer")),
-            Map.entry("producer_close", Set.of("name")),
-            Map.entry("consumer_open", Set.of("name")),
-            Map.entry("subscribe", Set.of("consumer", "topics", "pattern")),
-            Map.entry("poll", Set.of("consumer", "count", "timeout_ms")),
-            Map.entry("commit", Set.of("consumer")),
-            Map.entry("commit_offsets", Set.of("consumer", "topic", "partition", "offset")),
-            Map.entry("committed", Set.of("consumer", "topic", "partition")),
-            Map.entry("assignment", Set.of("consumer")),
-            Map.entry("consumer_close", Set.of("name")));
-
     /** Ops whose configuration arguments go to the object they open. */
     private static final Set<String> OPENS = Set.of("admin_open", "producer_open", "consumer_open");
 
@@ -228,12 +200,8 @@ public final class Driver {
         if (step.malformed != null) {
             throw new DriverError("malformed plan line: " + step.malformed);
         }
-        Set<String> named = OPS.get(step.op);
-        if (named == null) {
-            throw new DriverError("unknown op " + step.op);
-        }
         List<Map.Entry<String, String>> config = new ArrayList<>();
-        Args a = new Args(step.own(named, config));
+        Args a = new Args(step.own(config));
         if (!config.isEmpty() && !OPENS.contains(step.op)) {
             throw new DriverError("unexpected arguments for " + step.op + ": " + config);
         }

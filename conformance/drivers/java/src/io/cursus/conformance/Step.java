@@ -4,7 +4,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 
 /**
  * One plan line: {@code <op> name=value ...}. Values are kept as written, except that
@@ -59,17 +58,20 @@ final class Step {
         return new Step(index, tokens[0], List.copyOf(args), null);
     }
 
+    /** Arguments named {@code config.<option>} are configuration (PROTOCOL.md, "Plan file"). */
+    private static final String CONFIG_PREFIX = "config.";
+
     /**
-     * Splits the arguments into the op's own ({@code named}, by name) and the configuration
-     * (everything else, in plan order).
+     * Splits the arguments into the op's own (by name) and the configuration (the
+     * {@code config.} ones, prefix removed, in plan order).
      */
-    Map<String, String> own(Set<String> named, List<Map.Entry<String, String>> config) {
+    Map<String, String> own(List<Map.Entry<String, String>> config) {
         Map<String, String> out = new LinkedHashMap<>();
         for (Map.Entry<String, String> a : args) {
-            if (named.contains(a.getKey())) {
-                out.put(a.getKey(), a.getValue());
+            if (a.getKey().startsWith(CONFIG_PREFIX)) {
+                config.add(Map.entry(a.getKey().substring(CONFIG_PREFIX.length()), a.getValue()));
             } else {
-                config.add(a);
+                out.put(a.getKey(), a.getValue());
             }
         }
         return out;

@@ -1,5 +1,6 @@
 //! The state every handler works on, shared by all connections.
 
+use crate::faults::Faults;
 use std::sync::Arc;
 
 use tokio_util::sync::CancellationToken;
@@ -36,6 +37,8 @@ pub struct Broker {
     pub groups: Arc<Coordinator>,
     /// Cancelled when the broker shuts down.
     pub shutdown: CancellationToken,
+    /// Injected faults (none unless configured).
+    pub faults: Faults,
 }
 
 impl std::fmt::Debug for Broker {
@@ -74,6 +77,7 @@ impl Broker {
             &topics,
             config.group_session_timeout,
         )?);
+        let config_faults = config.faults.clone();
         Ok(Broker {
             config,
             advertised,
@@ -81,6 +85,7 @@ impl Broker {
             offsets: Arc::clone(&groups) as Arc<dyn OffsetLookup>,
             groups,
             shutdown,
+            faults: Faults::new(&config_faults),
         })
     }
 

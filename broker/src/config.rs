@@ -6,6 +6,7 @@
 //! the flag's name with `_` instead of `-` (e.g. `--max-connections` is
 //! `max_connections`).
 
+use crate::faults::FaultRule;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -100,6 +101,11 @@ pub struct Cli {
     /// [default: info]
     #[arg(long, value_name = "FILTER")]
     pub log_level: Option<String>,
+    /// Inject a fault, for testing clients: COMMAND:ACTION:TIMES[:ERROR], e.g.
+    /// PUBLISH:drop-after:1 or LIST:error:*:NOT_LEADER. ACTION is error,
+    /// error-after or drop-after; TIMES a count or *. Repeatable; none by default.
+    #[arg(long = "fault", value_name = "SPEC")]
+    pub faults: Vec<String>,
 }
 
 /// The TOML file: the same keys as the flags, all optional.
@@ -126,6 +132,7 @@ struct FileConfig {
     stream_keepalive_ms: Option<u64>,
     group_session_timeout_ms: Option<u64>,
     log_level: Option<String>,
+    faults: Option<Vec<String>>,
 }
 
 /// A configuration problem found at startup.
@@ -195,6 +202,8 @@ pub struct Config {
     pub group_session_timeout: Duration,
     /// Log filter.
     pub log_level: String,
+    /// Injected faults (testing aid; see [`crate::faults`]).
+    pub faults: Vec<FaultRule>,
 }
 
 impl Default for Config {
@@ -220,6 +229,7 @@ impl Default for Config {
             stream_keepalive: Duration::from_millis(1_000),
             group_session_timeout: Duration::from_millis(30_000),
             log_level: "info".into(),
+            faults: Vec::new(),
         }
     }
 }
@@ -248,6 +258,16 @@ impl Config {
             })?,
             None => d.default_cleanup_policy,
         };
+        // Flags replace the file's list rather than adding to it.
+        let fault_specs = match (cli.faults.is_empty(), &file.faults) {
+            (true, Some(from_file)) => from_file.clone(),
+            _ => cli.faults.clone(),
+        };
+        let faults = fault_specs
+            .iter()
+            .map(|spec| spec.parse::<FaultRule>())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(ConfigError::Invalid)?;
         let config = Config {
             listen: pick!(listen).unwrap_or(d.listen),
             health_listen: pick!(health_listen).unwrap_or(d.health_listen),
@@ -273,6 +293,7 @@ impl Config {
             stream_keepalive: ms(pick!(stream_keepalive_ms), d.stream_keepalive),
             group_session_timeout: ms(pick!(group_session_timeout_ms), d.group_session_timeout),
             log_level: pick!(log_level).unwrap_or(d.log_level),
+            faults,
         };
         config.validate()?;
         Ok(config)

@@ -8,6 +8,7 @@
 //! * [`broker`] — the shared state handlers work on;
 //! * [`maintenance`] — background flush and retention;
 //! * [`health`] — the `/live` and `/ready` HTTP endpoints;
+//! * [`faults`] — injected faults for testing clients (off by default);
 //! * [`groups`] — what the data path needs from consumer groups;
 //! * [`storage`] — durable partition logs, manifest and journals.
 
@@ -17,6 +18,7 @@
 pub mod broker;
 pub mod commands;
 pub mod config;
+pub mod faults;
 pub mod groups;
 pub mod health;
 pub mod maintenance;

@@ -18,6 +18,7 @@ use bytes::Bytes;
 use cursus::wire::{Batch, Command, CommandPayload, ErrorPayload};
 
 use crate::broker::Broker;
+use crate::faults::FaultAction;
 
 /// A decoded application request.
 #[derive(Debug, Clone)]
@@ -48,6 +49,8 @@ pub enum Reply {
     ErrorThenClose(ErrorPayload),
     /// The connection becomes a stream.
     Stream(stream::StreamPlan),
+    /// No reply: close the connection (an injected `drop-after` fault).
+    Close,
 }
 
 impl Reply {
@@ -94,8 +97,46 @@ pub const SUPPORTED: [Command; 24] = [
     Command::Exit,
 ];
 
-/// Routes one request to its handler.
+impl Request {
+    /// The command this request is.
+    pub fn command(&self) -> Command {
+        match self {
+            Request::Command { command, .. } => *command,
+            Request::Batch(_) => Command::Publish,
+        }
+    }
+}
+
+/// Routes one request to its handler, applying an injected fault if one is
+/// configured for its command (see [`crate::faults`]).
 pub async fn dispatch(broker: &Arc<Broker>, request: Request) -> Reply {
+    let Some(fault) = broker.faults.take(request.command()) else {
+        return execute(broker, request).await;
+    };
+    tracing::info!(command = %request.command(), action = ?fault.action, "injecting a fault");
+    let error = || {
+        Reply::Error(
+            fault
+                .error
+                .clone()
+                .unwrap_or_else(|| ErrorPayload::new("broker_error")),
+        )
+    };
+    match fault.action {
+        FaultAction::Error => error(),
+        FaultAction::ErrorAfter => {
+            execute(broker, request).await;
+            error()
+        }
+        FaultAction::DropAfter => {
+            execute(broker, request).await;
+            Reply::Close
+        }
+    }
+}
+
+/// Runs one request's handler.
+async fn execute(broker: &Arc<Broker>, request: Request) -> Reply {
     let (command, p) = match request {
         Request::Batch(batch) => return publish::publish_batch(broker, batch).await,
         Request::Command { command, payload } => (command, payload),

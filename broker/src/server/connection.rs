@@ -239,6 +239,10 @@ async fn serve(broker: &Arc<Broker>, writer: &mut FrameWriter, mut rx: mpsc::Rec
             Reply::Ok(payload) => writer.send(&ok_frame(command, id, payload)).await,
             Reply::Error(e) => writer.send(&error_frame(command, id, &e)).await,
             Reply::Silent => Ok(()),
+            Reply::Close => {
+                debug!(%command, "closing without a reply (injected fault)");
+                return;
+            }
             Reply::OkThenClose(payload) => {
                 let _ = writer.send(&ok_frame(command, id, payload)).await;
                 return;

@@ -316,7 +316,7 @@ impl AsyncConsumer {
         let c = self.inner.get(py)?;
         bridge(
             py,
-            async move { Ok(c.assignment().await) },
+            async move { c.assignment().await },
             list::<TopicPartition, _>,
         )
     }

@@ -38,7 +38,7 @@ async fn main() -> cursus::Result<()> {
     }
     println!(
         "consumed {seen} records; assignment {:?}",
-        consumer.assignment().await
+        consumer.assignment().await?
     );
     consumer.close().await
 }

@@ -350,7 +350,7 @@ impl Consumer {
 
     /// The assigned partitions.
     pub fn assignment(&self) -> Result<Vec<crate::protocol::group::TopicPartition>> {
-        self.owner.run(async { Ok(self.inner.assignment().await) })
+        self.owner.run(self.inner.assignment())
     }
 
     /// Commits (with auto-commit), leaves the group and closes (idempotent).

@@ -150,13 +150,15 @@ impl Consumer {
     }
 
     /// The partitions currently assigned (empty before the first poll).
-    pub async fn assignment(&self) -> Vec<TopicPartition> {
+    /// Fails with `closed` once the consumer is closed.
+    pub async fn assignment(&self) -> Result<Vec<TopicPartition>> {
+        self.check_open()?;
         let state = self.state.lock().await;
-        state
+        Ok(state
             .group
             .as_ref()
             .map(|g| g.assignments.clone())
-            .unwrap_or_default()
+            .unwrap_or_default())
     }
 
     /// The member id and generation, once joined.

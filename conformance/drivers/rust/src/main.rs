@@ -335,7 +335,7 @@ impl Driver {
                 let parts: Vec<String> = self
                     .consumer(step)?
                     .assignment()
-                    .await
+                    .await?
                     .iter()
                     .map(|tp| format!("{}:{}", tp.topic, tp.partition))
                     .collect();

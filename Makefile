@@ -10,6 +10,11 @@ CARGO ?= cargo
 FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := frame batch record command error
 
+# Build profile of the engine, broker and bindings: debug for the tests,
+# release for the binding benchmarks (`make bench` passes CURSUS_PROFILE=release).
+CURSUS_PROFILE ?= debug
+CARGO_PROFILE_FLAG := $(if $(filter release,$(CURSUS_PROFILE)),--release)
+
 .PHONY: all build test test-rust lint fmt-check clippy bench fuzz fuzz-build demo quickstart-rust clean
 
 all: build
@@ -42,6 +47,7 @@ bench:
 	$(CARGO) build --release -p cursus-broker
 	CURSUS_BROKER_BIN=$(abspath $(or $(CARGO_TARGET_DIR),target))/release/cursus-broker $(CARGO) bench -p cursus --bench engine
 	$(CARGO) bench -p cursus-broker --bench throughput
+	$(MAKE) --no-print-directory bench-ffi bench-python bench-java CURSUS_PROFILE=release
 
 # Fuzzing needs a nightly toolchain and cargo-fuzz; installed here on first use.
 fuzz-build:

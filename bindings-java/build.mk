@@ -4,7 +4,7 @@
 #   make test-java    build libcursus_jni and the broker, then `mvn test` (JUnit 5,
 #                     -Xcheck:jni) against a real broker; prints Surefire's summary
 #   make jar-java     the jar, with the native library inside
-#   make bench-java   records/s from Java (debug build of the engine)
+#   make bench-java   records/s from Java (CURSUS_PROFILE=release for an optimised engine)
 #   make quickstart-java  compile examples/Quickstart.java against the jar and run it
 #                     against $(DEMO_BOOTSTRAP) (default 127.0.0.1:9000)
 #
@@ -15,7 +15,7 @@ JAVA_DIR := bindings-java
 JAVA_CARGO ?= $(or $(CARGO),cargo)
 JAVA_MVN ?= mvn
 JAVA_TARGET_DIR := $(abspath $(or $(CARGO_TARGET_DIR),target))
-JAVA_PROFILE_DIR := $(JAVA_TARGET_DIR)/debug
+JAVA_PROFILE_DIR := $(JAVA_TARGET_DIR)/$(or $(CURSUS_PROFILE),debug)
 # The jar carries a copy without debug info (the debug build's is ~60 MB).
 JAVA_NATIVE_STAGE := $(JAVA_TARGET_DIR)/java-native
 JAVA_PLATFORM := $(shell uname -s | tr A-Z a-z)-$(shell uname -m | sed 's/amd64/x86_64/;s/arm64/aarch64/')
@@ -32,7 +32,7 @@ JAVA_MVN_ARGS := -B -ntp $(MVN_FLAGS) \
 .PHONY: java-native test-java jar-java bench-java quickstart-java
 
 java-native:
-	$(JAVA_CARGO) build -p cursus-jni -p cursus-broker
+	$(JAVA_CARGO) build $(CARGO_PROFILE_FLAG) -p cursus-jni -p cursus-broker
 	@mkdir -p $(JAVA_NATIVE_STAGE)
 	@for f in libcursus_jni.so libcursus_jni.dylib cursus_jni.dll; do \
 	  if [ -f $(JAVA_PROFILE_DIR)/$$f ]; then \

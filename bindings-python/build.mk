@@ -14,7 +14,7 @@ PY_TOOLS       := maturin==1.7.4 pytest==8.3.3 pytest-timeout==2.3.1 mypy==1.13.
 PY_TOOLS_STAMP := $(PY_VENV)/.cursus-python-tools
 PY_TARGET      := $(abspath $(or $(CARGO_TARGET_DIR),target))
 PY_WHEELS      := $(PY_TARGET)/wheels-python
-PY_BROKER_BIN  := $(PY_TARGET)/debug/cursus-broker
+PY_BROKER_BIN  := $(PY_TARGET)/$(or $(CURSUS_PROFILE),debug)/cursus-broker
 
 .PHONY: test-python python-wheel bench-python quickstart-python
 
@@ -23,23 +23,24 @@ $(PY_TOOLS_STAMP):
 	$(PY_BIN) -m pip install -q --disable-pip-version-check $(PY_TOOLS)
 	@touch $@
 
-# Builds the abi3 wheel (dev profile) and installs it into the venv.
+# Builds the abi3 wheel (dev profile, or release with CURSUS_PROFILE=release)
+# and installs it into the venv.
 python-wheel: $(PY_TOOLS_STAMP)
 	rm -rf $(PY_WHEELS)
-	CARGO_TARGET_DIR=$(PY_TARGET) $(PY_BIN) -m maturin build --quiet \
+	CARGO_TARGET_DIR=$(PY_TARGET) $(PY_BIN) -m maturin build --quiet $(CARGO_PROFILE_FLAG) \
 	  -m bindings-python/Cargo.toml -i $(PY_BIN) --out $(PY_WHEELS)
 	$(PY_BIN) -m pip install -q --disable-pip-version-check --force-reinstall --no-deps \
 	  $(PY_WHEELS)/cursus-*.whl
 
 test-python: python-wheel
-	CARGO_TARGET_DIR=$(PY_TARGET) $(CARGO) build -p cursus-broker
+	CARGO_TARGET_DIR=$(PY_TARGET) $(CARGO) build $(CARGO_PROFILE_FLAG) -p cursus-broker
 	cd bindings-python && CURSUS_BROKER_BIN=$(PY_BROKER_BIN) \
 	  $(abspath $(PY_BIN)) -m pytest tests -p no:cacheprovider --timeout 300 -q
 	$(PY_BIN) -m mypy --strict --cache-dir $(PY_TARGET)/mypy-python bindings-python/examples
 
 bench-python: python-wheel
-	CARGO_TARGET_DIR=$(PY_TARGET) $(CARGO) build -p cursus-broker
-	CURSUS_BROKER_BIN=$(PY_BROKER_BIN) $(PY_BIN) bindings-python/bench/bench.py \
+	CARGO_TARGET_DIR=$(PY_TARGET) $(CARGO) build $(CARGO_PROFILE_FLAG) -p cursus-broker
+	CURSUS_BUILD_PROFILE=$(or $(CURSUS_PROFILE),debug) CURSUS_BROKER_BIN=$(PY_BROKER_BIN) $(PY_BIN) bindings-python/bench/bench.py \
 	  --out $(PY_TARGET)/bench/python.json
 
 # The quickstart `make demo` runs (DEMO_BOOTSTRAP from the top-level Makefile).

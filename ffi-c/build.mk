@@ -17,7 +17,7 @@
 FFI_SAVED_DEFAULT_GOAL := $(.DEFAULT_GOAL)
 FFI_CARGO      ?= cargo
 FFI_TARGET     := $(abspath $(or $(CARGO_TARGET_DIR),$(CURDIR)/target))
-FFI_PROFILE    := $(FFI_TARGET)/debug
+FFI_PROFILE    := $(FFI_TARGET)/$(or $(CURSUS_PROFILE),debug)
 FFI_OUT        := $(FFI_TARGET)/cursus
 FFI_LIBDIR     := $(FFI_OUT)/lib
 FFI_BUILD      := $(FFI_OUT)/build
@@ -38,7 +38,7 @@ DEMO_BOOTSTRAP ?= 127.0.0.1:9000
 
 # Cargo decides what is stale; the copies below are cheap.
 ffi-lib:
-	$(FFI_CARGO) build -p cursus-ffi -p cursus-broker
+	$(FFI_CARGO) build $(CARGO_PROFILE_FLAG) -p cursus-ffi -p cursus-broker
 	@mkdir -p $(FFI_LIBDIR)/pkgconfig $(FFI_BUILD)
 	cp -f $(FFI_PROFILE)/libcursus_ffi.so $(FFI_LIBDIR)/libcursus.so
 	cp -f $(FFI_PROFILE)/libcursus_ffi.a $(FFI_LIBDIR)/libcursus.a
@@ -113,7 +113,7 @@ quickstart-go: ffi-lib
 
 bench-ffi: ffi-lib
 	$(CC) $(FFI_CFLAGS) -O2 -o $(FFI_BUILD)/bench_c ffi-c/examples/bench_send.c $(FFI_LDFLAGS)
-	$(FFI_CARGO) build -p cursus-ffi --example bench_send
+	$(FFI_CARGO) build $(CARGO_PROFILE_FLAG) -p cursus-ffi --example bench_send
 	$(FFI_WITH_BROKER) sh -c '$(FFI_PROFILE)/examples/bench_send "$$CURSUS_TEST_BROKER" 500 && \
 	  $(FFI_BUILD)/bench_c "$$CURSUS_TEST_BROKER" 500 && \
 	  cd $(CURDIR)/ffi-c/go && $(FFI_GO_ENV) go test -run XXX -bench . -benchtime 5000x ./...'

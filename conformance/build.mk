@@ -8,7 +8,7 @@
 # executable at target/conformance/bin/<lang>. The harness starts a fresh
 # broker per scenario and writes target/conformance/report.json.
 
-CONFORMANCE_BINDINGS  ?= rust,c,cpp,go,python,java
+CONFORMANCE_BINDINGS  ?= rust,c,cpp,go,python,python-asyncio,java
 CONFORMANCE_SCENARIOS ?= *
 CONFORMANCE_JOBS      ?= 3
 comma := ,

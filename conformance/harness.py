@@ -32,7 +32,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 SCENARIOS = ROOT / "conformance" / "scenarios"
 TARGET = Path(os.environ.get("CARGO_TARGET_DIR") or ROOT / "target").resolve()
-BINDINGS = ["rust", "c", "cpp", "go", "python", "java"]
+# `python-asyncio` is the Python binding driven through its asyncio API.
+BINDINGS = ["rust", "c", "cpp", "go", "python", "python-asyncio", "java"]
 DRIVER_TIMEOUT_S = 180
 BROKER_START_TIMEOUT_S = 30
 
@@ -449,12 +450,13 @@ def run_phase(binding: str, scenario: Scenario, n: int, phase: list[tuple[int, d
 
 def print_matrix(bindings: list[str], scenarios: list[Scenario], results: dict[tuple[str, str], Outcome]) -> None:
     width = max(len(s.name) for s in scenarios)
-    print("\n" + "scenario".ljust(width) + "  " + "  ".join(b.center(6) for b in bindings))
+    cell = {b: max(len(b), 6) for b in bindings}
+    print("\n" + "scenario".ljust(width) + "  " + "  ".join(b.center(cell[b]) for b in bindings))
     for s in scenarios:
         cells = []
         for b in bindings:
             o = results.get((b, s.name))
-            cells.append(("pass" if o and o.status == "pass" else "FAIL").center(6))
+            cells.append(("pass" if o and o.status == "pass" else "FAIL").center(cell[b]))
         print(s.name.ljust(width) + "  " + "  ".join(cells))
     failed = [o for o in results.values() if o.status != "pass"]
     for o in failed:

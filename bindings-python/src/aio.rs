@@ -5,6 +5,7 @@
 //! pool is involved; cancelling the asyncio future aborts the engine task.
 
 use crate::errors::{panic_error, to_py, IntoPyResult};
+use crate::ordered::OrderedProducer;
 use crate::sync::{record, Slot};
 use crate::types::*;
 use crate::{config, types};
@@ -122,7 +123,7 @@ fn timeout_arg(py: Python<'_>, seconds: Option<f64>) -> PyResult<Option<Duration
 /// Native async producer (wrapped by `cursus.aio.Producer`).
 #[pyclass(module = "cursus._cursus", frozen)]
 pub struct AsyncProducer {
-    inner: Slot<EngineProducer>,
+    inner: Slot<OrderedProducer>,
 }
 
 #[pymethods]
@@ -135,15 +136,19 @@ impl AsyncProducer {
         config: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let cfg = config::producer(py, config)?;
-        bridge(py, EngineProducer::connect(cfg), |py, p| {
-            Ok(Py::new(
-                py,
-                AsyncProducer {
-                    inner: Slot::new("producer", p),
-                },
-            )?
-            .into_py(py))
-        })
+        bridge(
+            py,
+            async move { OrderedProducer::start(EngineProducer::connect(cfg).await?) },
+            |py, p| {
+                Ok(Py::new(
+                    py,
+                    AsyncProducer {
+                        inner: Slot::new("producer", p),
+                    },
+                )?
+                .into_py(py))
+            },
+        )
     }
 
     /// Queues a record and resolves with its `RecordMetadata` once acknowledged.
@@ -159,7 +164,8 @@ impl AsyncProducer {
     ) -> PyResult<Bound<'py, PyAny>> {
         let p = self.inner.get(py)?;
         let rec = record(topic, value, key, partition, timestamp)?;
-        bridge(py, async move { p.send(rec).await?.await }, metadata)
+        // Handed over now, so records keep the order of the calls.
+        bridge(py, p.send(rec), metadata)
     }
 
     /// Sends everything queued and waits (`timeout` seconds; `None`: no limit).
@@ -167,7 +173,7 @@ impl AsyncProducer {
     fn flush<'py>(&self, py: Python<'py>, timeout: Option<f64>) -> PyResult<Bound<'py, PyAny>> {
         let p = self.inner.get(py)?;
         let t = timeout_arg(py, timeout)?;
-        bridge(py, async move { p.flush(t).await }, none)
+        bridge(py, p.flush(t), none)
     }
 
     /// Flushes within `timeout` seconds (`None`: no limit) and closes;
@@ -175,12 +181,12 @@ impl AsyncProducer {
     #[pyo3(signature = (timeout=None))]
     fn close<'py>(&self, py: Python<'py>, timeout: Option<f64>) -> PyResult<Bound<'py, PyAny>> {
         let t = timeout_arg(py, timeout)?.unwrap_or(Duration::MAX);
-        let p = self.inner.take();
+        let closing = self.inner.take().map(|p| p.close(t));
         bridge(
             py,
             async move {
-                match p {
-                    Some(p) => p.close(t).await,
+                match closing {
+                    Some(closing) => closing.await,
                     None => Ok(()),
                 }
             },

@@ -15,6 +15,7 @@ mod aio;
 mod config;
 mod errors;
 mod logbridge;
+mod ordered;
 mod sync;
 mod types;
 

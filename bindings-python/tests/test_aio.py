@@ -84,3 +84,21 @@ def test_async_errors_and_timeouts(bootstrap: str, name: str) -> None:
             assert (await pending).offset == 0
 
     asyncio.run(main())
+
+
+def test_async_sends_keep_call_order_and_flush_covers_them(bootstrap: str, name: str) -> None:
+    # Sends started together (tasks, not awaited one by one) must reach the
+    # partition in call order, and a flush must cover every send made
+    # before it, even ones whose task has not run yet.
+    async def main() -> None:
+        async with cursus.aio.AdminClient(bootstrap_servers=bootstrap) as admin:
+            await admin.create_topic(name, partitions=1)
+            async with cursus.aio.Producer(bootstrap_servers=bootstrap) as producer:
+                sends = [asyncio.ensure_future(producer.send(name, b"%d" % i)) for i in range(500)]
+                await producer.flush(30)
+                [offsets] = await admin.list_offsets(name, 0)
+                assert offsets.latest == 500
+                metas = await asyncio.gather(*sends)
+                assert [m.offset for m in metas] == list(range(500))
+
+    asyncio.run(main())

@@ -13,6 +13,7 @@ or created with ``await cursus.aio.Producer.connect(**config)``.
 from __future__ import annotations
 
 import abc
+import asyncio
 from types import TracebackType
 from typing import (
     AsyncIterator,
@@ -113,7 +114,7 @@ class _Client(abc.ABC):
 
 
 class Producer(_Client):
-    """Sends records; every :meth:`send` resolves when acknowledged."""
+    """Sends records; every :meth:`send` returns an awaitable that resolves when acknowledged."""
 
     _what = "producer"
 
@@ -124,7 +125,7 @@ class Producer(_Client):
     def _native(self) -> _cursus.AsyncProducer:
         return self._require()  # type: ignore[return-value]
 
-    async def send(
+    def send(
         self,
         topic: str,
         value: Buffer,
@@ -132,11 +133,16 @@ class Producer(_Client):
         key: Union[Buffer, str, None] = None,
         partition: Optional[int] = None,
         timestamp: Optional[int] = None,
-    ) -> RecordMetadata:
-        """Sends a record and returns where it was stored."""
-        return await self._native.send(
-            topic, value, key=key, partition=partition, timestamp=timestamp
-        )
+    ) -> "asyncio.Future[RecordMetadata]":
+        """Hands the record over at once and returns an awaitable that
+        resolves with where it was stored, once acknowledged.
+
+        Not a coroutine on purpose: records are queued in the order of the
+        ``send`` calls (not of the awaits), and a later :meth:`flush` or
+        :meth:`close` covers them. Raises :class:`ClosedError` right away on
+        a closed or unconnected producer.
+        """
+        return self._native.send(topic, value, key=key, partition=partition, timestamp=timestamp)
 
     async def flush(self, timeout: Optional[float] = None) -> None:
         """Sends everything queued and waits for it."""

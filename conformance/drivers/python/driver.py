@@ -1,18 +1,22 @@
-"""Conformance driver for the Python binding (the synchronous API of ``cursus``).
+"""Conformance driver for the Python binding: the synchronous API of ``cursus``,
+or with ``--asyncio`` the asyncio API of ``cursus.aio``.
 
-``python driver.py <bootstrap> <plan>`` runs each plan step through the public
-API and prints one JSON line per step. The contract is conformance/PROTOCOL.md;
+``python driver.py [--asyncio] <bootstrap> <plan>`` runs each plan step through
+the public API and prints one JSON line per step. The contract is conformance/PROTOCOL.md;
 the harness compares the results.
 """
 
 from __future__ import annotations
 
+import asyncio
+import inspect
 import json
 import sys
 import time
-from typing import Any, Callable, Dict, List, Optional, Tuple, TypeVar
+from typing import Any, Awaitable, Callable, Dict, List, Optional, Tuple, TypeVar
 
 import cursus
+import cursus.aio
 
 # Arguments named config.<option> are configuration (PROTOCOL.md, "Plan file").
 CONFIG_PREFIX = "config."
@@ -50,41 +54,53 @@ class Step:
 
 
 class Driver:
-    def __init__(self, bootstrap: str) -> None:
+    """Runs steps through the synchronous API (``cursus``) or, with
+    ``asyncio=True``, the asyncio API (``cursus.aio``). The two have the same
+    method names, so one set of ops serves both: `call` awaits what the
+    asyncio API returns and passes the synchronous API's values through."""
+
+    def __init__(self, bootstrap: str, asyncio: bool) -> None:
         self.bootstrap = bootstrap
-        self.admins: Dict[str, cursus.AdminClient] = {}
-        self.producers: Dict[str, cursus.Producer] = {}
-        self.consumers: Dict[str, cursus.Consumer] = {}
+        self.asyncio = asyncio
+        self.admins: Dict[str, Any] = {}
+        self.producers: Dict[str, Any] = {}
+        self.consumers: Dict[str, Any] = {}
 
     def options(self, step: Step) -> Dict[str, Any]:
         return {"bootstrap_servers": self.bootstrap, **step.config}
 
-    def admin(self, step: Step) -> cursus.AdminClient:
+    async def open(self, kind: str, options: Dict[str, Any]) -> Any:
+        """A connected AdminClient, Producer or Consumer of the chosen API."""
+        if self.asyncio:
+            return await getattr(cursus.aio, kind).connect(**options)
+        return getattr(cursus, kind)(**options)
+
+    async def admin(self, step: Step) -> Any:
         name = step.args.get("admin", "")
         if name == "" and "" not in self.admins:
-            self.admins[""] = cursus.AdminClient(bootstrap_servers=self.bootstrap)
+            self.admins[""] = await self.open("AdminClient", {"bootstrap_servers": self.bootstrap})
         return lookup(self.admins, name, "admin")
 
-    def producer(self, step: Step) -> cursus.Producer:
+    def producer(self, step: Step) -> Any:
         return lookup(self.producers, step.arg("producer"), "producer")
 
-    def consumer(self, step: Step) -> cursus.Consumer:
+    def consumer(self, step: Step) -> Any:
         return lookup(self.consumers, step.arg("consumer"), "consumer")
 
-    def run(self, step: Step) -> Dict[str, Any]:
-        handler: Callable[[Step], Dict[str, Any]] = getattr(self, "op_" + step.op)
-        return handler(step)
+    async def run(self, step: Step) -> Dict[str, Any]:
+        handler: Callable[[Step], Awaitable[Dict[str, Any]]] = getattr(self, "op_" + step.op)
+        return await handler(step)
 
     # -- admin
-    def op_admin_open(self, step: Step) -> Dict[str, Any]:
-        self.admins[step.arg("name")] = cursus.AdminClient(**self.options(step))
+    async def op_admin_open(self, step: Step) -> Dict[str, Any]:
+        self.admins[step.arg("name")] = await self.open("AdminClient", self.options(step))
         return {}
 
-    def op_admin_close(self, step: Step) -> Dict[str, Any]:
-        lookup(self.admins, step.arg("name"), "admin").close()
+    async def op_admin_close(self, step: Step) -> Dict[str, Any]:
+        await call(lookup(self.admins, step.arg("name"), "admin").close())
         return {}
 
-    def op_create_topic(self, step: Step) -> Dict[str, Any]:
+    async def op_create_topic(self, step: Step) -> Dict[str, Any]:
         extra: Dict[str, Any] = {}
         if "auth_policy" in step.args:
             extra["auth_policy"] = step.args["auth_policy"]
@@ -92,53 +108,58 @@ class Driver:
             extra["retention_bytes"] = step.num("retention_bytes")
         if "idempotent" in step.args:
             extra["idempotent"] = step.args["idempotent"] == "true"
-        info = self.admin(step).create_topic(step.arg("topic"), partitions=step.num("partitions"), **extra)
+        admin = await self.admin(step)
+        info = await call(admin.create_topic(step.arg("topic"), partitions=step.num("partitions"), **extra))
         return {"partitions": info.partitions}
 
-    def op_delete_topic(self, step: Step) -> Dict[str, Any]:
-        out = self.admin(step).delete_topic(step.arg("topic"), if_exists=step.args.get("if_exists") == "true")
+    async def op_delete_topic(self, step: Step) -> Dict[str, Any]:
+        admin = await self.admin(step)
+        out = await call(admin.delete_topic(step.arg("topic"), if_exists=step.args.get("if_exists") == "true"))
         return {"deleted": out.deleted}
 
-    def op_truncate_topic(self, step: Step) -> Dict[str, Any]:
-        out = self.admin(step).truncate_topic(step.arg("topic"), step.num("expected_revision"))
+    async def op_truncate_topic(self, step: Step) -> Dict[str, Any]:
+        admin = await self.admin(step)
+        out = await call(admin.truncate_topic(step.arg("topic"), step.num("expected_revision")))
         return {"revision": out.revision}
 
-    def op_alter_topic(self, step: Step) -> Dict[str, Any]:
+    async def op_alter_topic(self, step: Step) -> Dict[str, Any]:
         minimum = step.num("min_in_sync_replicas")
-        self.admin(step).alter_topic_config(step.arg("topic"), minimum if minimum >= 0 else None)
+        admin = await self.admin(step)
+        await call(admin.alter_topic_config(step.arg("topic"), minimum if minimum >= 0 else None))
         return {}
 
-    def op_list_topics(self, step: Step) -> Dict[str, Any]:
-        return {"topics": self.admin(step).list_topics()}
+    async def op_list_topics(self, step: Step) -> Dict[str, Any]:
+        return {"topics": await call((await self.admin(step)).list_topics())}
 
-    def op_describe_topic(self, step: Step) -> Dict[str, Any]:
-        return {"partitions": len(self.admin(step).describe_topic(step.arg("topic")).partitions)}
+    async def op_describe_topic(self, step: Step) -> Dict[str, Any]:
+        description = await call((await self.admin(step)).describe_topic(step.arg("topic")))
+        return {"partitions": len(description.partitions)}
 
-    def offsets(self, step: Step) -> Tuple[int, int]:
+    async def offsets(self, step: Step) -> Tuple[int, int]:
         partition = step.num("partition")
-        for o in self.admin(step).list_offsets(step.arg("topic"), partition):
+        for o in await call((await self.admin(step)).list_offsets(step.arg("topic"), partition)):
             if o.partition == partition:
                 return o.earliest, o.latest
         raise DriverError(f"list_offsets: no partition {partition} in the reply")
 
-    def op_list_offsets(self, step: Step) -> Dict[str, Any]:
-        earliest, latest = self.offsets(step)
+    async def op_list_offsets(self, step: Step) -> Dict[str, Any]:
+        earliest, latest = await self.offsets(step)
         return {"earliest": earliest, "latest": latest}
 
-    def op_await_earliest(self, step: Step) -> Dict[str, Any]:
+    async def op_await_earliest(self, step: Step) -> Dict[str, Any]:
         deadline = time.monotonic() + step.num("timeout_ms") / 1000
         while True:
-            earliest, _ = self.offsets(step)
+            earliest, _ = await self.offsets(step)
             if earliest >= step.num("min") or time.monotonic() >= deadline:
                 return {"earliest": earliest}
-            time.sleep(0.05)
+            await asyncio.sleep(0.05)
 
     # -- producer
-    def op_producer_open(self, step: Step) -> Dict[str, Any]:
-        self.producers[step.arg("name")] = cursus.Producer(**self.options(step))
+    async def op_producer_open(self, step: Step) -> Dict[str, Any]:
+        self.producers[step.arg("name")] = await self.open("Producer", self.options(step))
         return {}
 
-    def op_produce(self, step: Step) -> Dict[str, Any]:
+    async def op_produce(self, step: Step) -> Dict[str, Any]:
         value = step.data("value")
         if value is None:
             fill = step.data("value_fill") or b""
@@ -146,48 +167,57 @@ class Driver:
                 raise DriverError("produce: no value")
             value = fill * step.num("value_len")
         partition = step.num("partition") if "partition" in step.args else None
-        meta = self.producer(step).send_and_wait(step.arg("topic"), value, key=step.data("key"), partition=partition)
+        producer, topic, key = self.producer(step), step.arg("topic"), step.data("key")
+        if self.asyncio:
+            meta = await producer.send(topic, value, key=key, partition=partition)
+        else:
+            meta = producer.send_and_wait(topic, value, key=key, partition=partition)
         return {"partition": meta.partition, "offset": meta.offset}
 
-    def op_produce_many(self, step: Step) -> Dict[str, Any]:
+    async def op_produce_many(self, step: Step) -> Dict[str, Any]:
         producer, topic = self.producer(step), step.arg("topic")
         value_prefix = step.data("value_prefix") or b""
         key_prefix = step.data("key_prefix")
-        deliveries = []
+        pending = []
         for i in range(step.num("count")):
             suffix = str(i).encode()
             key = key_prefix + suffix if key_prefix is not None else None
-            deliveries.append(producer.send(topic, value_prefix + suffix, key=key))
-        producer.flush()
-        partitions = [d.result().partition for d in deliveries]
-        return {"count": len(partitions), "partitions": partitions}
+            send = producer.send(topic, value_prefix + suffix, key=key)
+            # asyncio: start each send now (a task), await them after flush.
+            pending.append(asyncio.ensure_future(send) if self.asyncio else send)
+        await call(producer.flush())
+        if self.asyncio:
+            metas = await asyncio.gather(*pending)
+        else:
+            metas = [d.result() for d in pending]
+        return {"count": len(metas), "partitions": [m.partition for m in metas]}
 
-    def op_flush(self, step: Step) -> Dict[str, Any]:
-        self.producer(step).flush()
+    async def op_flush(self, step: Step) -> Dict[str, Any]:
+        await call(self.producer(step).flush())
         return {}
 
-    def op_producer_close(self, step: Step) -> Dict[str, Any]:
-        lookup(self.producers, step.arg("name"), "producer").close()
+    async def op_producer_close(self, step: Step) -> Dict[str, Any]:
+        await call(lookup(self.producers, step.arg("name"), "producer").close())
         return {}
 
     # -- consumer
-    def op_consumer_open(self, step: Step) -> Dict[str, Any]:
-        self.consumers[step.arg("name")] = cursus.Consumer(**self.options(step))
+    async def op_consumer_open(self, step: Step) -> Dict[str, Any]:
+        self.consumers[step.arg("name")] = await self.open("Consumer", self.options(step))
         return {}
 
-    def op_subscribe(self, step: Step) -> Dict[str, Any]:
+    async def op_subscribe(self, step: Step) -> Dict[str, Any]:
         if "pattern" in step.args:
-            self.consumer(step).subscribe_pattern(step.args["pattern"])
+            await call(self.consumer(step).subscribe_pattern(step.args["pattern"]))
         else:
-            self.consumer(step).subscribe(step.arg("topics").split(","))
+            await call(self.consumer(step).subscribe(step.arg("topics").split(",")))
         return {}
 
-    def op_poll(self, step: Step) -> Dict[str, Any]:
+    async def op_poll(self, step: Step) -> Dict[str, Any]:
         consumer, want = self.consumer(step), max(step.num("count"), 1)
         deadline = time.monotonic() + step.num("timeout_ms") / 1000
         records: List[Dict[str, Any]] = []
         while True:
-            for m in consumer.poll(max(deadline - time.monotonic(), 0.0)):
+            for m in await call(consumer.poll(max(deadline - time.monotonic(), 0.0))):
                 records.append({
                     "topic": m.topic, "partition": m.partition, "offset": m.offset,
                     "key": m.key.hex() if m.key else None, "value": m.value.hex(),
@@ -195,25 +225,31 @@ class Driver:
             if len(records) >= want or time.monotonic() >= deadline:
                 return {"records": records}
 
-    def op_commit(self, step: Step) -> Dict[str, Any]:
-        self.consumer(step).commit()
+    async def op_commit(self, step: Step) -> Dict[str, Any]:
+        await call(self.consumer(step).commit())
         return {}
 
-    def op_commit_offsets(self, step: Step) -> Dict[str, Any]:
+    async def op_commit_offsets(self, step: Step) -> Dict[str, Any]:
         tp = cursus.TopicPartition(step.arg("topic"), step.num("partition"))
-        self.consumer(step).commit_offsets({tp: step.num("offset")})
+        await call(self.consumer(step).commit_offsets({tp: step.num("offset")}))
         return {}
 
-    def op_committed(self, step: Step) -> Dict[str, Any]:
+    async def op_committed(self, step: Step) -> Dict[str, Any]:
         tp = cursus.TopicPartition(step.arg("topic"), step.num("partition"))
-        return {"offset": self.consumer(step).committed(tp)}
+        return {"offset": await call(self.consumer(step).committed(tp))}
 
-    def op_assignment(self, step: Step) -> Dict[str, Any]:
-        return {"partitions": [f"{tp.topic}:{tp.partition}" for tp in self.consumer(step).assignment()]}
+    async def op_assignment(self, step: Step) -> Dict[str, Any]:
+        partitions = await call(self.consumer(step).assignment())
+        return {"partitions": [f"{tp.topic}:{tp.partition}" for tp in partitions]}
 
-    def op_consumer_close(self, step: Step) -> Dict[str, Any]:
-        lookup(self.consumers, step.arg("name"), "consumer").close()
+    async def op_consumer_close(self, step: Step) -> Dict[str, Any]:
+        await call(lookup(self.consumers, step.arg("name"), "consumer").close())
         return {}
+
+
+async def call(value: Any) -> Any:
+    """The value itself (synchronous API) or what it resolves to (asyncio API)."""
+    return await value if inspect.isawaitable(value) else value
 
 
 H = TypeVar("H")
@@ -232,19 +268,26 @@ def error_json(e: BaseException) -> Dict[str, Any]:
     return {"code": "driver_error", "class": "internal", "retryable": False, "fields": {}}
 
 
-def main() -> int:
-    if len(sys.argv) != 3:
-        print(f"usage: {sys.argv[0]} <bootstrap host:port> <plan file>", file=sys.stderr)
-        return 2
-    driver = Driver(sys.argv[1])
-    with open(sys.argv[2], encoding="utf-8") as f:
-        lines = [ln.strip() for ln in f if ln.strip() and not ln.lstrip().startswith("#")]
+async def run_plan(driver: Driver, lines: List[str]) -> None:
     for n, line in enumerate(lines):
         try:
-            report: Dict[str, Any] = {"step": n, "ok": True, "result": driver.run(Step(line))}
+            report: Dict[str, Any] = {"step": n, "ok": True, "result": await driver.run(Step(line))}
         except Exception as e:  # noqa: BLE001 - every failure becomes a reported step
             report = {"step": n, "ok": False, "error": error_json(e)}
         print(json.dumps(report), flush=True)
+
+
+def main() -> int:
+    args = sys.argv[1:]
+    use_asyncio = bool(args) and args[0] == "--asyncio"
+    if use_asyncio:
+        args = args[1:]
+    if len(args) != 2:
+        print(f"usage: {sys.argv[0]} [--asyncio] <bootstrap host:port> <plan file>", file=sys.stderr)
+        return 2
+    with open(args[1], encoding="utf-8") as f:
+        lines = [ln.strip() for ln in f if ln.strip() and not ln.lstrip().startswith("#")]
+    asyncio.run(run_plan(Driver(args[0], use_asyncio), lines))
     return 0
 
 

@@ -799,6 +799,20 @@ pub extern "system" fn Java_io_cursus_NativeLib_adminTruncateTopic<'l>(
     })
 }
 
+/// Runs `list` on the admin handle `h` and returns its strings as a
+/// `String[]` (list_topics, list_groups, help).
+fn admin_strings<'l>(
+    env: &mut JNIEnv<'l>,
+    h: jlong,
+    list: impl FnOnce(&Admin) -> cursus::Result<Vec<String>>,
+) -> jobjectArray {
+    run(env, std::ptr::null_mut(), |env| {
+        // SAFETY: Java passes its live admin handle under its read lock.
+        let admin = unsafe { handle::<Admin>(h, "admin") }?;
+        string_array_raw(env, &list(admin)?)
+    })
+}
+
 /// `String[] adminListTopics(long h)`.
 #[no_mangle]
 pub extern "system" fn Java_io_cursus_NativeLib_adminListTopics<'l>(
@@ -806,12 +820,7 @@ pub extern "system" fn Java_io_cursus_NativeLib_adminListTopics<'l>(
     _class: JClass<'l>,
     h: jlong,
 ) -> jobjectArray {
-    run(&mut env, std::ptr::null_mut(), |env| {
-        // SAFETY: Java passes its live admin handle under its read lock.
-        let admin = unsafe { handle::<Admin>(h, "admin") }?;
-        let topics = admin.list_topics()?;
-        string_array_raw(env, &topics)
-    })
+    admin_strings(&mut env, h, |admin| admin.list_topics())
 }
 
 /// `String[] adminListGroups(long h)`.
@@ -821,12 +830,7 @@ pub extern "system" fn Java_io_cursus_NativeLib_adminListGroups<'l>(
     _class: JClass<'l>,
     h: jlong,
 ) -> jobjectArray {
-    run(&mut env, std::ptr::null_mut(), |env| {
-        // SAFETY: Java passes its live admin handle under its read lock.
-        let admin = unsafe { handle::<Admin>(h, "admin") }?;
-        let groups = admin.list_groups()?;
-        string_array_raw(env, &groups)
-    })
+    admin_strings(&mut env, h, |admin| admin.list_groups())
 }
 
 /// `String[] adminHelp(long h)`.
@@ -836,12 +840,7 @@ pub extern "system" fn Java_io_cursus_NativeLib_adminHelp<'l>(
     _class: JClass<'l>,
     h: jlong,
 ) -> jobjectArray {
-    run(&mut env, std::ptr::null_mut(), |env| {
-        // SAFETY: Java passes its live admin handle under its read lock.
-        let admin = unsafe { handle::<Admin>(h, "admin") }?;
-        let lines = admin.help()?;
-        string_array_raw(env, &lines)
-    })
+    admin_strings(&mut env, h, |admin| admin.help())
 }
 
 /// `byte[] adminDescribeTopic(long h, String topic)`.

@@ -378,44 +378,15 @@ impl AsyncAdmin {
     }
 
     /// Creates a topic (or patches an existing one).
-    #[pyo3(signature = (name, *, partitions=None, idempotent=None, event_sourcing=None,
-        replication_factor=None, min_in_sync_replicas=None, cleanup_policy=None,
-        retention_hours=None, retention_bytes=None, partitioner=None, auth_policy=None,
-        read_acl=None, write_acl=None))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (name, **options))]
     fn create_topic<'py>(
         &self,
         py: Python<'py>,
         name: String,
-        partitions: Option<u32>,
-        idempotent: Option<bool>,
-        event_sourcing: Option<bool>,
-        replication_factor: Option<u32>,
-        min_in_sync_replicas: Option<u32>,
-        cleanup_policy: Option<String>,
-        retention_hours: Option<u64>,
-        retention_bytes: Option<u64>,
-        partitioner: Option<String>,
-        auth_policy: Option<String>,
-        read_acl: Option<Vec<String>>,
-        write_acl: Option<Vec<String>>,
+        options: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let a = self.inner.get(py)?;
-        let t = types::new_topic(
-            name,
-            partitions,
-            idempotent,
-            event_sourcing,
-            replication_factor,
-            min_in_sync_replicas,
-            cleanup_policy,
-            retention_hours,
-            retention_bytes,
-            partitioner,
-            auth_policy,
-            read_acl,
-            write_acl,
-        );
+        let t = types::new_topic(name, options)?;
         bridge(
             py,
             async move { a.create_topic(&t).await },

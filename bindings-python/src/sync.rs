@@ -505,44 +505,15 @@ impl AdminClient {
     }
 
     /// Creates a topic (or patches an existing one).
-    #[pyo3(signature = (name, *, partitions=None, idempotent=None, event_sourcing=None,
-        replication_factor=None, min_in_sync_replicas=None, cleanup_policy=None,
-        retention_hours=None, retention_bytes=None, partitioner=None, auth_policy=None,
-        read_acl=None, write_acl=None))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (name, **options))]
     fn create_topic(
         &self,
         py: Python<'_>,
         name: String,
-        partitions: Option<u32>,
-        idempotent: Option<bool>,
-        event_sourcing: Option<bool>,
-        replication_factor: Option<u32>,
-        min_in_sync_replicas: Option<u32>,
-        cleanup_policy: Option<String>,
-        retention_hours: Option<u64>,
-        retention_bytes: Option<u64>,
-        partitioner: Option<String>,
-        auth_policy: Option<String>,
-        read_acl: Option<Vec<String>>,
-        write_acl: Option<Vec<String>>,
+        options: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<TopicInfo> {
         let a = self.inner.get(py)?;
-        let t = new_topic(
-            name,
-            partitions,
-            idempotent,
-            event_sourcing,
-            replication_factor,
-            min_in_sync_replicas,
-            cleanup_policy,
-            retention_hours,
-            retention_bytes,
-            partitioner,
-            auth_policy,
-            read_acl,
-            write_acl,
-        );
+        let t = types::new_topic(name, options)?;
         blocking(py, || a.create_topic(&t)).map(Into::into)
     }
 

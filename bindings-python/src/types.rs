@@ -6,7 +6,7 @@ use cursus::producer::RecordMetadata as EngineMetadata;
 use cursus::protocol::admin as pa;
 use cursus::protocol::group::TopicPartition as EngineTp;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyDict};
 
 /// Payloads at least this large are sent without copying (the `bytes`
 /// object is kept alive until the engine is done with it); smaller ones are
@@ -510,36 +510,39 @@ impl From<pa::GroupStatus> for GroupStatus {
     }
 }
 
-/// Builds the engine's NewTopic from keyword arguments (pure conversion).
-#[allow(clippy::too_many_arguments)]
-pub fn new_topic(
-    name: String,
-    partitions: Option<u32>,
-    idempotent: Option<bool>,
-    event_sourcing: Option<bool>,
-    replication_factor: Option<u32>,
-    min_in_sync_replicas: Option<u32>,
-    cleanup_policy: Option<String>,
-    retention_hours: Option<u64>,
-    retention_bytes: Option<u64>,
-    partitioner: Option<String>,
-    auth_policy: Option<String>,
-    read_acl: Option<Vec<String>>,
-    write_acl: Option<Vec<String>>,
-) -> pa::NewTopic {
-    pa::NewTopic {
-        name,
-        partitions,
-        idempotent,
-        event_sourcing,
-        replication_factor,
-        min_in_sync_replicas,
-        cleanup_policy,
-        retention_hours,
-        retention_bytes,
-        partitioner,
-        auth_policy,
-        read_acl,
-        write_acl,
+/// Builds the engine's NewTopic from `create_topic`'s keyword arguments
+/// (pure conversion; the sync and asyncio admin clients share it). `None`
+/// values are unset fields; an unknown keyword is a `TypeError`, as for any
+/// Python function.
+pub fn new_topic(name: String, options: Option<&Bound<'_, PyDict>>) -> PyResult<pa::NewTopic> {
+    let mut topic = pa::NewTopic::new(name);
+    let Some(options) = options else {
+        return Ok(topic);
+    };
+    for (key, value) in options.iter() {
+        if value.is_none() {
+            continue;
+        }
+        let key: String = key.extract()?;
+        match key.as_str() {
+            "partitions" => topic.partitions = Some(value.extract()?),
+            "idempotent" => topic.idempotent = Some(value.extract()?),
+            "event_sourcing" => topic.event_sourcing = Some(value.extract()?),
+            "replication_factor" => topic.replication_factor = Some(value.extract()?),
+            "min_in_sync_replicas" => topic.min_in_sync_replicas = Some(value.extract()?),
+            "cleanup_policy" => topic.cleanup_policy = Some(value.extract()?),
+            "retention_hours" => topic.retention_hours = Some(value.extract()?),
+            "retention_bytes" => topic.retention_bytes = Some(value.extract()?),
+            "partitioner" => topic.partitioner = Some(value.extract()?),
+            "auth_policy" => topic.auth_policy = Some(value.extract()?),
+            "read_acl" => topic.read_acl = Some(value.extract()?),
+            "write_acl" => topic.write_acl = Some(value.extract()?),
+            other => {
+                return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                    "create_topic() got an unexpected keyword argument '{other}'"
+                )))
+            }
+        }
     }
+    Ok(topic)
 }

@@ -46,3 +46,29 @@ def test_options_tables_name_the_engine_defaults() -> None:
     assert consumer["auto_offset_reset"] == "earliest"
     assert "group_id" in consumer
     assert {n for n, _, _ in cursus.client_options()} <= set(consumer)
+
+
+def test_create_topic_options_and_unknown_keyword(bootstrap: str, name: str) -> None:
+    import pytest
+
+    with cursus.AdminClient(bootstrap_servers=bootstrap) as admin:
+        info = admin.create_topic(
+            name,
+            partitions=2,
+            idempotent=True,
+            cleanup_policy="delete",
+            retention_hours=5,
+            retention_bytes=4096,
+            partitioner="round_robin",
+            auth_policy="deny_read",
+            read_acl=["a", "b"],
+            write_acl=[],
+            min_in_sync_replicas=None,  # None leaves a field unset
+        )
+        assert (info.partitions, info.idempotent, info.partitioner) == (2, True, "round_robin")
+        assert (info.retention_hours, info.retention_bytes) == (5, 4096)
+        assert (info.auth_policy, info.read_acl, info.write_acl) == ("deny_read", ["a", "b"], [])
+        with pytest.raises(TypeError, match="unexpected keyword argument 'partition'"):
+            admin.create_topic(name, partition=3)  # type: ignore[call-arg]
+        with pytest.raises(TypeError):
+            admin.create_topic(name, partitions="three")  # type: ignore[arg-type]

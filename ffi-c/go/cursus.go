@@ -106,6 +106,23 @@ func slice(ctx context.Context) int64 {
 
 // ---------------------------------------------------------------------------
 
+// open checks ctx, builds the configuration from opts and calls create
+// with it (the configuration is freed afterwards): the shared first half
+// of NewAdmin, NewProducer and NewConsumer.
+func open(ctx context.Context, opts []Option,
+	create func(cfg *C.cursus_config_t, e **C.cursus_error_t) C.enum_cursus_status_t) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return err
+	}
+	defer C.cursus_config_destroy(cfg)
+	var e *C.cursus_error_t
+	return check(create(cfg, &e), e)
+}
+
 // Admin manages topics. Safe for concurrent use.
 type Admin struct {
 	h *C.cursus_admin_t
@@ -113,17 +130,11 @@ type Admin struct {
 
 // NewAdmin connects an admin client.
 func NewAdmin(ctx context.Context, opts ...Option) (*Admin, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	cfg, err := newConfig(opts)
-	if err != nil {
-		return nil, err
-	}
-	defer C.cursus_config_destroy(cfg)
 	var h *C.cursus_admin_t
-	var e *C.cursus_error_t
-	if err := check(C.cursus_admin_new(cfg, &h, &e), e); err != nil {
+	err := open(ctx, opts, func(cfg *C.cursus_config_t, e **C.cursus_error_t) C.enum_cursus_status_t {
+		return C.cursus_admin_new(cfg, &h, e)
+	})
+	if err != nil {
 		return nil, err
 	}
 	a := &Admin{h: h}
@@ -466,17 +477,11 @@ type Producer struct {
 
 // NewProducer creates a producer.
 func NewProducer(ctx context.Context, opts ...Option) (*Producer, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	cfg, err := newConfig(opts)
-	if err != nil {
-		return nil, err
-	}
-	defer C.cursus_config_destroy(cfg)
 	var h *C.cursus_producer_t
-	var e *C.cursus_error_t
-	if err := check(C.cursus_producer_new(cfg, &h, &e), e); err != nil {
+	err := open(ctx, opts, func(cfg *C.cursus_config_t, e **C.cursus_error_t) C.enum_cursus_status_t {
+		return C.cursus_producer_new(cfg, &h, e)
+	})
+	if err != nil {
 		return nil, err
 	}
 	p := &Producer{h: h}
@@ -610,17 +615,11 @@ type Consumer struct {
 
 // NewConsumer creates a group consumer (WithGroup is required).
 func NewConsumer(ctx context.Context, opts ...Option) (*Consumer, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	cfg, err := newConfig(opts)
-	if err != nil {
-		return nil, err
-	}
-	defer C.cursus_config_destroy(cfg)
 	var h *C.cursus_consumer_t
-	var e *C.cursus_error_t
-	if err := check(C.cursus_consumer_new(cfg, &h, &e), e); err != nil {
+	err := open(ctx, opts, func(cfg *C.cursus_config_t, e **C.cursus_error_t) C.enum_cursus_status_t {
+		return C.cursus_consumer_new(cfg, &h, e)
+	})
+	if err != nil {
 		return nil, err
 	}
 	c := &Consumer{h: h}

@@ -18,6 +18,8 @@ include $(wildcard conformance/drivers/*/build.mk)
 CONFORMANCE_DRIVERS := $(foreach b,$(subst $(comma), ,$(CONFORMANCE_BINDINGS)),conformance-driver-$(b))
 
 .PHONY: conformance
-conformance: $(CONFORMANCE_DRIVERS)
+conformance: $(CONFORMANCE_DRIVERS) $(PY_TOOLS_STAMP)
+	$(PY_BIN) -m mypy --strict --cache-dir $(abspath $(or $(CARGO_TARGET_DIR),target))/mypy-python \
+	  conformance/harness.py tools/demo.py
 	python3 conformance/harness.py --bindings '$(CONFORMANCE_BINDINGS)' \
 	  --scenarios '$(CONFORMANCE_SCENARIOS)' --jobs $(CONFORMANCE_JOBS)

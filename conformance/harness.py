@@ -83,7 +83,7 @@ def to_bytes(value: Any, what: str) -> bytes:
     if isinstance(value, dict) and set(value) == {"hex"}:
         return bytes.fromhex(value["hex"])
     if isinstance(value, dict) and set(value) == {"fill", "len"}:
-        fill = value["fill"].encode("utf-8")
+        fill: bytes = str(value["fill"]).encode("utf-8")
         if len(fill) != 1:
             raise ScenarioError(f"{what}: fill must be one byte")
         return fill * int(value["len"])
@@ -356,7 +356,9 @@ class Broker:
 
 def read_line(proc: subprocess.Popen[str], timeout: float) -> str | None:
     box: list[str] = []
-    t = threading.Thread(target=lambda: box.append(proc.stdout.readline()), daemon=True)
+    out = proc.stdout
+    assert out is not None, "started with stdout=PIPE"
+    t = threading.Thread(target=lambda: box.append(out.readline()), daemon=True)
     t.start()
     t.join(timeout)
     return box[0] if box else None

@@ -319,38 +319,39 @@ func takeLines(s *C.char) []string {
 	return strings.Split(all, "\n")
 }
 
+// document runs an admin call that takes one string and returns a JSON
+// document (DescribeTopic, GroupStatus).
+func (a *Admin) document(ctx context.Context, arg string,
+	call func(arg *C.char, out **C.char, e **C.cursus_error_t) C.enum_cursus_status_t) (string, error) {
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	c := cstr(arg)
+	defer C.free(unsafe.Pointer(c))
+	var out *C.char
+	var e *C.cursus_error_t
+	if err := check(call(c, &out, &e), e); err != nil {
+		return "", err
+	}
+	return takeString(out), nil
+}
+
 // DescribeTopic returns the broker's DESCRIBE document (JSON: topic,
 // definition, partitions with leader, replicas, isr, leo, hwm).
 func (a *Admin) DescribeTopic(ctx context.Context, topic string) (string, error) {
 	defer runtime.KeepAlive(a)
-	if err := ctx.Err(); err != nil {
-		return "", err
-	}
-	t := cstr(topic)
-	defer C.free(unsafe.Pointer(t))
-	var out *C.char
-	var e *C.cursus_error_t
-	if err := check(C.cursus_admin_describe_topic(a.h, t, &out, &e), e); err != nil {
-		return "", err
-	}
-	return takeString(out), nil
+	return a.document(ctx, topic, func(arg *C.char, out **C.char, e **C.cursus_error_t) C.enum_cursus_status_t {
+		return C.cursus_admin_describe_topic(a.h, arg, out, e)
+	})
 }
 
 // GroupStatus returns the broker's GROUP_STATUS document (JSON: group_name,
 // state, generation, members...).
 func (a *Admin) GroupStatus(ctx context.Context, group string) (string, error) {
 	defer runtime.KeepAlive(a)
-	if err := ctx.Err(); err != nil {
-		return "", err
-	}
-	g := cstr(group)
-	defer C.free(unsafe.Pointer(g))
-	var out *C.char
-	var e *C.cursus_error_t
-	if err := check(C.cursus_admin_group_status(a.h, g, &out, &e), e); err != nil {
-		return "", err
-	}
-	return takeString(out), nil
+	return a.document(ctx, group, func(arg *C.char, out **C.char, e **C.cursus_error_t) C.enum_cursus_status_t {
+		return C.cursus_admin_group_status(a.h, arg, out, e)
+	})
 }
 
 // Metadata returns a topic's definition, revision and partition leaders.

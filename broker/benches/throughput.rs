@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use common::{Client, TestBroker};
-use cursus::wire::{
+use cursus_wire::{
     Acks, Batch, Command, Compression, Record, RecordVersion, RecordVersionPolicy, Status,
 };
 use serde_json::json;

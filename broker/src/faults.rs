@@ -20,7 +20,7 @@
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use cursus::wire::{Command, ErrorPayload};
+use cursus_wire::{Command, ErrorPayload};
 
 /// What an injected fault does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 mod common;
 
 use common::*;
-use cursus::wire::{ErrorClass, Status};
+use cursus_wire::{ErrorClass, Status};
 
 #[tokio::test]
 async fn create_new_topic_reports_the_full_definition() {

@@ -5,7 +5,7 @@ mod common;
 
 use bytes::Bytes;
 use common::*;
-use cursus::wire::{Batch, Command, CommandPayload, Compression, ErrorClass, Frame, Status};
+use cursus_wire::{Batch, Command, CommandPayload, Compression, ErrorClass, Frame, Status};
 
 fn negotiation(min: u16, max: u16, compressions: &[u8]) -> Vec<u8> {
     let mut payload = Vec::new();
@@ -165,7 +165,7 @@ async fn invalid_requests_close_without_reply() {
     // A batch under a command other than PUBLISH.
     let mut c = broker.client().await;
     let batch = Batch::new("t", 0)
-        .to_bytes(cursus::wire::RecordVersionPolicy::Minimal)
+        .to_bytes(cursus_wire::RecordVersionPolicy::Minimal)
         .unwrap();
     c.send(Command::Consume, batch).await;
     assert!(c.is_closed().await);
@@ -201,7 +201,7 @@ async fn rendered_line_that_does_not_parse_is_malformed_input_then_close() {
     let frame = c.recv().await.expect("error reply");
     assert_eq!(frame.request_id, id);
     assert_eq!(frame.status, Status::Error);
-    let e = cursus::wire::ErrorPayload::decode(frame.payload).unwrap();
+    let e = cursus_wire::ErrorPayload::decode(frame.payload).unwrap();
     assert_eq!(e.code, "malformed_input");
     assert_eq!(e.fields["reason"], "command_payload_required");
     assert_eq!(e.class, ErrorClass::Validation);
@@ -223,7 +223,7 @@ async fn message_before_other_fields_gets_the_reference_behaviour() {
     let frame = c.recv().await.unwrap();
     assert_eq!(frame.request_id, id);
     assert_eq!(frame.status, Status::Error);
-    let e = cursus::wire::ErrorPayload::decode(frame.payload).unwrap();
+    let e = cursus_wire::ErrorPayload::decode(frame.payload).unwrap();
     assert_eq!(e.code, "missing_topic");
 }
 

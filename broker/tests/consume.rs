@@ -5,7 +5,7 @@ mod common;
 use std::time::Duration;
 
 use common::*;
-use cursus::wire::{Batch, ErrorClass, ErrorPayload, Frame, Kind, Status};
+use cursus_wire::{Batch, ErrorClass, ErrorPayload, Frame, Kind, Status};
 
 async fn fill(c: &mut Client, topic: &str, partition: u32, n: usize) {
     for i in 0..n {

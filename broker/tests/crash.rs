@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use common::*;
-use cursus::wire::{Acks, Batch, Command, Record, RecordVersion, RecordVersionPolicy, Status};
+use cursus_wire::{Acks, Batch, Command, Record, RecordVersion, RecordVersionPolicy, Status};
 use tokio::sync::watch;
 
 /// Concurrent publishing connections.
@@ -89,7 +89,7 @@ async fn publisher(
     task: usize,
     acks: Arc<watch::Sender<usize>>,
 ) -> Outcome {
-    let mut c = Client::connect(addr, cursus::wire::Compression::None).await;
+    let mut c = Client::connect(addr, cursus_wire::Compression::None).await;
     let mut out = Outcome {
         sent: vec![Vec::new(); PARTITIONS as usize],
         acked: vec![0; PARTITIONS as usize],

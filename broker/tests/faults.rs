@@ -4,7 +4,7 @@
 mod common;
 
 use common::*;
-use cursus::wire::ErrorClass;
+use cursus_wire::ErrorClass;
 
 #[tokio::test]
 async fn error_fault_answers_without_executing_for_the_given_count() {

@@ -7,7 +7,7 @@ mod common;
 use std::collections::BTreeSet;
 
 use common::*;
-use cursus::wire::ErrorClass;
+use cursus_wire::ErrorClass;
 
 async fn fill(c: &mut Client, topic: &str, partition: u32, n: usize) {
     for i in 0..n {
@@ -648,8 +648,8 @@ async fn session_timeout_expires_members_and_rebalances() {
                 "HEARTBEAT topic=t group=g member={alive} generation=2"
             ))
             .await;
-        if frame.status != cursus::wire::Status::Ok {
-            let e = cursus::wire::ErrorPayload::decode(frame.payload).unwrap();
+        if frame.status != cursus_wire::Status::Ok {
+            let e = cursus_wire::ErrorPayload::decode(frame.payload).unwrap();
             assert_eq!(e.code, "GEN_MISMATCH");
             break e.fields["current"].parse::<u64>().unwrap();
         }

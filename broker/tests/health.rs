@@ -112,7 +112,7 @@ fn ready_is_503_until_recovery_finishes() {
         .unwrap();
     let early = std::thread::spawn(move || {
         rt.block_on(async {
-            let mut c = Client::connect(addr, cursus::wire::Compression::None).await;
+            let mut c = Client::connect(addr, cursus_wire::Compression::None).await;
             c.ok("LIST").await
         })
     });

@@ -8,7 +8,7 @@ mod common;
 
 use bytes::Bytes;
 use common::*;
-use cursus::wire::{Acks, Batch, Command, CommandPayload, Frame, Record, RecordVersionPolicy};
+use cursus_wire::{Acks, Batch, Command, CommandPayload, Frame, Record, RecordVersionPolicy};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
@@ -381,7 +381,7 @@ async fn connections_beyond_the_default_limit_are_closed_without_disturbing_othe
     for (c, id) in clients.iter_mut().zip(&ids) {
         let frame = c.recv().await.expect("reply");
         assert_eq!(frame.request_id, *id);
-        assert_eq!(frame.status, cursus::wire::Status::Ok);
+        assert_eq!(frame.status, cursus_wire::Status::Ok);
     }
     let b = clients[999]
         .consume("CONSUME topic=many partition=0 offset=0 member=m")

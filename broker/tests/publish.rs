@@ -5,8 +5,8 @@ mod common;
 
 use bytes::Bytes;
 use common::*;
-use cursus::partitioner::partition_for_key;
-use cursus::wire::{Acks, Batch, Command, ErrorClass, ErrorPayload, Record, Status};
+use cursus_wire::partitioner::partition_for_key;
+use cursus_wire::{Acks, Batch, Command, ErrorClass, ErrorPayload, Record, Status};
 
 fn ack(text: &str) -> serde_json::Value {
     serde_json::from_str(text).expect("AckResponse JSON")
@@ -78,7 +78,7 @@ async fn acks_zero_gets_no_response_frame() {
         ..Batch::new("z", 0)
     };
     let bytes = batch
-        .to_bytes(cursus::wire::RecordVersionPolicy::Minimal)
+        .to_bytes(cursus_wire::RecordVersionPolicy::Minimal)
         .unwrap();
     c.send(Command::Publish, bytes).await;
     let list = c.send_line("LIST").await;
@@ -323,7 +323,7 @@ async fn batch_publish_and_batch_errors() {
     assert_eq!(got.records[0].offset, 2);
     assert_eq!(got.records[0].metadata, "{\"i\":2}");
 
-    let err = |frame: cursus::wire::Frame| {
+    let err = |frame: cursus_wire::Frame| {
         assert_eq!(frame.status, Status::Error);
         ErrorPayload::decode(frame.payload).unwrap().code
     };

@@ -10,7 +10,7 @@
 use cursus::admin::Admin;
 use cursus::consumer::{Consumer, Subscription};
 use cursus::producer::{Producer, ProducerRecord};
-use cursus::protocol::admin::NewTopic;
+use cursus::admin::NewTopic;
 use cursus::{ClientConfig, ConsumerConfig, ProducerConfig};
 use cursus_testkit::TestBroker;
 use std::time::{Duration, Instant};

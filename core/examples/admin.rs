@@ -5,7 +5,7 @@
 //! ```
 
 use cursus::admin::Admin;
-use cursus::protocol::admin::NewTopic;
+use cursus::admin::NewTopic;
 use cursus::ClientConfig;
 
 #[tokio::main]

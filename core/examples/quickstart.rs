@@ -8,7 +8,7 @@
 use cursus::admin::Admin;
 use cursus::consumer::{Consumer, Subscription};
 use cursus::producer::{Producer, ProducerRecord};
-use cursus::protocol::admin::NewTopic;
+use cursus::admin::NewTopic;
 use cursus::{ClientConfig, ConsumerConfig, ProducerConfig};
 use std::time::{Duration, Instant};
 

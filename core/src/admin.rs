@@ -3,9 +3,10 @@
 use crate::client::{Cluster, Idempotence, Lane};
 use crate::config::ClientConfig;
 use crate::error::{Error, Result};
-use crate::protocol::admin::{
-    parse_offsets, DeleteOutcome, GroupStatus, NewTopic, PartitionOffsets, TopicDescription,
-    TopicInfo, TopicMetadata, TruncateOutcome,
+use crate::protocol::admin::parse_offsets;
+pub use crate::protocol::admin::{
+    DeleteOutcome, GroupMember, GroupStatus, NewTopic, PartitionDescription, PartitionOffsets,
+    TopicDescription, TopicInfo, TopicMetadata, TruncateOutcome,
 };
 use crate::protocol::reply::{bool_text, parse_json, OkReply};
 use crate::wire::{Command, CommandPayload};

@@ -1,114 +1,59 @@
-//! The synchronous facade the C, Python and Java layers call.
+//! The synchronous API: what synchronous Rust code and the C, Java and
+//! Python bindings call.
 //!
-//! One multi-threaded tokio runtime is started lazily for the whole process
-//! and shared by every object; each blocking call runs its future on it.
-//! Delivery callbacks run on the runtime's worker threads while no engine
-//! lock is held, so a callback may call back into the library.
+//! Every call blocks the calling thread on the process's engine runtime
+//! (see `runtime`): two I/O threads shared by every client, which only ever
+//! run engine work. Callbacks (delivery reports, commit outcomes) run on a
+//! dispatcher thread of their client ([`crate::dispatch`]), so a callback may
+//! call the SDK again (`send`, `flush`, `commit`, even of the same client)
+//! and a slow callback delays only its own client's callbacks.
 //!
-//! Two misuses fail with a clear error instead of hanging or panicking:
-//! calling a blocking method from inside an async runtime, and using an
-//! object in a process `fork()`ed after the object was created (the
-//! runtime's threads do not survive a fork).
+//! Misuse fails with a clear error instead of hanging or panicking: a
+//! blocking call made from inside an async runtime (`invalid_argument`),
+//! and an object used in a process `fork()`ed after it was created
+//! (`used_after_fork`, kind `Closed`); a child process creates its own
+//! clients normally.
+//!
+//! Timeouts follow one contract in every language: `flush` and `close`
+//! take `Option<Duration>`, `None` meaning no limit; the SDK's default for
+//! both, which the bindings apply when the caller gives none, is
+//! [`DEFAULT_TIMEOUT`].
 
-use crate::admin::Admin as AsyncAdmin;
-use crate::config::{ClientConfig, ProducerConfig};
-use crate::error::{Error, ErrorKind, Result};
-use crate::producer::{Delivery, Producer as AsyncProducer, ProducerRecord, RecordMetadata};
-use crate::protocol::admin::{
-    DeleteOutcome, GroupStatus, NewTopic, PartitionOffsets, TopicDescription, TopicInfo,
-    TopicMetadata, TruncateOutcome,
+use crate::admin::{
+    Admin as AsyncAdmin, DeleteOutcome, GroupStatus, NewTopic, PartitionOffsets,
+    TopicDescription, TopicInfo, TopicMetadata, TruncateOutcome,
 };
-use std::future::Future;
-use std::sync::OnceLock;
-use std::time::Duration;
+use crate::config::{ClientConfig, ConsumerConfig, ProducerConfig};
+use crate::consumer::{Consumer as AsyncConsumer, ConsumerRecord, Subscription, TopicPartition};
+use crate::dispatch::Dispatcher;
+use crate::error::{Error, Result};
+use crate::producer::{Delivery, Producer as AsyncProducer, ProducerRecord, RecordMetadata};
+use crate::runtime::{block_on, Owned};
+use std::time::{Duration, Instant};
 
-struct Engine {
-    runtime: tokio::runtime::Runtime,
-    pid: u32,
-}
-
-fn engine() -> Result<&'static Engine> {
-    static ENGINE: OnceLock<std::result::Result<Engine, String>> = OnceLock::new();
-    let engine = ENGINE
-        .get_or_init(|| {
-            tokio::runtime::Builder::new_multi_thread()
-                .worker_threads(2)
-                .thread_name("cursus-engine")
-                .enable_all()
-                .build()
-                .map(|runtime| Engine {
-                    runtime,
-                    pid: std::process::id(),
-                })
-                .map_err(|e| e.to_string())
-        })
-        .as_ref()
-        .map_err(|e| Error::internal(format!("cannot start the engine runtime: {e}")))?;
-    check_pid(engine.pid)?;
-    Ok(engine)
-}
-
-fn check_pid(pid: u32) -> Result<()> {
-    if std::process::id() != pid {
-        return Err(Error::new(
-            ErrorKind::Closed,
-            "this object was created before fork(); create a new client in the child process",
-        )
-        .with_code("used_after_fork"));
-    }
-    Ok(())
-}
-
-/// Runs `future` to completion on the engine runtime.
-pub fn block_on<F: Future>(future: F) -> Result<F::Output> {
-    if tokio::runtime::Handle::try_current().is_ok() {
-        return Err(Error::invalid_argument(
-            "a blocking Cursus call was made from inside an async runtime; use the async API there",
-        ));
-    }
-    Ok(engine()?.runtime.block_on(future))
-}
-
-/// Spawns `future` on the engine runtime (for completion callbacks).
-pub fn spawn<F>(future: F) -> Result<()>
-where
-    F: Future<Output = ()> + Send + 'static,
-{
-    engine()?.runtime.spawn(future);
-    Ok(())
-}
+/// The default of `flush` and `close` timeouts in every language: 30 s.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// A handle to the engine runtime, for bindings that bridge its futures
-/// into another event loop (e.g. asyncio).
+/// into another event loop (asyncio).
 pub fn runtime_handle() -> Result<tokio::runtime::Handle> {
-    Ok(engine()?.runtime.handle().clone())
+    crate::runtime::handle()
 }
 
-/// Guards every call of an object: the process must be the one that
-/// created it.
-#[derive(Debug, Clone, Copy)]
-struct Owner {
-    pid: u32,
+/// Runs `future` to completion on the engine runtime (for bindings that
+/// drive an engine future from a blocking call of their own).
+pub fn block_on_engine<F: std::future::Future>(future: F) -> Result<F::Output> {
+    block_on(future)
 }
 
-impl Owner {
-    fn new() -> Self {
-        Owner {
-            pid: std::process::id(),
-        }
-    }
-
-    fn run<F: Future<Output = Result<T>>, T>(&self, future: F) -> Result<T> {
-        check_pid(self.pid)?;
-        block_on(future)?
-    }
+fn deadline_of(timeout: Option<Duration>) -> Option<Instant> {
+    timeout.and_then(|t| Instant::now().checked_add(t))
 }
 
 /// Blocking admin client.
 #[derive(Debug)]
 pub struct Admin {
-    inner: AsyncAdmin,
-    owner: Owner,
+    inner: Owned<AsyncAdmin>,
 }
 
 impl Admin {
@@ -116,14 +61,13 @@ impl Admin {
     pub fn connect(config: ClientConfig) -> Result<Admin> {
         let inner = block_on(AsyncAdmin::connect(config))??;
         Ok(Admin {
-            inner,
-            owner: Owner::new(),
+            inner: Owned::new(inner),
         })
     }
 
-    /// Creates or patches a topic.
+    /// Creates a topic, or patches the settings of an existing one.
     pub fn create_topic(&self, topic: &NewTopic) -> Result<TopicInfo> {
-        self.owner.run(self.inner.create_topic(topic))
+        self.inner.run(|a| a.create_topic(topic))
     }
 
     /// Replaces the min_in_sync_replicas override (`None` = broker default).
@@ -132,74 +76,73 @@ impl Admin {
         topic: &str,
         min_in_sync_replicas: Option<u32>,
     ) -> Result<TopicInfo> {
-        self.owner
-            .run(self.inner.alter_topic_config(topic, min_in_sync_replicas))
+        self.inner
+            .run(|a| a.alter_topic_config(topic, min_in_sync_replicas))
     }
 
-    /// Deletes a topic.
+    /// Deletes a topic (with `if_exists`, a missing topic is not an error).
     pub fn delete_topic(&self, topic: &str, if_exists: bool) -> Result<DeleteOutcome> {
-        self.owner.run(self.inner.delete_topic(topic, if_exists))
+        self.inner.run(|a| a.delete_topic(topic, if_exists))
     }
 
-    /// Truncates a topic at its current revision.
+    /// Drops every record of a topic, if its revision is `expected_revision`.
     pub fn truncate_topic(&self, topic: &str, expected_revision: u64) -> Result<TruncateOutcome> {
-        self.owner
-            .run(self.inner.truncate_topic(topic, expected_revision))
+        self.inner
+            .run(|a| a.truncate_topic(topic, expected_revision))
     }
 
-    /// Lists topic names.
+    /// The topic names.
     pub fn list_topics(&self) -> Result<Vec<String>> {
-        self.owner.run(self.inner.list_topics())
+        self.inner.run(|a| a.list_topics())
     }
 
-    /// DESCRIBE.
+    /// A topic's definition and partitions (DESCRIBE).
     pub fn describe_topic(&self, topic: &str) -> Result<TopicDescription> {
-        self.owner.run(self.inner.describe_topic(topic))
+        self.inner.run(|a| a.describe_topic(topic))
     }
 
-    /// METADATA.
+    /// A topic's definition and partition leaders (METADATA).
     pub fn metadata(&self, topic: &str) -> Result<TopicMetadata> {
-        self.owner.run(self.inner.metadata(topic))
+        self.inner.run(|a| a.metadata(topic))
     }
 
-    /// LIST_OFFSETS.
+    /// The offsets of one partition, or of every partition (LIST_OFFSETS).
     pub fn list_offsets(
         &self,
         topic: &str,
         partition: Option<u32>,
     ) -> Result<Vec<PartitionOffsets>> {
-        self.owner.run(self.inner.list_offsets(topic, partition))
+        self.inner.run(|a| a.list_offsets(topic, partition))
     }
 
-    /// GROUP_STATUS.
+    /// A consumer group's state and members (GROUP_STATUS).
     pub fn group_status(&self, group: &str) -> Result<GroupStatus> {
-        self.owner.run(self.inner.group_status(group))
+        self.inner.run(|a| a.group_status(group))
     }
 
-    /// LIST_GROUPS.
+    /// The consumer group names.
     pub fn list_groups(&self) -> Result<Vec<String>> {
-        self.owner.run(self.inner.list_groups())
+        self.inner.run(|a| a.list_groups())
     }
 
-    /// HELP.
+    /// The broker's HELP lines.
     pub fn help(&self) -> Result<Vec<String>> {
-        self.owner.run(self.inner.help())
+        self.inner.run(|a| a.help())
     }
 
     /// Closes the client (idempotent).
     pub fn close(&self) -> Result<()> {
-        self.owner.run(async {
-            self.inner.close().await;
+        self.inner.run(|a| async {
+            a.close().await;
             Ok(())
         })
     }
 }
 
-/// Blocking producer.
+/// Blocking producer. Cheap to clone; clones share one producer.
 #[derive(Debug, Clone)]
 pub struct Producer {
-    inner: AsyncProducer,
-    owner: Owner,
+    inner: std::sync::Arc<Owned<AsyncProducer>>,
 }
 
 impl Producer {
@@ -207,37 +150,35 @@ impl Producer {
     pub fn connect(config: ProducerConfig) -> Result<Producer> {
         let inner = block_on(AsyncProducer::connect(config))??;
         Ok(Producer {
-            inner,
-            owner: Owner::new(),
+            inner: std::sync::Arc::new(Owned::new(inner)),
         })
     }
 
     /// The async producer this wraps (for bindings with an async API).
-    pub fn as_async(&self) -> &AsyncProducer {
-        &self.inner
+    pub fn as_async(&self) -> Result<&AsyncProducer> {
+        self.inner.get()
     }
 
     /// Queues a record (blocking up to `max_block_ms` for buffer space) and
     /// returns its pending delivery.
     pub fn send(&self, record: ProducerRecord) -> Result<Delivery> {
-        self.owner.run(self.inner.send(record))
+        self.inner.run(|p| p.send(record))
     }
 
     /// Sends a record and waits for its acknowledgement.
     pub fn send_and_wait(&self, record: ProducerRecord) -> Result<RecordMetadata> {
-        let delivery = self.send(record)?;
-        self.owner.run(delivery)
+        let mut delivery = self.send(record)?;
+        self.wait(&mut delivery, None)
     }
 
-    /// Queues a record and calls `callback` with its outcome on an engine
-    /// thread. The callback runs exactly once, unless queueing itself fails,
-    /// which is returned instead and the callback is never called.
+    /// Queues a record; `callback` is then called exactly once with the
+    /// outcome, on this producer's callback thread. If queueing fails, the
+    /// error is returned and the callback is never called.
     pub fn send_with_callback<F>(&self, record: ProducerRecord, callback: F) -> Result<()>
     where
         F: FnOnce(Result<RecordMetadata>) + Send + 'static,
     {
-        let delivery = self.send(record)?;
-        spawn(async move { callback(delivery.await) })
+        self.inner.run(|p| p.send_with_callback(record, callback))
     }
 
     /// Waits for a pending delivery, at most `timeout` (`None`: no limit).
@@ -247,114 +188,179 @@ impl Producer {
         delivery: &mut Delivery,
         timeout: Option<Duration>,
     ) -> Result<RecordMetadata> {
-        self.owner.run(async {
-            match timeout {
-                None => delivery.await,
-                Some(t) => tokio::time::timeout(t, delivery).await.map_err(|_| {
-                    Error::timeout(format!(
-                        "delivery not acknowledged within {} ms",
-                        t.as_millis()
-                    ))
-                })?,
-            }
-        })
+        self.inner.get()?;
+        wait_delivery(delivery, timeout)
     }
 
-    /// Sends everything queued and waits for it (see the async `flush`).
+    /// Sends everything queued and waits, at most `timeout` (`None`: no
+    /// limit), until every record sent before the call is acknowledged or
+    /// failed and its callback has returned. Called from a delivery
+    /// callback, it waits for the acknowledgements only: the callbacks
+    /// behind the running one cannot run before it returns.
     pub fn flush(&self, timeout: Option<Duration>) -> Result<()> {
-        self.owner.run(self.inner.flush(timeout))
+        let deadline = deadline_of(timeout);
+        self.inner.run(|p| p.flush(timeout))?;
+        self.wait_callbacks(deadline, "flush")
     }
 
-    /// Flushes within `timeout`, then closes (idempotent).
-    pub fn close(&self, timeout: Duration) -> Result<()> {
-        self.owner.run(self.inner.close(timeout))
+    /// Stops taking records, flushes within `timeout` (`None`: no limit),
+    /// fails what is left, waits for the callbacks (as `flush` does) and
+    /// closes. Closing twice is harmless.
+    pub fn close(&self, timeout: Option<Duration>) -> Result<()> {
+        let deadline = deadline_of(timeout);
+        let closed = self
+            .inner
+            .run(|p| p.close(timeout.unwrap_or(Duration::MAX)));
+        let callbacks = self.wait_callbacks(deadline, "close");
+        closed.and(callbacks)
+    }
+
+    fn wait_callbacks(&self, deadline: Option<Instant>, what: &str) -> Result<()> {
+        let dispatcher = self.inner.get()?.dispatcher();
+        if dispatcher.wait_idle(deadline) {
+            Ok(())
+        } else {
+            Err(Error::timeout(format!(
+                "{what}: delivery callbacks were still running at the deadline"
+            )))
+        }
     }
 }
 
-/// Blocking group consumer.
+/// Waits for a delivery on the engine runtime, at most `timeout`.
+pub fn wait_delivery(delivery: &mut Delivery, timeout: Option<Duration>) -> Result<RecordMetadata> {
+    block_on(async {
+        match timeout {
+            None => delivery.await,
+            Some(t) => tokio::time::timeout(t, delivery).await.map_err(|_| {
+                Error::timeout(format!(
+                    "delivery not acknowledged within {} ms",
+                    t.as_millis()
+                ))
+            })?,
+        }
+    })?
+}
+
+/// Blocking group consumer. Its methods may be called from several threads;
+/// `close` and `wakeup` from another thread interrupt a blocked `poll`.
 #[derive(Debug)]
 pub struct Consumer {
-    inner: crate::consumer::Consumer,
-    owner: Owner,
+    inner: Owned<AsyncConsumer>,
+    dispatcher: Dispatcher,
 }
 
 impl Consumer {
     /// Connects (see [`crate::consumer::Consumer::connect`]).
-    pub fn connect(config: crate::config::ConsumerConfig) -> Result<Consumer> {
-        let inner = block_on(crate::consumer::Consumer::connect(config))??;
+    pub fn connect(config: ConsumerConfig) -> Result<Consumer> {
+        let inner = block_on(AsyncConsumer::connect(config))??;
         Ok(Consumer {
-            inner,
-            owner: Owner::new(),
+            inner: Owned::new(inner),
+            dispatcher: Dispatcher::new("cursus-consumer-cb"),
         })
     }
 
     /// The async consumer this wraps (for bindings with an async API).
-    pub fn as_async(&self) -> &crate::consumer::Consumer {
-        &self.inner
+    pub fn as_async(&self) -> Result<&AsyncConsumer> {
+        self.inner.get()
     }
 
-    /// Subscribes to topics.
+    /// Subscribes to topics (replacing any earlier subscription).
     pub fn subscribe(&self, topics: &[String]) -> Result<()> {
-        self.owner.run(
-            self.inner
-                .subscribe(crate::consumer::Subscription::Topics(topics.to_vec())),
-        )
+        self.inner
+            .run(|c| c.subscribe(Subscription::Topics(topics.to_vec())))
     }
 
-    /// Subscribes to every topic matching a glob pattern.
+    /// Subscribes to every topic matching a glob pattern (`*`, `?`).
     pub fn subscribe_pattern(&self, pattern: &str) -> Result<()> {
-        self.owner.run(
-            self.inner
-                .subscribe(crate::consumer::Subscription::Pattern(pattern.to_owned())),
-        )
+        self.inner
+            .run(|c| c.subscribe(Subscription::Pattern(pattern.to_owned())))
     }
 
-    /// Polls for records, waiting at most `timeout`. Bindings that must
-    /// react to signals call this with short timeouts in a loop.
-    pub fn poll(&self, timeout: Duration) -> Result<Vec<crate::consumer::ConsumerRecord>> {
-        self.owner.run(self.inner.poll(timeout))
+    /// Returns up to `max_poll_records` records, waiting at most `timeout`
+    /// (`None`: no limit) for the first one.
+    pub fn poll(&self, timeout: Option<Duration>) -> Result<Vec<ConsumerRecord>> {
+        let max = self.inner.get()?.max_poll_records();
+        self.poll_max(timeout, max)
     }
 
-    /// Commits delivered positions synchronously (COMMIT_OFFSET).
+    /// Returns up to `max_records` records (see
+    /// [`crate::consumer::Consumer::poll_max`]: only what is returned counts
+    /// as delivered), waiting at most `timeout` (`None`: no limit).
+    pub fn poll_max(
+        &self,
+        timeout: Option<Duration>,
+        max_records: usize,
+    ) -> Result<Vec<ConsumerRecord>> {
+        let timeout = timeout.unwrap_or(Duration::MAX);
+        self.inner.run(|c| c.poll_max(timeout, max_records))
+    }
+
+    /// Makes the blocked (or the next) poll return at once with what it
+    /// has. Safe from any thread, and from a signal-handling thread.
+    pub fn wakeup(&self) -> Result<()> {
+        self.inner.get()?.wakeup();
+        Ok(())
+    }
+
+    /// Commits the positions of the records returned so far (COMMIT_OFFSET).
     pub fn commit_sync(&self) -> Result<()> {
-        self.owner.run(self.inner.commit_sync())
+        self.inner.run(|c| c.commit_sync())
     }
 
     /// Commits explicit next offsets synchronously.
-    pub fn commit_offsets(
-        &self,
-        offsets: &[(crate::protocol::group::TopicPartition, u64)],
-    ) -> Result<()> {
-        self.owner.run(self.inner.commit_offsets(offsets))
+    pub fn commit_offsets(&self, offsets: &[(TopicPartition, u64)]) -> Result<()> {
+        self.inner.run(|c| c.commit_offsets(offsets))
     }
 
-    /// Commits delivered positions in the background (BATCH_COMMIT) and
-    /// calls `callback` with the outcome on an engine thread.
+    /// Commits the positions of the records returned so far in the
+    /// background (BATCH_COMMIT); `callback` gets the outcome on this
+    /// consumer's callback thread. If starting fails, the error is returned
+    /// and the callback is never called.
     pub fn commit_async<F>(&self, callback: F) -> Result<()>
     where
         F: FnOnce(Result<()>) + Send + 'static,
     {
-        let handle = self.owner.run(self.inner.commit_async())?;
-        spawn(async move {
-            let outcome = handle
-                .await
-                .unwrap_or_else(|e| Err(Error::internal(format!("commit task failed: {e}"))));
-            callback(outcome)
+        let task = self.inner.run(|c| c.commit_async())?;
+        self.dispatcher.run_after(task, move |joined| {
+            callback(
+                joined.unwrap_or_else(|e| Err(Error::internal(format!("commit task failed: {e}")))),
+            )
         })
     }
 
     /// The committed next offset of a partition, if any.
-    pub fn committed(&self, tp: &crate::protocol::group::TopicPartition) -> Result<Option<u64>> {
-        self.owner.run(self.inner.committed(tp))
+    pub fn committed(&self, tp: &TopicPartition) -> Result<Option<u64>> {
+        self.inner.run(|c| c.committed(tp))
     }
 
     /// The assigned partitions.
-    pub fn assignment(&self) -> Result<Vec<crate::protocol::group::TopicPartition>> {
-        self.owner.run(self.inner.assignment())
+    pub fn assignment(&self) -> Result<Vec<TopicPartition>> {
+        self.inner.run(|c| c.assignment())
     }
 
-    /// Commits (with auto-commit), leaves the group and closes (idempotent).
+    /// Commits (with auto-commit) what was returned, leaves the group and
+    /// closes; a poll blocked in another thread fails with `closed` at
+    /// once. Waits for pending commit callbacks (except on the callback
+    /// thread). Closing twice is harmless.
     pub fn close(&self) -> Result<()> {
-        self.owner.run(self.inner.close())
+        let closed = self.inner.run(|c| c.close());
+        let deadline = deadline_of(Some(DEFAULT_TIMEOUT));
+        if !self.dispatcher.wait_idle(deadline) {
+            tracing::warn!("consumer closed with commit callbacks still running");
+        }
+        closed
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unbounded_timeout_has_no_deadline() {
+        assert!(deadline_of(Some(Duration::MAX)).is_none());
+        assert!(deadline_of(None).is_none());
+        assert!(deadline_of(Some(Duration::from_secs(1))).is_some());
     }
 }

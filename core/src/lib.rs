@@ -1,23 +1,68 @@
-//! Cursus SDK core: the Wire v2 protocol codec and (in later modules) the
-//! client engine that every language binding calls.
+//! `cursus`: the Cursus client engine, the one implementation of the client
+//! behaviour (connections, routing, retries, producer batching, consumer
+//! groups) that every language binding of the Cursus SDK calls.
 //!
-//! - [`wire`]: the complete, pure Wire v2 codec (frames, compression,
-//!   negotiation, CRQ2 commands, CBV2 batches, typed errors, id tables).
-//! - [`partitioner`]: the key partitioner shared by broker and clients.
+//! # Which API
+//!
+//! - The async API ([`admin::Admin`], [`producer::Producer`],
+//!   [`consumer::Consumer`]) runs on the caller's tokio runtime: use it from
+//!   async Rust.
+//! - The [`blocking`] API owns its runtime and blocks the calling thread:
+//!   use it from synchronous code (and it is what the C, Java and Python
+//!   bindings call). Its delivery and commit callbacks run on a dispatcher
+//!   thread of each client, never on the engine's I/O threads.
+//!
+//! ```no_run
+//! use cursus::blocking::{Admin, Producer};
+//! use cursus::{ClientConfig, NewTopic, ProducerConfig, ProducerRecord};
+//!
+//! # fn main() -> cursus::Result<()> {
+//! let admin = Admin::connect(ClientConfig::new("127.0.0.1:9000"))?;
+//! admin.create_topic(&NewTopic::new("orders").partitions(3))?;
+//! let producer = Producer::connect(ProducerConfig::new("127.0.0.1:9000"))?;
+//! let stored = producer.send_and_wait(ProducerRecord::new("orders", "hello").key("k1"))?;
+//! println!("stored at partition {} offset {:?}", stored.partition, stored.offset);
+//! producer.close(None)?;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Options have the same names in every language ([`ProducerConfig::set`],
+//! [`ConsumerConfig::set`], [`ClientConfig::set`]); errors are one type,
+//! [`Error`], with the protocol's code, class and retryable flag.
+//!
+//! The Wire v2 codec itself is the separate crate `cursus-wire`.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod admin;
 pub mod blocking;
+#[cfg(feature = "internals")]
 pub mod client;
+#[cfg(not(feature = "internals"))]
+mod client;
 pub mod config;
 pub mod consumer;
+pub mod dispatch;
 pub mod error;
-pub mod partitioner;
 pub mod producer;
-pub mod protocol;
-pub mod wire;
+mod protocol;
+mod runtime;
 
+/// The codec this engine speaks (`cursus-wire`), for code that needs the
+/// protocol's own types.
+pub(crate) use cursus_wire as wire;
+
+pub use admin::{
+    DeleteOutcome, GroupMember, GroupStatus, NewTopic, PartitionDescription, PartitionOffsets,
+    TopicDescription, TopicInfo, TopicMetadata, TruncateOutcome,
+};
 pub use config::{ClientConfig, ConsumerConfig, ProducerConfig};
+pub use consumer::{ConsumerRecord, TopicPartition};
+pub use cursus_wire::{Compression, ErrorClass};
 pub use error::{Error, ErrorKind, Result};
+pub use producer::{ProducerRecord, RecordMetadata};
+
+/// The engine's version (the workspace version every binding carries).
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

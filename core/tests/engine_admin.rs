@@ -1,8 +1,8 @@
 //! The admin client and connection layer against a real broker.
 
 use cursus::admin::Admin;
-use cursus::protocol::admin::NewTopic;
-use cursus::wire::{Compression, ErrorClass};
+use cursus::admin::NewTopic;
+use cursus_wire::{Compression, ErrorClass};
 use cursus::{ClientConfig, ErrorKind};
 use cursus_testkit::TestBroker;
 

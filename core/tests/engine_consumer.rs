@@ -3,8 +3,8 @@
 use cursus::admin::Admin;
 use cursus::consumer::{Consumer, ConsumerRecord, Subscription};
 use cursus::producer::{Producer, ProducerRecord};
-use cursus::protocol::admin::NewTopic;
-use cursus::protocol::group::TopicPartition;
+use cursus::admin::NewTopic;
+use cursus::TopicPartition;
 use cursus::{ClientConfig, ConsumerConfig, ErrorKind, ProducerConfig};
 use cursus_testkit::TestBroker;
 use std::time::Duration;

@@ -3,10 +3,10 @@
 use bytes::Bytes;
 use cursus::admin::Admin;
 use cursus::client::{Cluster, Idempotence, Lane};
-use cursus::partitioner::partition_for_key;
+use cursus_wire::partitioner::partition_for_key;
 use cursus::producer::{Producer, ProducerRecord};
-use cursus::protocol::admin::NewTopic;
-use cursus::wire::{Batch, Command, CommandPayload, Compression, Record};
+use cursus::admin::NewTopic;
+use cursus_wire::{Batch, Command, CommandPayload, Compression, Record};
 use cursus::{ClientConfig, ErrorKind, ProducerConfig};
 use cursus_testkit::TestBroker;
 use std::time::Duration;

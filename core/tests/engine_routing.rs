@@ -6,8 +6,8 @@ use bytes::Bytes;
 use cursus::admin::Admin;
 use cursus::client::{Cluster, Idempotence, Lane};
 use cursus::producer::{Producer, ProducerRecord};
-use cursus::protocol::admin::NewTopic;
-use cursus::wire::{
+use cursus::admin::NewTopic;
+use cursus_wire::{
     Batch, Command, CommandPayload, ErrorPayload, Frame, FrameCodec, Kind, NegotiationRequest,
     Status,
 };
@@ -176,7 +176,7 @@ fn reply_dropping_proxy(listener: TcpListener, upstream: String) -> Arc<AtomicUs
                         f = server.next() => {
                             let Some(Ok(f)) = f else { return };
                             if f.kind == Kind::NegotiationResponse {
-                                let c = cursus::wire::NegotiationResponse::decode(f.payload.clone()).unwrap().compression;
+                                let c = cursus_wire::NegotiationResponse::decode(f.payload.clone()).unwrap().compression;
                                 client.send(f).await.unwrap();
                                 client.codec_mut().set_compression(c);
                                 server.codec_mut().set_compression(c);

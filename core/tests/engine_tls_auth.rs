@@ -3,8 +3,8 @@
 //! plain TCP), and a fake broker that checks AUTH credentials.
 
 use cursus::admin::Admin;
-use cursus::protocol::admin::NewTopic;
-use cursus::wire::{
+use cursus::admin::NewTopic;
+use cursus_wire::{
     CommandPayload, ErrorClass, ErrorPayload, Frame, FrameCodec, NegotiationRequest, Status,
 };
 use cursus::{ClientConfig, ErrorKind};
@@ -185,7 +185,7 @@ async fn auth_broker() -> String {
                 while let Some(Ok(req)) = framed.next().await {
                     let p = CommandPayload::decode(req.payload.clone()).unwrap();
                     let (status, body) = match req.command {
-                        cursus::wire::Command::Auth => {
+                        cursus_wire::Command::Auth => {
                             authed = p.get("principal") == Some("alice")
                                 && p.get("token") == Some("s3cret");
                             if authed {

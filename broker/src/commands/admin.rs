@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use cursus::wire::{CommandPayload, ErrorPayload};
+use cursus_wire::{CommandPayload, ErrorPayload};
 use serde::Serialize;
 
 use super::params::{existing_topic, number, partition_number, partition_of, required};

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use cursus::wire::{Batch, CommandPayload, ErrorPayload};
+use cursus_wire::{Batch, CommandPayload, ErrorPayload};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 

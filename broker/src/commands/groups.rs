@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use cursus::wire::{CommandPayload, ErrorPayload};
+use cursus_wire::{CommandPayload, ErrorPayload};
 
 use super::params::{existing_topic, number, partition_number, partition_of, required};
 use super::{HandlerResult, Reply};

@@ -15,7 +15,7 @@ pub mod stream;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use cursus::wire::{Batch, Command, CommandPayload, ErrorPayload};
+use cursus_wire::{Batch, Command, CommandPayload, ErrorPayload};
 
 use crate::broker::Broker;
 use crate::faults::FaultAction;

@@ -4,7 +4,7 @@
 use std::str::FromStr;
 use std::sync::Arc;
 
-use cursus::wire::{CommandPayload, ErrorPayload};
+use cursus_wire::{CommandPayload, ErrorPayload};
 
 use crate::broker::Broker;
 use crate::topics::definition::topic_param;

@@ -11,8 +11,8 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use bytes::{Bytes, BytesMut};
-use cursus::partitioner::partition_for_key;
-use cursus::wire::{
+use cursus_wire::partitioner::partition_for_key;
+use cursus_wire::{
     Acks, Batch, CommandPayload, ControlBatchType, ErrorPayload, Record, RecordVersion,
     TransactionMarker, TransactionState,
 };

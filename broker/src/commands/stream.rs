@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use cursus::wire::{Command, CommandPayload, Frame, Status};
+use cursus_wire::{Command, CommandPayload, Frame, Status};
 use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tracing::debug;

@@ -24,7 +24,7 @@ use std::path::Path;
 use std::sync::{Arc, RwLock};
 use std::time::{Duration, Instant};
 
-use cursus::wire::ErrorPayload;
+use cursus_wire::ErrorPayload;
 use tokio::sync::{Mutex, OwnedMutexGuard};
 use tracing::{info, warn};
 
@@ -602,7 +602,7 @@ mod tests {
     use super::*;
     use crate::storage::{CleanupPolicy, LogConfig};
     use crate::topics::{TopicDefaults, TopicPatch};
-    use cursus::wire::CommandPayload;
+    use cursus_wire::CommandPayload;
 
     async fn registry(dir: &Path) -> TopicRegistry {
         let defaults = TopicDefaults {

@@ -1,7 +1,7 @@
 //! The typed errors of group coordination, with the fields the
 //! specification's error table shows.
 
-use cursus::wire::ErrorPayload;
+use cursus_wire::ErrorPayload;
 
 /// `group_not_found group=<G>`.
 pub fn group_not_found(group: &str) -> ErrorPayload {

@@ -1,7 +1,7 @@
 //! Topic lifecycle and groups: the DELETE/TRUNCATE guard with its cleanup,
 //! and the startup pass that finishes cleanup a crash interrupted.
 
-use cursus::wire::ErrorPayload;
+use cursus_wire::ErrorPayload;
 use tracing::{info, warn};
 
 use super::coordinator::{Coordinator, Guard, State};

@@ -13,7 +13,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::BytesMut;
-use cursus::wire::{
+use cursus_wire::{
     Batch, Command, CommandPayload, Compression, ErrorPayload, Frame, FrameCodec, FrameCodecError,
     Kind, NegotiationRequest, Status,
 };

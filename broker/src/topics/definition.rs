@@ -2,7 +2,7 @@
 //! and validating every parameter, the presence-aware patch with revisions,
 //! and the `OK topic=…` rendering.
 
-use cursus::wire::{CommandPayload, ErrorPayload};
+use cursus_wire::{CommandPayload, ErrorPayload};
 
 use super::name::is_valid_topic_name;
 use super::MAX_PARTITIONS;

@@ -5,7 +5,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 use bytes::Bytes;
-use cursus::wire::{ErrorPayload, Record};
+use cursus_wire::{ErrorPayload, Record};
 use tokio::sync::{watch, Mutex};
 
 use super::producers::ProducerTable;

@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use cursus::wire::ErrorPayload;
+use cursus_wire::ErrorPayload;
 
 /// What an idempotent publish of one sequence must do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

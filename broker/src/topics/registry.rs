@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, RwLock};
 
-use cursus::wire::ErrorPayload;
+use cursus_wire::ErrorPayload;
 use tracing::{info, warn};
 
 use super::definition::{validate_definition, MinIsr, TopicDefaults, TopicPatch};

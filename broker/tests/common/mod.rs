@@ -11,7 +11,7 @@ use std::process::{Child, ChildStdout, Command as Process, Stdio};
 use std::time::Duration;
 
 use bytes::Bytes;
-use cursus::wire::{
+use cursus_wire::{
     Batch, Command, CommandPayload, Compression, ErrorPayload, Frame, FrameCodec, Kind,
     NegotiationRequest, NegotiationResponse, Status,
 };
@@ -306,8 +306,8 @@ impl Client {
     /// Sends a batch as PUBLISH and returns the reply frame.
     pub async fn publish_batch(&mut self, batch: &Batch) -> Frame {
         let bytes = batch
-            .to_bytes(cursus::wire::RecordVersionPolicy::Fixed(
-                cursus::wire::RecordVersion::V3,
+            .to_bytes(cursus_wire::RecordVersionPolicy::Fixed(
+                cursus_wire::RecordVersion::V3,
             ))
             .unwrap();
         let id = self.send(Command::Publish, bytes).await;

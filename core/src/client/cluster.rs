@@ -227,15 +227,22 @@ impl Cluster {
         OkReply::parse(&reply)
     }
 
+    /// Topic metadata from the cache, if it is there and younger than
+    /// `metadata_max_age` (never waits).
+    pub fn cached_metadata(&self, topic: &str) -> Option<Arc<TopicMetadata>> {
+        let cache = self.metadata.lock().unwrap_or_else(|p| p.into_inner());
+        cache
+            .get(topic)
+            .filter(|c| c.fetched.elapsed() < self.config.metadata_max_age)
+            .map(|c| Arc::clone(&c.metadata))
+    }
+
     /// Topic metadata, from the cache unless it is older than
     /// `metadata_max_age` or `refresh` is set.
     pub async fn metadata(&self, topic: &str, refresh: bool) -> Result<Arc<TopicMetadata>> {
         if !refresh {
-            let cache = self.metadata.lock().unwrap_or_else(|p| p.into_inner());
-            if let Some(c) = cache.get(topic) {
-                if c.fetched.elapsed() < self.config.metadata_max_age {
-                    return Ok(Arc::clone(&c.metadata));
-                }
+            if let Some(m) = self.cached_metadata(topic) {
+                return Ok(m);
             }
         }
         let payload = CommandPayload::new().field("topic", topic);

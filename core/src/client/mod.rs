@@ -8,5 +8,4 @@ pub mod retry;
 pub mod transport;
 
 pub use cluster::{Cluster, Lane};
-pub use connection::{Connection, FrameStream};
 pub use retry::Idempotence;

@@ -264,3 +264,11 @@ async fn reset_offset(
         _ => o.earliest,
     })
 }
+
+/// A membership that goes away (rebalance, close, a cancelled poll) stops
+/// its heartbeat.
+impl Drop for Group {
+    fn drop(&mut self) {
+        self.heartbeat.cancel();
+    }
+}

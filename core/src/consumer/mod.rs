@@ -14,7 +14,8 @@ mod group;
 use crate::client::{Cluster, Idempotence, Lane};
 use crate::config::ConsumerConfig;
 use crate::error::{Error, ErrorKind, Result};
-use crate::protocol::group::{batch_offsets, TopicPartition};
+use crate::protocol::group::batch_offsets;
+pub use crate::protocol::group::TopicPartition;
 use crate::wire::{Command, CommandPayload, ErrorClass};
 use bytes::Bytes;
 use fetcher::FetchEvent;
@@ -28,6 +29,7 @@ use tokio_util::sync::CancellationToken;
 
 /// A record delivered to the application.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct ConsumerRecord {
     /// Topic.
     pub topic: String,
@@ -72,6 +74,12 @@ pub struct Consumer {
     config: ConsumerConfig,
     state: Mutex<State>,
     closed: AtomicBool,
+    /// Cancelled by `close`: a poll blocked in another task or thread
+    /// returns at once instead of holding the state until its timeout.
+    closing: CancellationToken,
+    /// `wakeup()`: the blocked (or next) poll returns what it has.
+    wakeup: tokio::sync::Notify,
+    wakeup_pending: AtomicBool,
     /// Set by the heartbeat task (or a failed commit) when membership is lost.
     rebalance: Arc<tokio::sync::Notify>,
     rebalance_needed: Arc<AtomicBool>,
@@ -105,6 +113,9 @@ impl Consumer {
                 last_auto_commit: Instant::now(),
             }),
             closed: AtomicBool::new(false),
+            closing: CancellationToken::new(),
+            wakeup: tokio::sync::Notify::new(),
+            wakeup_pending: AtomicBool::new(false),
             rebalance: Arc::new(tokio::sync::Notify::new()),
             rebalance_needed: Arc::new(AtomicBool::new(false)),
         })
@@ -161,6 +172,11 @@ impl Consumer {
             .unwrap_or_default())
     }
 
+    /// The most records one poll returns (option `max_poll_records`).
+    pub fn max_poll_records(&self) -> usize {
+        self.config.max_poll_records
+    }
+
     /// The member id and generation, once joined.
     pub async fn membership(&self) -> Option<(String, u64)> {
         let state = self.state.lock().await;
@@ -171,10 +187,50 @@ impl Consumer {
     }
 
     /// Returns up to `max_poll_records` records, waiting at most `timeout`
-    /// for the first one. Joins or rebalances the group first when needed.
+    /// for the first one (see [`Consumer::poll_max`]).
     pub async fn poll(&self, timeout: Duration) -> Result<Vec<ConsumerRecord>> {
+        self.poll_max(timeout, self.config.max_poll_records).await
+    }
+
+    /// Returns up to `max_records` (at most `max_poll_records`) records,
+    /// waiting at most `timeout` for the first one. Joins or rebalances the
+    /// group first when needed.
+    ///
+    /// Only the records returned count as delivered: records fetched
+    /// beyond `max_records` stay buffered in the engine for the next poll,
+    /// and commits (explicit, automatic or at close) cover only what was
+    /// returned. Records buffered for a partition a rebalance takes away
+    /// are dropped, never returned.
+    ///
+    /// Returns early, with what it has (possibly nothing), after
+    /// [`Consumer::wakeup`]; fails with `closed` when [`Consumer::close`]
+    /// is called meanwhile.
+    pub async fn poll_max(&self, timeout: Duration, max_records: usize) -> Result<Vec<ConsumerRecord>> {
         self.check_open()?;
-        let deadline = tokio::time::Instant::now() + timeout;
+        if max_records == 0 {
+            return Err(Error::invalid_argument("max_records must be at least 1"));
+        }
+        let max = max_records.min(self.config.max_poll_records);
+        tokio::select! {
+            biased;
+            _ = self.closing.cancelled() => Err(Error::closed("consumer")),
+            polled = self.poll_locked(timeout, max) => polled,
+        }
+    }
+
+    /// Makes the poll blocked now, or else the next poll, return at once
+    /// with the records it has (possibly none). Safe from any thread.
+    pub fn wakeup(&self) {
+        self.wakeup_pending.store(true, Ordering::SeqCst);
+        self.wakeup.notify_waiters();
+    }
+
+    async fn poll_locked(&self, timeout: Duration, max: usize) -> Result<Vec<ConsumerRecord>> {
+        // A timeout too large for the clock (`Duration::MAX`) means no limit.
+        let now = tokio::time::Instant::now();
+        let deadline = now
+            .checked_add(timeout)
+            .unwrap_or_else(|| now + Duration::from_secs(100 * 365 * 24 * 3600));
         let mut state = self.state.lock().await;
         if state.subscription.is_none() {
             return Err(Error::invalid_argument("poll before subscribe"));
@@ -190,7 +246,6 @@ impl Consumer {
                 tracing::warn!(error = %e, "auto-commit failed");
             }
         }
-        let max = self.config.max_poll_records;
         let mut out: Vec<ConsumerRecord> = Vec::new();
         loop {
             while out.len() < max {
@@ -214,10 +269,21 @@ impl Consumer {
                     Err(_) if !out.is_empty() => None,
                     Err(_) => {
                         let rebalance = self.rebalance.notified();
-                        tokio::select! {
-                            ev = events.recv() => ev,
-                            _ = tokio::time::sleep_until(deadline) => None,
-                            _ = rebalance => None,
+                        let woken = self.wakeup.notified();
+                        tokio::pin!(woken);
+                        woken.as_mut().enable();
+                        if self.wakeup_pending.swap(false, Ordering::SeqCst) {
+                            None
+                        } else {
+                            tokio::select! {
+                                ev = events.recv() => ev,
+                                _ = tokio::time::sleep_until(deadline) => None,
+                                _ = rebalance => None,
+                                _ = woken => {
+                                    self.wakeup_pending.store(false, Ordering::SeqCst);
+                                    None
+                                }
+                            }
                         }
                     }
                 }
@@ -338,6 +404,8 @@ impl Consumer {
         if self.closed.swap(true, Ordering::SeqCst) {
             return Ok(());
         }
+        // A poll blocked elsewhere gives the state up now.
+        self.closing.cancel();
         let mut state = self.state.lock().await;
         let mut result = Ok(());
         if self.config.enable_auto_commit && state.group.is_some() {

@@ -1,11 +1,11 @@
 //! Per-partition queues of records waiting to be sent, and the rule that
 //! decides when a queue becomes a batch.
 
-use super::RecordMetadata;
-use crate::error::{Error, Result};
+use super::reply::Reply;
+use crate::error::Error;
 use std::collections::{HashMap, VecDeque};
 use std::time::{Duration, Instant};
-use tokio::sync::{oneshot, OwnedSemaphorePermit};
+use tokio::sync::OwnedSemaphorePermit;
 
 /// Most payload bytes in one PUBLISH batch (well under the 64 MiB frame).
 pub(super) const MAX_BATCH_BYTES: usize = 4 << 20;
@@ -22,7 +22,7 @@ pub(super) struct Queued {
     pub payload: bytes::Bytes,
     pub timestamp: i64,
     pub size: usize,
-    pub reply: oneshot::Sender<Result<RecordMetadata>>,
+    pub reply: Reply,
     pub _permit: OwnedSemaphorePermit,
 }
 
@@ -146,7 +146,7 @@ impl Accumulator {
     pub fn fail_all(&mut self, error: &Error) {
         for q in self.queues.values_mut() {
             for r in q.records.drain(..) {
-                let _ = r.reply.send(Err(error.clone()));
+                r.reply.send(Err(error.clone()));
             }
             q.bytes = 0;
             q.oldest = None;

@@ -11,13 +11,18 @@
 //! flight the next one keeps growing, so throughput rises with load.
 
 mod accumulator;
+mod ordered;
+mod reply;
 mod sender;
 
 use crate::client::{Cluster, Lane};
 use crate::config::ProducerConfig;
+use crate::dispatch::Dispatcher;
 use crate::error::{Error, Result};
-use crate::partitioner::partition_for_key;
+use crate::wire::partitioner::partition_for_key;
 use accumulator::{Accumulator, Queued};
+use ordered::Ordered;
+use reply::Reply;
 use bytes::Bytes;
 use std::future::Future;
 use std::pin::Pin;
@@ -25,7 +30,8 @@ use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::sync::{oneshot, Semaphore};
+use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
+use tokio::time::Instant;
 
 /// Bookkeeping bytes counted per record on top of its payload and key.
 const RECORD_OVERHEAD: usize = 64;
@@ -66,6 +72,12 @@ impl ProducerRecord {
         self.partition = Some(partition);
         self
     }
+
+    /// Sets the timestamp (milliseconds since the epoch).
+    pub fn timestamp(mut self, timestamp: i64) -> Self {
+        self.timestamp = Some(timestamp);
+        self
+    }
 }
 
 /// Where an acknowledged record was stored.
@@ -84,7 +96,7 @@ pub struct RecordMetadata {
 /// Resolves when the record has been acknowledged (or has failed).
 #[derive(Debug)]
 pub struct Delivery {
-    rx: oneshot::Receiver<Result<RecordMetadata>>,
+    pub(crate) rx: oneshot::Receiver<Result<RecordMetadata>>,
 }
 
 impl Future for Delivery {
@@ -104,9 +116,19 @@ pub(crate) struct Shared {
     accumulator: Mutex<Accumulator>,
     wake: tokio::sync::Notify,
     drained: tokio::sync::Notify,
+    /// No new record is accepted (close started, or the producer dropped).
     closed: AtomicBool,
+    /// Close failed what was left: nothing may be queued any more, not
+    /// even records handed over in order before close.
+    terminated: AtomicBool,
     round_robin: Mutex<std::collections::HashMap<String, AtomicU32>>,
     producer_id: String,
+    /// Runs delivery callbacks (see [`crate::dispatch`]).
+    dispatcher: Dispatcher,
+    /// Sends handed over in call order (see `ordered`).
+    ordered: Ordered,
+    /// The runtime the producer's tasks run on.
+    runtime: tokio::runtime::Handle,
 }
 
 /// When the last [`Producer`] clone is dropped without `close`, stop
@@ -151,7 +173,11 @@ impl Producer {
             wake: tokio::sync::Notify::new(),
             drained: tokio::sync::Notify::new(),
             closed: AtomicBool::new(false),
+            terminated: AtomicBool::new(false),
             round_robin: Mutex::new(Default::default()),
+            dispatcher: Dispatcher::new("cursus-producer-cb"),
+            ordered: Ordered::default(),
+            runtime: tokio::runtime::Handle::current(),
             producer_id,
             cluster,
             config,
@@ -172,10 +198,62 @@ impl Producer {
     /// full, for space (up to `max_block_ms`). The returned [`Delivery`]
     /// resolves with the record's partition and offset.
     pub async fn send(&self, record: ProducerRecord) -> Result<Delivery> {
-        let shared = &self.shared;
-        if shared.closed.load(Ordering::SeqCst) {
-            return Err(Error::closed("producer"));
+        let mut delivery = None;
+        self.enqueue(record, Admission::New, self.block_deadline(), || {
+            let (reply, d) = Reply::future();
+            delivery = Some(d);
+            reply
+        })
+        .await?;
+        Ok(delivery.expect("a queued record has its delivery"))
+    }
+
+    /// Queues a record like [`Producer::send`]; `callback` is then called
+    /// exactly once with the outcome, on this producer's callback thread
+    /// (never on an I/O thread), in the order the outcomes arrive, which for
+    /// one partition is offset order. If queueing fails, the error is
+    /// returned and the callback is never called. A callback may call the
+    /// producer again, `send` and `flush` included.
+    pub async fn send_with_callback(
+        &self,
+        record: ProducerRecord,
+        callback: impl FnOnce(Result<RecordMetadata>) + Send + 'static,
+    ) -> Result<()> {
+        let dispatcher = &self.shared.dispatcher;
+        self.enqueue(record, Admission::New, self.block_deadline(), || {
+            Reply::callback(dispatcher, Box::new(callback))
+        })
+        .await
+    }
+
+    /// Hands the record over now and returns a future of its
+    /// acknowledgement: records handed over by successive calls are queued
+    /// in call order, whenever their futures are polled (or if they are
+    /// dropped). For callers that cannot await between sends (asyncio,
+    /// callbacks): `send` itself keeps call order only if each call is
+    /// awaited before the next. Backpressure is the same as `send`'s: a
+    /// record waits for buffer space at most `max_block_ms` from this call,
+    /// then fails with `max_block_exceeded`. Refused records (closed
+    /// producer, invalid record) fail the returned future.
+    pub fn send_in_order(
+        &self,
+        record: ProducerRecord,
+    ) -> impl Future<Output = Result<RecordMetadata>> + Send + 'static {
+        let (reply, delivery) = Reply::future();
+        let admitted = self.admit_in_order(record, reply);
+        async move {
+            admitted?;
+            delivery.await
         }
+    }
+
+    fn block_deadline(&self) -> Instant {
+        Instant::now() + self.shared.config.max_block
+    }
+
+    /// Checks a record before it takes buffer space; returns its size.
+    fn check_record(&self, record: &ProducerRecord) -> Result<usize> {
+        let shared = &self.shared;
         let size =
             record.payload.len() + record.key.as_ref().map_or(0, Bytes::len) + RECORD_OVERHEAD;
         if size > shared.config.buffer_memory || size > crate::wire::MAX_PAYLOAD {
@@ -188,9 +266,25 @@ impl Producer {
         if record.topic.is_empty() {
             return Err(Error::invalid_argument("record topic is empty"));
         }
+        Ok(size)
+    }
+
+    /// Picks the partition, reserves buffer memory (until `deadline`) and
+    /// queues the record with the reply `make_reply` builds, which is built
+    /// only once the record is certain to be queued.
+    async fn enqueue(
+        &self,
+        record: ProducerRecord,
+        admission: Admission,
+        deadline: Instant,
+        make_reply: impl FnOnce() -> Reply,
+    ) -> Result<()> {
+        let shared = &self.shared;
+        self.check_admission(admission)?;
+        let size = self.check_record(&record)?;
         let partition = self.choose_partition(&record).await?;
-        let permit = tokio::time::timeout(
-            shared.config.max_block,
+        let permit = tokio::time::timeout_at(
+            deadline,
             Arc::clone(&shared.memory).acquire_many_owned(size as u32),
         )
         .await
@@ -203,15 +297,28 @@ impl Producer {
             .with_code("max_block_exceeded")
         })?
         .map_err(|_| Error::closed("producer"))?;
-        let (tx, rx) = oneshot::channel();
+        self.push(record, partition, size, permit, admission, make_reply)
+    }
+
+    /// Queues a record whose partition and memory are settled; refused when
+    /// the producer no longer admits it.
+    fn push(
+        &self,
+        record: ProducerRecord,
+        partition: u32,
+        size: usize,
+        permit: OwnedSemaphorePermit,
+        admission: Admission,
+        make_reply: impl FnOnce() -> Reply,
+    ) -> Result<()> {
+        let shared = &self.shared;
         let timestamp = record.timestamp.unwrap_or_else(now_ms);
         let mut accumulator = shared.accumulator.lock().unwrap_or_else(|p| p.into_inner());
-        // Checked again under the lock: `close` sets the flag before its final
-        // `fail_all`, so a record is either queued before that (and flushed or
-        // failed) or refused here, never stranded after the sender exits.
-        if shared.closed.load(Ordering::SeqCst) {
-            return Err(Error::closed("producer"));
-        }
+        // Checked again under the lock: `close` sets the flags before its
+        // final `fail_all`, so a record is either queued before that (and
+        // flushed or failed) or refused here, never stranded after the
+        // sender exits.
+        self.check_admission(admission)?;
         let ready = accumulator.push(
             (record.topic, partition),
             Queued {
@@ -219,7 +326,7 @@ impl Producer {
                 payload: record.payload,
                 timestamp,
                 size,
-                reply: tx,
+                reply: make_reply(),
                 _permit: permit,
             },
             shared.config.batch_size,
@@ -228,12 +335,30 @@ impl Producer {
         if ready {
             shared.wake.notify_one();
         }
-        Ok(Delivery { rx })
+        Ok(())
+    }
+
+    fn check_admission(&self, admission: Admission) -> Result<()> {
+        let shared = &self.shared;
+        let refused = match admission {
+            Admission::New => shared.closed.load(Ordering::SeqCst),
+            Admission::HandedOver => shared.terminated.load(Ordering::SeqCst),
+        };
+        if refused {
+            Err(Error::closed("producer"))
+        } else {
+            Ok(())
+        }
     }
 
     async fn choose_partition(&self, record: &ProducerRecord) -> Result<u32> {
         let metadata = self.shared.cluster.metadata(&record.topic, false).await?;
-        let count = metadata.topic.partitions;
+        self.partition_in(record, &metadata.topic)
+    }
+
+    /// The partition of `record` in a topic described by `topic`.
+    fn partition_in(&self, record: &ProducerRecord, topic: &crate::TopicInfo) -> Result<u32> {
+        let count = topic.partitions;
         if count == 0 {
             return Err(Error::protocol(format!(
                 "topic {} reports no partitions",
@@ -249,7 +374,7 @@ impl Producer {
             }
             return Ok(p);
         }
-        let by_key = metadata.topic.partitioner != "round_robin";
+        let by_key = topic.partitioner != "round_robin";
         match &record.key {
             Some(key) if by_key && !key.is_empty() => Ok(partition_for_key(key, count)),
             _ => {
@@ -276,7 +401,8 @@ impl Producer {
         self.drain(timeout).await
     }
 
-    /// Waits until the accumulator is empty (what flush and close share).
+    /// Waits until every record handed over is queued and the accumulator
+    /// is empty (what flush and close share).
     async fn drain(&self, timeout: Option<Duration>) -> Result<()> {
         let shared = &self.shared;
         let wait = async {
@@ -284,9 +410,10 @@ impl Producer {
                 let drained = shared.drained.notified();
                 tokio::pin!(drained);
                 drained.as_mut().enable();
+                let handed_over = shared.ordered.is_idle();
                 {
                     let mut acc = shared.accumulator.lock().unwrap_or_else(|p| p.into_inner());
-                    if acc.is_empty() {
+                    if acc.is_empty() && handed_over {
                         return;
                     }
                     acc.request_flush();
@@ -314,11 +441,16 @@ impl Producer {
             return Ok(());
         }
         let flushed = self.drain(Some(timeout)).await;
-        self.shared
-            .accumulator
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .fail_all(&Error::closed("producer"));
+        {
+            let mut acc = self
+                .shared
+                .accumulator
+                .lock()
+                .unwrap_or_else(|p| p.into_inner());
+            self.shared.terminated.store(true, Ordering::SeqCst);
+            acc.fail_all(&Error::closed("producer"));
+        }
+        self.shared.ordered.fail_all(&Error::closed("producer"));
         self.shared.wake.notify_one();
         self.shared.cluster.close().await;
         flushed
@@ -328,6 +460,22 @@ impl Producer {
     pub fn is_closed(&self) -> bool {
         self.shared.closed.load(Ordering::SeqCst)
     }
+
+    /// The thread delivery callbacks run on (for the blocking facade's
+    /// "flush waits for callbacks" rule).
+    pub(crate) fn dispatcher(&self) -> &Dispatcher {
+        &self.shared.dispatcher
+    }
+}
+
+/// Which records a producer still takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Admission {
+    /// A new `send`: refused once close started.
+    New,
+    /// Handed over to `send_in_order` before close started: taken until
+    /// close fails what is left.
+    HandedOver,
 }
 
 fn now_ms() -> i64 {

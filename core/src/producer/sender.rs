@@ -71,7 +71,7 @@ async fn send(shared: Arc<Shared>, batch: Drained) {
             }),
             Err(e) => Err(e.clone()),
         };
-        let _ = record.reply.send(outcome);
+        record.reply.send(outcome);
     }
     shared
         .accumulator

@@ -7,8 +7,8 @@
 use cursus::admin::Admin;
 use cursus::consumer::{Consumer, Subscription};
 use cursus::producer::{Producer, ProducerRecord};
-use cursus::protocol::admin::NewTopic;
-use cursus::protocol::group::TopicPartition;
+use cursus::admin::NewTopic;
+use cursus::TopicPartition;
 use cursus::{ClientConfig, ConsumerConfig, Error, ProducerConfig};
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;

@@ -1,7 +1,7 @@
 //! Complete-buffer and streaming frame decoders, under every compression.
 #![no_main]
 use bytes::{Bytes, BytesMut};
-use cursus::wire::{Compression, Frame, FrameCodec, NegotiationRequest, NegotiationResponse};
+use cursus_wire::{Compression, Frame, FrameCodec, NegotiationRequest, NegotiationResponse};
 use libfuzzer_sys::fuzz_target;
 use tokio_util::codec::Decoder;
 

@@ -1,7 +1,7 @@
 //! CBV2 record decoder.
 #![no_main]
 use bytes::Bytes;
-use cursus::wire::{Record, RecordVersion};
+use cursus_wire::{Record, RecordVersion};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

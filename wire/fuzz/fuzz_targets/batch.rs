@@ -1,7 +1,7 @@
 //! CBV2 batch decoder.
 #![no_main]
 use bytes::Bytes;
-use cursus::wire::{Batch, RecordVersion, RecordVersionPolicy};
+use cursus_wire::{Batch, RecordVersion, RecordVersionPolicy};
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

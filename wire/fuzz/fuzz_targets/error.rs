@@ -1,7 +1,7 @@
 //! Typed error payload decoder and the broker error-text parser.
 #![no_main]
 use bytes::Bytes;
-use cursus::wire::ErrorPayload;
+use cursus_wire::ErrorPayload;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

@@ -2,8 +2,8 @@
 //! and no decoder panics on arbitrary or mutated input.
 
 use bytes::{Bytes, BytesMut};
-use cursus::wire::compression::{compress, decompress};
-use cursus::wire::*;
+use cursus_wire::compression::{compress, decompress};
+use cursus_wire::*;
 use proptest::collection::{btree_map, vec};
 use proptest::prelude::*;
 use tokio_util::codec::Decoder;

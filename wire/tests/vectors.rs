@@ -3,7 +3,7 @@
 //! worked examples of the byte-level spec.
 
 use bytes::Bytes;
-use cursus::wire::*;
+use cursus_wire::*;
 use serde_json::Value;
 
 fn reference() -> Value {

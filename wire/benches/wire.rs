@@ -3,7 +3,7 @@
 
 use bytes::{Bytes, BytesMut};
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
-use cursus::wire::*;
+use cursus_wire::*;
 use std::hint::black_box;
 use tokio_util::codec::Decoder;
 

@@ -1,7 +1,7 @@
 //! CRQ2 command decoder and the text-command parser.
 #![no_main]
 use bytes::Bytes;
-use cursus::wire::CommandPayload;
+use cursus_wire::CommandPayload;
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {

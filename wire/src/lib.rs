@@ -1,4 +1,8 @@
-//! The Cursus Wire v2 codec.
+//! `cursus-wire`: the Cursus Wire v2 codec and the key partitioner.
+//!
+//! Shared by the client engine (`cursus`) and the reference broker
+//! (`cursus-broker`), so both speak exactly the same bytes; the broker links
+//! this crate only, not the client engine.
 //!
 //! Byte layouts follow `shared/spec/wire-v2.md`; section numbers in the docs
 //! refer to it. Everything here is pure: no I/O, no async, no `unsafe`.
@@ -14,6 +18,10 @@
 //! | [`error_payload`] | §7 | typed errors and their rendering |
 //! | [`registry`] | §11 | error-code classes and fallback rules |
 //! | [`ids`] | §1.2, §1.3, §2, §7.2 | id tables |
+//! | [`partitioner`] | seed, key partitioning | FNV-1a key partitioner |
+
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 pub mod batch;
 mod buf;
@@ -25,6 +33,7 @@ pub mod error_payload;
 pub mod frame;
 pub mod ids;
 pub mod negotiation;
+pub mod partitioner;
 pub mod registry;
 
 /// Largest encoded or decoded payload: 64 MiB.

@@ -2,7 +2,7 @@
 //! (negotiation), §5.2 (CRQ2), §6.5 (CBV2) and §7.4 (typed errors).
 
 use bytes::{BufMut, Bytes, BytesMut};
-use cursus::wire::*;
+use cursus_wire::*;
 use tokio_util::codec::Decoder;
 
 // ---------------------------------------------------------------- §1.9 frames

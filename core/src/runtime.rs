@@ -1,0 +1,147 @@
+//! The process-wide I/O runtime of the blocking API, and what `fork()` does
+//! to it.
+//!
+//! One multi-threaded tokio runtime (two `cursus-io` worker threads) serves
+//! every blocking client of the process; it starts on first use. Only engine
+//! work runs on it: user callbacks go to a [`crate::dispatch::Dispatcher`].
+//!
+//! `fork()` copies the runtime's memory into the child but none of its
+//! threads, so the child must never use or drop the parent's runtime:
+//!
+//! - the first blocking call in a child starts a fresh runtime for the
+//!   child's own clients (the parent's is leaked, since dropping it would
+//!   wait for threads that do not exist there);
+//! - every object remembers the process that created it ([`Owner`]); used in
+//!   another process it fails with `used_after_fork` (kind `Closed`), and
+//!   dropped there it leaks its engine state instead of tearing it down
+//!   (closing its sockets would deregister them from the epoll instance the
+//!   parent still shares).
+
+use crate::error::{Error, ErrorKind, Result};
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use tokio::runtime::{Handle, Runtime};
+
+struct Engine {
+    runtime: Runtime,
+    pid: u32,
+}
+
+/// The current process's runtime, started if this process has none yet.
+fn engine() -> Result<Arc<Engine>> {
+    static ENGINE: Mutex<Option<Arc<Engine>>> = Mutex::new(None);
+    let pid = std::process::id();
+    let mut slot = ENGINE.lock().unwrap_or_else(|p| p.into_inner());
+    if let Some(e) = slot.as_ref().filter(|e| e.pid == pid) {
+        return Ok(Arc::clone(e));
+    }
+    if let Some(inherited) = slot.take() {
+        // A parent's runtime: its threads are gone; never drop it here.
+        std::mem::forget(inherited);
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .thread_name("cursus-io")
+        .enable_all()
+        .build()
+        .map_err(|e| Error::internal(format!("cannot start the engine runtime: {e}")))?;
+    let e = Arc::new(Engine { runtime, pid });
+    *slot = Some(Arc::clone(&e));
+    Ok(e)
+}
+
+/// Runs `future` to completion on the engine runtime, blocking this thread.
+/// Refused (instead of panicking) inside an async runtime.
+pub(crate) fn block_on<F: Future>(future: F) -> Result<F::Output> {
+    if Handle::try_current().is_ok() {
+        return Err(Error::invalid_argument(
+            "a blocking Cursus call was made from inside an async runtime; use the async API there",
+        ));
+    }
+    Ok(engine()?.runtime.block_on(future))
+}
+
+/// A handle to this process's engine runtime.
+pub(crate) fn handle() -> Result<Handle> {
+    Ok(engine()?.runtime.handle().clone())
+}
+
+/// The process that created an object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Owner {
+    pid: u32,
+}
+
+impl Owner {
+    /// The current process.
+    pub(crate) fn current() -> Owner {
+        Owner {
+            pid: std::process::id(),
+        }
+    }
+
+    /// True in the process that created the object.
+    pub(crate) fn is_current(self) -> bool {
+        self.pid == std::process::id()
+    }
+
+    /// `used_after_fork` unless this is the creating process.
+    pub(crate) fn check(self) -> Result<()> {
+        if self.is_current() {
+            Ok(())
+        } else {
+            Err(Error::new(
+                ErrorKind::Closed,
+                "this object was created before fork(); create a new client in the child process",
+            )
+            .with_code("used_after_fork"))
+        }
+    }
+}
+
+/// An engine object owned by the process that created it: used from another
+/// process it is `used_after_fork`; dropped there, it is leaked instead of
+/// torn down (see the module docs).
+pub(crate) struct Owned<T> {
+    value: Option<T>,
+    owner: Owner,
+}
+
+impl<T> Owned<T> {
+    /// Wraps an object created by this process.
+    pub(crate) fn new(value: T) -> Owned<T> {
+        Owned {
+            value: Some(value),
+            owner: Owner::current(),
+        }
+    }
+
+    /// The object, checked to be this process's.
+    pub(crate) fn get(&self) -> Result<&T> {
+        self.owner.check()?;
+        Ok(self.value.as_ref().expect("present until dropped"))
+    }
+
+    /// Blocks on `f(object)`, after the process check.
+    pub(crate) fn run<'a, F, R>(&'a self, f: impl FnOnce(&'a T) -> F) -> Result<R>
+    where
+        F: Future<Output = Result<R>>,
+    {
+        let value = self.get()?;
+        block_on(f(value))?
+    }
+}
+
+impl<T> Drop for Owned<T> {
+    fn drop(&mut self) {
+        if !self.owner.is_current() {
+            std::mem::forget(self.value.take());
+        }
+    }
+}
+
+impl<T: std::fmt::Debug> std::fmt::Debug for Owned<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.value.fmt(f)
+    }
+}

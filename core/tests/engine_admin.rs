@@ -47,6 +47,10 @@ async fn topic_lifecycle_under_every_compression() {
         assert!(offsets.iter().all(|o| o.earliest == 0 && o.latest == 0));
         let described = admin.describe_topic(&name).await.unwrap();
         assert_eq!(described.partitions.len(), 4);
+        // The definition is typed: the same fields CREATE reports.
+        assert_eq!(described.definition.name, name);
+        assert_eq!(described.definition.partitions, 4);
+        assert_eq!(described.definition.cleanup_policy, "delete");
         let t = admin.truncate_topic(&name, 2).await.unwrap();
         assert_eq!(t.revision, 3);
         assert!(admin.delete_topic(&name, false).await.unwrap().deleted);

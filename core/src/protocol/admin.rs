@@ -4,7 +4,7 @@
 use super::reply::{bool_text, parse_bool, split_list, OkReply};
 use crate::error::{Error, Result};
 use crate::wire::CommandPayload;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
 
 /// A topic to create, or the fields to patch on an existing topic. Unset
 /// fields keep the broker default (new topic) or the current value (patch).
@@ -54,7 +54,7 @@ impl NewTopic {
     }
 
     /// The CREATE request payload.
-    pub fn to_payload(&self) -> CommandPayload {
+    pub(crate) fn to_payload(&self) -> CommandPayload {
         let mut p = CommandPayload::new().field("topic", &self.name);
         let mut opt = |name: &str, v: Option<String>| {
             if let Some(v) = v {
@@ -134,7 +134,7 @@ pub struct TopicInfo {
 
 impl TopicInfo {
     /// Parses a CREATE or ALTER_TOPIC_CONFIG reply.
-    pub fn from_reply(r: &OkReply) -> Result<TopicInfo> {
+    pub(crate) fn from_reply(r: &OkReply) -> Result<TopicInfo> {
         let min_isr = match r.get("min_in_sync_replicas") {
             None | Some("default") => None,
             Some(_) => Some(r.parse_field("min_in_sync_replicas")?),
@@ -181,7 +181,7 @@ pub struct TopicMetadata {
 
 impl TopicMetadata {
     /// Parses a METADATA reply.
-    pub fn from_reply(r: &OkReply) -> Result<TopicMetadata> {
+    pub(crate) fn from_reply(r: &OkReply) -> Result<TopicMetadata> {
         let topic = TopicInfo::from_reply(r)?;
         let leaders = r.list("leaders");
         if leaders.len() != topic.partitions as usize {
@@ -274,25 +274,78 @@ pub struct TruncateOutcome {
     pub cleanup_pending: bool,
 }
 
-/// DESCRIBE's JSON (fields the broker may omit default to empty).
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+/// DESCRIBE: a topic's definition and the state of each partition.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 pub struct TopicDescription {
     /// Topic name.
     #[serde(default)]
     pub topic: String,
-    /// The definition.
-    #[serde(default)]
-    pub definition: serde_json::Value,
+    /// The definition (the same fields CREATE and METADATA report).
+    #[serde(default, deserialize_with = "definition_from_json")]
+    pub definition: TopicInfo,
     /// Per-partition state.
     #[serde(default)]
     pub partitions: Vec<PartitionDescription>,
 }
 
+/// DESCRIBE's `definition` object (fields the broker may omit default).
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct DefinitionJson {
+    name: String,
+    revision: u64,
+    partitions: u32,
+    replication_factor: u32,
+    idempotent: bool,
+    event_sourcing: bool,
+    lifecycle_epoch: u64,
+    min_in_sync_replicas: Option<u32>,
+    effective_min_in_sync_replicas: Option<u32>,
+    policy: PolicyJson,
+}
+
+#[derive(Default, Deserialize)]
+#[serde(default)]
+struct PolicyJson {
+    cleanup_policy: String,
+    partitioner: String,
+    auth_policy: String,
+    read_acl: Vec<String>,
+    write_acl: Vec<String>,
+    retention_hours: u64,
+    retention_bytes: u64,
+}
+
+fn definition_from_json<'de, D: serde::Deserializer<'de>>(d: D) -> Result<TopicInfo, D::Error> {
+    let j = DefinitionJson::deserialize(d)?;
+    Ok(TopicInfo {
+        name: j.name,
+        partitions: j.partitions,
+        cleanup_policy: j.policy.cleanup_policy,
+        partitioner: j.policy.partitioner,
+        auth_policy: j.policy.auth_policy,
+        read_acl: j.policy.read_acl,
+        write_acl: j.policy.write_acl,
+        retention_hours: j.policy.retention_hours,
+        retention_bytes: j.policy.retention_bytes,
+        revision: j.revision,
+        replication_factor: j.replication_factor,
+        idempotent: j.idempotent,
+        event_sourcing: j.event_sourcing,
+        lifecycle_epoch: j.lifecycle_epoch,
+        min_in_sync_replicas: j.min_in_sync_replicas,
+        effective_min_in_sync_replicas: j.effective_min_in_sync_replicas,
+    })
+}
+
 /// One partition in DESCRIBE's JSON.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 pub struct PartitionDescription {
     /// Partition id.
     pub id: u32,
+    /// First retained offset.
+    #[serde(default)]
+    pub earliest: u64,
     /// Leader address.
     #[serde(default)]
     pub leader: String,
@@ -311,7 +364,7 @@ pub struct PartitionDescription {
 }
 
 /// GROUP_STATUS's JSON.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 pub struct GroupStatus {
     /// Group name.
     #[serde(default)]
@@ -337,7 +390,7 @@ pub struct GroupStatus {
 }
 
 /// One member in GROUP_STATUS's JSON.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 pub struct GroupMember {
     /// Member id.
     #[serde(default)]

@@ -382,7 +382,7 @@ impl ClientConfig {
         if self.try_set(key, value)? {
             Ok(())
         } else {
-            Err(unknown("client", key, &[CLIENT_OPTIONS]))
+            Err(unknown("admin", key, &[CLIENT_OPTIONS]))
         }
     }
 

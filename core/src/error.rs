@@ -200,22 +200,27 @@ impl From<std::io::Error> for Error {
     }
 }
 
+/// The readable form every language shows for an error (its message,
+/// `str()`, `what()`, `Error()`, `getMessage()`):
+/// `code (class[, retryable]): message; field=value, field=value`, parts
+/// left out when empty, e.g.
+/// `topic_not_found (not_found): topic=orders` or
+/// `timeout (availability, retryable): flush did not finish within 100 ms`.
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        if self.kind == ErrorKind::Broker {
-            // The readable rendering of the typed payload (spec §7.5).
-            let p = ErrorPayload {
-                code: self.code.clone(),
-                class: self.class,
-                retryable: self.retryable,
-                message: self.message.clone(),
-                fields: self.fields.clone(),
-            };
-            return write!(f, "{p}");
+        write!(f, "{} ({}", self.code, self.class.name())?;
+        if self.retryable {
+            f.write_str(", retryable")?;
         }
-        write!(f, "{}: {}", self.code, self.message)?;
+        f.write_str(")")?;
+        let mut sep = ": ";
+        if !self.message.is_empty() {
+            write!(f, "{sep}{}", self.message)?;
+            sep = "; ";
+        }
         for (k, v) in &self.fields {
-            write!(f, " {k}={v}")?;
+            write!(f, "{sep}{k}={v}")?;
+            sep = ", ";
         }
         Ok(())
     }
@@ -236,10 +241,7 @@ mod tests {
         assert_eq!(e.class(), ErrorClass::Routing);
         assert!(e.retryable());
         assert_eq!(e.field("leader"), Some("h:1"));
-        assert_eq!(
-            e.to_string(),
-            "ERROR: NOT_LEADER class=routing retryable=true leader=h:1"
-        );
+        assert_eq!(e.to_string(), "NOT_LEADER (routing, retryable): leader=h:1");
     }
 
     #[test]
@@ -251,6 +253,13 @@ mod tests {
         let e = Error::closed("producer");
         assert_eq!(e.class(), ErrorClass::Validation);
         assert!(!e.retryable());
-        assert_eq!(e.to_string(), "closed: producer is closed");
+        assert_eq!(e.to_string(), "closed (validation): producer is closed");
+        let e = Error::invalid_argument("bad")
+            .with_field("option", "acks")
+            .with_field("value", "x");
+        assert_eq!(
+            e.to_string(),
+            "invalid_argument (validation): bad; option=acks, value=x"
+        );
     }
 }

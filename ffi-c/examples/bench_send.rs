@@ -6,7 +6,7 @@
 
 use cursus::blocking::{Admin, Producer};
 use cursus::producer::ProducerRecord;
-use cursus::protocol::admin::NewTopic;
+use cursus::NewTopic;
 use cursus::{ClientConfig, ProducerConfig};
 use cursus_ffi::*;
 use std::ffi::CString;
@@ -49,14 +49,18 @@ fn main() {
     }
     let rust_queue_ns = start.elapsed().as_nanos() / q as u128;
     p.flush(None).expect("flush");
-    p.close(std::time::Duration::from_secs(10)).expect("close");
+    p.close(Some(std::time::Duration::from_secs(10))).expect("close");
 
     // The C ABI (the exported functions, called through their C signatures).
     // SAFETY: every pointer passed below is valid for the call: handles come
     // from the library, strings are live CStrings, the payload is a live Vec,
     // and NULL is passed only where the header allows it.
     let (ffi_ns, ffi_queue_ns) = unsafe {
-        let c = cursus_config_new();
+        let mut c = std::ptr::null_mut();
+        assert_eq!(
+            cursus_config_new(&mut c, std::ptr::null_mut()),
+            cursus_status_t::CURSUS_OK
+        );
         let set = |k: &str, v: &str| {
             let (k, v) = (CString::new(k).unwrap(), CString::new(v).unwrap());
             assert_eq!(
@@ -83,6 +87,7 @@ fn main() {
                 0,
                 payload.as_ptr(),
                 payload.len(),
+                CURSUS_NO_TIMESTAMP,
                 std::ptr::null_mut(),
                 std::ptr::null_mut(),
             );
@@ -99,6 +104,7 @@ fn main() {
                 0,
                 payload.as_ptr(),
                 payload.len(),
+                CURSUS_NO_TIMESTAMP,
                 None,
                 std::ptr::null_mut(),
                 std::ptr::null_mut(),

@@ -29,7 +29,6 @@ use tokio_util::sync::CancellationToken;
 
 /// A record delivered to the application.
 #[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct ConsumerRecord {
     /// Topic.
     pub topic: String,

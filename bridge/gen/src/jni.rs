@@ -117,7 +117,8 @@ fn result_conversion(t: &RetType) -> &'static str {
         RetType::String => "crate::glue::new_string(env, &result)",
         RetType::OptStr => "crate::glue::opt_new_string(env, result)",
         RetType::OptString => "crate::glue::opt_new_string(env, result.as_deref())",
-        RetType::ByteSlice | RetType::ByteVec => "crate::glue::new_bytes(env, &result)",
+        RetType::ByteSlice => "crate::glue::new_bytes(env, result)",
+        RetType::ByteVec => "crate::glue::new_bytes(env, &result)",
         RetType::Strings => "crate::glue::new_strings(env, &result)",
         RetType::Handle(_) => "Ok(::cursus_bridge::registry::insert(result) as jlong)",
         RetType::OptHandle(_) => {
@@ -138,12 +139,14 @@ fn function(s: &mut String, f: &BridgeFn) {
     let _ = writeln!(s, "#[no_mangle]");
     let _ = writeln!(
         s,
-        "pub extern \"system\" fn Java_io_cursus_NativeBridge_{}<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>{}{}) -> {jret} {{",
+        "pub extern \"system\" fn Java_io_cursus_NativeBridge_{}<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>{}{}){} {{",
         java_name(f),
         if params.is_empty() { "" } else { ", " },
-        params.join(", ")
+        params.join(", "),
+        if jret == "()" { String::new() } else { format!(" -> {jret}") }
     );
     let _ = writeln!(s, "    crate::glue::run(&mut env, {default}, |env| {{");
+    let _ = writeln!(s, "        let _ = &env;");
     let mut pass = Vec::new();
     for (n, t) in &f.args {
         let (stmt, p) = conversion(n, t);
@@ -159,9 +162,6 @@ fn function(s: &mut String, f: &BridgeFn) {
         f.path(),
         pass.join(", ")
     );
-    if matches!(f.ret, RetType::Unit) {
-        let _ = writeln!(s, "        let _ = env;");
-    }
     let _ = writeln!(s, "        {}", result_conversion(&f.ret));
     let _ = writeln!(s, "    }})");
     let _ = writeln!(s, "}}\n");

@@ -1,0 +1,140 @@
+//! Completion callbacks: a `NativeCompletion` completed from the client's
+//! callback thread (never a network thread). That thread attaches to the
+//! JVM once, as a daemon (it never keeps the JVM alive), and detaches when
+//! it ends; each completion runs inside a local frame.
+
+use crate::boundary::{exception, Res};
+use cursus_bridge::api::{Callback, Error, RecordMetadata};
+use jni::objects::{GlobalRef, JMethodID, JObject, JValue};
+use jni::signature::{Primitive, ReturnType};
+use jni::sys::jint;
+use jni::{JNIEnv, JavaVM};
+use std::sync::OnceLock;
+
+/// The JVM, for attaching callback threads.
+pub(crate) static VM: OnceLock<JavaVM> = OnceLock::new();
+/// `NativeCompletion.succeed`/`fail`, resolved once at load.
+pub(crate) static COMPLETION: OnceLock<CompletionIds> = OnceLock::new();
+
+/// Cached method ids of `io.cursus.NativeCompletion` (the class reference
+/// keeps the ids valid).
+pub(crate) struct CompletionIds {
+    _class: GlobalRef,
+    succeed: JMethodID,
+    fail: JMethodID,
+}
+
+const COMPLETION_CLASS: &str = "io/cursus/NativeCompletion";
+const SUCCEED_SIG: &str = "(Ljava/lang/String;IJJ)V";
+const FAIL_SIG: &str = "(Lio/cursus/CursusException;)V";
+
+/// Resolves the completion methods (at load, on a JVM thread).
+pub(crate) fn completion_ids(env: &mut JNIEnv) -> jni::errors::Result<CompletionIds> {
+    let class = env.find_class(COMPLETION_CLASS)?;
+    let succeed = env.get_method_id(&class, "succeed", SUCCEED_SIG)?;
+    let fail = env.get_method_id(&class, "fail", FAIL_SIG)?;
+    let global = env.new_global_ref(&class)?;
+    env.delete_local_ref(class)?;
+    Ok(CompletionIds {
+        _class: global,
+        succeed,
+        fail,
+    })
+}
+
+/// Runs `f` on this (callback) thread attached to the JVM, in a local frame.
+fn with_jvm(f: impl FnOnce(&mut JNIEnv) -> jni::errors::Result<()>) {
+    let Some(vm) = VM.get() else { return };
+    let Ok(mut env) = vm.attach_current_thread_as_daemon() else {
+        return;
+    };
+    let outcome = env.with_local_frame(16, |env| f(env));
+    if outcome.is_err() || env.exception_check().unwrap_or(false) {
+        let _ = env.exception_describe();
+        let _ = env.exception_clear();
+    }
+}
+
+fn call(env: &mut JNIEnv, target: &GlobalRef, succeed: bool, args: &[JValue]) -> jni::errors::Result<()> {
+    let ids = COMPLETION
+        .get()
+        .ok_or(jni::errors::Error::MethodNotFound {
+            name: "succeed/fail".into(),
+            sig: SUCCEED_SIG.into(),
+        })?;
+    let id = if succeed { ids.succeed } else { ids.fail };
+    let raw: Vec<jni::sys::jvalue> = args.iter().map(JValue::as_jni).collect();
+    // SAFETY: `id` was resolved on NativeCompletion with the signature that
+    // matches `succeed` (SUCCEED_SIG) or `fail` (FAIL_SIG), `target` is a
+    // NativeCompletion (the generated Java declares the parameter so), and
+    // `args` follow that signature.
+    unsafe {
+        env.call_method_unchecked(
+            target.as_obj(),
+            id,
+            ReturnType::Primitive(Primitive::Void),
+            &raw,
+        )
+    }?;
+    Ok(())
+}
+
+fn fail(env: &mut JNIEnv, target: &GlobalRef, e: &Error) -> jni::errors::Result<()> {
+    let ex = exception(env, e)?;
+    call(env, target, false, &[JValue::Object(&ex)])
+}
+
+fn target(env: &mut JNIEnv, completion: &JObject) -> Res<GlobalRef> {
+    if completion.is_null() {
+        return Err(cursus_bridge::error::invalid("the completion is null").into());
+    }
+    Ok(env.new_global_ref(completion)?)
+}
+
+/// A delivery callback completing `completion` with the record's metadata.
+pub(crate) fn delivery(env: &mut JNIEnv, completion: &JObject) -> Res<Callback<RecordMetadata>> {
+    let target = target(env, completion)?;
+    Ok(Box::new(move |outcome| {
+        with_jvm(|env| match &outcome {
+            Ok(md) => {
+                let topic = env.new_string(&md.topic)?;
+                call(
+                    env,
+                    &target,
+                    true,
+                    &[
+                        JValue::Object(&topic),
+                        JValue::Int(md.partition as jint),
+                        JValue::Long(md.offset.map_or(-1, |o| o as i64)),
+                        JValue::Long(md.timestamp),
+                    ],
+                )
+            }
+            Err(e) => fail(env, &target, e),
+        });
+        // The global reference is released here, on this attached thread.
+        drop(target);
+    }))
+}
+
+/// A completion callback completing `completion` with no value.
+pub(crate) fn completion(env: &mut JNIEnv, completion: &JObject) -> Res<Callback<()>> {
+    let target = target(env, completion)?;
+    Ok(Box::new(move |outcome| {
+        with_jvm(|env| match &outcome {
+            Ok(()) => call(
+                env,
+                &target,
+                true,
+                &[
+                    JValue::Object(&JObject::null()),
+                    JValue::Int(-1),
+                    JValue::Long(-1),
+                    JValue::Long(0),
+                ],
+            ),
+            Err(e) => fail(env, &target, e),
+        });
+        drop(target);
+    }))
+}

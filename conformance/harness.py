@@ -58,6 +58,7 @@ OP_ARGS = {
     "consumer_open": {"name"},
     "subscribe": {"consumer", "topics", "pattern"},
     "poll": {"consumer", "count", "timeout_ms"},
+    "take": {"consumer", "count", "timeout_ms"},
     "commit": {"consumer"},
     "commit_offsets": {"consumer", "topic", "partition", "offset"},
     "committed": {"consumer", "topic", "partition"},
@@ -259,27 +260,35 @@ def check_expectation(key: str, want: Any, result: dict[str, Any]) -> str | None
 
 
 def check_union(want: dict[str, Any], result: dict[str, Any], saved: dict[str, dict[str, Any]]) -> str | None:
-    """This step's records (or assignment) together with an earlier step's:
-    disjoint, and `count` items (or exactly the `partitions` listed) in all."""
-    line = saved.get(want["step"])
-    if line is None or not line.get("ok"):
-        return f"union_with: no earlier successful step with id {want['step']!r}"
-    other = line.get("result") or {}
+    """This step's records (or assignment) together with those of earlier
+    steps (`step`, or a list in `steps`): pairwise disjoint, and `count`
+    items (or exactly the `partitions` listed) in all."""
+    names = [want["step"]] if "step" in want else list(want["steps"])
+    label = ",".join(names)
 
     def items(r: dict[str, Any]) -> list[Any]:
         if "records" in r:
             return [(x["topic"], x["partition"], x["offset"]) for x in r["records"]]
         return list(r.get("partitions", []))
 
-    mine, theirs = items(result), items(other)
-    overlap = set(mine) & set(theirs)
-    if overlap:
-        return f"union_with {want['step']}: overlapping items {sorted(overlap)[:5]}"
-    union = set(mine) | set(theirs)
+    union: set[Any] = set(items(result))
+    seen = len(items(result))
+    for name in names:
+        line = saved.get(name)
+        if line is None or not line.get("ok"):
+            return f"union_with: no earlier successful step with id {name!r}"
+        theirs = items(line.get("result") or {})
+        overlap = union & set(theirs)
+        if overlap:
+            return f"union_with {name}: overlapping items {sorted(overlap)[:5]}"
+        union |= set(theirs)
+        seen += len(theirs)
+    if seen != len(union):
+        return f"union_with {label}: duplicate items within one step"
     if "count" in want and len(union) != want["count"]:
-        return f"union_with {want['step']}: expected {want['count']} items in all, got {len(union)}"
+        return f"union_with {label}: expected {want['count']} items in all, got {len(union)}"
     if "partitions" in want and sorted(union) != sorted(want["partitions"]):
-        return f"union_with {want['step']}: expected {sorted(want['partitions'])}, got {sorted(union)}"
+        return f"union_with {label}: expected {sorted(want['partitions'])}, got {sorted(union)}"
     return None
 
 

@@ -296,14 +296,22 @@ impl Driver {
                 self.consumer(step)?.subscribe(subscription).await?;
                 Ok(json!({}))
             }
-            "poll" => {
+            "poll" | "take" => {
+                // `take` receives exactly `count` records: each poll asks for
+                // at most what is still wanted.
+                let exact = step.op == "take";
                 let consumer = self.consumer(step)?;
                 let want: usize = step.num("count")?;
                 let deadline = Instant::now() + Duration::from_millis(step.num("timeout_ms")?);
                 let mut records = Vec::new();
                 loop {
                     let left = deadline.saturating_duration_since(Instant::now());
-                    for r in consumer.poll(left).await? {
+                    let polled = if exact {
+                        consumer.poll_max(left, (want - records.len()).max(1)).await?
+                    } else {
+                        consumer.poll(left).await?
+                    };
+                    for r in polled {
                         let key = (!r.key.is_empty()).then(|| hex::encode(&r.key));
                         records.push(
                             json!({"topic": r.topic, "partition": r.partition, "offset": r.offset,

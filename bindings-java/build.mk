@@ -4,6 +4,8 @@
 #   make test-java    build libcursus_jni and the broker, then `mvn test` (JUnit 5,
 #                     -Xcheck:jni) against a real broker; prints Surefire's summary
 #   make jar-java     the jar, with the native library inside
+#   make java-bridge  regenerate src/main/java/io/cursus/NativeBridge.java (generated
+#                     from bridge/src/api; `cargo test -p cursus-jni` fails when stale)
 #   make bench-java   records/s from Java (CURSUS_PROFILE=release for an optimised engine)
 #   make quickstart-java  compile examples/Quickstart.java against the jar and run it
 #                     against $(DEMO_BOOTSTRAP) (default 127.0.0.1:9000)
@@ -29,7 +31,7 @@ JAVA_MVN_ARGS := -B -ntp $(MVN_FLAGS) \
   -Dcursus.native.platform=$(JAVA_PLATFORM) \
   -Dbroker.bin=$(JAVA_PROFILE_DIR)/cursus-broker
 
-.PHONY: java-native test-java jar-java bench-java quickstart-java
+.PHONY: java-native java-bridge test-java jar-java bench-java quickstart-java
 
 java-native:
 	$(JAVA_CARGO) build $(CARGO_PROFILE_FLAG) -p cursus-jni -p cursus-broker
@@ -42,6 +44,9 @@ java-native:
 	    mv $(JAVA_NATIVE_STAGE)/$$f.tmp $(JAVA_NATIVE_STAGE)/$$f; \
 	  fi; \
 	done
+
+java-bridge:
+	CURSUS_UPDATE_GENERATED=1 $(JAVA_CARGO) test -p cursus-jni --test generated
 
 test-java: java-native
 	cd $(JAVA_DIR) && $(JAVA_MVN) $(JAVA_MVN_ARGS) test

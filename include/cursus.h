@@ -467,7 +467,8 @@ enum cursus_status_t cursus_config_set(struct cursus_config_t *config,
                                        struct cursus_error_t **out_error);
 
 // The options of a kind of client (`"admin"`, `"producer"` or
-// `"consumer"`) as a flat list of (name, default, description) triples.
+// `"consumer"`) as a flat list of (name, type, default, description)
+// quadruples; the type is `integer`, `boolean`, `string` or `list`.
 //
 // Thread-safety: safe from any thread.
 //

@@ -10,11 +10,40 @@ use crate::wire::Compression;
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// One documented option: name, default (as text) and description.
+/// The kind of value an option takes (its text form is what `set` parses;
+/// bindings with typed values, such as Python keywords, check the type).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OptionType {
+    /// A non-negative integer (`5000`).
+    Integer,
+    /// `true` or `false`.
+    Boolean,
+    /// Text (`all`, `gzip`, a path).
+    String,
+    /// A comma-separated list (`host1:9000,host2:9000`).
+    List,
+}
+
+impl OptionType {
+    /// `integer`, `boolean`, `string` or `list`.
+    pub fn name(self) -> &'static str {
+        match self {
+            OptionType::Integer => "integer",
+            OptionType::Boolean => "boolean",
+            OptionType::String => "string",
+            OptionType::List => "list",
+        }
+    }
+}
+
+/// One documented option: name, value type, default (as text) and
+/// description.
 #[derive(Debug, Clone, Copy)]
 pub struct OptionDoc {
     /// Option name, as passed to `set`.
     pub name: &'static str,
+    /// The kind of value it takes.
+    pub ty: OptionType,
     /// Default value, as text.
     pub default: &'static str,
     /// What the option does.
@@ -22,59 +51,66 @@ pub struct OptionDoc {
 }
 
 const CLIENT_OPTIONS: &[OptionDoc] = &[
-    OptionDoc { name: "bootstrap_servers", default: "127.0.0.1:9000", doc: "Comma-separated host:port list of brokers to connect to first." },
-    OptionDoc { name: "client_id", default: "cursus", doc: "Name used as the prefix of member ids and producer ids." },
-    OptionDoc { name: "compression", default: "none", doc: "Preferred payload compression: none, gzip, snappy or lz4 (none is always offered as the fallback)." },
-    OptionDoc { name: "tls", default: "false", doc: "Connect with TLS 1.2 or later." },
-    OptionDoc { name: "tls_ca_file", default: "", doc: "PEM file with the CA certificates to trust (implies tls)." },
-    OptionDoc { name: "tls_cert_file", default: "", doc: "PEM client certificate chain for mutual TLS (needs tls_key_file)." },
-    OptionDoc { name: "tls_key_file", default: "", doc: "PEM private key of the client certificate." },
-    OptionDoc { name: "tls_server_name", default: "", doc: "Name to verify in the broker certificate (default: the host of the address)." },
-    OptionDoc { name: "principal", default: "", doc: "AUTH principal; sent after the handshake when set (needs token)." },
-    OptionDoc { name: "token", default: "", doc: "AUTH token." },
-    OptionDoc { name: "connect_timeout_ms", default: "5000", doc: "Deadline for TCP connect, TLS, handshake and AUTH." },
-    OptionDoc { name: "request_timeout_ms", default: "30000", doc: "Deadline for one request's reply." },
-    OptionDoc { name: "max_in_flight", default: "5", doc: "Requests pipelined on one connection before the next one waits." },
-    OptionDoc { name: "retries", default: "5", doc: "Attempts after the first for retryable (routing, availability) failures." },
-    OptionDoc { name: "retry_backoff_ms", default: "100", doc: "First backoff before a retry; doubles per attempt, with jitter." },
-    OptionDoc { name: "retry_backoff_max_ms", default: "5000", doc: "Upper bound of the retry backoff." },
-    OptionDoc { name: "socket_buffer_bytes", default: "2097152", doc: "TCP send and receive buffer size." },
-    OptionDoc { name: "metadata_max_age_ms", default: "300000", doc: "How long cached topic metadata is trusted." },
+    OptionDoc { name: "bootstrap_servers", ty: OptionType::List, default: "127.0.0.1:9000", doc: "Comma-separated host:port list of brokers to connect to first." },
+    OptionDoc { name: "client_id", ty: OptionType::String, default: "cursus", doc: "Name used as the prefix of member ids and producer ids." },
+    OptionDoc { name: "compression", ty: OptionType::String, default: "none", doc: "Preferred payload compression: none, gzip, snappy or lz4 (none is always offered as the fallback)." },
+    OptionDoc { name: "tls", ty: OptionType::Boolean, default: "false", doc: "Connect with TLS 1.2 or later." },
+    OptionDoc { name: "tls_ca_file", ty: OptionType::String, default: "", doc: "PEM file with the CA certificates to trust (implies tls)." },
+    OptionDoc { name: "tls_cert_file", ty: OptionType::String, default: "", doc: "PEM client certificate chain for mutual TLS (needs tls_key_file)." },
+    OptionDoc { name: "tls_key_file", ty: OptionType::String, default: "", doc: "PEM private key of the client certificate." },
+    OptionDoc { name: "tls_server_name", ty: OptionType::String, default: "", doc: "Name to verify in the broker certificate (default: the host of the address)." },
+    OptionDoc { name: "principal", ty: OptionType::String, default: "", doc: "AUTH principal; sent after the handshake when set (needs token)." },
+    OptionDoc { name: "token", ty: OptionType::String, default: "", doc: "AUTH token." },
+    OptionDoc { name: "connect_timeout_ms", ty: OptionType::Integer, default: "5000", doc: "Deadline for TCP connect, TLS, handshake and AUTH." },
+    OptionDoc { name: "request_timeout_ms", ty: OptionType::Integer, default: "30000", doc: "Deadline for one request's reply." },
+    OptionDoc { name: "max_in_flight", ty: OptionType::Integer, default: "5", doc: "Requests pipelined on one connection before the next one waits." },
+    OptionDoc { name: "retries", ty: OptionType::Integer, default: "5", doc: "Attempts after the first for retryable (routing, availability) failures." },
+    OptionDoc { name: "retry_backoff_ms", ty: OptionType::Integer, default: "100", doc: "First backoff before a retry; doubles per attempt, with jitter." },
+    OptionDoc { name: "retry_backoff_max_ms", ty: OptionType::Integer, default: "5000", doc: "Upper bound of the retry backoff." },
+    OptionDoc { name: "socket_buffer_bytes", ty: OptionType::Integer, default: "2097152", doc: "TCP send and receive buffer size." },
+    OptionDoc { name: "metadata_max_age_ms", ty: OptionType::Integer, default: "300000", doc: "How long cached topic metadata is trusted." },
 ];
 
 const PRODUCER_OPTIONS: &[OptionDoc] = &[
     OptionDoc {
         name: "acks",
+        ty: OptionType::String,
         default: "all",
         doc: "0 (no reply), 1 (durable leader append) or all/-1 (all in-sync replicas).",
     },
     OptionDoc {
         name: "linger_ms",
+        ty: OptionType::Integer,
         default: "5",
         doc: "How long a partition batch waits for more records before it is sent.",
     },
     OptionDoc {
         name: "batch_size",
+        ty: OptionType::Integer,
         default: "16384",
         doc: "Payload bytes that make a partition batch ready at once.",
     },
     OptionDoc {
         name: "buffer_memory",
+        ty: OptionType::Integer,
         default: "33554432",
         doc: "Bytes of unsent records the producer may hold; send blocks beyond it.",
     },
     OptionDoc {
         name: "max_block_ms",
+        ty: OptionType::Integer,
         default: "60000",
         doc: "How long send waits for buffer space before failing.",
     },
     OptionDoc {
         name: "enable_idempotence",
+        ty: OptionType::Boolean,
         default: "false",
         doc: "Per-partition sequence numbers so retries never duplicate (needs acks=all).",
     },
     OptionDoc {
         name: "delivery_timeout_ms",
+        ty: OptionType::Integer,
         default: "120000",
         doc: "Upper bound on the time from send to acknowledgement, retries included.",
     },
@@ -83,51 +119,61 @@ const PRODUCER_OPTIONS: &[OptionDoc] = &[
 const CONSUMER_OPTIONS: &[OptionDoc] = &[
     OptionDoc {
         name: "group_id",
+        ty: OptionType::String,
         default: "",
         doc: "Consumer group (required).",
     },
     OptionDoc {
         name: "auto_offset_reset",
+        ty: OptionType::String,
         default: "earliest",
         doc: "Where to resume when no usable offset exists: earliest, latest or error.",
     },
     OptionDoc {
         name: "isolation_level",
+        ty: OptionType::String,
         default: "read_committed",
         doc: "read_committed or read_uncommitted.",
     },
     OptionDoc {
         name: "enable_auto_commit",
+        ty: OptionType::Boolean,
         default: "false",
         doc: "Commit the positions of delivered records every auto_commit_interval_ms.",
     },
     OptionDoc {
         name: "auto_commit_interval_ms",
+        ty: OptionType::Integer,
         default: "5000",
         doc: "Interval of automatic commits.",
     },
     OptionDoc {
         name: "heartbeat_interval_ms",
+        ty: OptionType::Integer,
         default: "3000",
         doc: "Interval of group heartbeats.",
     },
     OptionDoc {
         name: "max_poll_records",
+        ty: OptionType::Integer,
         default: "500",
         doc: "Most records one poll returns.",
     },
     OptionDoc {
         name: "fetch_max_wait_ms",
+        ty: OptionType::Integer,
         default: "500",
         doc: "Longest broker-side wait of one fetch (CONSUME wait_ms).",
     },
     OptionDoc {
         name: "fetch_max_records",
+        ty: OptionType::Integer,
         default: "1000",
         doc: "Most records one fetch asks for (CONSUME batch).",
     },
     OptionDoc {
         name: "consume_mode",
+        ty: OptionType::String,
         default: "poll",
         doc: "poll (CONSUME long polls) or stream (broker push over STREAM).",
     },
@@ -706,6 +752,21 @@ impl ConsumerConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn option_types_match_their_defaults() {
+        let all = CLIENT_OPTIONS
+            .iter()
+            .chain(PRODUCER_OPTIONS)
+            .chain(CONSUMER_OPTIONS);
+        for o in all {
+            match o.ty {
+                OptionType::Integer => assert!(o.default.parse::<u64>().is_ok(), "{}", o.name),
+                OptionType::Boolean => assert!(["true", "false"].contains(&o.default), "{}", o.name),
+                OptionType::String | OptionType::List => {}
+            }
+        }
+    }
 
     #[test]
     fn defaults_match_the_documentation() {

@@ -61,7 +61,8 @@ pub fn config_set(config: &Config, key: &str, value: &str) -> Result<()> {
 }
 
 /// The options of a kind of client (`"admin"`, `"producer"` or
-/// `"consumer"`) as a flat list of (name, default, description) triples.
+/// `"consumer"`) as a flat list of (name, type, default, description)
+/// quadruples; the type is `integer`, `boolean`, `string` or `list`.
 ///
 /// Thread-safety: safe from any thread.
 #[bridge_fn(out = "options")]
@@ -70,6 +71,13 @@ pub fn config_options(kind: &str) -> Result<Vec<String>> {
     Ok(kind
         .options()
         .iter()
-        .flat_map(|o| [o.name.to_owned(), o.default.to_owned(), o.doc.to_owned()])
+        .flat_map(|o| {
+            [
+                o.name.to_owned(),
+                o.ty.name().to_owned(),
+                o.default.to_owned(),
+                o.doc.to_owned(),
+            ]
+        })
         .collect())
 }

@@ -162,7 +162,8 @@ final class NativeBridge {
 
     /**
      * The options of a kind of client ({@code "admin"}, {@code "producer"} or
-     * {@code "consumer"}) as a flat list of (name, default, description) triples.
+     * {@code "consumer"}) as a flat list of (name, type, default, description)
+     * quadruples; the type is {@code integer}, {@code boolean}, {@code string} or {@code list}.
      * <p>
      * Thread-safety: safe from any thread.
      */

@@ -116,3 +116,18 @@ async fn unreachable_broker_is_an_io_error() {
     assert_eq!(e.kind(), ErrorKind::Io, "{e}");
     assert!(e.retryable());
 }
+
+#[tokio::test]
+async fn pointing_at_the_health_port_says_so() {
+    let broker = TestBroker::start();
+    let e = Admin::connect(ClientConfig::new(&broker.health_addr))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "not_cursus_wire", "{e}");
+    assert!(
+        e.message()
+            .starts_with("received HTTP, not Cursus Wire v2, from"),
+        "{e}"
+    );
+    assert!(e.message().contains("is this the health port?"), "{e}");
+}

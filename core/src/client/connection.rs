@@ -12,8 +12,8 @@ use super::transport::{self, Io};
 use crate::config::ClientConfig;
 use crate::error::{Error, ErrorKind, Result};
 use crate::wire::{
-    Command, CommandPayload, ErrorPayload, Frame, FrameCodec, Kind, NegotiationRequest,
-    NegotiationResponse, Status,
+    Command, CommandPayload, ErrorPayload, Frame, FrameCodec, FrameCodecError, Kind,
+    NegotiationRequest, NegotiationResponse, Status, WireError,
 };
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
@@ -377,10 +377,25 @@ async fn handshake(
 async fn next_frame(framed: &mut Framed<Box<dyn Io>, FrameCodec>, addr: &str) -> Result<Frame> {
     match framed.next().await {
         Some(Ok(f)) => Ok(f),
-        Some(Err(e)) => Err(Error::protocol(format!("bad frame from {addr}: {e}"))),
+        Some(Err(e)) => Err(handshake_garbage(addr, &e)),
         None => Err(Error::io(format!(
             "{addr} closed the connection during the handshake"
         ))),
+    }
+}
+
+/// What a reply that is not a frame means. An HTTP server (the broker's
+/// health port, a proxy) answers the handshake with `HTTP/1.1 ...`, whose
+/// first four bytes are read as a frame magic: say so plainly.
+fn handshake_garbage(addr: &str, e: &FrameCodecError) -> Error {
+    let http = u32::from_be_bytes(*b"HTTP");
+    match e {
+        FrameCodecError::Wire(WireError::BadMagic(m)) if *m == http => Error::protocol(format!(
+            "received HTTP, not Cursus Wire v2, from {addr}: is this the health port? \
+             Point bootstrap_servers at the broker's client listener"
+        ))
+        .with_code("not_cursus_wire"),
+        _ => Error::protocol(format!("bad frame from {addr}: {e}")),
     }
 }
 

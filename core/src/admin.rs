@@ -14,6 +14,22 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// Topic and group administration against a Cursus broker.
+///
+/// ```no_run
+/// use cursus::admin::{Admin, NewTopic};
+/// use cursus::ClientConfig;
+///
+/// # async fn demo() -> cursus::Result<()> {
+/// let admin = Admin::connect(ClientConfig::new("127.0.0.1:9000")).await?;
+/// let info = admin.create_topic(&NewTopic::new("orders").partitions(3)).await?;
+/// println!("{} has {} partitions (revision {})", info.name, info.partitions, info.revision);
+/// for p in admin.describe_topic("orders").await?.partitions {
+///     println!("partition {} leader {} hwm {}", p.id, p.leader, p.hwm);
+/// }
+/// admin.close().await;
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Debug)]
 pub struct Admin {
     cluster: Arc<Cluster>,

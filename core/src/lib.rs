@@ -2,6 +2,17 @@
 //! behaviour (connections, routing, retries, producer batching, consumer
 //! groups) that every language binding of the Cursus SDK calls.
 //!
+//! # Depending on it
+//!
+//! The crate lives in the SDK repository (`core/`); depend on it by path or
+//! git until it is published:
+//!
+//! ```toml
+//! [dependencies]
+//! cursus = { path = "../cursus-sdk/core" }
+//! # or: cursus = { git = "https://example.invalid/cursus-sdk" }
+//! ```
+//!
 //! # Which API
 //!
 //! - The async API ([`admin::Admin`], [`producer::Producer`],

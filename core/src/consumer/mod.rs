@@ -67,7 +67,26 @@ struct State {
     last_auto_commit: Instant,
 }
 
-/// A consumer-group member. Methods take `&self`; calls are serialised.
+/// A consumer-group member. Methods take `&self`; calls are serialised,
+/// except [`Consumer::wakeup`] and [`Consumer::close`], which interrupt a
+/// poll blocked in another task.
+///
+/// ```no_run
+/// use cursus::consumer::{Consumer, Subscription};
+/// use cursus::ConsumerConfig;
+/// use std::time::Duration;
+///
+/// # async fn demo() -> cursus::Result<()> {
+/// let consumer = Consumer::connect(ConsumerConfig::new("127.0.0.1:9000", "billing")).await?;
+/// consumer.subscribe(Subscription::Topics(vec!["orders".into()])).await?;
+/// for record in consumer.poll(Duration::from_secs(1)).await? {
+///     println!("{}:{}@{} {:?}", record.topic, record.partition, record.offset, record.payload);
+/// }
+/// consumer.commit_sync().await?; // commits exactly what poll returned
+/// consumer.close().await?;
+/// # Ok(())
+/// # }
+/// ```
 pub struct Consumer {
     cluster: Arc<Cluster>,
     config: ConsumerConfig,

@@ -143,6 +143,23 @@ impl Drop for DropGuard {
 }
 
 /// Sends records to Cursus topics. Cheap to clone; clones share one producer.
+///
+/// ```no_run
+/// use cursus::producer::{Producer, ProducerRecord};
+/// use cursus::ProducerConfig;
+///
+/// # async fn demo() -> cursus::Result<()> {
+/// let mut config = ProducerConfig::new("127.0.0.1:9000");
+/// config.set("linger_ms", "10")?;
+/// let producer = Producer::connect(config).await?;
+/// // `send` queues the record; awaiting the delivery waits for the broker.
+/// let delivery = producer.send(ProducerRecord::new("orders", "paid").key("order-7")).await?;
+/// let stored = delivery.await?;
+/// println!("partition {} offset {:?}", stored.partition, stored.offset);
+/// producer.close(cursus::blocking::DEFAULT_TIMEOUT).await?;
+/// # Ok(())
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct Producer {
     shared: Arc<Shared>,

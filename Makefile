@@ -15,7 +15,7 @@ FUZZ_TARGETS := frame batch record command error
 CURSUS_PROFILE ?= debug
 CARGO_PROFILE_FLAG := $(if $(filter release,$(CURSUS_PROFILE)),--release)
 
-.PHONY: all build test test-rust lint fmt-check clippy bench fuzz fuzz-build demo quickstart-rust clean
+.PHONY: all build test test-rust lint fmt-check clippy doc-check bench fuzz fuzz-build demo quickstart-rust clean
 
 all: build
 
@@ -30,7 +30,7 @@ build:
 
 test: lint test-rust test-ffi test-python test-java conformance
 
-lint: fmt-check clippy
+lint: fmt-check clippy doc-check
 
 fmt-check:
 	$(CARGO) fmt --all -- --check
@@ -38,11 +38,15 @@ fmt-check:
 clippy:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
 
+# The Rust crates users read: no broken links, every public item documented.
+doc-check:
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps -p cursus -p cursus-wire -p cursus-bridge
+
 test-rust:
 	$(CARGO) test --workspace
 
 bench:
-	$(CARGO) bench -p cursus --bench wire
+	$(CARGO) bench -p cursus-wire --bench wire
 	python3 tools/bench-summary.py target
 	$(CARGO) build --release -p cursus-broker
 	CURSUS_BROKER_BIN=$(abspath $(or $(CARGO_TARGET_DIR),target))/release/cursus-broker $(CARGO) bench -p cursus --bench engine
@@ -52,12 +56,12 @@ bench:
 # Fuzzing needs a nightly toolchain and cargo-fuzz; installed here on first use.
 fuzz-build:
 	@command -v cargo-fuzz >/dev/null || $(CARGO) install cargo-fuzz --locked
-	cd core && $(CARGO) +nightly fuzz build
+	cd wire && $(CARGO) +nightly fuzz build
 
 fuzz: fuzz-build
 	@for t in $(FUZZ_TARGETS); do \
 	  echo "== fuzz $$t ($(FUZZ_SECONDS)s)"; \
-	  (cd core && $(CARGO) +nightly fuzz run $$t -- -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048) || exit 1; \
+	  (cd wire && $(CARGO) +nightly fuzz run $$t -- -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048) || exit 1; \
 	done
 
 # Builds what the quickstarts need (venv, Maven dependencies, libcursus,

@@ -26,7 +26,11 @@ pub enum ClientKind {
 
 impl ClientKind {
     /// Every kind.
-    pub const ALL: [ClientKind; 3] = [ClientKind::Admin, ClientKind::Producer, ClientKind::Consumer];
+    pub const ALL: [ClientKind; 3] = [
+        ClientKind::Admin,
+        ClientKind::Producer,
+        ClientKind::Consumer,
+    ];
 
     /// `admin`, `producer` or `consumer`.
     pub fn name(self) -> &'static str {
@@ -44,10 +48,7 @@ impl ClientKind {
             ClientKind::Producer => ProducerConfig::options(),
             ClientKind::Consumer => ConsumerConfig::options(),
         };
-        own.iter()
-            .chain(ClientConfig::options())
-            .copied()
-            .collect()
+        own.iter().chain(ClientConfig::options()).copied().collect()
     }
 
     /// Checks one option against this kind's engine config.
@@ -199,7 +200,11 @@ mod tests {
     fn a_kind_names_itself_and_lists_its_own_options() {
         let mut p = ConfigBuilder::new(Some(ClientKind::Producer));
         let e = p.set("group_idd", "x").unwrap_err();
-        assert!(e.message().starts_with("unknown producer option \"group_idd\""), "{e}");
+        assert!(
+            e.message()
+                .starts_with("unknown producer option \"group_idd\""),
+            "{e}"
+        );
         assert!(e.message().contains("linger_ms"), "{e}");
         assert!(!e.message().contains("group_id,"), "{e}");
         let e = p.set("group_id", "g").unwrap_err();
@@ -234,7 +239,11 @@ mod tests {
         assert_eq!(g.producer().unwrap().client.bootstrap_servers, vec!["h:1"]);
         assert_eq!(g.consumer().unwrap().group_id, "g");
         let p = ConfigBuilder::from_pairs(ClientKind::Producer, [("acks", "1")]).unwrap();
-        assert!(p.consumer().unwrap_err().message().contains("made for a producer"));
+        assert!(p
+            .consumer()
+            .unwrap_err()
+            .message()
+            .contains("made for a producer"));
         assert!(ConfigBuilder::new(Some(ClientKind::Consumer))
             .consumer()
             .unwrap_err()

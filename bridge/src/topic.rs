@@ -117,7 +117,10 @@ mod tests {
         assert_eq!(t.replication_factor, Some(1));
         assert_eq!(t.min_in_sync_replicas, Some(1));
         assert_eq!(t.cleanup_policy.as_deref(), Some("compact"));
-        assert_eq!((t.retention_hours, t.retention_bytes), (Some(24), Some(1024)));
+        assert_eq!(
+            (t.retention_hours, t.retention_bytes),
+            (Some(24), Some(1024))
+        );
         assert_eq!(t.partitioner.as_deref(), Some("round_robin"));
         assert_eq!(t.auth_policy.as_deref(), Some("acl"));
         assert_eq!(t.read_acl, Some(vec!["alice".to_owned(), "bob".to_owned()]));

@@ -22,7 +22,10 @@ fn a_piped_log_has_no_colour_codes() {
     BufReader::new(child.stdout.take().expect("stdout"))
         .read_line(&mut startup)
         .expect("startup line");
-    assert!(startup.starts_with("cursus-broker listening"), "{startup:?}");
+    assert!(
+        startup.starts_with("cursus-broker listening"),
+        "{startup:?}"
+    );
     // Read the log up to the "ready" line, then stop the broker.
     let mut stderr = BufReader::new(child.stderr.take().expect("stderr"));
     let mut log = String::new();
@@ -34,6 +37,12 @@ fn a_piped_log_has_no_colour_codes() {
     child.kill().expect("kill");
     child.wait().expect("wait");
     let _ = stderr.read_to_string(&mut log);
-    assert!(log.contains("INFO"), "an info-level log was written: {log:?}");
-    assert!(!log.contains('\u{1b}'), "colour codes in a piped log: {log:?}");
+    assert!(
+        log.contains("INFO"),
+        "an info-level log was written: {log:?}"
+    );
+    assert!(
+        !log.contains('\u{1b}'),
+        "colour codes in a piped log: {log:?}"
+    );
 }

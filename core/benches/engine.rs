@@ -8,9 +8,9 @@
 //! ```
 
 use cursus::admin::Admin;
+use cursus::admin::NewTopic;
 use cursus::consumer::{Consumer, Subscription};
 use cursus::producer::{Producer, ProducerRecord};
-use cursus::admin::NewTopic;
 use cursus::{ClientConfig, ConsumerConfig, ProducerConfig};
 use cursus_testkit::TestBroker;
 use std::time::{Duration, Instant};

@@ -6,9 +6,9 @@
 //! ```
 
 use cursus::admin::Admin;
+use cursus::admin::NewTopic;
 use cursus::consumer::{Consumer, Subscription};
 use cursus::producer::{Producer, ProducerRecord};
-use cursus::admin::NewTopic;
 use cursus::{ClientConfig, ConsumerConfig, ProducerConfig};
 use std::time::{Duration, Instant};
 

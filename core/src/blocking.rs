@@ -20,8 +20,8 @@
 //! [`DEFAULT_TIMEOUT`].
 
 use crate::admin::{
-    Admin as AsyncAdmin, DeleteOutcome, GroupStatus, NewTopic, PartitionOffsets,
-    TopicDescription, TopicInfo, TopicMetadata, TruncateOutcome,
+    Admin as AsyncAdmin, DeleteOutcome, GroupStatus, NewTopic, PartitionOffsets, TopicDescription,
+    TopicInfo, TopicMetadata, TruncateOutcome,
 };
 use crate::config::{ClientConfig, ConsumerConfig, ProducerConfig};
 use crate::consumer::{Consumer as AsyncConsumer, ConsumerRecord, Subscription, TopicPartition};

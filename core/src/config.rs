@@ -762,7 +762,9 @@ mod tests {
         for o in all {
             match o.ty {
                 OptionType::Integer => assert!(o.default.parse::<u64>().is_ok(), "{}", o.name),
-                OptionType::Boolean => assert!(["true", "false"].contains(&o.default), "{}", o.name),
+                OptionType::Boolean => {
+                    assert!(["true", "false"].contains(&o.default), "{}", o.name)
+                }
                 OptionType::String | OptionType::List => {}
             }
         }

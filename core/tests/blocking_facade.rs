@@ -65,7 +65,10 @@ fn produce_and_consume_without_an_async_runtime() {
     }
     producer.flush(Some(Duration::from_secs(10))).unwrap();
     for _ in 0..10 {
-        assert!(rx.try_recv().unwrap().unwrap().is_some(), "flush waited for the callbacks");
+        assert!(
+            rx.try_recv().unwrap().unwrap().is_some(),
+            "flush waited for the callbacks"
+        );
     }
     producer.close(Some(Duration::from_secs(5))).unwrap();
     let e = producer
@@ -96,7 +99,8 @@ fn callbacks_run_on_the_producer_thread_and_may_send_and_flush() {
             // Re-entry: a blocking send and a flush of the same producer.
             let nested = inner.send_and_wait(ProducerRecord::new("reentry", "inner"));
             let flushed = inner.flush(Some(Duration::from_secs(10)));
-            tx.send((thread, nested.map(|m| m.offset), flushed)).unwrap();
+            tx.send((thread, nested.map(|m| m.offset), flushed))
+                .unwrap();
         })
         .unwrap();
     let (thread, nested, flushed) = rx.recv_timeout(WAIT).unwrap();
@@ -126,7 +130,9 @@ fn a_blocked_callback_does_not_hold_up_another_producer() {
         done_tx.send(r.map(|m| m.offset)).unwrap();
     })
     .unwrap();
-    let offset = done_rx.recv_timeout(WAIT).expect("ran while the other callback is held");
+    let offset = done_rx
+        .recv_timeout(WAIT)
+        .expect("ran while the other callback is held");
     assert_eq!(offset.unwrap(), Some(1));
     gate_tx.send(()).unwrap();
     slow.close(Some(Duration::from_secs(10))).unwrap();

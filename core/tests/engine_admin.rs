@@ -2,9 +2,9 @@
 
 use cursus::admin::Admin;
 use cursus::admin::NewTopic;
-use cursus_wire::{Compression, ErrorClass};
 use cursus::{ClientConfig, ErrorKind};
 use cursus_testkit::TestBroker;
+use cursus_wire::{Compression, ErrorClass};
 
 async fn admin(broker: &TestBroker, compression: Compression) -> Admin {
     let mut config = ClientConfig::new(&broker.addr);

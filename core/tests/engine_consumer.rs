@@ -1,9 +1,9 @@
 //! The group consumer against a real broker.
 
 use cursus::admin::Admin;
+use cursus::admin::NewTopic;
 use cursus::consumer::{Consumer, ConsumerRecord, Subscription};
 use cursus::producer::{Producer, ProducerRecord};
-use cursus::admin::NewTopic;
 use cursus::TopicPartition;
 use cursus::{ClientConfig, ConsumerConfig, ErrorKind, ProducerConfig};
 use cursus_testkit::TestBroker;

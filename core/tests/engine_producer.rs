@@ -2,13 +2,13 @@
 
 use bytes::Bytes;
 use cursus::admin::Admin;
-use cursus::client::{Cluster, Idempotence, Lane};
-use cursus_wire::partitioner::partition_for_key;
-use cursus::producer::{Producer, ProducerRecord};
 use cursus::admin::NewTopic;
-use cursus_wire::{Batch, Command, CommandPayload, Compression, Record};
+use cursus::client::{Cluster, Idempotence, Lane};
+use cursus::producer::{Producer, ProducerRecord};
 use cursus::{ClientConfig, ErrorKind, ProducerConfig};
 use cursus_testkit::TestBroker;
+use cursus_wire::partitioner::partition_for_key;
+use cursus_wire::{Batch, Command, CommandPayload, Compression, Record};
 use std::time::Duration;
 
 async fn setup(broker: &TestBroker, topic: &str, partitions: u32) {

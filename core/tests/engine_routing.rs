@@ -4,15 +4,15 @@
 
 use bytes::Bytes;
 use cursus::admin::Admin;
+use cursus::admin::NewTopic;
 use cursus::client::{Cluster, Idempotence, Lane};
 use cursus::producer::{Producer, ProducerRecord};
-use cursus::admin::NewTopic;
+use cursus::{ClientConfig, ProducerConfig};
+use cursus_testkit::TestBroker;
 use cursus_wire::{
     Batch, Command, CommandPayload, ErrorPayload, Frame, FrameCodec, Kind, NegotiationRequest,
     Status,
 };
-use cursus::{ClientConfig, ProducerConfig};
-use cursus_testkit::TestBroker;
 use futures_util::{SinkExt, StreamExt};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;

@@ -4,11 +4,11 @@
 
 use cursus::admin::Admin;
 use cursus::admin::NewTopic;
+use cursus::{ClientConfig, ErrorKind};
+use cursus_testkit::TestBroker;
 use cursus_wire::{
     CommandPayload, ErrorClass, ErrorPayload, Frame, FrameCodec, NegotiationRequest, Status,
 };
-use cursus::{ClientConfig, ErrorKind};
-use cursus_testkit::TestBroker;
 use futures_util::{SinkExt, StreamExt};
 use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
 use std::sync::Arc;

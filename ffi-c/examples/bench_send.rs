@@ -49,7 +49,8 @@ fn main() {
     }
     let rust_queue_ns = start.elapsed().as_nanos() / q as u128;
     p.flush(None).expect("flush");
-    p.close(Some(std::time::Duration::from_secs(10))).expect("close");
+    p.close(Some(std::time::Duration::from_secs(10)))
+        .expect("close");
 
     // The C ABI (the exported functions, called through their C signatures).
     // SAFETY: every pointer passed below is valid for the call: handles come

@@ -51,7 +51,9 @@ pub(crate) fn bytes_arg<'a>(p: *const u8, len: usize, name: &str) -> Result<&'a 
 pub(crate) fn opt_bytes_arg<'a>(p: *const u8, len: usize, name: &str) -> Result<Option<&'a [u8]>> {
     if p.is_null() {
         if len != 0 {
-            return Err(invalid(format!("argument {name} is NULL with length {len}")));
+            return Err(invalid(format!(
+                "argument {name} is NULL with length {len}"
+            )));
         }
         return Ok(None);
     }
@@ -61,12 +63,18 @@ pub(crate) fn opt_bytes_arg<'a>(p: *const u8, len: usize, name: &str) -> Result<
 }
 
 /// An array of `count` strings (NULL allowed when `count == 0`).
-pub(crate) fn strings_arg(p: *const *const c_char, count: usize, name: &str) -> Result<Vec<String>> {
+pub(crate) fn strings_arg(
+    p: *const *const c_char,
+    count: usize,
+    name: &str,
+) -> Result<Vec<String>> {
     if count == 0 {
         return Ok(Vec::new());
     }
     if p.is_null() {
-        return Err(invalid(format!("argument {name} is NULL with {count} entries")));
+        return Err(invalid(format!(
+            "argument {name} is NULL with {count} entries"
+        )));
     }
     (0..count)
         .map(|i| {

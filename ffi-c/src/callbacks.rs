@@ -22,7 +22,11 @@ pub(crate) fn delivery(cb: cursus_delivery_cb, user_data: *mut c_void) -> Callba
         let user_data = user_data;
         let Some(cb) = cb else { return };
         let (topic, report_error, report) = match &outcome {
-            Ok(m) => (crate::args::cstring(&m.topic), None, crate::types::record_metadata(m)),
+            Ok(m) => (
+                crate::args::cstring(&m.topic),
+                None,
+                crate::types::record_metadata(m),
+            ),
             Err(e) => (
                 crate::args::cstring(e.field("topic").unwrap_or("")),
                 Some(crate::guard::error_handle(e.clone())),
@@ -69,7 +73,9 @@ pub(crate) fn completion(cb: cursus_completion_cb, user_data: *mut c_void) -> Ca
                 // SAFETY: as above; the error handle stays registered during
                 // the call.
                 unsafe { cb(user_data.0, status, handle) };
-                cursus_bridge::registry::remove::<cursus_bridge::api::Error>(handle as usize as u64);
+                cursus_bridge::registry::remove::<cursus_bridge::api::Error>(
+                    handle as usize as u64,
+                );
             }
         }
     })

@@ -69,7 +69,10 @@ mod tests {
         let s = call(&mut err, || panic!("boom"));
         assert_eq!(s, cursus_status_t::CURSUS_ERR_INTERNAL);
         assert!(text(err).contains("boom"));
-        assert_eq!(access(-1, || -> cursus_bridge::Result<i32> { panic!("x") }), -1);
+        assert_eq!(
+            access(-1, || -> cursus_bridge::Result<i32> { panic!("x") }),
+            -1
+        );
     }
 
     #[test]
@@ -81,7 +84,10 @@ mod tests {
         // SAFETY: valid out-parameters and NUL-terminated strings; handles
         // come from the library (or are deliberately stale/wrong).
         unsafe {
-            assert_eq!(crate::cursus_config_new_for(c"producer".as_ptr(), &mut cfg, &mut err), cursus_status_t::CURSUS_OK);
+            assert_eq!(
+                crate::cursus_config_new_for(c"producer".as_ptr(), &mut cfg, &mut err),
+                cursus_status_t::CURSUS_OK
+            );
             assert!(err.is_null());
             let s = crate::cursus_config_set(cfg, key.as_ptr(), bad.as_ptr(), &mut err);
             assert_eq!(s, cursus_status_t::CURSUS_ERR_INVALID_ARGUMENT);
@@ -97,7 +103,10 @@ mod tests {
             crate::cursus_config_destroy(cfg);
             let s = crate::cursus_config_set(cfg, key.as_ptr(), bad.as_ptr(), &mut err);
             assert_eq!(s, cursus_status_t::CURSUS_ERR_INVALID_ARGUMENT);
-            assert_eq!(CStr::from_ptr(crate::cursus_error_code(err)).to_str(), Ok("invalid_handle"));
+            assert_eq!(
+                CStr::from_ptr(crate::cursus_error_code(err)).to_str(),
+                Ok("invalid_handle")
+            );
             crate::cursus_error_destroy(err);
             // Accessors give their fallback.
             assert_eq!(crate::cursus_message_offset(std::ptr::null()), -1);

@@ -105,7 +105,9 @@ fn conversions(f: &BridgeFn, accessor: bool) -> (Vec<String>, Vec<String>) {
                 pass.push(n.clone());
             }
             ArgType::OptStr => {
-                stmts.push(format!("let {n} = crate::args::opt_str_arg({n}, \"{n}\")?;"));
+                stmts.push(format!(
+                    "let {n} = crate::args::opt_str_arg({n}, \"{n}\")?;"
+                ));
                 pass.push(n.clone());
             }
             ArgType::Bytes => {
@@ -199,7 +201,9 @@ fn call(s: &mut String, f: &BridgeFn) {
             ps.push(format!("{out}_len: *mut usize"));
             before.push(format!("crate::args::clear({out});"));
             before.push(format!("crate::args::put({out}_len, 0);"));
-            Some(format!("crate::args::put_buffer({out}, {out}_len, result);"))
+            Some(format!(
+                "crate::args::put_buffer({out}, {out}_len, result);"
+            ))
         }
         RetType::String => {
             ps.push(format!("{out}: *mut *mut c_char"));
@@ -207,7 +211,9 @@ fn call(s: &mut String, f: &BridgeFn) {
             Some(format!("crate::args::put_string({out}, &result);"))
         }
         RetType::RecordMetadata => {
-            ps.push(format!("{out}: *mut crate::types::cursus_record_metadata_t"));
+            ps.push(format!(
+                "{out}: *mut crate::types::cursus_record_metadata_t"
+            ));
             Some(format!(
                 "crate::args::put({out}, crate::types::record_metadata(&result));"
             ))
@@ -261,7 +267,12 @@ fn accessor(s: &mut String, f: &BridgeFn) {
     );
     let lend = |v: &str| format!("crate::lend::str(&side, {key}, {v})");
     let (ret, fallback, conv, pre) = match &f.ret {
-        RetType::Bool => ("bool".to_owned(), "false".to_owned(), "value".to_owned(), None),
+        RetType::Bool => (
+            "bool".to_owned(),
+            "false".to_owned(),
+            "value".to_owned(),
+            None,
+        ),
         RetType::U32 => ("u32".into(), "0".into(), "value".into(), None),
         RetType::I32 => ("i32".into(), "0".into(), "value".into(), None),
         RetType::U64 => ("u64".into(), "0".into(), "value".into(), None),

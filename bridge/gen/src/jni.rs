@@ -67,7 +67,9 @@ fn conversion(n: &str, t: &ArgType) -> (Option<String>, String) {
             format!("&{n}"),
         ),
         ArgType::Str => (
-            Some(format!("let {n} = crate::glue::string(env, &{n}, \"{n}\")?;")),
+            Some(format!(
+                "let {n} = crate::glue::string(env, &{n}, \"{n}\")?;"
+            )),
             format!("&{n}"),
         ),
         ArgType::OptStr => (
@@ -75,7 +77,9 @@ fn conversion(n: &str, t: &ArgType) -> (Option<String>, String) {
             format!("{n}.as_deref()"),
         ),
         ArgType::Bytes => (
-            Some(format!("let {n} = crate::glue::bytes(env, &{n}, \"{n}\")?;")),
+            Some(format!(
+                "let {n} = crate::glue::bytes(env, &{n}, \"{n}\")?;"
+            )),
             format!("&{n}"),
         ),
         ArgType::OptBytes => (
@@ -88,11 +92,15 @@ fn conversion(n: &str, t: &ArgType) -> (Option<String>, String) {
         ArgType::U64 => (None, format!("crate::glue::u64_arg(\"{n}\", {n})?")),
         ArgType::Usize => (None, format!("crate::glue::usize_arg(\"{n}\", {n})?")),
         ArgType::Strings => (
-            Some(format!("let {n} = crate::glue::strings(env, &{n}, \"{n}\")?;")),
+            Some(format!(
+                "let {n} = crate::glue::strings(env, &{n}, \"{n}\")?;"
+            )),
             format!("&{n}"),
         ),
         ArgType::Pairs => (
-            Some(format!("let {n} = crate::glue::pairs(env, &{n}, \"{n}\")?;")),
+            Some(format!(
+                "let {n} = crate::glue::pairs(env, &{n}, \"{n}\")?;"
+            )),
             format!("&{n}"),
         ),
         ArgType::Callback(p) => (
@@ -109,9 +117,7 @@ fn result_conversion(t: &RetType) -> &'static str {
     match t {
         RetType::Unit => "Ok(result)",
         RetType::Bool => "Ok(jboolean::from(result))",
-        RetType::U32 | RetType::I32 | RetType::Usize | RetType::Enum(_) => {
-            "Ok(result as jint)"
-        }
+        RetType::U32 | RetType::I32 | RetType::Usize | RetType::Enum(_) => "Ok(result as jint)",
         RetType::U64 | RetType::I64 => "Ok(result as jlong)",
         RetType::Str => "crate::glue::new_string(env, result)",
         RetType::String => "crate::glue::new_string(env, &result)",
@@ -135,7 +141,12 @@ fn function(s: &mut String, f: &BridgeFn) {
         .iter()
         .map(|(n, t)| format!("{n}: {}", param_types(t).0))
         .collect();
-    let _ = writeln!(s, "/// `NativeBridge.{}`: see `{}`.", java_name(f), f.path());
+    let _ = writeln!(
+        s,
+        "/// `NativeBridge.{}`: see `{}`.",
+        java_name(f),
+        f.path()
+    );
     let _ = writeln!(s, "#[no_mangle]");
     let _ = writeln!(
         s,
@@ -168,7 +179,11 @@ fn function(s: &mut String, f: &BridgeFn) {
 }
 
 fn destroy(s: &mut String, handle: &str) {
-    let _ = writeln!(s, "/// `NativeBridge.{}`: releases a handle.", destroy_name(handle));
+    let _ = writeln!(
+        s,
+        "/// `NativeBridge.{}`: releases a handle.",
+        destroy_name(handle)
+    );
     let _ = writeln!(s, "#[no_mangle]");
     let _ = writeln!(
         s,
@@ -262,8 +277,17 @@ pub fn generate_java(api: &crate::Api) -> String {
     }
     for h in &api.handles {
         let words = snake(h).replace('_', " ");
-        javadoc(&mut s, &[format!("Releases a {words} handle (0 and released handles are ignored).")]);
-        let _ = writeln!(s, "    static native void {}(long handle);\n", destroy_name(h));
+        javadoc(
+            &mut s,
+            &[format!(
+                "Releases a {words} handle (0 and released handles are ignored)."
+            )],
+        );
+        let _ = writeln!(
+            s,
+            "    static native void {}(long handle);\n",
+            destroy_name(h)
+        );
     }
     s.push_str("}\n");
     s

@@ -193,7 +193,10 @@ fn tokens(ty: &syn::Type) -> String {
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {
         if c == '\'' {
-            while chars.peek().is_some_and(|c| c.is_alphanumeric() || *c == '_') {
+            while chars
+                .peek()
+                .is_some_and(|c| c.is_alphanumeric() || *c == '_')
+            {
                 chars.next();
             }
         } else if c != ' ' {
@@ -224,7 +227,10 @@ fn arg_type(t: &str) -> Option<ArgType> {
         "&[String]" => ArgType::Strings,
         "&[(String,String)]" => ArgType::Pairs,
         _ => {
-            if let Some(inner) = t.strip_prefix("Callback<").and_then(|s| s.strip_suffix('>')) {
+            if let Some(inner) = t
+                .strip_prefix("Callback<")
+                .and_then(|s| s.strip_suffix('>'))
+            {
                 return Some(ArgType::Callback(inner.to_owned()));
             }
             let name = t.strip_prefix('&')?;
@@ -299,7 +305,12 @@ fn parse_fn(module: &str, f: &syn::ItemFn, attr: &syn::Attribute) -> Result<Brid
                 syn::Expr::Lit(syn::ExprLit {
                     lit: syn::Lit::Str(s),
                     ..
-                }) => Some(s.value().strip_prefix(' ').map(str::to_owned).unwrap_or_else(|| s.value())),
+                }) => Some(
+                    s.value()
+                        .strip_prefix(' ')
+                        .map(str::to_owned)
+                        .unwrap_or_else(|| s.value()),
+                ),
                 _ => None,
             },
             _ => None,
@@ -413,9 +424,15 @@ mod tests {
             arg_type("Callback<RecordMetadata>"),
             Some(ArgType::Callback("RecordMetadata".into()))
         );
-        assert_eq!(arg_type("&Producer"), Some(ArgType::Handle("Producer".into())));
+        assert_eq!(
+            arg_type("&Producer"),
+            Some(ArgType::Handle("Producer".into()))
+        );
         assert_eq!(arg_type("&mut Producer"), None);
-        assert_eq!(ret_type("Option<Message>"), Some(RetType::OptHandle("Message".into())));
+        assert_eq!(
+            ret_type("Option<Message>"),
+            Some(RetType::OptHandle("Message".into()))
+        );
         assert_eq!(ret_type("Status"), Some(RetType::Enum("Status".into())));
         assert_eq!(ret_type("HashMap<String,String>"), None);
     }
@@ -424,8 +441,14 @@ mod tests {
     fn reads_the_real_api() {
         let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../src/api");
         let api = read_api(&dir).unwrap();
-        assert!(api.fns.iter().any(|f| f.name == "producer_flush" && f.fallible));
-        assert!(api.fns.iter().any(|f| f.name == "message_offset" && !f.fallible));
+        assert!(api
+            .fns
+            .iter()
+            .any(|f| f.name == "producer_flush" && f.fallible));
+        assert!(api
+            .fns
+            .iter()
+            .any(|f| f.name == "message_offset" && !f.fallible));
         assert!(api.handles.contains(&"Producer".to_owned()));
         // Everything the generators emit parses as Rust.
         syn::parse_file(&c::generate(&api)).unwrap();

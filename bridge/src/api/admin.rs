@@ -4,8 +4,7 @@ use super::{optional_u32, Config};
 use crate::registry::Handle;
 use crate::topic;
 use cursus::{
-    DeleteOutcome, GroupStatus, Result, TopicDescription, TopicInfo, TopicMetadata,
-    TruncateOutcome,
+    DeleteOutcome, GroupStatus, Result, TopicDescription, TopicInfo, TopicMetadata, TruncateOutcome,
 };
 use cursus_bridge_macros::bridge_fn;
 
@@ -58,7 +57,10 @@ pub fn admin_create_topic_with(
     topic: &str,
     options: &[(String, String)],
 ) -> Result<TopicInfo> {
-    admin.create_topic(&topic::new_topic(topic, options.iter().map(|(k, v)| (k, v)))?)
+    admin.create_topic(&topic::new_topic(
+        topic,
+        options.iter().map(|(k, v)| (k, v)),
+    )?)
 }
 
 /// Replaces the topic's `min_in_sync_replicas` override (negative: back to

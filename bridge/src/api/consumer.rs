@@ -68,7 +68,11 @@ pub fn consumer_poll(consumer: &Consumer, timeout_ms: i64) -> Result<Option<Mess
 ///
 /// Thread-safety: as `consumer_poll`.
 #[bridge_fn(out = "records")]
-pub fn consumer_poll_batch(consumer: &Consumer, timeout_ms: i64, max_records: u32) -> Result<Vec<u8>> {
+pub fn consumer_poll_batch(
+    consumer: &Consumer,
+    timeout_ms: i64,
+    max_records: u32,
+) -> Result<Vec<u8>> {
     let timeout = timeout::required(timeout_ms)?;
     records::pack(&consumer.poll_max(timeout, max_records as usize)?)
 }

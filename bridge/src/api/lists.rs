@@ -17,7 +17,9 @@ impl Handle for TopicPartitionList {
 impl TopicPartitionList {
     /// A list of partitions without offsets.
     pub fn from_partitions(partitions: Vec<TopicPartition>) -> TopicPartitionList {
-        TopicPartitionList(Mutex::new(partitions.into_iter().map(|tp| (tp, -1)).collect()))
+        TopicPartitionList(Mutex::new(
+            partitions.into_iter().map(|tp| (tp, -1)).collect(),
+        ))
     }
 
     /// The entries, in order.
@@ -26,7 +28,11 @@ impl TopicPartitionList {
     }
 
     fn get<T>(&self, index: usize, f: impl FnOnce(&(TopicPartition, i64)) -> T) -> Option<T> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).get(index).map(f)
+        self.0
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .get(index)
+            .map(f)
     }
 }
 
@@ -79,7 +85,8 @@ pub fn topic_partition_list_topic(list: &TopicPartitionList, index: usize) -> Op
 /// Thread-safety: safe from any thread.
 #[bridge_fn(fallback = "-1")]
 pub fn topic_partition_list_partition(list: &TopicPartitionList, index: usize) -> i64 {
-    list.get(index, |(tp, _)| i64::from(tp.partition)).unwrap_or(-1)
+    list.get(index, |(tp, _)| i64::from(tp.partition))
+        .unwrap_or(-1)
 }
 
 /// The offset of entry `index` (-1 when it has none or is out of range).

@@ -32,6 +32,7 @@ pub use crate::callback::Callback;
 pub use admin::Admin;
 pub use config::Config;
 pub use consumer::Consumer;
+pub use cursus::ErrorClass;
 pub use cursus::{
     DeleteOutcome, Error, GroupStatus, RecordMetadata, Result, TopicDescription, TopicInfo,
     TopicMetadata, TruncateOutcome,
@@ -40,7 +41,6 @@ pub use errors::Status;
 pub use lists::{PartitionOffsetsList, StringList, TopicPartitionList};
 pub use message::Message;
 pub use producer::Producer;
-pub use cursus::ErrorClass;
 
 use crate::registry::Handle;
 

@@ -258,7 +258,10 @@ pub fn topic_description_partition_replica(
 ///
 /// Thread-safety: safe from any thread.
 #[bridge_fn]
-pub fn topic_description_partition_isr_count(description: &TopicDescription, index: usize) -> usize {
+pub fn topic_description_partition_isr_count(
+    description: &TopicDescription,
+    index: usize,
+) -> usize {
     partition(description, index).map_or(0, |p| p.isr.len())
 }
 
@@ -396,7 +399,11 @@ pub fn group_status_member_assignment_count(status: &GroupStatus, index: usize) 
 ///
 /// Thread-safety: safe from any thread.
 #[bridge_fn(fallback = "-1")]
-pub fn group_status_member_assignment(status: &GroupStatus, index: usize, assignment: usize) -> i64 {
+pub fn group_status_member_assignment(
+    status: &GroupStatus,
+    index: usize,
+    assignment: usize,
+) -> i64 {
     member(status, index)
         .and_then(|m| m.assignments.get(assignment))
         .map_or(-1, |p| i64::from(*p))

@@ -223,7 +223,11 @@ impl Consumer {
     /// Returns early, with what it has (possibly nothing), after
     /// [`Consumer::wakeup`]; fails with `closed` when [`Consumer::close`]
     /// is called meanwhile.
-    pub async fn poll_max(&self, timeout: Duration, max_records: usize) -> Result<Vec<ConsumerRecord>> {
+    pub async fn poll_max(
+        &self,
+        timeout: Duration,
+        max_records: usize,
+    ) -> Result<Vec<ConsumerRecord>> {
         self.check_open()?;
         if max_records == 0 {
             return Err(Error::invalid_argument("max_records must be at least 1"));

@@ -5,9 +5,9 @@
 //! `conformance/PROTOCOL.md`; the harness compares the results.
 
 use cursus::admin::Admin;
+use cursus::admin::NewTopic;
 use cursus::consumer::{Consumer, Subscription};
 use cursus::producer::{Producer, ProducerRecord};
-use cursus::admin::NewTopic;
 use cursus::TopicPartition;
 use cursus::{ClientConfig, ConsumerConfig, Error, ProducerConfig};
 use serde_json::{json, Map, Value};
@@ -307,7 +307,9 @@ impl Driver {
                 loop {
                     let left = deadline.saturating_duration_since(Instant::now());
                     let polled = if exact {
-                        consumer.poll_max(left, (want - records.len()).max(1)).await?
+                        consumer
+                            .poll_max(left, (want - records.len()).max(1))
+                            .await?
                     } else {
                         consumer.poll(left).await?
                     };

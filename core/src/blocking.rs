@@ -247,7 +247,10 @@ pub fn wait_delivery(delivery: &mut Delivery, timeout: Option<Duration>) -> Resu
 #[derive(Debug)]
 pub struct Consumer {
     inner: Owned<AsyncConsumer>,
-    dispatcher: Dispatcher,
+    /// Runs commit callbacks. Owned like the engine consumer, so a forked
+    /// child that drops a parent's consumer leaks it instead of touching
+    /// the parent's dispatcher state.
+    dispatcher: Owned<Dispatcher>,
 }
 
 impl Consumer {
@@ -256,7 +259,7 @@ impl Consumer {
         let inner = block_on(AsyncConsumer::connect(config))??;
         Ok(Consumer {
             inner: Owned::new(inner),
-            dispatcher: Dispatcher::new("cursus-consumer-cb"),
+            dispatcher: Owned::new(Dispatcher::new("cursus-consumer-cb")),
         })
     }
 
@@ -322,7 +325,7 @@ impl Consumer {
         F: FnOnce(Result<()>) + Send + 'static,
     {
         let task = self.inner.run(|c| c.commit_async())?;
-        self.dispatcher.run_after(task, move |joined| {
+        self.dispatcher.get()?.run_after(task, move |joined| {
             callback(
                 joined.unwrap_or_else(|e| Err(Error::internal(format!("commit task failed: {e}")))),
             )
@@ -346,7 +349,7 @@ impl Consumer {
     pub fn close(&self) -> Result<()> {
         let closed = self.inner.run(|c| c.close());
         let deadline = deadline_of(Some(DEFAULT_TIMEOUT));
-        if !self.dispatcher.wait_idle(deadline) {
+        if !self.dispatcher.get()?.wait_idle(deadline) {
             tracing::warn!("consumer closed with commit callbacks still running");
         }
         closed

@@ -1,20 +1,24 @@
 //! The asyncio API's native half: engine futures bridged to asyncio
-//! futures. Each call creates an `asyncio.Future` on the running loop,
-//! spawns the engine future on the engine runtime, and resolves the asyncio
-//! future from the engine thread with `loop.call_soon_threadsafe`. No thread
-//! pool is involved; cancelling the asyncio future aborts the engine task.
+//! futures. Each call creates an `asyncio.Future` on the running loop and
+//! spawns the engine future on the engine runtime; its outcome is handed to
+//! the client's dispatcher thread (`cursus::dispatch`), which takes the GIL
+//! and resolves the asyncio future with `loop.call_soon_threadsafe`. So the
+//! engine's I/O threads never wait for the GIL, and a client whose loop is
+//! slow delays no other client. Cancelling the asyncio future aborts the
+//! engine task.
 
+use crate::config;
 use crate::errors::{panic_error, to_py, IntoPyResult};
-use crate::ordered::OrderedProducer;
-use crate::sync::{record, Slot};
+use crate::sync::{offsets_arg, record, topics_arg, Slot};
 use crate::types::*;
-use crate::{config, types};
 use cursus::admin::Admin as EngineAdmin;
+use cursus::blocking::ProcessLocal;
 use cursus::consumer::{Consumer as EngineConsumer, Subscription};
+use cursus::dispatch::Dispatcher;
 use cursus::producer::Producer as EngineProducer;
 use cursus::Error;
 use pyo3::prelude::*;
-use pyo3::types::{PyDict, PyString};
+use pyo3::types::PyDict;
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
@@ -35,15 +39,19 @@ impl Canceller {
     }
 }
 
-/// Converts an engine value into a Python object (with the GIL held).
-type Convert<T> = fn(Python<'_>, T) -> PyResult<PyObject>;
-
 /// Runs `future` on the engine runtime; returns an asyncio future of the
-/// running loop that resolves with `convert(value)` or the mapped error.
-fn bridge<'py, F, T>(py: Python<'py>, future: F, convert: Convert<T>) -> PyResult<Bound<'py, PyAny>>
+/// running loop that `dispatcher`'s thread resolves with `convert(value)`
+/// or the mapped error.
+fn bridge<'py, F, T, C>(
+    py: Python<'py>,
+    dispatcher: &Dispatcher,
+    future: F,
+    convert: C,
+) -> PyResult<Bound<'py, PyAny>>
 where
     F: Future<Output = cursus::Result<T>> + Send + 'static,
     T: Send + 'static,
+    C: FnOnce(Python<'_>, T) -> PyResult<PyObject> + Send + 'static,
 {
     let asyncio = py.import_bound("asyncio")?;
     let event_loop = asyncio.call_method0("get_running_loop")?;
@@ -59,29 +67,33 @@ where
     // caught by the runtime and reported as an internal error here.
     let task = handle.spawn(future);
     let abort = task.abort_handle();
-    handle.spawn(async move {
-        let outcome = match task.await {
-            Ok(r) => Some(r),
-            Err(e) if e.is_cancelled() => None,
-            Err(e) => Some(Err(match e.try_into_panic() {
-                Ok(payload) => panic_error("an async call", &*payload),
-                Err(_) => panic_error("an async call", &()),
-            })),
-        };
-        let Some(outcome) = outcome else { return };
-        crate::with_gil_if_alive(|py| {
-            let (ok, value) = match outcome
-                .map_err(|e| to_py(py, &e))
-                .and_then(|v| convert(py, v))
-            {
-                Ok(v) => (true, v),
-                Err(e) => (false, e.into_value(py).into_py(py)),
+    dispatcher
+        .run_after(task, move |joined| {
+            let outcome = match joined {
+                Ok(r) => r,
+                Err(e) if e.is_cancelled() => return,
+                Err(e) => Err(match e.try_into_panic() {
+                    Ok(payload) => panic_error(&*payload),
+                    Err(_) => panic_error(&"the engine task failed"),
+                }),
             };
-            // A closed loop cannot be told any more; nothing awaits then.
-            let _ =
-                loop_ref.call_method1(py, "call_soon_threadsafe", (resolve, fut_ref, ok, value));
-        });
-    });
+            crate::with_gil_if_alive(|py| {
+                let (ok, value) = match outcome
+                    .map_err(|e| to_py(py, &e))
+                    .and_then(|v| convert(py, v))
+                {
+                    Ok(v) => (true, v),
+                    Err(e) => (false, e.into_value(py).into_py(py)),
+                };
+                // A closed loop cannot be told any more; nothing awaits then.
+                let _ = loop_ref.call_method1(
+                    py,
+                    "call_soon_threadsafe",
+                    (resolve, fut_ref, ok, value),
+                );
+            });
+        })
+        .py_err(py)?;
     py_future.call_method1("add_done_callback", (Canceller { abort },))?;
     Ok(py_future)
 }
@@ -120,10 +132,40 @@ fn timeout_arg(py: Python<'_>, seconds: Option<f64>) -> PyResult<Option<Duration
     crate::sync::duration(py, seconds)
 }
 
+/// A client's dispatcher for the asyncio resolutions of its calls.
+fn new_dispatcher(what: &str) -> Dispatcher {
+    Dispatcher::new(format!("cursus-aio-{what}"))
+}
+
+/// An async client's state: the engine object and the dispatcher that
+/// resolves its calls. Owned by the process that made it: in a `fork()`ed
+/// child, using it raises `used_after_fork`, and a garbage collection that
+/// drops it there leaks it rather than tearing down state the parent's
+/// runtime still owns.
+struct Client<T> {
+    inner: Slot<T>,
+    dispatcher: Dispatcher,
+}
+
+impl<T: Clone> Client<T> {
+    fn new(what: &'static str, value: T, dispatcher: Dispatcher) -> ProcessLocal<Client<T>> {
+        ProcessLocal::new(Client {
+            inner: Slot::new(what, value),
+            dispatcher,
+        })
+    }
+}
+
 /// Native async producer (wrapped by `cursus.aio.Producer`).
 #[pyclass(module = "cursus._cursus", frozen)]
 pub struct AsyncProducer {
-    inner: Slot<OrderedProducer>,
+    state: ProcessLocal<Client<EngineProducer>>,
+}
+
+impl AsyncProducer {
+    fn st(&self, py: Python<'_>) -> PyResult<&Client<EngineProducer>> {
+        self.state.get().py_err(py)
+    }
 }
 
 #[pymethods]
@@ -136,14 +178,16 @@ impl AsyncProducer {
         config: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let cfg = config::producer(py, config)?;
+        let dispatcher = new_dispatcher("producer");
         bridge(
             py,
-            async move { OrderedProducer::start(EngineProducer::connect(cfg).await?) },
-            |py, p| {
+            &dispatcher.clone(),
+            EngineProducer::connect(cfg),
+            move |py, p| {
                 Ok(Py::new(
                     py,
                     AsyncProducer {
-                        inner: Slot::new("producer", p),
+                        state: Client::new("producer", p, dispatcher.clone()),
                     },
                 )?
                 .into_py(py))
@@ -151,7 +195,10 @@ impl AsyncProducer {
         )
     }
 
-    /// Queues a record and resolves with its `RecordMetadata` once acknowledged.
+    /// Hands the record over now and resolves with its `RecordMetadata`
+    /// once acknowledged. Records keep the order of the calls (per
+    /// partition) even when the awaitables are awaited later or never;
+    /// backpressure is `buffer_memory` and `max_block_ms`.
     #[pyo3(signature = (topic, value, *, key=None, partition=None, timestamp=None))]
     fn send<'py>(
         &self,
@@ -162,31 +209,37 @@ impl AsyncProducer {
         partition: Option<u32>,
         timestamp: Option<i64>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let p = self.inner.get(py)?;
+        let p = self.st(py)?.inner.get(py)?;
         let rec = record(topic, value, key, partition, timestamp)?;
-        // Handed over now, so records keep the order of the calls.
-        bridge(py, p.send(rec), metadata)
+        bridge(py, &self.st(py)?.dispatcher, p.send_in_order(rec), metadata)
     }
 
-    /// Sends everything queued and waits (`timeout` seconds; `None`: no limit).
-    #[pyo3(signature = (timeout=None))]
+    /// Sends everything handed over before the call and waits (`timeout`
+    /// seconds; `None`: no limit).
+    #[pyo3(signature = (timeout=30.0))]
     fn flush<'py>(&self, py: Python<'py>, timeout: Option<f64>) -> PyResult<Bound<'py, PyAny>> {
-        let p = self.inner.get(py)?;
+        let p = self.st(py)?.inner.get(py)?;
         let t = timeout_arg(py, timeout)?;
-        bridge(py, p.flush(t), none)
-    }
-
-    /// Flushes within `timeout` seconds (`None`: no limit) and closes;
-    /// closing twice does nothing.
-    #[pyo3(signature = (timeout=None))]
-    fn close<'py>(&self, py: Python<'py>, timeout: Option<f64>) -> PyResult<Bound<'py, PyAny>> {
-        let t = timeout_arg(py, timeout)?.unwrap_or(Duration::MAX);
-        let closing = self.inner.take().map(|p| p.close(t));
         bridge(
             py,
+            &self.st(py)?.dispatcher,
+            async move { p.flush(t).await },
+            none,
+        )
+    }
+
+    /// Flushes within `timeout` seconds (`None`: no limit), fails what is
+    /// left and closes; closing twice does nothing.
+    #[pyo3(signature = (timeout=30.0))]
+    fn close<'py>(&self, py: Python<'py>, timeout: Option<f64>) -> PyResult<Bound<'py, PyAny>> {
+        let t = timeout_arg(py, timeout)?.unwrap_or(Duration::MAX);
+        let closing = self.st(py)?.inner.take();
+        bridge(
+            py,
+            &self.st(py)?.dispatcher,
             async move {
                 match closing {
-                    Some(closing) => closing.await,
+                    Some(p) => p.close(t).await,
                     None => Ok(()),
                 }
             },
@@ -197,14 +250,20 @@ impl AsyncProducer {
     /// True once `close()` was called.
     #[getter]
     fn closed(&self) -> bool {
-        self.inner.is_closed()
+        self.state.get().map_or(true, |s| s.inner.is_closed())
     }
 }
 
 /// Native async consumer (wrapped by `cursus.aio.Consumer`).
 #[pyclass(module = "cursus._cursus", frozen)]
 pub struct AsyncConsumer {
-    inner: Slot<Arc<EngineConsumer>>,
+    state: ProcessLocal<Client<Arc<EngineConsumer>>>,
+}
+
+impl AsyncConsumer {
+    fn st(&self, py: Python<'_>) -> PyResult<&Client<Arc<EngineConsumer>>> {
+        self.state.get().py_err(py)
+    }
 }
 
 #[pymethods]
@@ -217,15 +276,21 @@ impl AsyncConsumer {
         config: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let cfg = config::consumer(py, config)?;
-        bridge(py, EngineConsumer::connect(cfg), |py, c| {
-            Ok(Py::new(
-                py,
-                AsyncConsumer {
-                    inner: Slot::new("consumer", Arc::new(c)),
-                },
-            )?
-            .into_py(py))
-        })
+        let dispatcher = new_dispatcher("consumer");
+        bridge(
+            py,
+            &dispatcher.clone(),
+            EngineConsumer::connect(cfg),
+            move |py, c| {
+                Ok(Py::new(
+                    py,
+                    AsyncConsumer {
+                        state: Client::new("consumer", Arc::new(c), dispatcher.clone()),
+                    },
+                )?
+                .into_py(py))
+            },
+        )
     }
 
     /// Subscribes to a topic or a list of topics.
@@ -234,14 +299,11 @@ impl AsyncConsumer {
         py: Python<'py>,
         topics: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let c = self.inner.get(py)?;
-        let topics: Vec<String> = if topics.is_instance_of::<PyString>() {
-            vec![topics.extract()?]
-        } else {
-            topics.extract()?
-        };
+        let c = self.st(py)?.inner.get(py)?;
+        let topics = topics_arg(topics)?;
         bridge(
             py,
+            &self.st(py)?.dispatcher,
             async move { c.subscribe(Subscription::Topics(topics)).await },
             none,
         )
@@ -253,41 +315,54 @@ impl AsyncConsumer {
         py: Python<'py>,
         pattern: String,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let c = self.inner.get(py)?;
+        let c = self.st(py)?.inner.get(py)?;
         bridge(
             py,
+            &self.st(py)?.dispatcher,
             async move { c.subscribe(Subscription::Pattern(pattern)).await },
             none,
         )
     }
 
-    /// Resolves with the next records (waiting at most `timeout` seconds;
-    /// `None`: until one arrives).
-    #[pyo3(signature = (timeout=None))]
-    fn poll<'py>(&self, py: Python<'py>, timeout: Option<f64>) -> PyResult<Bound<'py, PyAny>> {
-        let c = self.inner.get(py)?;
-        let t = timeout_arg(py, timeout)?;
+    /// Resolves with the next records, up to `max_records` (default and
+    /// maximum: `max_poll_records`), waiting at most `timeout` seconds
+    /// (`None`: until one arrives); `[]` after `wakeup()`. Only the records
+    /// returned count as delivered.
+    #[pyo3(signature = (timeout=None, max_records=None))]
+    fn poll<'py>(
+        &self,
+        py: Python<'py>,
+        timeout: Option<f64>,
+        max_records: Option<usize>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let c = self.st(py)?.inner.get(py)?;
+        let t = timeout_arg(py, timeout)?.unwrap_or(Duration::MAX);
         bridge(
             py,
+            &self.st(py)?.dispatcher,
             async move {
-                match t {
-                    Some(t) => c.poll(t).await,
-                    None => loop {
-                        let r = c.poll(Duration::from_secs(3600)).await?;
-                        if !r.is_empty() {
-                            break Ok(r);
-                        }
-                    },
-                }
+                let max = max_records.unwrap_or_else(|| c.max_poll_records());
+                c.poll_max(t, max).await
             },
             messages,
         )
     }
 
+    /// Makes the pending poll (or else the next) resolve with `[]` at once.
+    fn wakeup(&self, py: Python<'_>) -> PyResult<()> {
+        self.st(py)?.inner.get(py)?.wakeup();
+        Ok(())
+    }
+
     /// Commits the positions of the records returned so far.
     fn commit<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let c = self.inner.get(py)?;
-        bridge(py, async move { c.commit_sync().await }, none)
+        let c = self.st(py)?.inner.get(py)?;
+        bridge(
+            py,
+            &self.st(py)?.dispatcher,
+            async move { c.commit_sync().await },
+            none,
+        )
     }
 
     /// Commits explicit next offsets.
@@ -296,32 +371,34 @@ impl AsyncConsumer {
         py: Python<'py>,
         offsets: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let c = self.inner.get(py)?;
-        let items: Vec<(TopicPartition, u64)> = if let Ok(d) = offsets.downcast::<PyDict>() {
-            d.iter()
-                .map(|(k, v)| Ok((k.extract::<TopicPartition>()?, v.extract::<u64>()?)))
-                .collect::<PyResult<_>>()?
-        } else {
-            offsets.extract()?
-        };
-        let offsets: Vec<_> = items.into_iter().map(|(tp, o)| (tp.engine(), o)).collect();
-        bridge(py, async move { c.commit_offsets(&offsets).await }, none)
+        let c = self.st(py)?.inner.get(py)?;
+        let offsets = offsets_arg(offsets)?;
+        bridge(
+            py,
+            &self.st(py)?.dispatcher,
+            async move { c.commit_offsets(&offsets).await },
+            none,
+        )
     }
 
     /// Resolves with the committed next offset of a partition, or `None`.
     fn committed<'py>(&self, py: Python<'py>, tp: TopicPartition) -> PyResult<Bound<'py, PyAny>> {
-        let c = self.inner.get(py)?;
+        let c = self.st(py)?.inner.get(py)?;
         let tp = tp.engine();
-        bridge(py, async move { c.committed(&tp).await }, |py, v| {
-            Ok(v.into_py(py))
-        })
+        bridge(
+            py,
+            &self.st(py)?.dispatcher,
+            async move { c.committed(&tp).await },
+            |py, v| Ok(v.into_py(py)),
+        )
     }
 
     /// Resolves with the assigned partitions.
     fn assignment<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let c = self.inner.get(py)?;
+        let c = self.st(py)?.inner.get(py)?;
         bridge(
             py,
+            &self.st(py)?.dispatcher,
             async move { c.assignment().await },
             list::<TopicPartition, _>,
         )
@@ -330,9 +407,10 @@ impl AsyncConsumer {
     /// Commits (with auto-commit), leaves the group and closes; closing
     /// twice does nothing.
     fn close<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let c = self.inner.take();
+        let c = self.st(py)?.inner.take();
         bridge(
             py,
+            &self.st(py)?.dispatcher,
             async move {
                 match c {
                     Some(c) => c.close().await,
@@ -346,14 +424,20 @@ impl AsyncConsumer {
     /// True once `close()` was called.
     #[getter]
     fn closed(&self) -> bool {
-        self.inner.is_closed()
+        self.state.get().map_or(true, |s| s.inner.is_closed())
     }
 }
 
 /// Native async admin client (wrapped by `cursus.aio.AdminClient`).
 #[pyclass(module = "cursus._cursus", frozen)]
 pub struct AsyncAdmin {
-    inner: Slot<Arc<EngineAdmin>>,
+    state: ProcessLocal<Client<Arc<EngineAdmin>>>,
+}
+
+impl AsyncAdmin {
+    fn st(&self, py: Python<'_>) -> PyResult<&Client<Arc<EngineAdmin>>> {
+        self.state.get().py_err(py)
+    }
 }
 
 #[pymethods]
@@ -366,15 +450,21 @@ impl AsyncAdmin {
         config: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let cfg = config::client(py, config)?;
-        bridge(py, EngineAdmin::connect(cfg), |py, a| {
-            Ok(Py::new(
-                py,
-                AsyncAdmin {
-                    inner: Slot::new("admin client", Arc::new(a)),
-                },
-            )?
-            .into_py(py))
-        })
+        let dispatcher = new_dispatcher("admin");
+        bridge(
+            py,
+            &dispatcher.clone(),
+            EngineAdmin::connect(cfg),
+            move |py, a| {
+                Ok(Py::new(
+                    py,
+                    AsyncAdmin {
+                        state: Client::new("admin client", Arc::new(a), dispatcher.clone()),
+                    },
+                )?
+                .into_py(py))
+            },
+        )
     }
 
     /// Creates a topic (or patches an existing one).
@@ -385,10 +475,11 @@ impl AsyncAdmin {
         name: String,
         options: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let a = self.inner.get(py)?;
-        let t = types::new_topic(name, options)?;
+        let a = self.st(py)?.inner.get(py)?;
+        let t = config::new_topic(py, &name, options)?;
         bridge(
             py,
+            &self.st(py)?.dispatcher,
             async move { a.create_topic(&t).await },
             into::<TopicInfo, _>,
         )
@@ -402,9 +493,10 @@ impl AsyncAdmin {
         topic: String,
         min_in_sync_replicas: Option<u32>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let a = self.inner.get(py)?;
+        let a = self.st(py)?.inner.get(py)?;
         bridge(
             py,
+            &self.st(py)?.dispatcher,
             async move { a.alter_topic_config(&topic, min_in_sync_replicas).await },
             into::<TopicInfo, _>,
         )
@@ -418,9 +510,10 @@ impl AsyncAdmin {
         topic: String,
         if_exists: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let a = self.inner.get(py)?;
+        let a = self.st(py)?.inner.get(py)?;
         bridge(
             py,
+            &self.st(py)?.dispatcher,
             async move { a.delete_topic(&topic, if_exists).await },
             into::<DeleteOutcome, _>,
         )
@@ -433,9 +526,10 @@ impl AsyncAdmin {
         topic: String,
         expected_revision: u64,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let a = self.inner.get(py)?;
+        let a = self.st(py)?.inner.get(py)?;
         bridge(
             py,
+            &self.st(py)?.dispatcher,
             async move { a.truncate_topic(&topic, expected_revision).await },
             into::<TruncateOutcome, _>,
         )
@@ -443,15 +537,21 @@ impl AsyncAdmin {
 
     /// Topic names.
     fn list_topics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let a = self.inner.get(py)?;
-        bridge(py, async move { a.list_topics().await }, strings)
+        let a = self.st(py)?.inner.get(py)?;
+        bridge(
+            py,
+            &self.st(py)?.dispatcher,
+            async move { a.list_topics().await },
+            strings,
+        )
     }
 
     /// DESCRIBE a topic.
     fn describe_topic<'py>(&self, py: Python<'py>, topic: String) -> PyResult<Bound<'py, PyAny>> {
-        let a = self.inner.get(py)?;
+        let a = self.st(py)?.inner.get(py)?;
         bridge(
             py,
+            &self.st(py)?.dispatcher,
             async move { a.describe_topic(&topic).await },
             into::<TopicDescription, _>,
         )
@@ -459,9 +559,10 @@ impl AsyncAdmin {
 
     /// METADATA of a topic.
     fn metadata<'py>(&self, py: Python<'py>, topic: String) -> PyResult<Bound<'py, PyAny>> {
-        let a = self.inner.get(py)?;
+        let a = self.st(py)?.inner.get(py)?;
         bridge(
             py,
+            &self.st(py)?.dispatcher,
             async move { a.metadata(&topic).await },
             into::<TopicMetadata, _>,
         )
@@ -475,9 +576,10 @@ impl AsyncAdmin {
         topic: String,
         partition: Option<u32>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let a = self.inner.get(py)?;
+        let a = self.st(py)?.inner.get(py)?;
         bridge(
             py,
+            &self.st(py)?.dispatcher,
             async move { a.list_offsets(&topic, partition).await },
             list::<PartitionOffsets, _>,
         )
@@ -485,9 +587,10 @@ impl AsyncAdmin {
 
     /// GROUP_STATUS of a group.
     fn group_status<'py>(&self, py: Python<'py>, group: String) -> PyResult<Bound<'py, PyAny>> {
-        let a = self.inner.get(py)?;
+        let a = self.st(py)?.inner.get(py)?;
         bridge(
             py,
+            &self.st(py)?.dispatcher,
             async move { a.group_status(&group).await },
             into::<GroupStatus, _>,
         )
@@ -495,21 +598,32 @@ impl AsyncAdmin {
 
     /// Group names.
     fn list_groups<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let a = self.inner.get(py)?;
-        bridge(py, async move { a.list_groups().await }, strings)
+        let a = self.st(py)?.inner.get(py)?;
+        bridge(
+            py,
+            &self.st(py)?.dispatcher,
+            async move { a.list_groups().await },
+            strings,
+        )
     }
 
     /// The broker's HELP lines.
     fn help<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let a = self.inner.get(py)?;
-        bridge(py, async move { a.help().await }, strings)
+        let a = self.st(py)?.inner.get(py)?;
+        bridge(
+            py,
+            &self.st(py)?.dispatcher,
+            async move { a.help().await },
+            strings,
+        )
     }
 
     /// Closes the client; closing twice does nothing.
     fn close<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let a = self.inner.take();
+        let a = self.st(py)?.inner.take();
         bridge(
             py,
+            &self.st(py)?.dispatcher,
             async move {
                 if let Some(a) = a {
                     a.close().await;
@@ -523,6 +637,6 @@ impl AsyncAdmin {
     /// True once `close()` was called.
     #[getter]
     fn closed(&self) -> bool {
-        self.inner.is_closed()
+        self.state.get().map_or(true, |s| s.inner.is_closed())
     }
 }

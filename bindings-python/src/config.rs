@@ -1,102 +1,184 @@
-//! Keyword-argument configuration: every keyword is an engine option name
-//! passed through the engine's `set`, so names, defaults and validation are
-//! the engine's.
+//! Keyword arguments as engine options. Names, defaults, validation and
+//! messages are the bridge's (`cursus_bridge::config`, `::topic`); this
+//! module only turns Python values into the options' text, checking each
+//! value's Python type against the option's documented type, so that
+//! `linger_ms=True` or `linger_ms={}` is a `TypeError` as Python users expect.
 
 use crate::errors::IntoPyResult;
-use cursus::config::OptionDoc;
-use cursus::{ClientConfig, ConsumerConfig, ProducerConfig};
+use cursus::config::OptionType;
+use cursus::{ClientConfig, ConsumerConfig, NewTopic, ProducerConfig};
+use cursus_bridge::config::{ClientKind, ConfigBuilder};
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyInt, PyList, PyString, PyTuple};
 
-/// Renders one keyword value as the engine's option text: `True`/`False`
-/// as `true`/`false`, sequences joined with commas, anything else `str()`.
-fn option_text(value: &Bound<'_, PyAny>) -> PyResult<String> {
-    if value.is_instance_of::<PyBool>() {
-        return Ok(if value.extract::<bool>()? {
-            "true"
-        } else {
-            "false"
-        }
-        .to_owned());
-    }
+fn type_name(value: &Bound<'_, PyAny>) -> String {
+    value
+        .get_type()
+        .name()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|_| "?".to_owned())
+}
+
+fn wrong(what: &str, name: &str, expected: &str, value: &Bound<'_, PyAny>) -> PyErr {
+    PyTypeError::new_err(format!(
+        "{what} {name}: expected {expected}, got {}",
+        type_name(value)
+    ))
+}
+
+/// The text of `value` for an option of type `ty`. A `str` is always taken
+/// as the option's text form (as every other language passes options), and
+/// checked by the engine.
+fn option_text(
+    what: &str,
+    name: &str,
+    ty: OptionType,
+    value: &Bound<'_, PyAny>,
+) -> PyResult<String> {
     if value.is_instance_of::<PyString>() {
-        return value.extract::<String>();
+        return value.extract();
     }
-    if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() {
-        let parts: Vec<String> = value
-            .iter()?
-            .map(|item| item.and_then(|i| option_text(&i)))
-            .collect::<PyResult<_>>()?;
-        return Ok(parts.join(","));
-    }
-    Ok(value.str()?.to_string())
-}
-
-/// The (name, text) pairs of the keyword arguments; `None` values are skipped
-/// so that they mean "the engine default".
-fn pairs(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<Vec<(String, String)>> {
-    let mut out = Vec::new();
-    if let Some(kw) = kwargs {
-        for (k, v) in kw.iter() {
-            if v.is_none() {
-                continue;
+    let is_int = value.is_instance_of::<PyInt>() && !value.is_instance_of::<PyBool>();
+    match ty {
+        OptionType::Integer if is_int => Ok(value.str()?.to_string()),
+        OptionType::Integer => Err(wrong(what, name, "an int (or its text)", value)),
+        OptionType::Boolean if value.is_instance_of::<PyBool>() => {
+            Ok(if value.extract::<bool>()? {
+                "true"
+            } else {
+                "false"
             }
-            out.push((k.extract::<String>()?, option_text(&v)?));
+            .to_owned())
         }
+        OptionType::Boolean => Err(wrong(what, name, "a bool (or its text)", value)),
+        // Text options also take numbers (acks=1).
+        OptionType::String if is_int => Ok(value.str()?.to_string()),
+        OptionType::String => Err(wrong(what, name, "a str", value)),
+        OptionType::List
+            if value.is_instance_of::<PyList>() || value.is_instance_of::<PyTuple>() =>
+        {
+            let mut items = Vec::new();
+            for item in value.iter()? {
+                let item = item?;
+                if !item.is_instance_of::<PyString>() {
+                    return Err(wrong(what, name, "a str or a list of str", value));
+                }
+                items.push(item.extract::<String>()?);
+            }
+            Ok(items.join(","))
+        }
+        OptionType::List => Err(wrong(what, name, "a str or a list of str", value)),
     }
-    Ok(out)
 }
 
-/// Builds a producer config from keyword arguments.
+/// The options of `kind` from keyword arguments (`None` values mean "the
+/// default" and are skipped).
+pub fn builder(
+    py: Python<'_>,
+    kind: ClientKind,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<ConfigBuilder> {
+    let options = kind.options();
+    let mut b = ConfigBuilder::new(Some(kind));
+    for (k, v) in kwargs.into_iter().flat_map(|kw| kw.iter()) {
+        if v.is_none() {
+            continue;
+        }
+        let name: String = k.extract()?;
+        let text = match options.iter().find(|o| o.name == name) {
+            Some(o) => option_text("option", &name, o.ty, &v)?,
+            // Unknown: the bridge names the kind and lists its options.
+            None => v.str()?.to_string(),
+        };
+        b.set(&name, &text).py_err(py)?;
+    }
+    Ok(b)
+}
+
+/// A producer config from keyword arguments.
 pub fn producer(py: Python<'_>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<ProducerConfig> {
-    let mut c = ProducerConfig::default();
-    for (k, v) in pairs(kwargs)? {
-        c.set(&k, &v).py_err(py)?;
-    }
-    c.validate().py_err(py)?;
-    Ok(c)
+    builder(py, ClientKind::Producer, kwargs)?
+        .producer()
+        .py_err(py)
 }
 
-/// Builds a consumer config from keyword arguments.
+/// A consumer config from keyword arguments.
 pub fn consumer(py: Python<'_>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<ConsumerConfig> {
-    let mut c = ConsumerConfig::default();
-    for (k, v) in pairs(kwargs)? {
-        c.set(&k, &v).py_err(py)?;
-    }
-    c.validate().py_err(py)?;
-    Ok(c)
+    builder(py, ClientKind::Consumer, kwargs)?
+        .consumer()
+        .py_err(py)
 }
 
-/// Builds an admin (client) config from keyword arguments.
+/// An admin client config from keyword arguments.
 pub fn client(py: Python<'_>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<ClientConfig> {
-    let mut c = ClientConfig::default();
-    for (k, v) in pairs(kwargs)? {
-        c.set(&k, &v).py_err(py)?;
-    }
-    c.validate().py_err(py)?;
-    Ok(c)
+    builder(py, ClientKind::Admin, kwargs)?.admin().py_err(py)
 }
 
-fn table(docs: &[&[OptionDoc]]) -> Vec<(&'static str, &'static str, &'static str)> {
-    docs.iter()
-        .flat_map(|t| t.iter().map(|o| (o.name, o.default, o.doc)))
+/// The engine's `NewTopic` from `create_topic`'s keyword arguments (`None`
+/// values are unset fields; an unknown keyword is a `TypeError`, as for any
+/// Python function).
+pub fn new_topic(
+    py: Python<'_>,
+    name: &str,
+    options: Option<&Bound<'_, PyDict>>,
+) -> PyResult<NewTopic> {
+    let mut pairs = Vec::new();
+    for (k, v) in options.into_iter().flat_map(|kw| kw.iter()) {
+        if v.is_none() {
+            continue;
+        }
+        let key: String = k.extract()?;
+        let ty = cursus_bridge::topic::option_type(&key).ok_or_else(|| {
+            PyTypeError::new_err(format!(
+                "create_topic() got an unexpected keyword argument '{key}'"
+            ))
+        })?;
+        pairs.push((key.clone(), option_text("topic option", &key, ty, &v)?));
+    }
+    cursus_bridge::topic::new_topic(name, pairs).py_err(py)
+}
+
+/// Checks keyword arguments for `kind` without connecting (the asyncio
+/// clients call it when they are constructed).
+#[pyfunction]
+#[pyo3(signature = (kind, **config))]
+pub fn _check_config(
+    py: Python<'_>,
+    kind: &str,
+    config: Option<&Bound<'_, PyDict>>,
+) -> PyResult<()> {
+    let kind: ClientKind = kind.parse().py_err(py)?;
+    let b = builder(py, kind, config)?;
+    match kind {
+        ClientKind::Admin => b.admin().map(drop),
+        ClientKind::Producer => b.producer().map(drop),
+        ClientKind::Consumer => b.consumer().map(drop),
+    }
+    .py_err(py)
+}
+
+fn table(kind: ClientKind) -> Vec<(&'static str, &'static str, &'static str)> {
+    kind.options()
+        .into_iter()
+        .map(|o| (o.name, o.default, o.doc))
         .collect()
 }
 
 /// The options an `AdminClient` accepts: `(name, default, description)`.
 #[pyfunction]
 pub fn client_options() -> Vec<(&'static str, &'static str, &'static str)> {
-    table(&[ClientConfig::options()])
+    table(ClientKind::Admin)
 }
 
 /// The options a `Producer` accepts: `(name, default, description)`.
 #[pyfunction]
 pub fn producer_options() -> Vec<(&'static str, &'static str, &'static str)> {
-    table(&[ProducerConfig::options(), ClientConfig::options()])
+    table(ClientKind::Producer)
 }
 
 /// The options a `Consumer` accepts: `(name, default, description)`.
 #[pyfunction]
 pub fn consumer_options() -> Vec<(&'static str, &'static str, &'static str)> {
-    table(&[ConsumerConfig::options(), ClientConfig::options()])
+    table(ClientKind::Consumer)
 }

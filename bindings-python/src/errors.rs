@@ -1,23 +1,11 @@
 //! Maps the engine's one error type onto the Python exception hierarchy
-//! defined in `cursus/_errors.py` (rooted at `cursus.CursusError`).
+//! defined in `cursus/_errors.py` (rooted at `cursus.CursusError`). Kind
+//! names and the readable text are the bridge's, the same in every language.
 
-use cursus::{Error, ErrorKind};
+use cursus::Error;
+use cursus_bridge::error::kind_name;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-
-/// The lowercase name of an engine error kind, as exposed in `.kind`.
-fn kind_name(kind: ErrorKind) -> &'static str {
-    match kind {
-        ErrorKind::Broker => "broker",
-        ErrorKind::Io => "io",
-        ErrorKind::Timeout => "timeout",
-        ErrorKind::Protocol => "protocol",
-        ErrorKind::Closed => "closed",
-        ErrorKind::InvalidArgument => "invalid_argument",
-        ErrorKind::Internal => "internal",
-        _ => "internal",
-    }
-}
 
 fn build(py: Python<'_>, e: &Error) -> PyResult<PyErr> {
     let module = py.import_bound("cursus._errors")?;
@@ -55,11 +43,6 @@ impl<T> IntoPyResult<T> for Result<T, Error> {
 }
 
 /// The error raised when a panic is caught at the boundary.
-pub fn panic_error(what: &str, payload: &(dyn std::any::Any + Send)) -> Error {
-    let detail = payload
-        .downcast_ref::<&str>()
-        .map(|s| s.to_string())
-        .or_else(|| payload.downcast_ref::<String>().cloned())
-        .unwrap_or_else(|| "unknown panic".to_owned());
-    Error::internal(format!("internal panic in {what}: {detail}"))
+pub fn panic_error(payload: &(dyn std::any::Any + Send)) -> Error {
+    cursus_bridge::error::from_panic(payload)
 }

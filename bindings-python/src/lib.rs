@@ -15,7 +15,6 @@ mod aio;
 mod config;
 mod errors;
 mod logbridge;
-mod ordered;
 mod sync;
 mod types;
 
@@ -115,6 +114,7 @@ fn _cursus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<types::PartitionDescription>()?;
     m.add_class::<types::GroupStatus>()?;
     m.add_class::<types::GroupMember>()?;
+    m.add_function(wrap_pyfunction!(config::_check_config, m)?)?;
     m.add_function(wrap_pyfunction!(config::client_options, m)?)?;
     m.add_function(wrap_pyfunction!(config::producer_options, m)?)?;
     m.add_function(wrap_pyfunction!(config::consumer_options, m)?)?;

@@ -12,6 +12,7 @@ use cursus::{Error, ErrorKind};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -26,7 +27,7 @@ where
 {
     match py.allow_threads(|| std::panic::catch_unwind(AssertUnwindSafe(f))) {
         Ok(r) => r.py_err(py),
-        Err(payload) => Err(to_py(py, &panic_error("a blocking call", &*payload))),
+        Err(payload) => Err(to_py(py, &panic_error(&*payload))),
     }
 }
 
@@ -212,17 +213,20 @@ impl Producer {
         d.result(py, timeout)
     }
 
-    /// Sends everything queued and waits for it (`timeout` in seconds;
-    /// `None`: no limit). Interruptible with Ctrl-C.
-    #[pyo3(signature = (timeout=None))]
+    /// Sends everything queued and waits until every record sent before is
+    /// acknowledged and its `on_delivery` callback has returned (`timeout`
+    /// in seconds, 30 by default; `None`: no limit). Interruptible with
+    /// Ctrl-C.
+    #[pyo3(signature = (timeout=30.0))]
     fn flush(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<()> {
         let p = self.inner.get(py)?;
         flush(py, &p, duration(py, timeout)?)
     }
 
-    /// Flushes (at most `timeout` seconds; `None`: no limit), then closes.
-    /// Closing a closed producer does nothing.
-    #[pyo3(signature = (timeout=None))]
+    /// Flushes (at most `timeout` seconds, 30 by default; `None`: no
+    /// limit), fails what is left, then closes. Closing a closed producer
+    /// does nothing.
+    #[pyo3(signature = (timeout=30.0))]
     fn close(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<()> {
         let Some(p) = self.inner.peek() else {
             return Ok(());
@@ -235,7 +239,7 @@ impl Producer {
             }
         }
         self.inner.take();
-        blocking(py, || p.close(Duration::ZERO))?;
+        blocking(py, || p.close(Some(Duration::ZERO)))?;
         flushed
     }
 
@@ -305,7 +309,9 @@ impl Delivery {
             if let DeliveryState::Pending(d) = &mut *st {
                 // The engine future itself, bounded by one slice: an elapsed
                 // slice is told apart from a delivery that failed by timeout.
-                match blocking::block_on(async { tokio::time::timeout(slice, &mut *d).await })? {
+                match blocking::block_on_engine(async {
+                    tokio::time::timeout(slice, &mut *d).await
+                })? {
                     Err(_elapsed) => return Ok(None),
                     Ok(r) => *st = DeliveryState::Done(r),
                 }
@@ -336,7 +342,7 @@ impl Delivery {
     }
 }
 
-fn topics_arg(topics: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
+pub(crate) fn topics_arg(topics: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
     if topics.is_instance_of::<PyString>() {
         Ok(vec![topics.extract()?])
     } else {
@@ -344,9 +350,9 @@ fn topics_arg(topics: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
     }
 }
 
-fn offsets_arg(
+pub(crate) fn offsets_arg(
     offsets: &Bound<'_, PyAny>,
-) -> PyResult<Vec<(cursus::protocol::group::TopicPartition, u64)>> {
+) -> PyResult<Vec<(cursus::TopicPartition, u64)>> {
     let items: Vec<(TopicPartition, u64)> = if let Ok(d) = offsets.downcast::<PyDict>() {
         d.iter()
             .map(|(k, v)| Ok((k.extract::<TopicPartition>()?, v.extract::<u64>()?)))
@@ -361,6 +367,10 @@ fn offsets_arg(
 #[pyclass(module = "cursus", frozen)]
 pub struct Consumer {
     inner: Slot<Arc<blocking::Consumer>>,
+    /// Set by `wakeup()`: the poll in progress (or the next) returns `[]`.
+    /// Polls run in short slices (for Ctrl-C), so the engine's own wakeup
+    /// only ends the current slice; this flag ends the whole poll.
+    woken: Arc<AtomicBool>,
 }
 
 #[pymethods]
@@ -374,6 +384,7 @@ impl Consumer {
         let c = blocking(py, move || blocking::Consumer::connect(cfg))?;
         Ok(Consumer {
             inner: Slot::new("consumer", Arc::new(c)),
+            woken: Arc::new(AtomicBool::new(false)),
         })
     }
 
@@ -391,22 +402,46 @@ impl Consumer {
         blocking(py, || c.subscribe_pattern(&pattern))
     }
 
-    /// Returns the next records, waiting at most `timeout` seconds for the
-    /// first (`None`: until one arrives); `[]` when none came in time.
+    /// Returns the next records, up to `max_records` (default and maximum:
+    /// the `max_poll_records` option), waiting at most `timeout` seconds for
+    /// the first (`None`: until one arrives); `[]` when none came in time or
+    /// after `wakeup()`. Only the records returned count as delivered:
+    /// commits (explicit, automatic, at close) cover exactly those. A
+    /// `close()` from another thread makes it raise `ClosedError` at once.
     /// Interruptible with Ctrl-C.
-    #[pyo3(signature = (timeout=None))]
-    fn poll(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<Vec<Message>> {
+    #[pyo3(signature = (timeout=None, max_records=None))]
+    fn poll(
+        &self,
+        py: Python<'_>,
+        timeout: Option<f64>,
+        max_records: Option<usize>,
+    ) -> PyResult<Vec<Message>> {
         let c = self.inner.get(py)?;
         let timeout = duration(py, timeout)?;
+        let woken = Arc::clone(&self.woken);
         let records = sliced(py, timeout, |slice| {
-            let r = c.poll(slice)?;
-            Ok((!r.is_empty()).then_some(r))
+            if woken.swap(false, Ordering::SeqCst) {
+                return Ok(Some(Vec::new()));
+            }
+            let r = match max_records {
+                Some(max) => c.poll_max(Some(slice), max)?,
+                None => c.poll(Some(slice))?,
+            };
+            Ok((!r.is_empty() || woken.swap(false, Ordering::SeqCst)).then_some(r))
         })?
         .unwrap_or_default();
         Ok(records
             .iter()
             .map(|r| Message::from_engine(py, r))
             .collect())
+    }
+
+    /// Makes the poll blocked in another thread (or else the next poll)
+    /// return `[]` at once. Safe from any thread and from a signal handler.
+    fn wakeup(&self, py: Python<'_>) -> PyResult<()> {
+        let c = self.inner.get(py)?;
+        self.woken.store(true, Ordering::SeqCst);
+        c.wakeup().py_err(py)
     }
 
     /// Commits the positions of the records returned so far.
@@ -513,7 +548,7 @@ impl AdminClient {
         options: Option<&Bound<'_, PyDict>>,
     ) -> PyResult<TopicInfo> {
         let a = self.inner.get(py)?;
-        let t = types::new_topic(name, options)?;
+        let t = config::new_topic(py, &name, options)?;
         blocking(py, || a.create_topic(&t)).map(Into::into)
     }
 

@@ -1,12 +1,12 @@
 //! Message and metadata types, and payload conversion.
 
 use bytes::Bytes;
+use cursus as pa;
 use cursus::consumer::ConsumerRecord;
 use cursus::producer::RecordMetadata as EngineMetadata;
-use cursus::protocol::admin as pa;
-use cursus::protocol::group::TopicPartition as EngineTp;
+use cursus::TopicPartition as EngineTp;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict};
+use pyo3::types::PyBytes;
 
 /// Payloads at least this large are sent without copying (the `bytes`
 /// object is kept alive until the engine is done with it); smaller ones are
@@ -399,6 +399,8 @@ impl From<pa::TruncateOutcome> for TruncateOutcome {
 pub struct PartitionDescription {
     /// Partition id.
     pub id: u32,
+    /// First retained offset.
+    pub earliest: u64,
     /// Leader address.
     pub leader: String,
     /// Replica addresses.
@@ -412,39 +414,28 @@ pub struct PartitionDescription {
 }
 
 /// DESCRIBE: a topic's definition and partitions.
-#[pyclass(module = "cursus", frozen)]
+#[pyclass(module = "cursus", frozen, get_all)]
 #[derive(Clone, Debug)]
 pub struct TopicDescription {
     /// Topic name.
-    #[pyo3(get)]
     pub topic: String,
-    definition_json: String,
+    /// The topic's definition (the same fields `create_topic` reports).
+    pub definition: TopicInfo,
     /// Partitions.
-    #[pyo3(get)]
     pub partitions: Vec<PartitionDescription>,
-}
-
-#[pymethods]
-impl TopicDescription {
-    /// The topic definition as the broker reports it (parsed JSON).
-    #[getter]
-    fn definition<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        py.import_bound("json")?
-            .getattr("loads")?
-            .call1((self.definition_json.as_str(),))
-    }
 }
 
 impl From<pa::TopicDescription> for TopicDescription {
     fn from(d: pa::TopicDescription) -> Self {
         TopicDescription {
             topic: d.topic,
-            definition_json: d.definition.to_string(),
+            definition: d.definition.into(),
             partitions: d
                 .partitions
                 .into_iter()
                 .map(|p| PartitionDescription {
                     id: p.id,
+                    earliest: p.earliest,
                     leader: p.leader,
                     replicas: p.replicas,
                     isr: p.isr,
@@ -508,41 +499,4 @@ impl From<pa::GroupStatus> for GroupStatus {
                 .collect(),
         }
     }
-}
-
-/// Builds the engine's NewTopic from `create_topic`'s keyword arguments
-/// (pure conversion; the sync and asyncio admin clients share it). `None`
-/// values are unset fields; an unknown keyword is a `TypeError`, as for any
-/// Python function.
-pub fn new_topic(name: String, options: Option<&Bound<'_, PyDict>>) -> PyResult<pa::NewTopic> {
-    let mut topic = pa::NewTopic::new(name);
-    let Some(options) = options else {
-        return Ok(topic);
-    };
-    for (key, value) in options.iter() {
-        if value.is_none() {
-            continue;
-        }
-        let key: String = key.extract()?;
-        match key.as_str() {
-            "partitions" => topic.partitions = Some(value.extract()?),
-            "idempotent" => topic.idempotent = Some(value.extract()?),
-            "event_sourcing" => topic.event_sourcing = Some(value.extract()?),
-            "replication_factor" => topic.replication_factor = Some(value.extract()?),
-            "min_in_sync_replicas" => topic.min_in_sync_replicas = Some(value.extract()?),
-            "cleanup_policy" => topic.cleanup_policy = Some(value.extract()?),
-            "retention_hours" => topic.retention_hours = Some(value.extract()?),
-            "retention_bytes" => topic.retention_bytes = Some(value.extract()?),
-            "partitioner" => topic.partitioner = Some(value.extract()?),
-            "auth_policy" => topic.auth_policy = Some(value.extract()?),
-            "read_acl" => topic.read_acl = Some(value.extract()?),
-            "write_acl" => topic.write_acl = Some(value.extract()?),
-            other => {
-                return Err(pyo3::exceptions::PyTypeError::new_err(format!(
-                    "create_topic() got an unexpected keyword argument '{other}'"
-                )))
-            }
-        }
-    }
-    Ok(topic)
 }

@@ -14,7 +14,8 @@ def test_topic_lifecycle(bootstrap: str, name: str) -> None:
         desc = admin.describe_topic(name)
         assert desc.topic == name
         assert len(desc.partitions) == 3
-        assert desc.definition["partitions"] == 3
+        assert desc.definition.partitions == 3
+        assert desc.definition.name == name
 
         md = admin.metadata(name)
         assert md.topic.name == name
@@ -70,5 +71,7 @@ def test_create_topic_options_and_unknown_keyword(bootstrap: str, name: str) -> 
         assert (info.auth_policy, info.read_acl, info.write_acl) == ("deny_read", ["a", "b"], [])
         with pytest.raises(TypeError, match="unexpected keyword argument 'partition'"):
             admin.create_topic(name, partition=3)  # type: ignore[call-arg]
-        with pytest.raises(TypeError):
+        with pytest.raises(TypeError, match="partitions: expected an int"):
+            admin.create_topic(name, partitions=3.0)  # type: ignore[arg-type]
+        with pytest.raises(cursus.ValidationError, match="partitions: expected an unsigned integer"):
             admin.create_topic(name, partitions="three")  # type: ignore[arg-type]

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 from typing import List
 
 import pytest
@@ -102,3 +103,61 @@ def test_async_sends_keep_call_order_and_flush_covers_them(bootstrap: str, name:
                 assert [m.offset for m in metas] == list(range(500))
 
     asyncio.run(main())
+
+
+def test_asyncio_send_keeps_call_order_without_awaiting(bootstrap: str, name: str) -> None:
+    async def main() -> List[int]:
+        async with cursus.aio.AdminClient(bootstrap_servers=bootstrap) as admin:
+            await admin.create_topic(name, partitions=1)
+        async with cursus.aio.Producer(bootstrap_servers=bootstrap, linger_ms=1) as producer:
+            # Handed over in call order; awaited afterwards, in reverse.
+            futures = [producer.send(name, str(i).encode()) for i in range(1000)]
+            return [(await f).offset or 0 for f in reversed(futures)][::-1]
+
+    assert asyncio.run(main()) == list(range(1000))
+
+
+def test_asyncio_rejects_bad_options_at_construction() -> None:
+    with pytest.raises(cursus.ValidationError, match='unknown producer option "lingerms"'):
+        cursus.aio.Producer(bootstrap_servers="127.0.0.1:1", lingerms=5)
+    with pytest.raises(TypeError, match="linger_ms: expected an int"):
+        cursus.aio.Producer(bootstrap_servers="127.0.0.1:1", linger_ms=True)
+    with pytest.raises(cursus.ValidationError, match="group_id"):
+        cursus.aio.Consumer(bootstrap_servers="127.0.0.1:1")
+
+
+def test_flush_and_close_default_to_thirty_seconds() -> None:
+    for method in (
+        cursus.Producer.flush,
+        cursus.Producer.close,
+        cursus.aio.Producer.flush,
+        cursus.aio.Producer.close,
+    ):
+        assert inspect.signature(method).parameters["timeout"].default == 30.0, method
+
+
+def test_asyncio_wakeup_and_max_records(bootstrap: str, name: str) -> None:
+    async def main() -> List[int]:
+        async with cursus.aio.AdminClient(bootstrap_servers=bootstrap) as admin:
+            await admin.create_topic(name, partitions=1)
+        async with cursus.aio.Producer(bootstrap_servers=bootstrap) as producer:
+            for i in range(5):
+                await producer.send(name, str(i).encode())
+        async with cursus.aio.Consumer(bootstrap_servers=bootstrap, group_id=name) as consumer:
+            await consumer.subscribe(name)
+            taken: List[int] = []
+            while len(taken) < 2:
+                taken += [m.offset for m in await consumer.poll(10, max_records=2 - len(taken))]
+            await consumer.commit()
+            rest: List[int] = []
+            while len(rest) < 3:
+                rest += [m.offset for m in await consumer.poll(10)]
+            # A poll with nothing left to read returns [] once woken.
+            pending = asyncio.ensure_future(consumer.poll(None))
+            await asyncio.sleep(0)
+            consumer.wakeup()
+            assert await asyncio.wait_for(pending, 30) == []
+            committed = await consumer.committed(cursus.TopicPartition(name, 0))
+            return taken + [committed or -1]
+
+    assert asyncio.run(main()) == [0, 1, 2]

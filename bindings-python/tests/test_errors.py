@@ -5,6 +5,8 @@ import builtins
 import pytest
 
 import cursus
+
+from conftest import Broker
 from cursus._errors import _from_engine
 
 CLASSES = {
@@ -74,15 +76,24 @@ def test_broker_errors_by_class(bootstrap: str, name: str) -> None:
         assert conflict.value.fields["current"] == str(info.revision)
 
 
-def test_flush_timeout_raises_a_timeout_error(bootstrap: str, name: str) -> None:
+def test_flush_timeout_raises_a_timeout_error(private_broker: Broker, name: str) -> None:
+    bootstrap = private_broker.addr
     with cursus.AdminClient(bootstrap_servers=bootstrap) as admin:
         admin.create_topic(name, partitions=1)
-    with cursus.Producer(bootstrap_servers=bootstrap, linger_ms=60000) as producer:
-        producer.send(name, b"x")
+    producer = cursus.Producer(bootstrap_servers=bootstrap, linger_ms=60000)
+    producer.send(name, b"warm")
+    producer.flush(timeout=10)  # connected, metadata cached
+    producer.send(name, b"x")
+    # A stopped broker cannot acknowledge: the flush must time out.
+    private_broker.pause()
+    try:
         with pytest.raises(TimeoutError) as e:
-            producer.flush(timeout=0)
+            producer.flush(timeout=0.2)
         assert isinstance(e.value, cursus.TimeoutError)
         assert e.value.code == "timeout" and e.value.retryable
+    finally:
+        private_broker.resume()
+    producer.close()
 
 
 def test_payload_must_be_bytes_like(bootstrap: str) -> None:

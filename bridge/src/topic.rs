@@ -6,23 +6,29 @@
 //! unsigned integers, booleans (`true`/`false`, `1`/`0`), strings, and
 //! comma-separated principal lists for the ACLs (empty for an empty list).
 
+use cursus::config::OptionType;
 use cursus::{Error, NewTopic, Result};
 
-/// The option names, in documentation order.
-pub const OPTIONS: &[&str] = &[
-    "partitions",
-    "replication_factor",
-    "min_in_sync_replicas",
-    "retention_hours",
-    "retention_bytes",
-    "idempotent",
-    "event_sourcing",
-    "cleanup_policy",
-    "partitioner",
-    "auth_policy",
-    "read_acl",
-    "write_acl",
+/// The option names and value types, in documentation order.
+pub const OPTIONS: &[(&str, OptionType)] = &[
+    ("partitions", OptionType::Integer),
+    ("replication_factor", OptionType::Integer),
+    ("min_in_sync_replicas", OptionType::Integer),
+    ("retention_hours", OptionType::Integer),
+    ("retention_bytes", OptionType::Integer),
+    ("idempotent", OptionType::Boolean),
+    ("event_sourcing", OptionType::Boolean),
+    ("cleanup_policy", OptionType::String),
+    ("partitioner", OptionType::String),
+    ("auth_policy", OptionType::String),
+    ("read_acl", OptionType::List),
+    ("write_acl", OptionType::List),
 ];
+
+/// The value type of option `name`, if it is one.
+pub fn option_type(name: &str) -> Option<OptionType> {
+    OPTIONS.iter().find(|(n, _)| *n == name).map(|(_, t)| *t)
+}
 
 fn number<T: std::str::FromStr>(key: &str, value: &str) -> Result<T> {
     value.trim().parse().map_err(|_| {
@@ -67,10 +73,11 @@ pub fn set(topic: &mut NewTopic, key: &str, value: &str) -> Result<()> {
         "read_acl" => topic.read_acl = Some(list(value)),
         "write_acl" => topic.write_acl = Some(list(value)),
         _ => {
+            let names: Vec<&str> = OPTIONS.iter().map(|(n, _)| *n).collect();
             return Err(Error::invalid_argument(format!(
                 "unknown topic option {key:?}; known options: {}",
-                OPTIONS.join(", ")
-            )))
+                names.join(", ")
+            )));
         }
     }
     Ok(())

@@ -28,7 +28,8 @@ use crate::consumer::{Consumer as AsyncConsumer, ConsumerRecord, Subscription, T
 use crate::dispatch::Dispatcher;
 use crate::error::{Error, Result};
 use crate::producer::{Delivery, Producer as AsyncProducer, ProducerRecord, RecordMetadata};
-use crate::runtime::{block_on, Owned};
+use crate::runtime::block_on;
+pub use crate::runtime::ProcessLocal;
 use std::time::{Duration, Instant};
 
 /// The default of `flush` and `close` timeouts in every language: 30 s.
@@ -53,7 +54,7 @@ fn deadline_of(timeout: Option<Duration>) -> Option<Instant> {
 /// Blocking admin client.
 #[derive(Debug)]
 pub struct Admin {
-    inner: Owned<AsyncAdmin>,
+    inner: ProcessLocal<AsyncAdmin>,
 }
 
 impl Admin {
@@ -61,7 +62,7 @@ impl Admin {
     pub fn connect(config: ClientConfig) -> Result<Admin> {
         let inner = block_on(AsyncAdmin::connect(config))??;
         Ok(Admin {
-            inner: Owned::new(inner),
+            inner: ProcessLocal::new(inner),
         })
     }
 
@@ -142,7 +143,7 @@ impl Admin {
 /// Blocking producer. Cheap to clone; clones share one producer.
 #[derive(Debug, Clone)]
 pub struct Producer {
-    inner: std::sync::Arc<Owned<AsyncProducer>>,
+    inner: std::sync::Arc<ProcessLocal<AsyncProducer>>,
 }
 
 impl Producer {
@@ -150,7 +151,7 @@ impl Producer {
     pub fn connect(config: ProducerConfig) -> Result<Producer> {
         let inner = block_on(AsyncProducer::connect(config))??;
         Ok(Producer {
-            inner: std::sync::Arc::new(Owned::new(inner)),
+            inner: std::sync::Arc::new(ProcessLocal::new(inner)),
         })
     }
 
@@ -246,11 +247,11 @@ pub fn wait_delivery(delivery: &mut Delivery, timeout: Option<Duration>) -> Resu
 /// `close` and `wakeup` from another thread interrupt a blocked `poll`.
 #[derive(Debug)]
 pub struct Consumer {
-    inner: Owned<AsyncConsumer>,
-    /// Runs commit callbacks. Owned like the engine consumer, so a forked
+    inner: ProcessLocal<AsyncConsumer>,
+    /// Runs commit callbacks. ProcessLocal like the engine consumer, so a forked
     /// child that drops a parent's consumer leaks it instead of touching
     /// the parent's dispatcher state.
-    dispatcher: Owned<Dispatcher>,
+    dispatcher: ProcessLocal<Dispatcher>,
 }
 
 impl Consumer {
@@ -258,8 +259,8 @@ impl Consumer {
     pub fn connect(config: ConsumerConfig) -> Result<Consumer> {
         let inner = block_on(AsyncConsumer::connect(config))??;
         Ok(Consumer {
-            inner: Owned::new(inner),
-            dispatcher: Owned::new(Dispatcher::new("cursus-consumer-cb")),
+            inner: ProcessLocal::new(inner),
+            dispatcher: ProcessLocal::new(Dispatcher::new("cursus-consumer-cb")),
         })
     }
 

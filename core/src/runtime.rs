@@ -99,25 +99,29 @@ impl Owner {
     }
 }
 
-/// An engine object owned by the process that created it: used from another
-/// process it is `used_after_fork`; dropped there, it is leaked instead of
-/// torn down (see the module docs).
-pub(crate) struct Owned<T> {
+/// A value owned by the process that created it: used from another process
+/// (a `fork()`ed child) it is `used_after_fork`; dropped there, it is leaked
+/// instead of torn down, since tearing down engine state (sockets, tasks,
+/// wakers) would reach into the parent's runtime through memory the child
+/// only has a copy of. The blocking API wraps every client in one; a
+/// binding that holds async engine objects across a possible fork (Python's
+/// asyncio clients) wraps them too.
+pub struct ProcessLocal<T> {
     value: Option<T>,
     owner: Owner,
 }
 
-impl<T> Owned<T> {
-    /// Wraps an object created by this process.
-    pub(crate) fn new(value: T) -> Owned<T> {
-        Owned {
+impl<T> ProcessLocal<T> {
+    /// Wraps a value created by this process.
+    pub fn new(value: T) -> ProcessLocal<T> {
+        ProcessLocal {
             value: Some(value),
             owner: Owner::current(),
         }
     }
 
-    /// The object, checked to be this process's.
-    pub(crate) fn get(&self) -> Result<&T> {
+    /// The value, or `used_after_fork` in another process.
+    pub fn get(&self) -> Result<&T> {
         self.owner.check()?;
         Ok(self.value.as_ref().expect("present until dropped"))
     }
@@ -132,7 +136,7 @@ impl<T> Owned<T> {
     }
 }
 
-impl<T> Drop for Owned<T> {
+impl<T> Drop for ProcessLocal<T> {
     fn drop(&mut self) {
         if !self.owner.is_current() {
             std::mem::forget(self.value.take());
@@ -140,7 +144,7 @@ impl<T> Drop for Owned<T> {
     }
 }
 
-impl<T: std::fmt::Debug> std::fmt::Debug for Owned<T> {
+impl<T: std::fmt::Debug> std::fmt::Debug for ProcessLocal<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         self.value.fmt(f)
     }

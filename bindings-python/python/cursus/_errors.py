@@ -123,6 +123,24 @@ class ClosedError(ValidationError):
     error_class = "validation"
 
 
+# The classes are part of the public package: show them as `cursus.X`
+# (tracebacks, repr), not as the private module that defines them.
+for _cls in (
+    CursusError,
+    ValidationError,
+    AuthorizationError,
+    RoutingError,
+    AvailabilityError,
+    ConflictError,
+    FencingError,
+    NotFoundError,
+    InternalError,
+    TimeoutError,
+    ClosedError,
+):
+    _cls.__module__ = "cursus"
+del _cls
+
 _BY_CLASS: Dict[str, Type[CursusError]] = {
     "validation": ValidationError,
     "authorization": AuthorizationError,

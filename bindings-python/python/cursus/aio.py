@@ -53,8 +53,12 @@ _T = TypeVar("_T", bound="_Client")
 
 class _Client(abc.ABC):
     _what = "client"
+    _kind = "admin"
 
     def __init__(self, **config: ConfigValue) -> None:
+        # Checked now, so an unknown or mistyped option fails where it is
+        # written, not at connect().
+        _cursus._check_config(self._kind, **config)
         self._config: Dict[str, ConfigValue] = dict(config)
         self._native_obj: Optional[object] = None
         self._closed = False
@@ -117,6 +121,7 @@ class Producer(_Client):
     """Sends records; every :meth:`send` returns an awaitable that resolves when acknowledged."""
 
     _what = "producer"
+    _kind = "producer"
 
     async def _connect(self) -> object:
         return await _cursus.AsyncProducer.connect(**self._config)
@@ -144,12 +149,14 @@ class Producer(_Client):
         """
         return self._native.send(topic, value, key=key, partition=partition, timestamp=timestamp)
 
-    async def flush(self, timeout: Optional[float] = None) -> None:
-        """Sends everything queued and waits for it."""
+    async def flush(self, timeout: Optional[float] = 30.0) -> None:
+        """Sends everything handed over before the call and waits for it,
+        at most ``timeout`` seconds (30 by default; ``None``: no limit)."""
         await self._native.flush(timeout)
 
-    async def close(self, timeout: Optional[float] = None) -> None:
-        """Flushes (within ``timeout`` seconds) and closes; idempotent."""
+    async def close(self, timeout: Optional[float] = 30.0) -> None:
+        """Flushes (within ``timeout`` seconds, 30 by default; ``None``: no
+        limit), fails what is left and closes; idempotent."""
         self._closed = True
         native = self._native_obj
         if native is not None:
@@ -160,6 +167,7 @@ class Consumer(_Client):
     """A consumer-group member; ``async for message in consumer`` iterates."""
 
     _what = "consumer"
+    _kind = "consumer"
 
     async def _connect(self) -> object:
         return await _cursus.AsyncConsumer.connect(**self._config)
@@ -176,9 +184,19 @@ class Consumer(_Client):
         """Subscribes to every topic matching a glob pattern."""
         await self._native.subscribe_pattern(pattern)
 
-    async def poll(self, timeout: Optional[float] = None) -> List[Message]:
-        """Returns the next records (``[]`` if none came within ``timeout``)."""
-        return await self._native.poll(timeout)
+    async def poll(
+        self, timeout: Optional[float] = None, max_records: Optional[int] = None
+    ) -> List[Message]:
+        """Returns the next records, up to ``max_records`` (default and
+        maximum: the ``max_poll_records`` option); ``[]`` if none came within
+        ``timeout`` seconds (``None``: wait for one) or after :meth:`wakeup`.
+        Only the records returned count as delivered: commits (explicit,
+        automatic, at close) cover exactly those."""
+        return await self._native.poll(timeout, max_records)
+
+    def wakeup(self) -> None:
+        """Makes the pending :meth:`poll` (or else the next) return ``[]`` at once."""
+        self._native.wakeup()
 
     async def commit(self) -> None:
         """Commits the positions of the records returned so far."""
@@ -209,6 +227,7 @@ class AdminClient(_Client):
     """Topic and group administration."""
 
     _what = "admin client"
+    _kind = "admin"
 
     async def _connect(self) -> object:
         return await _cursus.AsyncAdmin.connect(**self._config)

@@ -213,11 +213,21 @@ class Driver:
         return {}
 
     async def op_poll(self, step: Step) -> Dict[str, Any]:
+        return await self.receive(step, exact=False)
+
+    async def op_take(self, step: Step) -> Dict[str, Any]:
+        return await self.receive(step, exact=True)
+
+    async def receive(self, step: Step, exact: bool) -> Dict[str, Any]:
+        """`poll` (at least `count`) and `take` (exactly `count`: each poll
+        asks for at most the records still wanted)."""
         consumer, want = self.consumer(step), max(step.num("count"), 1)
         deadline = time.monotonic() + step.num("timeout_ms") / 1000
         records: List[Dict[str, Any]] = []
         while True:
-            for m in await call(consumer.poll(max(deadline - time.monotonic(), 0.0))):
+            left = max(deadline - time.monotonic(), 0.0)
+            wanted = want - len(records) if exact else None
+            for m in await call(consumer.poll(left, max_records=wanted)):
                 records.append({
                     "topic": m.topic, "partition": m.partition, "offset": m.offset,
                     "key": m.key.hex() if m.key else None, "value": m.value.hex(),

@@ -27,6 +27,13 @@ struct Engine {
     pid: u32,
 }
 
+/// Keeps what a forked child inherited but must not tear down, reachable
+/// (so leak checkers see it as kept, not lost) until the process ends.
+fn keep_forever(value: Box<dyn std::any::Any + Send>) {
+    static KEPT: Mutex<Vec<Box<dyn std::any::Any + Send>>> = Mutex::new(Vec::new());
+    KEPT.lock().unwrap_or_else(|p| p.into_inner()).push(value);
+}
+
 /// The current process's runtime, started if this process has none yet.
 fn engine() -> Result<Arc<Engine>> {
     static ENGINE: Mutex<Option<Arc<Engine>>> = Mutex::new(None);
@@ -37,7 +44,7 @@ fn engine() -> Result<Arc<Engine>> {
     }
     if let Some(inherited) = slot.take() {
         // A parent's runtime: its threads are gone; never drop it here.
-        std::mem::forget(inherited);
+        keep_forever(Box::new(inherited));
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -106,12 +113,12 @@ impl Owner {
 /// only has a copy of. The blocking API wraps every client in one; a
 /// binding that holds async engine objects across a possible fork (Python's
 /// asyncio clients) wraps them too.
-pub struct ProcessLocal<T> {
+pub struct ProcessLocal<T: Send + 'static> {
     value: Option<T>,
     owner: Owner,
 }
 
-impl<T> ProcessLocal<T> {
+impl<T: Send + 'static> ProcessLocal<T> {
     /// Wraps a value created by this process.
     pub fn new(value: T) -> ProcessLocal<T> {
         ProcessLocal {
@@ -136,15 +143,17 @@ impl<T> ProcessLocal<T> {
     }
 }
 
-impl<T> Drop for ProcessLocal<T> {
+impl<T: Send + 'static> Drop for ProcessLocal<T> {
     fn drop(&mut self) {
         if !self.owner.is_current() {
-            std::mem::forget(self.value.take());
+            if let Some(value) = self.value.take() {
+                keep_forever(Box::new(value));
+            }
         }
     }
 }
 
-impl<T: std::fmt::Debug> std::fmt::Debug for ProcessLocal<T> {
+impl<T: Send + 'static + std::fmt::Debug> std::fmt::Debug for ProcessLocal<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         self.value.fmt(f)
     }

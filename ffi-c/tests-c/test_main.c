@@ -1,0 +1,77 @@
+/* The C test runner: runs every test against the broker in
+ * $CURSUS_TEST_BROKER (see with-broker.sh), one line per test, then the
+ * summary "N passed, N failed". */
+#include "test_util.h"
+
+/* test_api.c */
+void test_version(void);
+void test_config_validation(void);
+void test_invalid_handles(void);
+void test_consumer_requires_group(void);
+void test_admin_errors_and_lists(void);
+void test_admin_typed_results(void);
+void test_produce_and_consume_through_group(void);
+void test_commits_assignment_and_group_status(void);
+void test_send_to_missing_topic_fails_with_class(void);
+void test_concurrent_sends_on_one_producer(void);
+void test_poll_batch_record_view(void);
+/* test_edges.c */
+void test_callback_may_send_and_flush_its_producer(void);
+void test_blocked_callback_does_not_stall_another_producer(void);
+void test_close_and_wakeup_interrupt_a_blocked_poll(void);
+void test_close_commits_only_the_messages_taken(void);
+void test_fork_child_uses_its_own_clients(void);
+
+struct test {
+  const char *name;
+  void (*fn)(void);
+};
+
+#define TEST(name) {#name, test_##name}
+
+int main(void) {
+  static const struct test tests[] = {
+      TEST(version),
+      TEST(config_validation),
+      TEST(invalid_handles),
+      TEST(consumer_requires_group),
+      TEST(admin_errors_and_lists),
+      TEST(admin_typed_results),
+      TEST(produce_and_consume_through_group),
+      TEST(commits_assignment_and_group_status),
+      TEST(send_to_missing_topic_fails_with_class),
+      TEST(concurrent_sends_on_one_producer),
+      TEST(poll_batch_record_view),
+      TEST(callback_may_send_and_flush_its_producer),
+      TEST(blocked_callback_does_not_stall_another_producer),
+      TEST(close_and_wakeup_interrupt_a_blocked_poll),
+      TEST(close_commits_only_the_messages_taken),
+      TEST(fork_child_uses_its_own_clients),
+  };
+  broker = getenv("CURSUS_TEST_BROKER");
+  if (broker == NULL || *broker == '\0') {
+    fprintf(stderr, "CURSUS_TEST_BROKER is not set (run through with-broker.sh)\n");
+    return 2;
+  }
+  /* CURSUS_TEST_FILTER=substring runs only the tests whose name has it;
+   * CURSUS_TEST_EXCLUDE=substring leaves those out. */
+  const char *filter = getenv("CURSUS_TEST_FILTER");
+  const char *exclude = getenv("CURSUS_TEST_EXCLUDE");
+  int passed = 0, failed = 0;
+  for (size_t i = 0; i < sizeof tests / sizeof tests[0]; i++) {
+    if (filter && !strstr(tests[i].name, filter)) continue;
+    if (exclude && *exclude && strstr(tests[i].name, exclude)) continue;
+    failed_checks = 0;
+    tests[i].fn();
+    if (failed_checks == 0) {
+      passed++;
+      printf("test %s ... ok\n", tests[i].name);
+    } else {
+      failed++;
+      printf("test %s ... FAILED\n", tests[i].name);
+    }
+    fflush(stdout);
+  }
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}

@@ -20,15 +20,16 @@ static long long now_ms(void) {
   return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* Prints the error (and frees it); returns the exit status for main. */
+/* Prints the error's readable text (and destroys it); returns the exit
+ * status for main. */
 static int fail(const char *what, cursus_error_t *err) {
-  fprintf(stderr, "c quickstart: %s failed: %s (%s): %s\n", what, cursus_error_code(err),
-          cursus_error_class_name(err), cursus_error_message(err));
-  cursus_error_free(err);
+  fprintf(stderr, "c quickstart: %s failed: %s\n", what, cursus_error_text(err));
+  cursus_error_destroy(err);
   return 1;
 }
 
-/* Delivery callback: runs on an engine thread once per record. */
+/* Delivery callback: runs once per record, on the producer's callback
+ * thread (it may call the library, even this producer). */
 static void on_delivery(void *user_data, const cursus_delivery_report_t *report) {
   atomic_int *failed = user_data;
   if (report->status != CURSUS_OK) atomic_fetch_add(failed, 1);
@@ -39,9 +40,10 @@ int main(int argc, char **argv) {
   long long started = now_ms();
   cursus_error_t *err = NULL;
 
-  /* One config serves admin, producer and consumer: each uses its options. */
-  cursus_config_t *config = cursus_config_new();
-  if (cursus_config_set(config, "bootstrap_servers", broker, &err) ||
+  /* One generic config serves admin, producer and consumer: each uses its
+   * own options (cursus_config_new_for makes one for a single kind). */
+  cursus_config_t *config = NULL;
+  if (cursus_config_new(&config, &err) || cursus_config_set(config, "bootstrap_servers", broker, &err) ||
       cursus_config_set(config, "group_id", GROUP, &err) ||
       cursus_config_set(config, "auto_offset_reset", "earliest", &err))
     return fail("config", err);
@@ -50,7 +52,7 @@ int main(int argc, char **argv) {
    * the same settings succeeds, so the quickstart can run again. */
   cursus_admin_t *admin = NULL;
   if (cursus_admin_new(config, &admin, &err)) return fail("admin", err);
-  if (cursus_admin_create_topic(admin, TOPIC, 3, &err)) return fail("create_topic", err);
+  if (cursus_admin_create_topic(admin, TOPIC, 3, NULL, &err)) return fail("create_topic", err);
   cursus_admin_close(admin, NULL);
   cursus_admin_destroy(admin);
 
@@ -62,16 +64,16 @@ int main(int argc, char **argv) {
     char key[32], value[32];
     int klen = snprintf(key, sizeof key, "key-%d", i);
     int vlen = snprintf(value, sizeof value, "c record %d", i);
-    if (cursus_producer_send_cb(producer, TOPIC, -1, (const uint8_t *)key, (size_t)klen, (const uint8_t *)value,
-                                (size_t)vlen, on_delivery, &failed, &err))
+    if (cursus_producer_send_cb(producer, TOPIC, CURSUS_ANY_PARTITION, (const uint8_t *)key, (size_t)klen,
+                                (const uint8_t *)value, (size_t)vlen, CURSUS_NO_TIMESTAMP, on_delivery, &failed, &err))
       return fail("send", err);
   }
-  if (cursus_producer_flush(producer, 30000, &err)) return fail("flush", err);
+  if (cursus_producer_flush(producer, CURSUS_DEFAULT_TIMEOUT, &err)) return fail("flush", err);
   if (atomic_load(&failed) > 0) {
     fprintf(stderr, "c quickstart: %d deliveries failed\n", atomic_load(&failed));
     return 1;
   }
-  cursus_producer_close(producer, 10000, NULL);
+  cursus_producer_close(producer, CURSUS_DEFAULT_TIMEOUT, NULL);
   cursus_producer_destroy(producer);
 
   /* Consume through the group until all records arrived (at most 60 s). */

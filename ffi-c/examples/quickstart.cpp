@@ -21,13 +21,13 @@ int main(int argc, char **argv) try {
 
   // The topic, with 3 partitions. Creating a topic that already exists with
   // the same settings succeeds, so the quickstart can run again.
-  cursus::Admin admin(cursus::Config{{"bootstrap_servers", broker}});
+  cursus::Admin admin(cursus::Config(cursus::Kind::Admin, {{"bootstrap_servers", broker}}));
   admin.create_topic(topic, 3);
   admin.close();
 
   // Produce: queue every record (each send_async returns a future), flush,
   // then check every delivery (get() throws the error of a failed one).
-  cursus::Producer producer(cursus::Config{{"bootstrap_servers", broker}});
+  cursus::Producer producer(cursus::Config(cursus::Kind::Producer, {{"bootstrap_servers", broker}}));
   std::vector<std::future<cursus::RecordMetadata>> deliveries;
   for (int i = 0; i < records; i++) {
     std::string key = "key-" + std::to_string(i), value = "cpp record " + std::to_string(i);
@@ -38,8 +38,8 @@ int main(int argc, char **argv) try {
   producer.close();
 
   // Consume through the group until all records arrived (at most 60 s).
-  cursus::Consumer consumer(cursus::Config{
-      {"bootstrap_servers", broker}, {"group_id", group}, {"auto_offset_reset", "earliest"}});
+  cursus::Consumer consumer(cursus::Config(cursus::Kind::Consumer, {
+      {"bootstrap_servers", broker}, {"group_id", group}, {"auto_offset_reset", "earliest"}}));
   consumer.subscribe({topic});
   int consumed = 0;
   auto deadline = Clock::now() + 60s;

@@ -349,17 +349,18 @@ static void table_put(table_t *t, const char *name, void *handle) {
 
 static const char *bootstrap;
 
-/* A config with bootstrap_servers first, then the step's configuration. */
-static cursus_config_t *make_config(const step_t *s, char **err) {
-  cursus_config_t *c = cursus_config_new();
+/* A config for `kind` with bootstrap_servers first, then the step's configuration. */
+static cursus_config_t *make_config(const step_t *s, const char *kind, char **err) {
+  cursus_config_t *c = NULL;
   cursus_error_t *e = NULL;
+  if (cursus_config_new_for(kind, &c, &e) != CURSUS_OK) goto fail;
   if (cursus_config_set(c, "bootstrap_servers", bootstrap, &e) != CURSUS_OK) goto fail;
   for (size_t i = 0; i < s->nconfig; i++)
     if (cursus_config_set(c, s->config[i].name, s->config[i].value, &e) != CURSUS_OK) goto fail;
   return c;
 fail:
   *err = error_json(e);
-  cursus_error_free(e);
+  cursus_error_destroy(e);
   cursus_config_destroy(c);
   return NULL;
 }
@@ -375,12 +376,12 @@ static cursus_admin_t *get_admin(const step_t *s, char **err) {
   cursus_admin_t *a = table_get(&admins, "");
   if (a) return a;
   step_t bare = {0};
-  cursus_config_t *c = make_config(&bare, err);
+  cursus_config_t *c = make_config(&bare, "admin", err);
   if (!c) return NULL;
   cursus_error_t *e = NULL;
   if (cursus_admin_new(c, &a, &e) != CURSUS_OK) {
     *err = error_json(e);
-    cursus_error_free(e);
+    cursus_error_destroy(e);
     a = NULL;
   } else {
     table_put(&admins, "", a);
@@ -395,82 +396,6 @@ static void *get_named(const step_t *s, const char *argname, const table_t *t, c
   void *h = table_get(t, name);
   if (!h) *err = driver_error_json("%s: no %s named %s", s->op, argname, name);
   return h;
-}
-
-/* ------------------------------------------------------------------------ */
-/* describe_topic: count the elements of the document's "partitions" array. */
-
-static const char *skip_ws(const char *p) {
-  while (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\r') p++;
-  return p;
-}
-
-static const char *skip_string(const char *p) {
-  if (*p != '"') return NULL;
-  for (p++; *p && *p != '"'; p++)
-    if (*p == '\\' && !*++p) return NULL;
-  return *p == '"' ? p + 1 : NULL;
-}
-
-static const char *skip_value(const char *p, int depth) {
-  p = skip_ws(p);
-  if (depth > 64) return NULL;
-  if (*p == '"') return skip_string(p);
-  if (*p == '{' || *p == '[') {
-    char close = *p == '{' ? '}' : ']';
-    p = skip_ws(p + 1);
-    if (*p == close) return p + 1;
-    for (;;) {
-      if (close == '}') {
-        p = skip_string(skip_ws(p));
-        if (!p) return NULL;
-        p = skip_ws(p);
-        if (*p++ != ':') return NULL;
-      }
-      p = skip_value(p, depth + 1);
-      if (!p) return NULL;
-      p = skip_ws(p);
-      if (*p == close) return p + 1;
-      if (*p++ != ',') return NULL;
-    }
-  }
-  /* number, true, false, null */
-  const char *start = p;
-  while (*p && strchr("+-.0123456789eEtruefalsn", *p)) p++;
-  return p > start ? p : NULL;
-}
-
-/* Number of elements of the top-level "partitions" array, or -1. */
-static long count_partitions(const char *doc) {
-  const char *p = skip_ws(doc);
-  if (*p++ != '{') return -1;
-  p = skip_ws(p);
-  if (*p == '}') return -1;
-  for (;;) {
-    const char *key = skip_ws(p), *end = skip_string(key);
-    if (!end) return -1;
-    p = skip_ws(end);
-    if (*p++ != ':') return -1;
-    p = skip_ws(p);
-    if ((size_t)(end - key) == strlen("\"partitions\"") && strncmp(key, "\"partitions\"", 12) == 0 && *p == '[') {
-      long n = 0;
-      p = skip_ws(p + 1);
-      if (*p == ']') return 0;
-      for (;;) {
-        p = skip_value(p, 1);
-        if (!p) return -1;
-        n++;
-        p = skip_ws(p);
-        if (*p == ']') return n;
-        if (*p++ != ',') return -1;
-      }
-    }
-    p = skip_value(p, 1);
-    if (!p) return -1;
-    p = skip_ws(p);
-    if (*p == '}') return -1;
-    if (*p++ != ',') return -1;
-  }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -511,7 +436,7 @@ static void on_delivery(void *user_data, const cursus_delivery_report_t *report)
     cursus_error_t *e_ = NULL;    \
     if ((call) != CURSUS_OK) {    \
       *err = error_json(e_);      \
-      cursus_error_free(e_);      \
+      cursus_error_destroy(e_);      \
       goto fail;                  \
     }                             \
   } while (0)
@@ -521,7 +446,7 @@ static int op_admin_open(const step_t *s, buf_t *out, char **err) {
   const char *name;
   cursus_admin_t *a = NULL;
   if (!need(s, "name", &name, err)) return 0;
-  cursus_config_t *c = make_config(s, err);
+  cursus_config_t *c = make_config(s, "admin", err);
   if (!c) return 0;
   BINDING(cursus_admin_new(c, &a, &e_));
   table_put(&admins, name, a);
@@ -553,9 +478,10 @@ static int op_create_topic(const step_t *s, buf_t *out, char **err) {
     if ((values[n] = arg(s, optional[i]))) keys[n++] = optional[i];
   cursus_admin_t *a = get_admin(s, err);
   if (!a) return 0;
-  cursus_topic_metadata_t md;
-  BINDING(cursus_admin_create_topic_opts(a, topic, keys, values, n, &md, &e_));
-  buf_printf(out, "{\"partitions\": %" PRIu32 "}", md.partitions);
+  cursus_topic_info_t *info = NULL;
+  BINDING(cursus_admin_create_topic_with(a, topic, keys, values, n, &info, &e_));
+  buf_printf(out, "{\"partitions\": %" PRIu32 "}", cursus_topic_info_partitions(info));
+  cursus_topic_info_destroy(info);
   return 1;
 fail:
   return 0;
@@ -566,9 +492,10 @@ static int op_delete_topic(const step_t *s, buf_t *out, char **err) {
   if (!need(s, "topic", &topic, err)) return 0;
   cursus_admin_t *a = get_admin(s, err);
   if (!a) return 0;
-  bool deleted = false;
-  BINDING(cursus_admin_delete_topic(a, topic, if_exists && strcmp(if_exists, "true") == 0, &deleted, &e_));
-  buf_printf(out, "{\"deleted\": %s}", deleted ? "true" : "false");
+  cursus_delete_outcome_t *outcome = NULL;
+  BINDING(cursus_admin_delete_topic(a, topic, if_exists && strcmp(if_exists, "true") == 0, &outcome, &e_));
+  buf_printf(out, "{\"deleted\": %s}", cursus_delete_outcome_deleted(outcome) ? "true" : "false");
+  cursus_delete_outcome_destroy(outcome);
   return 1;
 fail:
   return 0;
@@ -576,12 +503,14 @@ fail:
 
 static int op_truncate_topic(const step_t *s, buf_t *out, char **err) {
   const char *topic;
-  uint64_t expected, revision = 0;
+  uint64_t expected;
   if (!need(s, "topic", &topic, err) || !num_u64(s, "expected_revision", &expected, err)) return 0;
   cursus_admin_t *a = get_admin(s, err);
   if (!a) return 0;
-  BINDING(cursus_admin_truncate_topic(a, topic, expected, &revision, NULL, &e_));
-  buf_printf(out, "{\"revision\": %" PRIu64 "}", revision);
+  cursus_truncate_outcome_t *outcome = NULL;
+  BINDING(cursus_admin_truncate_topic(a, topic, expected, &outcome, &e_));
+  buf_printf(out, "{\"revision\": %" PRIu64 "}", cursus_truncate_outcome_revision(outcome));
+  cursus_truncate_outcome_destroy(outcome);
   return 1;
 fail:
   return 0;
@@ -602,25 +531,16 @@ fail:
 
 static int op_list_topics(const step_t *s, buf_t *out, char **err) {
   cursus_admin_t *a = get_admin(s, err);
-  char *names = NULL;
+  cursus_string_list_t *names = NULL;
   if (!a) return 0;
   BINDING(cursus_admin_list_topics(a, &names, &e_));
   buf_puts(out, "{\"topics\": [");
-  int first = 1;
-  for (char *p = names; *p;) {
-    size_t n = strcspn(p, "\n");
-    if (n) {
-      char *name = dupn(p, n);
-      if (!first) buf_puts(out, ", ");
-      buf_json_str(out, name);
-      free(name);
-      first = 0;
-    }
-    p += n;
-    if (*p == '\n') p++;
+  for (size_t i = 0, n = cursus_string_list_count(names); i < n; i++) {
+    if (i) buf_puts(out, ", ");
+    buf_json_str(out, cursus_string_list_get(names, i));
   }
   buf_puts(out, "]}");
-  cursus_string_free(names);
+  cursus_string_list_destroy(names);
   return 1;
 fail:
   return 0;
@@ -628,19 +548,13 @@ fail:
 
 static int op_describe_topic(const step_t *s, buf_t *out, char **err) {
   const char *topic;
-  char *doc = NULL;
+  cursus_topic_description_t *d = NULL;
   if (!need(s, "topic", &topic, err)) return 0;
   cursus_admin_t *a = get_admin(s, err);
   if (!a) return 0;
-  BINDING(cursus_admin_describe_topic(a, topic, &doc, &e_));
-  long n = count_partitions(doc);
-  if (n < 0) {
-    *err = driver_error_json("describe_topic: no partitions array in %s", doc);
-    cursus_string_free(doc);
-    return 0;
-  }
-  cursus_string_free(doc);
-  buf_printf(out, "{\"partitions\": %ld}", n);
+  BINDING(cursus_admin_describe_topic(a, topic, &d, &e_));
+  buf_printf(out, "{\"partitions\": %zu}", cursus_topic_description_partition_count(d));
+  cursus_topic_description_destroy(d);
   return 1;
 fail:
   return 0;
@@ -650,21 +564,20 @@ fail:
 static int offsets_of(const step_t *s, uint64_t *earliest, uint64_t *latest, char **err) {
   const char *topic;
   uint32_t partition;
-  cursus_partition_offsets_t *arr = NULL;
-  size_t n = 0;
+  cursus_partition_offsets_list_t *list = NULL;
   if (!need(s, "topic", &topic, err) || !num_u32(s, "partition", &partition, err)) return 0;
   cursus_admin_t *a = get_admin(s, err);
   if (!a) return 0;
-  BINDING(cursus_admin_list_offsets(a, topic, (int64_t)partition, &arr, &n, &e_));
-  for (size_t i = 0; i < n; i++) {
-    if (arr[i].partition == partition) {
-      *earliest = arr[i].earliest;
-      *latest = arr[i].latest;
-      cursus_partition_offsets_free(arr, n);
+  BINDING(cursus_admin_list_offsets(a, topic, (int64_t)partition, &list, &e_));
+  for (size_t i = 0, n = cursus_partition_offsets_list_count(list); i < n; i++) {
+    if (cursus_partition_offsets_list_partition(list, i) == (int64_t)partition) {
+      *earliest = (uint64_t)cursus_partition_offsets_list_earliest(list, i);
+      *latest = (uint64_t)cursus_partition_offsets_list_latest(list, i);
+      cursus_partition_offsets_list_destroy(list);
       return 1;
     }
   }
-  cursus_partition_offsets_free(arr, n);
+  cursus_partition_offsets_list_destroy(list);
   *err = driver_error_json("list_offsets: no partition %" PRIu32 " in the reply", partition);
   return 0;
 fail:
@@ -696,7 +609,7 @@ static int op_producer_open(const step_t *s, buf_t *out, char **err) {
   const char *name;
   cursus_producer_t *p = NULL;
   if (!need(s, "name", &name, err)) return 0;
-  cursus_config_t *c = make_config(s, err);
+  cursus_config_t *c = make_config(s, "producer", err);
   if (!c) return 0;
   BINDING(cursus_producer_new(c, &p, &e_));
   table_put(&producers, name, p);
@@ -742,7 +655,8 @@ static int op_produce(const step_t *s, buf_t *out, char **err) {
   /* A present but empty key is an empty key, not "no key". */
   const uint8_t *key_ptr = has_key ? (key ? key : (const uint8_t *)"") : NULL;
   cursus_record_metadata_t md;
-  BINDING(cursus_producer_send(p, topic, (int32_t)partition, key_ptr, key_len, value, value_len, &md, &e_));
+  BINDING(cursus_producer_send(p, topic, (int32_t)partition, key_ptr, key_len, value, value_len, CURSUS_NO_TIMESTAMP,
+                               &md, &e_));
   if (md.offset < 0)
     buf_printf(out, "{\"partition\": %" PRId32 ", \"offset\": null}", md.partition);
   else
@@ -792,13 +706,13 @@ static int op_produce_many(const step_t *s, buf_t *out, char **err) {
     pthread_mutex_unlock(&st->lock);
     cursus_error_t *e = NULL;
     if (cursus_producer_send_cb(p, topic, -1, has_kp ? key : NULL, has_kp ? kp_len + (size_t)sl : 0, value,
-                                vp_len + (size_t)sl, on_delivery, &items[i], &e) != CURSUS_OK) {
+                                vp_len + (size_t)sl, CURSUS_NO_TIMESTAMP, on_delivery, &items[i], &e) != CURSUS_OK) {
       /* Not queued: its callback will never run. */
       pthread_mutex_lock(&st->lock);
       st->pending--;
       pthread_mutex_unlock(&st->lock);
       queue_error = error_json(e);
-      cursus_error_free(e);
+      cursus_error_destroy(e);
     }
   }
   free(value);
@@ -809,7 +723,7 @@ static int op_produce_many(const step_t *s, buf_t *out, char **err) {
   cursus_error_t *e = NULL;
   char *flush_error = NULL;
   if (cursus_producer_flush(p, -1, &e) != CURSUS_OK) flush_error = error_json(e);
-  cursus_error_free(e);
+  cursus_error_destroy(e);
   pthread_mutex_lock(&st->lock);
   int settled = st->pending == 0;
   pthread_mutex_unlock(&st->lock);
@@ -875,7 +789,7 @@ static int op_consumer_open(const step_t *s, buf_t *out, char **err) {
   const char *name;
   cursus_consumer_t *c = NULL;
   if (!need(s, "name", &name, err)) return 0;
-  cursus_config_t *cfg = make_config(s, err);
+  cursus_config_t *cfg = make_config(s, "consumer", err);
   if (!cfg) return 0;
   BINDING(cursus_consumer_new(cfg, &c, &e_));
   table_put(&consumers, name, c);
@@ -913,7 +827,7 @@ static int op_subscribe(const step_t *s, buf_t *out, char **err) {
     free(copy);
     if (st != CURSUS_OK) {
       *err = error_json(e);
-      cursus_error_free(e);
+      cursus_error_destroy(e);
       return 0;
     }
   }
@@ -937,7 +851,7 @@ static int op_poll(const step_t *s, buf_t *out, char **err) {
     if (cursus_consumer_poll(c, left > 0 ? left : 0, &m, &e) != CURSUS_OK) {
       /* Records received before a failed poll are dropped. */
       *err = error_json(e);
-      cursus_error_free(e);
+      cursus_error_destroy(e);
       buf_free(&records);
       return 0;
     }
@@ -987,11 +901,15 @@ static int op_commit_offsets(const step_t *s, buf_t *out, char **err) {
   if (!c || !need(s, "topic", &topic, err) || !num_u32(s, "partition", &partition, err) ||
       !num_u64(s, "offset", &offset, err))
     return 0;
-  const char *topics[] = {topic};
-  BINDING(cursus_consumer_commit_offsets(c, topics, &partition, &offset, 1, &e_));
+  cursus_topic_partition_list_t *list = NULL;
+  BINDING(cursus_topic_partition_list_new(&list, &e_));
+  BINDING(cursus_topic_partition_list_add(list, topic, partition, (int64_t)offset, &e_));
+  BINDING(cursus_consumer_commit_offsets(c, list, &e_));
+  cursus_topic_partition_list_destroy(list);
   buf_puts(out, "{}");
   return 1;
 fail:
+  cursus_topic_partition_list_destroy(list);
   return 0;
 }
 
@@ -999,11 +917,10 @@ static int op_committed(const step_t *s, buf_t *out, char **err) {
   const char *topic;
   uint32_t partition;
   int64_t offset = -1;
-  bool found = false;
   cursus_consumer_t *c = get_named(s, "consumer", &consumers, err);
   if (!c || !need(s, "topic", &topic, err) || !num_u32(s, "partition", &partition, err)) return 0;
-  BINDING(cursus_consumer_committed(c, topic, partition, &offset, &found, &e_));
-  if (found)
+  BINDING(cursus_consumer_committed(c, topic, partition, &offset, &e_));
+  if (offset >= 0)
     buf_printf(out, "{\"offset\": %" PRId64 "}", offset);
   else
     buf_puts(out, "{\"offset\": null}");
@@ -1013,21 +930,21 @@ fail:
 }
 
 static int op_assignment(const step_t *s, buf_t *out, char **err) {
-  cursus_topic_partition_t *parts = NULL;
-  size_t n = 0;
+  cursus_topic_partition_list_t *parts = NULL;
   cursus_consumer_t *c = get_named(s, "consumer", &consumers, err);
   if (!c) return 0;
-  BINDING(cursus_consumer_assignment(c, &parts, &n, &e_));
+  BINDING(cursus_consumer_assignment(c, &parts, &e_));
   buf_puts(out, "{\"partitions\": [");
-  for (size_t i = 0; i < n; i++) {
+  for (size_t i = 0, n = cursus_topic_partition_list_count(parts); i < n; i++) {
     buf_t tp = {0};
-    buf_printf(&tp, "%s:%" PRIu32, parts[i].topic, parts[i].partition);
+    buf_printf(&tp, "%s:%" PRId64, cursus_topic_partition_list_topic(parts, i),
+               cursus_topic_partition_list_partition(parts, i));
     if (i) buf_puts(out, ", ");
     buf_json_str(out, tp.data);
     buf_free(&tp);
   }
   buf_puts(out, "]}");
-  cursus_topic_partitions_free(parts, n);
+  cursus_topic_partition_list_destroy(parts);
   return 1;
 fail:
   return 0;
@@ -1065,6 +982,8 @@ static const struct {
     {"consumer_open", op_consumer_open},
     {"subscribe", op_subscribe},
     {"poll", op_poll},
+    /* One message per poll: polling until `count` arrived takes exactly `count`. */
+    {"take", op_poll},
     {"commit", op_commit},
     {"commit_offsets", op_commit_offsets},
     {"committed", op_committed},

@@ -86,85 +86,6 @@ std::string error_json(const cursus::Error &e) {
          ", \"retryable\": " + (e.retryable() ? "true" : "false") + ", \"fields\": {" + fields + "}}";
 }
 
-/// Number of elements of the top-level "partitions" array of a JSON object.
-class PartitionCounter {
- public:
-  explicit PartitionCounter(std::string_view doc) : s_(doc) {}
-
-  size_t count() {
-    expect('{');
-    if (peek() == '}') throw DriverError("describe_topic: no partitions in the document");
-    for (;;) {
-      std::string_view key = string();
-      expect(':');
-      if (key == "partitions" && peek() == '[') {
-        size_t n = 0;
-        expect('[');
-        if (peek() == ']') return 0;
-        for (;;) {
-          value(1);
-          n++;
-          if (peek() == ']') return n;
-          expect(',');
-        }
-      }
-      value(1);
-      if (peek() == '}') throw DriverError("describe_topic: no partitions in the document");
-      expect(',');
-    }
-  }
-
- private:
-  char peek() {
-    while (i_ < s_.size() && std::string_view(" \t\r\n").find(s_[i_]) != std::string_view::npos) i_++;
-    if (i_ >= s_.size()) throw DriverError("describe_topic: truncated JSON");
-    return s_[i_];
-  }
-  void expect(char c) {
-    if (peek() != c) throw DriverError(std::string("describe_topic: expected '") + c + "' in JSON");
-    i_++;
-  }
-  std::string_view string() {
-    expect('"');
-    size_t start = i_;
-    while (i_ < s_.size() && s_[i_] != '"') i_ += s_[i_] == '\\' ? 2 : 1;
-    if (i_ >= s_.size()) throw DriverError("describe_topic: unterminated string");
-    return s_.substr(start, i_++ - start);
-  }
-  void value(int depth) {
-    if (depth > 64) throw DriverError("describe_topic: JSON too deep");
-    char c = peek();
-    if (c == '"') {
-      string();
-    } else if (c == '{' || c == '[') {
-      char close = c == '{' ? '}' : ']';
-      i_++;
-      if (peek() == close) {
-        i_++;
-        return;
-      }
-      for (;;) {
-        if (close == '}') {
-          string();
-          expect(':');
-        }
-        value(depth + 1);
-        if (peek() == close) {
-          i_++;
-          return;
-        }
-        expect(',');
-      }
-    } else {
-      size_t start = i_;
-      while (i_ < s_.size() && std::string_view("+-.0123456789eEtruefalsn").find(s_[i_]) != std::string_view::npos) i_++;
-      if (i_ == start) throw DriverError("describe_topic: bad JSON value");
-    }
-  }
-
-  std::string_view s_;
-  size_t i_ = 0;
-};
 
 // ---------------------------------------------------------------------------
 // Plan steps
@@ -257,7 +178,7 @@ class Driver {
   std::string run(const Step &s) {
     const std::string &op = s.op;
     if (op == "admin_open") {
-      admins_[s.arg("name")] = std::make_unique<cursus::Admin>(config(s));
+      admins_[s.arg("name")] = std::make_unique<cursus::Admin>(config(s, cursus::Kind::Admin));
       return "{}";
     }
     if (op == "admin_close") {
@@ -273,7 +194,7 @@ class Driver {
     }
     if (op == "delete_topic") {
       bool if_exists = s.has("if_exists") && s.arg("if_exists") == "true";
-      bool deleted = admin(s).delete_topic(s.arg("topic"), if_exists);
+      bool deleted = admin(s).delete_topic(s.arg("topic"), if_exists).deleted;
       return std::string("{\"deleted\": ") + (deleted ? "true" : "false") + "}";
     }
     if (op == "truncate_topic") {
@@ -290,8 +211,8 @@ class Driver {
       return "{\"topics\": " + json_list(admin(s).list_topics(), json_str) + "}";
     }
     if (op == "describe_topic") {
-      std::string doc = admin(s).describe_topic(s.arg("topic"));
-      return "{\"partitions\": " + std::to_string(PartitionCounter(doc).count()) + "}";
+      auto d = admin(s).describe_topic(s.arg("topic"));
+      return "{\"partitions\": " + std::to_string(d.partitions.size()) + "}";
     }
     if (op == "list_offsets") {
       auto o = offsets(s);
@@ -308,7 +229,7 @@ class Driver {
       }
     }
     if (op == "producer_open") {
-      producers_[s.arg("name")] = std::make_unique<cursus::Producer>(config(s));
+      producers_[s.arg("name")] = std::make_unique<cursus::Producer>(config(s, cursus::Kind::Producer));
       return "{}";
     }
     if (op == "produce") return produce(s);
@@ -322,7 +243,7 @@ class Driver {
       return "{}";
     }
     if (op == "consumer_open") {
-      consumers_[s.arg("name")] = std::make_unique<cursus::Consumer>(config(s));
+      consumers_[s.arg("name")] = std::make_unique<cursus::Consumer>(config(s, cursus::Kind::Consumer));
       return "{}";
     }
     if (op == "subscribe") {
@@ -343,13 +264,15 @@ class Driver {
       return "{}";
     }
     if (op == "poll") return poll(s);
+    // One message per poll: polling until `count` arrived takes exactly `count`.
+    if (op == "take") return poll(s);
     if (op == "commit") {
       consumer(s).commit();
       return "{}";
     }
     if (op == "commit_offsets") {
-      consumer(s).commit_offsets(
-          {{s.arg("topic"), s.unsigned_num<uint32_t>("partition"), s.unsigned_num<uint64_t>("offset")}});
+      consumer(s).commit_offsets({{cursus::TopicPartition{s.arg("topic"), s.unsigned_num<uint32_t>("partition")},
+                                   s.unsigned_num<uint64_t>("offset")}});
       return "{}";
     }
     if (op == "committed") {
@@ -377,9 +300,9 @@ class Driver {
     return *it->second;
   }
 
-  /// bootstrap_servers first, then the plan's configuration in order.
-  cursus::Config config(const Step &s) const {
-    cursus::Config c;
+  /// A config for `kind`: bootstrap_servers first, then the plan's configuration in order.
+  cursus::Config config(const Step &s, cursus::Kind kind) const {
+    cursus::Config c(kind);
     c.set("bootstrap_servers", bootstrap_);
     for (const auto &[key, value] : s.config) c.set(key, value);
     return c;
@@ -388,7 +311,9 @@ class Driver {
   /// The admin named by admin=, or the implicit one (opened on first use).
   cursus::Admin &admin(const Step &s) {
     if (s.has("admin")) return named(admins_, s.arg("admin"), "admin");
-    if (!implicit_admin_) implicit_admin_ = std::make_unique<cursus::Admin>(cursus::Config{{"bootstrap_servers", bootstrap_}});
+    if (!implicit_admin_)
+      implicit_admin_ =
+          std::make_unique<cursus::Admin>(cursus::Config(cursus::Kind::Admin, {{"bootstrap_servers", bootstrap_}}));
     return *implicit_admin_;
   }
 
@@ -432,7 +357,7 @@ class Driver {
         auto promise = std::make_shared<std::promise<cursus::RecordMetadata>>();
         deliveries.push_back(promise->get_future());
         // Throws when the record cannot be queued (its callback never runs).
-        p.send_async(
+        p.send(
             topic, value_prefix + suffix,
             [promise](const cursus::DeliveryReport &r) {
               if (r.error)

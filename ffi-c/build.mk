@@ -27,8 +27,10 @@ FFI_INCLUDE    := $(FFI_OUT)/include
 FFI_CFLAGS     := -std=c11 -Wall -Wextra -Werror -g -I$(FFI_INCLUDE)
 FFI_CXXFLAGS   := -std=c++17 -Wall -Wextra -Werror -g -I$(FFI_INCLUDE)
 FFI_LDFLAGS    := -L$(FFI_LIBDIR) -Wl,-rpath,$(FFI_LIBDIR) -lcursus -lpthread
-FFI_GO_ENV     := CGO_ENABLED=1 CGO_CFLAGS="-I$(FFI_INCLUDE)" \
-                  CGO_LDFLAGS="-L$(FFI_LIBDIR) -Wl,-rpath,$(FFI_LIBDIR) -lcursus" \
+# cgo takes its flags from pkg-config (cursus.pc); the rpath only spares the
+# in-repo tests an LD_LIBRARY_PATH.
+FFI_GO_ENV     := CGO_ENABLED=1 PKG_CONFIG_PATH=$(FFI_LIBDIR)/pkgconfig \
+                  CGO_LDFLAGS="-Wl,-rpath,$(FFI_LIBDIR)" \
                   GOFLAGS=-mod=mod GOTOOLCHAIN=local
 DEMO_BOOTSTRAP ?= 127.0.0.1:9000
 
@@ -105,7 +107,7 @@ test-cpp: ffi-lib
 
 test-go: ffi-lib
 	cd ffi-c/go && $(FFI_GO_ENV) go vet ./...
-	cd ffi-c/go && $(FFI_GO_ENV) CURSUS_BROKER_BIN=$(FFI_BROKER) go test -count=1 -v ./...
+	cd ffi-c/go && $(FFI_GO_ENV) CURSUS_BROKER_BIN=$(FFI_BROKER) go test -race -count=1 -v ./...
 
 test-ffi: header-check test-c test-cpp test-go test-valgrind
 

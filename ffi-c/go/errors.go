@@ -7,7 +7,6 @@ import "C"
 import (
 	"context"
 	"errors"
-	"fmt"
 )
 
 // Class sentinels: errors.Is(err, ErrRouting) is true for every *Error of
@@ -25,7 +24,8 @@ var (
 
 // Kind sentinels for local failures: ErrTimeout (a deadline passed; such an
 // error also matches context.DeadlineExceeded), ErrClosed (use of a closed
-// client) and ErrInvalidArgument (bad option, argument or handle).
+// client, or of one created before fork()) and ErrInvalidArgument (bad
+// option, argument or handle).
 var (
 	ErrTimeout         = errors.New("cursus: timeout")
 	ErrClosed          = errors.New("cursus: closed")
@@ -68,14 +68,20 @@ type Error struct {
 	Status    Status            // C status
 	Code      string            // machine-readable code, e.g. "topic_not_found"
 	Class     string            // one of the eight classes
+	Kind      string            // broker, io, timeout, protocol, closed, invalid_argument or internal
 	Retryable bool              // whether retrying (with backoff) may succeed
-	Message   string            // human-readable detail
-	Fields    map[string]string // structured details (e.g. "leader")
+	Message   string            // the detail message alone
+	Fields    map[string]string // structured details (e.g. "topic", "leader")
+	text      string
 }
 
-// Error implements error.
+// Error is the readable text, the same in every Cursus language:
+// "code (class[, retryable]): message; field=value, ...".
 func (e *Error) Error() string {
-	return fmt.Sprintf("cursus: %s (%s): %s", e.Code, e.Class, e.Message)
+	if e.text == "" {
+		return e.Code + " (" + e.Class + "): " + e.Message
+	}
+	return e.text
 }
 
 // Is matches the class sentinel of e's class and the kind sentinel of its status.
@@ -94,38 +100,34 @@ func (e *Error) Is(target error) bool {
 	return false
 }
 
-func goString(s *C.char) string {
-	if s == nil {
-		return ""
-	}
-	return C.GoString(s)
-}
-
-// errorFrom copies a C error (borrowed; not freed here).
+// errorFrom copies a C error (borrowed; not destroyed here).
 func errorFrom(status Status, e *C.cursus_error_t) *Error {
+	if e == nil {
+		return &Error{Status: status, Code: "internal_error", Class: "internal", Kind: "internal",
+			Message: "no error details", Fields: map[string]string{}}
+	}
 	out := &Error{
 		Status:    status,
 		Code:      goString(C.cursus_error_code(e)),
 		Class:     goString(C.cursus_error_class_name(e)),
+		Kind:      goString(C.cursus_error_kind(e)),
 		Retryable: bool(C.cursus_error_retryable(e)),
 		Message:   goString(C.cursus_error_message(e)),
 		Fields:    map[string]string{},
+		text:      goString(C.cursus_error_text(e)),
 	}
 	n := C.cursus_error_field_count(e)
 	for i := C.size_t(0); i < n; i++ {
 		out.Fields[goString(C.cursus_error_field_name(e, i))] = goString(C.cursus_error_field_value(e, i))
 	}
-	if out.Class == "" {
-		out.Class = "internal"
-		out.Code = "internal_error"
-		out.Message = "no error details"
-	}
 	return out
 }
 
-// check converts a status + owned C error into a Go error, freeing the C error.
+// check converts a status + owned C error into a Go error, destroying the C
+// error. (Generic because cgo sees `enum cursus_status_t` and its typedef as
+// two types.)
 func check[S ~int32 | ~uint32](status S, e *C.cursus_error_t) error {
-	defer C.cursus_error_free(e)
+	defer C.cursus_error_destroy(e)
 	if Status(status) == StatusOK {
 		return nil
 	}

@@ -1,3 +1,3 @@
-module cursus
+module example.invalid/cursus-sdk/go/cursus
 
 go 1.22

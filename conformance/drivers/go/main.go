@@ -22,7 +22,7 @@ import (
 	"sync"
 	"time"
 
-	"cursus"
+	cursus "example.invalid/cursus-sdk/go/cursus"
 )
 
 // configPrefix marks configuration arguments (PROTOCOL.md, "Plan file").
@@ -221,7 +221,7 @@ func (d *driver) run(s *step) (result, error) {
 		if err != nil {
 			return nil, err
 		}
-		return result{"deleted": deleted}, nil
+		return result{"deleted": deleted.Deleted}, nil
 	case "truncate_topic":
 		topic, err := s.arg("topic")
 		if err != nil {
@@ -248,9 +248,6 @@ func (d *driver) run(s *step) (result, error) {
 		min, err := s.num("min_in_sync_replicas")
 		if err != nil {
 			return nil, err
-		}
-		if min < 0 {
-			min = cursus.DefaultMinInSyncReplicas
 		}
 		a, err := d.admin(ctx, s)
 		if err != nil {
@@ -280,17 +277,11 @@ func (d *driver) run(s *step) (result, error) {
 		if err != nil {
 			return nil, err
 		}
-		doc, err := a.DescribeTopic(ctx, topic)
+		described, err := a.DescribeTopic(ctx, topic)
 		if err != nil {
 			return nil, err
 		}
-		var described struct {
-			Partitions *[]json.RawMessage `json:"partitions"`
-		}
-		if err := json.Unmarshal([]byte(doc), &described); err != nil || described.Partitions == nil {
-			return nil, fail("describe_topic: no partitions array in %s", doc)
-		}
-		return result{"partitions": len(*described.Partitions)}, nil
+		return result{"partitions": len(described.Partitions)}, nil
 	case "list_offsets":
 		o, err := d.offsets(ctx, s)
 		if err != nil {
@@ -371,7 +362,8 @@ func (d *driver) run(s *step) (result, error) {
 			return nil, err
 		}
 		return result{}, c.Subscribe(ctx, strings.Split(topics, ",")...)
-	case "poll":
+	case "poll", "take":
+		// One message per Poll: polling until `count` arrived takes exactly `count`.
 		return d.poll(s)
 	case "commit":
 		c, err := lookup(d.consumers, s, "consumer", "consumer")

@@ -12,7 +12,7 @@ import (
 	"os"
 	"time"
 
-	"cursus"
+	cursus "example.invalid/cursus-sdk/go/cursus"
 )
 
 func main() {
@@ -23,11 +23,13 @@ func main() {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	topic := fmt.Sprintf("example-go-%d", time.Now().Unix())
-	fmt.Printf("libcursus %s, broker %s\n", cursus.Version(), broker)
+	fmt.Printf("libcursus %s, broker %s\n", cursus.Version, broker)
 
 	admin, err := cursus.NewAdmin(ctx, cursus.WithBootstrap(broker))
 	check(err)
-	check(admin.CreateTopic(ctx, topic, 1))
+	info, err := admin.CreateTopic(ctx, topic, 1)
+	check(err)
+	fmt.Printf("created %s with %d partition(s), revision %d\n", info.Name, info.Partitions, info.Revision)
 	check(admin.Close())
 
 	producer, err := cursus.NewProducer(ctx, cursus.WithBootstrap(broker), cursus.WithOption("acks", "all"))
@@ -58,8 +60,10 @@ func check(err error) {
 		return
 	}
 	var ce *cursus.Error
-	if errors.As(err, &ce) {
-		log.Fatalf("error [%s/%s]: %s", ce.Class, ce.Code, ce.Message)
+	if errors.As(err, &ce) && !ce.Retryable {
+		// The readable text is the same in every Cursus language; Code,
+		// Class and Fields are there to branch on.
+		log.Fatalf("error (%s): %v", ce.Class, err)
 	}
 	log.Fatal(err)
 }

@@ -6,12 +6,11 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"time"
 
-	"cursus"
+	cursus "example.invalid/cursus-sdk/go/cursus"
 )
 
 const (
@@ -27,12 +26,9 @@ func main() {
 	}
 	started := time.Now()
 	if err := run(broker); err != nil {
-		var ce *cursus.Error
-		if errors.As(err, &ce) { // code, class, retryable and fields to branch on
-			fmt.Fprintf(os.Stderr, "go quickstart failed: %s (%s): %s\n", ce.Code, ce.Class, ce.Message)
-		} else {
-			fmt.Fprintf(os.Stderr, "go quickstart failed: %v\n", err)
-		}
+		// err.Error() is the readable text, the same in every Cursus
+		// language; errors.As(err, &ce) gives Code, Class and Fields.
+		fmt.Fprintf(os.Stderr, "go quickstart failed: %v\n", err)
 		os.Exit(1)
 	}
 	fmt.Printf("go: produced %d, consumed %d through group %s, committed (%d ms)\n",
@@ -50,7 +46,7 @@ func run(broker string) error {
 		return err
 	}
 	defer admin.Close()
-	if err := admin.CreateTopic(ctx, topic, 3); err != nil {
+	if _, err := admin.CreateTopic(ctx, topic, 3); err != nil {
 		return err
 	}
 

@@ -1,0 +1,321 @@
+package cursus
+
+// #include <stdlib.h>
+// #include "cursus.h"
+// cursus_status_t cursus_go_commit_async(cursus_consumer_t *c, uintptr_t handle, cursus_error_t **err);
+import "C"
+
+import (
+	"context"
+	"encoding/binary"
+	"runtime"
+	"runtime/cgo"
+	"sort"
+	"sync/atomic"
+	"time"
+	"unsafe"
+)
+
+// Message is a consumed record (its bytes are copied into Go memory).
+type Message struct {
+	Topic     string
+	Partition int32
+	Offset    int64
+	Key       []byte // empty when the record has no key
+	Value     []byte
+	Timestamp time.Time
+}
+
+// TopicPartition names one partition of a topic.
+type TopicPartition struct {
+	Topic     string
+	Partition uint32
+}
+
+// Consumer is a group member. Safe for concurrent use: Close and Wakeup
+// from another goroutine interrupt a blocked Poll.
+type Consumer struct {
+	h     *C.cursus_consumer_t
+	woken atomic.Bool // set by Wakeup: the poll in progress (or the next) returns
+}
+
+// NewConsumer connects a group consumer (WithGroup is required).
+func NewConsumer(ctx context.Context, opts ...Option) (*Consumer, error) {
+	ptr, err := open(ctx, "consumer", opts, func(cfg *C.cursus_config_t, e **C.cursus_error_t) (unsafe.Pointer, C.enum_cursus_status_t) {
+		var h *C.cursus_consumer_t
+		s := C.cursus_consumer_new(cfg, &h, e)
+		return unsafe.Pointer(h), s
+	}, func(h unsafe.Pointer) {
+		C.cursus_consumer_close((*C.cursus_consumer_t)(h), nil)
+		C.cursus_consumer_destroy((*C.cursus_consumer_t)(h))
+	})
+	if err != nil {
+		return nil, err
+	}
+	h := (*C.cursus_consumer_t)(ptr)
+	c := &Consumer{h: h}
+	runtime.SetFinalizer(c, func(c *Consumer) { C.cursus_consumer_destroy(c.h) })
+	return c, nil
+}
+
+func (c *Consumer) call(ctx context.Context, f func(e **C.cursus_error_t) C.enum_cursus_status_t) error {
+	_, err := interruptible(ctx, func() (struct{}, error) {
+		defer runtime.KeepAlive(c)
+		var e *C.cursus_error_t
+		return struct{}{}, check(f(&e), e)
+	})
+	return err
+}
+
+// Subscribe subscribes to topics, replacing the previous subscription.
+func (c *Consumer) Subscribe(ctx context.Context, topics ...string) error {
+	arr, free := cstrings(topics)
+	defer free()
+	return c.call(ctx, func(e **C.cursus_error_t) C.enum_cursus_status_t {
+		return C.cursus_consumer_subscribe(c.h, arr, C.size_t(len(topics)), e)
+	})
+}
+
+// SubscribePattern subscribes to every topic matching a glob pattern (e.g.
+// "orders-*"), replacing the previous subscription.
+func (c *Consumer) SubscribePattern(ctx context.Context, pattern string) error {
+	p := cstr(pattern)
+	defer C.free(unsafe.Pointer(p))
+	return c.call(ctx, func(e **C.cursus_error_t) C.enum_cursus_status_t {
+		return C.cursus_consumer_subscribe_pattern(c.h, p, e)
+	})
+}
+
+// Poll waits for the next message until ctx is done (then it returns
+// ctx.Err()); give ctx a deadline to poll with a timeout. After Wakeup it
+// returns (nil, nil). Only the messages returned count as delivered: commits
+// (explicit, automatic, at Close) cover exactly those. A Close from another
+// goroutine makes it return an error matching ErrClosed at once.
+func (c *Consumer) Poll(ctx context.Context) (*Message, error) {
+	var m *C.cursus_message_t
+	err := c.poll(ctx, func(timeout C.int64_t, e **C.cursus_error_t) (bool, C.enum_cursus_status_t) {
+		s := C.cursus_consumer_poll(c.h, timeout, &m, e)
+		return m != nil, s
+	})
+	if err != nil || m == nil {
+		return nil, err
+	}
+	return copyMessage(m), nil
+}
+
+// PollBatch is Poll for up to max messages at once (at most the
+// max_poll_records option): one call into the library for all of them.
+func (c *Consumer) PollBatch(ctx context.Context, max int) ([]Message, error) {
+	var buf *C.uint8_t
+	var n C.size_t
+	err := c.poll(ctx, func(timeout C.int64_t, e **C.cursus_error_t) (bool, C.enum_cursus_status_t) {
+		s := C.cursus_consumer_poll_batch(c.h, timeout, C.uint32_t(max), &buf, &n, e)
+		return n > 4, s
+	})
+	if err != nil || buf == nil {
+		return nil, err
+	}
+	defer C.cursus_buffer_free(buf, n)
+	return decodeRecords(unsafe.Slice((*byte)(unsafe.Pointer(buf)), int(n))), nil
+}
+
+// poll runs one blocking poll call, woken when ctx is done.
+func (c *Consumer) poll(ctx context.Context, f func(C.int64_t, **C.cursus_error_t) (bool, C.enum_cursus_status_t)) error {
+	defer runtime.KeepAlive(c)
+	timeout := int64(C.CURSUS_NO_TIMEOUT)
+	if dl, ok := ctx.Deadline(); ok {
+		timeout = max(time.Until(dl).Milliseconds(), 0)
+	}
+	// A done context wakes the poll up; the engine then returns at once.
+	stop := context.AfterFunc(ctx, func() { C.cursus_consumer_wakeup(c.h, nil) })
+	defer stop()
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		var e *C.cursus_error_t
+		got, s := f(C.int64_t(timeout), &e)
+		if err := check(s, e); err != nil {
+			return err
+		}
+		if got || c.woken.Swap(false) {
+			return nil
+		}
+		if timeout >= 0 {
+			// Ran out of time (ctx.Err() reports it next).
+			if dl, _ := ctx.Deadline(); !time.Now().Before(dl) {
+				return context.DeadlineExceeded
+			}
+			timeout = max(time.Until(deadlineOf(ctx)).Milliseconds(), 0)
+		}
+	}
+}
+
+func deadlineOf(ctx context.Context) time.Time {
+	dl, _ := ctx.Deadline()
+	return dl
+}
+
+// Wakeup makes a Poll blocked in another goroutine (or else the next Poll)
+// return (nil, nil) at once.
+func (c *Consumer) Wakeup() error {
+	defer runtime.KeepAlive(c)
+	c.woken.Store(true)
+	var e *C.cursus_error_t
+	return check(C.cursus_consumer_wakeup(c.h, &e), e)
+}
+
+func copyMessage(m *C.cursus_message_t) *Message {
+	defer C.cursus_message_destroy(m)
+	var klen, vlen C.size_t
+	k := C.cursus_message_key(m, &klen)
+	v := C.cursus_message_payload(m, &vlen)
+	return &Message{
+		Topic:     goString(C.cursus_message_topic(m)),
+		Partition: int32(C.cursus_message_partition(m)),
+		Offset:    int64(C.cursus_message_offset(m)),
+		Key:       C.GoBytes(unsafe.Pointer(k), C.int(klen)),
+		Value:     C.GoBytes(unsafe.Pointer(v), C.int(vlen)),
+		Timestamp: time.UnixMilli(int64(C.cursus_message_timestamp(m))),
+	}
+}
+
+// decodeRecords reads the record view of bridge/src/records.rs
+// (little-endian), copying every byte into Go memory.
+func decodeRecords(b []byte) []Message {
+	le := binary.LittleEndian
+	take := func(n int) []byte {
+		out := b[:n:n]
+		b = b[n:]
+		return out
+	}
+	count := le.Uint32(take(4))
+	out := make([]Message, 0, count)
+	for i := uint32(0); i < count; i++ {
+		var m Message
+		m.Topic = string(take(int(le.Uint32(take(4)))))
+		m.Partition = int32(le.Uint32(take(4)))
+		m.Offset = int64(le.Uint64(take(8)))
+		m.Timestamp = time.UnixMilli(int64(le.Uint64(take(8))))
+		m.Key = append([]byte{}, take(int(le.Uint32(take(4))))...)
+		m.Value = append([]byte{}, take(int(le.Uint32(take(4))))...)
+		out = append(out, m)
+	}
+	return out
+}
+
+// Commit commits the positions of the messages returned so far.
+func (c *Consumer) Commit(ctx context.Context) error {
+	return c.call(ctx, func(e **C.cursus_error_t) C.enum_cursus_status_t {
+		return C.cursus_consumer_commit(c.h, e)
+	})
+}
+
+//export cursusGoCompletion
+func cursusGoCompletion(handle C.uintptr_t, status C.cursus_status_t, e *C.cursus_error_t) {
+	h := cgo.Handle(handle)
+	fn := h.Value().(func(error))
+	h.Delete()
+	var err error
+	if Status(status) != StatusOK {
+		err = errorFrom(Status(status), e) // borrowed: copied, not destroyed
+	}
+	fn(err)
+}
+
+// CommitAsync commits the positions of the messages returned so far in the
+// background and returns once the commit started; fn (may be nil) is then
+// called once with the outcome on the consumer's callback thread. If
+// starting fails, the error is returned and fn is never called.
+func (c *Consumer) CommitAsync(ctx context.Context, fn func(error)) error {
+	defer runtime.KeepAlive(c)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if fn == nil {
+		fn = func(error) {}
+	}
+	h := cgo.NewHandle(fn)
+	var e *C.cursus_error_t
+	if err := check(C.cursus_go_commit_async(c.h, C.uintptr_t(h), &e), e); err != nil {
+		h.Delete()
+		return err
+	}
+	return nil
+}
+
+// Committed returns the group's committed next offset of a partition and
+// whether there is one.
+func (c *Consumer) Committed(ctx context.Context, topic string, partition uint32) (int64, bool, error) {
+	t := cstr(topic)
+	defer C.free(unsafe.Pointer(t))
+	var off C.int64_t
+	err := c.call(ctx, func(e **C.cursus_error_t) C.enum_cursus_status_t {
+		return C.cursus_consumer_committed(c.h, t, C.uint32_t(partition), &off, e)
+	})
+	if err != nil {
+		return -1, false, err
+	}
+	return int64(off), off >= 0, nil
+}
+
+// CommitOffsets commits explicit next offsets (the offset after the last
+// record processed), one partition after another in topic and partition
+// order. The group must have been joined (Poll once after Subscribe).
+func (c *Consumer) CommitOffsets(ctx context.Context, offsets map[TopicPartition]int64) error {
+	tps := make([]TopicPartition, 0, len(offsets))
+	for tp := range offsets {
+		tps = append(tps, tp)
+	}
+	sort.Slice(tps, func(i, j int) bool {
+		if tps[i].Topic != tps[j].Topic {
+			return tps[i].Topic < tps[j].Topic
+		}
+		return tps[i].Partition < tps[j].Partition
+	})
+	var list *C.cursus_topic_partition_list_t
+	var e *C.cursus_error_t
+	if err := check(C.cursus_topic_partition_list_new(&list, &e), e); err != nil {
+		return err
+	}
+	defer C.cursus_topic_partition_list_destroy(list)
+	for _, tp := range tps {
+		t := cstr(tp.Topic)
+		err := check(C.cursus_topic_partition_list_add(list, t, C.uint32_t(tp.Partition), C.int64_t(offsets[tp]), &e), e)
+		C.free(unsafe.Pointer(t))
+		if err != nil {
+			return err
+		}
+	}
+	return c.call(ctx, func(e **C.cursus_error_t) C.enum_cursus_status_t {
+		return C.cursus_consumer_commit_offsets(c.h, list, e)
+	})
+}
+
+// Assignment returns the partitions currently assigned to this consumer.
+func (c *Consumer) Assignment(ctx context.Context) ([]TopicPartition, error) {
+	var list *C.cursus_topic_partition_list_t
+	if err := c.call(ctx, func(e **C.cursus_error_t) C.enum_cursus_status_t {
+		return C.cursus_consumer_assignment(c.h, &list, e)
+	}); err != nil {
+		return nil, err
+	}
+	defer C.cursus_topic_partition_list_destroy(list)
+	out := []TopicPartition{}
+	for i, n := C.size_t(0), C.cursus_topic_partition_list_count(list); i < n; i++ {
+		out = append(out, TopicPartition{
+			Topic:     goString(C.cursus_topic_partition_list_topic(list, i)),
+			Partition: uint32(C.cursus_topic_partition_list_partition(list, i)),
+		})
+	}
+	return out, nil
+}
+
+// Close commits what was returned (with enable_auto_commit), leaves the
+// group and closes the consumer; a Poll blocked in another goroutine
+// returns an error matching ErrClosed at once. Idempotent.
+func (c *Consumer) Close() error {
+	defer runtime.KeepAlive(c)
+	var e *C.cursus_error_t
+	return check(C.cursus_consumer_close(c.h, &e), e)
+}

@@ -4,6 +4,8 @@
 #   make test-java    build libcursus_jni and the broker, then `mvn test` (JUnit 5,
 #                     -Xcheck:jni) against a real broker; prints Surefire's summary
 #   make jar-java     the jar, with the native library inside
+#   make install-java the jar, its sources and javadoc jars (javadoc fails on a public
+#                     item without docs) into the local Maven repository (~/.m2)
 #   make java-bridge  regenerate src/main/java/io/cursus/NativeBridge.java (generated
 #                     from bridge/src/api; `cargo test -p cursus-jni` fails when stale)
 #   make bench-java   records/s from Java (CURSUS_PROFILE=release for an optimised engine)
@@ -31,7 +33,7 @@ JAVA_MVN_ARGS := -B -ntp $(MVN_FLAGS) \
   -Dcursus.native.platform=$(JAVA_PLATFORM) \
   -Dbroker.bin=$(JAVA_PROFILE_DIR)/cursus-broker
 
-.PHONY: java-native java-bridge test-java jar-java bench-java quickstart-java
+.PHONY: java-native java-bridge test-java jar-java install-java bench-java quickstart-java
 
 java-native:
 	$(JAVA_CARGO) build $(CARGO_PROFILE_FLAG) -p cursus-jni -p cursus-broker
@@ -54,6 +56,9 @@ test-java: java-native
 jar-java: java-native
 	cd $(JAVA_DIR) && $(JAVA_MVN) $(JAVA_MVN_ARGS) -DskipTests package
 	@ls -l $(JAVA_DIR)/target/cursus-*.jar
+
+install-java: java-native
+	cd $(JAVA_DIR) && $(JAVA_MVN) $(JAVA_MVN_ARGS) -Pdist -DskipTests install
 
 bench-java: java-native
 	cd $(JAVA_DIR) && $(JAVA_MVN) $(JAVA_MVN_ARGS) -q -DskipTests test-compile && \

@@ -466,6 +466,22 @@ enum cursus_status_t cursus_config_set(struct cursus_config_t *config,
                                        const char *value,
                                        struct cursus_error_t **out_error);
 
+// Checks a configuration made for one kind of client (`config_new_for`)
+// as creating that client would before connecting: each option and the
+// rules between options (`enable_idempotence=true` needs `acks=all`; a
+// consumer needs `group_id`). Fails with `invalid_argument` naming the
+// problem, and for a configuration made by `config_new` (no kind).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_config_validate(struct cursus_config_t *config,
+                                            struct cursus_error_t **out_error);
+
 // The options of a kind of client (`"admin"`, `"producer"` or
 // `"consumer"`) as a flat list of (name, type, default, description)
 // quadruples; the type is `integer`, `boolean`, `string` or `list`.

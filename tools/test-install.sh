@@ -13,7 +13,7 @@ sdk=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/cursus-first-program.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-rust() {
+first_rust() {
   mkdir -p "$work/rust"
   cp -r "$sdk/tools/install-check/rust/src" "$work/rust/"
   sed "s#@SDK@#$sdk#" "$sdk/tools/install-check/rust/Cargo.toml.in" >"$work/rust/Cargo.toml"
@@ -22,7 +22,17 @@ rust() {
   (cd "$work/rust" && CARGO_TARGET_DIR="$sdk/target" cargo run -q --bin first-cursus-program)
 }
 
+first_java() {
+  mkdir -p "$work/java"
+  cp -r "$sdk/tools/install-check/java/." "$work/java/"
+  # Compiling resolves io.cursus:cursus from ~/.m2 (make install-java); the
+  # program then runs with that jar, which carries the native library.
+  (cd "$work/java" && mvn -B -ntp -q ${MVN_FLAGS:-} compile)
+  jar="${MAVEN_REPO:-$HOME/.m2/repository}/io/cursus/cursus/$JAVA_VERSION/cursus-$JAVA_VERSION.jar"
+  (cd "$work/java" && java -cp "target/classes:$jar" first.First)
+}
+
 for lang in "$@"; do
   echo "== first program: $lang (in $work/$lang)"
-  "$lang"
+  "first_$lang"
 done

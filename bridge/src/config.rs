@@ -190,11 +190,43 @@ impl ConfigBuilder {
     pub fn consumer(&self) -> Result<ConsumerConfig> {
         ConsumerConfig::from_pairs(self.entries_for(ClientKind::Consumer)?)
     }
+
+    /// Checks everything creating a client of this builder's kind checks
+    /// before connecting: each option, and the rules between options
+    /// (`enable_idempotence` needs `acks=all`, a consumer needs `group_id`).
+    pub fn validate(&self) -> Result<()> {
+        match self.kind {
+            Some(ClientKind::Admin) => self.admin().map(drop),
+            Some(ClientKind::Producer) => self.producer().map(drop),
+            Some(ClientKind::Consumer) => self.consumer().map(drop),
+            None => Err(crate::error::invalid(
+                "a configuration for any kind of client is checked when a client is made                  from it; make one for a kind (admin, producer, consumer) to check it earlier",
+            )),
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn validate_checks_the_rules_between_options() {
+        let mut b = ConfigBuilder::new(Some(ClientKind::Producer));
+        b.set("enable_idempotence", "true").unwrap();
+        b.set("acks", "1").unwrap();
+        let e = b.validate().unwrap_err();
+        assert_eq!(e.code(), "invalid_argument", "{e}");
+        b.set("acks", "all").unwrap();
+        b.validate().unwrap();
+        let consumer = ConfigBuilder::new(Some(ClientKind::Consumer));
+        assert!(consumer
+            .validate()
+            .unwrap_err()
+            .to_string()
+            .contains("group_id"));
+        assert!(ConfigBuilder::new(None).validate().is_err());
+    }
 
     #[test]
     fn a_kind_names_itself_and_lists_its_own_options() {

@@ -2,7 +2,7 @@
 //! never unwind into the JVM) and failures become a pending Java exception,
 //! the `CursusException` subclass `NativeLib.error` builds.
 
-use cursus_bridge::api::{Error, Status};
+use cursus_bridge::api::Error;
 use cursus_bridge::error::{from_panic, kind_name};
 use jni::objects::{GlobalRef, JClass, JObject, JThrowable, JValue};
 use jni::JNIEnv;
@@ -14,7 +14,7 @@ use std::sync::OnceLock;
 pub(crate) static NATIVE_LIB_CLASS: OnceLock<GlobalRef> = OnceLock::new();
 
 const NATIVE_LIB: &str = "io/cursus/NativeLib";
-const ERROR_SIG: &str = "(Ljava/lang/String;Ljava/lang/String;Ljava/lang/String;ZLjava/lang/String;Ljava/lang/String;I[Ljava/lang/String;)Lio/cursus/CursusException;";
+const ERROR_SIG: &str = "(Ljava/lang/String;Ljava/lang/String;Ljava/lang/String;ZLjava/lang/String;Ljava/lang/String;[Ljava/lang/String;)Lio/cursus/CursusException;";
 
 /// Why a native method failed.
 pub(crate) enum Failure {
@@ -78,7 +78,6 @@ pub(crate) fn exception<'l>(env: &mut JNIEnv<'l>, err: &Error) -> jni::errors::R
         JValue::Bool(u8::from(err.retryable())),
         JValue::Object(&message),
         JValue::Object(&text),
-        JValue::Int(Status::of(err) as i32),
         JValue::Object(&fields),
     ];
     let result = match NATIVE_LIB_CLASS.get() {

@@ -55,13 +55,16 @@ fn with_jvm(f: impl FnOnce(&mut JNIEnv) -> jni::errors::Result<()>) {
     }
 }
 
-fn call(env: &mut JNIEnv, target: &GlobalRef, succeed: bool, args: &[JValue]) -> jni::errors::Result<()> {
-    let ids = COMPLETION
-        .get()
-        .ok_or(jni::errors::Error::MethodNotFound {
-            name: "succeed/fail".into(),
-            sig: SUCCEED_SIG.into(),
-        })?;
+fn call(
+    env: &mut JNIEnv,
+    target: &GlobalRef,
+    succeed: bool,
+    args: &[JValue],
+) -> jni::errors::Result<()> {
+    let ids = COMPLETION.get().ok_or(jni::errors::Error::MethodNotFound {
+        name: "succeed/fail".into(),
+        sig: SUCCEED_SIG.into(),
+    })?;
     let id = if succeed { ids.succeed } else { ids.fail };
     let raw: Vec<jni::sys::jvalue> = args.iter().map(JValue::as_jni).collect();
     // SAFETY: `id` was resolved on NativeCompletion with the signature that

@@ -75,7 +75,11 @@ pub(crate) fn strings(env: &mut JNIEnv, array: &JObjectArray, name: &str) -> Res
 }
 
 /// Name/value pairs from a flattened `String[]` (name, value, name, ...).
-pub(crate) fn pairs(env: &mut JNIEnv, array: &JObjectArray, name: &str) -> Res<Vec<(String, String)>> {
+pub(crate) fn pairs(
+    env: &mut JNIEnv,
+    array: &JObjectArray,
+    name: &str,
+) -> Res<Vec<(String, String)>> {
     let flat = strings(env, array, name)?;
     if flat.len() % 2 != 0 {
         return Err(invalid(format!("{name} must hold name/value pairs")).into());

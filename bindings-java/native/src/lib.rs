@@ -27,13 +27,15 @@ mod glue {
     pub(crate) use crate::boundary::run;
     pub(crate) use crate::callbacks::{completion, delivery};
     pub(crate) use crate::convert::{
-        bytes, handle, new_bytes, new_string, new_strings, opt_bytes, opt_new_string,
-        opt_string, pairs, string, strings, u32_arg, u64_arg, usize_arg,
+        bytes, handle, new_bytes, new_string, new_strings, opt_bytes, opt_new_string, opt_string,
+        pairs, string, strings, u32_arg, u64_arg, usize_arg,
     };
 }
 
 use jni::objects::{JByteArray, JClass, JObject, JObjectArray, JString};
-use jni::sys::{jboolean, jbyteArray, jint, jlong, jobjectArray, jstring, JNI_ERR, JNI_VERSION_1_8};
+use jni::sys::{
+    jboolean, jbyteArray, jint, jlong, jobjectArray, jstring, JNI_ERR, JNI_VERSION_1_8,
+};
 use jni::{JNIEnv, JavaVM};
 use std::ffi::c_void;
 use std::panic::catch_unwind;
@@ -47,7 +49,10 @@ include!(concat!(env!("OUT_DIR"), "/bridge_jni.rs"));
 /// # Safety
 /// Called only by the JVM, with a valid pointer to itself.
 #[no_mangle]
-pub unsafe extern "system" fn JNI_OnLoad(vm: *mut jni::sys::JavaVM, _reserved: *mut c_void) -> jint {
+pub unsafe extern "system" fn JNI_OnLoad(
+    vm: *mut jni::sys::JavaVM,
+    _reserved: *mut c_void,
+) -> jint {
     let outcome = catch_unwind(|| {
         // SAFETY: the JVM passes a valid, live JavaVM pointer to JNI_OnLoad.
         let vm = match unsafe { JavaVM::from_raw(vm) } {

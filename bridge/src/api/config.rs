@@ -60,6 +60,18 @@ pub fn config_set(config: &Config, key: &str, value: &str) -> Result<()> {
     config.builder().set(key, value)
 }
 
+/// Checks a configuration made for one kind of client (`config_new_for`)
+/// as creating that client would before connecting: each option and the
+/// rules between options (`enable_idempotence=true` needs `acks=all`; a
+/// consumer needs `group_id`). Fails with `invalid_argument` naming the
+/// problem, and for a configuration made by `config_new` (no kind).
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn]
+pub fn config_validate(config: &Config) -> Result<()> {
+    config.builder().validate()
+}
+
 /// The options of a kind of client (`"admin"`, `"producer"` or
 /// `"consumer"`) as a flat list of (name, type, default, description)
 /// quadruples; the type is `integer`, `boolean`, `string` or `list`.

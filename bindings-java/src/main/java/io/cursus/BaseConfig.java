@@ -11,15 +11,15 @@ import java.util.Map;
  * not set keep the engine's defaults ({@link #get} reports them).
  */
 public abstract class BaseConfig {
-    static final int CLIENT = 0;
-    static final int PRODUCER = 1;
-    static final int CONSUMER = 2;
+    static final String ADMIN = "admin";
+    static final String PRODUCER = "producer";
+    static final String CONSUMER = "consumer";
 
-    private final int which;
+    private final String kind;
     private final Map<String, String> values;
 
-    BaseConfig(int which, Map<String, String> values) {
-        this.which = which;
+    BaseConfig(String kind, Map<String, String> values) {
+        this.kind = kind;
         this.values = Collections.unmodifiableMap(new LinkedHashMap<>(values));
     }
 
@@ -34,7 +34,7 @@ public abstract class BaseConfig {
         if (v != null) {
             return v;
         }
-        for (ConfigOption o : options(which)) {
+        for (ConfigOption o : options(kind)) {
             if (o.name().equals(name)) {
                 return o.defaultValue();
             }
@@ -42,16 +42,35 @@ public abstract class BaseConfig {
         return null;
     }
 
-    String[] pairs() {
-        return NativeLib.flatten(values);
+    /**
+     * Runs {@code body} with a native configuration holding these options (checked against
+     * the kind, and as a whole), destroyed afterwards; client constructors pass their
+     * {@code xxxNew}.
+     */
+    long withNative(java.util.function.LongUnaryOperator body) {
+        return withNative(kind, values, body);
     }
 
-    static List<ConfigOption> options(int which) {
+    static long withNative(String kind, Map<String, String> values, java.util.function.LongUnaryOperator body) {
         NativeLib.ensureLoaded();
-        String[] flat = NativeLib.options(which);
-        List<ConfigOption> out = new ArrayList<>(flat.length / 3);
-        for (int i = 0; i + 2 < flat.length; i += 3) {
-            out.add(new ConfigOption(flat[i], flat[i + 1], flat[i + 2]));
+        long config = NativeBridge.configNewFor(kind);
+        try {
+            for (Map.Entry<String, String> e : values.entrySet()) {
+                NativeBridge.configSet(config, e.getKey(), e.getValue());
+            }
+            NativeBridge.configValidate(config);
+            return body.applyAsLong(config);
+        } finally {
+            NativeBridge.configDestroy(config);
+        }
+    }
+
+    static List<ConfigOption> options(String kind) {
+        NativeLib.ensureLoaded();
+        String[] flat = NativeBridge.configOptions(kind);
+        List<ConfigOption> out = new ArrayList<>(flat.length / 4);
+        for (int i = 0; i + 3 < flat.length; i += 4) {
+            out.add(new ConfigOption(flat[i], flat[i + 1], flat[i + 2], flat[i + 3]));
         }
         return List.copyOf(out);
     }
@@ -78,8 +97,13 @@ public abstract class BaseConfig {
             return (B) this;
         }
 
-        /** Sets any option by its engine name (validated by {@code build()}). */
+        /**
+         * Sets any option by its engine name, as text ({@code "5"}, {@code "true"},
+         * {@code "a,b"}); {@code build()} checks it.
+         */
         public B set(String name, String value) {
+            java.util.Objects.requireNonNull(name, "name");
+            java.util.Objects.requireNonNull(value, "value of " + name);
             values.put(name, value);
             return self();
         }
@@ -176,10 +200,14 @@ public abstract class BaseConfig {
             return set("metadata_max_age_ms", Long.toString(ms));
         }
 
-        /** Validates through the engine; throws {@link ValidationException} if invalid. */
-        void validate(int which) {
-            NativeLib.ensureLoaded();
-            NativeLib.validateConfig(which, NativeLib.flatten(values));
+        /**
+         * Checks the options through the engine as creating the client would (each value,
+         * and the rules between options).
+         *
+         * @throws ValidationException naming the option and what is wrong with it
+         */
+        void validate(String kind) {
+            withNative(kind, values, config -> 0);
         }
     }
 }

@@ -6,7 +6,7 @@ import java.util.Map;
 /** Configuration of a {@link CursusAdmin}: the client options. */
 public final class ClientConfig extends BaseConfig {
     private ClientConfig(Map<String, String> values) {
-        super(CLIENT, values);
+        super(ADMIN, values);
     }
 
     /** A builder starting from the engine defaults. */
@@ -21,7 +21,7 @@ public final class ClientConfig extends BaseConfig {
 
     /** The documented client options with their defaults, from the engine. */
     public static List<ConfigOption> options() {
-        return options(CLIENT);
+        return options(ADMIN);
     }
 
     /** Builder of {@link ClientConfig}. */
@@ -30,7 +30,7 @@ public final class ClientConfig extends BaseConfig {
 
         /** Validates the options through the engine and builds the config. */
         public ClientConfig build() {
-            validate(CLIENT);
+            validate(ADMIN);
             return new ClientConfig(values);
         }
     }

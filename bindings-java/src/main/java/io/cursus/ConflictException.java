@@ -25,4 +25,9 @@ public class ConflictException extends CursusException {
             Map<String, String> fields) {
         super(kind, code, errorClass, retryable, message, fields);
     }
+
+    ConflictException(String kind, String code, ErrorClass errorClass, boolean retryable, String message,
+            Map<String, String> fields, String text) {
+        super(kind, code, errorClass, retryable, message, fields, text);
+    }
 }

@@ -1,157 +1,179 @@
 package io.cursus;
 
-import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 
 /**
  * Topic and group administration. Thread-safe; every method blocks until the broker
- * answers and throws a {@link CursusException} subclass on failure. Close it when done
- * (try-with-resources); a closed admin throws {@link CursusClosedException}.
+ * answers (at most {@code request_timeout_ms}) and throws a {@link CursusException}
+ * subclass on failure. Close it when done (try-with-resources); a closed admin throws
+ * {@link CursusClosedException}.
  */
 public final class CursusAdmin extends NativeResource {
     /**
      * Connects to the cluster.
      *
      * @param config client options
+     * @throws CursusException if the options are invalid or no broker answers within
+     *     {@code connect_timeout_ms}
      */
     public CursusAdmin(ClientConfig config) {
-        super("admin", connect(config), NativeLib::adminFree);
+        super("admin", Objects.requireNonNull(config, "config").withNative(NativeBridge::adminNew),
+                NativeBridge::adminDestroy);
     }
 
-    private static long connect(ClientConfig config) {
-        Objects.requireNonNull(config, "config");
-        NativeLib.ensureLoaded();
-        return NativeLib.adminConnect(config.pairs());
-    }
-
-    /** Creates a topic, or patches the settings given on an existing one. */
+    /**
+     * Creates a topic, or patches the settings given on an existing one.
+     *
+     * @param topic the name and settings
+     * @return the definition now in force
+     */
     public TopicInfo createTopic(NewTopic topic) {
         Objects.requireNonNull(topic, "topic");
-        return call(h -> new Decoder(NativeLib.adminCreateTopic(h, topic.toPairs())).topicInfo());
+        String[] settings = flatten(topic.settings());
+        return call(h -> Results.topicInfo(NativeBridge.adminCreateTopicWith(h, topic.name(), settings)));
     }
 
-    /** Replaces the topic's min_in_sync_replicas override (null: back to the broker default). */
+    /**
+     * Replaces the topic's {@code min_in_sync_replicas} override.
+     *
+     * @param topic the topic
+     * @param minInSyncReplicas the override, or null for the broker default
+     * @return the new definition
+     */
     public TopicInfo alterTopicConfig(String topic, Integer minInSyncReplicas) {
         Objects.requireNonNull(topic, "topic");
-        int v = minInSyncReplicas == null ? -1 : minInSyncReplicas;
-        return call(h -> new Decoder(NativeLib.adminAlterTopicConfig(h, topic, v)).topicInfo());
+        long v = minInSyncReplicas == null ? -1 : minInSyncReplicas;
+        return call(h -> Results.topicInfo(NativeBridge.adminAlterTopicConfig(h, topic, v)));
     }
 
-    /** Deletes a topic; with {@code ifExists} a missing topic is not an error. */
+    /**
+     * Deletes a topic.
+     *
+     * @param topic the topic
+     * @param ifExists whether a missing topic is not an error
+     * @return what was done
+     */
     public DeleteResult deleteTopic(String topic, boolean ifExists) {
         Objects.requireNonNull(topic, "topic");
-        int bits = call(h -> NativeLib.adminDeleteTopic(h, topic, ifExists));
-        return new DeleteResult((bits & 1) != 0, (bits & 2) != 0);
+        return call(h -> Results.take(NativeBridge.adminDeleteTopic(h, topic, ifExists),
+                o -> new DeleteResult(NativeBridge.deleteOutcomeDeleted(o), NativeBridge.deleteOutcomeCleanupPending(o)),
+                NativeBridge::deleteOutcomeDestroy));
     }
 
-    /** Empties a topic, if its definition is still at {@code expectedRevision}. */
+    /**
+     * Empties a topic, if its definition is still at {@code expectedRevision} (else a
+     * {@link ConflictException}); offsets restart at 0.
+     *
+     * @param topic the topic
+     * @param expectedRevision the definition revision the caller saw
+     * @return the new revision and lifecycle epoch
+     */
     public TruncateResult truncateTopic(String topic, long expectedRevision) {
         Objects.requireNonNull(topic, "topic");
-        return call(h -> {
-            Decoder d = new Decoder(NativeLib.adminTruncateTopic(h, topic, expectedRevision));
-            return new TruncateResult(d.i64(), d.i64(), d.bool());
-        });
+        return call(h -> Results.take(NativeBridge.adminTruncateTopic(h, topic, expectedRevision),
+                o -> new TruncateResult(NativeBridge.truncateOutcomeRevision(o),
+                        NativeBridge.truncateOutcomeLifecycleEpoch(o), NativeBridge.truncateOutcomeCleanupPending(o)),
+                NativeBridge::truncateOutcomeDestroy));
     }
 
-    /** The topic names. */
+    /**
+     * The topic names.
+     *
+     * @return the names
+     */
     public List<String> listTopics() {
-        return call(h -> List.of(NativeLib.adminListTopics(h)));
+        return call(h -> List.of(NativeBridge.adminListTopics(h)));
     }
 
-    /** The consumer group names. */
+    /**
+     * The consumer group names.
+     *
+     * @return the names
+     */
     public List<String> listGroups() {
-        return call(h -> List.of(NativeLib.adminListGroups(h)));
+        return call(h -> List.of(NativeBridge.adminListGroups(h)));
     }
 
-    /** The commands the broker supports (HELP). */
+    /**
+     * The commands the broker supports (HELP).
+     *
+     * @return the command names
+     */
     public List<String> help() {
-        return call(h -> List.of(NativeLib.adminHelp(h)));
+        return call(h -> List.of(NativeBridge.adminHelp(h)));
     }
 
-    /** DESCRIBE: definition and per-partition state. */
+    /**
+     * DESCRIBE: definition and per-partition state.
+     *
+     * @param topic the topic
+     * @return the description
+     */
     public TopicDescription describeTopic(String topic) {
         Objects.requireNonNull(topic, "topic");
-        return call(h -> {
-            Decoder d = new Decoder(NativeLib.adminDescribeTopic(h, topic));
-            String name = d.str();
-            String json = d.str();
-            int n = d.u32();
-            List<TopicDescription.PartitionDescription> parts = new ArrayList<>(n);
-            for (int i = 0; i < n; i++) {
-                parts.add(new TopicDescription.PartitionDescription(d.u32(), d.str(), d.strs(), d.strs(), d.i64(), d.i64()));
-            }
-            return new TopicDescription(name, json, List.copyOf(parts));
-        });
+        return call(h -> Results.topicDescription(NativeBridge.adminDescribeTopic(h, topic)));
     }
 
-    /** METADATA: definition plus partition leaders. */
+    /**
+     * METADATA: definition plus partition leaders.
+     *
+     * @param topic the topic
+     * @return the metadata
+     */
     public TopicMetadata metadata(String topic) {
         Objects.requireNonNull(topic, "topic");
-        return call(h -> {
-            Decoder d = new Decoder(NativeLib.adminMetadata(h, topic));
-            TopicInfo info = d.topicInfo();
-            List<String> leaders = d.strs();
-            int n = d.u32();
-            Long[] epochs = new Long[n];
-            for (int i = 0; i < n; i++) {
-                epochs[i] = d.i64();
-            }
-            return new TopicMetadata(info, leaders, List.of(epochs));
-        });
+        return call(h -> Results.topicMetadata(NativeBridge.adminMetadata(h, topic)));
     }
 
-    /** LIST_OFFSETS of every partition. */
+    /**
+     * LIST_OFFSETS of every partition.
+     *
+     * @param topic the topic
+     * @return one entry per partition
+     */
     public List<PartitionOffsets> listOffsets(String topic) {
         return listOffsets(topic, null);
     }
 
-    /** LIST_OFFSETS of one partition (null: every partition). */
+    /**
+     * LIST_OFFSETS of one partition.
+     *
+     * @param topic the topic
+     * @param partition the partition, or null for every partition
+     * @return one entry per partition asked for
+     */
     public List<PartitionOffsets> listOffsets(String topic, Integer partition) {
         Objects.requireNonNull(topic, "topic");
-        int p = partition == null ? -1 : partition;
-        return call(h -> {
-            Decoder d = new Decoder(NativeLib.adminListOffsets(h, topic, p));
-            int n = d.u32();
-            PartitionOffsets[] out = new PartitionOffsets[n];
-            for (int i = 0; i < n; i++) {
-                out[i] = new PartitionOffsets(d.u32(), d.i64(), d.i64(), d.i64(), d.i64());
-            }
-            return Arrays.asList(out);
-        });
+        long p = partition == null ? -1 : partition;
+        return call(h -> Results.partitionOffsets(NativeBridge.adminListOffsets(h, topic, p)));
     }
 
-    /** GROUP_STATUS of a consumer group. */
+    /**
+     * GROUP_STATUS of a consumer group.
+     *
+     * @param group the group
+     * @return its state and members
+     */
     public GroupStatus groupStatus(String group) {
         Objects.requireNonNull(group, "group");
-        return call(h -> {
-            Decoder d = new Decoder(NativeLib.adminGroupStatus(h, group));
-            String name = d.str();
-            String topic = d.str();
-            String state = d.str();
-            long generation = d.i64();
-            long members = d.i64();
-            long partitions = d.i64();
-            int n = d.u32();
-            List<GroupStatus.Member> list = new ArrayList<>(n);
-            for (int i = 0; i < n; i++) {
-                String id = d.str();
-                String hb = d.str();
-                int m = d.u32();
-                Integer[] assigned = new Integer[m];
-                for (int j = 0; j < m; j++) {
-                    assigned[j] = d.u32();
-                }
-                list.add(new GroupStatus.Member(id, hb, List.of(assigned)));
-            }
-            return new GroupStatus(name, topic, state, generation, members, partitions, List.copyOf(list));
-        });
+        return call(h -> Results.groupStatus(NativeBridge.adminGroupStatus(h, group)));
     }
 
-    /** Closes the client (idempotent); waits for calls in flight to return. */
+    /** Closes the client; only the first call does anything. */
     @Override
     public void close() {
-        closeWith(NativeLib::adminClose);
+        closeWith(NativeBridge::adminClose);
+    }
+
+    private static String[] flatten(Map<String, String> map) {
+        String[] out = new String[map.size() * 2];
+        int i = 0;
+        for (Map.Entry<String, String> e : map.entrySet()) {
+            out[i++] = e.getKey();
+            out[i++] = e.getValue();
+        }
+        return out;
     }
 }

@@ -25,4 +25,9 @@ public class CursusClosedException extends ValidationException {
             Map<String, String> fields) {
         super(kind, code, errorClass, retryable, message, fields);
     }
+
+    CursusClosedException(String kind, String code, ErrorClass errorClass, boolean retryable, String message,
+            Map<String, String> fields, String text) {
+        super(kind, code, errorClass, retryable, message, fields, text);
+    }
 }

@@ -1,7 +1,6 @@
 package io.cursus;
 
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
@@ -11,117 +10,159 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * A consumer-group member: subscribes to topics, polls records of the partitions assigned
- * to it, and commits positions. Thread-safe, but a group member is normally driven by one
- * thread. Close it to leave the group.
+ * to it, and commits positions. A group member is normally driven by one thread; from any
+ * other thread, {@link #wakeup()} makes a blocked {@link #poll} return empty at once and
+ * {@link #close()} makes it throw {@link CursusClosedException} at once.
+ *
+ * <p>Only records a poll returned count as delivered: commits (explicit, automatic, or at
+ * close with {@code enable_auto_commit}) cover exactly those.
  */
 public final class CursusConsumer extends NativeResource {
+    private final Callbacks callbacks;
+
     /**
      * Connects.
      *
      * @param config consumer options ({@code group_id} is required)
+     * @throws CursusException if the options are invalid or no broker answers within
+     *     {@code connect_timeout_ms}
      */
     public CursusConsumer(ConsumerConfig config) {
-        super("consumer", connect(config), NativeLib::consumerFree);
+        super("consumer", Objects.requireNonNull(config, "config").withNative(NativeBridge::consumerNew),
+                NativeBridge::consumerDestroy);
+        this.callbacks = new Callbacks("consumer");
     }
 
-    private static long connect(ConsumerConfig config) {
-        Objects.requireNonNull(config, "config");
-        NativeLib.ensureLoaded();
-        return NativeLib.consumerConnect(config.pairs());
-    }
-
-    /** Subscribes to these topics (replacing any previous subscription). */
+    /**
+     * Subscribes to these topics, replacing any earlier subscription; the group is joined on
+     * the next poll.
+     *
+     * @param topics the topics
+     */
     public void subscribe(Collection<String> topics) {
-        String[] list = topics.toArray(new String[0]);
-        run(h -> NativeLib.consumerSubscribe(h, list));
+        String[] list = Objects.requireNonNull(topics, "topics").toArray(new String[0]);
+        run(h -> NativeBridge.consumerSubscribe(h, list));
     }
 
-    /** Subscribes to every topic matching a glob pattern ({@code *}, {@code ?}). */
+    /**
+     * Subscribes to every topic matching a glob pattern ({@code *}, {@code ?}).
+     *
+     * @param pattern the pattern
+     */
     public void subscribePattern(String pattern) {
         Objects.requireNonNull(pattern, "pattern");
-        run(h -> NativeLib.consumerSubscribePattern(h, pattern));
+        run(h -> NativeBridge.consumerSubscribePattern(h, pattern));
     }
 
     /**
-     * Polls for records, waiting at most {@code timeout} when none are ready.
+     * Polls for up to {@code max_poll_records} records, waiting at most {@code timeout} for
+     * the first ({@link Timeouts#NO_LIMIT}: as long as it takes, until {@link #wakeup()}).
      *
-     * @return the records (possibly empty), in offset order per partition
+     * @param timeout the limit
+     * @return the records (empty when none arrived in time or on wakeup), in offset order per
+     *     partition
+     * @throws CursusClosedException if the consumer is closed, also by another thread during
+     *     the poll
      */
     public List<ConsumerRecord> poll(Duration timeout) {
-        long ms = Math.max(0, timeout.toMillis());
-        byte[] encoded = call(h -> NativeLib.consumerPoll(h, ms));
-        Decoder d = new Decoder(encoded);
-        int n = d.u32();
-        List<ConsumerRecord> out = new ArrayList<>(n);
-        String lastTopic = null;
-        for (int i = 0; i < n; i++) {
-            String topic = d.str();
-            if (topic.equals(lastTopic)) {
-                topic = lastTopic;
-            }
-            lastTopic = topic;
-            out.add(new ConsumerRecord(topic, d.u32(), d.i64(), d.i64(), d.bytes(), d.bytes()));
-        }
-        return List.copyOf(out);
-    }
-
-    /** Commits the positions of the records delivered so far, and waits. */
-    public void commitSync() {
-        run(NativeLib::consumerCommitSync);
-    }
-
-    /** Commits explicit next offsets (the offset of the next record to read), and waits. */
-    public void commitSync(Map<TopicPartition, Long> offsets) {
-        int n = offsets.size();
-        String[] topics = new String[n];
-        int[] partitions = new int[n];
-        long[] next = new long[n];
-        int i = 0;
-        for (Map.Entry<TopicPartition, Long> e : offsets.entrySet()) {
-            topics[i] = e.getKey().topic();
-            partitions[i] = e.getKey().partition();
-            next[i] = e.getValue();
-            i++;
-        }
-        run(h -> NativeLib.consumerCommitOffsets(h, topics, partitions, next));
+        return poll(timeout, Integer.MAX_VALUE);
     }
 
     /**
-     * Commits the positions of the records delivered so far in the background.
+     * Like {@link #poll(Duration)}, returning at most {@code maxRecords} records (and never
+     * more than {@code max_poll_records}).
      *
-     * @return a future completed (on the {@code cursus-callbacks} thread) when the commit is
-     *     done, or exceptionally with a {@link CursusException}
+     * @param timeout the limit
+     * @param maxRecords the most records to return, at least 1
+     * @return the records
+     */
+    public List<ConsumerRecord> poll(Duration timeout, int maxRecords) {
+        long ms = Timeouts.toMillis(timeout, "timeout");
+        if (maxRecords < 1) {
+            throw new IllegalArgumentException("maxRecords must be at least 1: " + maxRecords);
+        }
+        return RecordView.decode(call(h -> NativeBridge.consumerPollBatch(h, ms, maxRecords)));
+    }
+
+    /** Makes the poll blocked now (or else the next one) return at once, empty. Any thread. */
+    public void wakeup() {
+        run(NativeBridge::consumerWakeup);
+    }
+
+    /** Commits the positions of the records returned so far, and waits. */
+    public void commitSync() {
+        run(NativeBridge::consumerCommit);
+    }
+
+    /**
+     * Commits explicit next offsets (the offset after the last record processed), in map
+     * order, and waits. The consumer must have joined its group (polled once after
+     * subscribing).
+     *
+     * @param offsets next offset per partition
+     */
+    public void commitSync(Map<TopicPartition, Long> offsets) {
+        Objects.requireNonNull(offsets, "offsets");
+        run(h -> {
+            long list = NativeBridge.topicPartitionListNew();
+            try {
+                for (Map.Entry<TopicPartition, Long> e : offsets.entrySet()) {
+                    long next = Objects.requireNonNull(e.getValue(), "offset of " + e.getKey());
+                    NativeBridge.topicPartitionListAdd(list, e.getKey().topic(), e.getKey().partition(), next);
+                }
+                NativeBridge.consumerCommitOffsets(h, list);
+            } finally {
+                NativeBridge.topicPartitionListDestroy(list);
+            }
+        });
+    }
+
+    /**
+     * Commits the positions of the records returned so far in the background.
+     *
+     * @return a future completed (on this consumer's {@code cursus-consumer-N-callbacks}
+     *     thread) when the commit is done, or exceptionally with a {@link CursusException}
      */
     public CompletableFuture<Void> commitAsync() {
         CompletableFuture<Void> future = new CompletableFuture<>();
-        NativeCompletion completion = NativeCompletion.forVoid(future);
-        run(h -> NativeLib.consumerCommitAsync(h, completion));
+        NativeCompletion completion = NativeCompletion.forVoid(future, callbacks);
+        run(h -> NativeBridge.consumerCommitAsync(h, completion));
         return future;
     }
 
-    /** The committed next offset of a partition, if any. */
+    /**
+     * The group's committed next offset of a partition.
+     *
+     * @param partition the partition
+     * @return the offset, empty when the group committed nothing there
+     */
     public OptionalLong committed(TopicPartition partition) {
-        long v = call(h -> NativeLib.consumerCommitted(h, partition.topic(), partition.partition()));
+        Objects.requireNonNull(partition, "partition");
+        long v = call(h -> NativeBridge.consumerCommitted(h, partition.topic(), partition.partition()));
         return v < 0 ? OptionalLong.empty() : OptionalLong.of(v);
     }
 
-    /** The partitions currently assigned to this member. */
+    /**
+     * The partitions currently assigned to this member.
+     *
+     * @return the partitions
+     */
     public List<TopicPartition> assignment() {
-        Decoder d = new Decoder(call(NativeLib::consumerAssignment));
-        int n = d.u32();
-        List<TopicPartition> out = new ArrayList<>(n);
-        for (int i = 0; i < n; i++) {
-            out.add(new TopicPartition(d.str(), d.u32()));
-        }
-        return List.copyOf(out);
+        return call(h -> Results.topicPartitions(NativeBridge.consumerAssignment(h)));
     }
 
     /**
-     * Commits (with auto-commit), leaves the group and closes. Idempotent; waits for calls
-     * in flight (e.g. a poll on another thread) to return before freeing the handle.
+     * Commits (with {@code enable_auto_commit}), leaves the group and closes; a poll blocked
+     * on another thread throws {@link CursusClosedException} at once. Only the first call
+     * does anything.
      */
     @Override
     public void close() {
-        closeWith(NativeLib::consumerClose);
+        closeWith(NativeBridge::consumerClose);
+    }
+
+    @Override
+    void afterClose() {
+        callbacks.shutdown();
     }
 }

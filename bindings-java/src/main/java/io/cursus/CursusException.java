@@ -1,8 +1,8 @@
 package io.cursus;
 
 import java.util.Collections;
+import java.util.LinkedHashMap;
 import java.util.Map;
-import java.util.TreeMap;
 
 /**
  * Root of every error the Cursus SDK throws. Each error carries the engine's
@@ -10,6 +10,10 @@ import java.util.TreeMap;
  * (one subclass of this exception per class), whether it is
  * {@linkplain #isRetryable() retryable}, a message and structured
  * {@linkplain #fields() fields}. Unchecked, so it fits lambdas and futures.
+ *
+ * <p>{@link #getMessage()} is the engine's readable text, the same in every language:
+ * {@code code (class[, retryable]): message; field=value, ...}, e.g.
+ * {@code topic_not_found (not_found): topic 'orders' does not exist; topic=orders}.
  */
 public abstract class CursusException extends RuntimeException {
     private static final long serialVersionUID = 1L;
@@ -30,7 +34,7 @@ public abstract class CursusException extends RuntimeException {
      * @param errorClass the class
      * @param retryable whether the same operation may be attempted again
      * @param message human-readable detail (may be empty)
-     * @param fields structured details (copied)
+     * @param fields structured details (copied, order kept)
      */
     protected CursusException(
             String kind,
@@ -39,24 +43,41 @@ public abstract class CursusException extends RuntimeException {
             boolean retryable,
             String message,
             Map<String, String> fields) {
-        super(render(code, errorClass, retryable, message, fields));
+        this(kind, code, errorClass, retryable, message, fields, render(code, errorClass, retryable, message, fields));
+    }
+
+    /** Builds an error whose readable text was rendered by the engine. */
+    CursusException(String kind, String code, ErrorClass errorClass, boolean retryable, String message,
+            Map<String, String> fields, String text) {
+        super(text);
         this.kind = kind;
         this.code = code;
         this.errorClass = errorClass;
         this.retryable = retryable;
         this.detail = message == null ? "" : message;
-        this.fields = Collections.unmodifiableMap(new TreeMap<>(fields == null ? Map.of() : fields));
+        this.fields = Collections.unmodifiableMap(new LinkedHashMap<>(fields == null ? Map.of() : fields));
     }
 
-    private static String render(
-            String code, ErrorClass c, boolean retryable, String message, Map<String, String> fields) {
-        StringBuilder b = new StringBuilder(code).append(" (class=").append(c.wireName());
-        b.append(", retryable=").append(retryable).append(')');
+    /**
+     * The engine's rendering of an error, for errors raised in Java (a closed object, an
+     * interrupted wait); {@code ErrorTest} checks it against the engine's own.
+     */
+    static String render(String code, ErrorClass c, boolean retryable, String message, Map<String, String> fields) {
+        StringBuilder b = new StringBuilder(code).append(" (").append(c.wireName());
+        if (retryable) {
+            b.append(", retryable");
+        }
+        b.append(')');
+        String sep = ": ";
         if (message != null && !message.isEmpty()) {
-            b.append(": ").append(message);
+            b.append(sep).append(message);
+            sep = "; ";
         }
         if (fields != null) {
-            new TreeMap<>(fields).forEach((k, v) -> b.append(' ').append(k).append('=').append(v));
+            for (Map.Entry<String, String> f : fields.entrySet()) {
+                b.append(sep).append(f.getKey()).append('=').append(f.getValue());
+                sep = ", ";
+            }
         }
         return b.toString();
     }
@@ -86,7 +107,7 @@ public abstract class CursusException extends RuntimeException {
         return detail;
     }
 
-    /** Structured details (e.g. {@code leader}, {@code earliest}); immutable, sorted by name. */
+    /** Structured details (e.g. {@code leader}, {@code earliest}); immutable, in the engine's order. */
     public Map<String, String> fields() {
         return fields;
     }
@@ -100,6 +121,14 @@ public abstract class CursusException extends RuntimeException {
      * Builds the exception of the right subclass for an engine error: by class, with
      * {@link CursusTimeoutException} for timeouts and {@link CursusClosedException} for
      * closed objects.
+     *
+     * @param kind where it comes from (see {@link #kind()})
+     * @param code machine-readable code
+     * @param errorClass the class
+     * @param retryable whether the operation may be attempted again
+     * @param message human-readable detail (may be empty)
+     * @param fields structured details
+     * @return the exception (not thrown)
      */
     public static CursusException of(
             String kind,
@@ -108,29 +137,35 @@ public abstract class CursusException extends RuntimeException {
             boolean retryable,
             String message,
             Map<String, String> fields) {
+        return create(kind, code, errorClass, retryable, message, fields,
+                render(code, errorClass, retryable, message, fields));
+    }
+
+    static CursusException create(String kind, String code, ErrorClass errorClass, boolean retryable,
+            String message, Map<String, String> fields, String text) {
         if ("timeout".equals(kind)) {
-            return new CursusTimeoutException(kind, code, errorClass, retryable, message, fields);
+            return new CursusTimeoutException(kind, code, errorClass, retryable, message, fields, text);
         }
         if ("closed".equals(kind)) {
-            return new CursusClosedException(kind, code, errorClass, retryable, message, fields);
+            return new CursusClosedException(kind, code, errorClass, retryable, message, fields, text);
         }
         switch (errorClass) {
             case VALIDATION:
-                return new ValidationException(kind, code, errorClass, retryable, message, fields);
+                return new ValidationException(kind, code, errorClass, retryable, message, fields, text);
             case AUTHORIZATION:
-                return new AuthorizationException(kind, code, errorClass, retryable, message, fields);
+                return new AuthorizationException(kind, code, errorClass, retryable, message, fields, text);
             case ROUTING:
-                return new RoutingException(kind, code, errorClass, retryable, message, fields);
+                return new RoutingException(kind, code, errorClass, retryable, message, fields, text);
             case AVAILABILITY:
-                return new AvailabilityException(kind, code, errorClass, retryable, message, fields);
+                return new AvailabilityException(kind, code, errorClass, retryable, message, fields, text);
             case CONFLICT:
-                return new ConflictException(kind, code, errorClass, retryable, message, fields);
+                return new ConflictException(kind, code, errorClass, retryable, message, fields, text);
             case FENCING:
-                return new FencingException(kind, code, errorClass, retryable, message, fields);
+                return new FencingException(kind, code, errorClass, retryable, message, fields, text);
             case NOT_FOUND:
-                return new NotFoundException(kind, code, errorClass, retryable, message, fields);
+                return new NotFoundException(kind, code, errorClass, retryable, message, fields, text);
             default:
-                return new InternalException(kind, code, errorClass, retryable, message, fields);
+                return new InternalException(kind, code, errorClass, retryable, message, fields, text);
         }
     }
 }

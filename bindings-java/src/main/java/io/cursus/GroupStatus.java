@@ -9,7 +9,6 @@ import java.util.List;
  * @param topicName topic (single-topic groups)
  * @param state state, e.g. {@code Stable}
  * @param generation generation
- * @param memberCount member count
  * @param partitionCount partition count
  * @param members the members
  */
@@ -18,9 +17,17 @@ public record GroupStatus(
         String topicName,
         String state,
         long generation,
-        long memberCount,
         long partitionCount,
         List<Member> members) {
+    /**
+     * The number of members listed.
+     *
+     * @return {@code members().size()}
+     */
+    public int memberCount() {
+        return members.size();
+    }
+
     /**
      * One group member.
      *

@@ -161,6 +161,17 @@ final class NativeBridge {
     static native void configSet(long config, String key, String value);
 
     /**
+     * Checks a configuration made for one kind of client ({@code config_new_for})
+     * as creating that client would before connecting: each option and the
+     * rules between options ({@code enable_idempotence=true} needs {@code acks=all}; a
+     * consumer needs {@code group_id}). Fails with {@code invalid_argument} naming the
+     * problem, and for a configuration made by {@code config_new} (no kind).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native void configValidate(long config);
+
+    /**
      * The options of a kind of client ({@code "admin"}, {@code "producer"} or
      * {@code "consumer"}) as a flat list of (name, type, default, description)
      * quadruples; the type is {@code integer}, {@code boolean}, {@code string} or {@code list}.

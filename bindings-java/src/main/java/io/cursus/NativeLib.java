@@ -8,51 +8,82 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.util.HashMap;
+import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Properties;
 
 /**
- * The native methods of {@code libcursus_jni} and the loader that extracts the library
- * from the jar. Package-private: the public classes call it under their handle locks.
+ * Loads {@code libcursus_jni} (extracted from the jar), checks that its version matches
+ * these classes, and builds the exceptions the library throws. The entry points themselves
+ * are in the generated {@link NativeBridge}.
  */
 final class NativeLib {
-    /** Version of this Java code; must equal the native library's crate version. */
-    static final String VERSION = "0.1.0";
+    /** Version of these Java classes (from the Maven build); the native library must match. */
+    static final String VERSION = readVersion();
 
     private static final String LIB = "cursus_jni";
-    private static volatile String loadedFrom;
-    private static final CursusException LOAD_ERROR;
-
-    static {
-        CursusException error = null;
-        try {
-            loadedFrom = load();
-            String nativeVersion = nativeVersion();
-            if (!VERSION.equals(nativeVersion)) {
-                error = internal("native_library_mismatch",
-                        "libcursus_jni " + nativeVersion + " loaded from " + loadedFrom
-                                + " does not match the Java classes " + VERSION);
-            }
-        } catch (CursusException e) {
-            error = e;
-        }
-        LOAD_ERROR = error;
-    }
+    private static String loadedFrom;
+    private static CursusException loadError;
+    private static boolean attempted;
 
     private NativeLib() {}
 
-    /** Throws why the native library is unusable, if it is. */
+    private static String readVersion() {
+        try (InputStream in = NativeLib.class.getResourceAsStream("version.properties")) {
+            Properties p = new Properties();
+            if (in != null) {
+                p.load(in);
+            }
+            return p.getProperty("version", "unknown");
+        } catch (IOException e) {
+            return "unknown";
+        }
+    }
+
+    /**
+     * Loads the native library once and checks its version; never throws (the failure is
+     * kept for {@link #ensureLoaded}). {@link NativeBridge}'s initializer calls it.
+     */
+    static synchronized void load() {
+        if (attempted) {
+            return;
+        }
+        attempted = true;
+        try {
+            loadedFrom = loadLibrary();
+            String nativeVersion = nativeVersion();
+            if (!VERSION.equals(nativeVersion)) {
+                loadError = internal("native_library_mismatch",
+                        "libcursus_jni " + nativeVersion + " loaded from " + loadedFrom
+                                + " does not match the Java classes " + VERSION
+                                + "; use the jar's own library (unset -Dcursus.native.library)");
+            }
+        } catch (CursusException e) {
+            loadError = e;
+        }
+    }
+
+    /** Loads the library if needed; throws why it is unusable, if it is. */
     static void ensureLoaded() {
-        if (LOAD_ERROR != null) {
-            throw LOAD_ERROR;
+        CursusException error;
+        synchronized (NativeLib.class) {
+            load();
+            error = loadError;
+        }
+        if (error != null) {
+            // A fresh exception per call, so each caller's stack trace is its own.
+            throw CursusException.of(error.kind(), error.code(), error.errorClass(), error.isRetryable(),
+                    error.detail(), error.fields());
         }
     }
 
     /** Where the library was loaded from (a file path, or {@code java.library.path}). */
     static String loadedFrom() {
         ensureLoaded();
-        return loadedFrom;
+        synchronized (NativeLib.class) {
+            return loadedFrom;
+        }
     }
 
     static String platform() {
@@ -76,7 +107,7 @@ final class NativeLib {
      * or {@code java.io.tmpdir}); else {@code System.loadLibrary("cursus_jni")} from
      * {@code java.library.path}.
      */
-    private static String load() {
+    private static String loadLibrary() {
         String explicit = System.getProperty("cursus.native.library");
         if (explicit != null && !explicit.isEmpty()) {
             try {
@@ -146,71 +177,25 @@ final class NativeLib {
         }
     }
 
-    /** Called by the native library to build the exception for an engine error. */
-    static CursusException error(
-            String kind, String code, String errorClass, boolean retryable, String message, String[] fields) {
-        Map<String, String> map = new HashMap<>();
+    /**
+     * Called by the native library to build the exception for an engine error; {@code text}
+     * is the engine's rendering, the same in every language.
+     */
+    static CursusException error(String kind, String code, String errorClass, boolean retryable,
+            String message, String text, String[] fields) {
+        Map<String, String> map = new LinkedHashMap<>();
         for (int i = 0; i + 1 < fields.length; i += 2) {
             map.put(fields[i], fields[i + 1]);
         }
-        return CursusException.of(kind, code, ErrorClass.fromWireName(errorClass), retryable, message, map);
+        return CursusException.create(kind, code, ErrorClass.fromWireName(errorClass), retryable, message,
+                map, text);
     }
 
-    /** The error for use of a closed object (same code as the engine's). */
-    static CursusClosedException closed(String what) {
-        return new CursusClosedException("closed", "closed", ErrorClass.VALIDATION, false, what + " is closed", Map.of());
+    /** The error for use of a closed object (the engine's code for it). */
+    static CursusException closed(String what) {
+        return CursusException.of("closed", "closed", ErrorClass.VALIDATION, false, what + " is closed", Map.of());
     }
 
-    static String[] flatten(Map<String, String> map) {
-        String[] out = new String[map.size() * 2];
-        int i = 0;
-        for (Map.Entry<String, String> e : map.entrySet()) {
-            out[i++] = e.getKey();
-            out[i++] = e.getValue();
-        }
-        return out;
-    }
-
-    // Library
+    /** The library version, which must equal {@link #VERSION}. */
     static native String nativeVersion();
-    static native String[] options(int which);
-    static native void validateConfig(int which, String[] kv);
-    static native void debugRaise(String kind, String code, String message, String[] fields);
-
-    // Admin
-    static native long adminConnect(String[] kv);
-    static native byte[] adminCreateTopic(long h, String[] topicKv);
-    static native byte[] adminAlterTopicConfig(long h, String topic, int minIsr);
-    static native int adminDeleteTopic(long h, String topic, boolean ifExists);
-    static native byte[] adminTruncateTopic(long h, String topic, long expectedRevision);
-    static native String[] adminListTopics(long h);
-    static native String[] adminListGroups(long h);
-    static native String[] adminHelp(long h);
-    static native byte[] adminDescribeTopic(long h, String topic);
-    static native byte[] adminMetadata(long h, String topic);
-    static native byte[] adminListOffsets(long h, String topic, int partition);
-    static native byte[] adminGroupStatus(long h, String group);
-    static native void adminClose(long h);
-    static native void adminFree(long h);
-
-    // Producer
-    static native long producerConnect(String[] kv);
-    static native void producerSend(long h, String topic, int partition, byte[] key, byte[] value,
-            long timestamp, boolean hasTimestamp, NativeCompletion completion);
-    static native void producerFlush(long h, long timeoutMs);
-    static native void producerClose(long h, long timeoutMs);
-    static native void producerFree(long h);
-
-    // Consumer
-    static native long consumerConnect(String[] kv);
-    static native void consumerSubscribe(long h, String[] topics);
-    static native void consumerSubscribePattern(long h, String pattern);
-    static native byte[] consumerPoll(long h, long timeoutMs);
-    static native void consumerCommitSync(long h);
-    static native void consumerCommitOffsets(long h, String[] topics, int[] partitions, long[] offsets);
-    static native void consumerCommitAsync(long h, NativeCompletion completion);
-    static native long consumerCommitted(long h, String topic, int partition);
-    static native byte[] consumerAssignment(long h);
-    static native void consumerClose(long h);
-    static native void consumerFree(long h);
 }

@@ -2,50 +2,44 @@ package io.cursus;
 
 import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
-import java.util.concurrent.locks.ReentrantLock;
-import java.util.concurrent.locks.ReentrantReadWriteLock;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongConsumer;
 
 /**
- * Owns one native handle and makes its use safe from any thread:
+ * Owns one native handle (a {@code long} id into the library's handle table, never a
+ * pointer) and makes its use safe from any thread:
  * <ul>
- *   <li>every native call runs under the read lock, with the handle checked non-zero, so a
- *       closed object throws {@link CursusClosedException} and never reaches freed memory;</li>
- *   <li>{@link #close()} first closes the engine object (concurrent calls then fail fast),
- *       then frees the handle under the write lock, i.e. once no call is in flight; it is
- *       idempotent and thread-safe;</li>
- *   <li>{@link Reference#reachabilityFence} after each call keeps the Java object reachable
- *       for the whole native call, and a {@link Cleaner} frees the handle of an object that
- *       was never closed once it is unreachable.</li>
+ *   <li>a call after {@link #close()} throws {@link CursusClosedException} before reaching
+ *       the library;</li>
+ *   <li>{@link #close()} closes the engine object (a poll blocked on another thread returns
+ *       at once), then destroys the handle. No lock is held across the engine's close, so a
+ *       close never waits for a blocked call: the library keeps the object alive until every
+ *       call inside it has returned, and a destroyed handle is reported, never
+ *       dereferenced;</li>
+ *   <li>{@link Reference#reachabilityFence} keeps the Java object reachable for the whole
+ *       native call, and a {@link Cleaner} destroys the handle of an object that was never
+ *       closed once it is unreachable.</li>
  * </ul>
  */
 abstract class NativeResource implements AutoCloseable {
     private static final Cleaner CLEANER = Cleaner.create();
 
-    /** The state the cleaner may touch; must not reference the owning object. */
-    private static final class State implements Runnable {
-        final ReentrantReadWriteLock lock = new ReentrantReadWriteLock();
-        final ReentrantLock closeLock = new ReentrantLock();
-        final LongConsumer free;
-        volatile long handle;
+    /** What the cleaner runs; must not reference the owning object. */
+    private static final class Destroyer implements Runnable {
+        final AtomicLong handle;
+        final LongConsumer destroy;
 
-        State(long handle, LongConsumer free) {
-            this.handle = handle;
-            this.free = free;
+        Destroyer(long handle, LongConsumer destroy) {
+            this.handle = new AtomicLong(handle);
+            this.destroy = destroy;
         }
 
-        /** Frees the handle once no call is in flight (cleaner or close). */
         @Override
         public void run() {
-            lock.writeLock().lock();
-            try {
-                long h = handle;
-                handle = 0;
-                if (h != 0) {
-                    free.accept(h);
-                }
-            } finally {
-                lock.writeLock().unlock();
+            long h = handle.getAndSet(0);
+            if (h != 0) {
+                destroy.accept(h);
             }
         }
     }
@@ -63,27 +57,35 @@ abstract class NativeResource implements AutoCloseable {
     }
 
     private final String what;
-    private final State state;
+    private final Destroyer destroyer;
     private final Cleaner.Cleanable cleanable;
+    private final AtomicBoolean closed = new AtomicBoolean();
 
-    NativeResource(String what, long handle, LongConsumer free) {
+    /**
+     * @param what the object's name in errors ("producer")
+     * @param handle the live handle
+     * @param destroy the generated {@code xxxDestroy} of the handle's kind
+     */
+    NativeResource(String what, long handle, LongConsumer destroy) {
         this.what = what;
-        this.state = new State(handle, free);
-        this.cleanable = CLEANER.register(this, state);
+        this.destroyer = new Destroyer(handle, destroy);
+        this.cleanable = CLEANER.register(this, destroyer);
     }
 
     /** Runs {@code call} with the live handle; throws {@link CursusClosedException} if closed. */
     final <T> T call(Call<T> call) {
-        ReentrantReadWriteLock.ReadLock read = state.lock.readLock();
-        read.lock();
+        if (closed.get()) {
+            throw NativeLib.closed(what);
+        }
         try {
-            long h = state.handle;
-            if (h == 0 || closing) {
+            return call.apply(destroyer.handle.get());
+        } catch (CursusException e) {
+            // Closed by another thread between the check and the call.
+            if (closed.get() && "invalid_handle".equals(e.code())) {
                 throw NativeLib.closed(what);
             }
-            return call.apply(h);
+            throw e;
         } finally {
-            read.unlock();
             Reference.reachabilityFence(this);
         }
     }
@@ -96,45 +98,33 @@ abstract class NativeResource implements AutoCloseable {
         });
     }
 
-    /** Whether {@link #close()} has completed or begun. */
+    /** Whether {@link #close()} has begun. */
     public final boolean isClosed() {
-        return state.handle == 0 || closing;
+        return closed.get();
     }
 
-    private volatile boolean closing;
-
     /**
-     * Closes the engine object, then frees the handle once every call in flight has
-     * returned. Idempotent; an error from the engine's close (e.g. a flush that timed out)
-     * is thrown after the handle is freed.
+     * Closes the engine object, then destroys the handle; only the first call does anything
+     * (later ones return at once). An error from the engine's close (e.g. a flush that timed
+     * out) is thrown after the handle is destroyed.
      *
      * @param engineClose the engine's close for this object
      */
     final void closeWith(VoidCall engineClose) {
-        state.closeLock.lock();
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
         try {
-            if (state.handle == 0 || closing) {
-                return;
-            }
-            closing = true;
-            CursusException failure = null;
-            state.lock.readLock().lock();
-            try {
-                engineClose.apply(state.handle);
-            } catch (CursusException e) {
-                failure = e;
-            } finally {
-                state.lock.readLock().unlock();
-            }
-            cleanable.clean();
-            if (failure != null) {
-                throw failure;
-            }
+            engineClose.apply(destroyer.handle.get());
         } finally {
-            state.closeLock.unlock();
+            cleanable.clean();
+            afterClose();
             Reference.reachabilityFence(this);
         }
     }
+
+    /** Runs once the handle is destroyed (e.g. to stop a callback pool). */
+    void afterClose() {}
 
     @Override
     public abstract void close();

@@ -97,16 +97,4 @@ public final class NewTopic {
     public NewTopic writeAcl(List<String> principals) {
         return put("write_acl", String.join(",", principals));
     }
-
-    String[] toPairs() {
-        String[] out = new String[2 + settings.size() * 2];
-        out[0] = "name";
-        out[1] = name;
-        int i = 2;
-        for (Map.Entry<String, String> e : settings.entrySet()) {
-            out[i++] = e.getKey();
-            out[i++] = e.getValue();
-        }
-        return out;
-    }
 }

@@ -6,10 +6,10 @@ import java.util.List;
  * DESCRIBE: a topic's definition and per-partition state.
  *
  * @param topic topic name
- * @param definitionJson the definition as the broker's JSON object
+ * @param definition the definition
  * @param partitions per-partition state
  */
-public record TopicDescription(String topic, String definitionJson, List<PartitionDescription> partitions) {
+public record TopicDescription(String topic, TopicInfo definition, List<PartitionDescription> partitions) {
     /**
      * One partition in DESCRIBE.
      *
@@ -17,9 +17,11 @@ public record TopicDescription(String topic, String definitionJson, List<Partiti
      * @param leader leader address
      * @param replicas replica set
      * @param isr in-sync replicas
+     * @param earliest first retained offset
      * @param logEndOffset log end offset
      * @param highWatermark high-water mark
      */
     public record PartitionDescription(
-            int id, String leader, List<String> replicas, List<String> isr, long logEndOffset, long highWatermark) {}
+            int id, String leader, List<String> replicas, List<String> isr, long earliest, long logEndOffset,
+            long highWatermark) {}
 }

@@ -28,6 +28,12 @@ class ConfigTest {
         assertTrue(client.containsKey("request_timeout_ms"));
         assertTrue(!client.containsKey("acks"));
         ClientConfig.options().forEach(o -> assertTrue(!o.doc().isEmpty(), o.name()));
+        Map<String, String> types = ProducerConfig.options().stream()
+                .collect(Collectors.toMap(ConfigOption::name, ConfigOption::type));
+        assertEquals("integer", types.get("linger_ms"));
+        assertEquals("boolean", types.get("enable_idempotence"));
+        assertEquals("string", types.get("acks"));
+        assertEquals("list", types.get("bootstrap_servers"));
     }
 
     @Test
@@ -45,7 +51,12 @@ class ConfigTest {
         assertEquals("poll", c.get("consume_mode"));
         assertThrows(ValidationException.class, () -> ConsumerConfig.builder().consumeMode("push").groupId("g").build());
         assertThrows(ValidationException.class, () -> ClientConfig.builder().bootstrapServers("nohost").build());
-        assertThrows(ValidationException.class, () -> ClientConfig.builder().set("acks", "1").build());
+        ValidationException unknown = assertThrows(ValidationException.class,
+                () -> ClientConfig.builder().set("acks", "1").build());
+        assertTrue(unknown.getMessage().contains("admin"), unknown.getMessage());
+        // Rules between options are checked when the config is built, before connecting.
+        assertThrows(ValidationException.class, () -> ConsumerConfig.builder().bootstrapServers("h:1").build());
+        assertThrows(NullPointerException.class, () -> ProducerConfig.builder().set("acks", null));
     }
 
     @Test
@@ -54,5 +65,6 @@ class ConfigTest {
         assertTrue(from.contains("cursus-jni-") || from.equals("java.library.path")
                 || System.getProperty("cursus.native.library") != null, from);
         assertEquals(NativeLib.VERSION, NativeLib.nativeVersion());
+        assertTrue(NativeLib.VERSION.matches("\\d+\\.\\d+\\.\\d+.*"), NativeLib.VERSION);
     }
 }

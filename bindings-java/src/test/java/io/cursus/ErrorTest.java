@@ -117,31 +117,45 @@ class ErrorTest {
     /** Every class maps to its subclass, with code, retryable flag and fields intact. */
     @Test
     void everyClassMapsToItsSubclass() {
-        Map<String, Class<? extends CursusException>> byCode = Map.of(
-                "invalid_acks", ValidationException.class,
-                "NOT_AUTHORIZED_FOR_TOPIC", AuthorizationException.class,
-                "NOT_LEADER", RoutingException.class,
-                "coordinator_not_available", AvailabilityException.class,
-                "topic_revision_conflict", ConflictException.class,
-                "GEN_MISMATCH", FencingException.class,
-                "group_not_found", NotFoundException.class,
-                "broker_error", InternalException.class);
-        for (Map.Entry<String, Class<? extends CursusException>> c : byCode.entrySet()) {
-            CursusException e = assertThrows(c.getValue(),
-                    () -> NativeLib.debugRaise("broker", c.getKey(), "detail", new String[] {"leader", "h:1"}));
-            assertEquals(c.getKey(), e.code());
+        Map<ErrorClass, Class<? extends CursusException>> byClass = Map.of(
+                ErrorClass.VALIDATION, ValidationException.class,
+                ErrorClass.AUTHORIZATION, AuthorizationException.class,
+                ErrorClass.ROUTING, RoutingException.class,
+                ErrorClass.AVAILABILITY, AvailabilityException.class,
+                ErrorClass.CONFLICT, ConflictException.class,
+                ErrorClass.FENCING, FencingException.class,
+                ErrorClass.NOT_FOUND, NotFoundException.class,
+                ErrorClass.INTERNAL, InternalException.class);
+        assertEquals(ErrorClass.values().length, byClass.size());
+        for (Map.Entry<ErrorClass, Class<? extends CursusException>> c : byClass.entrySet()) {
+            CursusException e = CursusException.of("broker", "SOME_CODE", c.getKey(), true, "detail",
+                    Map.of("leader", "h:1"));
+            assertEquals(c.getValue(), e.getClass());
+            assertEquals("SOME_CODE", e.code());
             assertEquals("detail", e.detail());
             assertEquals("h:1", e.field("leader"));
-            assertEquals(Map.of("leader", "h:1"), e.fields());
-            assertEquals(c.getKey().equals("NOT_LEADER") || c.getKey().equals("coordinator_not_available"),
-                    e.isRetryable(), c.getKey());
+            assertTrue(e.isRetryable());
+            assertEquals("SOME_CODE (" + c.getKey().wireName() + ", retryable): detail; leader=h:1", e.getMessage());
         }
-        CursusTimeoutException t = assertThrows(CursusTimeoutException.class,
-                () -> NativeLib.debugRaise("timeout", "timeout", "slow", new String[0]));
-        assertEquals(ErrorClass.AVAILABILITY, t.errorClass());
-        InternalException panic = assertThrows(InternalException.class,
-                () -> NativeLib.debugRaise("panic", "x", "boom", new String[0]));
-        assertEquals("panic", panic.code());
-        assertTrue(panic.getMessage().contains("boom"), panic.getMessage());
+        assertInstanceOf(CursusTimeoutException.class,
+                CursusException.of("timeout", "timeout", ErrorClass.AVAILABILITY, true, "slow", Map.of()));
+        assertInstanceOf(CursusClosedException.class,
+                CursusException.of("closed", "closed", ErrorClass.VALIDATION, false, "", Map.of()));
+    }
+
+    /** The message is the engine's text, and the Java rendering (for Java-side errors) matches it. */
+    @Test
+    void messageIsTheEngineText() {
+        try (CursusAdmin admin = BROKER.admin()) {
+            NotFoundException e = assertThrows(NotFoundException.class, () -> admin.describeTopic("nowhere"));
+            assertTrue(e.getMessage().startsWith("topic_not_found (not_found)"), e.getMessage());
+            assertEquals(CursusException.render(e.code(), e.errorClass(), e.isRetryable(), e.detail(), e.fields()),
+                    e.getMessage());
+        }
+        ValidationException bad = assertThrows(ValidationException.class,
+                () -> ProducerConfig.builder().set("linger_ms", "soon").build());
+        assertEquals(CursusException.render(bad.code(), bad.errorClass(), bad.isRetryable(), bad.detail(),
+                bad.fields()), bad.getMessage());
+        assertTrue(bad.getMessage().contains("linger_ms"), bad.getMessage());
     }
 }

@@ -98,20 +98,4 @@ class ProduceConsumeTest {
             assertFalse(md.hasOffset());
         }
     }
-
-    @Test
-    void continuationsMayCallBlockingMethods() throws Exception {
-        BROKER.createTopic("chain", 1);
-        try (CursusProducer producer = new CursusProducer(ProducerConfig.of(BROKER.addr()))) {
-            // A continuation runs on the cursus-callbacks thread, not an engine thread, so it
-            // may send (a blocking call) and wait without deadlocking the engine.
-            RecordMetadata second = producer.send(ProducerRecord.of("chain", "first"))
-                    .thenApply(md -> {
-                        assertTrue(Thread.currentThread().getName().startsWith("cursus-callbacks"));
-                        return producer.sendAndWait(ProducerRecord.of("chain", "after " + md.offset()));
-                    })
-                    .get(30, TimeUnit.SECONDS);
-            assertEquals(1, second.offset());
-        }
-    }
 }

@@ -297,7 +297,9 @@ public final class Driver {
                 return r;
             }
             case "poll":
-                return poll(a);
+                return poll(a, false);
+            case "take":
+                return poll(a, true);
             case "commit":
                 lookup(consumers, "consumer", a.str("consumer")).commitSync();
                 return r;
@@ -456,14 +458,18 @@ public final class Driver {
         return r;
     }
 
-    private Map<String, Object> poll(Args a) throws DriverError {
+    /** {@code poll}, or {@code take} ({@code exact}): each poll asks for at most what is still wanted. */
+    private Map<String, Object> poll(Args a, boolean exact) throws DriverError {
         CursusConsumer c = lookup(consumers, "consumer", a.str("consumer"));
         long count = a.num("count");
         long deadline = System.nanoTime() + a.num("timeout_ms") * 1_000_000L;
         List<Object> records = new ArrayList<>();
         do {
             long left = Math.max(0, (deadline - System.nanoTime() + 999_999) / 1_000_000);
-            for (ConsumerRecord rec : c.poll(Duration.ofMillis(left))) {
+            List<ConsumerRecord> polled = exact
+                    ? c.poll(Duration.ofMillis(left), (int) Math.max(1, count - records.size()))
+                    : c.poll(Duration.ofMillis(left));
+            for (ConsumerRecord rec : polled) {
                 Map<String, Object> m = new LinkedHashMap<>();
                 m.put("topic", rec.topic());
                 m.put("partition", rec.partition());

@@ -1,11 +1,18 @@
 # ffi-c/build.mk: libcursus (C ABI), the C++ wrapper and the Go package.
 # Included from the top-level Makefile (run from the repository root).
 #
-#   make ffi-lib        libcursus.so/.a + cursus.pc into $(FFI_OUT)
+#   make ffi-lib        lay out libcursus (headers, libcursus.so/.a, cursus.pc,
+#                       cursus++.pc, CMake package) under $(FFI_OUT)
+#   make install PREFIX=/usr/local   the same layout from a release build
+#   make test-install-c install into a temporary prefix, then build and run a
+#                       C program (pkg-config) and a C++ program (CMake) there
+#                       (INSTALL_PROFILE=debug skips the release build; the
+#                       top-level test-install does so)
 #   make ffi-header     regenerate include/cursus.h (cbindgen)
 #   make header-check   fail when include/cursus.h differs from the generated one
 #   make test-c         C tests against a real broker
 #   make test-cpp       C++ (GoogleTest) tests against a real broker
+#   make ffi-tools      install GoogleTest and CMake when missing (apt-get)
 #   make test-go        go test against a real broker
 #   make test-valgrind  the C tests under valgrind (no leaks, no invalid accesses)
 #   make examples-c examples-cpp examples-go   build and run the examples
@@ -34,7 +41,7 @@ FFI_GO_ENV     := CGO_ENABLED=1 PKG_CONFIG_PATH=$(FFI_LIBDIR)/pkgconfig \
                   GOFLAGS=-mod=mod GOTOOLCHAIN=local
 DEMO_BOOTSTRAP ?= 127.0.0.1:9000
 
-.PHONY: ffi-lib install ffi-header header-check test-c test-cpp test-go test-valgrind \
+.PHONY: ffi-lib install test-install-c ffi-tools ffi-header header-check test-c test-cpp test-go test-valgrind \
         test-ffi examples-c examples-cpp examples-go bench-ffi \
         quickstart-c quickstart-cpp quickstart-go
 
@@ -50,10 +57,13 @@ FFI_ABI     := $(shell sed -n 's/^#define CURSUS_ABI_VERSION "\(.*\)"/\1/p' incl
 define ffi_layout
 	@mkdir -p $(1)/include $(1)/lib/pkgconfig $(1)/lib/cmake/cursus
 	cp -f include/cursus.h include/cursus.hpp $(1)/include/
-	cp -f $(2)/libcursus_ffi.so $(1)/lib/libcursus.so.$(FFI_VERSION)
+	# Copy, then rename: a process running on the old library keeps its (unlinked) file.
+	cp -f $(2)/libcursus_ffi.so $(1)/lib/.libcursus.so.tmp
+	mv -f $(1)/lib/.libcursus.so.tmp $(1)/lib/libcursus.so.$(FFI_VERSION)
 	ln -sf libcursus.so.$(FFI_VERSION) $(1)/lib/libcursus.so.$(FFI_ABI)
 	ln -sf libcursus.so.$(FFI_ABI) $(1)/lib/libcursus.so
-	cp -f $(2)/libcursus_ffi.a $(1)/lib/libcursus.a
+	cp -f $(2)/libcursus_ffi.a $(1)/lib/.libcursus.a.tmp
+	mv -f $(1)/lib/.libcursus.a.tmp $(1)/lib/libcursus.a
 	sed 's/@VERSION@/$(FFI_VERSION)/' ffi-c/pkg/cursus.pc.in > $(1)/lib/pkgconfig/cursus.pc
 	sed 's/@VERSION@/$(FFI_VERSION)/' ffi-c/pkg/cursus++.pc.in > $(1)/lib/pkgconfig/cursus++.pc
 	cp -f ffi-c/pkg/cursusConfig.cmake $(1)/lib/cmake/cursus/
@@ -69,13 +79,30 @@ ffi-lib:
 	@mkdir -p $(FFI_BUILD)
 	@echo "libcursus: $(FFI_OUT) (pkg-config: PKG_CONFIG_PATH=$(FFI_LIBDIR)/pkgconfig)"
 
-# `make install PREFIX=/usr/local`: a release build, whatever was built
-# last, laid out as above under PREFIX.
+# `make install PREFIX=/usr/local`: a release build (INSTALL_PROFILE=debug:
+# the dev build, for tests), laid out as above under PREFIX.
 PREFIX ?= /usr/local
+INSTALL_PROFILE ?= release
 install:
-	$(FFI_CARGO) build --release -p cursus-ffi
-	$(call ffi_layout,$(PREFIX),$(FFI_TARGET)/release)
+	$(FFI_CARGO) build $(if $(filter release,$(INSTALL_PROFILE)),--release) -p cursus-ffi
+	$(call ffi_layout,$(PREFIX),$(FFI_TARGET)/$(INSTALL_PROFILE))
 	@echo "installed libcursus $(FFI_VERSION) under $(PREFIX)"
+
+# Installs (release build) into a mktemp -d prefix outside the repository,
+# moves it (relocatable), checks the layout, builds ffi-c/tests-c/install's
+# programs there with pkg-config and with CMake find_package(cursus), and
+# runs them against a fresh broker (ffi-lib builds the broker).
+test-install-c: ffi-lib ffi-tools
+	MAKE="$(MAKE)" INSTALL_PROFILE=$(INSTALL_PROFILE) ffi-c/tests-c/install/run.sh $(FFI_BROKER)
+
+# GoogleTest (test-cpp) and CMake (test-install) are not on every machine
+# of the project: installed from Debian's packages on first use (as root,
+# which CI and the sessions are).
+ffi-tools:
+	@if [ ! -f /usr/include/gtest/gtest.h ] || ! command -v cmake >/dev/null; then \
+	  echo "installing libgtest-dev and cmake"; \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q libgtest-dev cmake; \
+	fi
 
 ffi-header:
 	CURSUS_UPDATE_HEADER=1 $(FFI_CARGO) test -p cursus-ffi --test header
@@ -101,7 +128,7 @@ test-valgrind: $(FFI_BUILD)/test_cursus
 	  --suppressions=$(CURDIR)/ffi-c/tests-c/valgrind.supp $(FFI_BUILD)/test_cursus
 
 
-test-cpp: ffi-lib
+test-cpp: ffi-lib ffi-tools
 	$(CXX) $(FFI_CXXFLAGS) -o $(FFI_BUILD)/test_cursus_cpp ffi-c/tests-cpp/test_cursus.cpp $(FFI_LDFLAGS) -lgtest
 	$(FFI_WITH_BROKER) $(FFI_BUILD)/test_cursus_cpp
 

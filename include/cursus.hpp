@@ -270,7 +270,12 @@ struct RecordMetadata {
 struct TopicPartition {
   std::string topic;   ///< Topic.
   uint32_t partition;  ///< Partition.
+  /// Same topic and partition.
   bool operator==(const TopicPartition &o) const { return topic == o.topic && partition == o.partition; }
+  /// Ordered by topic, then partition (a std::map key).
+  bool operator<(const TopicPartition &o) const {
+    return topic != o.topic ? topic < o.topic : partition < o.partition;
+  }
 };
 
 /// A topic's definition (CREATE, ALTER, METADATA, DESCRIBE).
@@ -587,12 +592,18 @@ class Producer {
     detail::call(cursus_producer_new, config.c_handle(), &p);
     h_ = detail::Handle<cursus_producer_t, cursus_producer_destroy>(p);
   }
+  /// Takes over another producer (which is left empty).
   Producer(Producer &&) noexcept = default;
-  Producer &operator=(Producer &&) noexcept = default;
-  /// Closes within default_timeout (errors ignored), then releases the handle.
-  ~Producer() {
-    if (h_.get()) cursus_producer_close(h_.get(), CURSUS_DEFAULT_TIMEOUT, nullptr);
+  /// Closes this producer (as the destructor does), then takes over `o`.
+  Producer &operator=(Producer &&o) noexcept {
+    if (this != &o) {
+      close_quietly();
+      h_ = std::move(o.h_);
+    }
+    return *this;
   }
+  /// Closes within default_timeout (errors ignored), then releases the handle.
+  ~Producer() { close_quietly(); }
 
   /// Sends one record and waits for its acknowledgement. partition < 0: the
   /// partitioner chooses; timestamp: milliseconds since the epoch (none: now).
@@ -665,6 +676,9 @@ class Producer {
       // An exception must not unwind into C; a callback reports its own errors.
     }
   }
+  void close_quietly() noexcept {
+    if (h_.get()) cursus_producer_close(h_.get(), CURSUS_DEFAULT_TIMEOUT, nullptr);
+  }
   detail::Handle<cursus_producer_t, cursus_producer_destroy> h_;
 };
 
@@ -678,6 +692,19 @@ class Consumer {
     detail::call(cursus_consumer_new, config.c_handle(), &c);
     h_ = detail::Handle<cursus_consumer_t, cursus_consumer_destroy>(c);
   }
+  /// Takes over another consumer (which is left empty).
+  Consumer(Consumer &&) noexcept = default;
+  /// Closes this consumer (as the destructor does), then takes over `o`.
+  Consumer &operator=(Consumer &&o) noexcept {
+    if (this != &o) {
+      close_quietly();
+      h_ = std::move(o.h_);
+    }
+    return *this;
+  }
+  /// Closes (commits what was returned when auto-commit is on, leaves the
+  /// group; errors ignored), then releases the handle.
+  ~Consumer() { close_quietly(); }
   /// Subscribes to topics (replacing any earlier subscription).
   void subscribe(const std::vector<std::string> &topics) {
     std::vector<const char *> names;
@@ -722,8 +749,10 @@ class Consumer {
     }
     return f;
   }
-  /// Commits explicit next offsets (offset after the last record processed).
-  void commit_offsets(const std::vector<std::pair<TopicPartition, uint64_t>> &offsets) {
+  /// Commits explicit next offsets (the offset after the last record
+  /// processed), synchronously; the consumer must have joined its group
+  /// (polled once after subscribing).
+  void commit_offsets(const std::map<TopicPartition, uint64_t> &offsets) {
     auto list = detail::result<cursus_topic_partition_list_t, cursus_topic_partition_list_destroy>(
         cursus_topic_partition_list_new);
     for (const auto &o : offsets)
@@ -752,6 +781,9 @@ class Consumer {
   void close() { detail::call(cursus_consumer_close, h_.get()); }
 
  private:
+  void close_quietly() noexcept {
+    if (h_.get()) cursus_consumer_close(h_.get(), nullptr);
+  }
   static void completed(void *user_data, cursus_status_t status, const cursus_error_t *error) {
     std::unique_ptr<std::promise<void>> p(static_cast<std::promise<void> *>(user_data));
     if (status == CURSUS_OK)

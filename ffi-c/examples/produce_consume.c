@@ -60,7 +60,8 @@ int main(int argc, char **argv) {
 
   config = config_for("consumer", broker, &err);
   cursus_consumer_t *consumer = NULL;
-  if (!config || cursus_config_set(config, "group_id", "example-c", &err)) return fail("config", err);
+  /* A group of its own: a group stays bound to the topics it consumed. */
+  if (!config || cursus_config_set(config, "group_id", topic, &err)) return fail("config", err);
   if (cursus_consumer_new(config, &consumer, &err)) return fail("consumer", err);
   const char *topics[] = {topic};
   if (cursus_consumer_subscribe(consumer, topics, 1, &err)) return fail("subscribe", err);

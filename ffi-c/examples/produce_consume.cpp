@@ -12,8 +12,9 @@ int main(int argc, char **argv) {
   const std::string topic = "example-cpp-" + std::to_string(std::time(nullptr));
   try {
     // One generic configuration for every client (Kind::Producer etc. make
-    // one for a single kind, whose errors name it).
-    cursus::Config config(cursus::Kind::Any, {{"bootstrap_servers", broker}, {"group_id", "example-cpp"}});
+    // one for a single kind, whose errors name it). The group is the
+    // topic's own: a group stays bound to the topics it consumed.
+    cursus::Config config(cursus::Kind::Any, {{"bootstrap_servers", broker}, {"group_id", topic}});
     std::cout << "libcursus " << cursus::version() << ", broker " << broker << "\n";
     cursus::Admin(config).create_topic(topic, 1);
 

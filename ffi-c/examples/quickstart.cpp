@@ -1,7 +1,7 @@
 // Quickstart in C++: create a topic, produce 1,000 records, consume them
 // through a consumer group and commit.
 //   usage: quickstart [BROKER_ADDR]   (default 127.0.0.1:9000)
-// Build: c++ -std=c++17 quickstart.cpp $(pkg-config --cflags --libs cursus)
+// Build: c++ quickstart.cpp $(pkg-config --cflags --libs cursus++)
 #include "cursus.hpp"
 
 #include <chrono>

@@ -16,7 +16,7 @@ done:;
 }
 
 void test_config_validation(void) {
-  cursus_config_t *c = NULL, *p = NULL;
+  cursus_config_t *c = NULL, *p = NULL, *bad = NULL;
   cursus_error_t *err = NULL;
   CHECK_OK(cursus_config_new(&c, &err));
   CHECK_FAILS(CURSUS_ERR_INVALID_ARGUMENT, cursus_config_set(c, "no_such_option", "1", &err), &err);
@@ -39,17 +39,27 @@ void test_config_validation(void) {
   CHECK(strncmp(text, "invalid_argument (validation): unknown producer option \"group_id\"; known options: ",
                 strlen("invalid_argument (validation): unknown producer option \"group_id\"; known options: ")) == 0);
   CHECK(strstr(text, "linger_ms") != NULL && strstr(text, "group_id,") == NULL);
-  CHECK_FAILS(CURSUS_ERR_INVALID_ARGUMENT, cursus_config_new_for("broker", &p, &err), &err);
+  /* An unknown name: the text lists the producer's options, and only those. */
+  CHECK_FAILS(CURSUS_ERR_INVALID_ARGUMENT, cursus_config_set(p, "no_such_option", "1", &err), &err);
+  text = cursus_error_text(err);
+  CHECK(strstr(text, "unknown producer option \"no_such_option\"; known options: ") != NULL);
+  CHECK(strstr(text, "linger_ms") != NULL && strstr(text, "acks") != NULL);
+  CHECK(strstr(text, "group_id") == NULL);
+  CHECK_FAILS(CURSUS_ERR_INVALID_ARGUMENT, cursus_config_new_for("broker", &bad, &err), &err);
+  CHECK(bad == NULL);
 done:
   cursus_error_destroy(err);
   cursus_config_destroy(c);
   cursus_config_destroy(p);
+  cursus_config_destroy(bad);
 }
 
 void test_invalid_handles(void) {
   cursus_error_t *err = NULL;
   cursus_config_t *c = config_for("producer", NULL);
   cursus_producer_t *p = NULL;
+  cursus_string_list_t *names = NULL;
+  cursus_topic_partition_list_t *parts = NULL;
   CHECK(cursus_config_set(NULL, "acks", "1", NULL) == CURSUS_ERR_INVALID_ARGUMENT);
   CHECK_FAILS(CURSUS_ERR_INVALID_ARGUMENT, cursus_producer_flush(NULL, 0, &err), &err);
   CHECK(strstr(cursus_error_message(err), "NULL") != NULL);
@@ -74,7 +84,7 @@ void test_invalid_handles(void) {
   cursus_buffer_free(NULL, 0);
   cursus_string_free(NULL);
   /* NULL handles with out-parameters: errors, and the out-parameters cleared. */
-  cursus_string_list_t *names = (cursus_string_list_t *)1;
+  names = (cursus_string_list_t *)1;
   int64_t off = 7;
   CHECK(cursus_admin_help(NULL, &names, NULL) == CURSUS_ERR_INVALID_ARGUMENT && names == NULL);
   CHECK(cursus_consumer_committed(NULL, "t", 0, &off, NULL) == CURSUS_ERR_INVALID_ARGUMENT);
@@ -89,8 +99,27 @@ void test_invalid_handles(void) {
   CHECK(cursus_message_offset(NULL) == -1);
   CHECK(cursus_topic_info_min_in_sync_replicas(NULL) == -1);
   CHECK(cursus_string_list_get(NULL, 0) == NULL);
+  /* Destroyed result handles: their accessors give the fallbacks too. */
+  CHECK_OK(cursus_config_options("producer", &names, &err));
+  CHECK(cursus_string_list_count(names) > 4 && cursus_string_list_get(names, 0) != NULL);
+  /* Wrong kind: a string list read as a topic partition list. */
+  CHECK(cursus_topic_partition_list_count((cursus_topic_partition_list_t *)names) == 0);
+  cursus_string_list_destroy(names);
+  CHECK(cursus_string_list_count(names) == 0 && cursus_string_list_get(names, 0) == NULL);
+  names = NULL;
+  CHECK_OK(cursus_topic_partition_list_new(&parts, &err));
+  CHECK_OK(cursus_topic_partition_list_add(parts, "t", 3, 42, &err));
+  CHECK(cursus_topic_partition_list_count(parts) == 1 && cursus_topic_partition_list_offset(parts, 0) == 42);
+  cursus_topic_partition_list_destroy(parts);
+  CHECK(cursus_topic_partition_list_count(parts) == 0 && cursus_topic_partition_list_topic(parts, 0) == NULL);
+  CHECK(cursus_topic_partition_list_partition(parts, 0) == -1 && cursus_topic_partition_list_offset(parts, 0) == -1);
+  CHECK_FAILS(CURSUS_ERR_INVALID_ARGUMENT, cursus_topic_partition_list_add(parts, "t", 0, 0, &err), &err);
+  CHECK(strcmp(cursus_error_code(err), "invalid_handle") == 0);
+  parts = NULL;
   c = NULL;
 done:
+  cursus_topic_partition_list_destroy(parts);
+  cursus_string_list_destroy(names);
   cursus_error_destroy(err);
   cursus_config_destroy(c);
 }
@@ -452,6 +481,10 @@ void test_send_to_missing_topic_fails_with_class(void) {
                                    NULL, &err),
               &err);
   CHECK(cursus_error_status(err) == CURSUS_ERR_NOT_FOUND);
+  /* What the broker returns, in the readable form every language shows. */
+  char expect[128];
+  snprintf(expect, sizeof expect, "topic_not_found (not_found): topic=%s", topic);
+  CHECK(strcmp(cursus_error_text(err), expect) == 0);
 done:
   cursus_error_destroy(err);
   cursus_producer_close(producer, 1000, NULL);

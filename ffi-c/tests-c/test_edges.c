@@ -123,6 +123,10 @@ done:
 
 struct poller {
   cursus_consumer_t *consumer;
+  pthread_t thread;
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  int returned;
   cursus_status_t status;
   int got_message;
 };
@@ -130,10 +134,34 @@ struct poller {
 static void *poll_forever(void *arg) {
   struct poller *p = arg;
   cursus_message_t *m = NULL;
-  p->status = cursus_consumer_poll(p->consumer, CURSUS_NO_TIMEOUT, &m, NULL);
+  cursus_status_t s = cursus_consumer_poll(p->consumer, CURSUS_NO_TIMEOUT, &m, NULL);
+  pthread_mutex_lock(&p->lock);
+  p->status = s;
   p->got_message = m != NULL;
+  pthread_mutex_unlock(&p->lock);
   cursus_message_destroy(m);
+  raise_flag(&p->lock, &p->cond, &p->returned);
   return NULL;
+}
+
+/* Starts a poll without limit on another thread; 1 on success. */
+static int start_poll(struct poller *p) {
+  p->returned = 0;
+  p->status = -1;
+  p->got_message = 0;
+  if (pthread_create(&p->thread, NULL, poll_forever, p) != 0) return 0;
+  usleep(200 * 1000); /* lets the poll block: nothing to await, and correct either way */
+  return 1;
+}
+
+/* Waits for the poll to return. A poll that never returns ends the program
+ * (hang guard): the thread blocked in it cannot be stopped. */
+static void await_poll(struct poller *p) {
+  if (!wait_flag(&p->lock, &p->cond, &p->returned)) {
+    fprintf(stderr, "  a blocked poll did not return (hang guard)\n");
+    _exit(1);
+  }
+  pthread_join(p->thread, NULL);
 }
 
 void test_close_and_wakeup_interrupt_a_blocked_poll(void) {
@@ -141,32 +169,29 @@ void test_close_and_wakeup_interrupt_a_blocked_poll(void) {
   unique_name(topic, sizeof topic, "c-idle");
   unique_name(group, sizeof group, "c-idle-group");
   cursus_config_t *c = config_for("consumer", group);
-  struct poller p = {NULL, -1, 0};
+  struct poller p = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
   const char *topics[] = {topic};
-  pthread_t t;
-  int started = 0;
+  int polling = 0;
   CHECK(create_topic(topic, 1));
   CHECK_OK(cursus_consumer_new(c, &p.consumer, &err));
   CHECK_OK(cursus_consumer_subscribe(p.consumer, topics, 1, &err));
-  /* wakeup: the blocked (or the next) poll returns at once, empty. */
-  CHECK(pthread_create(&t, NULL, poll_forever, &p) == 0);
-  started = 1;
+  /* wakeup: the blocked (or else the next) poll returns at once, empty. */
+  CHECK(polling = start_poll(&p));
   CHECK_OK(cursus_consumer_wakeup(p.consumer, &err));
-  pthread_join(t, NULL);
-  started = 0;
+  await_poll(&p);
+  polling = 0;
   CHECK(p.status == CURSUS_OK && !p.got_message);
-  /* close from this thread: the blocked poll fails with CURSUS_ERR_CLOSED. */
-  CHECK(pthread_create(&t, NULL, poll_forever, &p) == 0);
-  started = 1;
-  usleep(200 * 1000); /* lets the poll block; correct either way */
+  /* close from this thread: returns, and the blocked poll fails with
+   * CURSUS_ERR_CLOSED. */
+  CHECK(polling = start_poll(&p));
   CHECK_OK(cursus_consumer_close(p.consumer, &err));
-  pthread_join(t, NULL);
-  started = 0;
-  CHECK(p.status == CURSUS_ERR_CLOSED);
+  await_poll(&p);
+  polling = 0;
+  CHECK(p.status == CURSUS_ERR_CLOSED && !p.got_message);
 done:
-  if (started) {
+  if (polling) {
     cursus_consumer_close(p.consumer, NULL);
-    pthread_join(t, NULL);
+    await_poll(&p);
   }
   cursus_consumer_destroy(p.consumer);
   cursus_config_destroy(c);
@@ -205,22 +230,31 @@ done:
 /* ---- fork(): the parent's handles fail in the child, new ones work */
 
 /* Runs in the child; returns its exit status (0: all good). */
-static int child_after_fork(cursus_producer_t *parents, const char *topic, const char *group) {
+static int child_after_fork(cursus_producer_t *parents_producer, cursus_consumer_t *parents_consumer,
+                            const char *topic, const char *group) {
   cursus_error_t *err = NULL;
-  cursus_status_t s = cursus_producer_send(parents, topic, 0, NULL, 0, (const uint8_t *)"x", 1, CURSUS_NO_TIMESTAMP,
-                                           NULL, &err);
+  cursus_message_t *m = NULL;
+  /* The parent's clients: closed (used_after_fork), at once. */
+  cursus_status_t s = cursus_producer_send(parents_producer, topic, 0, NULL, 0, (const uint8_t *)"x", 1,
+                                           CURSUS_NO_TIMESTAMP, NULL, &err);
   if (s != CURSUS_ERR_CLOSED || strcmp(cursus_error_code(err), "used_after_fork") != 0) return 10;
   cursus_error_destroy(err);
-  if (!produce_values(topic, 0, 1)) return 11; /* a new producer of the child's own */
+  err = NULL;
+  s = cursus_consumer_poll(parents_consumer, CURSUS_NO_TIMEOUT, &m, &err);
+  if (s != CURSUS_ERR_CLOSED || m != NULL || strcmp(cursus_error_code(err), "used_after_fork") != 0) return 11;
+  cursus_error_destroy(err);
+  /* A new producer and consumer of the child's own. */
+  if (!produce_values(topic, 0, 1)) return 12;
   cursus_config_t *c = config_for("consumer", group);
   cursus_consumer_t *consumer = NULL;
   const char *topics[] = {topic};
-  int64_t offset = -1;
-  if (cursus_consumer_new(c, &consumer, NULL) != CURSUS_OK) return 12;
-  if (cursus_consumer_subscribe(consumer, topics, 1, NULL) != CURSUS_OK) return 13;
-  if (take_messages(consumer, 2, NULL) != 2) return 14; /* the parent's record and the child's */
-  if (cursus_consumer_commit(consumer, NULL) != CURSUS_OK) return 15;
-  if (cursus_consumer_committed(consumer, topic, 0, &offset, NULL) != CURSUS_OK || offset != 2) return 16;
+  int64_t offsets[2] = {-1, -1}, committed = -1;
+  if (cursus_consumer_new(c, &consumer, NULL) != CURSUS_OK) return 13;
+  if (cursus_consumer_subscribe(consumer, topics, 1, NULL) != CURSUS_OK) return 14;
+  /* The parent's record and the child's. */
+  if (take_messages(consumer, 2, offsets) != 2 || offsets[0] != 0 || offsets[1] != 1) return 15;
+  if (cursus_consumer_commit(consumer, NULL) != CURSUS_OK) return 16;
+  if (cursus_consumer_committed(consumer, topic, 0, &committed, NULL) != CURSUS_OK || committed != 2) return 17;
   cursus_consumer_close(consumer, NULL);
   cursus_consumer_destroy(consumer);
   cursus_config_destroy(c);
@@ -228,21 +262,28 @@ static int child_after_fork(cursus_producer_t *parents, const char *topic, const
 }
 
 void test_fork_child_uses_its_own_clients(void) {
-  char topic[64], group[64];
+  char topic[64], group[64], parent_group[64];
   unique_name(topic, sizeof topic, "c-fork");
   unique_name(group, sizeof group, "c-fork-group");
-  cursus_config_t *c = config_for("producer", NULL);
+  unique_name(parent_group, sizeof parent_group, "c-fork-parent");
+  cursus_config_t *c = config_for("producer", NULL), *cc = config_for("consumer", parent_group);
   cursus_producer_t *producer = NULL;
+  cursus_consumer_t *consumer = NULL;
+  const char *topics[] = {topic};
   cursus_record_metadata_t md;
+  int64_t offset = -1;
   int status = -1;
   CHECK(create_topic(topic, 1));
   CHECK_OK(cursus_producer_new(c, &producer, &err));
   CHECK_OK(cursus_producer_send(producer, topic, 0, NULL, 0, (const uint8_t *)"parent", 6, CURSUS_NO_TIMESTAMP, &md,
                                 &err));
+  CHECK_OK(cursus_consumer_new(cc, &consumer, &err));
+  CHECK_OK(cursus_consumer_subscribe(consumer, topics, 1, &err));
+  CHECK(take_messages(consumer, 1, &offset) == 1 && offset == 0);
   fflush(NULL);
   pid_t pid = fork();
   CHECK(pid >= 0);
-  if (pid == 0) _exit(child_after_fork(producer, topic, group));
+  if (pid == 0) _exit(child_after_fork(producer, consumer, topic, group));
   /* A hang guard: the child gets 60 s. */
   for (int waited = 0; waited < 600; waited++) {
     if (waitpid(pid, &status, WNOHANG) == pid) break;
@@ -255,12 +296,17 @@ void test_fork_child_uses_its_own_clients(void) {
   CHECK(WIFEXITED(status));
   if (WEXITSTATUS(status) != 0) fprintf(stderr, "  child exited with %d\n", WEXITSTATUS(status));
   CHECK(WEXITSTATUS(status) == 0);
-  /* The parent's producer still works. */
+  /* The parent's clients still work: the consumer takes the child's record,
+   * the producer appends after it. */
+  CHECK(take_messages(consumer, 1, &offset) == 1 && offset == 1);
   CHECK_OK(cursus_producer_send(producer, topic, 0, NULL, 0, (const uint8_t *)"again", 5, CURSUS_NO_TIMESTAMP, &md,
                                 &err));
   CHECK(md.offset == 2);
 done:
+  if (consumer) cursus_consumer_close(consumer, NULL);
+  cursus_consumer_destroy(consumer);
   cursus_producer_close(producer, CURSUS_DEFAULT_TIMEOUT, NULL);
   cursus_producer_destroy(producer);
   cursus_config_destroy(c);
+  cursus_config_destroy(cc);
 }

@@ -9,6 +9,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
+#include <future>
 #include <mutex>
 #include <thread>
 #include <type_traits>
@@ -72,6 +73,17 @@ class Flag {
   bool up_ = false;
 };
 
+/// The result of `f`, which runs on its own thread; a hang (past the guard)
+/// ends the program, since a blocked thread cannot be stopped.
+template <typename T>
+T await(std::future<T> &f) {
+  if (f.wait_for(kHangGuard) != std::future_status::ready) {
+    std::fprintf(stderr, "a blocked call did not return (hang guard)\n");
+    std::_Exit(1);
+  }
+  return f.get();
+}
+
 static_assert(!std::is_copy_constructible_v<cursus::Producer>, "move-only");
 static_assert(std::is_move_constructible_v<cursus::Producer>, "movable");
 static_assert(!std::is_copy_constructible_v<cursus::Consumer>, "move-only");
@@ -94,6 +106,18 @@ TEST(Config, ErrorsNameTheKindAndItsOptions) {
     EXPECT_NE(what.find("linger_ms"), std::string::npos);
     EXPECT_EQ(what.find("group_id,"), std::string::npos);
   }
+  // An unknown name: the text lists the producer's options, and only those.
+  try {
+    c.set("no_such_option", "1");
+    FAIL() << "expected an exception";
+  } catch (const cursus::InvalidArgumentError &e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("unknown producer option \"no_such_option\"; known options: "), std::string::npos) << what;
+    EXPECT_NE(what.find("linger_ms"), std::string::npos) << what;
+    EXPECT_EQ(what.find("group_id"), std::string::npos) << what;
+  }
+  EXPECT_THROW(cursus::Config(cursus::Kind::Consumer).set("linger_ms", "1"), cursus::InvalidArgumentError);
+  EXPECT_NO_THROW(cursus::Config(cursus::Kind::Any).set("linger_ms", "1").set("group_id", "g"));
   EXPECT_THROW(c.set("acks", "seven"), cursus::ValidationError);
   EXPECT_NO_THROW(c.set("acks", "all").set("linger_ms", "1"));
 }
@@ -196,7 +220,13 @@ TEST(RoundTrip, ProduceConsumeCommitAndGroupStatus) {
 
 TEST(Producer, SendToMissingTopicThrowsNotFound) {
   cursus::Producer producer(cursus::Config(cursus::Kind::Producer, {{"bootstrap_servers", broker()}, {"retries", "0"}}));
-  EXPECT_THROW(producer.send(unique("cpp-missing"), "x"), cursus::NotFoundError);
+  std::string topic = unique("cpp-missing");
+  try {
+    producer.send(topic, "x");
+    FAIL() << "expected an exception";
+  } catch (const cursus::NotFoundError &e) {
+    EXPECT_EQ(std::string(e.what()), "topic_not_found (not_found): topic=" + topic);
+  }
   // Queueing needs the topic's metadata: the error comes before any future.
   EXPECT_THROW(producer.send_async(unique("cpp-missing"), "x"), cursus::NotFoundError);
 }
@@ -243,23 +273,25 @@ TEST(Consumer, CloseAndWakeupInterruptABlockedPoll) {
   create_topic(topic, 1);
   cursus::Consumer consumer(consumer_config(unique("cpp-idle-group")));
   consumer.subscribe({topic});
-  std::optional<cursus::Message> got;
-  std::thread woken([&] { got = consumer.poll(cursus::no_timeout); });
+  // wakeup: the blocked (or else the next) poll returns at once, empty.
+  auto woken = std::async(std::launch::async, [&] { return consumer.poll(cursus::no_timeout).has_value(); });
+  std::this_thread::sleep_for(200ms);  // lets the poll block; nothing to await, and correct either way
   consumer.wakeup();
-  woken.join();
-  EXPECT_FALSE(got.has_value());
-  std::atomic<bool> closed_error{false};
-  std::thread blocked([&] {
+  EXPECT_FALSE(await(woken));
+  // close from this thread: the blocked poll throws ClosedError at once.
+  auto blocked = std::async(std::launch::async, [&] {
     try {
       consumer.poll(cursus::no_timeout);
-    } catch (const cursus::ClosedError &) {
-      closed_error = true;
+      return std::string("returned");
+    } catch (const cursus::ClosedError &e) {
+      return std::string(e.what());
+    } catch (const std::exception &e) {
+      return std::string("other error: ") + e.what();
     }
   });
-  std::this_thread::sleep_for(200ms);  // lets the poll block; correct either way
+  std::this_thread::sleep_for(200ms);  // as above
   consumer.close();
-  blocked.join();
-  EXPECT_TRUE(closed_error);
+  EXPECT_EQ(await(blocked).rfind("closed (validation)", 0), 0u);
 }
 
 TEST(Consumer, CloseCommitsOnlyTheMessagesTaken) {
@@ -280,6 +312,25 @@ TEST(Consumer, CloseCommitsOnlyTheMessagesTaken) {
   second.subscribe({topic});
   EXPECT_EQ(take(second, 7), (std::vector<int64_t>{3, 4, 5, 6, 7, 8, 9}));
   second.close();
+}
+
+TEST(Consumer, DestructorClosesAndCommitsWhatWasTaken) {
+  std::string topic = unique("cpp-raii"), group = unique("cpp-raii-group");
+  create_topic(topic, 1);
+  {
+    cursus::Producer producer(config(cursus::Kind::Producer));
+    for (int i = 0; i < 4; i++) producer.send_async(topic, "v" + std::to_string(i));
+  }  // the destructor closes: flushes, and every future is settled
+  auto options = consumer_config(group);
+  options.set("enable_auto_commit", "true");
+  {
+    cursus::Consumer first(options);
+    first.subscribe({topic});
+    EXPECT_EQ(take(first, 2), (std::vector<int64_t>{0, 1}));
+  }  // the destructor closes: commits the two taken, leaves the group
+  cursus::Consumer second(options);
+  second.subscribe({topic});
+  EXPECT_EQ(take(second, 2), (std::vector<int64_t>{2, 3}));
 }
 
 }  // namespace

@@ -837,14 +837,18 @@ fail:
   return 0;
 }
 
-static int op_poll(const step_t *s, buf_t *out, char **err) {
+/* `poll` (exact == 0) polls until at least max(count, 1) records arrived;
+ * `take` (exact == 1) until exactly `count` did. The C poll returns one
+ * message, so both receive no more than they stop at. */
+static int poll_records(const step_t *s, buf_t *out, char **err, int exact) {
   uint64_t want, timeout;
   cursus_consumer_t *c = get_named(s, "consumer", &consumers, err);
   if (!c || !num_u64(s, "count", &want, err) || !num_u64(s, "timeout_ms", &timeout, err)) return 0;
   buf_t records = {0};
   uint64_t got = 0;
   int64_t deadline = now_ms() + (int64_t)timeout;
-  for (;;) {
+  uint64_t stop_at = exact ? want : (want ? want : 1);
+  while (got < stop_at) {
     int64_t left = deadline - now_ms();
     cursus_message_t *m = NULL;
     cursus_error_t *e = NULL;
@@ -874,7 +878,7 @@ static int op_poll(const step_t *s, buf_t *out, char **err) {
       cursus_message_destroy(m);
       got++;
     }
-    if (got >= (want ? want : 1) || now_ms() >= deadline) break;
+    if (now_ms() >= deadline) break;
   }
   buf_puts(out, "{\"records\": [");
   if (records.data) buf_puts(out, records.data);
@@ -882,6 +886,10 @@ static int op_poll(const step_t *s, buf_t *out, char **err) {
   buf_free(&records);
   return 1;
 }
+
+static int op_poll(const step_t *s, buf_t *out, char **err) { return poll_records(s, out, err, 0); }
+
+static int op_take(const step_t *s, buf_t *out, char **err) { return poll_records(s, out, err, 1); }
 
 static int op_commit(const step_t *s, buf_t *out, char **err) {
   cursus_consumer_t *c = get_named(s, "consumer", &consumers, err);
@@ -982,8 +990,7 @@ static const struct {
     {"consumer_open", op_consumer_open},
     {"subscribe", op_subscribe},
     {"poll", op_poll},
-    /* One message per poll: polling until `count` arrived takes exactly `count`. */
-    {"take", op_poll},
+    {"take", op_take},
     {"commit", op_commit},
     {"commit_offsets", op_commit_offsets},
     {"committed", op_committed},

@@ -263,9 +263,8 @@ class Driver {
       }
       return "{}";
     }
-    if (op == "poll") return poll(s);
-    // One message per poll: polling until `count` arrived takes exactly `count`.
-    if (op == "take") return poll(s);
+    if (op == "poll") return poll(s, false);
+    if (op == "take") return poll(s, true);
     if (op == "commit") {
       consumer(s).commit();
       return "{}";
@@ -378,12 +377,16 @@ class Driver {
            ", \"partitions\": " + json_list(partitions, [](int32_t n) { return std::to_string(n); }) + "}";
   }
 
-  std::string poll(const Step &s) {
+  /// `poll` (exact false) polls until at least max(count, 1) records
+  /// arrived; `take` (exact true) until exactly `count` did. Consumer::poll
+  /// returns one message, so both receive no more than they stop at.
+  std::string poll(const Step &s, bool exact) {
     auto &c = consumer(s);
     auto want = s.unsigned_num<size_t>("count");
+    size_t stop_at = exact ? want : std::max<size_t>(want, 1);
     auto deadline = Clock::now() + milliseconds(s.num("timeout_ms"));
     std::vector<std::string> records;
-    for (;;) {
+    while (records.size() < stop_at) {
       auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
       if (auto m = c.poll(std::max(left, milliseconds(0)))) {
         // The binding reports a missing key as an empty one.
@@ -392,7 +395,7 @@ class Driver {
                           ", \"offset\": " + std::to_string(m->offset()) + ", \"key\": " + key +
                           ", \"value\": " + json_hex(m->payload()) + "}");
       }
-      if (records.size() >= std::max<size_t>(want, 1) || Clock::now() >= deadline) break;
+      if (Clock::now() >= deadline) break;
     }
     return "{\"records\": " + json_list(records, [](const std::string &r) { return r; }) + "}";
   }

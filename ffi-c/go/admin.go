@@ -10,12 +10,14 @@ import (
 	"unsafe"
 )
 
-// Admin manages topics and groups. Safe for concurrent use.
+// Admin manages topics and groups. It is safe for concurrent use.
 type Admin struct {
 	h *C.cursus_admin_t
 }
 
-// NewAdmin connects an admin client.
+// NewAdmin connects an admin client (options bootstrap_servers,
+// connect_timeout_ms, TLS and AUTH options...). ctx bounds connecting as
+// for NewProducer.
 func NewAdmin(ctx context.Context, opts ...Option) (*Admin, error) {
 	ptr, err := open(ctx, "admin", opts, func(cfg *C.cursus_config_t, e **C.cursus_error_t) (unsafe.Pointer, C.enum_cursus_status_t) {
 		var h *C.cursus_admin_t
@@ -33,89 +35,161 @@ func NewAdmin(ctx context.Context, opts ...Option) (*Admin, error) {
 	return a, nil
 }
 
-// TopicInfo is a topic's definition (CreateTopic, AlterTopicConfig,
-// Metadata, DescribeTopic).
+// TopicInfo is a topic's definition, as the broker replied (CreateTopic,
+// CreateTopicWithOptions, AlterTopicConfig, Metadata, DescribeTopic).
 type TopicInfo struct {
-	Name                        string
-	Partitions                  uint32
-	ReplicationFactor           uint32
-	Revision                    uint64 // pass it to TruncateTopic
-	LifecycleEpoch              uint64 // bumped by TruncateTopic
-	Idempotent                  bool
-	EventSourcing               bool
-	MinInSyncReplicas           int64 // the topic's override; -1: the broker default
-	EffectiveMinInSyncReplicas  int64 // in force; -1 when not reported
-	CleanupPolicy               string
-	Partitioner                 string
-	AuthPolicy                  string
-	RetentionHours              uint64 // 0: the broker default
-	RetentionBytes              uint64 // 0: the broker default
-	ReadACL, WriteACL           []string
+	// Name is the topic name.
+	Name string
+	// Partitions is the partition count.
+	Partitions uint32
+	// ReplicationFactor is the number of replicas of each partition.
+	ReplicationFactor uint32
+	// Revision is the definition revision: pass it to TruncateTopic.
+	Revision uint64
+	// LifecycleEpoch is bumped by TruncateTopic.
+	LifecycleEpoch uint64
+	// Idempotent tells whether producers are deduplicated on this topic.
+	Idempotent bool
+	// EventSourcing tells whether the topic takes event-sourcing commands.
+	EventSourcing bool
+	// MinInSyncReplicas is the topic's override, or
+	// DefaultMinInSyncReplicas (-1) when the broker default applies.
+	MinInSyncReplicas int64
+	// EffectiveMinInSyncReplicas is the value in force, or -1 when the
+	// reply does not say.
+	EffectiveMinInSyncReplicas int64
+	// CleanupPolicy is delete, compact or delete,compact.
+	CleanupPolicy string
+	// Partitioner is hash_key or round_robin.
+	Partitioner string
+	// AuthPolicy is open, deny_write, deny_read or acl.
+	AuthPolicy string
+	// RetentionHours is the retention in hours (0: the broker default).
+	RetentionHours uint64
+	// RetentionBytes is the retention in bytes (0: the broker default).
+	RetentionBytes uint64
+	// ReadACL lists the principals allowed to read (auth policy acl).
+	ReadACL []string
+	// WriteACL lists the principals allowed to write (auth policy acl).
+	WriteACL []string
 }
+
+// DefaultMinInSyncReplicas, given to AlterTopicConfig, restores the broker
+// default; in TopicInfo.MinInSyncReplicas it means "no override".
+const DefaultMinInSyncReplicas int64 = -1
+
+// AllPartitions, given to ListOffsets, lists every partition of the topic.
+const AllPartitions int64 = -1
 
 // PartitionDescription is one partition of a DescribeTopic.
 type PartitionDescription struct {
-	ID            uint32
-	Leader        string
-	Replicas, ISR []string
-	Earliest      uint64
-	LEO, HWM      uint64
+	// ID is the partition id.
+	ID uint32
+	// Leader is the leader's address (host:port).
+	Leader string
+	// Replicas are the partition's replicas (broker ids, as the broker
+	// reports them).
+	Replicas []string
+	// ISR are the in-sync replicas (broker ids).
+	ISR []string
+	// Earliest is the earliest retained offset.
+	Earliest uint64
+	// LEO is the log end offset.
+	LEO uint64
+	// HWM is the high-water mark.
+	HWM uint64
 }
 
-// TopicDescription is a topic's definition and partitions (DESCRIBE).
+// TopicDescription is a topic's definition and the state of each of its
+// partitions (DESCRIBE).
 type TopicDescription struct {
-	Topic      string
+	// Topic is the topic described.
+	Topic string
+	// Definition is the topic's definition.
 	Definition TopicInfo
+	// Partitions describes each partition.
 	Partitions []PartitionDescription
 }
 
 // TopicMetadata is a topic's definition and partition leaders (METADATA).
 type TopicMetadata struct {
-	Topic   TopicInfo
-	Leaders []string // leader address per partition
-	Epochs  []int64  // leader epoch per partition (-1: not reported)
+	// Topic is the topic's definition.
+	Topic TopicInfo
+	// Leaders is the leader address (host:port) of each partition, indexed
+	// by partition id.
+	Leaders []string
+	// Epochs is the leader epoch of each partition (-1: not reported).
+	Epochs []int64
 }
 
 // PartitionOffsets are one partition's offsets (LIST_OFFSETS).
 type PartitionOffsets struct {
-	Partition                  uint32
-	Earliest, Latest, LEO, HWM uint64
+	// Partition is the partition id.
+	Partition uint32
+	// Earliest is the earliest retained offset.
+	Earliest uint64
+	// Latest is the next readable committed offset (where "latest"
+	// consumers start).
+	Latest uint64
+	// LEO is the log end offset.
+	LEO uint64
+	// HWM is the high-water mark.
+	HWM uint64
 }
 
-// GroupMember is one member of a group.
+// GroupMember is one member of a consumer group.
 type GroupMember struct {
-	MemberID      string
+	// MemberID is the member's id.
+	MemberID string
+	// LastHeartbeat is when the member last sent a heartbeat, as the
+	// broker reports it.
 	LastHeartbeat string
-	Assignments   []uint32
+	// Assignments are the partitions assigned to the member.
+	Assignments []uint32
 }
 
 // GroupStatus is a consumer group's state and members (GROUP_STATUS).
 type GroupStatus struct {
-	Group          string
-	Topic          string // of a single-topic group
-	State          string
-	Generation     uint64
+	// Group is the group name.
+	Group string
+	// Topic is the topic of a single-topic group (empty otherwise).
+	Topic string
+	// State is the group state, e.g. "Stable".
+	State string
+	// Generation is the group generation.
+	Generation uint64
+	// PartitionCount is the partition count of the group's topics.
 	PartitionCount uint64
-	Members        []GroupMember
+	// Members are the group's members.
+	Members []GroupMember
 }
 
 // DeleteResult is what DeleteTopic did.
 type DeleteResult struct {
-	Deleted        bool // false when ifExists found no topic
-	CleanupPending bool // the broker still retries storage cleanup
+	// Deleted is false when ifExists found no topic.
+	Deleted bool
+	// CleanupPending tells whether the broker still has storage cleanup to
+	// retry.
+	CleanupPending bool
 }
 
 // TruncateResult is what TruncateTopic did.
 type TruncateResult struct {
-	Revision, LifecycleEpoch uint64
-	CleanupPending           bool
+	// Revision is the topic's revision after truncation.
+	Revision uint64
+	// LifecycleEpoch is the topic's lifecycle epoch after truncation.
+	LifecycleEpoch uint64
+	// CleanupPending tells whether the broker still has storage cleanup to
+	// retry.
+	CleanupPending bool
 }
 
 // TopicOptions sets a topic's settings by name for CreateTopicWithOptions:
 // partitions, replication_factor, min_in_sync_replicas, retention_hours,
 // retention_bytes (unsigned integers); idempotent, event_sourcing
 // (true/false); cleanup_policy, partitioner, auth_policy; read_acl,
-// write_acl (comma-separated principals). Unset settings keep the default.
+// write_acl (comma-separated principals). Unset settings keep the broker
+// default; the library checks names and values.
 type TopicOptions map[string]string
 
 // topicInfo reads a topic info handle and destroys it.
@@ -150,17 +224,8 @@ func topicInfo(h *C.cursus_topic_info_t) TopicInfo {
 	}
 }
 
-// stringList reads a string list handle and destroys it.
-func stringList(h *C.cursus_string_list_t) []string {
-	defer C.cursus_string_list_destroy(h)
-	out := []string{}
-	for i, n := C.size_t(0), C.cursus_string_list_count(h); i < n; i++ {
-		out = append(out, goString(C.cursus_string_list_get(h, i)))
-	}
-	return out
-}
-
-// call runs one admin call that cannot be interrupted, bounded by ctx.
+// adminCall runs one admin request (which the library cannot interrupt),
+// bounded by ctx.
 func adminCall[T any](ctx context.Context, a *Admin, f func(e **C.cursus_error_t) (T, C.enum_cursus_status_t)) (T, error) {
 	return interruptible(ctx, func() (T, error) {
 		defer runtime.KeepAlive(a)
@@ -213,7 +278,8 @@ func (a *Admin) CreateTopicWithOptions(ctx context.Context, topic string, opts T
 }
 
 // AlterTopicConfig replaces the topic's min_in_sync_replicas override
-// (negative: back to the broker default).
+// (DefaultMinInSyncReplicas: back to the broker default) and returns the
+// new definition.
 func (a *Admin) AlterTopicConfig(ctx context.Context, topic string, minInSyncReplicas int64) (TopicInfo, error) {
 	t := cstr(topic)
 	defer C.free(unsafe.Pointer(t))
@@ -225,13 +291,18 @@ func (a *Admin) AlterTopicConfig(ctx context.Context, topic string, minInSyncRep
 	return topicInfoOrZero(h, err)
 }
 
-// DeleteTopic deletes a topic; with ifExists a missing topic is not an error.
+// DeleteTopic deletes a topic; with ifExists a missing topic is not an
+// error (the result then says nothing was deleted), without it that is an
+// error matching ErrNotFound.
 func (a *Admin) DeleteTopic(ctx context.Context, topic string, ifExists bool) (DeleteResult, error) {
 	t := cstr(topic)
 	defer C.free(unsafe.Pointer(t))
 	return adminCall(ctx, a, func(e **C.cursus_error_t) (DeleteResult, C.enum_cursus_status_t) {
 		var h *C.cursus_delete_outcome_t
 		s := C.cursus_admin_delete_topic(a.h, t, C.bool(ifExists), &h, e)
+		if Status(s) != StatusOK {
+			return DeleteResult{}, s
+		}
 		defer C.cursus_delete_outcome_destroy(h)
 		return DeleteResult{bool(C.cursus_delete_outcome_deleted(h)), bool(C.cursus_delete_outcome_cleanup_pending(h))}, s
 	})
@@ -245,13 +316,17 @@ func (a *Admin) TruncateTopic(ctx context.Context, topic string, expectedRevisio
 	return adminCall(ctx, a, func(e **C.cursus_error_t) (TruncateResult, C.enum_cursus_status_t) {
 		var h *C.cursus_truncate_outcome_t
 		s := C.cursus_admin_truncate_topic(a.h, t, C.uint64_t(expectedRevision), &h, e)
+		if Status(s) != StatusOK {
+			return TruncateResult{}, s
+		}
 		defer C.cursus_truncate_outcome_destroy(h)
 		return TruncateResult{uint64(C.cursus_truncate_outcome_revision(h)),
 			uint64(C.cursus_truncate_outcome_lifecycle_epoch(h)), bool(C.cursus_truncate_outcome_cleanup_pending(h))}, s
 	})
 }
 
-// DescribeTopic returns a topic's definition and partitions.
+// DescribeTopic returns a topic's definition and the state of each
+// partition.
 func (a *Admin) DescribeTopic(ctx context.Context, topic string) (TopicDescription, error) {
 	t := cstr(topic)
 	defer C.free(unsafe.Pointer(t))
@@ -263,7 +338,9 @@ func (a *Admin) DescribeTopic(ctx context.Context, topic string) (TopicDescripti
 		}
 		defer C.cursus_topic_description_destroy(d)
 		var def *C.cursus_topic_info_t
-		C.cursus_topic_description_definition(d, &def, nil)
+		if s := C.cursus_topic_description_definition(d, &def, e); Status(s) != StatusOK {
+			return TopicDescription{}, s
+		}
 		out := TopicDescription{Topic: goString(C.cursus_topic_description_topic(d)), Definition: topicInfo(def)}
 		for i, n := C.size_t(0), C.cursus_topic_description_partition_count(d); i < n; i++ {
 			p := PartitionDescription{
@@ -297,7 +374,9 @@ func (a *Admin) Metadata(ctx context.Context, topic string) (TopicMetadata, erro
 		}
 		defer C.cursus_topic_metadata_destroy(m)
 		var info *C.cursus_topic_info_t
-		C.cursus_topic_metadata_info(m, &info, nil)
+		if s := C.cursus_topic_metadata_info(m, &info, e); Status(s) != StatusOK {
+			return TopicMetadata{}, s
+		}
 		out := TopicMetadata{Topic: topicInfo(info)}
 		for i, n := C.size_t(0), C.cursus_topic_metadata_leader_count(m); i < n; i++ {
 			out.Leaders = append(out.Leaders, goString(C.cursus_topic_metadata_leader(m, i)))
@@ -308,13 +387,16 @@ func (a *Admin) Metadata(ctx context.Context, topic string) (TopicMetadata, erro
 }
 
 // ListOffsets returns the offsets of one partition (partition >= 0) or of
-// every partition (negative).
+// every partition (AllPartitions).
 func (a *Admin) ListOffsets(ctx context.Context, topic string, partition int64) ([]PartitionOffsets, error) {
 	t := cstr(topic)
 	defer C.free(unsafe.Pointer(t))
 	return adminCall(ctx, a, func(e **C.cursus_error_t) ([]PartitionOffsets, C.enum_cursus_status_t) {
 		var l *C.cursus_partition_offsets_list_t
 		s := C.cursus_admin_list_offsets(a.h, t, C.int64_t(partition), &l, e)
+		if Status(s) != StatusOK {
+			return nil, s
+		}
 		defer C.cursus_partition_offsets_list_destroy(l)
 		var out []PartitionOffsets
 		for i, n := C.size_t(0), C.cursus_partition_offsets_list_count(l); i < n; i++ {
@@ -337,6 +419,9 @@ func (a *Admin) GroupStatus(ctx context.Context, group string) (GroupStatus, err
 	return adminCall(ctx, a, func(e **C.cursus_error_t) (GroupStatus, C.enum_cursus_status_t) {
 		var h *C.cursus_group_status_t
 		s := C.cursus_admin_group_status(a.h, g, &h, e)
+		if Status(s) != StatusOK {
+			return GroupStatus{}, s
+		}
 		defer C.cursus_group_status_destroy(h)
 		out := GroupStatus{
 			Group:          goString(C.cursus_group_status_group(h)),
@@ -359,6 +444,7 @@ func (a *Admin) GroupStatus(ctx context.Context, group string) (GroupStatus, err
 	})
 }
 
+// names runs one admin request that returns a string list.
 func (a *Admin) names(ctx context.Context, f func(**C.cursus_string_list_t, **C.cursus_error_t) C.enum_cursus_status_t) ([]string, error) {
 	return adminCall(ctx, a, func(e **C.cursus_error_t) ([]string, C.enum_cursus_status_t) {
 		var l *C.cursus_string_list_t

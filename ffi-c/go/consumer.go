@@ -8,6 +8,7 @@ import "C"
 import (
 	"context"
 	"encoding/binary"
+	"math"
 	"runtime"
 	"runtime/cgo"
 	"sort"
@@ -18,28 +19,39 @@ import (
 
 // Message is a consumed record (its bytes are copied into Go memory).
 type Message struct {
-	Topic     string
+	// Topic is the record's topic.
+	Topic string
+	// Partition is the record's partition.
 	Partition int32
-	Offset    int64
-	Key       []byte // empty when the record has no key
-	Value     []byte
+	// Offset is the record's offset in its partition.
+	Offset int64
+	// Key is the record's key (empty when the record has no key).
+	Key []byte
+	// Value is the record's value.
+	Value []byte
+	// Timestamp is the record's timestamp (the Unix epoch when unknown).
 	Timestamp time.Time
 }
 
 // TopicPartition names one partition of a topic.
 type TopicPartition struct {
-	Topic     string
+	// Topic is the topic name.
+	Topic string
+	// Partition is the partition id.
 	Partition uint32
 }
 
-// Consumer is a group member. Safe for concurrent use: Close and Wakeup
-// from another goroutine interrupt a blocked Poll.
+// Consumer is a group member. It is safe for concurrent use: Close and
+// Wakeup from another goroutine interrupt a blocked Poll (no Go lock is
+// held while the library waits). One Poll at a time is the intended use.
 type Consumer struct {
 	h     *C.cursus_consumer_t
 	woken atomic.Bool // set by Wakeup: the poll in progress (or the next) returns
 }
 
-// NewConsumer connects a group consumer (WithGroup is required).
+// NewConsumer connects a group consumer (WithGroup is required; options
+// auto_offset_reset, enable_auto_commit, max_poll_records, ... are
+// optional). ctx bounds connecting as for NewProducer.
 func NewConsumer(ctx context.Context, opts ...Option) (*Consumer, error) {
 	ptr, err := open(ctx, "consumer", opts, func(cfg *C.cursus_config_t, e **C.cursus_error_t) (unsafe.Pointer, C.enum_cursus_status_t) {
 		var h *C.cursus_consumer_t
@@ -58,6 +70,7 @@ func NewConsumer(ctx context.Context, opts ...Option) (*Consumer, error) {
 	return c, nil
 }
 
+// call runs one consumer call the library cannot interrupt, bounded by ctx.
 func (c *Consumer) call(ctx context.Context, f func(e **C.cursus_error_t) C.enum_cursus_status_t) error {
 	_, err := interruptible(ctx, func() (struct{}, error) {
 		defer runtime.KeepAlive(c)
@@ -86,11 +99,12 @@ func (c *Consumer) SubscribePattern(ctx context.Context, pattern string) error {
 	})
 }
 
-// Poll waits for the next message until ctx is done (then it returns
-// ctx.Err()); give ctx a deadline to poll with a timeout. After Wakeup it
-// returns (nil, nil). Only the messages returned count as delivered: commits
-// (explicit, automatic, at Close) cover exactly those. A Close from another
-// goroutine makes it return an error matching ErrClosed at once.
+// Poll returns the next message, waiting until one arrives or ctx is done
+// (then it returns ctx.Err(): give ctx a deadline to poll with a timeout;
+// there is no default). After Wakeup it returns (nil, nil). Only the
+// messages returned count as delivered: commits (explicit, automatic, at
+// Close) cover exactly those. A Close from another goroutine makes it
+// return an error matching ErrClosed at once.
 func (c *Consumer) Poll(ctx context.Context) (*Message, error) {
 	var m *C.cursus_message_t
 	err := c.poll(ctx, func(timeout C.int64_t, e **C.cursus_error_t) (bool, C.enum_cursus_status_t) {
@@ -103,35 +117,53 @@ func (c *Consumer) Poll(ctx context.Context) (*Message, error) {
 	return copyMessage(m), nil
 }
 
-// PollBatch is Poll for up to max messages at once (at most the
-// max_poll_records option): one call into the library for all of them.
-func (c *Consumer) PollBatch(ctx context.Context, max int) ([]Message, error) {
-	var buf *C.uint8_t
-	var n C.size_t
+// PollBatch is Poll for up to maxRecords messages at once (at most the
+// max_poll_records option; less than 1 is an error matching
+// ErrInvalidArgument): one call into the library for all of them, decoded
+// from its packed record view. It returns at least one message, (nil, nil)
+// after Wakeup, or an error as Poll does. Only the messages returned count
+// as delivered, so asking for no more than are still wanted takes exactly
+// that many.
+func (c *Consumer) PollBatch(ctx context.Context, maxRecords int) ([]Message, error) {
+	// The library rejects 0 (invalid_argument) and caps at max_poll_records.
+	limit := uint32(min(max(maxRecords, 0), math.MaxUint32))
+	var out []Message
 	err := c.poll(ctx, func(timeout C.int64_t, e **C.cursus_error_t) (bool, C.enum_cursus_status_t) {
-		s := C.cursus_consumer_poll_batch(c.h, timeout, C.uint32_t(max), &buf, &n, e)
-		return n > 4, s
+		var buf *C.uint8_t
+		var n C.size_t
+		s := C.cursus_consumer_poll_batch(c.h, timeout, C.uint32_t(limit), &buf, &n, e)
+		if buf != nil {
+			out = decodeRecords(unsafe.Slice((*byte)(unsafe.Pointer(buf)), int(n)))
+			C.cursus_buffer_free(buf, n)
+		}
+		return len(out) > 0, s
 	})
-	if err != nil || buf == nil {
+	if err != nil || len(out) == 0 {
 		return nil, err
 	}
-	defer C.cursus_buffer_free(buf, n)
-	return decodeRecords(unsafe.Slice((*byte)(unsafe.Pointer(buf)), int(n))), nil
+	return out, nil
 }
 
-// poll runs one blocking poll call, woken when ctx is done.
+// poll runs blocking poll calls until f reports a result, Wakeup, an
+// error, or ctx is done: a done ctx wakes the library's poll up. A poll
+// may also return empty on its own (e.g. when it notices a rebalance): it
+// is called again with the time left.
 func (c *Consumer) poll(ctx context.Context, f func(C.int64_t, **C.cursus_error_t) (bool, C.enum_cursus_status_t)) error {
 	defer runtime.KeepAlive(c)
-	timeout := int64(C.CURSUS_NO_TIMEOUT)
-	if dl, ok := ctx.Deadline(); ok {
-		timeout = max(time.Until(dl).Milliseconds(), 0)
-	}
-	// A done context wakes the poll up; the engine then returns at once.
 	stop := context.AfterFunc(ctx, func() { C.cursus_consumer_wakeup(c.h, nil) })
 	defer stop()
+	deadline, hasDeadline := ctx.Deadline()
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
+		}
+		timeout := int64(C.CURSUS_NO_TIMEOUT)
+		if hasDeadline {
+			left := time.Until(deadline)
+			if left <= 0 {
+				return context.DeadlineExceeded // ctx.Err() may not say so yet
+			}
+			timeout = int64((left + time.Millisecond - 1) / time.Millisecond) // rounded up
 		}
 		var e *C.cursus_error_t
 		got, s := f(C.int64_t(timeout), &e)
@@ -141,19 +173,7 @@ func (c *Consumer) poll(ctx context.Context, f func(C.int64_t, **C.cursus_error_
 		if got || c.woken.Swap(false) {
 			return nil
 		}
-		if timeout >= 0 {
-			// Ran out of time (ctx.Err() reports it next).
-			if dl, _ := ctx.Deadline(); !time.Now().Before(dl) {
-				return context.DeadlineExceeded
-			}
-			timeout = max(time.Until(deadlineOf(ctx)).Milliseconds(), 0)
-		}
 	}
-}
-
-func deadlineOf(ctx context.Context) time.Time {
-	dl, _ := ctx.Deadline()
-	return dl
 }
 
 // Wakeup makes a Poll blocked in another goroutine (or else the next Poll)

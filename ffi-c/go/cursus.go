@@ -1,30 +1,52 @@
 // Package cursus is the Go client of the Cursus message broker, over the
-// libcursus C ABI (cgo).
+// libcursus C ABI (cgo). Import it as
+//
+//	import cursus "example.invalid/cursus-sdk/go"
 //
 // Build: cgo finds libcursus through pkg-config (`#cgo pkg-config: cursus`):
 // point PKG_CONFIG_PATH at the installation's lib/pkgconfig (`make install
-// PREFIX=...` in the SDK, or `make ffi-lib` for target/cursus), and make the
-// shared library findable at run time (a system path, LD_LIBRARY_PATH, or
-// an rpath in CGO_LDFLAGS). No other CGO_* variables are needed.
+// PREFIX=...` in the SDK, or target/cursus/lib/pkgconfig after `make
+// ffi-lib`), and make the shared library findable at run time (a system
+// path, LD_LIBRARY_PATH, or an rpath in CGO_LDFLAGS). No other CGO_*
+// variables are needed. The first New* checks that the loaded libcursus is
+// the Version this package was built for.
 //
-// Contexts: every blocking call takes a context.Context and returns
-// ctx.Err() once it is done, including connecting (New* with a 1 s
-// deadline returns after 1 s, not after the 5 s connect timeout). Poll is
-// woken at once; calls that cannot be interrupted go on in the background
-// (a cancelled Send's record may still be delivered).
+// # Contexts and timeouts
 //
-// Timeouts: Flush and Close wait until the context's deadline, or
-// DefaultTimeout (30 s, as in every Cursus language) when it has none;
-// NoTimeout(ctx) waits without limit.
+// Every blocking call takes a context.Context and returns once it is done,
+// with ctx.Err() (or an error matching it), connecting included: NewProducer
+// with a 1 s deadline returns after about 1 s even if the broker never
+// answers, because the remaining time becomes the connect timeout when it
+// is shorter. Poll is woken at once (cursus_consumer_wakeup); Flush and
+// Close wait in slices of at most 100 ms and re-check ctx; calls the
+// library cannot interrupt (Send, admin requests) return at once and finish
+// in the background (a cancelled Send's record may still be delivered).
 //
-// Goroutine safety: every client may be used from many goroutines. Close
-// and Wakeup from another goroutine interrupt a blocked Poll. Callbacks run
-// on the client's own callback thread, never a network thread; they may
-// call the client again (Send and Flush of the same producer included).
+// Flush and Close are bounded by the context's deadline; when ctx has none
+// they wait DefaultTimeout (30 s, the same default in every Cursus
+// language). NoTimeout(ctx) returns a context meaning "no limit": only
+// cancelling it (or a deadline it carries) ends the wait. Poll has no
+// default: it waits until a message arrives, ctx is done, Wakeup or Close.
 //
-// Handles are ids, never pointers, and no Go pointer is kept by C:
-// callbacks carry a runtime/cgo.Handle, and keys and values are copied by
-// the library before a call returns.
+// # Goroutines and callbacks
+//
+// Every client may be used from many goroutines; no Go lock is held while
+// the library blocks, so Close and Wakeup from another goroutine interrupt
+// a blocked Poll at once. Callbacks (SendAsync, CommitAsync) run on the
+// client's own callback thread, never on a network thread; they may call
+// the client again (Send, Flush and Close of the same producer included),
+// and a slow callback delays only its own client's callbacks.
+//
+// # Errors
+//
+// Errors from the library are *Error: Error() is the readable text every
+// Cursus language shows (`code (class[, retryable]): message; field=value`),
+// and errors.Is matches the class and kind sentinels (ErrNotFound,
+// ErrClosed, ErrTimeout, ...).
+//
+// Handles are ids, never pointers, and C keeps no Go pointer: callbacks
+// carry a runtime/cgo.Handle, and keys and values are copied by the library
+// before a call returns.
 package cursus
 
 // #cgo pkg-config: cursus
@@ -42,23 +64,32 @@ import (
 	"unsafe"
 )
 
-// Version is the version of this package: the SDK version whose header it
-// was built with. New* fail when the loaded libcursus has another.
+// Version is the Cursus SDK version whose header (CURSUS_VERSION_STRING)
+// this package was built with. New* fail when the loaded libcursus reports
+// another version.
 const Version = C.CURSUS_VERSION_STRING
 
-// LibraryVersion is the version of the libcursus loaded at run time.
+// LibraryVersion returns the version of the libcursus loaded at run time
+// (cursus_version()).
 func LibraryVersion() string { return C.GoString(C.cursus_version()) }
 
-var versionCheck = sync.OnceValue(func() error {
-	if got := LibraryVersion(); got != Version {
-		return &Error{
-			Status: StatusInternal, Code: "version_mismatch", Class: "internal", Kind: "internal",
-			Message: fmt.Sprintf("libcursus %s is loaded, but this package was built for %s", got, Version),
-			Fields:  map[string]string{"library": got, "package": Version},
-		}
+// checkVersion is the error New* return when the library is not Version.
+func checkVersion(library string) error {
+	if library == Version {
+		return nil
 	}
-	return nil
-})
+	msg := fmt.Sprintf("the loaded libcursus is version %s, but this Go package was built for %s: "+
+		"build and run against the same SDK version (check PKG_CONFIG_PATH and the run-time library path)",
+		library, Version)
+	return &Error{
+		Status: StatusInternal, Code: "version_mismatch", Class: "internal", Kind: "internal",
+		Message: msg, Fields: map[string]string{"library": library, "package": Version},
+		text: "version_mismatch (internal): " + msg,
+	}
+}
+
+// versionChecked runs checkVersion once, at the first New*.
+var versionChecked = sync.OnceValue(func() error { return checkVersion(LibraryVersion()) })
 
 // DefaultTimeout is how long Flush and Close wait when the context has no
 // deadline: 30 s, the same default in every Cursus language.
@@ -66,13 +97,16 @@ const DefaultTimeout = 30 * time.Second
 
 type noTimeoutKey struct{}
 
-// NoTimeout returns a context that makes Flush and Close wait without
-// limit (only cancelling the context stops them).
+// NoTimeout returns a context, derived from ctx, under which Flush and
+// Close wait without limit instead of DefaultTimeout: only cancelling it
+// (or a deadline ctx already has) ends the wait.
 func NoTimeout(ctx context.Context) context.Context {
 	return context.WithValue(ctx, noTimeoutKey{}, true)
 }
 
-// timeoutMillis is the C timeout for a Flush or Close under ctx.
+// timeoutMillis is the C timeout (ms, or CURSUS_NO_TIMEOUT) of a Flush or
+// Close under ctx: its deadline, else no limit under NoTimeout, else
+// DefaultTimeout.
 func timeoutMillis(ctx context.Context) int64 {
 	if dl, ok := ctx.Deadline(); ok {
 		return max(time.Until(dl).Milliseconds(), 0)
@@ -83,23 +117,27 @@ func timeoutMillis(ctx context.Context) int64 {
 	return DefaultTimeout.Milliseconds()
 }
 
-// Option configures a client. Options are checked as they are applied (an
-// unknown name or bad value makes New* fail with an error naming the kind
-// of client and listing its options).
+// Option configures a client. Options are checked by the library as they
+// are applied: an unknown name or a bad value makes New* fail with an error
+// matching ErrInvalidArgument that names the kind of client and lists its
+// options.
 type Option func(*options)
 
 type options struct{ kv [][2]string }
 
-// WithBootstrap sets the broker addresses (host:port).
+// WithBootstrap sets the broker addresses (host:port), option
+// bootstrap_servers.
 func WithBootstrap(addrs ...string) Option {
 	return WithOption("bootstrap_servers", strings.Join(addrs, ","))
 }
 
-// WithGroup sets the consumer group id (required for a Consumer).
+// WithGroup sets the consumer group id (option group_id, required for a
+// Consumer).
 func WithGroup(id string) Option { return WithOption("group_id", id) }
 
 // WithOption sets any option by name (acks, linger_ms, retries,
-// auto_offset_reset, ...): the same names in every language.
+// auto_offset_reset, connect_timeout_ms, ...): the same names and text
+// values in every Cursus language. Later options override earlier ones.
 func WithOption(key, value string) Option {
 	return func(o *options) { o.kv = append(o.kv, [2]string{key, value}) }
 }
@@ -113,17 +151,47 @@ func goString(s *C.char) string {
 	return C.GoString(s)
 }
 
+// connectTimeoutOption is the option the remaining time of a context
+// deadline is mapped onto.
+const connectTimeoutOption = "connect_timeout_ms"
+
+// defaultConnectTimeout is connect_timeout_ms's default for kind, as the
+// library documents it (cursus_config_options), in milliseconds.
+func defaultConnectTimeout(kind string) int64 {
+	k := cstr(kind)
+	defer C.free(unsafe.Pointer(k))
+	var list *C.cursus_string_list_t
+	if check(C.cursus_config_options(k, &list, nil), nil) != nil {
+		return -1
+	}
+	quads := stringList(list) // (name, type, default, description)...
+	for i := 0; i+3 < len(quads); i += 4 {
+		if quads[i] == connectTimeoutOption {
+			if ms, err := strconv.ParseInt(quads[i+2], 10, 64); err == nil {
+				return ms
+			}
+		}
+	}
+	return -1
+}
+
 // newConfig builds a C config for kind ("admin", "producer", "consumer");
-// the caller destroys it. A context deadline shorter than the connect
-// timeout becomes the connect timeout.
+// the caller destroys it. When ctx's deadline is nearer than the connect
+// timeout in force, the remaining time becomes the connect timeout, so that
+// connecting ends by the deadline.
 func newConfig(ctx context.Context, kind string, opts []Option) (*C.cursus_config_t, error) {
 	var o options
 	for _, opt := range opts {
 		opt(&o)
 	}
-	if dl, ok := ctx.Deadline(); ok && !o.has("connect_timeout_ms") {
-		if ms := time.Until(dl).Milliseconds(); ms < 5000 {
-			o.kv = append(o.kv, [2]string{"connect_timeout_ms", strconv.FormatInt(max(ms, 1), 10)})
+	if dl, ok := ctx.Deadline(); ok {
+		connect, set := o.last(connectTimeoutOption)
+		limit := defaultConnectTimeout(kind)
+		if set {
+			limit, _ = strconv.ParseInt(connect, 10, 64) // a bad value fails below
+		}
+		if ms := max(time.Until(dl).Milliseconds(), 1); limit > 0 && ms < limit {
+			o.kv = append(o.kv, [2]string{connectTimeoutOption, strconv.FormatInt(ms, 10)})
 		}
 	}
 	k := cstr(kind)
@@ -146,23 +214,25 @@ func newConfig(ctx context.Context, kind string, opts []Option) (*C.cursus_confi
 	return cfg, nil
 }
 
-func (o *options) has(name string) bool {
-	for _, kv := range o.kv {
-		if kv[0] == name {
-			return true
+// last returns the value the option name was last given.
+func (o *options) last(name string) (string, bool) {
+	for i := len(o.kv) - 1; i >= 0; i-- {
+		if o.kv[i][0] == name {
+			return o.kv[i][1], true
 		}
 	}
-	return false
+	return "", false
 }
 
 // open checks the library version and ctx, builds the configuration and
 // calls create with it on a goroutine of its own, so that ctx ends the
-// wait; a client created after ctx was done is destroyed. Handles travel as
-// unsafe.Pointer (incomplete C types cannot be type arguments).
+// wait; a client that connects after ctx was done is closed and destroyed.
+// Handles travel as unsafe.Pointer (incomplete C types cannot be type
+// arguments); they are ids, never dereferenced.
 func open(ctx context.Context, kind string, opts []Option,
 	create func(cfg *C.cursus_config_t, e **C.cursus_error_t) (unsafe.Pointer, C.enum_cursus_status_t),
 	destroy func(unsafe.Pointer)) (unsafe.Pointer, error) {
-	if err := versionCheck(); err != nil {
+	if err := versionChecked(); err != nil {
 		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
@@ -196,8 +266,9 @@ func open(ctx context.Context, kind string, opts []Option,
 	}
 }
 
-// interruptible runs a call that C cannot interrupt on a goroutine of its
-// own, so that ctx ends the wait (the call then finishes in the background).
+// interruptible runs a call the library cannot interrupt. With a context
+// that can be done, the call runs on a goroutine of its own so that ctx
+// ends the wait (the call then finishes in the background).
 func interruptible[T any](ctx context.Context, call func() (T, error)) (T, error) {
 	var zero T
 	if err := ctx.Err(); err != nil {
@@ -237,4 +308,14 @@ func cstrings(items []string) (**C.char, func()) {
 		}
 		C.free(unsafe.Pointer(arr))
 	}
+}
+
+// stringList reads a string list handle and destroys it.
+func stringList(h *C.cursus_string_list_t) []string {
+	defer C.cursus_string_list_destroy(h)
+	out := []string{}
+	for i, n := C.size_t(0), C.cursus_string_list_count(h); i < n; i++ {
+		out = append(out, goString(C.cursus_string_list_get(h, i)))
+	}
+	return out
 }

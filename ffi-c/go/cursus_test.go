@@ -20,8 +20,9 @@ import (
 // broker is the address of the broker started by TestMain.
 var broker string
 
-// TestMain starts a real cursus-broker ($CURSUS_BROKER_BIN, or an already
-// running one at $CURSUS_TEST_BROKER) with a temporary data directory.
+// TestMain starts a real cursus-broker ($CURSUS_BROKER_BIN, or uses an
+// already running one at $CURSUS_TEST_BROKER) with a temporary data
+// directory on a free loopback port.
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
@@ -61,7 +62,7 @@ func run(m *testing.M) int {
 			broker = a
 		}
 	}
-	go func() {
+	go func() { // keeps the broker's stdout drained
 		for sc.Scan() {
 		}
 	}()
@@ -81,33 +82,45 @@ func unique(prefix string) string {
 // hangGuard bounds waits that must end; it is never a timing assertion.
 const hangGuard = 30 * time.Second
 
-func ctxT(t *testing.T) context.Context {
+// ctxT is a test's context, with a deadline as a hang guard.
+func ctxT(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	t.Cleanup(cancel)
 	return ctx
 }
 
-func createTopic(t *testing.T, topic string, partitions int) {
+func newAdmin(t testing.TB) *Admin {
 	t.Helper()
-	ctx := ctxT(t)
-	a, err := NewAdmin(ctx, WithBootstrap(broker))
+	a, err := NewAdmin(ctxT(t), WithBootstrap(broker))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer a.Close()
-	if _, err := a.CreateTopic(ctx, topic, partitions); err != nil {
+	t.Cleanup(func() { a.Close() })
+	return a
+}
+
+func createTopic(t testing.TB, topic string, partitions int) {
+	t.Helper()
+	if _, err := newAdmin(t).CreateTopic(ctxT(t), topic, partitions); err != nil {
 		t.Fatal(err)
 	}
 }
 
-func produceValues(t *testing.T, topic string, n int) {
+func newProducer(t testing.TB, opts ...Option) *Producer {
 	t.Helper()
-	ctx := ctxT(t)
-	p, err := NewProducer(ctx, WithBootstrap(broker))
+	p, err := NewProducer(ctxT(t), append([]Option{WithBootstrap(broker)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close(ctx)
+	t.Cleanup(func() { p.Close(context.Background()) })
+	return p
+}
+
+// produceValues sends v0..v<n-1> to partition 0 of topic.
+func produceValues(t testing.TB, topic string, n int) {
+	t.Helper()
+	ctx := ctxT(t)
+	p := newProducer(t)
 	for i := 0; i < n; i++ {
 		if err := p.SendAsync(ctx, Record{Topic: topic, Partition: 0, Value: []byte(fmt.Sprintf("v%d", i))}, nil); err != nil {
 			t.Fatal(err)
@@ -118,18 +131,19 @@ func produceValues(t *testing.T, topic string, n int) {
 	}
 }
 
-func newConsumer(t *testing.T, group string, opts ...Option) *Consumer {
+func newConsumer(t testing.TB, group string, opts ...Option) *Consumer {
 	t.Helper()
 	opts = append([]Option{WithBootstrap(broker), WithGroup(group), WithOption("fetch_max_wait_ms", "50")}, opts...)
 	c, err := NewConsumer(ctxT(t), opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { c.Close() })
 	return c
 }
 
-// take polls until n messages arrived and returns their offsets.
-func take(t *testing.T, c *Consumer, n int) []int64 {
+// take polls one message at a time until n arrived; returns their offsets.
+func take(t testing.TB, c *Consumer, n int) []int64 {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
 	defer cancel()
@@ -144,9 +158,105 @@ func take(t *testing.T, c *Consumer, n int) []int64 {
 	return offsets
 }
 
-func TestVersion(t *testing.T) {
+// takeBatches polls batches of at most the messages still wanted until n
+// arrived; returns their offsets.
+func takeBatches(t testing.TB, c *Consumer, n int) []int64 {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	var offsets []int64
+	for len(offsets) < n {
+		batch, err := c.PollBatch(ctx, n-len(offsets))
+		if err != nil {
+			t.Fatalf("after %d of %d messages: %v", len(offsets), n, err)
+		}
+		if len(batch) == 0 || len(batch) > n-len(offsets) {
+			t.Fatalf("a batch of %d messages, %d wanted", len(batch), n-len(offsets))
+		}
+		for _, m := range batch {
+			offsets = append(offsets, m.Offset)
+		}
+	}
+	return offsets
+}
+
+// assertNothingMore checks that no further message arrives within a short
+// while (an absence can only be checked over some time).
+func assertNothingMore(t testing.TB, c *Consumer) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	if m, err := c.Poll(ctx); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("want nothing more, got %+v, %v", m, err)
+	}
+}
+
+// awaitMember waits until group has a member. A consumer joins its group in
+// its first Poll, so once the group shows it, that Poll is in the library.
+func awaitMember(t testing.TB, group string) {
+	t.Helper()
+	a := newAdmin(t)
+	until := time.Now().Add(hangGuard)
+	for {
+		status, err := a.GroupStatus(ctxT(t), group)
+		if err == nil && len(status.Members) > 0 {
+			return
+		}
+		if time.Now().After(until) {
+			t.Fatalf("group %s never got a member (last: %+v, %v)", group, status, err)
+		}
+		time.Sleep(10 * time.Millisecond) // the broker's view can only be polled
+	}
+}
+
+// within returns what ch delivers, failing the test after hangGuard.
+func within[T any](t testing.TB, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(hangGuard):
+		t.Fatalf("%s: still waiting after %v", what, hangGuard)
+		panic("unreachable")
+	}
+}
+
+func TestVersionCheckPasses(t *testing.T) {
 	if Version == "" || LibraryVersion() != Version {
 		t.Fatalf("package %q, library %q", Version, LibraryVersion())
+	}
+	if err := versionChecked(); err != nil {
+		t.Fatal(err)
+	}
+	// The error New* would return for another library version.
+	err := checkVersion("0.0.0-other")
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Code != "version_mismatch" || !errors.Is(err, ErrInternal) {
+		t.Fatalf("mismatch error %#v", err)
+	}
+	if msg := err.Error(); !strings.Contains(msg, "0.0.0-other") || !strings.Contains(msg, Version) {
+		t.Fatalf("the message does not name both versions: %q", msg)
+	}
+}
+
+func TestTimeoutContract(t *testing.T) {
+	if got := timeoutMillis(context.Background()); got != DefaultTimeout.Milliseconds() || got != 30000 {
+		t.Fatalf("no deadline: %d ms", got)
+	}
+	if got := timeoutMillis(NoTimeout(context.Background())); got != -1 {
+		t.Fatalf("NoTimeout: %d ms", got)
+	}
+	ctx, cancel := context.WithTimeout(NoTimeout(context.Background()), time.Hour)
+	defer cancel()
+	if got := timeoutMillis(ctx); got <= 0 || got > time.Hour.Milliseconds() {
+		t.Fatalf("a deadline bounds even NoTimeout: %d ms", got)
+	}
+	p := newProducer(t)
+	if err := p.Flush(NoTimeout(ctxT(t))); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Close(NoTimeout(context.Background())); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -157,11 +267,15 @@ func TestOptionErrorsNameTheKindAndItsOptions(t *testing.T) {
 		t.Fatalf("wrong classification: %v", err)
 	}
 	want := `invalid_argument (validation): unknown producer option "group_id"; known options: acks, `
-	if !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "linger_ms") || strings.Contains(err.Error(), "group_id,") {
-		t.Fatalf("message %q", err.Error())
+	if msg := err.Error(); !strings.HasPrefix(msg, want) || !strings.Contains(msg, "linger_ms") || strings.Contains(msg, "group_id,") {
+		t.Fatalf("message %q", msg)
 	}
-	if ce.Retryable || ce.Kind != "invalid_argument" {
+	if ce.Retryable || ce.Kind != "invalid_argument" || ce.Status != StatusInvalidArgument {
 		t.Fatalf("unexpected error: %#v", ce)
+	}
+	if _, err := NewProducer(ctxT(t), WithBootstrap(broker), WithOption("linger_ms", "soon")); !errors.Is(err, ErrInvalidArgument) ||
+		!strings.Contains(err.Error(), "linger_ms") {
+		t.Fatalf("bad value: %v", err)
 	}
 	if _, err := NewConsumer(ctxT(t), WithBootstrap(broker)); !errors.Is(err, ErrInvalidArgument) {
 		t.Fatalf("consumer without group: %v", err)
@@ -177,11 +291,14 @@ func TestAdminTypedResultsAndErrors(t *testing.T) {
 	topic := unique("go-admin")
 	_, err = a.DescribeTopic(ctx, topic)
 	var ce *Error
-	if !errors.Is(err, ErrNotFound) || !errors.As(err, &ce) || ce.Fields["topic"] != topic {
+	if !errors.Is(err, ErrNotFound) || !errors.As(err, &ce) || ce.Fields["topic"] != topic || ce.Code != "topic_not_found" {
 		t.Fatalf("want not_found, got %v", err)
 	}
 	if want := "topic_not_found (not_found): topic=" + topic; err.Error() != want {
 		t.Fatalf("error text %q, want %q", err.Error(), want)
+	}
+	if _, err := a.DeleteTopic(ctx, topic, false); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("delete missing: %v", err)
 	}
 	if r, err := a.DeleteTopic(ctx, topic, true); err != nil || r.Deleted {
 		t.Fatalf("delete missing if_exists: %+v %v", r, err)
@@ -189,39 +306,55 @@ func TestAdminTypedResultsAndErrors(t *testing.T) {
 	if _, err := a.CreateTopicWithOptions(ctx, topic, TopicOptions{"no_such_field": "1"}); !errors.Is(err, ErrInvalidArgument) {
 		t.Fatalf("bad option: %v", err)
 	}
-	info, err := a.CreateTopicWithOptions(ctx, topic, TopicOptions{"partitions": "3", "read_acl": "alice,bob"})
+	info, err := a.CreateTopicWithOptions(ctx, topic, TopicOptions{"partitions": "3", "retention_hours": "24", "read_acl": "alice,bob"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.Name != topic || info.Partitions != 3 || !slices.Equal(info.ReadACL, []string{"alice", "bob"}) || info.MinInSyncReplicas != -1 {
+	if info.Name != topic || info.Partitions != 3 || info.Revision != 1 || info.RetentionHours != 24 ||
+		!slices.Equal(info.ReadACL, []string{"alice", "bob"}) || len(info.WriteACL) != 0 ||
+		info.MinInSyncReplicas != DefaultMinInSyncReplicas || info.CleanupPolicy == "" || info.Partitioner == "" {
 		t.Fatalf("created %+v", info)
 	}
 	if altered, err := a.AlterTopicConfig(ctx, topic, 1); err != nil || altered.MinInSyncReplicas != 1 {
 		t.Fatalf("altered %+v %v", altered, err)
 	}
+	if altered, err := a.AlterTopicConfig(ctx, topic, DefaultMinInSyncReplicas); err != nil || altered.MinInSyncReplicas != -1 {
+		t.Fatalf("altered to the default %+v %v", altered, err)
+	}
 	desc, err := a.DescribeTopic(ctx, topic)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if desc.Topic != topic || desc.Definition.Partitions != 3 || len(desc.Partitions) != 3 || desc.Partitions[0].Leader != broker {
+	if desc.Topic != topic || desc.Definition.Name != topic || desc.Definition.Partitions != 3 || len(desc.Partitions) != 3 {
 		t.Fatalf("described %+v", desc)
+	}
+	for i, p := range desc.Partitions {
+		if p.ID != uint32(i) || p.Leader != broker || len(p.Replicas) != 1 || !slices.Equal(p.ISR, p.Replicas) ||
+			p.Earliest != 0 || p.LEO != 0 || p.HWM != 0 {
+			t.Fatalf("partition %d described as %+v", i, p)
+		}
 	}
 	md, err := a.Metadata(ctx, topic)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if md.Topic.Partitions != 3 || len(md.Leaders) != 3 || md.Leaders[2] != broker {
+	if md.Topic.Name != topic || md.Topic.Partitions != 3 || len(md.Leaders) != 3 || md.Leaders[2] != broker || len(md.Epochs) != 3 {
 		t.Fatalf("metadata %+v", md)
 	}
-	offsets, err := a.ListOffsets(ctx, topic, -1)
+	offsets, err := a.ListOffsets(ctx, topic, AllPartitions)
 	if err != nil || len(offsets) != 3 {
 		t.Fatalf("offsets %+v %v", offsets, err)
+	}
+	one, err := a.ListOffsets(ctx, topic, 2)
+	if err != nil || len(one) != 1 || one[0].Partition != 2 || one[0].Latest != 0 {
+		t.Fatalf("offsets of partition 2: %+v %v", one, err)
 	}
 	if _, err := a.TruncateTopic(ctx, topic, md.Topic.Revision+100); !errors.Is(err, ErrConflict) {
 		t.Fatalf("want conflict, got %v", err)
 	}
-	if tr, err := a.TruncateTopic(ctx, topic, md.Topic.Revision); err != nil || tr.Revision != md.Topic.Revision+1 {
-		t.Fatalf("truncated %+v %v", tr, err)
+	tr, err := a.TruncateTopic(ctx, topic, md.Topic.Revision)
+	if err != nil || tr.Revision != md.Topic.Revision+1 || tr.LifecycleEpoch <= md.Topic.LifecycleEpoch {
+		t.Fatalf("truncated %+v %v (before: %+v)", tr, err, md.Topic)
 	}
 	names, err := a.ListTopics(ctx)
 	if err != nil || !slices.Contains(names, topic) {
@@ -230,8 +363,14 @@ func TestAdminTypedResultsAndErrors(t *testing.T) {
 	if help, err := a.Help(ctx); err != nil || !slices.Contains(help, "PUBLISH") {
 		t.Fatalf("help %v %v", help, err)
 	}
+	if _, err := a.ListGroups(ctx); err != nil {
+		t.Fatal(err)
+	}
 	if r, err := a.DeleteTopic(ctx, topic, false); err != nil || !r.Deleted {
 		t.Fatalf("delete %+v %v", r, err)
+	}
+	if r, err := a.DeleteTopic(ctx, topic, true); err != nil || r.Deleted {
+		t.Fatalf("delete again %+v %v", r, err)
 	}
 	if err := a.Close(); err != nil {
 		t.Fatal(err)
@@ -261,7 +400,7 @@ func TestProduceAndConsumeThroughGroup(t *testing.T) {
 	if m.Partition != 0 || m.Offset != 0 || m.Topic != topic || !m.Timestamp.Equal(stamp) {
 		t.Fatalf("metadata %+v", m)
 	}
-	// Concurrent async sends from several goroutines.
+	// Concurrent async sends from several goroutines, with keys.
 	var wg sync.WaitGroup
 	var delivered atomic.Int32
 	for g := 0; g < 4; g++ {
@@ -269,12 +408,13 @@ func TestProduceAndConsumeThroughGroup(t *testing.T) {
 		go func(g int) {
 			defer wg.Done()
 			for i := 0; i < 5; i++ {
-				err := p.SendAsync(ctx, Record{Topic: topic, Partition: AnyPartition, Value: []byte(fmt.Sprintf("g%d-%d", g, i))},
-					func(_ RecordMetadata, err error) {
-						if err == nil {
-							delivered.Add(1)
-						}
-					})
+				r := Record{Topic: topic, Partition: AnyPartition, Key: []byte(fmt.Sprintf("key-%d-%d", g, i)),
+					Value: []byte(fmt.Sprintf("g%d-%d", g, i))}
+				err := p.SendAsync(ctx, r, func(_ RecordMetadata, err error) {
+					if err == nil {
+						delivered.Add(1)
+					}
+				})
 				if err != nil {
 					t.Error(err)
 				}
@@ -298,24 +438,32 @@ func TestProduceAndConsumeThroughGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !bytes.Equal(first.Value, binary) || string(first.Key) != "k" || first.Topic != topic || first.Offset != 0 {
+	// The stored timestamp is the broker's (append time), not the record's.
+	if !bytes.Equal(first.Value, binary) || string(first.Key) != "k" || first.Topic != topic || first.Offset != 0 ||
+		first.Timestamp.UnixMilli() <= 0 {
 		t.Fatalf("first message %+v", first)
 	}
+	// The rest through the packed record view, in batches of at most 7.
 	var got []Message
 	for len(got) < 20 {
 		batch, err := c.PollBatch(ctx, 7)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(batch) > 7 {
+		if len(batch) == 0 || len(batch) > 7 {
 			t.Fatalf("batch of %d, max 7", len(batch))
 		}
 		got = append(got, batch...)
 	}
 	for i, msg := range got {
-		if msg.Offset != int64(i+1) || msg.Topic != topic {
+		var g, n int
+		if _, err := fmt.Sscanf(string(msg.Value), "g%d-%d", &g, &n); err != nil || msg.Offset != int64(i+1) || msg.Topic != topic ||
+			msg.Partition != 0 || string(msg.Key) != fmt.Sprintf("key-%d-%d", g, n) || msg.Timestamp.Before(first.Timestamp) {
 			t.Fatalf("message %d: %+v", i, msg)
 		}
+	}
+	if _, err := c.PollBatch(ctx, 0); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("a batch of 0: %v", err)
 	}
 	if err := c.Commit(ctx); err != nil {
 		t.Fatal(err)
@@ -335,61 +483,148 @@ func TestProduceAndConsumeThroughGroup(t *testing.T) {
 	if _, err := c.Poll(ctx); !errors.Is(err, ErrClosed) {
 		t.Fatalf("poll after close: %v", err)
 	}
+
+	// The group resumes after the commit.
+	if _, err := p.Send(ctx, Record{Topic: topic, Partition: 0, Value: []byte("after")}); err != nil {
+		t.Fatal(err)
+	}
+	c2 := newConsumer(t, group)
+	if err := c2.Subscribe(ctx, topic); err != nil {
+		t.Fatal(err)
+	}
+	if msg, err := c2.Poll(ctx); err != nil || msg.Offset != 21 || string(msg.Value) != "after" {
+		t.Fatalf("resumed at %+v (%v)", msg, err)
+	}
 	if err := p.Close(ctx); err != nil {
 		t.Fatal(err)
+	}
+	if err := p.Close(ctx); err != nil {
+		t.Fatal("second close:", err)
 	}
 	if _, err := p.Send(ctx, Record{Topic: topic, Value: []byte("x")}); !errors.Is(err, ErrClosed) {
 		t.Fatalf("send after close: %v", err)
 	}
+	if err := p.SendAsync(ctx, Record{Topic: topic, Value: []byte("x")}, func(RecordMetadata, error) {
+		t.Error("a callback for a record that was never queued")
+	}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("send async after close: %v", err)
+	}
 }
 
-func TestCommitAsyncOffsetsAndGroupStatus(t *testing.T) {
+func TestConsumerPatternCommitAsyncAndGroupStatus(t *testing.T) {
 	ctx := ctxT(t)
-	topic, group := unique("go-commits"), unique("go-commits-group")
+	prefix, group := unique("go-pat"), unique("go-pat-group")
+	topic := prefix + "-orders"
 	createTopic(t, topic, 2)
-	produceValues(t, topic, 4)
+	produceValues(t, topic, 3)
 	c := newConsumer(t, group)
-	defer c.Close()
-	if err := c.Subscribe(ctx, topic); err != nil {
+	if err := c.SubscribePattern(ctx, prefix+"-*"); err != nil {
 		t.Fatal(err)
 	}
-	take(t, c, 2)
+	if off, found, err := c.Committed(ctx, topic, 0); err != nil || found || off != -1 {
+		t.Fatalf("committed before commit: %d %v %v", off, found, err)
+	}
+	for seen := 0; seen < 3; seen++ {
+		m, err := c.Poll(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.Topic != topic {
+			t.Fatalf("topic %q", m.Topic)
+		}
+	}
+	assigned, err := c.Assignment(ctx)
+	if err != nil || len(assigned) != 2 || assigned[0].Topic != topic || assigned[0].Partition == assigned[1].Partition {
+		t.Fatalf("assignment: %+v %v", assigned, err)
+	}
 	done := make(chan error, 1)
 	if err := c.CommitAsync(ctx, func(err error) { done <- err }); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(hangGuard):
-		t.Fatal("commit callback never ran")
-	}
-	if off, _, err := c.Committed(ctx, topic, 0); err != nil || off != 2 {
-		t.Fatalf("committed %d %v", off, err)
-	}
-	if err := c.CommitOffsets(ctx, map[TopicPartition]int64{{topic, 0}: 3, {topic, 1}: 0}); err != nil {
+	if err := within(t, done, "the commit callback"); err != nil {
 		t.Fatal(err)
 	}
-	if off, ok, err := c.Committed(ctx, topic, 1); err != nil || !ok || off != 0 {
-		t.Fatalf("committed p1 %d %v %v", off, ok, err)
+	if off, found, err := c.Committed(ctx, topic, 0); err != nil || !found || off != 3 {
+		t.Fatalf("committed: %d %v %v", off, found, err)
 	}
-	parts, err := c.Assignment(ctx)
-	if err != nil || len(parts) != 2 {
-		t.Fatalf("assignment %v %v", parts, err)
-	}
-	a, err := NewAdmin(ctx, WithBootstrap(broker))
-	if err != nil {
+	if err := c.CommitAsync(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
-	defer a.Close()
+	a := newAdmin(t)
+	groups, err := a.ListGroups(ctx)
+	if err != nil || !slices.Contains(groups, group) {
+		t.Fatalf("groups: %v %v", groups, err)
+	}
 	status, err := a.GroupStatus(ctx, group)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if status.Group != group || len(status.Members) != 1 || len(status.Members[0].Assignments) != 2 {
+	if status.Group != group || status.State == "" || status.Generation == 0 || len(status.Members) != 1 ||
+		status.Members[0].MemberID == "" || len(status.Members[0].Assignments) != 2 {
 		t.Fatalf("group status %+v", status)
+	}
+	if _, err := a.GroupStatus(ctx, unique("go-no-group")); !errors.Is(err, ErrNotFound) {
+		t.Fatalf("status of a missing group: %v", err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CommitAsync(ctx, func(error) { t.Error("callback after a failed start") }); !errors.Is(err, ErrClosed) {
+		t.Fatalf("commit after close: %v", err)
+	}
+}
+
+func TestCommitOffsetsExplicit(t *testing.T) {
+	ctx := ctxT(t)
+	topic, group := unique("go-commit-offsets"), unique("go-commit-offsets-group")
+	createTopic(t, topic, 2)
+	produceValues(t, topic, 4)
+	opts := []Option{WithOption("auto_offset_reset", "earliest")}
+	c := newConsumer(t, group, opts...)
+	if err := c.Subscribe(ctx, topic); err != nil {
+		t.Fatal(err)
+	}
+	// Not joined yet (no poll): nothing to commit against.
+	err := c.CommitOffsets(ctx, map[TopicPartition]int64{{topic, 0}: 1})
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Status != StatusInvalidArgument || ce.Class != "validation" {
+		t.Fatalf("commit before join: %v", err)
+	}
+	if _, err := c.Poll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CommitOffsets(ctx, map[TopicPartition]int64{{topic, 0}: -1}); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("negative offset: %v", err)
+	}
+	if err := c.CommitOffsets(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CommitOffsets(ctx, map[TopicPartition]int64{{topic, 0}: 2, {topic, 1}: 0}); err != nil {
+		t.Fatal(err)
+	}
+	if off, found, err := c.Committed(ctx, topic, 0); err != nil || !found || off != 2 {
+		t.Fatalf("committed 0: %d %v %v", off, found, err)
+	}
+	if off, found, err := c.Committed(ctx, topic, 1); err != nil || !found || off != 0 {
+		t.Fatalf("committed 1: %d %v %v", off, found, err)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.CommitOffsets(ctx, map[TopicPartition]int64{{topic, 0}: 3}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("commit after close: %v", err)
+	}
+	// The group resumes from the explicitly committed offset.
+	second := newConsumer(t, group, opts...)
+	if err := second.Subscribe(ctx, topic); err != nil {
+		t.Fatal(err)
+	}
+	m, err := second.Poll(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Partition != 0 || m.Offset != 2 || string(m.Value) != "v2" {
+		t.Fatalf("resumed at %d/%d %q", m.Partition, m.Offset, m.Value)
 	}
 }
 
@@ -399,13 +634,40 @@ func TestCancelledContext(t *testing.T) {
 	if _, err := NewProducer(ctx, WithBootstrap(broker)); !errors.Is(err, context.Canceled) {
 		t.Fatalf("want Canceled, got %v", err)
 	}
-	p, err := NewProducer(ctxT(t), WithBootstrap(broker))
-	if err != nil {
+	p := newProducer(t)
+	if _, err := p.Send(ctx, Record{Topic: "x", Value: []byte("x")}); !errors.Is(err, context.Canceled) {
+		t.Fatalf("send: want Canceled, got %v", err)
+	}
+	if err := p.Flush(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("flush: want Canceled, got %v", err)
+	}
+	if _, err := newAdmin(t).ListTopics(ctx); !errors.Is(err, context.Canceled) {
+		t.Fatalf("admin: want Canceled, got %v", err)
+	}
+}
+
+func TestCancellingEndsABlockedPoll(t *testing.T) {
+	topic, group := unique("go-cancel-poll"), unique("go-cancel-poll-group")
+	createTopic(t, topic, 1)
+	c := newConsumer(t, group)
+	if err := c.Subscribe(ctxT(t), topic); err != nil {
 		t.Fatal(err)
 	}
-	defer p.Close(ctxT(t))
-	if _, err := p.Send(ctx, Record{Topic: "x", Value: []byte("x")}); !errors.Is(err, context.Canceled) {
+	ctx, cancel := context.WithCancel(context.Background())
+	polled := make(chan error, 1)
+	go func() {
+		_, err := c.Poll(ctx)
+		polled <- err
+	}()
+	awaitMember(t, group)
+	cancel()
+	if err := within(t, polled, "the cancelled poll"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("want Canceled, got %v", err)
+	}
+	// The consumer is still usable: a message sent now is received.
+	produceValues(t, topic, 1)
+	if got := take(t, c, 1); !slices.Equal(got, []int64{0}) {
+		t.Fatalf("took %v", got)
 	}
 }
 
@@ -416,38 +678,51 @@ func TestContextDeadlineBoundsConnecting(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
+	var mu sync.Mutex
+	var conns []net.Conn
+	defer func() {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
 	go func() {
 		for {
 			conn, err := l.Accept()
 			if err != nil {
 				return
 			}
-			defer conn.Close()
+			mu.Lock()
+			conns = append(conns, conn) // kept open, never answered
+			mu.Unlock()
 		}
 	}()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	start := time.Now()
 	_, err = NewProducer(ctx, WithBootstrap(l.Addr().String()))
+	elapsed := time.Since(start)
 	if !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("want DeadlineExceeded, got %v", err)
 	}
 	// Well before the 5 s connect timeout (a generous bound, not a measurement).
-	if elapsed := time.Since(start); elapsed > 4*time.Second {
+	if elapsed > 4*time.Second {
 		t.Fatalf("returned after %v", elapsed)
 	}
 }
 
 func TestSendToMissingTopicIsNotFound(t *testing.T) {
 	ctx := ctxT(t)
-	p, err := NewProducer(ctx, WithBootstrap(broker), WithOption("retries", "0"))
-	if err != nil {
-		t.Fatal(err)
+	p := newProducer(t, WithOption("retries", "0"))
+	topic := unique("go-missing")
+	_, err := p.Send(ctx, Record{Topic: topic, Partition: AnyPartition, Value: []byte("x")})
+	var ce *Error
+	if !errors.Is(err, ErrNotFound) || !errors.As(err, &ce) || ce.Code != "topic_not_found" || ce.Fields["topic"] != topic {
+		t.Fatalf("want topic_not_found, got %v", err)
 	}
-	defer p.Close(ctx)
-	_, err = p.Send(ctx, Record{Topic: unique("go-missing"), Partition: AnyPartition, Value: []byte("x")})
-	if !errors.Is(err, ErrNotFound) {
-		t.Fatalf("want ErrNotFound, got %v", err)
+	if !strings.HasPrefix(err.Error(), "topic_not_found (not_found): ") || !strings.Contains(err.Error(), "topic="+topic) {
+		t.Fatalf("error text %q", err.Error())
 	}
 }
 
@@ -455,34 +730,50 @@ func TestCallbackMaySendAndFlushItsProducer(t *testing.T) {
 	ctx := ctxT(t)
 	topic := unique("go-reentry")
 	createTopic(t, topic, 1)
-	p, err := NewProducer(ctx, WithBootstrap(broker))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer p.Close(ctx)
+	p := newProducer(t)
 	type outcome struct {
-		offset     int64
-		send, fail error
+		offset      int64
+		send, flush error
 	}
 	done := make(chan outcome, 1)
-	err = p.SendAsync(ctx, Record{Topic: topic, Partition: 0, Value: []byte("outer")}, func(_ RecordMetadata, err error) {
+	err := p.SendAsync(ctx, Record{Topic: topic, Partition: 0, Value: []byte("outer")}, func(_ RecordMetadata, err error) {
 		if err != nil {
-			done <- outcome{fail: err}
+			done <- outcome{send: err}
 			return
 		}
 		m, sendErr := p.Send(ctx, Record{Topic: topic, Partition: 0, Value: []byte("inner")})
-		done <- outcome{offset: m.Offset, send: sendErr, fail: p.Flush(ctx)}
+		done <- outcome{offset: m.Offset, send: sendErr, flush: p.Flush(ctx)}
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case o := <-done:
-		if o.send != nil || o.fail != nil || o.offset != 1 {
-			t.Fatalf("inside the callback: %+v", o)
+	if o := within(t, done, "the callback"); o.send != nil || o.flush != nil || o.offset != 1 {
+		t.Fatalf("inside the callback: %+v", o)
+	}
+}
+
+func TestCallbackMayCloseItsProducer(t *testing.T) {
+	ctx := ctxT(t)
+	topic := unique("go-close-in-cb")
+	createTopic(t, topic, 1)
+	p := newProducer(t)
+	closed := make(chan error, 1)
+	// ctx can be cancelled, so Close waits in slices: still on the callback
+	// thread, where the library waits for acknowledgements only.
+	if err := p.SendAsync(ctx, Record{Topic: topic, Partition: 0, Value: []byte("v")}, func(_ RecordMetadata, err error) {
+		if err != nil {
+			closed <- err
+			return
 		}
-	case <-time.After(hangGuard):
-		t.Fatal("the callback never finished")
+		closed <- p.Close(ctx)
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := within(t, closed, "Close inside the callback"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Send(ctx, Record{Topic: topic, Value: []byte("x")}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("send after close: %v", err)
 	}
 }
 
@@ -490,110 +781,112 @@ func TestBlockedCallbackDoesNotStallAnotherProducer(t *testing.T) {
 	ctx := ctxT(t)
 	topic := unique("go-slow-cb")
 	createTopic(t, topic, 1)
-	slow, err := NewProducer(ctx, WithBootstrap(broker))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer slow.Close(ctx)
-	fast, err := NewProducer(ctx, WithBootstrap(broker))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer fast.Close(ctx)
-	entered, release, otherRan := make(chan struct{}), make(chan struct{}), make(chan struct{})
-	defer close(release)
+	slow, fast := newProducer(t), newProducer(t)
+	entered, otherRan, slowDone := make(chan struct{}), make(chan struct{}), make(chan bool, 1)
 	if err := slow.SendAsync(ctx, Record{Topic: topic, Value: []byte("a")}, func(RecordMetadata, error) {
 		close(entered)
-		<-release
+		// Blocks until the other producer's callback ran (hang guard only).
+		select {
+		case <-otherRan:
+			slowDone <- true
+		case <-time.After(hangGuard):
+			slowDone <- false
+		}
 	}); err != nil {
 		t.Fatal(err)
 	}
-	<-entered
+	within(t, entered, "the first callback")
 	if err := fast.SendAsync(ctx, Record{Topic: topic, Value: []byte("b")}, func(RecordMetadata, error) { close(otherRan) }); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-otherRan: // ran while the first producer's callback is still blocked
-	case <-time.After(hangGuard):
-		t.Fatal("a blocked callback held up another producer")
+	if !within(t, slowDone, "the blocked callback") {
+		t.Fatal("a blocked callback held up another producer's callbacks")
 	}
 }
 
 func TestCloseAndWakeupInterruptABlockedPoll(t *testing.T) {
-	ctx := ctxT(t)
 	topic := unique("go-idle")
 	createTopic(t, topic, 1)
-	c := newConsumer(t, unique("go-idle-group"))
-	if err := c.Subscribe(ctx, topic); err != nil {
-		t.Fatal(err)
-	}
 	type result struct {
 		m   *Message
 		err error
 	}
-	polled := make(chan result, 1)
-	go func() {
-		m, err := c.Poll(context.Background())
-		polled <- result{m, err}
-	}()
+	blockedPoll := func(c *Consumer, group string) <-chan result {
+		polled := make(chan result, 1)
+		go func() {
+			m, err := c.Poll(context.Background())
+			polled <- result{m, err}
+		}()
+		awaitMember(t, group) // the poll joined: it is in the library
+		return polled
+	}
+
+	group := unique("go-idle-group")
+	c := newConsumer(t, group)
+	if err := c.Subscribe(ctxT(t), topic); err != nil {
+		t.Fatal(err)
+	}
+	polled := blockedPoll(c, group)
 	if err := c.Wakeup(); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case r := <-polled:
-		if r.m != nil || r.err != nil {
-			t.Fatalf("after Wakeup: %+v", r)
-		}
-	case <-time.After(hangGuard):
-		t.Fatal("Wakeup did not end the poll")
+	if r := within(t, polled, "the poll after Wakeup"); r.m != nil || r.err != nil {
+		t.Fatalf("after Wakeup: %+v", r)
 	}
-	go func() {
-		m, err := c.Poll(context.Background())
-		polled <- result{m, err}
-	}()
-	time.Sleep(200 * time.Millisecond) // lets the poll block; correct either way
+	// A Wakeup with no poll running makes the next poll return at once.
+	if err := c.Wakeup(); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := c.Poll(context.Background()); m != nil || err != nil {
+		t.Fatalf("the poll after an earlier Wakeup: %+v %v", m, err)
+	}
+
+	group = unique("go-idle-group")
+	c = newConsumer(t, group)
+	if err := c.Subscribe(ctxT(t), topic); err != nil {
+		t.Fatal(err)
+	}
+	polled = blockedPoll(c, group)
 	closed := make(chan error, 1)
 	go func() { closed <- c.Close() }()
-	select {
-	case err := <-closed:
-		if err != nil {
-			t.Fatal(err)
-		}
-	case <-time.After(hangGuard):
-		t.Fatal("Close did not return while Poll was blocked")
+	if err := within(t, closed, "Close during a blocked poll"); err != nil {
+		t.Fatal(err)
 	}
-	select {
-	case r := <-polled:
-		if !errors.Is(r.err, ErrClosed) {
-			t.Fatalf("the blocked poll returned %+v", r)
-		}
-	case <-time.After(hangGuard):
-		t.Fatal("the blocked poll never returned")
+	if r := within(t, polled, "the poll interrupted by Close"); r.m != nil || !errors.Is(r.err, ErrClosed) {
+		t.Fatalf("the blocked poll returned %+v", r)
 	}
 }
 
 func TestCloseCommitsOnlyTheMessagesTaken(t *testing.T) {
-	topic, group := unique("go-taken"), unique("go-taken-group")
-	createTopic(t, topic, 1)
-	produceValues(t, topic, 10)
-	opts := []Option{WithOption("enable_auto_commit", "true"), WithOption("max_poll_records", "10")}
-	first := newConsumer(t, group, opts...)
-	if err := first.Subscribe(ctxT(t), topic); err != nil {
-		t.Fatal(err)
-	}
-	if got := take(t, first, 3); !slices.Equal(got, []int64{0, 1, 2}) {
-		t.Fatalf("took %v", got)
-	}
-	if err := first.Close(); err != nil {
-		t.Fatal(err)
-	}
-	second := newConsumer(t, group, opts...)
-	defer second.Close()
-	if err := second.Subscribe(ctxT(t), topic); err != nil {
-		t.Fatal(err)
-	}
-	if got := take(t, second, 7); !slices.Equal(got, []int64{3, 4, 5, 6, 7, 8, 9}) {
-		t.Fatalf("the new member got %v", got)
+	for _, how := range []struct {
+		name string
+		take func(testing.TB, *Consumer, int) []int64
+	}{{"Poll", take}, {"PollBatch", takeBatches}} {
+		t.Run(how.name, func(t *testing.T) {
+			topic, group := unique("go-taken"), unique("go-taken-group")
+			createTopic(t, topic, 1)
+			produceValues(t, topic, 10)
+			opts := []Option{WithOption("enable_auto_commit", "true"), WithOption("max_poll_records", "10")}
+			first := newConsumer(t, group, opts...)
+			if err := first.Subscribe(ctxT(t), topic); err != nil {
+				t.Fatal(err)
+			}
+			// The engine fetches up to 10; only the 3 taken count.
+			if got := how.take(t, first, 3); !slices.Equal(got, []int64{0, 1, 2}) {
+				t.Fatalf("took %v", got)
+			}
+			if err := first.Close(); err != nil {
+				t.Fatal(err)
+			}
+			second := newConsumer(t, group, opts...)
+			if err := second.Subscribe(ctxT(t), topic); err != nil {
+				t.Fatal(err)
+			}
+			if got := how.take(t, second, 7); !slices.Equal(got, []int64{3, 4, 5, 6, 7, 8, 9}) {
+				t.Fatalf("the new member got %v", got)
+			}
+			assertNothingMore(t, second)
+		})
 	}
 }
 
@@ -601,18 +894,8 @@ func TestCloseCommitsOnlyTheMessagesTaken(t *testing.T) {
 func BenchmarkSend(b *testing.B) {
 	ctx := context.Background()
 	topic := unique("go-bench")
-	a, err := NewAdmin(ctx, WithBootstrap(broker))
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := a.CreateTopic(ctx, topic, 1); err != nil {
-		b.Fatal(err)
-	}
-	p, err := NewProducer(ctx, WithBootstrap(broker), WithOption("linger_ms", "0"), WithOption("acks", "1"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer p.Close(ctx)
+	createTopic(b, topic, 1)
+	p := newProducer(b, WithOption("linger_ms", "0"), WithOption("acks", "1"))
 	value := make([]byte, 100)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -626,18 +909,8 @@ func BenchmarkSend(b *testing.B) {
 func BenchmarkSendAsync(b *testing.B) {
 	ctx := context.Background()
 	topic := unique("go-bench-async")
-	a, err := NewAdmin(ctx, WithBootstrap(broker))
-	if err != nil {
-		b.Fatal(err)
-	}
-	if _, err := a.CreateTopic(ctx, topic, 1); err != nil {
-		b.Fatal(err)
-	}
-	p, err := NewProducer(ctx, WithBootstrap(broker), WithOption("acks", "1"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer p.Close(ctx)
+	createTopic(b, topic, 1)
+	p := newProducer(b, WithOption("acks", "1"))
 	value := make([]byte, 100)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -648,5 +921,26 @@ func BenchmarkSendAsync(b *testing.B) {
 	b.StopTimer()
 	if err := p.Flush(ctx); err != nil {
 		b.Fatal(err)
+	}
+}
+
+// BenchmarkPollBatch measures consuming through the packed record view
+// (one cgo call per batch of up to 100 records).
+func BenchmarkPollBatch(b *testing.B) {
+	ctx := ctxT(b)
+	topic := unique("go-bench-poll")
+	createTopic(b, topic, 1)
+	produceValues(b, topic, b.N)
+	c := newConsumer(b, unique("go-bench-poll-group"), WithOption("max_poll_records", "100"))
+	if err := c.Subscribe(ctx, topic); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for got := 0; got < b.N; {
+		batch, err := c.PollBatch(ctx, 100)
+		if err != nil {
+			b.Fatal(err)
+		}
+		got += len(batch)
 	}
 }

@@ -10,25 +10,39 @@ import (
 )
 
 // Class sentinels: errors.Is(err, ErrRouting) is true for every *Error of
-// class "routing", and so on for each of the eight classes.
+// class "routing", and so on for each of the eight classes of the protocol.
 var (
-	ErrValidation    = errors.New("cursus: validation error")
+	// ErrValidation matches errors of class "validation": the request or a
+	// value was invalid (invalid arguments included).
+	ErrValidation = errors.New("cursus: validation error")
+	// ErrAuthorization matches errors of class "authorization".
 	ErrAuthorization = errors.New("cursus: authorization error")
-	ErrRouting       = errors.New("cursus: routing error")
-	ErrAvailability  = errors.New("cursus: availability error")
-	ErrConflict      = errors.New("cursus: conflict error")
-	ErrFencing       = errors.New("cursus: fencing error")
-	ErrNotFound      = errors.New("cursus: not_found error")
-	ErrInternal      = errors.New("cursus: internal error")
+	// ErrRouting matches errors of class "routing" (wrong broker).
+	ErrRouting = errors.New("cursus: routing error")
+	// ErrAvailability matches errors of class "availability" (retry later;
+	// timeouts included).
+	ErrAvailability = errors.New("cursus: availability error")
+	// ErrConflict matches errors of class "conflict" (e.g. a stale revision).
+	ErrConflict = errors.New("cursus: conflict error")
+	// ErrFencing matches errors of class "fencing".
+	ErrFencing = errors.New("cursus: fencing error")
+	// ErrNotFound matches errors of class "not_found" (topic, group or
+	// partition).
+	ErrNotFound = errors.New("cursus: not_found error")
+	// ErrInternal matches errors of class "internal".
+	ErrInternal = errors.New("cursus: internal error")
 )
 
-// Kind sentinels for local failures: ErrTimeout (a deadline passed; such an
-// error also matches context.DeadlineExceeded), ErrClosed (use of a closed
-// client, or of one created before fork()) and ErrInvalidArgument (bad
-// option, argument or handle).
+// Kind sentinels for local failures.
 var (
-	ErrTimeout         = errors.New("cursus: timeout")
-	ErrClosed          = errors.New("cursus: closed")
+	// ErrTimeout matches an *Error whose deadline passed (status
+	// StatusTimeout); such an error also matches context.DeadlineExceeded.
+	ErrTimeout = errors.New("cursus: timeout")
+	// ErrClosed matches the use of a closed client, a Poll interrupted by
+	// Close, and the use in a forked child of a client created before
+	// fork() (code "used_after_fork").
+	ErrClosed = errors.New("cursus: closed")
+	// ErrInvalidArgument matches a bad option, argument or handle.
 	ErrInvalidArgument = errors.New("cursus: invalid argument")
 )
 
@@ -43,10 +57,11 @@ var classSentinels = map[string]error{
 	"internal":      ErrInternal,
 }
 
-// Status is the C status code (CURSUS_OK, CURSUS_ERR_...).
+// Status is the C status code (CURSUS_OK, CURSUS_ERR_...): the error class
+// or, for local failures, the kind.
 type Status int
 
-// Status values (see cursus.h).
+// Status values (see cursus_status_t in cursus.h).
 const (
 	StatusOK              Status = C.CURSUS_OK
 	StatusValidation      Status = C.CURSUS_ERR_VALIDATION
@@ -62,23 +77,34 @@ const (
 	StatusInvalidArgument Status = C.CURSUS_ERR_INVALID_ARGUMENT
 )
 
-// Error is every error the engine reports. Use errors.As to get it and
+// Error is every error the library reports. Use errors.As to get it and
 // errors.Is with the class or kind sentinels to branch on it.
 type Error struct {
-	Status    Status            // C status
-	Code      string            // machine-readable code, e.g. "topic_not_found"
-	Class     string            // one of the eight classes
-	Kind      string            // broker, io, timeout, protocol, closed, invalid_argument or internal
-	Retryable bool              // whether retrying (with backoff) may succeed
-	Message   string            // the detail message alone
-	Fields    map[string]string // structured details (e.g. "topic", "leader")
-	text      string
+	// Status is the C status: the class, or the local kind (timeout,
+	// closed, invalid argument).
+	Status Status
+	// Code is the machine-readable code, e.g. "topic_not_found".
+	Code string
+	// Class is one of the eight classes, e.g. "not_found".
+	Class string
+	// Kind says where the error comes from: broker, io, timeout,
+	// protocol, closed, invalid_argument or internal.
+	Kind string
+	// Retryable tells whether retrying (with backoff) may succeed.
+	Retryable bool
+	// Message is the detail message alone, as the broker or the engine
+	// wrote it (may be empty; Error() gives the readable form).
+	Message string
+	// Fields are the structured details (e.g. "topic", "leader").
+	Fields map[string]string
+	text   string
 }
 
-// Error is the readable text, the same in every Cursus language:
-// "code (class[, retryable]): message; field=value, ...".
+// Error returns the readable text, exactly cursus_error_text: the same in
+// every Cursus language, "code (class[, retryable]): message; field=value,
+// ...", e.g. "topic_not_found (not_found): topic=orders".
 func (e *Error) Error() string {
-	if e.text == "" {
+	if e.text == "" { // an Error built by hand, not by the library
 		return e.Code + " (" + e.Class + "): " + e.Message
 	}
 	return e.text
@@ -102,9 +128,10 @@ func (e *Error) Is(target error) bool {
 
 // errorFrom copies a C error (borrowed; not destroyed here).
 func errorFrom(status Status, e *C.cursus_error_t) *Error {
-	if e == nil {
+	if e == nil { // a failure without details (out_error was NULL)
 		return &Error{Status: status, Code: "internal_error", Class: "internal", Kind: "internal",
-			Message: "no error details", Fields: map[string]string{}}
+			Message: "no error details", Fields: map[string]string{},
+			text: "internal_error (internal): no error details"}
 	}
 	out := &Error{
 		Status:    status,

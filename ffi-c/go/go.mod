@@ -1,3 +1,3 @@
-module example.invalid/cursus-sdk/go/cursus
+module example.invalid/cursus-sdk/go
 
 go 1.22

@@ -19,32 +19,46 @@ import (
 
 // RecordMetadata tells where a record was written.
 type RecordMetadata struct {
-	Topic     string
+	// Topic is the record's topic.
+	Topic string
+	// Partition is the partition the record was written to.
 	Partition int32
-	Offset    int64 // -1 when the broker reported none (acks=0)
+	// Offset is the record's offset, or -1 when the broker reported none
+	// (acks=0).
+	Offset int64
+	// Timestamp is the record's timestamp (millisecond precision).
 	Timestamp time.Time
 }
 
-// Record is a record to send. Partition < 0 (AnyPartition) lets the
-// partitioner choose; a nil Key means no key; a zero Timestamp stamps the
-// send time.
+// Record is a record to send.
 type Record struct {
-	Topic     string
+	// Topic is the topic to send to.
+	Topic string
+	// Partition is the partition to write to; AnyPartition (any negative
+	// value) lets the partitioner choose: the key's hash, or round-robin
+	// without a key. The zero value is partition 0.
 	Partition int32
-	Key       []byte
-	Value     []byte
+	// Key is the record's key: nil for no key; any bytes.
+	Key []byte
+	// Value is the record's value: any bytes (NUL bytes included).
+	Value []byte
+	// Timestamp is the record's timestamp (millisecond precision); the
+	// zero Time stamps the send time.
 	Timestamp time.Time
 }
 
-// AnyPartition lets the partitioner choose.
-const AnyPartition int32 = -1
+// AnyPartition lets the partitioner choose (Record.Partition).
+const AnyPartition int32 = C.CURSUS_ANY_PARTITION
 
-// Producer sends records. Safe for concurrent use.
+// Producer sends records. It is safe for concurrent use by many
+// goroutines, and from its own delivery callbacks.
 type Producer struct {
 	h *C.cursus_producer_t
 }
 
-// NewProducer connects a producer.
+// NewProducer connects a producer (options bootstrap_servers, acks,
+// linger_ms, enable_idempotence, ...). ctx bounds connecting: its
+// remaining time becomes the connect timeout when it is shorter.
 func NewProducer(ctx context.Context, opts ...Option) (*Producer, error) {
 	ptr, err := open(ctx, "producer", opts, func(cfg *C.cursus_config_t, e **C.cursus_error_t) (unsafe.Pointer, C.enum_cursus_status_t) {
 		var h *C.cursus_producer_t
@@ -154,22 +168,37 @@ func (r *Record) cArgs(anyValid *C.char) (key, value *C.uint8_t, ts int64) {
 	return key, value, ts
 }
 
-// pollSlice is how long one flush call may block before ctx is checked.
-const pollSlice = 100 * time.Millisecond
+// waitSlice is how long one flush call may block before ctx is checked
+// again: the bound on how late a cancellation is noticed.
+const waitSlice = 100 * time.Millisecond
 
 // Flush sends everything queued and waits until every record sent before
-// it is acknowledged and its callback returned: until ctx's deadline, or
-// DefaultTimeout without one (NoTimeout(ctx): no limit). Cancelling ctx
-// returns ctx.Err() at once.
+// it is acknowledged or failed and its callback has returned: until ctx's
+// deadline, or DefaultTimeout when ctx has none (NoTimeout(ctx): no
+// limit). Past the limit it fails with an error matching ErrTimeout (and
+// context.DeadlineExceeded); cancelling ctx returns ctx.Err() within
+// 100 ms. Called from a delivery callback, it waits for the
+// acknowledgements only (the callbacks queued behind the running one cannot
+// run before it returns).
 func (p *Producer) Flush(ctx context.Context) error {
+	return p.flush(ctx, timeoutMillis(ctx))
+}
+
+// flush waits, on the calling goroutine's thread (so the library sees a
+// call from a delivery callback as such), in slices of waitSlice when ctx
+// can be cancelled. limit is in ms (CURSUS_NO_TIMEOUT: none).
+func (p *Producer) flush(ctx context.Context, limit int64) error {
 	defer runtime.KeepAlive(p)
-	limit := timeoutMillis(ctx)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if ctx.Done() == nil { // nothing can cancel it: one call
+		var e *C.cursus_error_t
+		return check(C.cursus_producer_flush(p.h, C.int64_t(limit), &e), e)
+	}
 	deadline := time.Now().Add(time.Duration(limit) * time.Millisecond)
 	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		step := pollSlice.Milliseconds()
+		step := waitSlice.Milliseconds()
 		if limit >= 0 {
 			step = min(step, max(time.Until(deadline).Milliseconds(), 0))
 		}
@@ -178,18 +207,48 @@ func (p *Producer) Flush(ctx context.Context) error {
 		if err == nil || !errors.Is(err, ErrTimeout) || (limit >= 0 && !time.Now().Before(deadline)) {
 			return err
 		}
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 	}
 }
 
-// Close flushes (until ctx's deadline, or DefaultTimeout without one;
-// NoTimeout(ctx): no limit), fails what is left and closes the producer.
-// Idempotent. Cancelling ctx returns ctx.Err() while the close goes on.
+// Close stops taking records, flushes (until ctx's deadline, or
+// DefaultTimeout when ctx has none; NoTimeout(ctx): no limit), fails what
+// is left and closes the producer; later sends fail with ErrClosed. It
+// returns an error matching ErrTimeout when records were left. Cancelling
+// ctx returns ctx.Err() within 100 ms while the close goes on in the
+// background. Closing twice is harmless; it may be called from a delivery
+// callback, even of this producer.
 func (p *Producer) Close(ctx context.Context) error {
+	defer runtime.KeepAlive(p)
 	limit := timeoutMillis(ctx)
-	_, err := interruptible(ctx, func() (struct{}, error) {
-		defer runtime.KeepAlive(p)
-		var e *C.cursus_error_t
-		return struct{}{}, check(C.cursus_producer_close(p.h, C.int64_t(limit), &e), e)
-	})
-	return err
+	if ctx.Done() == nil {
+		return p.close(limit)
+	}
+	// The library's close is one call that ctx could not interrupt: flush
+	// first, in slices (see flush), then close what the flush left.
+	start := time.Now()
+	flushed := p.flush(ctx, limit)
+	left := int64(C.CURSUS_NO_TIMEOUT)
+	if limit >= 0 {
+		left = max(limit-time.Since(start).Milliseconds(), 0)
+	}
+	if errors.Is(flushed, context.Canceled) {
+		go p.close(left)
+		return flushed
+	}
+	if err := p.close(left); err != nil {
+		return err
+	}
+	if errors.Is(flushed, ErrClosed) { // closed before: closing again is harmless
+		return nil
+	}
+	return flushed
+}
+
+func (p *Producer) close(limit int64) error {
+	defer runtime.KeepAlive(p)
+	var e *C.cursus_error_t
+	return check(C.cursus_producer_close(p.h, C.int64_t(limit), &e), e)
 }

@@ -1,5 +1,5 @@
 // Command cursus-conformance-go is the conformance driver for the Go binding
-// (package cursus in ffi-c/go).
+// (package cursus, example.invalid/cursus-sdk/go, in ffi-c/go).
 //
 //	usage: cursus-conformance-go <bootstrap host:port> <plan file>
 //
@@ -22,7 +22,7 @@ import (
 	"sync"
 	"time"
 
-	cursus "example.invalid/cursus-sdk/go/cursus"
+	cursus "example.invalid/cursus-sdk/go"
 )
 
 // configPrefix marks configuration arguments (PROTOCOL.md, "Plan file").
@@ -362,9 +362,10 @@ func (d *driver) run(s *step) (result, error) {
 			return nil, err
 		}
 		return result{}, c.Subscribe(ctx, strings.Split(topics, ",")...)
-	case "poll", "take":
-		// One message per Poll: polling until `count` arrived takes exactly `count`.
-		return d.poll(s)
+	case "poll":
+		return d.poll(s, false)
+	case "take":
+		return d.poll(s, true)
 	case "commit":
 		c, err := lookup(d.consumers, s, "consumer", "consumer")
 		if err != nil {
@@ -571,7 +572,11 @@ func (d *driver) produceMany(ctx context.Context, s *step) (result, error) {
 	return result{"count": count, "partitions": partitions}, nil
 }
 
-func (d *driver) poll(s *step) (result, error) {
+// poll runs the poll and take ops: polls until count records arrived
+// (count=0 behaves like 1) or timeout_ms passed. poll takes one message per
+// Poll; take asks each PollBatch for at most the records still wanted, so
+// it receives exactly count (only those count as delivered).
+func (d *driver) poll(s *step, exact bool) (result, error) {
 	c, err := lookup(d.consumers, s, "consumer", "consumer")
 	if err != nil {
 		return nil, err
@@ -580,31 +585,38 @@ func (d *driver) poll(s *step) (result, error) {
 	if err != nil {
 		return nil, err
 	}
+	want = max(want, 1)
 	timeout, err := s.num("timeout_ms")
 	if err != nil {
 		return nil, err
 	}
-	deadline := time.Now().Add(time.Duration(timeout) * time.Millisecond)
-	ctx, cancel := context.WithDeadline(context.Background(), deadline)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Duration(timeout)*time.Millisecond)
 	defer cancel()
 	records := []record{}
-	for {
-		m, err := c.Poll(ctx)
+	for uint64(len(records)) < want {
+		var got []cursus.Message
+		if exact {
+			got, err = c.PollBatch(ctx, int(want)-len(records))
+		} else {
+			var m *cursus.Message
+			if m, err = c.Poll(ctx); m != nil {
+				got = []cursus.Message{*m}
+			}
+		}
 		var ce *cursus.Error
-		if errors.As(err, &ce) {
-			return nil, err // records received before a failed poll are dropped
+		if errors.Is(err, context.DeadlineExceeded) && !errors.As(err, &ce) {
+			break // ctx ran out of time: not an error
 		}
 		if err != nil {
-			break // the deadline passed: not an error
+			return nil, err // records received before a failed poll are dropped
 		}
-		r := record{Topic: m.Topic, Partition: m.Partition, Offset: m.Offset, Value: hex.EncodeToString(m.Value)}
-		if len(m.Key) > 0 { // the binding reports a missing key as an empty one
-			k := hex.EncodeToString(m.Key)
-			r.Key = &k
-		}
-		records = append(records, r)
-		if uint64(len(records)) >= max(want, 1) || time.Now().After(deadline) {
-			break
+		for _, m := range got {
+			r := record{Topic: m.Topic, Partition: m.Partition, Offset: m.Offset, Value: hex.EncodeToString(m.Value)}
+			if len(m.Key) > 0 { // the binding reports a missing key as an empty one
+				k := hex.EncodeToString(m.Key)
+				r.Key = &k
+			}
+			records = append(records, r)
 		}
 	}
 	return result{"records": records}, nil

@@ -12,7 +12,7 @@ import (
 	"os"
 	"time"
 
-	cursus "example.invalid/cursus-sdk/go/cursus"
+	cursus "example.invalid/cursus-sdk/go"
 )
 
 func main() {

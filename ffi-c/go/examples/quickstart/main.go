@@ -10,7 +10,7 @@ import (
 	"os"
 	"time"
 
-	cursus "example.invalid/cursus-sdk/go/cursus"
+	cursus "example.invalid/cursus-sdk/go"
 )
 
 const (
@@ -94,13 +94,17 @@ func run(broker string) error {
 	}
 	pollCtx, stop := context.WithTimeout(ctx, 60*time.Second)
 	defer stop()
-	for consumed := 0; consumed < records; consumed++ {
-		if _, err := consumer.Poll(pollCtx); err != nil {
+	// PollBatch returns several records per call (at most max_poll_records);
+	// asking for no more than are still wanted takes exactly `records`.
+	for consumed := 0; consumed < records; {
+		batch, err := consumer.PollBatch(pollCtx, records-consumed)
+		if err != nil {
 			if pollCtx.Err() != nil {
 				return fmt.Errorf("consumed only %d of %d records in 60 s", consumed, records)
 			}
 			return err
 		}
+		consumed += len(batch)
 	}
 	if err := consumer.Commit(ctx); err != nil {
 		return err

@@ -2,7 +2,7 @@
 # run from the repository root.
 #
 #   make test-python    venv + tools, wheel built and installed, broker built,
-#                       pytest against the real broker, mypy --strict on the examples
+#                       pytest against the real broker, mypy --strict on the examples and tests
 #   make bench-python   records/s produced and consumed from Python
 #                       (target/bench/python.json)
 #
@@ -36,7 +36,7 @@ test-python: python-wheel
 	CARGO_TARGET_DIR=$(PY_TARGET) $(CARGO) build $(CARGO_PROFILE_FLAG) -p cursus-broker
 	cd bindings-python && CURSUS_BROKER_BIN=$(PY_BROKER_BIN) \
 	  $(abspath $(PY_BIN)) -m pytest tests -p no:cacheprovider --timeout 300 -q
-	$(PY_BIN) -m mypy --strict --cache-dir $(PY_TARGET)/mypy-python bindings-python/examples
+	$(PY_BIN) -m mypy --strict --cache-dir $(PY_TARGET)/mypy-python bindings-python/examples bindings-python/tests
 
 bench-python: python-wheel
 	CARGO_TARGET_DIR=$(PY_TARGET) $(CARGO) build $(CARGO_PROFILE_FLAG) -p cursus-broker

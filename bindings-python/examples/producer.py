@@ -30,10 +30,16 @@ def main(bootstrap: str, topic: str) -> None:
             if err is not None:
                 failures.append(err)
 
+        # on_delivery runs on the producer's callback thread (never an engine
+        # I/O thread); it may call the producer again.
         producer.send(topic, memoryview(b"from a buffer"), on_delivery=on_delivery)
-        producer.flush(timeout=30)
+        # Waits until everything sent so far is acknowledged and its callback
+        # has returned: at most 30 s by default, timeout=None for no limit.
+        producer.flush()
         offsets = [d.result().offset for d in deliveries]
         print(f"sent {len(offsets)} records, {len(failures)} failures")
+    # Leaving the block closes the producer: it flushes for at most 30 s
+    # (producer.close(timeout=None) waits without limit), then fails what is left.
 
 
 if __name__ == "__main__":

@@ -53,6 +53,25 @@ where
     T: Send + 'static,
     C: FnOnce(Python<'_>, T) -> PyResult<PyObject> + Send + 'static,
 {
+    bridge_with(py, dispatcher, || future, convert)
+}
+
+/// `bridge` for an operation that starts when its future is made
+/// (`send_in_order` hands the record over at the call): `start` is called
+/// only once the asyncio side is ready, so a call that raises (no running
+/// loop) has done nothing.
+fn bridge_with<'py, S, F, T, C>(
+    py: Python<'py>,
+    dispatcher: &Dispatcher,
+    start: S,
+    convert: C,
+) -> PyResult<Bound<'py, PyAny>>
+where
+    S: FnOnce() -> F,
+    F: Future<Output = cursus::Result<T>> + Send + 'static,
+    T: Send + 'static,
+    C: FnOnce(Python<'_>, T) -> PyResult<PyObject> + Send + 'static,
+{
     let asyncio = py.import_bound("asyncio")?;
     let event_loop = asyncio.call_method0("get_running_loop")?;
     let py_future = event_loop.call_method0("create_future")?;
@@ -65,7 +84,7 @@ where
     let fut_ref = py_future.clone().unbind();
     // The engine future runs as its own task so that a panic in it is
     // caught by the runtime and reported as an internal error here.
-    let task = handle.spawn(future);
+    let task = handle.spawn(start());
     let abort = task.abort_handle();
     dispatcher
         .run_after(task, move |joined| {
@@ -147,7 +166,7 @@ struct Client<T> {
     dispatcher: Dispatcher,
 }
 
-impl<T: Clone> Client<T> {
+impl<T: Clone + Send + 'static> Client<T> {
     fn new(what: &'static str, value: T, dispatcher: Dispatcher) -> ProcessLocal<Client<T>> {
         ProcessLocal::new(Client {
             inner: Slot::new(what, value),
@@ -209,13 +228,16 @@ impl AsyncProducer {
         partition: Option<u32>,
         timestamp: Option<i64>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let p = self.st(py)?.inner.get(py)?;
+        let st = self.st(py)?;
+        let p = st.inner.get(py)?;
         let rec = record(topic, value, key, partition, timestamp)?;
-        bridge(py, &self.st(py)?.dispatcher, p.send_in_order(rec), metadata)
+        bridge_with(py, &st.dispatcher, move || p.send_in_order(rec), metadata)
     }
 
-    /// Sends everything handed over before the call and waits (`timeout`
-    /// seconds; `None`: no limit).
+    /// Sends everything handed over before the call (the engine counts
+    /// records still waiting for buffer space) and waits until it is
+    /// acknowledged or failed, at most `timeout` seconds (30 by default;
+    /// `None`: no limit).
     #[pyo3(signature = (timeout=30.0))]
     fn flush<'py>(&self, py: Python<'py>, timeout: Option<f64>) -> PyResult<Bound<'py, PyAny>> {
         let p = self.st(py)?.inner.get(py)?;
@@ -228,8 +250,8 @@ impl AsyncProducer {
         )
     }
 
-    /// Flushes within `timeout` seconds (`None`: no limit), fails what is
-    /// left and closes; closing twice does nothing.
+    /// Flushes within `timeout` seconds (30 by default; `None`: no limit),
+    /// fails what is left and closes; closing twice does nothing.
     #[pyo3(signature = (timeout=30.0))]
     fn close<'py>(&self, py: Python<'py>, timeout: Option<f64>) -> PyResult<Bound<'py, PyAny>> {
         let t = timeout_arg(py, timeout)?.unwrap_or(Duration::MAX);

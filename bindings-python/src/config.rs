@@ -149,13 +149,7 @@ pub fn _check_config(
     config: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<()> {
     let kind: ClientKind = kind.parse().py_err(py)?;
-    let b = builder(py, kind, config)?;
-    match kind {
-        ClientKind::Admin => b.admin().map(drop),
-        ClientKind::Producer => b.producer().map(drop),
-        ClientKind::Consumer => b.consumer().map(drop),
-    }
-    .py_err(py)
+    builder(py, kind, config)?.validate().py_err(py)
 }
 
 fn table(kind: ClientKind) -> Vec<(&'static str, &'static str, &'static str)> {

@@ -1,9 +1,10 @@
 //! Maps the engine's one error type onto the Python exception hierarchy
-//! defined in `cursus/_errors.py` (rooted at `cursus.CursusError`). Kind
-//! names and the readable text are the bridge's, the same in every language.
+//! defined in `cursus/_errors.py` (rooted at `cursus.CursusError`). The
+//! status that picks the exception class, the kind names and the readable
+//! text are the bridge's, the same in every language.
 
 use cursus::Error;
-use cursus_bridge::error::kind_name;
+use cursus_bridge::error::{kind_name, Status};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -14,6 +15,7 @@ fn build(py: Python<'_>, e: &Error) -> PyResult<PyErr> {
         fields.set_item(k, v)?;
     }
     let exc = module.getattr("_from_engine")?.call1((
+        Status::of(e).name(),
         kind_name(e.kind()),
         e.code(),
         e.class().name(),
@@ -40,6 +42,15 @@ impl<T> IntoPyResult<T> for Result<T, Error> {
     fn py_err(self, py: Python<'_>) -> PyResult<T> {
         self.map_err(|e| to_py(py, &e))
     }
+}
+
+/// The exception of a `closed` error with `code` and `message`, built by
+/// the engine like every other (for the asyncio wrappers' own checks: a
+/// client used before `connect()` or after `close()`).
+#[pyfunction]
+pub fn _closed_error(py: Python<'_>, message: &str, code: &str) -> PyObject {
+    let e = Error::new(cursus::ErrorKind::Closed, message).with_code(code);
+    to_py(py, &e).into_value(py).into_py(py)
 }
 
 /// The error raised when a panic is caught at the boundary.

@@ -36,10 +36,16 @@ static IN_PYTHON: AtomicUsize = AtomicUsize::new(0);
 /// How long the exit hook waits for engine threads to leave Python.
 const EXIT_WAIT: Duration = Duration::from_secs(5);
 
-/// Registered with `atexit`: stops engine threads from entering Python and
-/// waits (GIL released, bounded) for those already on their way in.
+/// How long the exit hook lets the log thread hand over the records
+/// already logged (bounded: engine threads may go on logging).
+const EXIT_LOG_WAIT: Duration = Duration::from_millis(500);
+
+/// Registered with `atexit`: lets the log thread deliver what was logged
+/// so far, then stops engine threads from entering Python and waits (GIL
+/// released, bounded) for those already on their way in.
 #[pyfunction]
 fn _mark_exiting(py: Python<'_>) {
+    py.allow_threads(|| logbridge::flush(Some(Instant::now() + EXIT_LOG_WAIT)));
     EXITING.store(true, Ordering::SeqCst);
     py.allow_threads(|| {
         let deadline = Instant::now() + EXIT_WAIT;
@@ -95,6 +101,7 @@ fn _cursus(m: &Bound<'_, PyModule>) -> PyResult<()> {
         .import_bound("atexit")?
         .call_method1("register", (wrap_pyfunction!(_mark_exiting, m)?,))?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("_DEFAULT_TIMEOUT", sync::DEFAULT_TIMEOUT_S)?;
     m.add_class::<sync::Producer>()?;
     m.add_class::<sync::Delivery>()?;
     m.add_class::<sync::Consumer>()?;
@@ -115,6 +122,8 @@ fn _cursus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<types::GroupStatus>()?;
     m.add_class::<types::GroupMember>()?;
     m.add_function(wrap_pyfunction!(config::_check_config, m)?)?;
+    m.add_function(wrap_pyfunction!(errors::_closed_error, m)?)?;
+    m.add_function(wrap_pyfunction!(logbridge::_flush_logs, m)?)?;
     m.add_function(wrap_pyfunction!(config::client_options, m)?)?;
     m.add_function(wrap_pyfunction!(config::producer_options, m)?)?;
     m.add_function(wrap_pyfunction!(config::consumer_options, m)?)?;

@@ -7,6 +7,7 @@ use crate::errors::{panic_error, to_py, IntoPyResult};
 use crate::types::{self, Message, RecordMetadata, TopicPartition};
 use crate::{config, types::*};
 use cursus::blocking;
+use cursus::consumer::Subscription;
 use cursus::producer::{Delivery as EngineDelivery, ProducerRecord};
 use cursus::{Error, ErrorKind};
 use pyo3::prelude::*;
@@ -19,6 +20,11 @@ use std::time::{Duration, Instant};
 /// Longest uninterruptible wait: signals are checked at least this often.
 pub(crate) const SLICE: Duration = Duration::from_millis(100);
 
+/// The default `flush`/`close` timeout in seconds: the bridge's (30 s, the
+/// same in every language). Also written as `timeout=30.0` in the method
+/// signatures, since pyo3 defaults must be literals; a test checks both.
+pub(crate) const DEFAULT_TIMEOUT_S: f64 = cursus_bridge::timeout::DEFAULT.as_secs() as f64;
+
 /// Runs `f` with the GIL released; a panic becomes an internal error.
 pub(crate) fn blocking<T, F>(py: Python<'_>, f: F) -> PyResult<T>
 where
@@ -28,6 +34,73 @@ where
     match py.allow_threads(|| std::panic::catch_unwind(AssertUnwindSafe(f))) {
         Ok(r) => r.py_err(py),
         Err(payload) => Err(to_py(py, &panic_error(&*payload))),
+    }
+}
+
+/// Runs an engine future on the calling thread, GIL released, in slices of
+/// at most `SLICE` with a signal check between slices: a wait that may be
+/// long (`send` waiting up to `max_block_ms` for buffer space, a request
+/// being retried) stays interruptible with Ctrl-C. An interrupted call
+/// drops the future, which cancels the operation. The fast path (a future
+/// ready at once) costs one poll, on this thread.
+pub(crate) fn interruptible<F, T>(py: Python<'_>, future: F) -> PyResult<T>
+where
+    F: std::future::Future<Output = cursus::Result<T>> + Send,
+    T: Send,
+{
+    let mut future = Box::pin(future);
+    loop {
+        let step = blocking(py, || {
+            // The timer is made inside the runtime (it needs its clock).
+            blocking::block_on_engine(async { tokio::time::timeout(SLICE, future.as_mut()).await })
+        })?;
+        match step {
+            Ok(outcome) => return outcome.py_err(py),
+            Err(_elapsed) => py.check_signals()?,
+        }
+    }
+}
+
+/// Runs a blocking engine call that has no future of its own to slice
+/// (connecting, the admin client) on a helper thread,
+/// and waits for it in slices with signal checks, GIL released. These calls
+/// are rare, so a thread each is cheap next to their round trips; an
+/// interrupted call finishes on its thread and its outcome is dropped.
+pub(crate) fn off_thread<F, T>(py: Python<'_>, call: F) -> PyResult<T>
+where
+    F: FnOnce() -> cursus::Result<T> + Send + 'static,
+    T: Send + 'static,
+{
+    use std::sync::mpsc::{sync_channel, RecvTimeoutError};
+    let (tx, rx) = sync_channel(1);
+    let spawned = std::thread::Builder::new()
+        .name("cursus-call".to_owned())
+        .spawn(move || {
+            let _ = tx.send(std::panic::catch_unwind(AssertUnwindSafe(call)));
+        });
+    if let Err(e) = spawned {
+        return Err(to_py(
+            py,
+            &Error::internal(format!("cannot start a thread for the call: {e}")),
+        ));
+    }
+    let mut rx = rx;
+    loop {
+        // The receiver is Send but not Sync: moved into the GIL-free wait
+        // and back.
+        let (received, back) = py.allow_threads(move || (rx.recv_timeout(SLICE), rx));
+        rx = back;
+        match received {
+            Ok(Ok(outcome)) => return outcome.py_err(py),
+            Ok(Err(payload)) => return Err(to_py(py, &panic_error(&*payload))),
+            Err(RecvTimeoutError::Timeout) => py.check_signals()?,
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err(to_py(
+                    py,
+                    &Error::internal("the call's thread ended without an outcome"),
+                ))
+            }
+        }
     }
 }
 
@@ -126,7 +199,8 @@ pub(crate) fn record(
     })
 }
 
-/// Calls a Python `on_delivery(error, metadata)` callback (engine thread).
+/// Calls a Python `on_delivery(error, metadata)` callback (on the
+/// producer's dispatcher thread).
 pub(crate) fn call_delivery_callback(
     callback: Py<PyAny>,
     outcome: cursus::Result<cursus::producer::RecordMetadata>,
@@ -155,15 +229,17 @@ impl Producer {
     #[pyo3(signature = (**config))]
     fn new(py: Python<'_>, config: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
         let cfg = config::producer(py, config)?;
-        let p = blocking(py, move || blocking::Producer::connect(cfg))?;
+        let p = off_thread(py, move || blocking::Producer::connect(cfg))?;
         Ok(Producer {
             inner: Slot::new("producer", p),
         })
     }
 
-    /// Queues a record; returns its pending `Delivery` (or `None` when
-    /// `on_delivery(error, metadata)` is given, which is then called once
-    /// on an engine thread).
+    /// Queues a record (waiting at most `max_block_ms` for buffer space);
+    /// returns its pending `Delivery`, or `None` when `on_delivery(error,
+    /// metadata)` is given: that is then called once, on this producer's
+    /// callback thread (never an engine I/O thread), and may call this
+    /// producer again (`send`, `send_and_wait`, `flush`).
     #[pyo3(signature = (topic, value, *, key=None, partition=None, timestamp=None, on_delivery=None))]
     #[allow(clippy::too_many_arguments)]
     fn send(
@@ -180,13 +256,14 @@ impl Producer {
         let rec = record(topic, value, key, partition, timestamp)?;
         match on_delivery {
             Some(cb) => {
-                blocking(py, || {
-                    p.send_with_callback(rec, move |r| call_delivery_callback(cb, r))
+                let callback = move |r| call_delivery_callback(cb, r);
+                interruptible(py, async {
+                    p.as_async()?.send_with_callback(rec, callback).await
                 })?;
                 Ok(None)
             }
             None => {
-                let d = blocking(py, || p.send(rec))?;
+                let d = interruptible(py, async { p.as_async()?.send(rec).await })?;
                 Ok(Some(Delivery {
                     state: Mutex::new(DeliveryState::Pending(d)),
                 }))
@@ -253,11 +330,18 @@ impl Producer {
         slf
     }
 
+    /// Closes with the default timeout (30 s), as `close()` does.
     #[pyo3(signature = (*_args))]
     fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
-        self.close(py, None)?;
+        self.close(py, Some(DEFAULT_TIMEOUT_S))?;
         Ok(false)
     }
+}
+
+/// True for an exception made from an engine error (not, say, a
+/// `KeyboardInterrupt` raised by a signal check).
+fn is_engine_error(py: Python<'_>, e: &PyErr) -> bool {
+    e.value_bound(py).hasattr("kind").unwrap_or(false)
 }
 
 fn is_engine_timeout(py: Python<'_>, e: &PyErr) -> bool {
@@ -381,7 +465,7 @@ impl Consumer {
     #[pyo3(signature = (**config))]
     fn new(py: Python<'_>, config: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
         let cfg = config::consumer(py, config)?;
-        let c = blocking(py, move || blocking::Consumer::connect(cfg))?;
+        let c = off_thread(py, move || blocking::Consumer::connect(cfg))?;
         Ok(Consumer {
             inner: Slot::new("consumer", Arc::new(c)),
             woken: Arc::new(AtomicBool::new(false)),
@@ -393,13 +477,19 @@ impl Consumer {
     fn subscribe(&self, py: Python<'_>, topics: &Bound<'_, PyAny>) -> PyResult<()> {
         let c = self.inner.get(py)?;
         let topics = topics_arg(topics)?;
-        blocking(py, || c.subscribe(&topics))
+        interruptible(py, async {
+            c.as_async()?.subscribe(Subscription::Topics(topics)).await
+        })
     }
 
     /// Subscribes to every topic matching a glob pattern.
     fn subscribe_pattern(&self, py: Python<'_>, pattern: String) -> PyResult<()> {
         let c = self.inner.get(py)?;
-        blocking(py, || c.subscribe_pattern(&pattern))
+        interruptible(py, async {
+            c.as_async()?
+                .subscribe(Subscription::Pattern(pattern))
+                .await
+        })
     }
 
     /// Returns the next records, up to `max_records` (default and maximum:
@@ -447,7 +537,7 @@ impl Consumer {
     /// Commits the positions of the records returned so far.
     fn commit(&self, py: Python<'_>) -> PyResult<()> {
         let c = self.inner.get(py)?;
-        blocking(py, || c.commit_sync())
+        interruptible(py, async { c.as_async()?.commit_sync().await })
     }
 
     /// Commits explicit next offsets: `{TopicPartition: offset}` or a list
@@ -455,11 +545,12 @@ impl Consumer {
     fn commit_offsets(&self, py: Python<'_>, offsets: &Bound<'_, PyAny>) -> PyResult<()> {
         let c = self.inner.get(py)?;
         let offsets = offsets_arg(offsets)?;
-        blocking(py, || c.commit_offsets(&offsets))
+        interruptible(py, async { c.as_async()?.commit_offsets(&offsets).await })
     }
 
-    /// Commits in the background; `callback(error_or_None)` runs on an
-    /// engine thread when done.
+    /// Commits the positions of the records returned so far in the
+    /// background; `callback(error_or_None)` runs when done, on this
+    /// consumer's callback thread (never an engine I/O thread).
     #[pyo3(signature = (callback=None))]
     fn commit_async(&self, py: Python<'_>, callback: Option<Py<PyAny>>) -> PyResult<()> {
         let c = self.inner.get(py)?;
@@ -484,23 +575,35 @@ impl Consumer {
     fn committed(&self, py: Python<'_>, tp: TopicPartition) -> PyResult<Option<u64>> {
         let c = self.inner.get(py)?;
         let tp = tp.engine();
-        blocking(py, || c.committed(&tp))
+        interruptible(py, async { c.as_async()?.committed(&tp).await })
     }
 
     /// The partitions currently assigned to this member.
     fn assignment(&self, py: Python<'_>) -> PyResult<Vec<TopicPartition>> {
         let c = self.inner.get(py)?;
-        let a = blocking(py, || c.assignment())?;
+        let a = interruptible(py, async { c.as_async()?.assignment().await })?;
         Ok(a.into_iter().map(TopicPartition::from).collect())
     }
 
     /// Commits (with auto-commit), leaves the group and closes. Closing a
     /// closed consumer does nothing.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
-        match self.inner.take() {
-            Some(c) => blocking(py, || c.close()),
-            None => Ok(()),
+        let Some(c) = self.inner.take() else {
+            return Ok(());
+        };
+        // The engine's close (commit, leave the group), interruptible; a
+        // poll blocked in another thread fails with `closed` at once.
+        let closed = interruptible(py, async { c.as_async()?.close().await });
+        if let Err(e) = &closed {
+            if !is_engine_error(py, e) {
+                return closed; // Ctrl-C: stop here
+            }
         }
+        // Then the blocking close, on this thread: the engine part is done
+        // (closing twice is harmless), and it waits (at most 30 s) for
+        // pending commit callbacks, except when called from one of them.
+        let callbacks = blocking(py, || c.close());
+        closed.and(callbacks)
     }
 
     /// True once `close()` was called.
@@ -533,7 +636,7 @@ impl AdminClient {
     #[pyo3(signature = (**config))]
     fn new(py: Python<'_>, config: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
         let cfg = config::client(py, config)?;
-        let a = blocking(py, move || blocking::Admin::connect(cfg))?;
+        let a = off_thread(py, move || blocking::Admin::connect(cfg))?;
         Ok(AdminClient {
             inner: Slot::new("admin client", Arc::new(a)),
         })
@@ -549,7 +652,7 @@ impl AdminClient {
     ) -> PyResult<TopicInfo> {
         let a = self.inner.get(py)?;
         let t = config::new_topic(py, &name, options)?;
-        blocking(py, || a.create_topic(&t)).map(Into::into)
+        off_thread(py, move || a.create_topic(&t)).map(Into::into)
     }
 
     /// Replaces the min_in_sync_replicas override (`None`: broker default).
@@ -561,7 +664,10 @@ impl AdminClient {
         min_in_sync_replicas: Option<u32>,
     ) -> PyResult<TopicInfo> {
         let a = self.inner.get(py)?;
-        blocking(py, || a.alter_topic_config(&topic, min_in_sync_replicas)).map(Into::into)
+        off_thread(py, move || {
+            a.alter_topic_config(&topic, min_in_sync_replicas)
+        })
+        .map(Into::into)
     }
 
     /// Deletes a topic.
@@ -573,7 +679,7 @@ impl AdminClient {
         if_exists: bool,
     ) -> PyResult<DeleteOutcome> {
         let a = self.inner.get(py)?;
-        blocking(py, || a.delete_topic(&topic, if_exists)).map(Into::into)
+        off_thread(py, move || a.delete_topic(&topic, if_exists)).map(Into::into)
     }
 
     /// Truncates a topic at its current revision.
@@ -584,25 +690,25 @@ impl AdminClient {
         expected_revision: u64,
     ) -> PyResult<TruncateOutcome> {
         let a = self.inner.get(py)?;
-        blocking(py, || a.truncate_topic(&topic, expected_revision)).map(Into::into)
+        off_thread(py, move || a.truncate_topic(&topic, expected_revision)).map(Into::into)
     }
 
     /// Topic names.
     fn list_topics(&self, py: Python<'_>) -> PyResult<Vec<String>> {
         let a = self.inner.get(py)?;
-        blocking(py, || a.list_topics())
+        off_thread(py, move || a.list_topics())
     }
 
     /// DESCRIBE a topic.
     fn describe_topic(&self, py: Python<'_>, topic: String) -> PyResult<TopicDescription> {
         let a = self.inner.get(py)?;
-        blocking(py, || a.describe_topic(&topic)).map(Into::into)
+        off_thread(py, move || a.describe_topic(&topic)).map(Into::into)
     }
 
     /// METADATA of a topic.
     fn metadata(&self, py: Python<'_>, topic: String) -> PyResult<TopicMetadata> {
         let a = self.inner.get(py)?;
-        blocking(py, || a.metadata(&topic)).map(Into::into)
+        off_thread(py, move || a.metadata(&topic)).map(Into::into)
     }
 
     /// LIST_OFFSETS of a topic (one partition, or all).
@@ -614,32 +720,32 @@ impl AdminClient {
         partition: Option<u32>,
     ) -> PyResult<Vec<PartitionOffsets>> {
         let a = self.inner.get(py)?;
-        let v = blocking(py, || a.list_offsets(&topic, partition))?;
+        let v = off_thread(py, move || a.list_offsets(&topic, partition))?;
         Ok(v.into_iter().map(Into::into).collect())
     }
 
     /// GROUP_STATUS of a group.
     fn group_status(&self, py: Python<'_>, group: String) -> PyResult<GroupStatus> {
         let a = self.inner.get(py)?;
-        blocking(py, || a.group_status(&group)).map(Into::into)
+        off_thread(py, move || a.group_status(&group)).map(Into::into)
     }
 
     /// Group names.
     fn list_groups(&self, py: Python<'_>) -> PyResult<Vec<String>> {
         let a = self.inner.get(py)?;
-        blocking(py, || a.list_groups())
+        off_thread(py, move || a.list_groups())
     }
 
     /// The broker's HELP lines.
     fn help(&self, py: Python<'_>) -> PyResult<Vec<String>> {
         let a = self.inner.get(py)?;
-        blocking(py, || a.help())
+        off_thread(py, move || a.help())
     }
 
     /// Closes the client. Closing a closed client does nothing.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         match self.inner.take() {
-            Some(a) => blocking(py, || a.close()),
+            Some(a) => off_thread(py, move || a.close()),
             None => Ok(()),
         }
     }

@@ -127,6 +127,8 @@ def test_asyncio_rejects_bad_options_at_construction() -> None:
 
 
 def test_flush_and_close_default_to_thirty_seconds() -> None:
+    # The bridge's default (cursus_bridge::timeout::DEFAULT), as exported.
+    assert cursus._cursus._DEFAULT_TIMEOUT == 30.0
     for method in (
         cursus.Producer.flush,
         cursus.Producer.close,
@@ -134,6 +136,44 @@ def test_flush_and_close_default_to_thirty_seconds() -> None:
         cursus.aio.Producer.close,
     ):
         assert inspect.signature(method).parameters["timeout"].default == 30.0, method
+
+
+def test_none_means_no_limit(bootstrap: str, name: str) -> None:
+    with cursus.AdminClient(bootstrap_servers=bootstrap) as admin:
+        admin.create_topic(name, partitions=1)
+    producer = cursus.Producer(bootstrap_servers=bootstrap)
+    delivery = producer.send(name, b"sync")
+    producer.flush(timeout=None)
+    assert delivery.done()
+    producer.close(timeout=None)
+    assert producer.closed
+
+    async def main() -> int:
+        p = await cursus.aio.Producer.connect(bootstrap_servers=bootstrap)
+        sent = p.send(name, b"async")
+        await p.flush(None)
+        assert sent.done()
+        await p.close(None)
+        return (await sent).offset or 0
+
+    assert asyncio.run(main()) == 1
+
+
+def test_asyncio_clients_not_connected_or_closed_raise_closed_errors() -> None:
+    producer = cursus.aio.Producer(bootstrap_servers="127.0.0.1:1")
+    with pytest.raises(cursus.ClosedError) as info:
+        producer.send("t", b"x")
+    assert info.value.code == "not_connected"
+    assert str(info.value) == (
+        "not_connected (validation): producer is not connected; use 'async with' or await connect()"
+    )
+
+    async def closed_then_started() -> None:
+        await producer.close()
+        await producer.start()
+
+    with pytest.raises(cursus.ClosedError, match=r"^closed \(validation\): producer is closed$"):
+        asyncio.run(closed_then_started())
 
 
 def test_asyncio_wakeup_and_max_records(bootstrap: str, name: str) -> None:

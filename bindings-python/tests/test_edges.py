@@ -7,8 +7,9 @@ import multiprocessing
 import os
 import re
 import threading
+import time
 from pathlib import Path
-from typing import List, Optional
+from typing import Any, Dict, List, Optional
 
 import pytest
 
@@ -26,11 +27,12 @@ def test_a_delivery_callback_may_send_and_flush_on_its_own_producer(bootstrap: s
     _topic(bootstrap, name)
     done = threading.Event()
     seen: List[object] = []
+    caller = threading.get_ident()
     with cursus.Producer(bootstrap_servers=bootstrap) as producer:
 
         def on_delivery(error: Optional[cursus.CursusError], md: Optional[cursus.RecordMetadata]) -> None:
             try:
-                seen.append(threading.current_thread().name)
+                seen.append(threading.get_ident() != caller)
                 seen.append(producer.send_and_wait(name, b"inner").offset)
                 producer.flush(timeout=10)
                 seen.append("flushed")
@@ -41,27 +43,51 @@ def test_a_delivery_callback_may_send_and_flush_on_its_own_producer(bootstrap: s
 
         producer.send(name, b"outer", on_delivery=on_delivery)
         assert done.wait(HANG_GUARD)
-    assert seen[1:] == [1, "flushed"], seen
+    # Off the caller's thread; the inner record went after the outer one.
+    assert seen == [True, 1, "flushed"], seen
 
 
 def test_a_blocked_callback_does_not_hold_up_another_producer(bootstrap: str, name: str) -> None:
     _topic(bootstrap, name)
     entered = threading.Event()
-    release = threading.Event()
     other_ran = threading.Event()
+    waited: List[bool] = []
     slow = cursus.Producer(bootstrap_servers=bootstrap)
     fast = cursus.Producer(bootstrap_servers=bootstrap)
     try:
-        slow.send(name, b"a", on_delivery=lambda e, md: (entered.set(), release.wait(HANG_GUARD)))
+
+        def blocks_until_the_other_ran(e: Optional[cursus.CursusError], md: Optional[cursus.RecordMetadata]) -> None:
+            entered.set()
+            # Returns True only if the other producer's callback ran while
+            # this one was blocked; the timeout is a hang guard.
+            waited.append(other_ran.wait(HANG_GUARD))
+
+        slow.send(name, b"a", on_delivery=blocks_until_the_other_ran)
         assert entered.wait(HANG_GUARD)
         fast.send(name, b"b", on_delivery=lambda e, md: other_ran.set())
-        # Runs while the first producer's callback is still blocked.
-        assert other_ran.wait(HANG_GUARD)
-        assert not release.is_set()
+        slow.flush(timeout=HANG_GUARD * 2)  # returns once the first callback has
+        assert waited == [True]
     finally:
-        release.set()
+        other_ran.set()
         slow.close()
         fast.close()
+
+
+def _wait_until_polling(bootstrap: str, group: str) -> None:
+    """Returns once the group has a member: the consumer joins inside its
+    first poll, so that poll is then in progress (and, with nothing to
+    read, stays blocked). The broker offers no event to wait on, so this
+    asks it again every 20 ms, within a hang guard."""
+    deadline = time.monotonic() + HANG_GUARD
+    with cursus.AdminClient(bootstrap_servers=bootstrap) as admin:
+        while True:
+            try:
+                if admin.group_status(group).member_count >= 1:
+                    return
+            except cursus.NotFoundError:
+                pass  # the group does not exist before the first join
+            assert time.monotonic() < deadline, "the consumer never joined its group"
+            time.sleep(0.02)
 
 
 def test_close_from_another_thread_interrupts_a_blocked_poll(bootstrap: str, name: str) -> None:
@@ -69,10 +95,8 @@ def test_close_from_another_thread_interrupts_a_blocked_poll(bootstrap: str, nam
     consumer = cursus.Consumer(bootstrap_servers=bootstrap, group_id=name)
     consumer.subscribe(name)
     outcome: List[object] = []
-    started = threading.Event()
 
     def poll() -> None:
-        started.set()
         try:
             outcome.append(consumer.poll(timeout=None))
         except BaseException as e:  # recorded, asserted below
@@ -80,11 +104,12 @@ def test_close_from_another_thread_interrupts_a_blocked_poll(bootstrap: str, nam
 
     t = threading.Thread(target=poll)
     t.start()
-    assert started.wait(HANG_GUARD)
+    _wait_until_polling(bootstrap, name)
     consumer.close()
     t.join(HANG_GUARD)
     assert not t.is_alive(), "poll(timeout=None) kept blocking after close()"
     assert len(outcome) == 1 and isinstance(outcome[0], cursus.ClosedError), outcome
+    assert outcome[0].code == "closed"
 
 
 def test_wakeup_makes_a_blocked_poll_return_empty(bootstrap: str, name: str) -> None:
@@ -94,10 +119,25 @@ def test_wakeup_makes_a_blocked_poll_return_empty(bootstrap: str, name: str) -> 
         outcome: List[object] = []
         t = threading.Thread(target=lambda: outcome.append(consumer.poll(timeout=None)))
         t.start()
+        _wait_until_polling(bootstrap, name)
         consumer.wakeup()
         t.join(HANG_GUARD)
         assert not t.is_alive(), "poll(timeout=None) kept blocking after wakeup()"
         assert outcome == [[]]
+        # A wakeup with no poll in progress ends the next one at once.
+        consumer.wakeup()
+        assert consumer.poll(timeout=None) == []
+
+
+def _take(consumer: cursus.Consumer, count: int, max_records: Optional[int] = None) -> List[int]:
+    """Offsets of the next `count` records (each poll asks for at most
+    `max_records` of the ones still wanted), within a hang guard."""
+    deadline = time.monotonic() + HANG_GUARD
+    offsets: List[int] = []
+    while len(offsets) < count and time.monotonic() < deadline:
+        wanted = None if max_records is None else min(max_records, count - len(offsets))
+        offsets += [m.offset for m in consumer.poll(timeout=1.0, max_records=wanted)]
+    return offsets
 
 
 def test_auto_commit_and_close_commit_only_the_records_taken(bootstrap: str, name: str) -> None:
@@ -105,22 +145,18 @@ def test_auto_commit_and_close_commit_only_the_records_taken(bootstrap: str, nam
     with cursus.Producer(bootstrap_servers=bootstrap) as producer:
         for i in range(10):
             producer.send(name, f"v{i}".encode())
-    options = dict(bootstrap_servers=bootstrap, group_id=name, enable_auto_commit=True, max_poll_records=10)
+    options: Dict[str, Any] = dict(bootstrap_servers=bootstrap, group_id=name, enable_auto_commit=True,
+                                   max_poll_records=10, auto_offset_reset="earliest")
     first = cursus.Consumer(**options)
     first.subscribe(name)
-    taken: List[int] = []
-    while len(taken) < 3:
-        taken += [m.offset for m in first.poll(timeout=10, max_records=3 - len(taken))]
-    assert taken == [0, 1, 2]
+    # The engine fetches all 10 (max_poll_records=10) but only 3 are taken.
+    assert _take(first, 3, max_records=3) == [0, 1, 2]
     first.close()
     with cursus.Consumer(**options) as second:
         second.subscribe(name)
-        rest: List[int] = []
-        while len(rest) < 7:
-            batch = second.poll(timeout=10)
-            assert batch, "the other 7 records never came"
-            rest += [m.offset for m in batch]
-        assert rest == list(range(3, 10))
+        # Exactly the other 7: a commit of all 10 would leave nothing here,
+        # a commit of fewer than 3 would start before offset 3.
+        assert _take(second, 7) == list(range(3, 10))
 
 
 def _child_uses_its_own_clients(bootstrap: str, name: str, parent: cursus.Producer, result: "multiprocessing.Queue[str]") -> None:
@@ -170,7 +206,7 @@ def test_a_forked_child_creates_and_uses_its_own_clients(bootstrap: str, name: s
 @pytest.mark.parametrize("value", [True, {}, 1.5, [5]])
 def test_wrong_value_types_are_type_errors(value: object) -> None:
     with pytest.raises(TypeError, match="option linger_ms: expected an int"):
-        cursus.Producer(bootstrap_servers="127.0.0.1:1", linger_ms=value)
+        cursus.Producer(bootstrap_servers="127.0.0.1:1", linger_ms=value)  # type: ignore[arg-type]
 
 
 def test_text_values_are_checked_by_the_engine() -> None:
@@ -182,12 +218,12 @@ def test_each_option_type_is_checked(bootstrap: str, name: str) -> None:
     with pytest.raises(TypeError, match="enable_auto_commit: expected a bool"):
         cursus.Consumer(bootstrap_servers="127.0.0.1:1", group_id="g", enable_auto_commit=1)
     with pytest.raises(TypeError, match="bootstrap_servers: expected a str or a list of str"):
-        cursus.AdminClient(bootstrap_servers=["127.0.0.1:1", 2])
+        cursus.AdminClient(bootstrap_servers=["127.0.0.1:1", 2])  # type: ignore[list-item]
     with cursus.AdminClient(bootstrap_servers=[bootstrap]) as admin:
         with pytest.raises(TypeError, match=r"topic option partitions: expected an int \(or its text\), got bool"):
             admin.create_topic(name, partitions=True)
         with pytest.raises(TypeError, match="unexpected keyword argument 'partition'"):
-            admin.create_topic(name, partition=3)
+            admin.create_topic(name, partition=3)  # type: ignore[call-arg]
         assert admin.create_topic(name, partitions=2, read_acl=["a", "b"]).read_acl == ["a", "b"]
 
 

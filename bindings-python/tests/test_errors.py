@@ -23,18 +23,42 @@ CLASSES = {
 
 @pytest.mark.parametrize("error_class", sorted(CLASSES))
 def test_every_class_maps_to_its_subclass(error_class: str) -> None:
-    err = _from_engine("broker", "some_code", error_class, True, "msg", {"a": "b"}, "text")
+    err = _from_engine(error_class, "broker", "some_code", error_class, True, "msg", {"a": "b"}, "text")
     assert type(err) is CLASSES[error_class]
     assert isinstance(err, cursus.CursusError)
-    assert (err.code, err.error_class, err.retryable, err.message, err.fields) == (
-        "some_code", error_class, True, "msg", {"a": "b"})
+    assert (err.code, err.error_class, err.retryable, err.message, err.fields, err.status) == (
+        "some_code", error_class, True, "msg", {"a": "b"}, error_class)
     assert str(err) == "text"
+
+
+@pytest.mark.parametrize("status, cls", [
+    ("timeout", cursus.TimeoutError),
+    ("closed", cursus.ClosedError),
+    ("invalid_argument", cursus.ValidationError),
+    # The status, not the kind or the class, picks the exception.
+    ("internal", cursus.InternalError),
+])
+def test_the_bridge_status_picks_the_exception(status: str, cls: type) -> None:
+    err = _from_engine(status, "protocol", "c", "availability", False, "m", {}, "t")
+    assert type(err) is cls and err.status == status
+
+
+def test_local_errors_carry_the_status_of_the_bridge(bootstrap: str) -> None:
+    producer = cursus.Producer(bootstrap_servers=bootstrap)
+    producer.close()
+    with pytest.raises(cursus.ClosedError) as closed:
+        producer.send("t", b"x")
+    assert (closed.value.status, closed.value.kind, closed.value.code) == ("closed", "closed", "closed")
+    assert str(closed.value) == "closed (validation): producer is closed"
+    with pytest.raises(cursus.ValidationError) as bad:
+        cursus.Producer(bootstrap_servers=bootstrap, linger_ms="soon")
+    assert (bad.value.status, bad.value.kind) == ("invalid_argument", "invalid_argument")
 
 
 def test_timeouts_are_builtin_timeouts_too() -> None:
     assert issubclass(cursus.TimeoutError, builtins.TimeoutError)
     assert issubclass(cursus.TimeoutError, cursus.AvailabilityError)
-    err = _from_engine("timeout", "timeout", "availability", True, "late", {}, "timeout: late")
+    err = _from_engine("timeout", "timeout", "timeout", "availability", True, "late", {}, "timeout: late")
     assert isinstance(err, builtins.TimeoutError) and isinstance(err, cursus.CursusError)
 
 

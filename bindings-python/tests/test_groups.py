@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from typing import Set
+from typing import Any, Dict, Set
 
 import cursus
 
@@ -12,8 +12,8 @@ def partitions(c: cursus.Consumer) -> Set[int]:
 def test_two_members_split_partitions_and_rebalance(bootstrap: str, name: str) -> None:
     with cursus.AdminClient(bootstrap_servers=bootstrap) as admin:
         admin.create_topic(name, partitions=4)
-    config = dict(bootstrap_servers=bootstrap, group_id=name, fetch_max_wait_ms=50,
-                  heartbeat_interval_ms=100)
+    config: Dict[str, Any] = dict(bootstrap_servers=bootstrap, group_id=name, fetch_max_wait_ms=50,
+                                  heartbeat_interval_ms=100)
     a = cursus.Consumer(**config)
     b = cursus.Consumer(**config)
     try:

@@ -1,6 +1,10 @@
 from __future__ import annotations
 
 import logging
+import sys
+import threading
+from pathlib import Path
+from typing import List
 
 import pytest
 
@@ -16,8 +20,38 @@ def test_engine_logs_reach_python_logging(
     with cursus.Consumer(bootstrap_servers=bootstrap, group_id=name) as consumer:
         consumer.subscribe(name)
         consumer.poll(0.1)  # joins the group; the engine logs it
+    assert cursus._cursus._flush_logs(30.0)  # the log thread hands records over
     records = [r for r in caplog.records if r.name.startswith("cursus")]
     assert any("joined group" in r.getMessage() for r in records), records
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads thread names from /proc")
+def test_engine_logs_are_handed_to_python_on_the_log_thread(bootstrap: str, name: str) -> None:
+    # The engine logs on its I/O threads; handing a record to `logging`
+    # takes the GIL, so that happens on the log thread, never on them.
+    threads: List[str] = []
+
+    class ThreadOfEmit(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            tid = threading.get_native_id()
+            threads.append(Path(f"/proc/self/task/{tid}/comm").read_text().strip())
+
+    handler = ThreadOfEmit(level=logging.DEBUG)
+    logger = logging.getLogger("cursus")
+    old_level = logger.level
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+    try:
+        with cursus.AdminClient(bootstrap_servers=bootstrap) as admin:
+            admin.create_topic(name, partitions=1)
+        with cursus.Consumer(bootstrap_servers=bootstrap, group_id=name) as consumer:
+            consumer.subscribe(name)
+            consumer.poll(0.1)  # joins the group; an I/O thread logs it
+        assert cursus._cursus._flush_logs(30.0)  # the log thread hands records over
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(old_level)
+    assert threads and set(threads) == {"cursus-log"}, threads
 
 
 EXIT_WHILE_LOGGING = """

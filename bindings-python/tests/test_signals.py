@@ -1,5 +1,6 @@
-"""Ctrl-C interrupts a blocking poll or flush (the GIL is released and
-signals are checked between short waits)."""
+"""Ctrl-C interrupts a blocking call (poll, flush, a send waiting for buffer
+space, a request waiting for its reply): the GIL is released and signals are
+checked between waits of at most 100 ms."""
 
 from __future__ import annotations
 
@@ -7,6 +8,8 @@ import signal
 import subprocess
 import sys
 import textwrap
+
+import pytest
 
 import cursus
 
@@ -57,28 +60,47 @@ def test_ctrl_c_interrupts_a_blocking_poll(bootstrap: str, name: str) -> None:
     assert done.returncode != 0
 
 
-def test_ctrl_c_interrupts_a_blocking_flush(private_broker: Broker, name: str) -> None:
+# Calls that block while the broker is paused (SIGSTOP): each must give way
+# to Ctrl-C. `p` is a producer, `a` an admin client, both connected first.
+PAUSED_CALLS = {
+    # Never acknowledged.
+    "flush": 'p.send(NAME, b"stuck")\n    p.flush(timeout=None)',
+    # buffer_memory holds one record: the second send waits for space
+    # (max_block_ms: 10 minutes).
+    "send": 'p.send(NAME, b"a" * 1500)\n    p.send(NAME, b"b" * 1500)',
+    "send_and_wait": 'p.send_and_wait(NAME, b"never acknowledged")',
+    # A request without a reply (request_timeout_ms: 10 minutes).
+    "admin": "a.list_topics()",
+}
+
+
+@pytest.mark.parametrize("call", sorted(PAUSED_CALLS))
+def test_ctrl_c_interrupts_a_call_waiting_for_the_broker(private_broker: Broker, name: str, call: str) -> None:
     with cursus.AdminClient(bootstrap_servers=private_broker.addr) as admin:
         admin.create_topic(name, partitions=1)
+    script = f"""
+import sys, threading, time, cursus
+NAME = {name!r}
+p = cursus.Producer(bootstrap_servers={private_broker.addr!r}, buffer_memory=2048,
+                    max_block_ms=600000, request_timeout_ms=600000, retries=0)
+a = cursus.AdminClient(bootstrap_servers={private_broker.addr!r}, request_timeout_ms=600000, retries=0)
+p.send_and_wait(NAME, b"warm")
+a.list_topics()
+print("connected", flush=True)
+sys.stdin.readline()
+def announce():
+    time.sleep(0.3)
+    print("ready", flush=True)
+threading.Thread(target=announce, daemon=True).start()
+try:
+    {PAUSED_CALLS[call]}
+    print("returned", flush=True)
+except KeyboardInterrupt:
+    print("interrupted", flush=True)
+    raise
+"""
     proc = subprocess.Popen(
-        [sys.executable, "-c", textwrap.dedent(f"""
-            import sys, cursus
-            p = cursus.Producer(bootstrap_servers={private_broker.addr!r})
-            p.send_and_wait({name!r}, b"warm")
-            print("connected", flush=True)
-            sys.stdin.readline()
-            p.send({name!r}, b"stuck")
-            import threading, time
-            def announce():
-                time.sleep(0.3)
-                print("ready", flush=True)
-            threading.Thread(target=announce, daemon=True).start()
-            try:
-                p.flush()  # the broker is paused: never acknowledged
-            except KeyboardInterrupt:
-                print("interrupted", flush=True)
-                raise
-        """)],
+        [sys.executable, "-c", script],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
@@ -96,8 +118,8 @@ def test_ctrl_c_interrupts_a_blocking_flush(private_broker: Broker, name: str) -
             out, err = proc.communicate(timeout=60)  # hang guard only
         except subprocess.TimeoutExpired:
             proc.kill()
-            raise AssertionError("flush ignored Ctrl-C")
+            raise AssertionError(f"{call} ignored Ctrl-C")
     finally:
         private_broker.resume()
-    assert "interrupted" in out
+    assert "interrupted" in out, (out, err)
     assert "KeyboardInterrupt" in err

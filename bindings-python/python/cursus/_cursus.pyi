@@ -18,16 +18,19 @@ from typing import (
     overload,
 )
 
-from ._errors import CursusError
+from ._errors import ClosedError, CursusError
 
 Buffer = Union[bytes, bytearray, memoryview]
 Key = Union[bytes, bytearray, memoryview, str, None]
-ConfigValue = Union[str, int, float, bool, Sequence[str], None]
+ConfigValue = Union[str, int, bool, Sequence[str], None]
 Offsets = Union[Mapping[TopicPartition, int], Sequence[Tuple[TopicPartition, int]]]
 
 __version__: str
+_DEFAULT_TIMEOUT: float
 
 def _check_config(kind: str, **config: ConfigValue) -> None: ...
+def _closed_error(message: str, code: str) -> ClosedError: ...
+def _flush_logs(timeout: float) -> bool: ...
 def client_options() -> List[Tuple[str, str, str]]: ...
 def producer_options() -> List[Tuple[str, str, str]]: ...
 def consumer_options() -> List[Tuple[str, str, str]]: ...

@@ -28,7 +28,7 @@ class CursusError(Exception):
     """Any error reported by the Cursus engine or broker.
 
     Attributes:
-        code: machine-readable code (the broker's, e.g. ``TOPIC_NOT_FOUND``,
+        code: machine-readable code (the broker's, e.g. ``topic_not_found``,
             or a local one such as ``timeout``, ``closed``, ``used_after_fork``).
         error_class: one of the eight classes (``validation``, ``authorization``,
             ``routing``, ``availability``, ``conflict``, ``fencing``,
@@ -38,6 +38,12 @@ class CursusError(Exception):
         fields: structured details (e.g. ``leader``).
         kind: where the error comes from (``broker``, ``io``, ``timeout``,
             ``protocol``, ``closed``, ``invalid_argument``, ``internal``).
+        status: what picked the exception class, the same status C returns
+            and C++/Java use: the class name, or ``timeout``, ``closed``,
+            ``invalid_argument`` for local failures.
+
+    ``str(e)`` is the engine error's readable form, the same text in every
+    language: ``code (class[, retryable]): message; field=value, ...``.
     """
 
     error_class: str = "internal"
@@ -58,6 +64,7 @@ class CursusError(Exception):
         self.message = message
         self.fields: Dict[str, str] = dict(fields or {})
         self.kind = kind
+        self.status = self.error_class
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else self.message
@@ -141,7 +148,10 @@ for _cls in (
     _cls.__module__ = "cursus"
 del _cls
 
-_BY_CLASS: Dict[str, Type[CursusError]] = {
+# The exception class of each status of the bridge (`cursus_bridge::error::
+# Status`, the value C returns and C++/Java pick their exceptions by): the
+# eight classes, then the local kinds that take precedence over the class.
+_BY_STATUS: Dict[str, Type[CursusError]] = {
     "validation": ValidationError,
     "authorization": AuthorizationError,
     "routing": RoutingError,
@@ -150,10 +160,14 @@ _BY_CLASS: Dict[str, Type[CursusError]] = {
     "fencing": FencingError,
     "not_found": NotFoundError,
     "internal": InternalError,
+    "timeout": TimeoutError,
+    "closed": ClosedError,
+    "invalid_argument": ValidationError,
 }
 
 
 def _from_engine(
+    status: str,
     kind: str,
     code: str,
     error_class: str,
@@ -162,15 +176,12 @@ def _from_engine(
     fields: Dict[str, str],
     text: str,
 ) -> CursusError:
-    """Builds the exception for an engine error (called by the native module)."""
-    cls: Type[CursusError]
-    if kind == "timeout":
-        cls = TimeoutError
-    elif kind == "closed" and error_class == "validation":
-        cls = ClosedError
-    else:
-        cls = _BY_CLASS.get(error_class, CursusError)
+    """Builds the exception for an engine error (called by the native module):
+    the class is the one of the bridge's ``status``; ``text`` is the engine
+    error's readable form, which ``str()`` returns."""
+    cls = _BY_STATUS.get(status, CursusError)
     err = cls(message, code=code, retryable=retryable, fields=fields, kind=kind, text=text)
+    err.status = status
     if err.error_class != error_class:
         err.error_class = error_class
     return err

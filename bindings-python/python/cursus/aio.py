@@ -1,8 +1,16 @@
 """The asyncio API: awaitable producer, consumer and admin client.
 
-Each method awaits the engine's own future (spawned on the engine runtime and
-resolved on the running loop); no thread pool is involved. Cancelling an
-awaiting task cancels the engine operation. Objects are used as::
+Each method returns an asyncio future of the running loop for the engine's
+own future, which runs on the engine runtime; its outcome is handed to a
+thread of the client (its dispatcher), which resolves the asyncio future
+with ``loop.call_soon_threadsafe``. The engine's I/O threads never wait for
+the GIL, no thread pool is involved, and cancelling an awaiting task cancels
+the engine operation.
+
+Options are checked when an object is constructed (an unknown or mistyped
+keyword raises there, not at ``connect()``). ``Producer.flush`` and
+``Producer.close`` wait at most 30 s by default (``timeout=None``: no
+limit). Objects are used as::
 
     async with cursus.aio.Producer(bootstrap_servers="127.0.0.1:9000") as p:
         meta = await p.send("topic", b"payload")
@@ -23,6 +31,7 @@ from typing import (
     Mapping,
     Optional,
     Sequence,
+    Set,
     Tuple,
     Type,
     TypeVar,
@@ -42,12 +51,11 @@ from ._cursus import (
     TopicPartition,
     TruncateOutcome,
 )
-from ._errors import ClosedError
 
 __all__ = ["Producer", "Consumer", "AdminClient"]
 
 Buffer = Union[bytes, bytearray, memoryview]
-ConfigValue = Union[str, int, float, bool, Sequence[str], None]
+ConfigValue = Union[str, int, bool, Sequence[str], None]
 _T = TypeVar("_T", bound="_Client")
 
 
@@ -70,7 +78,7 @@ class _Client(abc.ABC):
     async def start(self) -> None:
         """Connects (done by ``async with`` and :meth:`connect`)."""
         if self._closed:
-            raise ClosedError(f"{self._what} is closed", code="closed", kind="closed")
+            raise _cursus._closed_error(f"{self._what} is closed", "closed")
         if self._native_obj is None:
             self._native_obj = await self._connect()
 
@@ -84,11 +92,10 @@ class _Client(abc.ABC):
     def _require(self) -> object:
         if self._native_obj is None:
             if self._closed:
-                raise ClosedError(f"{self._what} is closed", code="closed", kind="closed")
-            raise ClosedError(
+                raise _cursus._closed_error(f"{self._what} is closed", "closed")
+            raise _cursus._closed_error(
                 f"{self._what} is not connected; use 'async with' or await connect()",
-                code="not_connected",
-                kind="closed",
+                "not_connected",
             )
         return self._native_obj
 
@@ -123,6 +130,12 @@ class Producer(_Client):
     _what = "producer"
     _kind = "producer"
 
+    def __init__(self, **config: ConfigValue) -> None:
+        super().__init__(**config)
+        # Send futures not resolved yet: flush and close return only after
+        # the ones sent before them (acknowledged or failed by then) are.
+        self._unresolved: Set["asyncio.Future[RecordMetadata]"] = set()
+
     async def _connect(self) -> object:
         return await _cursus.AsyncProducer.connect(**self._config)
 
@@ -143,24 +156,43 @@ class Producer(_Client):
         resolves with where it was stored, once acknowledged.
 
         Not a coroutine on purpose: records are queued in the order of the
-        ``send`` calls (not of the awaits), and a later :meth:`flush` or
-        :meth:`close` covers them. Raises :class:`ClosedError` right away on
-        a closed or unconnected producer.
+        ``send`` calls (not of the awaits), per partition, and a later
+        :meth:`flush` or :meth:`close` covers them. When ``buffer_memory`` is
+        full, the record waits in the engine (in call order) at most
+        ``max_block_ms``, then its future fails with ``max_block_exceeded``.
+        Raises :class:`cursus.ClosedError` right away on a closed or
+        unconnected producer.
         """
-        return self._native.send(topic, value, key=key, partition=partition, timestamp=timestamp)
+        future = self._native.send(topic, value, key=key, partition=partition, timestamp=timestamp)
+        self._unresolved.add(future)
+        future.add_done_callback(self._unresolved.discard)
+        return future
+
+    async def _settle(self, sent: List["asyncio.Future[RecordMetadata]"]) -> None:
+        # Every record of `sent` is acknowledged or failed: their futures
+        # are being resolved on this loop; let that happen first.
+        if sent:
+            await asyncio.wait(sent)
 
     async def flush(self, timeout: Optional[float] = 30.0) -> None:
-        """Sends everything handed over before the call and waits for it,
-        at most ``timeout`` seconds (30 by default; ``None``: no limit)."""
+        """Sends everything handed over before the call and waits until it
+        is acknowledged (or failed) and its future resolved, at most
+        ``timeout`` seconds (30 by default; ``None``: no limit). Raises
+        :class:`cursus.TimeoutError` when the deadline passes."""
+        sent = list(self._unresolved)
         await self._native.flush(timeout)
+        await self._settle(sent)
 
     async def close(self, timeout: Optional[float] = 30.0) -> None:
-        """Flushes (within ``timeout`` seconds, 30 by default; ``None``: no
-        limit), fails what is left and closes; idempotent."""
+        """Flushes within ``timeout`` seconds (30 by default; ``None``: no
+        limit), fails what is left (those futures raise
+        :class:`cursus.ClosedError`) and closes; idempotent."""
         self._closed = True
         native = self._native_obj
         if native is not None:
+            sent = list(self._unresolved)
             await native.close(timeout)  # type: ignore[attr-defined]
+            await self._settle(sent)
 
 
 class Consumer(_Client):

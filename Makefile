@@ -1,6 +1,7 @@
 # Cursus SDK — the entry points a person uses. See README.md.
 #
-#   make test    every test (what CI runs): formatting, lints, all test suites
+#   make test    every test (what CI runs): formatting, lints, all test suites,
+#                conformance, first programs built outside the repository
 #   make bench   benchmarks; results in target/bench/*.json
 #   make fuzz    run every codec fuzz target for FUZZ_SECONDS each (nightly + cargo-fuzz)
 #   make demo    a local broker and the quickstart in every language
@@ -15,7 +16,7 @@ FUZZ_TARGETS := frame batch record command error
 CURSUS_PROFILE ?= debug
 CARGO_PROFILE_FLAG := $(if $(filter release,$(CURSUS_PROFILE)),--release)
 
-.PHONY: all build test test-rust lint fmt-check clippy doc-check bench fuzz fuzz-build demo quickstart-rust clean
+.PHONY: all build test test-install test-rust lint fmt-check clippy doc-check bench fuzz fuzz-build demo quickstart-rust clean
 
 all: build
 
@@ -28,7 +29,18 @@ include conformance/build.mk
 build:
 	$(CARGO) build --workspace --all-targets
 
-test: lint test-rust test-ffi test-python test-java conformance
+test: lint test-rust test-ffi test-python test-java conformance test-install
+
+# First programs built outside the repository from the installed artefacts,
+# the way a user would: C and C++ (pkg-config, CMake) against `make install`
+# into a temporary prefix (the dev build, to spare CI a release build), then
+# Rust, Python (wheel in a fresh venv), Go (module with a replace directive)
+# and Java (Maven project resolving the jar from ~/.m2), against one broker.
+test-install: INSTALL_PROFILE := debug
+test-install: test-install-c python-wheel install-java
+	JAVA_VERSION=$(JAVA_VERSION) CURSUS_PREFIX=$(FFI_OUT) \
+	  PYTHON_WHEEL=$$(ls $(PY_WHEELS)/cursus-*.whl) \
+	  $(FFI_WITH_BROKER) tools/test-install.sh rust python go java
 
 lint: fmt-check clippy doc-check
 

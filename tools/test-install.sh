@@ -5,9 +5,13 @@
 #   python  a fresh venv with the wheel installed by pip
 #   go      a module with a replace directive, cgo flags from pkg-config
 #   java    a Maven project resolving io.cursus:cursus from ~/.m2
-#   c, cpp  pkg-config and CMake find_package against `make install PREFIX=`
+#   (c, cpp: ffi-c/tests-c/install/run.sh, pkg-config and CMake find_package
+#    against `make install PREFIX=`; `make test-install` runs both)
 # Each program connects to $CURSUS_TEST_BROKER (run under with-broker.sh).
 #   usage: test-install.sh LANG...   (environment: see the Makefile's test-install)
+#     JAVA_VERSION    the io.cursus:cursus version in ~/.m2 (java)
+#     PYTHON_WHEEL    the wheel file (python)
+#     CURSUS_PREFIX   an installed libcursus layout (go)
 set -euo pipefail
 sdk=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/cursus-first-program.XXXXXX")
@@ -30,6 +34,24 @@ first_java() {
   (cd "$work/java" && mvn -B -ntp -q ${MVN_FLAGS:-} compile)
   jar="${MAVEN_REPO:-$HOME/.m2/repository}/io/cursus/cursus/$JAVA_VERSION/cursus-$JAVA_VERSION.jar"
   (cd "$work/java" && java -cp "target/classes:$jar" first.First)
+}
+
+first_python() {
+  # A fresh venv: only the wheel and what it declares.
+  python3 -m venv "$work/python/venv"
+  "$work/python/venv/bin/pip" install -q --disable-pip-version-check --no-index "$PYTHON_WHEEL"
+  cp "$sdk/tools/install-check/python/first.py" "$work/python/"
+  (cd "$work/python" && venv/bin/python first.py)
+}
+
+first_go() {
+  mkdir -p "$work/go"
+  sed "s#@SDK@#$sdk#" "$sdk/tools/install-check/go/go.mod.in" >"$work/go/go.mod"
+  cp "$sdk/tools/install-check/go/main.go" "$work/go/"
+  # cgo flags from pkg-config (cursus.pc of the installed layout); the rpath
+  # finds libcursus.so at run time.
+  (cd "$work/go" && CGO_ENABLED=1 PKG_CONFIG_PATH="$CURSUS_PREFIX/lib/pkgconfig" \
+    CGO_LDFLAGS="-Wl,-rpath,$CURSUS_PREFIX/lib" GOFLAGS=-mod=mod GOTOOLCHAIN=local go run .)
 }
 
 for lang in "$@"; do

@@ -655,6 +655,21 @@ enum cursus_status_t cursus_consumer_committed(struct cursus_consumer_t *consume
                                                int64_t *out_offset,
                                                struct cursus_error_t **out_error);
 
+// This member's id in its group (as the admin's group status lists it),
+// or an empty string before it has joined: the first poll after
+// subscribing joins.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_consumer_member_id(struct cursus_consumer_t *consumer,
+                                               char **out_member_id,
+                                               struct cursus_error_t **out_error);
+
 // The partitions currently assigned to this member (empty before the
 // first poll).
 //

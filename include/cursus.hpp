@@ -776,6 +776,14 @@ class Consumer {
                                    static_cast<uint32_t>(cursus_topic_partition_list_partition(l.get(), i))});
     return out;
   }
+  /// This member's id in its group (as Admin::group_status lists it);
+  /// empty before it has joined (the first poll after subscribing joins).
+  std::string member_id() {
+    char *id = nullptr;
+    detail::call(cursus_consumer_member_id, h_.get(), &id);
+    std::unique_ptr<char, void (*)(char *)> owned(id, cursus_string_free);
+    return detail::str(id);
+  }
   /// Commits what was returned (with auto-commit), leaves the group and
   /// closes; a poll blocked in another thread throws ClosedError.
   void close() { detail::call(cursus_consumer_close, h_.get()); }

@@ -426,6 +426,17 @@ impl AsyncConsumer {
         )
     }
 
+    /// This member's id in its group, or None before it has joined.
+    fn member_id<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let c = self.st(py)?.inner.get(py)?;
+        bridge(
+            py,
+            &self.st(py)?.dispatcher,
+            async move { c.member_id().await },
+            into::<Option<String>, Option<String>>,
+        )
+    }
+
     /// Commits (with auto-commit), leaves the group and closes; closing
     /// twice does nothing.
     fn close<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {

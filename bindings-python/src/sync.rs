@@ -585,6 +585,14 @@ impl Consumer {
         Ok(a.into_iter().map(TopicPartition::from).collect())
     }
 
+    /// This member's id in its group (as `AdminClient.group_status` lists
+    /// it), or None before it has joined (the first poll after subscribing
+    /// joins).
+    fn member_id(&self, py: Python<'_>) -> PyResult<Option<String>> {
+        let c = self.inner.get(py)?;
+        interruptible(py, async { c.as_async()?.member_id().await })
+    }
+
     /// Commits (with auto-commit), leaves the group and closes. Closing a
     /// closed consumer does nothing.
     fn close(&self, py: Python<'_>) -> PyResult<()> {

@@ -31,6 +31,7 @@ def test_async_admin_produce_consume(bootstrap: str, name: str) -> None:
         )
         try:
             await consumer.subscribe([name])
+            assert await consumer.member_id() is None  # joins on the first poll
             got: List[cursus.Message] = []
             async for message in consumer:
                 got.append(message)
@@ -41,6 +42,9 @@ def test_async_admin_produce_consume(bootstrap: str, name: str) -> None:
             assert {tp.partition for tp in await consumer.assignment()} == {0, 1}
             committed = [await consumer.committed(tp) for tp in await consumer.assignment()]
             assert sum(c or 0 for c in committed) == 50
+            async with cursus.aio.AdminClient(bootstrap_servers=bootstrap) as admin:
+                status = await admin.group_status(name)
+            assert await consumer.member_id() == status.members[0].member_id
         finally:
             await consumer.close()
 

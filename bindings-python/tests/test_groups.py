@@ -2,6 +2,8 @@ from __future__ import annotations
 
 from typing import Any, Dict, Set
 
+import pytest
+
 import cursus
 
 
@@ -18,6 +20,7 @@ def test_two_members_split_partitions_and_rebalance(bootstrap: str, name: str) -
     b = cursus.Consumer(**config)
     try:
         a.subscribe(name)
+        assert a.member_id() is None  # joins on the first poll
         a.poll(0.1)
         assert partitions(a) == {0, 1, 2, 3}
         b.subscribe(name)
@@ -35,6 +38,7 @@ def test_two_members_split_partitions_and_rebalance(bootstrap: str, name: str) -
             status = admin.group_status(name)
             assert status.group_name == name
             assert status.member_count == 2
+            assert {m.member_id for m in status.members} == {a.member_id(), b.member_id()}
             assert name in admin.list_groups()
 
         # Records produced to every partition are consumed exactly once
@@ -52,6 +56,8 @@ def test_two_members_split_partitions_and_rebalance(bootstrap: str, name: str) -
 
         # When one member leaves, the other takes every partition.
         b.close()
+        with pytest.raises(cursus.ClosedError):
+            b.member_id()
         for _ in range(300):
             a.poll(0.05)
             if partitions(a) == {0, 1, 2, 3}:

@@ -343,6 +343,12 @@ impl Consumer {
         self.inner.run(|c| c.assignment())
     }
 
+    /// This member's id in its group, once joined (see
+    /// [`crate::consumer::Consumer::member_id`]).
+    pub fn member_id(&self) -> Result<Option<String>> {
+        self.inner.run(|c| c.member_id())
+    }
+
     /// Commits (with auto-commit) what was returned, leaves the group and
     /// closes; a poll blocked in another thread fails with `closed` at
     /// once. Waits for pending commit callbacks (except on the callback

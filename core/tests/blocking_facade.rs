@@ -78,11 +78,25 @@ fn produce_and_consume_without_an_async_runtime() {
 
     let consumer = consumer(&broker, "sync-group", &[]);
     consumer.subscribe(&["sync".to_owned()]).unwrap();
+    assert_eq!(
+        consumer.member_id().unwrap(),
+        None,
+        "joins on the first poll"
+    );
     assert_eq!(take(&consumer, 11, 500).len(), 11);
     let (tx, rx) = mpsc::channel();
     consumer.commit_async(move |r| tx.send(r).unwrap()).unwrap();
     rx.recv_timeout(WAIT).unwrap().unwrap();
+    let status = Admin::connect(ClientConfig::new(&broker.addr))
+        .unwrap()
+        .group_status("sync-group")
+        .unwrap();
+    assert_eq!(
+        consumer.member_id().unwrap().as_deref(),
+        Some(status.members[0].member_id.as_str())
+    );
     consumer.close().unwrap();
+    assert_eq!(consumer.member_id().unwrap_err().kind(), ErrorKind::Closed);
 }
 
 #[test]

@@ -331,6 +331,20 @@ func (c *Consumer) Assignment(ctx context.Context) ([]TopicPartition, error) {
 	return out, nil
 }
 
+// MemberID returns this member's id in its group (as Admin.GroupStatus
+// lists it), or "" before it has joined (the first Poll after Subscribe
+// joins).
+func (c *Consumer) MemberID(ctx context.Context) (string, error) {
+	var id *C.char
+	if err := c.call(ctx, func(e **C.cursus_error_t) C.enum_cursus_status_t {
+		return C.cursus_consumer_member_id(c.h, &id, e)
+	}); err != nil {
+		return "", err
+	}
+	defer C.cursus_string_free(id)
+	return goString(id), nil
+}
+
 // Close commits what was returned (with enable_auto_commit), leaves the
 // group and closes the consumer; a Poll blocked in another goroutine
 // returns an error matching ErrClosed at once. Idempotent.

@@ -521,6 +521,9 @@ func TestConsumerPatternCommitAsyncAndGroupStatus(t *testing.T) {
 	if err := c.SubscribePattern(ctx, prefix+"-*"); err != nil {
 		t.Fatal(err)
 	}
+	if id, err := c.MemberID(ctx); err != nil || id != "" {
+		t.Fatalf("member id before joining: %q %v", id, err)
+	}
 	if off, found, err := c.Committed(ctx, topic, 0); err != nil || found || off != -1 {
 		t.Fatalf("committed before commit: %d %v %v", off, found, err)
 	}
@@ -563,6 +566,9 @@ func TestConsumerPatternCommitAsyncAndGroupStatus(t *testing.T) {
 		status.Members[0].MemberID == "" || len(status.Members[0].Assignments) != 2 {
 		t.Fatalf("group status %+v", status)
 	}
+	if id, err := c.MemberID(ctx); err != nil || id != status.Members[0].MemberID {
+		t.Fatalf("member id %q (%v), the group lists %q", id, err, status.Members[0].MemberID)
+	}
 	if _, err := a.GroupStatus(ctx, unique("go-no-group")); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("status of a missing group: %v", err)
 	}
@@ -571,6 +577,9 @@ func TestConsumerPatternCommitAsyncAndGroupStatus(t *testing.T) {
 	}
 	if err := c.CommitAsync(ctx, func(error) { t.Error("callback after a failed start") }); !errors.Is(err, ErrClosed) {
 		t.Fatalf("commit after close: %v", err)
+	}
+	if _, err := c.MemberID(ctx); !errors.Is(err, ErrClosed) {
+		t.Fatalf("member id after close: %v", err)
 	}
 }
 

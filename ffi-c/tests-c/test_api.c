@@ -414,11 +414,17 @@ void test_commits_assignment_and_group_status(void) {
   cursus_group_status_t *gs = NULL;
   cursus_error_t *err = NULL;
   int64_t offset = 0;
+  char *member_id = NULL;
   struct commit_state st = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, CURSUS_OK};
   CHECK(create_topic(topic, 2));
   CHECK(produce_values(topic, 0, 4));
   CHECK_OK(cursus_consumer_new(c, &consumer, &err));
   CHECK_OK(cursus_consumer_subscribe_pattern(consumer, pattern, &err));
+  /* Not joined yet: an empty member id. */
+  CHECK_OK(cursus_consumer_member_id(consumer, &member_id, &err));
+  CHECK(strcmp(member_id, "") == 0);
+  cursus_string_free(member_id);
+  member_id = NULL;
   CHECK_OK(cursus_consumer_committed(consumer, topic, 0, &offset, &err));
   CHECK(offset == -1);
   CHECK(take_messages(consumer, 2, NULL) == 2);
@@ -453,10 +459,14 @@ void test_commits_assignment_and_group_status(void) {
   CHECK(cursus_group_status_member_count(gs) == 1);
   CHECK(cursus_group_status_member_assignment_count(gs, 0) == 2);
   CHECK(cursus_group_status_member_id(gs, 1) == NULL);
+  CHECK_OK(cursus_consumer_member_id(consumer, &member_id, &err));
+  CHECK(strcmp(member_id, cursus_group_status_member_id(gs, 0)) == 0);
 
   CHECK_OK(cursus_consumer_close(consumer, &err));
+  CHECK_FAILS(CURSUS_ERR_CLOSED, cursus_consumer_member_id(consumer, &member_id, &err), &err);
   CHECK_FAILS(CURSUS_ERR_CLOSED, cursus_consumer_commit_async(consumer, on_commit, &st, &err), &err);
 done:
+  cursus_string_free(member_id);
   cursus_group_status_destroy(gs);
   cursus_topic_partition_list_destroy(parts);
   cursus_topic_partition_list_destroy(offsets);

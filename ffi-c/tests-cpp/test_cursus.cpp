@@ -186,6 +186,7 @@ TEST(RoundTrip, ProduceConsumeCommitAndGroupStatus) {
 
   cursus::Consumer consumer(consumer_config(group));
   consumer.subscribe({topic});
+  EXPECT_EQ(consumer.member_id(), "");  // joins on the first poll
   auto first = consumer.poll(10s);
   ASSERT_TRUE(first.has_value());
   EXPECT_EQ(first->payload(), std::string_view("a\0b", 3));
@@ -212,7 +213,9 @@ TEST(RoundTrip, ProduceConsumeCommitAndGroupStatus) {
   EXPECT_EQ(status.group, group);
   ASSERT_EQ(status.members.size(), 1u);
   EXPECT_EQ(status.members[0].assignments, std::vector<uint32_t>{0});
+  EXPECT_EQ(consumer.member_id(), status.members[0].member_id);
   consumer.close();
+  EXPECT_THROW(consumer.member_id(), cursus::ClosedError);
   EXPECT_THROW(consumer.poll(0ms), cursus::ClosedError);
   producer.close();
   EXPECT_THROW(producer.send(topic, "late"), cursus::ClosedError);

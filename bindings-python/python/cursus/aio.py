@@ -249,6 +249,10 @@ class Consumer(_Client):
         """The partitions currently assigned to this member."""
         return await self._native.assignment()
 
+    async def member_id(self) -> Optional[str]:
+        """This member's id in its group, or None before it has joined."""
+        return await self._native.member_id()
+
     async def __aiter__(self) -> AsyncIterator[Message]:
         while True:
             for message in await self.poll():

@@ -136,6 +136,16 @@ pub fn consumer_committed(consumer: &Consumer, topic: &str, partition: u32) -> R
     Ok(consumer.committed(&tp)?.map_or(-1, |o| o as i64))
 }
 
+/// This member's id in its group (as the admin's group status lists it),
+/// or an empty string before it has joined: the first poll after
+/// subscribing joins.
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn(out = "member_id")]
+pub fn consumer_member_id(consumer: &Consumer) -> Result<String> {
+    Ok(consumer.member_id()?.unwrap_or_default())
+}
+
 /// The partitions currently assigned to this member (empty before the
 /// first poll).
 ///

@@ -195,6 +195,13 @@ impl Consumer {
         self.config.max_poll_records
     }
 
+    /// This member's id in its group (as `GROUP_STATUS` lists it), once
+    /// joined: the first poll after subscribing joins. `None` before.
+    pub async fn member_id(&self) -> Result<Option<String>> {
+        self.check_open()?;
+        Ok(self.membership().await.map(|(id, _)| id))
+    }
+
     /// The member id and generation, once joined.
     pub async fn membership(&self) -> Option<(String, u64)> {
         let state = self.state.lock().await;

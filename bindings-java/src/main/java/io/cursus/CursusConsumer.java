@@ -152,6 +152,16 @@ public final class CursusConsumer extends NativeResource {
     }
 
     /**
+     * This member's id in its group (as {@link CursusAdmin#groupStatus} lists it).
+     *
+     * @return the id, empty before the member has joined (the first poll after
+     *     subscribing joins)
+     */
+    public String memberId() {
+        return call(NativeBridge::consumerMemberId);
+    }
+
+    /**
      * Commits (with {@code enable_auto_commit}), leaves the group and closes; a poll blocked
      * on another thread throws {@link CursusClosedException} at once. Only the first call
      * does anything.

@@ -273,6 +273,15 @@ final class NativeBridge {
     static native long consumerCommitted(long consumer, String topic, int partition);
 
     /**
+     * This member's id in its group (as the admin's group status lists it),
+     * or an empty string before it has joined: the first poll after
+     * subscribing joins.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native String consumerMemberId(long consumer);
+
+    /**
      * The partitions currently assigned to this member (empty before the
      * first poll).
      * <p>

@@ -3,6 +3,7 @@ package io.cursus;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
@@ -64,6 +65,7 @@ class AdminTest {
                 CursusConsumer consumer = new CursusConsumer(ConsumerConfig.builder()
                         .bootstrapServers(BROKER.addr()).groupId("admin-g").fetchMaxWaitMs(50).build())) {
             consumer.subscribe(List.of("admin-groups"));
+            assertEquals("", consumer.memberId()); // joins on the first poll
             consumer.poll(java.time.Duration.ofMillis(200));
             assertTrue(admin.listGroups().contains("admin-g"), admin.listGroups().toString());
             GroupStatus status = admin.groupStatus("admin-g");
@@ -71,6 +73,9 @@ class AdminTest {
             assertEquals(1, status.memberCount());
             assertEquals(1, status.members().size());
             assertEquals(2, status.members().get(0).assignments().size());
+            assertEquals(status.members().get(0).memberId(), consumer.memberId());
+            consumer.close();
+            assertThrows(CursusClosedException.class, consumer::memberId);
         }
     }
 }

@@ -7,6 +7,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import time
 import uuid
 from pathlib import Path
 from typing import Iterator
@@ -56,7 +57,24 @@ class Broker:
         self.addr: str = fields["addr"]
 
     def pause(self) -> None:
+        """Stops the broker (SIGSTOP) and returns once every one of its
+        threads is stopped: a loaded machine may let a woken thread answer
+        one more request first."""
         self.proc.send_signal(signal.SIGSTOP)
+        tasks = f"/proc/{self.proc.pid}/task"
+        states: list[str] = []
+        for _ in range(5000):  # hang guard: 5 s
+            states = []
+            for tid in os.listdir(tasks):
+                try:
+                    with open(f"{tasks}/{tid}/stat") as f:
+                        states.append(f.read().rsplit(")", 1)[1].split()[0])
+                except FileNotFoundError:
+                    pass
+            if states and all(state in ("T", "t") for state in states):
+                return
+            time.sleep(0.001)
+        raise AssertionError(f"the broker did not stop: {states}")
 
     def resume(self) -> None:
         self.proc.send_signal(signal.SIGCONT)

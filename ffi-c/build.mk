@@ -50,13 +50,15 @@ FFI_VERSION := $(shell sed -n 's/^#define CURSUS_VERSION_STRING "\(.*\)"/\1/p' i
 FFI_ABI     := $(shell sed -n 's/^#define CURSUS_ABI_VERSION "\(.*\)"/\1/p' include/cursus.h)
 
 # Lays out a libcursus installation under $(1) from the libraries in $(2):
-# include/ (cursus.h, cursus.hpp), lib/libcursus.so.<version> with the
+# include/ (cursus.h, cursus.hpp and its parts in cursus/), lib/libcursus.so.<version> with the
 # SONAME link libcursus.so.<abi> and the dev link libcursus.so, libcursus.a,
 # relocatable pkg-config files (cursus.pc; cursus++.pc adds -std=c++17) and a
 # CMake package (find_package(cursus): cursus::cursus, cursus::cursus++).
 define ffi_layout
 	@mkdir -p $(1)/include $(1)/lib/pkgconfig $(1)/lib/cmake/cursus
+	@mkdir -p $(1)/include/cursus
 	cp -f include/cursus.h include/cursus.hpp $(1)/include/
+	cp -f include/cursus/*.hpp $(1)/include/cursus/
 	# Copy, then rename: a process running on the old library keeps its (unlinked) file.
 	cp -f $(2)/libcursus_ffi.so $(1)/lib/.libcursus.so.tmp
 	mv -f $(1)/lib/.libcursus.so.tmp $(1)/lib/libcursus.so.$(FFI_VERSION)

@@ -26,7 +26,7 @@ mv "$work/staged" "$prefix"   # nothing may point back at where it was installed
 step "layout of $prefix"
 version=$(sed -n 's/^#define CURSUS_VERSION_STRING "\(.*\)"/\1/p' "$prefix/include/cursus.h")
 abi=$(sed -n 's/^#define CURSUS_ABI_VERSION "\(.*\)"/\1/p' "$prefix/include/cursus.h")
-for f in include/cursus.h include/cursus.hpp "lib/libcursus.so.$version" lib/libcursus.a \
+for f in include/cursus.h include/cursus.hpp include/cursus/error.hpp include/cursus/consumer.hpp "lib/libcursus.so.$version" lib/libcursus.a \
          lib/pkgconfig/cursus.pc lib/pkgconfig/cursus++.pc \
          lib/cmake/cursus/cursusConfig.cmake lib/cmake/cursus/cursusConfigVersion.cmake; do
   [[ -f "$prefix/$f" ]] || fail "missing $f"

@@ -1,0 +1,147 @@
+//! `AdminClient`: topic and group administration.
+
+use super::*;
+
+/// Topic and group administration.
+#[pyclass(module = "cursus", frozen)]
+pub struct AdminClient {
+    inner: Slot<Arc<blocking::Admin>>,
+}
+
+#[pymethods]
+impl AdminClient {
+    /// Connects; keyword arguments are engine client options.
+    #[new]
+    #[pyo3(signature = (**config))]
+    fn new(py: Python<'_>, config: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        let cfg = config::client(py, config)?;
+        let a = off_thread(py, move || blocking::Admin::connect(cfg))?;
+        Ok(AdminClient {
+            inner: Slot::new("admin client", Arc::new(a)),
+        })
+    }
+
+    /// Creates a topic (or patches an existing one).
+    #[pyo3(signature = (name, **options))]
+    fn create_topic(
+        &self,
+        py: Python<'_>,
+        name: String,
+        options: Option<&Bound<'_, PyDict>>,
+    ) -> PyResult<TopicInfo> {
+        let a = self.inner.get(py)?;
+        let t = config::new_topic(py, &name, options)?;
+        off_thread(py, move || a.create_topic(&t)).map(Into::into)
+    }
+
+    /// Replaces the min_in_sync_replicas override (`None`: broker default).
+    #[pyo3(signature = (topic, min_in_sync_replicas=None))]
+    fn alter_topic_config(
+        &self,
+        py: Python<'_>,
+        topic: String,
+        min_in_sync_replicas: Option<u32>,
+    ) -> PyResult<TopicInfo> {
+        let a = self.inner.get(py)?;
+        off_thread(py, move || {
+            a.alter_topic_config(&topic, min_in_sync_replicas)
+        })
+        .map(Into::into)
+    }
+
+    /// Deletes a topic.
+    #[pyo3(signature = (topic, *, if_exists=false))]
+    fn delete_topic(
+        &self,
+        py: Python<'_>,
+        topic: String,
+        if_exists: bool,
+    ) -> PyResult<DeleteOutcome> {
+        let a = self.inner.get(py)?;
+        off_thread(py, move || a.delete_topic(&topic, if_exists)).map(Into::into)
+    }
+
+    /// Truncates a topic at its current revision.
+    fn truncate_topic(
+        &self,
+        py: Python<'_>,
+        topic: String,
+        expected_revision: u64,
+    ) -> PyResult<TruncateOutcome> {
+        let a = self.inner.get(py)?;
+        off_thread(py, move || a.truncate_topic(&topic, expected_revision)).map(Into::into)
+    }
+
+    /// Topic names.
+    fn list_topics(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        let a = self.inner.get(py)?;
+        off_thread(py, move || a.list_topics())
+    }
+
+    /// DESCRIBE a topic.
+    fn describe_topic(&self, py: Python<'_>, topic: String) -> PyResult<TopicDescription> {
+        let a = self.inner.get(py)?;
+        off_thread(py, move || a.describe_topic(&topic)).map(Into::into)
+    }
+
+    /// METADATA of a topic.
+    fn metadata(&self, py: Python<'_>, topic: String) -> PyResult<TopicMetadata> {
+        let a = self.inner.get(py)?;
+        off_thread(py, move || a.metadata(&topic)).map(Into::into)
+    }
+
+    /// LIST_OFFSETS of a topic (one partition, or all).
+    #[pyo3(signature = (topic, partition=None))]
+    fn list_offsets(
+        &self,
+        py: Python<'_>,
+        topic: String,
+        partition: Option<u32>,
+    ) -> PyResult<Vec<PartitionOffsets>> {
+        let a = self.inner.get(py)?;
+        let v = off_thread(py, move || a.list_offsets(&topic, partition))?;
+        Ok(v.into_iter().map(Into::into).collect())
+    }
+
+    /// GROUP_STATUS of a group.
+    fn group_status(&self, py: Python<'_>, group: String) -> PyResult<GroupStatus> {
+        let a = self.inner.get(py)?;
+        off_thread(py, move || a.group_status(&group)).map(Into::into)
+    }
+
+    /// Group names.
+    fn list_groups(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        let a = self.inner.get(py)?;
+        off_thread(py, move || a.list_groups())
+    }
+
+    /// The broker's HELP lines.
+    fn help(&self, py: Python<'_>) -> PyResult<Vec<String>> {
+        let a = self.inner.get(py)?;
+        off_thread(py, move || a.help())
+    }
+
+    /// Closes the client. Closing a closed client does nothing.
+    fn close(&self, py: Python<'_>) -> PyResult<()> {
+        match self.inner.take() {
+            Some(a) => off_thread(py, move || a.close()),
+            None => Ok(()),
+        }
+    }
+
+    /// True once `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.is_closed()
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
+        self.close(py)?;
+        Ok(false)
+    }
+}

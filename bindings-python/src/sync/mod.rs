@@ -1,0 +1,261 @@
+//! The synchronous API: `Producer`, `Consumer`, `AdminClient` and
+//! `Delivery`, over `cursus::blocking`. Every blocking call runs with the
+//! GIL released; long waits run in short slices with a signal check between
+//! slices so Ctrl-C interrupts them promptly.
+
+use crate::errors::{panic_error, to_py, IntoPyResult};
+use crate::types::{self, Message, RecordMetadata, TopicPartition};
+use crate::{config, types::*};
+use cursus::blocking;
+use cursus::consumer::Subscription;
+use cursus::producer::{Delivery as EngineDelivery, ProducerRecord};
+use cursus::{Error, ErrorKind};
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyString};
+use std::panic::AssertUnwindSafe;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
+
+mod admin;
+mod consumer;
+mod producer;
+
+pub use admin::AdminClient;
+pub use consumer::Consumer;
+pub use producer::{Delivery, Producer};
+
+/// Longest uninterruptible wait: signals are checked at least this often.
+pub(crate) const SLICE: Duration = Duration::from_millis(100);
+
+/// The default `flush`/`close` timeout in seconds: the bridge's (30 s, the
+/// same in every language). Also written as `timeout=30.0` in the method
+/// signatures, since pyo3 defaults must be literals; a test checks both.
+pub(crate) const DEFAULT_TIMEOUT_S: f64 = cursus_bridge::timeout::DEFAULT.as_secs() as f64;
+
+/// Runs `f` with the GIL released; a panic becomes an internal error.
+pub(crate) fn blocking<T, F>(py: Python<'_>, f: F) -> PyResult<T>
+where
+    F: FnOnce() -> cursus::Result<T> + Send,
+    T: Send,
+{
+    match py.allow_threads(|| std::panic::catch_unwind(AssertUnwindSafe(f))) {
+        Ok(r) => r.py_err(py),
+        Err(payload) => Err(to_py(py, &panic_error(&*payload))),
+    }
+}
+
+/// Runs an engine future on the calling thread, GIL released, in slices of
+/// at most `SLICE` with a signal check between slices: a wait that may be
+/// long (`send` waiting up to `max_block_ms` for buffer space, a request
+/// being retried) stays interruptible with Ctrl-C. An interrupted call
+/// drops the future, which cancels the operation. The fast path (a future
+/// ready at once) costs one poll, on this thread.
+pub(crate) fn interruptible<F, T>(py: Python<'_>, future: F) -> PyResult<T>
+where
+    F: std::future::Future<Output = cursus::Result<T>> + Send,
+    T: Send,
+{
+    let mut future = Box::pin(future);
+    loop {
+        let step = blocking(py, || {
+            // The timer is made inside the runtime (it needs its clock).
+            blocking::block_on_engine(async { tokio::time::timeout(SLICE, future.as_mut()).await })
+        })?;
+        match step {
+            Ok(outcome) => return outcome.py_err(py),
+            Err(_elapsed) => py.check_signals()?,
+        }
+    }
+}
+
+/// Runs a blocking engine call that has no future of its own to slice
+/// (connecting, the admin client) on a helper thread,
+/// and waits for it in slices with signal checks, GIL released. These calls
+/// are rare, so a thread each is cheap next to their round trips; an
+/// interrupted call finishes on its thread and its outcome is dropped.
+pub(crate) fn off_thread<F, T>(py: Python<'_>, call: F) -> PyResult<T>
+where
+    F: FnOnce() -> cursus::Result<T> + Send + 'static,
+    T: Send + 'static,
+{
+    use std::sync::mpsc::{sync_channel, RecvTimeoutError};
+    let (tx, rx) = sync_channel(1);
+    let spawned = std::thread::Builder::new()
+        .name("cursus-call".to_owned())
+        .spawn(move || {
+            let _ = tx.send(std::panic::catch_unwind(AssertUnwindSafe(call)));
+        });
+    if let Err(e) = spawned {
+        return Err(to_py(
+            py,
+            &Error::internal(format!("cannot start a thread for the call: {e}")),
+        ));
+    }
+    let mut rx = rx;
+    loop {
+        // The receiver is Send but not Sync: moved into the GIL-free wait
+        // and back.
+        let (received, back) = py.allow_threads(move || (rx.recv_timeout(SLICE), rx));
+        rx = back;
+        match received {
+            Ok(Ok(outcome)) => return outcome.py_err(py),
+            Ok(Err(payload)) => return Err(to_py(py, &panic_error(&*payload))),
+            Err(RecvTimeoutError::Timeout) => py.check_signals()?,
+            Err(RecvTimeoutError::Disconnected) => {
+                return Err(to_py(
+                    py,
+                    &Error::internal("the call's thread ended without an outcome"),
+                ))
+            }
+        }
+    }
+}
+
+/// Converts a Python timeout in seconds (`None`: no limit).
+pub(crate) fn duration(py: Python<'_>, seconds: Option<f64>) -> PyResult<Option<Duration>> {
+    match seconds {
+        None => Ok(None),
+        Some(s) if s.is_finite() && s >= 0.0 => Ok(Some(Duration::from_secs_f64(s))),
+        Some(s) => Err(to_py(
+            py,
+            &Error::invalid_argument(format!(
+                "timeout must be a non-negative number of seconds, got {s}"
+            )),
+        )),
+    }
+}
+
+/// Runs `step(slice)` repeatedly until it returns `Some`, the deadline
+/// passes (returns `None`), or a signal handler raises (KeyboardInterrupt).
+fn sliced<T, F>(py: Python<'_>, timeout: Option<Duration>, mut step: F) -> PyResult<Option<T>>
+where
+    F: FnMut(Duration) -> cursus::Result<Option<T>> + Send,
+    T: Send,
+{
+    let deadline = timeout.map(|t| Instant::now() + t);
+    loop {
+        let slice = match deadline {
+            None => SLICE,
+            Some(d) => d.saturating_duration_since(Instant::now()).min(SLICE),
+        };
+        if let Some(v) = blocking(py, || step(slice))? {
+            return Ok(Some(v));
+        }
+        if deadline.is_some_and(|d| Instant::now() >= d) {
+            return Ok(None);
+        }
+        py.check_signals()?;
+    }
+}
+
+/// A shared handle that becomes unusable after `close()`.
+pub(crate) struct Slot<T> {
+    what: &'static str,
+    inner: Mutex<Option<T>>,
+}
+
+impl<T: Clone> Slot<T> {
+    pub(crate) fn new(what: &'static str, value: T) -> Self {
+        Slot {
+            what,
+            inner: Mutex::new(Some(value)),
+        }
+    }
+
+    fn lock(&self) -> MutexGuard<'_, Option<T>> {
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// The handle, or the engine's `closed` error.
+    pub(crate) fn get(&self, py: Python<'_>) -> PyResult<T> {
+        self.lock()
+            .clone()
+            .ok_or_else(|| to_py(py, &Error::closed(self.what)))
+    }
+
+    /// The handle if still open (without marking it closed).
+    pub(crate) fn peek(&self) -> Option<T> {
+        self.lock().clone()
+    }
+
+    /// Marks the handle closed.
+    pub(crate) fn take(&self) -> Option<T> {
+        self.lock().take()
+    }
+
+    pub(crate) fn is_closed(&self) -> bool {
+        self.lock().is_none()
+    }
+}
+
+/// Builds a record from the Python arguments (the only copy made is for
+/// small or mutable payloads; see `types::payload`).
+pub(crate) fn record(
+    topic: String,
+    value: &Bound<'_, PyAny>,
+    key: Option<&Bound<'_, PyAny>>,
+    partition: Option<u32>,
+    timestamp: Option<i64>,
+) -> PyResult<ProducerRecord> {
+    Ok(ProducerRecord {
+        topic,
+        partition,
+        key: types::key(key)?,
+        payload: types::payload(value)?,
+        timestamp,
+    })
+}
+
+/// Calls a Python `on_delivery(error, metadata)` callback (on the
+/// producer's dispatcher thread).
+pub(crate) fn call_delivery_callback(
+    callback: Py<PyAny>,
+    outcome: cursus::Result<cursus::producer::RecordMetadata>,
+) {
+    crate::with_gil_if_alive(|py| {
+        let args = match outcome {
+            Ok(m) => (py.None(), RecordMetadata::from(m).into_py(py)),
+            Err(e) => (to_py(py, &e).into_value(py).into_py(py), py.None()),
+        };
+        if let Err(err) = callback.call1(py, args) {
+            err.write_unraisable_bound(py, Some(callback.bind(py)));
+        }
+    });
+}
+
+/// True for an exception made from an engine error (not, say, a
+/// `KeyboardInterrupt` raised by a signal check).
+pub(crate) fn is_engine_error(py: Python<'_>, e: &PyErr) -> bool {
+    e.value_bound(py).hasattr("kind").unwrap_or(false)
+}
+
+pub(crate) fn is_engine_timeout(py: Python<'_>, e: &PyErr) -> bool {
+    e.value_bound(py)
+        .getattr("kind")
+        .and_then(|k| k.extract::<String>())
+        .is_ok_and(|k| k == "timeout")
+}
+
+/// A topic name or a sequence of names.
+pub(crate) fn topics_arg(topics: &Bound<'_, PyAny>) -> PyResult<Vec<String>> {
+    if topics.is_instance_of::<PyString>() {
+        Ok(vec![topics.extract()?])
+    } else {
+        topics.extract()
+    }
+}
+
+/// `{TopicPartition: next_offset}` or a sequence of pairs, for the engine.
+pub(crate) fn offsets_arg(
+    offsets: &Bound<'_, PyAny>,
+) -> PyResult<Vec<(cursus::TopicPartition, u64)>> {
+    let items: Vec<(TopicPartition, u64)> = if let Ok(d) = offsets.downcast::<PyDict>() {
+        d.iter()
+            .map(|(k, v)| Ok((k.extract::<TopicPartition>()?, v.extract::<u64>()?)))
+            .collect::<PyResult<_>>()?
+    } else {
+        offsets.extract()?
+    };
+    Ok(items.into_iter().map(|(tp, o)| (tp.engine(), o)).collect())
+}

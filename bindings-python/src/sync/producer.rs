@@ -1,0 +1,200 @@
+//! `Producer` and `Delivery`: sends, delivery callbacks, flush and close.
+
+use super::*;
+
+/// Sends records to Cursus topics.
+#[pyclass(module = "cursus", frozen)]
+pub struct Producer {
+    inner: Slot<blocking::Producer>,
+}
+
+#[pymethods]
+impl Producer {
+    /// Connects; keyword arguments are engine producer/client options.
+    #[new]
+    #[pyo3(signature = (**config))]
+    fn new(py: Python<'_>, config: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        let cfg = config::producer(py, config)?;
+        let p = off_thread(py, move || blocking::Producer::connect(cfg))?;
+        Ok(Producer {
+            inner: Slot::new("producer", p),
+        })
+    }
+
+    /// Queues a record (waiting at most `max_block_ms` for buffer space);
+    /// returns its pending `Delivery`, or `None` when `on_delivery(error,
+    /// metadata)` is given: that is then called once, on this producer's
+    /// callback thread (never an engine I/O thread), and may call this
+    /// producer again (`send`, `send_and_wait`, `flush`).
+    #[pyo3(signature = (topic, value, *, key=None, partition=None, timestamp=None, on_delivery=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn send(
+        &self,
+        py: Python<'_>,
+        topic: String,
+        value: &Bound<'_, PyAny>,
+        key: Option<&Bound<'_, PyAny>>,
+        partition: Option<u32>,
+        timestamp: Option<i64>,
+        on_delivery: Option<Py<PyAny>>,
+    ) -> PyResult<Option<Delivery>> {
+        let p = self.inner.get(py)?;
+        let rec = record(topic, value, key, partition, timestamp)?;
+        match on_delivery {
+            Some(cb) => {
+                let callback = move |r| call_delivery_callback(cb, r);
+                interruptible(py, async {
+                    p.as_async()?.send_with_callback(rec, callback).await
+                })?;
+                Ok(None)
+            }
+            None => {
+                let d = interruptible(py, async { p.as_async()?.send(rec).await })?;
+                Ok(Some(Delivery {
+                    state: Mutex::new(DeliveryState::Pending(d)),
+                }))
+            }
+        }
+    }
+
+    /// Sends a record and waits for its acknowledgement.
+    #[pyo3(signature = (topic, value, *, key=None, partition=None, timestamp=None, timeout=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn send_and_wait(
+        &self,
+        py: Python<'_>,
+        topic: String,
+        value: &Bound<'_, PyAny>,
+        key: Option<&Bound<'_, PyAny>>,
+        partition: Option<u32>,
+        timestamp: Option<i64>,
+        timeout: Option<f64>,
+    ) -> PyResult<RecordMetadata> {
+        let d = self
+            .send(py, topic, value, key, partition, timestamp, None)?
+            .expect("send without a callback returns a delivery");
+        d.result(py, timeout)
+    }
+
+    /// Sends everything queued and waits until every record sent before is
+    /// acknowledged and its `on_delivery` callback has returned (`timeout`
+    /// in seconds, 30 by default; `None`: no limit). Interruptible with
+    /// Ctrl-C.
+    #[pyo3(signature = (timeout=30.0))]
+    fn flush(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<()> {
+        let p = self.inner.get(py)?;
+        flush(py, &p, duration(py, timeout)?)
+    }
+
+    /// Flushes (at most `timeout` seconds, 30 by default; `None`: no
+    /// limit), fails what is left, then closes. Closing a closed producer
+    /// does nothing.
+    #[pyo3(signature = (timeout=30.0))]
+    fn close(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<()> {
+        let Some(p) = self.inner.peek() else {
+            return Ok(());
+        };
+        let flushed = flush(py, &p, duration(py, timeout)?);
+        if let Err(e) = &flushed {
+            // Ctrl-C (or any non-engine error): leave the producer open.
+            if !is_engine_timeout(py, e) {
+                return flushed;
+            }
+        }
+        self.inner.take();
+        blocking(py, || p.close(Some(Duration::ZERO)))?;
+        flushed
+    }
+
+    /// True once `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.inner.is_closed()
+    }
+
+    fn __enter__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    /// Closes with the default timeout (30 s), as `close()` does.
+    #[pyo3(signature = (*_args))]
+    fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
+        self.close(py, Some(DEFAULT_TIMEOUT_S))?;
+        Ok(false)
+    }
+}
+
+fn flush(py: Python<'_>, p: &blocking::Producer, timeout: Option<Duration>) -> PyResult<()> {
+    let done = sliced(py, timeout, |slice| match p.flush(Some(slice)) {
+        Ok(()) => Ok(Some(())),
+        Err(e) if e.kind() == ErrorKind::Timeout => Ok(None),
+        Err(e) => Err(e),
+    })?;
+    match done {
+        Some(()) => Ok(()),
+        None => Err(to_py(
+            py,
+            &Error::timeout(format!(
+                "flush did not finish within {} ms",
+                timeout.unwrap_or_default().as_millis()
+            )),
+        )),
+    }
+}
+
+enum DeliveryState {
+    Pending(EngineDelivery),
+    Done(cursus::Result<cursus::producer::RecordMetadata>),
+}
+
+/// The pending acknowledgement of one sent record.
+#[pyclass(module = "cursus", frozen)]
+pub struct Delivery {
+    state: Mutex<DeliveryState>,
+}
+
+#[pymethods]
+impl Delivery {
+    /// Waits for the acknowledgement (`timeout` in seconds; `None`: no
+    /// limit) and returns where the record was stored, or raises its error.
+    /// A timed-out wait raises `cursus.TimeoutError`; the delivery goes on.
+    #[pyo3(signature = (timeout=None))]
+    fn result(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<RecordMetadata> {
+        let timeout = duration(py, timeout)?;
+        let out = sliced(py, timeout, |slice| {
+            let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            if let DeliveryState::Pending(d) = &mut *st {
+                // The engine future itself, bounded by one slice: an elapsed
+                // slice is told apart from a delivery that failed by timeout.
+                match blocking::block_on_engine(async {
+                    tokio::time::timeout(slice, &mut *d).await
+                })? {
+                    Err(_elapsed) => return Ok(None),
+                    Ok(r) => *st = DeliveryState::Done(r),
+                }
+            }
+            match &*st {
+                DeliveryState::Done(r) => Ok(Some(r.clone())),
+                DeliveryState::Pending(_) => Ok(None),
+            }
+        })?;
+        match out {
+            Some(r) => r.map(RecordMetadata::from).py_err(py),
+            None => Err(to_py(
+                py,
+                &Error::timeout(format!(
+                    "delivery not acknowledged within {} ms",
+                    timeout.unwrap_or_default().as_millis()
+                )),
+            )),
+        }
+    }
+
+    /// True once the record was acknowledged or failed (never blocks).
+    fn done(&self, py: Python<'_>) -> PyResult<bool> {
+        Ok(self.result(py, Some(0.0)).is_ok() || {
+            let st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            matches!(*st, DeliveryState::Done(_))
+        })
+    }
+}

@@ -1,0 +1,239 @@
+// cursus/types.hpp: Config, admin result types, Message and Record (part of cursus.hpp; include that).
+#ifndef CURSUS_TYPES_HPP
+#define CURSUS_TYPES_HPP
+
+#include "error.hpp"
+
+namespace cursus {
+
+/// The kind of client a Config is for.
+enum class Kind {
+  /// Any kind: each client uses the options of its own kind.
+  Any,
+  /// An Admin.
+  Admin,
+  /// A Producer.
+  Producer,
+  /// A Consumer.
+  Consumer,
+};
+
+/// Options by name (the same names in every language), checked as they are
+/// set: a Config made for a kind names it in errors and lists its options.
+class Config {
+ public:
+  /// An empty configuration (every option at its default) for `kind`.
+  explicit Config(Kind kind = Kind::Any) {
+    cursus_config_t *c = nullptr;
+    if (kind == Kind::Any)
+      detail::call(cursus_config_new, &c);
+    else
+      detail::call(cursus_config_new_for, kind == Kind::Admin ? "admin" : kind == Kind::Producer ? "producer" : "consumer",
+                   &c);
+    h_ = detail::Handle<cursus_config_t, cursus_config_destroy>(c);
+  }
+  /// A configuration for `kind` with options.
+  Config(Kind kind, std::initializer_list<std::pair<std::string, std::string>> options) : Config(kind) {
+    for (const auto &kv : options) set(kv.first, kv.second);
+  }
+  /// Sets one option; throws InvalidArgumentError for an unknown name or a bad value.
+  Config &set(const std::string &key, const std::string &value) {
+    detail::call(cursus_config_set, h_.get(), key.c_str(), value.c_str());
+    return *this;
+  }
+  /// The C handle (owned by this Config).
+  cursus_config_t *c_handle() const noexcept { return h_.get(); }
+
+ private:
+  detail::Handle<cursus_config_t, cursus_config_destroy> h_;
+};
+
+/// Where a record was stored.
+struct RecordMetadata {
+  int32_t partition;  ///< Partition.
+  int64_t offset;     ///< Offset (-1 with acks=0).
+  int64_t timestamp;  ///< Milliseconds since the epoch.
+};
+
+/// A topic partition.
+struct TopicPartition {
+  std::string topic;   ///< Topic.
+  uint32_t partition;  ///< Partition.
+  /// Same topic and partition.
+  bool operator==(const TopicPartition &o) const { return topic == o.topic && partition == o.partition; }
+  /// Ordered by topic, then partition (a std::map key).
+  bool operator<(const TopicPartition &o) const {
+    return topic != o.topic ? topic < o.topic : partition < o.partition;
+  }
+};
+
+/// A topic's definition (CREATE, ALTER, METADATA, DESCRIBE).
+struct TopicInfo {
+  std::string name;                                       ///< Name.
+  uint32_t partitions = 0;                                ///< Partition count.
+  uint32_t replication_factor = 0;                        ///< Replication factor.
+  uint64_t revision = 0;                                  ///< Definition revision.
+  uint64_t lifecycle_epoch = 0;                           ///< Lifecycle epoch (bumped by TRUNCATE).
+  bool idempotent = false;                                ///< Producers are deduplicated.
+  bool event_sourcing = false;                            ///< Event-sourcing commands allowed.
+  std::optional<uint32_t> min_in_sync_replicas;           ///< Override (none: broker default).
+  std::optional<uint32_t> effective_min_in_sync_replicas; ///< In force, when reported.
+  std::string cleanup_policy;                             ///< delete, compact or delete,compact.
+  std::string partitioner;                                ///< hash_key or round_robin.
+  std::string auth_policy;                                ///< open, deny_write, deny_read or acl.
+  uint64_t retention_hours = 0;                           ///< Retention hours (0: default).
+  uint64_t retention_bytes = 0;                           ///< Retention bytes (0: default).
+  std::vector<std::string> read_acl;                      ///< Principals allowed to read.
+  std::vector<std::string> write_acl;                     ///< Principals allowed to write.
+};
+
+/// One partition of a DESCRIBE.
+struct PartitionDescription {
+  uint32_t id;                      ///< Partition id.
+  std::string leader;               ///< Leader address.
+  std::vector<std::string> replicas; ///< Replica set.
+  std::vector<std::string> isr;     ///< In-sync replicas.
+  uint64_t earliest;                ///< First retained offset.
+  uint64_t leo;                     ///< Log end offset.
+  uint64_t hwm;                     ///< High-water mark.
+};
+
+/// DESCRIBE: a topic's definition and partitions.
+struct TopicDescription {
+  std::string topic;                            ///< Topic.
+  TopicInfo definition;                         ///< Definition.
+  std::vector<PartitionDescription> partitions; ///< Partitions.
+};
+
+/// METADATA: the definition and each partition's leader.
+struct TopicMetadata {
+  TopicInfo topic;                  ///< Definition.
+  std::vector<std::string> leaders; ///< Leader address per partition.
+  std::vector<int64_t> epochs;      ///< Leader epoch per partition (-1: not reported).
+};
+
+/// One partition's offsets (LIST_OFFSETS).
+struct PartitionOffsets {
+  uint32_t partition; ///< Partition id.
+  uint64_t earliest;  ///< First retained offset.
+  uint64_t latest;    ///< Where `latest` consumers start.
+  uint64_t leo;       ///< Log end offset.
+  uint64_t hwm;       ///< High-water mark.
+};
+
+/// One member of a group.
+struct GroupMember {
+  std::string member_id;             ///< Member id.
+  std::string last_heartbeat;        ///< Last heartbeat, as the broker reports it.
+  std::vector<uint32_t> assignments; ///< Assigned partitions.
+};
+
+/// GROUP_STATUS.
+struct GroupStatus {
+  std::string group;                ///< Group.
+  std::string topic;                ///< Topic of a single-topic group.
+  std::string state;                ///< State, e.g. Stable.
+  uint64_t generation;              ///< Generation.
+  uint64_t partition_count;         ///< Partitions of the group's topics.
+  std::vector<GroupMember> members; ///< Members.
+};
+
+/// What DELETE did.
+struct DeleteResult {
+  bool deleted;         ///< False when if_exists found no topic.
+  bool cleanup_pending; ///< The broker still retries storage cleanup.
+};
+
+/// What TRUNCATE did.
+struct TruncateResult {
+  uint64_t revision;        ///< New revision.
+  uint64_t lifecycle_epoch; ///< New lifecycle epoch.
+  bool cleanup_pending;     ///< The broker still retries storage cleanup.
+};
+
+namespace detail {
+
+inline std::optional<uint32_t> opt_u32(int64_t v) {
+  return v < 0 ? std::nullopt : std::optional<uint32_t>(static_cast<uint32_t>(v));
+}
+
+/// A TopicInfo from its handle (consumed).
+inline TopicInfo topic_info(cursus_topic_info_t *h) {
+  Handle<cursus_topic_info_t, cursus_topic_info_destroy> owned(h);
+  TopicInfo t;
+  t.name = str(cursus_topic_info_name(h));
+  t.partitions = cursus_topic_info_partitions(h);
+  t.replication_factor = cursus_topic_info_replication_factor(h);
+  t.revision = cursus_topic_info_revision(h);
+  t.lifecycle_epoch = cursus_topic_info_lifecycle_epoch(h);
+  t.idempotent = cursus_topic_info_idempotent(h);
+  t.event_sourcing = cursus_topic_info_event_sourcing(h);
+  t.min_in_sync_replicas = opt_u32(cursus_topic_info_min_in_sync_replicas(h));
+  t.effective_min_in_sync_replicas = opt_u32(cursus_topic_info_effective_min_in_sync_replicas(h));
+  t.cleanup_policy = str(cursus_topic_info_cleanup_policy(h));
+  t.partitioner = str(cursus_topic_info_partitioner(h));
+  t.auth_policy = str(cursus_topic_info_auth_policy(h));
+  t.retention_hours = cursus_topic_info_retention_hours(h);
+  t.retention_bytes = cursus_topic_info_retention_bytes(h);
+  for (size_t i = 0, n = cursus_topic_info_read_acl_count(h); i < n; i++)
+    t.read_acl.push_back(str(cursus_topic_info_read_acl(h, i)));
+  for (size_t i = 0, n = cursus_topic_info_write_acl_count(h); i < n; i++)
+    t.write_acl.push_back(str(cursus_topic_info_write_acl(h, i)));
+  return t;
+}
+
+inline std::vector<std::string> replicas(const cursus_topic_description_t *d, size_t p, bool isr) {
+  std::vector<std::string> out;
+  size_t n = isr ? cursus_topic_description_partition_isr_count(d, p)
+                 : cursus_topic_description_partition_replica_count(d, p);
+  for (size_t j = 0; j < n; j++)
+    out.push_back(str(isr ? cursus_topic_description_partition_isr(d, p, j)
+                          : cursus_topic_description_partition_replica(d, p, j)));
+  return out;
+}
+
+}  // namespace detail
+
+/// A consumed record (owns its C message; views are valid while it lives).
+class Message {
+ public:
+  /// Takes ownership of a C message.
+  explicit Message(cursus_message_t *m) : h_(m) {}
+  /// Topic.
+  std::string_view topic() const { return cursus_message_topic(h_.get()); }
+  /// Partition.
+  int32_t partition() const { return cursus_message_partition(h_.get()); }
+  /// Offset.
+  int64_t offset() const { return cursus_message_offset(h_.get()); }
+  /// Milliseconds since the epoch (0 when unknown).
+  int64_t timestamp() const { return cursus_message_timestamp(h_.get()); }
+  /// Key bytes (empty when none).
+  std::string_view key() const {
+    size_t n = 0;
+    const uint8_t *p = cursus_message_key(h_.get(), &n);
+    return n ? std::string_view(reinterpret_cast<const char *>(p), n) : std::string_view();
+  }
+  /// Value bytes (binary safe).
+  std::string_view payload() const {
+    size_t n = 0;
+    const uint8_t *p = cursus_message_payload(h_.get(), &n);
+    return n ? std::string_view(reinterpret_cast<const char *>(p), n) : std::string_view();
+  }
+
+ private:
+  detail::Handle<cursus_message_t, cursus_message_destroy> h_;
+};
+
+/// A consumed record that owns copies of its bytes (from Consumer::poll_batch).
+struct Record {
+  std::string topic;  ///< Topic.
+  uint32_t partition; ///< Partition.
+  uint64_t offset;    ///< Offset.
+  int64_t timestamp;  ///< Milliseconds since the epoch (0 when unknown).
+  std::string key;    ///< Key bytes (empty when none).
+  std::string value;  ///< Value bytes.
+};
+
+}  // namespace cursus
+
+#endif  // CURSUS_TYPES_HPP

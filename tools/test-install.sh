@@ -2,9 +2,9 @@
 # Builds and runs a first program per language OUTSIDE the repository, the way
 # a user would, against the installed artefacts:
 #   rust    a Cargo project with a path dependency on core/
-#   python  a fresh venv with the wheel installed by pip
-#   go      a module with a replace directive, cgo flags from pkg-config
-#   java    a Maven project resolving io.cursus:cursus from ~/.m2
+#   python  a fresh venv with the wheel installed by pip (the README program)
+#   go      a module with a replace directive, cgo flags from pkg-config (the README program)
+#   java    a Maven project resolving io.cursus:cursus from ~/.m2 (the README program)
 #   (c, cpp: ffi-c/tests-c/install/run.sh, pkg-config and CMake find_package
 #    against `make install PREFIX=`; `make test-install` runs both)
 # Each program connects to $CURSUS_TEST_BROKER (run under with-broker.sh).
@@ -17,6 +17,13 @@ sdk=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/cursus-first-program.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
+# The fenced code block after the `<!-- first-program` marker of a README.
+readme_block() {
+  awk '/<!-- first-program/ {found=1; next}
+       found && /^```/ {if (inside) exit; inside=1; next}
+       inside {print}' "$1"
+}
+
 first_rust() {
   mkdir -p "$work/rust"
   cp -r "$sdk/tools/install-check/rust/src" "$work/rust/"
@@ -27,8 +34,10 @@ first_rust() {
 }
 
 first_java() {
-  mkdir -p "$work/java"
-  cp -r "$sdk/tools/install-check/java/." "$work/java/"
+  mkdir -p "$work/java/src/main/java/first"
+  cp "$sdk/tools/install-check/java/pom.xml" "$work/java/"
+  # The program is the README's: what a user copies is what is tested.
+  readme_block "$sdk/bindings-java/README.md" >"$work/java/src/main/java/first/First.java"
   # Compiling resolves io.cursus:cursus from ~/.m2 (make install-java); the
   # program then runs with that jar, which carries the native library.
   (cd "$work/java" && mvn -B -ntp -q ${MVN_FLAGS:-} compile)
@@ -40,14 +49,15 @@ first_python() {
   # A fresh venv: only the wheel and what it declares.
   python3 -m venv "$work/python/venv"
   "$work/python/venv/bin/pip" install -q --disable-pip-version-check --no-index "$PYTHON_WHEEL"
-  cp "$sdk/tools/install-check/python/first.py" "$work/python/"
+  readme_block "$sdk/bindings-python/README.md" | sed "s#127.0.0.1:9000#$CURSUS_TEST_BROKER#" >"$work/python/first.py"
   (cd "$work/python" && venv/bin/python first.py)
 }
 
 first_go() {
   mkdir -p "$work/go"
   sed "s#@SDK@#$sdk#" "$sdk/tools/install-check/go/go.mod.in" >"$work/go/go.mod"
-  cp "$sdk/tools/install-check/go/main.go" "$work/go/"
+  # The README's program, pointed at the test broker.
+  readme_block "$sdk/ffi-c/go/README.md" | sed "s#127.0.0.1:9000#$CURSUS_TEST_BROKER#" >"$work/go/main.go"
   # cgo flags from pkg-config (cursus.pc of the installed layout); the rpath
   # finds libcursus.so at run time.
   (cd "$work/go" && CGO_ENABLED=1 PKG_CONFIG_PATH="$CURSUS_PREFIX/lib/pkgconfig" \

@@ -18,6 +18,15 @@ case "$work" in "$repo"/*) echo "test-install: $work is inside the repository" >
 step() { printf '\n== %s\n' "$*"; }
 fail() { echo "test-install: $*" >&2; exit 1; }
 
+step "the README's first program is hello.c"
+readme_program=$(awk '/<!-- first-program/ {found=1; next}
+                      found && /^```/ {if (inside) exit; inside=1; next}
+                      inside {print}' "$repo/ffi-c/README.md")
+if ! diff <(printf '%s\n' "$readme_program") <(sed '1,/\*\//d' "$here/hello.c"); then
+  fail "ffi-c/README.md's first program differs from hello.c (above)"
+fi
+echo ok
+
 step "make install PREFIX=$work/staged"
 "${MAKE:-make}" -C "$repo" --no-print-directory install PREFIX="$work/staged"
 prefix=$work/prefix

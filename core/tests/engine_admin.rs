@@ -107,14 +107,41 @@ async fn closed_admin_fails_cleanly() {
 
 #[tokio::test]
 async fn unreachable_broker_is_an_io_error() {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap().to_string();
-    drop(listener);
+    // A port bound but not listening: connecting is refused, and no other
+    // test (a broker on port 0) can take the port meanwhile.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let addr = socket.local_addr().unwrap().to_string();
     let mut config = ClientConfig::new(addr);
     config.retries = 0;
     let e = Admin::connect(config).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Io, "{e}");
     assert!(e.retryable());
+    drop(socket);
+}
+
+/// A connection reset during the handshake is an I/O failure (retryable),
+/// not a protocol error.
+#[tokio::test]
+async fn a_reset_during_the_handshake_is_an_io_error() {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let resetter = tokio::spawn(async move {
+        let (stream, _) = listener.accept().await.unwrap();
+        // Read the handshake, then close with RST (linger 0).
+        let mut buf = [0u8; 64];
+        stream.readable().await.unwrap();
+        let _ = stream.try_read(&mut buf);
+        stream.set_zero_linger().unwrap();
+        drop(stream);
+    });
+    let mut config = ClientConfig::new(addr);
+    config.retries = 0;
+    let e = Admin::connect(config).await.unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Io, "{e}");
+    assert!(e.retryable(), "{e}");
+    assert!(e.to_string().contains("failed during the handshake"), "{e}");
+    resetter.await.unwrap();
 }
 
 #[tokio::test]

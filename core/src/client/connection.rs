@@ -395,7 +395,10 @@ fn handshake_garbage(addr: &str, e: &FrameCodecError) -> Error {
              Point bootstrap_servers at the broker's client listener"
         ))
         .with_code("not_cursus_wire"),
-        _ => Error::protocol(format!("bad frame from {addr}: {e}")),
+        // The transport failed (a reset, say): the broker is unavailable,
+        // not speaking another protocol.
+        FrameCodecError::Io(io) => Error::io(format!("{addr} failed during the handshake: {io}")),
+        FrameCodecError::Wire(_) => Error::protocol(format!("bad frame from {addr}: {e}")),
     }
 }
 

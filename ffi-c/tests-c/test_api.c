@@ -461,6 +461,8 @@ void test_commits_assignment_and_group_status(void) {
   CHECK(cursus_group_status_member_id(gs, 1) == NULL);
   CHECK_OK(cursus_consumer_member_id(consumer, &member_id, &err));
   CHECK(strcmp(member_id, cursus_group_status_member_id(gs, 0)) == 0);
+  cursus_string_free(member_id); /* the next call clears its out-parameter first */
+  member_id = NULL;
 
   CHECK_OK(cursus_consumer_close(consumer, &err));
   CHECK_FAILS(CURSUS_ERR_CLOSED, cursus_consumer_member_id(consumer, &member_id, &err), &err);

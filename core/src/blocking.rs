@@ -66,6 +66,11 @@ impl Admin {
         })
     }
 
+    /// The async admin client this wraps (for bindings with an async API).
+    pub fn as_async(&self) -> Result<&AsyncAdmin> {
+        self.inner.get()
+    }
+
     /// Creates a topic, or patches the settings of an existing one.
     pub fn create_topic(&self, topic: &NewTopic) -> Result<TopicInfo> {
         self.inner.run(|a| a.create_topic(topic))

@@ -31,7 +31,7 @@ impl AdminClient {
     ) -> PyResult<TopicInfo> {
         let a = self.inner.get(py)?;
         let t = config::new_topic(py, &name, options)?;
-        off_thread(py, move || a.create_topic(&t)).map(Into::into)
+        interruptible(py, async { a.as_async()?.create_topic(&t).await }).map(Into::into)
     }
 
     /// Replaces the min_in_sync_replicas override (`None`: broker default).
@@ -43,8 +43,10 @@ impl AdminClient {
         min_in_sync_replicas: Option<u32>,
     ) -> PyResult<TopicInfo> {
         let a = self.inner.get(py)?;
-        off_thread(py, move || {
-            a.alter_topic_config(&topic, min_in_sync_replicas)
+        interruptible(py, async {
+            a.as_async()?
+                .alter_topic_config(&topic, min_in_sync_replicas)
+                .await
         })
         .map(Into::into)
     }
@@ -58,7 +60,10 @@ impl AdminClient {
         if_exists: bool,
     ) -> PyResult<DeleteOutcome> {
         let a = self.inner.get(py)?;
-        off_thread(py, move || a.delete_topic(&topic, if_exists)).map(Into::into)
+        interruptible(py, async {
+            a.as_async()?.delete_topic(&topic, if_exists).await
+        })
+        .map(Into::into)
     }
 
     /// Truncates a topic at its current revision.
@@ -69,25 +74,30 @@ impl AdminClient {
         expected_revision: u64,
     ) -> PyResult<TruncateOutcome> {
         let a = self.inner.get(py)?;
-        off_thread(py, move || a.truncate_topic(&topic, expected_revision)).map(Into::into)
+        interruptible(py, async {
+            a.as_async()?
+                .truncate_topic(&topic, expected_revision)
+                .await
+        })
+        .map(Into::into)
     }
 
     /// Topic names.
     fn list_topics(&self, py: Python<'_>) -> PyResult<Vec<String>> {
         let a = self.inner.get(py)?;
-        off_thread(py, move || a.list_topics())
+        interruptible(py, async { a.as_async()?.list_topics().await })
     }
 
     /// DESCRIBE a topic.
     fn describe_topic(&self, py: Python<'_>, topic: String) -> PyResult<TopicDescription> {
         let a = self.inner.get(py)?;
-        off_thread(py, move || a.describe_topic(&topic)).map(Into::into)
+        interruptible(py, async { a.as_async()?.describe_topic(&topic).await }).map(Into::into)
     }
 
     /// METADATA of a topic.
     fn metadata(&self, py: Python<'_>, topic: String) -> PyResult<TopicMetadata> {
         let a = self.inner.get(py)?;
-        off_thread(py, move || a.metadata(&topic)).map(Into::into)
+        interruptible(py, async { a.as_async()?.metadata(&topic).await }).map(Into::into)
     }
 
     /// LIST_OFFSETS of a topic (one partition, or all).
@@ -99,32 +109,37 @@ impl AdminClient {
         partition: Option<u32>,
     ) -> PyResult<Vec<PartitionOffsets>> {
         let a = self.inner.get(py)?;
-        let v = off_thread(py, move || a.list_offsets(&topic, partition))?;
+        let v = interruptible(py, async {
+            a.as_async()?.list_offsets(&topic, partition).await
+        })?;
         Ok(v.into_iter().map(Into::into).collect())
     }
 
     /// GROUP_STATUS of a group.
     fn group_status(&self, py: Python<'_>, group: String) -> PyResult<GroupStatus> {
         let a = self.inner.get(py)?;
-        off_thread(py, move || a.group_status(&group)).map(Into::into)
+        interruptible(py, async { a.as_async()?.group_status(&group).await }).map(Into::into)
     }
 
     /// Group names.
     fn list_groups(&self, py: Python<'_>) -> PyResult<Vec<String>> {
         let a = self.inner.get(py)?;
-        off_thread(py, move || a.list_groups())
+        interruptible(py, async { a.as_async()?.list_groups().await })
     }
 
     /// The broker's HELP lines.
     fn help(&self, py: Python<'_>) -> PyResult<Vec<String>> {
         let a = self.inner.get(py)?;
-        off_thread(py, move || a.help())
+        interruptible(py, async { a.as_async()?.help().await })
     }
 
     /// Closes the client. Closing a closed client does nothing.
     fn close(&self, py: Python<'_>) -> PyResult<()> {
         match self.inner.take() {
-            Some(a) => off_thread(py, move || a.close()),
+            Some(a) => interruptible(py, async {
+                a.as_async()?.close().await;
+                Ok(())
+            }),
             None => Ok(()),
         }
     }

@@ -70,10 +70,11 @@ where
 }
 
 /// Runs a blocking engine call that has no future of its own to slice
-/// (connecting, the admin client) on a helper thread,
-/// and waits for it in slices with signal checks, GIL released. These calls
-/// are rare, so a thread each is cheap next to their round trips; an
-/// interrupted call finishes on its thread and its outcome is dropped.
+/// (connecting: the blocking client is made from the connection) on a
+/// helper thread, and waits for it in slices with signal checks, GIL
+/// released. Connecting is rare, so a thread each is cheap next to its round
+/// trips; an interrupted call finishes on its thread and its outcome is
+/// dropped.
 pub(crate) fn off_thread<F, T>(py: Python<'_>, call: F) -> PyResult<T>
 where
     F: FnOnce() -> cursus::Result<T> + Send + 'static,

@@ -24,20 +24,12 @@ impl AsyncAdmin {
         config: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let cfg = config::client(py, config)?;
-        let dispatcher = new_dispatcher("admin");
-        bridge(
+        connect_client(
             py,
-            &dispatcher.clone(),
-            EngineAdmin::connect(cfg),
-            move |py, a| {
-                Ok(Py::new(
-                    py,
-                    AsyncAdmin {
-                        state: Client::new("admin client", Arc::new(a), dispatcher.clone()),
-                    },
-                )?
-                .into_py(py))
-            },
+            "admin",
+            "admin client",
+            async { EngineAdmin::connect(cfg).await.map(Arc::new) },
+            |state| AsyncAdmin { state },
         )
     }
 

@@ -24,20 +24,12 @@ impl AsyncConsumer {
         config: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let cfg = config::consumer(py, config)?;
-        let dispatcher = new_dispatcher("consumer");
-        bridge(
+        connect_client(
             py,
-            &dispatcher.clone(),
-            EngineConsumer::connect(cfg),
-            move |py, c| {
-                Ok(Py::new(
-                    py,
-                    AsyncConsumer {
-                        state: Client::new("consumer", Arc::new(c), dispatcher.clone()),
-                    },
-                )?
-                .into_py(py))
-            },
+            "consumer",
+            "consumer",
+            async { EngineConsumer::connect(cfg).await.map(Arc::new) },
+            |state| AsyncConsumer { state },
         )
     }
 

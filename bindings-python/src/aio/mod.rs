@@ -159,9 +159,25 @@ fn timeout_arg(py: Python<'_>, seconds: Option<f64>) -> PyResult<Option<Duration
     crate::sync::duration(py, seconds)
 }
 
-/// A client's dispatcher for the asyncio resolutions of its calls.
-fn new_dispatcher(what: &str) -> Dispatcher {
-    Dispatcher::new(format!("cursus-aio-{what}"))
+/// Connects a client: resolves to the Python object `wrap` makes of its
+/// state, with a dispatcher of its own (thread `cursus-aio-<kind>`) for the
+/// asyncio resolutions of its calls.
+fn connect_client<'py, F, T, W>(
+    py: Python<'py>,
+    kind: &'static str,
+    what: &'static str,
+    connecting: F,
+    wrap: fn(ProcessLocal<Client<T>>) -> W,
+) -> PyResult<Bound<'py, PyAny>>
+where
+    F: Future<Output = cursus::Result<T>> + Send + 'static,
+    T: Clone + Send + 'static,
+    W: pyo3::PyClass + Into<pyo3::PyClassInitializer<W>>,
+{
+    let dispatcher = Dispatcher::new(format!("cursus-aio-{kind}"));
+    bridge(py, &dispatcher.clone(), connecting, move |py, value| {
+        Ok(Py::new(py, wrap(Client::new(what, value, dispatcher)))?.into_py(py))
+    })
 }
 
 /// An async client's state: the engine object and the dispatcher that

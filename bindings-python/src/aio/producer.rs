@@ -24,20 +24,12 @@ impl AsyncProducer {
         config: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let cfg = config::producer(py, config)?;
-        let dispatcher = new_dispatcher("producer");
-        bridge(
+        connect_client(
             py,
-            &dispatcher.clone(),
+            "producer",
+            "producer",
             EngineProducer::connect(cfg),
-            move |py, p| {
-                Ok(Py::new(
-                    py,
-                    AsyncProducer {
-                        state: Client::new("producer", p, dispatcher.clone()),
-                    },
-                )?
-                .into_py(py))
-            },
+            |state| AsyncProducer { state },
         )
     }
 

@@ -1741,6 +1741,172 @@ uint64_t cursus_truncate_outcome_lifecycle_epoch(const struct cursus_truncate_ou
 // writable storage.
 bool cursus_truncate_outcome_cleanup_pending(const struct cursus_truncate_outcome_t *outcome);
 
+// Obtains the producer's transactional session from the broker, fencing
+// any older producer with the same `transactional_id` and aborting a
+// transaction it left open. Call once before the first transaction.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_producer_init_transactions(struct cursus_producer_t *producer,
+                                                       struct cursus_error_t **out_error);
+
+// Begins a transaction: records sent until commit or abort belong to
+// it. Every transaction after the first re-initialises the session (the
+// broker allows one transaction per epoch), so this may wait on the broker.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_producer_begin_transaction(struct cursus_producer_t *producer,
+                                                       struct cursus_error_t **out_error);
+
+// Adds what `consumer` has delivered so far (the offset after the last
+// record each partition returned) to the open transaction, fenced by the
+// consumer's group session: committed with the transaction's records, or
+// not at all. The consumer must have joined its group (polled once).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_producer_send_consumer_offsets(struct cursus_producer_t *producer,
+                                                           struct cursus_consumer_t *consumer,
+                                                           struct cursus_error_t **out_error);
+
+// Adds explicit next offsets (every entry of `offsets` needs one) to the
+// open transaction, fenced by `consumer`'s group session.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_producer_send_offsets_to_transaction(struct cursus_producer_t *producer,
+                                                                 struct cursus_topic_partition_list_t *offsets,
+                                                                 struct cursus_consumer_t *consumer,
+                                                                 struct cursus_error_t **out_error);
+
+// Waits for every send of the open transaction, then commits it. A lost
+// reply is retried with the same epoch until the broker decides (up to
+// `delivery_timeout_ms`); still undecided, the error is returned and the
+// commit may be called again. After a failed send it fails: abort.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_producer_commit_transaction(struct cursus_producer_t *producer,
+                                                        struct cursus_error_t **out_error);
+
+// Waits for the open transaction's sends to finish, then aborts it: none
+// of its records or offsets become visible to read_committed consumers.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_producer_abort_transaction(struct cursus_producer_t *producer,
+                                                       struct cursus_error_t **out_error);
+
+// Starts `init_transactions` in the background; `callback` is then
+// called exactly once with the outcome on the producer's callback thread.
+// If starting fails, the error is returned and the callback is never
+// called.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_producer_init_transactions_async(struct cursus_producer_t *producer,
+                                                             cursus_completion_cb callback,
+                                                             void *user_data,
+                                                             struct cursus_error_t **out_error);
+
+// Starts `begin_transaction` in the background (callback as for
+// `producer_init_transactions_async`).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_producer_begin_transaction_async(struct cursus_producer_t *producer,
+                                                             cursus_completion_cb callback,
+                                                             void *user_data,
+                                                             struct cursus_error_t **out_error);
+
+// Takes `consumer`'s delivered offsets and group session now and adds
+// them to the open transaction in the background (callback as for
+// `producer_init_transactions_async`).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_producer_send_consumer_offsets_async(struct cursus_producer_t *producer,
+                                                                 struct cursus_consumer_t *consumer,
+                                                                 cursus_completion_cb callback,
+                                                                 void *user_data,
+                                                                 struct cursus_error_t **out_error);
+
+// Starts `commit_transaction` in the background (callback as for
+// `producer_init_transactions_async`).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_producer_commit_transaction_async(struct cursus_producer_t *producer,
+                                                              cursus_completion_cb callback,
+                                                              void *user_data,
+                                                              struct cursus_error_t **out_error);
+
+// Starts `abort_transaction` in the background (callback as for
+// `producer_init_transactions_async`).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_producer_abort_transaction_async(struct cursus_producer_t *producer,
+                                                             cursus_completion_cb callback,
+                                                             void *user_data,
+                                                             struct cursus_error_t **out_error);
+
 // Destroys a admin handle (NULL and already-destroyed handles are
 // ignored). Strings and bytes its accessors lent become invalid.
 //

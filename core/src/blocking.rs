@@ -27,7 +27,9 @@ use crate::config::{ClientConfig, ConsumerConfig, ProducerConfig};
 use crate::consumer::{Consumer as AsyncConsumer, ConsumerRecord, Subscription, TopicPartition};
 use crate::dispatch::Dispatcher;
 use crate::error::{Error, Result};
-use crate::producer::{Delivery, Producer as AsyncProducer, ProducerRecord, RecordMetadata};
+use crate::producer::{
+    Delivery, GroupMetadata, Producer as AsyncProducer, ProducerRecord, RecordMetadata,
+};
 use crate::runtime::block_on;
 pub use crate::runtime::ProcessLocal;
 use std::time::{Duration, Instant};
@@ -145,6 +147,23 @@ impl Admin {
     }
 }
 
+/// One step of a transaction, for [`Producer::transaction_async`].
+#[derive(Debug, Clone)]
+pub enum TransactionStep {
+    /// `init_transactions`.
+    Init,
+    /// `begin_transaction`.
+    Begin,
+    /// `send_offsets_to_transaction` with these offsets of this group
+    /// session (see [`Consumer::group_metadata`] and
+    /// [`Consumer::delivered_offsets`]).
+    SendOffsets(Vec<(TopicPartition, u64)>, GroupMetadata),
+    /// `commit_transaction`.
+    Commit,
+    /// `abort_transaction`.
+    Abort,
+}
+
 /// Blocking producer. Cheap to clone; clones share one producer.
 #[derive(Debug, Clone)]
 pub struct Producer {
@@ -196,6 +215,70 @@ impl Producer {
     ) -> Result<RecordMetadata> {
         self.inner.get()?;
         wait_delivery(delivery, timeout)
+    }
+
+    /// Obtains the transactional session (see
+    /// [`AsyncProducer::init_transactions`]).
+    pub fn init_transactions(&self) -> Result<()> {
+        self.inner.run(|p| p.init_transactions())
+    }
+
+    /// Begins a transaction (see [`AsyncProducer::begin_transaction`]).
+    pub fn begin_transaction(&self) -> Result<()> {
+        self.inner.run(|p| p.begin_transaction())
+    }
+
+    /// Adds consumed offsets of `group`'s session to the open transaction.
+    pub fn send_offsets_to_transaction(
+        &self,
+        offsets: &[(TopicPartition, u64)],
+        group: &GroupMetadata,
+    ) -> Result<()> {
+        self.inner
+            .run(|p| p.send_offsets_to_transaction(offsets, group))
+    }
+
+    /// Adds what `consumer` delivered to the open transaction (see
+    /// [`AsyncProducer::send_consumer_offsets`]).
+    pub fn send_consumer_offsets(&self, consumer: &Consumer) -> Result<()> {
+        let consumer = consumer.as_async()?;
+        self.inner.run(|p| p.send_consumer_offsets(consumer))
+    }
+
+    /// Commits the open transaction (see
+    /// [`AsyncProducer::commit_transaction`]).
+    pub fn commit_transaction(&self) -> Result<()> {
+        self.inner.run(|p| p.commit_transaction())
+    }
+
+    /// Aborts the open transaction (see
+    /// [`AsyncProducer::abort_transaction`]).
+    pub fn abort_transaction(&self) -> Result<()> {
+        self.inner.run(|p| p.abort_transaction())
+    }
+
+    /// Runs one transaction step in the background; `callback` is then
+    /// called exactly once with the outcome, on this producer's callback
+    /// thread. If starting fails, the error is returned and the callback
+    /// is never called.
+    pub fn transaction_async<F>(&self, step: TransactionStep, callback: F) -> Result<()>
+    where
+        F: FnOnce(Result<()>) + Send + 'static,
+    {
+        let this = self.inner.get()?;
+        let producer = this.clone();
+        let work = async move {
+            match step {
+                TransactionStep::Init => producer.init_transactions().await,
+                TransactionStep::Begin => producer.begin_transaction().await,
+                TransactionStep::SendOffsets(offsets, group) => {
+                    producer.send_offsets_to_transaction(&offsets, &group).await
+                }
+                TransactionStep::Commit => producer.commit_transaction().await,
+                TransactionStep::Abort => producer.abort_transaction().await,
+            }
+        };
+        this.dispatcher().run_after(work, callback)
     }
 
     /// Sends everything queued and waits, at most `timeout` (`None`: no
@@ -310,6 +393,16 @@ impl Consumer {
     pub fn wakeup(&self) -> Result<()> {
         self.inner.get()?.wakeup();
         Ok(())
+    }
+
+    /// The group session a transactional producer fences offsets with.
+    pub fn group_metadata(&self) -> Result<GroupMetadata> {
+        self.inner.run(|c| c.group_metadata())
+    }
+
+    /// The offset after the last returned record, per partition.
+    pub fn delivered_offsets(&self) -> Result<Vec<(TopicPartition, u64)>> {
+        self.inner.run(|c| c.delivered_offsets())
     }
 
     /// Commits the positions of the records returned so far (COMMIT_OFFSET).

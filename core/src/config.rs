@@ -114,6 +114,12 @@ const PRODUCER_OPTIONS: &[OptionDoc] = &[
         default: "120000",
         doc: "Upper bound on the time from send to acknowledgement, retries included.",
     },
+    OptionDoc {
+        name: "transactional_id",
+        ty: OptionType::String,
+        default: "",
+        doc: "Makes the producer transactional (implies idempotence and acks=all); sends then belong to transactions.",
+    },
 ];
 
 const CONSUMER_OPTIONS: &[OptionDoc] = &[
@@ -510,6 +516,9 @@ pub struct ProducerConfig {
     pub enable_idempotence: bool,
     /// Longest time from send to acknowledgement.
     pub delivery_timeout: Duration,
+    /// Transactional id: set, the producer is transactional (see
+    /// `docs/transactions.md`); `None` for a plain producer.
+    pub transactional_id: Option<String>,
 }
 
 impl Default for ProducerConfig {
@@ -523,6 +532,7 @@ impl Default for ProducerConfig {
             max_block: Duration::from_millis(60_000),
             enable_idempotence: false,
             delivery_timeout: Duration::from_millis(120_000),
+            transactional_id: None,
         }
     }
 }
@@ -558,6 +568,10 @@ impl ProducerConfig {
             "delivery_timeout_ms" => {
                 self.delivery_timeout = Duration::from_millis(parse_positive(key, value)?)
             }
+            "transactional_id" => {
+                let id = value.trim();
+                self.transactional_id = (!id.is_empty()).then(|| id.to_owned());
+            }
             _ => {
                 if !self.client.try_set(key, value)? {
                     return Err(unknown(
@@ -583,6 +597,18 @@ impl ProducerConfig {
             return Err(Error::invalid_argument(
                 "enable_idempotence=true requires acks=all",
             ));
+        }
+        if let Some(id) = &self.transactional_id {
+            if self.acks != ProducerAcks::All {
+                return Err(Error::invalid_argument(
+                    "transactional_id requires acks=all",
+                ));
+            }
+            if id.chars().any(|c| c.is_whitespace() || c.is_control()) || id.len() > 249 {
+                return Err(Error::invalid_argument(format!(
+                    "option transactional_id: 1 to 249 characters without whitespace, got {id:?}"
+                )));
+            }
         }
         Ok(())
     }

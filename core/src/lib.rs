@@ -73,7 +73,7 @@ pub use config::{ClientConfig, ConsumerConfig, ProducerConfig};
 pub use consumer::{ConsumerRecord, TopicPartition};
 pub use cursus_wire::{Compression, ErrorClass};
 pub use error::{Error, ErrorKind, Result};
-pub use producer::{ProducerRecord, RecordMetadata};
+pub use producer::{GroupMetadata, ProducerRecord, RecordMetadata};
 
 /// The engine's version (the workspace version every binding carries).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -4,7 +4,7 @@ use super::lists::TopicPartitionList;
 use super::{Callback, Config, Message};
 use crate::registry::Handle;
 use crate::{records, timeout};
-use cursus::{Error, Result, TopicPartition};
+use cursus::{Result, TopicPartition};
 use cursus_bridge_macros::bridge_fn;
 
 pub use cursus::blocking::Consumer;
@@ -114,16 +114,7 @@ pub fn consumer_commit_async(consumer: &Consumer, callback: Callback<()>) -> Res
 /// Thread-safety: safe from any thread.
 #[bridge_fn]
 pub fn consumer_commit_offsets(consumer: &Consumer, offsets: &TopicPartitionList) -> Result<()> {
-    let list = offsets
-        .entries()
-        .into_iter()
-        .map(|(tp, offset)| {
-            u64::try_from(offset)
-                .map(|o| (tp.clone(), o))
-                .map_err(|_| Error::invalid_argument(format!("{tp} has no offset to commit")))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    consumer.commit_offsets(&list)
+    consumer.commit_offsets(&super::transaction::offsets_of(offsets)?)
 }
 
 /// The group's committed next offset of a partition, or -1 when the group

@@ -27,6 +27,7 @@ pub mod lists;
 pub mod message;
 pub mod producer;
 pub mod results;
+pub mod transaction;
 
 pub use crate::callback::Callback;
 pub use admin::Admin;

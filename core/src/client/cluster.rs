@@ -284,17 +284,30 @@ impl Cluster {
 
     /// The coordinator address of a group (FIND_COORDINATOR, cached).
     pub async fn coordinator(&self, group: &str, refresh: bool) -> Result<String> {
+        self.find_coordinator("group", group, refresh).await
+    }
+
+    /// The coordinator address of a transactional id (FIND_COORDINATOR
+    /// transactional_id=, cached).
+    pub async fn txn_coordinator(&self, transactional_id: &str, refresh: bool) -> Result<String> {
+        self.find_coordinator("transactional_id", transactional_id, refresh)
+            .await
+    }
+
+    /// FIND_COORDINATOR `field=key`, cached per field and key.
+    async fn find_coordinator(&self, field: &str, key: &str, refresh: bool) -> Result<String> {
+        let cache_key = format!("{field}\0{key}");
         if !refresh {
             if let Some(a) = self
                 .coordinators
                 .lock()
                 .unwrap_or_else(|p| p.into_inner())
-                .get(group)
+                .get(&cache_key)
             {
                 return Ok(a.clone());
             }
         }
-        let payload = CommandPayload::new().field("group", group);
+        let payload = CommandPayload::new().field(field, key);
         let reply = self
             .ok_request(Command::FindCoordinator, &payload, Idempotence::Safe)
             .await?;
@@ -302,7 +315,7 @@ impl Cluster {
         self.coordinators
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(group.to_owned(), addr.clone());
+            .insert(cache_key, addr.clone());
         Ok(addr)
     }
 

@@ -211,6 +211,36 @@ impl Consumer {
             .map(|g| (g.member_id.clone(), g.generation))
     }
 
+    /// The group session (group, member, generation) a transactional
+    /// producer fences consumed offsets with (Kafka's `groupMetadata()`).
+    /// Fails before the group is joined (the first poll joins).
+    pub async fn group_metadata(&self) -> Result<crate::producer::GroupMetadata> {
+        self.check_open()?;
+        let (member_id, generation) = self.membership().await.ok_or_else(|| {
+            Error::invalid_argument("the consumer has not joined its group yet: poll first")
+        })?;
+        Ok(crate::producer::GroupMetadata {
+            group_id: self.config.group_id.clone(),
+            member_id,
+            generation,
+        })
+    }
+
+    /// For every partition, the offset after the last record `poll`
+    /// returned: what `commit_sync` commits, and what a transaction's
+    /// `send_consumer_offsets` stages.
+    pub async fn delivered_offsets(&self) -> Result<Vec<(TopicPartition, u64)>> {
+        self.check_open()?;
+        let state = self.state.lock().await;
+        let mut out: Vec<_> = state
+            .delivered
+            .iter()
+            .map(|(tp, o)| (tp.clone(), *o))
+            .collect();
+        out.sort();
+        Ok(out)
+    }
+
     /// Returns up to `max_poll_records` records, waiting at most `timeout`
     /// for the first one (see [`Consumer::poll_max`]).
     pub async fn poll(&self, timeout: Duration) -> Result<Vec<ConsumerRecord>> {

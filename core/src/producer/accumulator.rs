@@ -142,6 +142,13 @@ impl Accumulator {
         }
     }
 
+    /// Moves to a broker-granted epoch (a transactional session): every
+    /// partition restarts at sequence 1.
+    pub fn restart_epoch(&mut self, epoch: i64) {
+        self.epoch = epoch;
+        self.next_seq.clear();
+    }
+
     /// Fails every queued (not in-flight) record with `error`.
     pub fn fail_all(&mut self, error: &Error) {
         for q in self.queues.values_mut() {

@@ -14,12 +14,16 @@ mod accumulator;
 mod ordered;
 mod reply;
 mod sender;
+mod transaction;
 
 use crate::client::{Cluster, Lane};
 use crate::config::ProducerConfig;
 use crate::dispatch::Dispatcher;
 use crate::error::{Error, Result};
+pub use crate::protocol::txn::GroupMetadata;
+use crate::protocol::txn::TxnResult;
 use crate::wire::partitioner::partition_for_key;
+use crate::TopicPartition;
 use accumulator::{Accumulator, Queued};
 use bytes::Bytes;
 use ordered::Ordered;
@@ -129,6 +133,8 @@ pub(crate) struct Shared {
     ordered: Ordered,
     /// The runtime the producer's tasks run on.
     runtime: tokio::runtime::Handle,
+    /// Transaction state when `transactional_id` is configured.
+    txn: Option<transaction::Transactions>,
 }
 
 /// When the last [`Producer`] clone is dropped without `close`, stop
@@ -195,6 +201,10 @@ impl Producer {
             dispatcher: Dispatcher::new("cursus-producer-cb"),
             ordered: Ordered::default(),
             runtime: tokio::runtime::Handle::current(),
+            txn: config
+                .transactional_id
+                .clone()
+                .map(transaction::Transactions::new),
             producer_id,
             cluster,
             config,
@@ -282,6 +292,10 @@ impl Producer {
         }
         if record.topic.is_empty() {
             return Err(Error::invalid_argument("record topic is empty"));
+        }
+        if let Some(txn) = &shared.txn {
+            txn.check_send()?;
+            check_text_record(record)?;
         }
         Ok(size)
     }
@@ -408,6 +422,108 @@ impl Producer {
         }
     }
 
+    /// The transactional id, when the producer is transactional.
+    pub fn transactional_id(&self) -> Option<&str> {
+        self.shared.txn.as_ref().map(transaction::Transactions::id)
+    }
+
+    fn transactions(&self) -> Result<&transaction::Transactions> {
+        if self.is_closed() {
+            return Err(Error::closed("producer"));
+        }
+        self.shared.txn.as_ref().ok_or_else(|| {
+            Error::invalid_argument("the producer is not transactional: set transactional_id")
+                .with_code("invalid_transaction_state")
+        })
+    }
+
+    /// Starts a new epoch: sequences restart at 1 on every partition.
+    fn restart_sequences(&self, epoch: i64) {
+        self.shared
+            .accumulator
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .restart_epoch(epoch);
+    }
+
+    /// Obtains the broker-managed producer session of `transactional_id`
+    /// (INIT_PRODUCER_ID), fencing any older producer with the same id and
+    /// aborting a transaction it left open. Call once before the first
+    /// [`begin_transaction`](Self::begin_transaction).
+    pub async fn init_transactions(&self) -> Result<()> {
+        let txn = self.transactions()?;
+        txn.init_transactions(&self.shared.cluster, |epoch| self.restart_sequences(epoch))
+            .await
+    }
+
+    /// Begins a transaction: sends from now until commit or abort belong
+    /// to it. The broker allows one transaction per epoch, so every
+    /// transaction after the first re-initialises the session first.
+    pub async fn begin_transaction(&self) -> Result<()> {
+        let txn = self.transactions()?;
+        txn.begin(&self.shared.cluster, |epoch| self.restart_sequences(epoch))
+            .await
+    }
+
+    /// Adds consumed offsets (next offset to read, per partition) of
+    /// `group`'s session to the open transaction: they are committed
+    /// together with its records, or not at all.
+    pub async fn send_offsets_to_transaction(
+        &self,
+        offsets: &[(TopicPartition, u64)],
+        group: &GroupMetadata,
+    ) -> Result<()> {
+        let txn = self.transactions()?;
+        txn.send_offsets(&self.shared.cluster, offsets, group).await
+    }
+
+    /// Adds what `consumer` has delivered (the offsets `commit_sync` would
+    /// commit) to the open transaction, fenced by the consumer's group
+    /// session: the consume-process-produce step.
+    pub async fn send_consumer_offsets(&self, consumer: &crate::consumer::Consumer) -> Result<()> {
+        let group = consumer.group_metadata().await?;
+        let offsets = consumer.delivered_offsets().await?;
+        if offsets.is_empty() {
+            return Ok(());
+        }
+        self.send_offsets_to_transaction(&offsets, &group).await
+    }
+
+    /// Waits for every send of the transaction, then commits it (END_TXN
+    /// commit). When the outcome is unknown (a lost reply) the commit is
+    /// repeated with the same epoch until the broker decides, for up to
+    /// `delivery_timeout_ms`; if still unknown then, the error is returned
+    /// and the transaction stays open so that the call may be repeated.
+    /// A failed send makes the commit fail: abort instead.
+    pub async fn commit_transaction(&self) -> Result<()> {
+        let txn = self.transactions()?;
+        let client = self.shared.cluster.config();
+        txn.end(
+            &self.shared.cluster,
+            TxnResult::Commit,
+            self.drain(None),
+            self.shared.config.delivery_timeout,
+            client.retry_backoff,
+        )
+        .await
+    }
+
+    /// Waits for the transaction's sends to finish (whatever their
+    /// outcome), then aborts it: none of its records or offsets become
+    /// visible to read_committed consumers.
+    pub async fn abort_transaction(&self) -> Result<()> {
+        let txn = self.transactions()?;
+        let client = self.shared.cluster.config();
+        txn.end(
+            &self.shared.cluster,
+            TxnResult::Abort,
+            self.drain(None),
+            self.shared.config.delivery_timeout,
+            client.retry_backoff,
+        )
+        .await
+    }
+
     /// Sends every queued record now and waits until all of them are
     /// acknowledged or failed; `None` waits without limit. Fails with
     /// `closed` once the producer is closed (close itself flushes).
@@ -493,6 +609,27 @@ enum Admission {
     /// Handed over to `send_in_order` before close started: taken until
     /// close fails what is left.
     HandedOver,
+}
+
+/// TXN_PUBLISH is a text command: the key is a field (text without
+/// whitespace) and the payload the trailing `message=` (text).
+fn check_text_record(record: &ProducerRecord) -> Result<()> {
+    if std::str::from_utf8(&record.payload).is_err() {
+        return Err(Error::invalid_argument(
+            "a transactional record's payload must be UTF-8 text (TXN_PUBLISH is a text command)",
+        ));
+    }
+    if let Some(key) = &record.key {
+        match std::str::from_utf8(key) {
+            Ok(k) if !k.chars().any(char::is_whitespace) => {}
+            _ => {
+                return Err(Error::invalid_argument(
+                    "a transactional record's key must be UTF-8 text without whitespace",
+                ))
+            }
+        }
+    }
+    Ok(())
 }
 
 fn now_ms() -> i64 {

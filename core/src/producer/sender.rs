@@ -12,6 +12,8 @@ use crate::wire::{Batch, Command, Record, RecordVersionPolicy};
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
+mod transactional;
+
 /// Runs until the producer is closed and nothing is left to send.
 pub(super) async fn run(shared: Arc<Shared>) {
     loop {
@@ -38,11 +40,37 @@ pub(super) async fn run(shared: Arc<Shared>) {
     }
 }
 
+/// Where the records of a published batch were stored.
+enum Stored {
+    /// Consecutively, ending at this offset (`None` with acks=0).
+    Ending(Option<u64>),
+    /// Record by record (transactions: one TXN_PUBLISH per record).
+    Each(Vec<u64>),
+}
+
+impl Stored {
+    /// The offset of record `i` of `n`.
+    fn offset(&self, i: usize, n: usize) -> Option<u64> {
+        match self {
+            Stored::Ending(last) => last.map(|last| last + 1 + i as u64 - n as u64),
+            Stored::Each(offsets) => offsets.get(i).copied(),
+        }
+    }
+}
+
 /// Sends one batch and completes its records.
 async fn send(shared: Arc<Shared>, batch: Drained) {
     let (topic, partition) = batch.tp.clone();
     let timeout = shared.config.delivery_timeout;
-    let result = match tokio::time::timeout(timeout, publish(&shared, &batch)).await {
+    let publishing = async {
+        match &shared.txn {
+            Some(txn) => transactional::publish(&shared, txn, &batch)
+                .await
+                .map(Stored::Each),
+            None => publish(&shared, &batch).await.map(Stored::Ending),
+        }
+    };
+    let result = match tokio::time::timeout(timeout, publishing).await {
         Ok(r) => r,
         Err(_) => Err(Error::timeout(format!(
             "batch for {topic}/{partition} not acknowledged within delivery_timeout_ms ({} ms)",
@@ -56,17 +84,25 @@ async fn send(shared: Arc<Shared>, batch: Drained) {
             {
                 shared.cluster.invalidate_metadata(&topic);
             }
-            shared.config.enable_idempotence.then_some(batch.epoch)
+            match &shared.txn {
+                // The transaction can only abort now; its epoch (and so
+                // its sequences) ends with it.
+                Some(txn) => {
+                    txn.send_failed(e);
+                    None
+                }
+                None => shared.config.enable_idempotence.then_some(batch.epoch),
+            }
         }
         Ok(_) => None,
     };
-    let n = batch.records.len() as u64;
+    let n = batch.records.len();
     for (i, record) in batch.records.into_iter().enumerate() {
         let outcome = match &result {
-            Ok(last) => Ok(RecordMetadata {
+            Ok(stored) => Ok(RecordMetadata {
                 topic: topic.clone(),
                 partition,
-                offset: last.map(|last| last + 1 + i as u64 - n),
+                offset: stored.offset(i, n),
                 timestamp: record.timestamp,
             }),
             Err(e) => Err(e.clone()),

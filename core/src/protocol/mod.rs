@@ -4,9 +4,11 @@
 //! - [`reply`]: parsing `OK key=value …` lines and JSON envelopes;
 //! - [`admin`]: topic administration requests and results;
 //! - [`group`]: consumer-group coordination requests and results;
-//! - [`publish`]: the PUBLISH batch and its AckResponse.
+//! - [`publish`]: the PUBLISH batch and its AckResponse;
+//! - [`txn`]: transaction coordinator requests and replies.
 
 pub mod admin;
 pub mod group;
 pub mod publish;
 pub mod reply;
+pub mod txn;

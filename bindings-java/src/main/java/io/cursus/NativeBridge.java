@@ -910,6 +910,103 @@ final class NativeBridge {
     static native boolean truncateOutcomeCleanupPending(long outcome);
 
     /**
+     * Obtains the producer's transactional session from the broker, fencing
+     * any older producer with the same {@code transactional_id} and aborting a
+     * transaction it left open. Call once before the first transaction.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native void producerInitTransactions(long producer);
+
+    /**
+     * Begins a transaction: records sent until commit or abort belong to
+     * it. Every transaction after the first re-initialises the session (the
+     * broker allows one transaction per epoch), so this may wait on the broker.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native void producerBeginTransaction(long producer);
+
+    /**
+     * Adds what {@code consumer} has delivered so far (the offset after the last
+     * record each partition returned) to the open transaction, fenced by the
+     * consumer's group session: committed with the transaction's records, or
+     * not at all. The consumer must have joined its group (polled once).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native void producerSendConsumerOffsets(long producer, long consumer);
+
+    /**
+     * Adds explicit next offsets (every entry of {@code offsets} needs one) to the
+     * open transaction, fenced by {@code consumer}'s group session.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native void producerSendOffsetsToTransaction(long producer, long offsets, long consumer);
+
+    /**
+     * Waits for every send of the open transaction, then commits it. A lost
+     * reply is retried with the same epoch until the broker decides (up to
+     * {@code delivery_timeout_ms}); still undecided, the error is returned and the
+     * commit may be called again. After a failed send it fails: abort.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native void producerCommitTransaction(long producer);
+
+    /**
+     * Waits for the open transaction's sends to finish, then aborts it: none
+     * of its records or offsets become visible to read_committed consumers.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native void producerAbortTransaction(long producer);
+
+    /**
+     * Starts {@code init_transactions} in the background; {@code callback} is then
+     * called exactly once with the outcome on the producer's callback thread.
+     * If starting fails, the error is returned and the callback is never
+     * called.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native void producerInitTransactionsAsync(long producer, NativeCompletion callback);
+
+    /**
+     * Starts {@code begin_transaction} in the background (callback as for
+     * {@code producer_init_transactions_async}).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native void producerBeginTransactionAsync(long producer, NativeCompletion callback);
+
+    /**
+     * Takes {@code consumer}'s delivered offsets and group session now and adds
+     * them to the open transaction in the background (callback as for
+     * {@code producer_init_transactions_async}).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native void producerSendConsumerOffsetsAsync(long producer, long consumer, NativeCompletion callback);
+
+    /**
+     * Starts {@code commit_transaction} in the background (callback as for
+     * {@code producer_init_transactions_async}).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native void producerCommitTransactionAsync(long producer, NativeCompletion callback);
+
+    /**
+     * Starts {@code abort_transaction} in the background (callback as for
+     * {@code producer_init_transactions_async}).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native void producerAbortTransactionAsync(long producer, NativeCompletion callback);
+
+    /**
      * Releases a admin handle (0 and released handles are ignored).
      */
     static native void adminDestroy(long handle);

@@ -64,6 +64,11 @@ OP_ARGS = {
     "committed": {"consumer", "topic", "partition"},
     "assignment": {"consumer"},
     "consumer_close": {"name"},
+    "txn_init": {"producer"},
+    "txn_begin": {"producer"},
+    "txn_send_offsets": {"producer", "consumer"},
+    "txn_commit": {"producer"},
+    "txn_abort": {"producer"},
 }
 OPEN_OPS = {"admin_open", "producer_open", "consumer_open"}
 BYTE_ARGS = {"key", "value", "key_prefix", "value_prefix"}

@@ -360,6 +360,27 @@ impl Driver {
                     .await?;
                 Ok(json!({}))
             }
+            "txn_init" => {
+                self.producer(step)?.init_transactions().await?;
+                Ok(json!({}))
+            }
+            "txn_begin" => {
+                self.producer(step)?.begin_transaction().await?;
+                Ok(json!({}))
+            }
+            "txn_send_offsets" => {
+                let consumer = self.consumer(step)?;
+                self.producer(step)?.send_consumer_offsets(consumer).await?;
+                Ok(json!({}))
+            }
+            "txn_commit" => {
+                self.producer(step)?.commit_transaction().await?;
+                Ok(json!({}))
+            }
+            "txn_abort" => {
+                self.producer(step)?.abort_transaction().await?;
+                Ok(json!({}))
+            }
             other => Err(Failure::Driver(format!("unknown op {other}"))),
         }
     }

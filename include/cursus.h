@@ -1877,6 +1877,24 @@ enum cursus_status_t cursus_producer_send_consumer_offsets_async(struct cursus_p
                                                                  void *user_data,
                                                                  struct cursus_error_t **out_error);
 
+// Adds explicit next offsets (every entry of `offsets` needs one), fenced
+// by `consumer`'s group session taken now, to the open transaction in the
+// background (callback as for `producer_init_transactions_async`).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_producer_send_offsets_to_transaction_async(struct cursus_producer_t *producer,
+                                                                       struct cursus_topic_partition_list_t *offsets,
+                                                                       struct cursus_consumer_t *consumer,
+                                                                       cursus_completion_cb callback,
+                                                                       void *user_data,
+                                                                       struct cursus_error_t **out_error);
+
 // Starts `commit_transaction` in the background (callback as for
 // `producer_init_transactions_async`).
 //

@@ -123,6 +123,23 @@ pub fn producer_send_consumer_offsets_async(
     producer.transaction_async(TransactionStep::SendOffsets(offsets, group), callback)
 }
 
+/// Adds explicit next offsets (every entry of `offsets` needs one), fenced
+/// by `consumer`'s group session taken now, to the open transaction in the
+/// background (callback as for `producer_init_transactions_async`).
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn]
+pub fn producer_send_offsets_to_transaction_async(
+    producer: &Producer,
+    offsets: &TopicPartitionList,
+    consumer: &Consumer,
+    callback: Callback<()>,
+) -> Result<()> {
+    let offsets = offsets_of(offsets)?;
+    let group = consumer.group_metadata()?;
+    producer.transaction_async(TransactionStep::SendOffsets(offsets, group), callback)
+}
+
 /// Starts `commit_transaction` in the background (callback as for
 /// `producer_init_transactions_async`).
 ///

@@ -991,6 +991,15 @@ final class NativeBridge {
     static native void producerSendConsumerOffsetsAsync(long producer, long consumer, NativeCompletion callback);
 
     /**
+     * Adds explicit next offsets (every entry of {@code offsets} needs one), fenced
+     * by {@code consumer}'s group session taken now, to the open transaction in the
+     * background (callback as for {@code producer_init_transactions_async}).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native void producerSendOffsetsToTransactionAsync(long producer, long offsets, long consumer, NativeCompletion callback);
+
+    /**
      * Starts {@code commit_transaction} in the background (callback as for
      * {@code producer_init_transactions_async}).
      * <p>

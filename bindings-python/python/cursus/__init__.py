@@ -2,7 +2,9 @@
 
 The synchronous API (:class:`Producer`, :class:`Consumer`,
 :class:`AdminClient`) releases the GIL around every blocking call; long waits
-can be interrupted with Ctrl-C. The asyncio API is :mod:`cursus.aio`.
+can be interrupted with Ctrl-C. A producer configured with
+``transactional_id`` sends inside transactions (``with
+producer.transaction():``, see :class:`Transaction`). The asyncio API is :mod:`cursus.aio`.
 Configuration is passed as keyword arguments named like the engine's options
 (see :func:`producer_options`, :func:`consumer_options`,
 :func:`client_options`). Engine logs go to the ``logging`` logger ``cursus``.
@@ -45,6 +47,7 @@ from ._errors import (
     TimeoutError,
     ValidationError,
 )
+from ._transaction import Transaction
 
 __all__ = [
     "AdminClient",
@@ -72,6 +75,7 @@ __all__ = [
     "TopicInfo",
     "TopicMetadata",
     "TopicPartition",
+    "Transaction",
     "TruncateOutcome",
     "ValidationError",
     "__version__",

@@ -39,6 +39,7 @@ from typing import (
 )
 
 from . import _cursus
+from ._transaction import AsyncTransaction
 from ._cursus import (
     DeleteOutcome,
     GroupStatus,
@@ -52,9 +53,10 @@ from ._cursus import (
     TruncateOutcome,
 )
 
-__all__ = ["Producer", "Consumer", "AdminClient"]
+__all__ = ["Producer", "Consumer", "AdminClient", "Transaction"]
 
 Buffer = Union[bytes, bytearray, memoryview]
+Offsets = Union[Mapping[TopicPartition, int], Sequence[Tuple[TopicPartition, int]]]
 ConfigValue = Union[str, int, bool, Sequence[str], None]
 _T = TypeVar("_T", bound="_Client")
 
@@ -125,7 +127,13 @@ class _Client(abc.ABC):
 
 
 class Producer(_Client):
-    """Sends records; every :meth:`send` returns an awaitable that resolves when acknowledged."""
+    """Sends records; every :meth:`send` returns an awaitable that resolves when acknowledged.
+
+    Configured with ``transactional_id``, it is transactional: after
+    :meth:`init_transactions`, records are sent inside transactions
+    (:meth:`begin_transaction` ... :meth:`commit_transaction` or
+    :meth:`abort_transaction`, or ``async with producer.transaction():``).
+    """
 
     _what = "producer"
     _kind = "producer"
@@ -135,9 +143,18 @@ class Producer(_Client):
         # Send futures not resolved yet: flush and close return only after
         # the ones sent before them (acknowledged or failed by then) are.
         self._unresolved: Set["asyncio.Future[RecordMetadata]"] = set()
+        self._transactional_id: Optional[str] = None
 
     async def _connect(self) -> object:
-        return await _cursus.AsyncProducer.connect(**self._config)
+        native = await _cursus.AsyncProducer.connect(**self._config)
+        self._transactional_id = native.transactional_id
+        return native
+
+    @property
+    def transactional_id(self) -> Optional[str]:
+        """The configured ``transactional_id`` (``None``: not transactional,
+        or not connected yet)."""
+        return self._transactional_id
 
     @property
     def _native(self) -> _cursus.AsyncProducer:
@@ -193,6 +210,71 @@ class Producer(_Client):
             sent = list(self._unresolved)
             await native.close(timeout)  # type: ignore[attr-defined]
             await self._settle(sent)
+
+    # -- transactions (a producer configured with transactional_id)
+
+    async def init_transactions(self) -> None:
+        """Obtains the producer's transactional session from the broker
+        (INIT_PRODUCER_ID), fencing any older producer with the same
+        ``transactional_id`` and aborting a transaction it left open. Call
+        once, before the first :meth:`begin_transaction`."""
+        await self._native.init_transactions()
+
+    async def begin_transaction(self) -> None:
+        """Begins a transaction: records sent until :meth:`commit_transaction`
+        or :meth:`abort_transaction` belong to it. Raises
+        :class:`cursus.ValidationError` with code ``invalid_transaction_state``
+        before :meth:`init_transactions` or while a transaction is open."""
+        await self._native.begin_transaction()
+
+    async def send_offsets_to_transaction(
+        self, consumer: Consumer, offsets: Optional[Offsets] = None
+    ) -> None:
+        """Adds consumed offsets to the open transaction, fenced by
+        ``consumer``'s group session (it must have joined: polled once); they
+        are committed with the transaction's records, or not at all. Without
+        ``offsets``: what ``consumer`` has delivered so far (the offset after
+        the last record :meth:`Consumer.poll` returned, per partition); with
+        ``offsets`` (``{TopicPartition: next_offset}`` or a list of pairs):
+        those."""
+        await self._native.send_offsets_to_transaction(consumer._native, offsets)
+
+    async def commit_transaction(self) -> None:
+        """Waits for every record of the transaction, then commits it: its
+        records and offsets become visible to ``read_committed`` consumers
+        together. Returns once the futures of the records sent before it are
+        resolved. When the outcome stays unknown (connection lost) the
+        engine repeats the commit until the broker decides, for up to
+        ``delivery_timeout_ms``; if it is still unknown then, the error is
+        retryable and the transaction stays open (commit again, or abort).
+        A failed send of the transaction makes the commit fail: abort then."""
+        sent = list(self._unresolved)
+        await self._native.commit_transaction()
+        await self._settle(sent)
+
+    async def abort_transaction(self) -> None:
+        """Waits for the transaction's sends to finish, then aborts it: none
+        of its records or offsets ever become visible to ``read_committed``
+        consumers. Returns once the futures of the records sent before it
+        are resolved."""
+        sent = list(self._unresolved)
+        await self._native.abort_transaction()
+        await self._settle(sent)
+
+    def transaction(self) -> Transaction:
+        """One transaction as an asynchronous context manager::
+
+            async with producer.transaction():
+                producer.send("out", b"...")
+                await producer.send_offsets_to_transaction(consumer)
+
+        begins; commits when the block ends normally; aborts when it raises
+        or is cancelled, and the block's exception propagates (an abort that
+        fails too is attached to it as a note and logged, never raised
+        instead of it). A commit error that is not retryable aborts the
+        transaction before it is raised; a retryable one (outcome unknown)
+        leaves it open."""
+        return AsyncTransaction(self)
 
 
 class Consumer(_Client):
@@ -257,6 +339,10 @@ class Consumer(_Client):
         while True:
             for message in await self.poll():
                 yield message
+
+
+#: ``async with producer.transaction():`` (see :meth:`Producer.transaction`).
+Transaction = AsyncTransaction[Producer]
 
 
 class AdminClient(_Client):

@@ -9,7 +9,7 @@ pub struct AsyncConsumer {
 }
 
 impl AsyncConsumer {
-    fn st(&self, py: Python<'_>) -> PyResult<&Client<Arc<EngineConsumer>>> {
+    pub(super) fn st(&self, py: Python<'_>) -> PyResult<&Client<Arc<EngineConsumer>>> {
         self.state.get().py_err(py)
     }
 }

@@ -93,4 +93,86 @@ impl AsyncProducer {
     fn closed(&self) -> bool {
         self.state.get().map_or(true, |s| s.inner.is_closed())
     }
+
+    /// `init_transactions` (INIT_PRODUCER_ID).
+    fn init_transactions<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let p = self.st(py)?.inner.get(py)?;
+        bridge(
+            py,
+            &self.st(py)?.dispatcher,
+            async move { p.init_transactions().await },
+            none,
+        )
+    }
+
+    /// `begin_transaction`.
+    fn begin_transaction<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let p = self.st(py)?.inner.get(py)?;
+        bridge(
+            py,
+            &self.st(py)?.dispatcher,
+            async move { p.begin_transaction().await },
+            none,
+        )
+    }
+
+    /// Stages `consumer`'s delivered offsets, or the explicit `offsets`
+    /// with its group session, in the open transaction.
+    #[pyo3(signature = (consumer, offsets=None))]
+    fn send_offsets_to_transaction<'py>(
+        &self,
+        py: Python<'py>,
+        consumer: &Bound<'py, AsyncConsumer>,
+        offsets: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let p = self.st(py)?.inner.get(py)?;
+        let c = consumer.get().st(py)?.inner.get(py)?;
+        let offsets = offsets.map(offsets_arg).transpose()?;
+        bridge(
+            py,
+            &self.st(py)?.dispatcher,
+            async move {
+                match offsets {
+                    None => p.send_consumer_offsets(&c).await,
+                    Some(offsets) => {
+                        let group = c.group_metadata().await?;
+                        p.send_offsets_to_transaction(&offsets, &group).await
+                    }
+                }
+            },
+            none,
+        )
+    }
+
+    /// `commit_transaction`.
+    fn commit_transaction<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let p = self.st(py)?.inner.get(py)?;
+        bridge(
+            py,
+            &self.st(py)?.dispatcher,
+            async move { p.commit_transaction().await },
+            none,
+        )
+    }
+
+    /// `abort_transaction`.
+    fn abort_transaction<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let p = self.st(py)?.inner.get(py)?;
+        bridge(
+            py,
+            &self.st(py)?.dispatcher,
+            async move { p.abort_transaction().await },
+            none,
+        )
+    }
+
+    /// The configured `transactional_id`, or `None` (also once closed).
+    #[getter]
+    fn transactional_id(&self, py: Python<'_>) -> PyResult<Option<String>> {
+        let st = self.st(py)?;
+        Ok(st
+            .inner
+            .peek()
+            .and_then(|p| p.transactional_id().map(str::to_owned)))
+    }
 }

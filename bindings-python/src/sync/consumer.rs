@@ -5,7 +5,7 @@ use super::*;
 /// A consumer-group member.
 #[pyclass(module = "cursus", frozen)]
 pub struct Consumer {
-    inner: Slot<Arc<blocking::Consumer>>,
+    pub(crate) inner: Slot<Arc<blocking::Consumer>>,
     /// Set by `wakeup()`: the poll in progress (or the next) returns `[]`.
     /// Polls run in short slices (for Ctrl-C), so the engine's own wakeup
     /// only ends the current slice; this flag ends the whole poll.

@@ -6,6 +6,8 @@ use super::*;
 #[pyclass(module = "cursus", frozen)]
 pub struct Producer {
     inner: Slot<blocking::Producer>,
+    /// The configured `transactional_id` (readable after close too).
+    transactional_id: Option<String>,
 }
 
 #[pymethods]
@@ -15,9 +17,11 @@ impl Producer {
     #[pyo3(signature = (**config))]
     fn new(py: Python<'_>, config: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
         let cfg = config::producer(py, config)?;
+        let transactional_id = cfg.transactional_id.clone();
         let p = off_thread(py, move || blocking::Producer::connect(cfg))?;
         Ok(Producer {
             inner: Slot::new("producer", p),
+            transactional_id,
         })
     }
 
@@ -110,6 +114,94 @@ impl Producer {
     #[getter]
     fn closed(&self) -> bool {
         self.inner.is_closed()
+    }
+
+    /// The `transactional_id` this producer was configured with, or `None`
+    /// for a producer that is not transactional.
+    #[getter]
+    fn transactional_id(&self) -> Option<String> {
+        self.transactional_id.clone()
+    }
+
+    /// Obtains the producer's transactional session from the broker
+    /// (INIT_PRODUCER_ID), fencing any older producer with the same
+    /// `transactional_id` and aborting a transaction it left open. Call once,
+    /// before the first `begin_transaction()`. Interruptible with Ctrl-C.
+    fn init_transactions(&self, py: Python<'_>) -> PyResult<()> {
+        let p = self.inner.get(py)?;
+        interruptible(py, async { p.as_async()?.init_transactions().await })
+    }
+
+    /// Begins a transaction: records sent until `commit_transaction()` or
+    /// `abort_transaction()` belong to it. Raises `ValidationError` with code
+    /// `invalid_transaction_state` before `init_transactions()` or while a
+    /// transaction is open. Interruptible with Ctrl-C.
+    fn begin_transaction(&self, py: Python<'_>) -> PyResult<()> {
+        let p = self.inner.get(py)?;
+        interruptible(py, async { p.as_async()?.begin_transaction().await })
+    }
+
+    /// Adds consumed offsets to the open transaction, fenced by
+    /// `consumer`'s group session (it must have joined: polled once): they
+    /// are committed with the transaction's records, or not at all. Without
+    /// `offsets`, what `consumer` has delivered so far (the offset after
+    /// the last record `poll` returned, per partition: what `commit()`
+    /// would commit); with `offsets` (`{TopicPartition: next_offset}` or a
+    /// list of pairs), those. Interruptible with Ctrl-C.
+    #[pyo3(signature = (consumer, offsets=None))]
+    fn send_offsets_to_transaction(
+        &self,
+        py: Python<'_>,
+        consumer: &Bound<'_, Consumer>,
+        offsets: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<()> {
+        let p = self.inner.get(py)?;
+        let c = consumer.get().inner.get(py)?;
+        let offsets = offsets.map(offsets_arg).transpose()?;
+        interruptible(py, async {
+            let (producer, consumer) = (p.as_async()?, c.as_async()?);
+            match offsets {
+                None => producer.send_consumer_offsets(consumer).await,
+                Some(offsets) => {
+                    let group = consumer.group_metadata().await?;
+                    producer.send_offsets_to_transaction(&offsets, &group).await
+                }
+            }
+        })
+    }
+
+    /// Waits for every record of the transaction, then commits it: its
+    /// records and offsets become visible to `read_committed` consumers
+    /// together. When the outcome stays unknown (connection lost) the
+    /// engine repeats the commit until the broker decides, for up to
+    /// `delivery_timeout_ms`; if it is still unknown then, the error is
+    /// retryable and the transaction stays open (commit again, or abort).
+    /// A failed send of the transaction makes the commit fail: abort then.
+    /// Interruptible with Ctrl-C.
+    fn commit_transaction(&self, py: Python<'_>) -> PyResult<()> {
+        let p = self.inner.get(py)?;
+        interruptible(py, async { p.as_async()?.commit_transaction().await })
+    }
+
+    /// Waits for the transaction's sends to finish, then aborts it: none
+    /// of its records or offsets ever become visible to `read_committed`
+    /// consumers. Interruptible with Ctrl-C.
+    fn abort_transaction(&self, py: Python<'_>) -> PyResult<()> {
+        let p = self.inner.get(py)?;
+        interruptible(py, async { p.as_async()?.abort_transaction().await })
+    }
+
+    /// A context manager for one transaction: `with producer.transaction():`
+    /// begins, commits when the block ends normally, and aborts when it
+    /// raises (the block's exception propagates; an abort that fails too is
+    /// attached to it as a note and logged, never raised instead of it).
+    /// See `cursus.Transaction`.
+    fn transaction(slf: Py<Self>, py: Python<'_>) -> PyResult<PyObject> {
+        Ok(py
+            .import_bound("cursus._transaction")?
+            .getattr("Transaction")?
+            .call1((slf,))?
+            .unbind())
     }
 
     fn __enter__(slf: Py<Self>) -> Py<Self> {

@@ -386,7 +386,90 @@ impl Coordinator {
         entries: &[(u32, u64)],
     ) -> Result<usize, ErrorPayload> {
         let mut guard = self.lock().await;
-        let st = &mut *guard;
+        let changed = self.check_commit(&mut guard, group, topic, member, generation, entries)?;
+        if !changed.is_empty() {
+            let record = RecordBody::Commit {
+                group: group.to_owned(),
+                offsets: changed,
+            };
+            let (_guard, written) = self.persist(guard, record).await;
+            written.map_err(|e| store_failed("offset_sync_failed", group, e))?;
+        }
+        Ok(entries.len())
+    }
+
+    /// The checks of [`commit`](Self::commit) without writing anything:
+    /// SEND_OFFSETS_TO_TXN stages offsets that pass them, and a transaction
+    /// commit checks them again (the group fence) before it is decided.
+    pub async fn validate_offsets(
+        &self,
+        group: &str,
+        topic: &str,
+        member: &str,
+        generation: u64,
+        entries: &[(u32, u64)],
+    ) -> Result<(), ErrorPayload> {
+        let mut guard = self.lock().await;
+        self.check_commit(&mut guard, group, topic, member, generation, entries)
+            .map(|_| ())
+    }
+
+    /// Materializes the offsets of a committed transaction as an ordinary
+    /// commit record: each entry becomes max(committed, entry). Needs no
+    /// membership (it runs after the decision, also during recovery) and
+    /// is idempotent; entries of a group or topic that no longer exists
+    /// are skipped. Returns the number of offsets that changed.
+    pub async fn materialize_offsets(
+        &self,
+        group: &str,
+        entries: &[(String, u32, u64)],
+    ) -> Result<usize, ErrorPayload> {
+        let guard = self.lock().await;
+        let Some(reg) = guard.durable.groups.get(group) else {
+            warn!(group, "transaction offsets of a removed group are dropped");
+            return Ok(0);
+        };
+        let changed: Vec<OffsetEntry> = entries
+            .iter()
+            .filter(|(topic, partition, _)| {
+                reg.expansion
+                    .get(topic)
+                    .is_some_and(|count| partition < count)
+            })
+            .filter(|(topic, partition, offset)| {
+                let key = (group.to_owned(), topic.clone(), *partition);
+                guard.durable.offsets.get(&key).map_or(true, |c| offset > c)
+            })
+            .map(|(topic, partition, offset)| OffsetEntry {
+                topic: topic.clone(),
+                partition: *partition,
+                offset: *offset,
+            })
+            .collect();
+        if changed.is_empty() {
+            return Ok(0);
+        }
+        let n = changed.len();
+        let record = RecordBody::Commit {
+            group: group.to_owned(),
+            offsets: changed,
+        };
+        let (_guard, written) = self.persist(guard, record).await;
+        written.map_err(|e| store_failed("transaction_offset_materialization_failed", group, e))?;
+        Ok(n)
+    }
+
+    /// Validates a commit of `entries` and returns those that change the
+    /// committed offsets.
+    fn check_commit(
+        &self,
+        st: &mut State,
+        group: &str,
+        topic: &str,
+        member: &str,
+        generation: u64,
+        entries: &[(u32, u64)],
+    ) -> Result<Vec<OffsetEntry>, ErrorPayload> {
         self.expire_group(st, group);
         let (reg, live) = parts(st, group)?;
         let Some(&count) = reg.expansion.get(topic) else {
@@ -436,15 +519,7 @@ impl Coordinator {
                 }),
             }
         }
-        if !changed.is_empty() {
-            let record = RecordBody::Commit {
-                group: group.to_owned(),
-                offsets: changed,
-            };
-            let (_guard, written) = self.persist(guard, record).await;
-            written.map_err(|e| store_failed("offset_sync_failed", group, e))?;
-        }
-        Ok(entries.len())
+        Ok(changed)
     }
 
     /// FETCH_OFFSET: the committed next offset, if any.

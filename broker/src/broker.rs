@@ -9,6 +9,7 @@ use crate::config::Config;
 use crate::groups::{Coordinator, OffsetLookup, ReplayError};
 use crate::storage::{LogConfig, StorageError};
 use crate::topics::{TopicDefaults, TopicRegistry};
+use crate::txn::{TxnCoordinator, TxnJournal, TxnReplayError, TxnSettings};
 
 /// Why the broker could not be opened.
 #[derive(Debug, thiserror::Error)]
@@ -20,6 +21,10 @@ pub enum OpenError {
     /// broker must stay not ready rather than start with empty groups.
     #[error("consumer group state cannot be recovered: {0}")]
     Groups(#[from] ReplayError),
+    /// The transaction journal could not be replayed: the broker must stay
+    /// not ready rather than forget transactions.
+    #[error("transaction state cannot be recovered: {0}")]
+    Transactions(#[from] TxnReplayError),
 }
 
 /// The broker: configuration, topics and the shutdown signal.
@@ -35,6 +40,8 @@ pub struct Broker {
     pub offsets: Arc<dyn OffsetLookup>,
     /// The consumer group coordinator.
     pub groups: Arc<Coordinator>,
+    /// The transaction coordinator.
+    pub txns: TxnCoordinator,
     /// Cancelled when the broker shuts down.
     pub shutdown: CancellationToken,
     /// Injected faults (none unless configured).
@@ -51,9 +58,10 @@ impl std::fmt::Debug for Broker {
 }
 
 impl Broker {
-    /// Recovers the data directory and replays the group coordinator
-    /// (blocking) and builds the broker;
-    /// `shutdown` is the process-wide shutdown signal.
+    /// Recovers the data directory, replays the group coordinator and the
+    /// transaction journal (blocking) and builds the broker; `shutdown` is
+    /// the process-wide shutdown signal. Interrupted transactions are
+    /// finished afterwards by [`crate::txn::recover`], before readiness.
     pub fn open(
         config: Config,
         advertised: String,
@@ -77,6 +85,14 @@ impl Broker {
             &topics,
             config.group_session_timeout,
         )?);
+        let txns = TxnCoordinator::new(
+            TxnJournal::open(&config.data_dir)?,
+            TxnSettings {
+                transaction_timeout: config.transaction_timeout,
+                transactional_id_expiration: config.transactional_id_expiration,
+                crash_point: config.crash_point.clone(),
+            },
+        );
         let config_faults = config.faults.clone();
         Ok(Broker {
             config,
@@ -84,6 +100,7 @@ impl Broker {
             topics,
             offsets: Arc::clone(&groups) as Arc<dyn OffsetLookup>,
             groups,
+            txns,
             shutdown,
             faults: Faults::new(&config_faults),
         })

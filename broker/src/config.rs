@@ -97,6 +97,19 @@ pub struct Cli {
     /// group rebalances. [default: 30000]
     #[arg(long, value_name = "MS")]
     pub group_session_timeout_ms: Option<u64>,
+    /// Deadline of an open transaction in milliseconds: past it the broker
+    /// aborts the transaction (abort markers). [default: 60000]
+    #[arg(long, value_name = "MS")]
+    pub transaction_timeout_ms: Option<u64>,
+    /// Age in milliseconds after which a completed transaction keeps only its
+    /// producer id and epoch. [default: 604800000]
+    #[arg(long, value_name = "MS")]
+    pub transactional_id_expiration_ms: Option<u64>,
+    /// Testing hook: abort the process (as kill -9 would) at this step of the
+    /// first transaction commit reaching it: txn_before_prepare,
+    /// txn_after_prepare, txn_after_markers or txn_after_decision. Off by default.
+    #[arg(long, value_name = "NAME")]
+    pub crash_point: Option<String>,
     /// Log filter (tracing syntax, e.g. info or cursus_broker=debug); RUST_LOG overrides it.
     /// [default: info]
     #[arg(long, value_name = "FILTER")]
@@ -131,6 +144,9 @@ struct FileConfig {
     flush_interval_ms: Option<u64>,
     stream_keepalive_ms: Option<u64>,
     group_session_timeout_ms: Option<u64>,
+    transaction_timeout_ms: Option<u64>,
+    transactional_id_expiration_ms: Option<u64>,
+    crash_point: Option<String>,
     log_level: Option<String>,
     faults: Option<Vec<String>>,
 }
@@ -200,6 +216,13 @@ pub struct Config {
     pub stream_keepalive: Duration,
     /// Consumer group session timeout.
     pub group_session_timeout: Duration,
+    /// Deadline of an open transaction.
+    pub transaction_timeout: Duration,
+    /// Age after which a completed transaction is reduced to a tombstone.
+    pub transactional_id_expiration: Duration,
+    /// Transaction commit crash point (testing hook; see
+    /// [`crate::txn::CRASH_POINTS`]).
+    pub crash_point: Option<String>,
     /// Log filter.
     pub log_level: String,
     /// Injected faults (testing aid; see [`crate::faults`]).
@@ -228,6 +251,9 @@ impl Default for Config {
             flush_interval: Duration::from_millis(200),
             stream_keepalive: Duration::from_millis(1_000),
             group_session_timeout: Duration::from_millis(30_000),
+            transaction_timeout: Duration::from_millis(60_000),
+            transactional_id_expiration: Duration::from_millis(604_800_000),
+            crash_point: None,
             log_level: "info".into(),
             faults: Vec::new(),
         }
@@ -292,6 +318,12 @@ impl Config {
             flush_interval: ms(pick!(flush_interval_ms), d.flush_interval),
             stream_keepalive: ms(pick!(stream_keepalive_ms), d.stream_keepalive),
             group_session_timeout: ms(pick!(group_session_timeout_ms), d.group_session_timeout),
+            transaction_timeout: ms(pick!(transaction_timeout_ms), d.transaction_timeout),
+            transactional_id_expiration: ms(
+                pick!(transactional_id_expiration_ms),
+                d.transactional_id_expiration,
+            ),
+            crash_point: pick!(crash_point).filter(|c| !c.is_empty()),
             log_level: pick!(log_level).unwrap_or(d.log_level),
             faults,
         };
@@ -334,8 +366,18 @@ impl Config {
             || self.flush_interval.is_zero()
             || self.stream_keepalive.is_zero()
             || self.group_session_timeout.is_zero()
+            || self.transaction_timeout.is_zero()
+            || self.transactional_id_expiration.is_zero()
         {
             return invalid("interval settings must be positive");
+        }
+        if let Some(point) = &self.crash_point {
+            if !crate::txn::CRASH_POINTS.contains(&point.as_str()) {
+                return Err(ConfigError::Invalid(format!(
+                    "crash_point {point:?} is not one of {}",
+                    crate::txn::CRASH_POINTS.join(", ")
+                )));
+            }
         }
         if self.broker_id.is_empty() || self.broker_id.contains(char::is_whitespace) {
             return invalid("broker_id must be non-empty without whitespace");
@@ -406,6 +448,40 @@ mod tests {
         let c = Config::from_cli(parse(&["--config", path.to_str().unwrap()])).unwrap();
         assert_eq!(c.group_session_timeout, Duration::from_millis(1500));
         assert!(Config::from_cli(parse(&["--group-session-timeout-ms", "0"])).is_err());
+    }
+
+    #[test]
+    fn transaction_settings_from_flags_and_file() {
+        let d = Config::default();
+        assert_eq!(d.transaction_timeout, Duration::from_millis(60_000));
+        assert_eq!(
+            d.transactional_id_expiration,
+            Duration::from_millis(604_800_000)
+        );
+        assert_eq!(d.crash_point, None);
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("broker.toml");
+        std::fs::write(
+            &path,
+            "transaction_timeout_ms = 500\ntransactional_id_expiration_ms = 900\n\
+             crash_point = \"txn_after_markers\"\n",
+        )
+        .unwrap();
+        let c = Config::from_cli(parse(&["--config", path.to_str().unwrap()])).unwrap();
+        assert_eq!(c.transaction_timeout, Duration::from_millis(500));
+        assert_eq!(c.transactional_id_expiration, Duration::from_millis(900));
+        assert_eq!(c.crash_point.as_deref(), Some("txn_after_markers"));
+        let c = Config::from_cli(parse(&[
+            "--transaction-timeout-ms",
+            "250",
+            "--crash-point",
+            "txn_before_prepare",
+        ]))
+        .unwrap();
+        assert_eq!(c.transaction_timeout, Duration::from_millis(250));
+        assert_eq!(c.crash_point.as_deref(), Some("txn_before_prepare"));
+        assert!(Config::from_cli(parse(&["--crash-point", "txn_somewhere"])).is_err());
+        assert!(Config::from_cli(parse(&["--transaction-timeout-ms", "0"])).is_err());
     }
 
     #[test]

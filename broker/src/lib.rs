@@ -10,7 +10,8 @@
 //! * [`health`] — the `/live` and `/ready` HTTP endpoints;
 //! * [`faults`] — injected faults for testing clients (off by default);
 //! * [`groups`] — what the data path needs from consumer groups;
-//! * [`storage`] — durable partition logs, manifest and journals.
+//! * [`storage`] — durable partition logs, manifest and journals;
+//! * [`txn`] — the transaction coordinator and read isolation.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -25,3 +26,4 @@ pub mod maintenance;
 pub mod server;
 pub mod storage;
 pub mod topics;
+pub mod txn;

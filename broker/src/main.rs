@@ -91,6 +91,15 @@ async fn run(config: Config) -> Result<(), String> {
         .map_err(|e| format!("recovery task failed: {e}"))?;
     let broker = match opened {
         Ok(broker) => broker,
+        Err(OpenError::Transactions(e)) => {
+            error!(
+                error = %e,
+                "transaction state cannot be recovered; staying not ready"
+            );
+            shutdown.cancelled().await;
+            let _ = health_task.await;
+            return Err(format!("not started: {e}"));
+        }
         Err(OpenError::Groups(e)) => {
             // Never serve with an empty coordinator: stay alive and not
             // ready so the operator sees the failure on /ready and in the log.
@@ -106,6 +115,16 @@ async fn run(config: Config) -> Result<(), String> {
         Err(e) => return Err(format!("recovery failed: {e}")),
     };
     let broker = Arc::new(broker);
+    // Interrupted transactions are finished before the broker is ready.
+    if let Err(e) = cursus_broker::txn::recover(&broker).await {
+        error!(error = %e.render(), "transaction recovery failed; staying not ready");
+        shutdown.cancelled().await;
+        let _ = health_task.await;
+        return Err(format!(
+            "not started: transaction recovery failed: {}",
+            e.render()
+        ));
+    }
     readiness.set_ready();
     info!(%addr, %health_addr, advertised = %broker.advertised, "ready");
 

@@ -1,6 +1,6 @@
 //! Background upkeep: periodic flush of data nobody waited for (acks=0), the
-//! retention pass that deletes expired segments, and consumer group session
-//! expiry.
+//! retention pass that deletes expired segments, consumer group session
+//! expiry, and transaction timeouts and expiration.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -21,12 +21,17 @@ pub async fn run(broker: Arc<Broker>) {
     flush.set_missed_tick_behavior(MissedTickBehavior::Delay);
     retention.set_missed_tick_behavior(MissedTickBehavior::Delay);
     sessions.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    let mut txns = tokio::time::interval(crate::txn::expiry::check_interval(
+        broker.config.transaction_timeout,
+    ));
+    txns.set_missed_tick_behavior(MissedTickBehavior::Delay);
     loop {
         tokio::select! {
             _ = broker.shutdown.cancelled() => break,
             _ = flush.tick() => flush_all(&broker).await,
             _ = retention.tick() => enforce_retention(&broker).await,
             _ = sessions.tick() => broker.groups.expire_all().await,
+            _ = txns.tick() => crate::txn::expiry::expire(&broker).await,
         }
     }
     flush_all(&broker).await;

@@ -58,14 +58,21 @@ pub async fn delete(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
     if is_internal_topic(name) {
         return Err(ErrorPayload::new("internal_topic_delete_forbidden").with_field("topic", name));
     }
-    // Fails closed while a group of the topic has active members; holds the
-    // coordinator so no member joins until the groups are cleaned up.
+    // Fails closed while an open or committing transaction references the
+    // topic (and holds off new participants), or while a group of the
+    // topic has active members (holding the group coordinator so no member
+    // joins until the groups are cleaned up).
+    let txn_removal = broker
+        .txns
+        .begin_topic_removal(name, "topic_delete_blocked")
+        .await?;
     let removal = broker
         .groups
         .begin_topic_removal(name, "topic_delete_blocked")
         .await?;
     let outcome = broker.topics.delete(name, if_exists).await?;
     removal.finish(&broker.topics, "topic_deleted").await;
+    txn_removal.finish().await;
     let mut line = format!("OK topic={name} deleted={}", outcome.deleted);
     if outcome.cleanup_pending {
         line.push_str(" cleanup_pending=true");
@@ -88,12 +95,17 @@ pub async fn truncate(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult
         "TRUNCATE",
     )?;
     let expected: u64 = number(expected, "expected_revision", "invalid_expected_revision")?;
+    let txn_removal = broker
+        .txns
+        .begin_topic_removal(name, "topic_truncate_blocked")
+        .await?;
     let removal = broker
         .groups
         .begin_topic_removal(name, "topic_truncate_blocked")
         .await?;
     let (def, cleanup_pending) = broker.topics.truncate(name, expected).await?;
     removal.finish(&broker.topics, "topic_truncated").await;
+    txn_removal.finish().await;
     let mut line = format!(
         "OK topic={name} truncated=true revision={} lifecycle_epoch={} leo=0 hwm=0",
         def.revision, def.lifecycle_epoch
@@ -249,7 +261,8 @@ pub fn metadata(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
     )))
 }
 
-/// LIST_OFFSETS topic=<name> [partition=<N>].
+/// LIST_OFFSETS topic=<name> [partition=<N>]: `latest` is the last stable
+/// offset (what a read_committed reader can reach), `hwm` the durable one.
 pub fn list_offsets(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
     let topic = existing_topic(broker, p, "LIST_OFFSETS")?;
     let selected = match p.get("partition") {
@@ -262,11 +275,12 @@ pub fn list_offsets(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
             let log = part.log();
             // Read the durable offset first: it never exceeds a later LEO read.
             let hwm = log.durable_offset();
+            let latest = part.stable_offset().min(hwm);
             let leo = log.log_end_offset().max(hwm);
             format!(
-                "P{}:earliest={}:latest={hwm}:leo={leo}:hwm={hwm}",
+                "P{}:earliest={}:latest={latest}:leo={leo}:hwm={hwm}",
                 part.id(),
-                log.earliest_offset().min(hwm),
+                log.earliest_offset().min(latest),
             )
         })
         .collect();

@@ -1,6 +1,7 @@
 //! CONSUME: one poll of a partition, answered with a CBV2 batch built from
 //! the stored record bytes (possibly empty), with an optional long poll that
-//! wakes when the partition's durable offset advances.
+//! wakes when the partition's durable (read_uncommitted) or stable
+//! (read_committed) offset advances.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -33,8 +34,19 @@ pub const DEFAULT_GROUP: &str = "default-group";
 pub enum AutoOffsetReset {
     /// The earliest retained offset.
     Earliest,
-    /// The partition's high-water mark.
+    /// The partition's last stable offset (the high-water mark when no
+    /// transaction is unresolved).
     Latest,
+}
+
+/// Which records a reader sees (`isolation=`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Isolation {
+    /// Up to the last stable offset, without control markers and records
+    /// of aborted transactions (the default).
+    ReadCommitted,
+    /// The raw durable log up to the high-water mark.
+    ReadUncommitted,
 }
 
 /// Read options shared by CONSUME and STREAM.
@@ -46,6 +58,8 @@ pub struct ReadOptions {
     pub batch: usize,
     /// Reset policy.
     pub reset: AutoOffsetReset,
+    /// Isolation level.
+    pub isolation: Isolation,
 }
 
 fn syntax(field: &str, value: &str) -> ErrorPayload {
@@ -54,10 +68,8 @@ fn syntax(field: &str, value: &str) -> ErrorPayload {
         .with_field("value", value)
 }
 
-/// Parses `group`, `batch`, `autoOffsetReset` and `isolation`.
-///
-/// Both isolation levels read the same records for now: PUBLISH refuses
-/// transaction metadata, so the log holds no transactional records to hide.
+/// Parses `group`, `batch`, `autoOffsetReset` and `isolation`
+/// (`read_committed` by default).
 pub fn read_options(p: &CommandPayload) -> Result<ReadOptions, ErrorPayload> {
     let group = p
         .get("group")
@@ -79,15 +91,16 @@ pub fn read_options(p: &CommandPayload) -> Result<ReadOptions, ErrorPayload> {
             _ => return Err(syntax("autoOffsetReset", v)),
         },
     };
-    if let Some(v) = p.get("isolation") {
-        if !matches!(v, "read_committed" | "read_uncommitted") {
-            return Err(syntax("isolation", v));
-        }
-    }
+    let isolation = match p.get("isolation") {
+        None | Some("read_committed") => Isolation::ReadCommitted,
+        Some("read_uncommitted") => Isolation::ReadUncommitted,
+        Some(v) => return Err(syntax("isolation", v)),
+    };
     Ok(ReadOptions {
         group,
         batch,
         reset,
+        isolation,
     })
 }
 
@@ -120,20 +133,28 @@ pub async fn consume(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult 
         .committed_offset(&topic.def.name, &options.group, id)
         .map_or(offset, |committed| committed.max(offset));
     let wait = Duration::from_millis(wait_ms.min(MAX_WAIT_MS));
-    let records = read_wait(&partition, start, options.batch, wait, &broker.shutdown)
-        .await
-        .map_err(|e| storage_error(&topic.def.name, id, &e))?;
+    let records = read_wait(
+        &partition,
+        start,
+        options.batch,
+        options.isolation,
+        wait,
+        &broker.shutdown,
+    )
+    .await
+    .map_err(|e| storage_error(&topic.def.name, id, &e))?;
     let payload = encode_batch(&topic.def.name, id, &records)?;
     Ok(Reply::Ok(payload))
 }
 
-/// Reads from `from`; when nothing is readable waits up to `wait` for the
-/// durable offset to advance (or the partition to close, or the broker to
-/// shut down).
+/// Reads what `isolation` shows from `from` (see [`read`]); when nothing is
+/// readable waits up to `wait` for the durable or stable offset to move (or
+/// the partition to close, or the broker to shut down).
 pub async fn read_wait(
     partition: &Partition,
     from: u64,
     max_records: usize,
+    isolation: Isolation,
     wait: Duration,
     shutdown: &CancellationToken,
 ) -> Result<Vec<StoredRecord>, StorageError> {
@@ -143,7 +164,7 @@ pub async fn read_wait(
         // Mark the current state seen before reading, so an advance that
         // happens after the read is not missed.
         let closed = signal.borrow_and_update().closed;
-        let records = partition.read(from, max_records, MAX_FETCH_BYTES).await?;
+        let (records, _) = read(partition, from, max_records, isolation).await?;
         if !records.is_empty() || closed || wait.is_zero() {
             return Ok(records);
         }
@@ -155,6 +176,28 @@ pub async fn read_wait(
         };
         if !woke {
             return Ok(Vec::new());
+        }
+    }
+}
+
+/// Reads what `isolation` shows from `from`: the records and the offset
+/// the read reached (read_committed skips over left-out records).
+pub async fn read(
+    partition: &Partition,
+    from: u64,
+    max_records: usize,
+    isolation: Isolation,
+) -> Result<(Vec<StoredRecord>, u64), StorageError> {
+    match isolation {
+        Isolation::ReadCommitted => {
+            partition
+                .read_committed(from, max_records, MAX_FETCH_BYTES)
+                .await
+        }
+        Isolation::ReadUncommitted => {
+            let records = partition.read(from, max_records, MAX_FETCH_BYTES).await?;
+            let next = records.last().map_or(from, |r| r.offset + 1);
+            Ok((records, next))
         }
     }
 }

@@ -11,6 +11,7 @@ pub mod groups;
 pub mod params;
 pub mod publish;
 pub mod stream;
+pub mod txn;
 
 use std::sync::Arc;
 
@@ -70,7 +71,7 @@ impl From<ErrorPayload> for Reply {
 pub type HandlerResult = Result<Reply, ErrorPayload>;
 
 /// Commands this broker implements, as HELP lists them.
-pub const SUPPORTED: [Command; 24] = [
+pub const SUPPORTED: [Command; 30] = [
     Command::Create,
     Command::AlterTopicConfig,
     Command::Delete,
@@ -94,6 +95,12 @@ pub const SUPPORTED: [Command; 24] = [
     Command::CommitOffset,
     Command::BatchCommit,
     Command::FetchOffset,
+    Command::InitProducerId,
+    Command::BeginTxn,
+    Command::TxnPublish,
+    Command::SendOffsetsToTxn,
+    Command::EndTxn,
+    Command::TxnStatus,
     Command::Exit,
 ];
 
@@ -165,6 +172,12 @@ async fn execute(broker: &Arc<Broker>, request: Request) -> Reply {
         Command::CommitOffset => groups::commit_offset(broker, &p).await,
         Command::BatchCommit => groups::batch_commit(broker, &p).await,
         Command::FetchOffset => groups::fetch_offset(broker, &p).await,
+        Command::InitProducerId => txn::init_producer_id(broker, &p).await,
+        Command::BeginTxn => txn::begin_txn(broker, &p).await,
+        Command::TxnPublish => txn::txn_publish(broker, &p).await,
+        Command::SendOffsetsToTxn => txn::send_offsets_to_txn(broker, &p).await,
+        Command::EndTxn => txn::end_txn(broker, &p).await,
+        Command::TxnStatus => txn::txn_status(broker, &p).await,
         Command::Exit => Ok(Reply::OkThenClose(Bytes::from_static(b"OK"))),
         other => Err(unsupported(other)),
     };
@@ -185,7 +198,7 @@ fn unsupported(command: Command) -> ErrorPayload {
         // Broker-to-broker commands are never accepted from clients here.
         ReplicateMessage | ReplicateSnapshot | ListSnapshots | FetchSnapshot | CatchupSnapshots
         | RaftApply | InternalBatch => "internal_command_unauthorized",
-        // Transactions, event sourcing and AUTH arrive in later issues.
+        // Event sourcing and AUTH arrive in later issues.
         _ => "UNSUPPORTED_FEATURE",
     };
     ErrorPayload::new(code).with_field("command", command.name())

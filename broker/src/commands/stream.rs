@@ -15,7 +15,7 @@ use tokio::sync::mpsc;
 use tokio::time::Instant;
 use tracing::debug;
 
-use super::consume::{encode_batch, read_options, AutoOffsetReset, MAX_FETCH_BYTES};
+use super::consume::{encode_batch, read, read_options, AutoOffsetReset, Isolation};
 use super::params::{
     check_access, existing_topic, number, partition_number, partition_of, required, Access,
 };
@@ -35,6 +35,7 @@ pub struct StreamPlan {
     partition: Arc<Partition>,
     next: u64,
     batch: usize,
+    isolation: Isolation,
 }
 
 /// Why a stream ended (the `reason=` of the close control frame).
@@ -73,13 +74,17 @@ pub async fn start(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
     }
     .unwrap_or_else(|| match options.reset {
         AutoOffsetReset::Earliest => log.earliest_offset(),
-        AutoOffsetReset::Latest => log.durable_offset(),
+        AutoOffsetReset::Latest => match options.isolation {
+            Isolation::ReadCommitted => partition.stable_offset(),
+            Isolation::ReadUncommitted => log.durable_offset(),
+        },
     });
     Ok(Reply::Stream(StreamPlan {
         topic: topic.def.name.clone(),
         partition,
         next,
         batch: options.batch,
+        isolation: options.isolation,
     }))
 }
 
@@ -96,6 +101,7 @@ pub async fn run(
         partition,
         mut next,
         batch,
+        isolation,
     } = plan;
     let keepalive = broker.config.stream_keepalive;
     let mut signal = partition.subscribe();
@@ -107,9 +113,9 @@ pub async fn run(
         if closed {
             break CloseReason::Removed;
         }
-        match partition.read(next, batch, MAX_FETCH_BYTES).await {
-            Ok(records) if !records.is_empty() => {
-                next = records.last().map_or(next, |r| r.offset + 1);
+        match read(&partition, next, batch, isolation).await {
+            Ok((records, reached)) if !records.is_empty() => {
+                next = reached;
                 let payload = match encode_batch(&topic, partition.id(), &records) {
                     Ok(p) => p,
                     Err(_) => break CloseReason::Error,
@@ -131,7 +137,8 @@ pub async fn run(
                     Wake::Gone => return,
                 }
             }
-            Ok(_) => {}
+            // read_committed may have skipped markers and aborted records.
+            Ok((_, reached)) => next = reached,
             Err(StorageError::OffsetOutOfRange {
                 earliest, latest, ..
             }) => break CloseReason::OffsetOutOfRange { earliest, latest },

@@ -1,8 +1,9 @@
 //! One live partition: its durable log, the append lock with the producer
-//! sequence state, and the signal that wakes long polls and streams.
+//! sequence state, the transaction index (last stable offset, aborted
+//! ranges, markers), and the signal that wakes long polls and streams.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, Mutex as StdMutex};
 
 use bytes::Bytes;
 use cursus_wire::{ErrorPayload, Record};
@@ -10,6 +11,8 @@ use tokio::sync::{watch, Mutex};
 
 use super::producers::ProducerTable;
 use crate::storage::{AppendInfo, PartitionLog, StorageError, StoredRecord};
+use crate::txn::index::TxnIndex;
+use crate::txn::markers::{classify, TxnRecordKind};
 
 /// Records read per chunk while rebuilding producer state.
 const REBUILD_CHUNK: usize = 4096;
@@ -19,6 +22,9 @@ const REBUILD_CHUNK: usize = 4096;
 pub struct PartitionSignal {
     /// The durable offset (high-water mark): reads see everything below it.
     pub durable: u64,
+    /// The last stable offset: read_committed reads stop here (the first
+    /// offset of the earliest unresolved transaction, else `durable`).
+    pub stable: u64,
     /// The partition was removed (topic deleted) or reset (truncated):
     /// readers of this generation must stop.
     pub closed: bool,
@@ -38,13 +44,40 @@ pub struct Partition {
     /// Serializes appends of this partition and holds the producer
     /// sequence state they check and update.
     pub writer: Mutex<ProducerTable>,
+    /// Transactions with records here (see [`TxnIndex`]).
+    txn: StdMutex<TxnIndex>,
+}
+
+/// A partition's state rebuilt from its log at startup.
+#[derive(Debug, Default)]
+pub struct RebuiltState {
+    /// Producer sequence state.
+    pub producers: ProducerTable,
+    /// Transaction index.
+    pub txn: TxnIndex,
 }
 
 impl Partition {
-    /// Wraps an open log with `producers` as its sequence state.
+    /// Wraps an open log with `producers` as its sequence state and no
+    /// transactions.
     pub fn new(id: u32, log: Arc<PartitionLog>, producers: ProducerTable) -> Partition {
+        Self::rebuilt(
+            id,
+            log,
+            RebuiltState {
+                producers,
+                txn: TxnIndex::new(),
+            },
+        )
+    }
+
+    /// Wraps an open log with the state [`rebuild_state`](Self::rebuild_state)
+    /// found in it.
+    pub fn rebuilt(id: u32, log: Arc<PartitionLog>, state: RebuiltState) -> Partition {
+        let durable = log.durable_offset();
         let (signal, _) = watch::channel(PartitionSignal {
-            durable: log.durable_offset(),
+            durable,
+            stable: state.txn.stable_offset(durable),
             closed: false,
         });
         Partition {
@@ -52,7 +85,8 @@ impl Partition {
             log,
             signal,
             flush_scheduled: AtomicBool::new(false),
-            writer: Mutex::new(producers),
+            writer: Mutex::new(state.producers),
+            txn: StdMutex::new(state.txn),
         }
     }
 
@@ -76,16 +110,36 @@ impl Partition {
         self.signal.borrow().closed
     }
 
-    /// Wakes waiters if the durable offset advanced.
+    /// Wakes waiters if the durable or the stable offset moved.
     pub fn publish_durable(&self) {
         let durable = self.log.durable_offset();
+        let stable = self.txn_index().stable_offset(durable);
         self.signal.send_if_modified(|s| {
-            if s.durable == durable {
+            if s.durable == durable && s.stable == stable {
                 return false;
             }
             s.durable = durable;
+            s.stable = stable;
             true
         });
+    }
+
+    fn txn_index(&self) -> std::sync::MutexGuard<'_, TxnIndex> {
+        self.txn.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Runs `f` on the transaction index, then wakes waiters if the stable
+    /// offset moved.
+    pub fn with_txn_index<R>(&self, f: impl FnOnce(&mut TxnIndex) -> R) -> R {
+        let out = f(&mut self.txn_index());
+        self.publish_durable();
+        out
+    }
+
+    /// The last stable offset (see [`PartitionSignal::stable`]).
+    pub fn stable_offset(&self) -> u64 {
+        let durable = self.log.durable_offset();
+        self.txn_index().stable_offset(durable)
     }
 
     /// Marks this generation as ended and wakes every waiter.
@@ -150,10 +204,45 @@ impl Partition {
         blocking(move || log.read(from, max_records, max_bytes)).await
     }
 
-    /// Rebuilds the producer sequence state from every retained record
-    /// (blocking; used during recovery).
-    pub fn rebuild_producers(log: &PartitionLog) -> Result<ProducerTable, StorageError> {
+    /// Reads what a read_committed reader may see from `from`: records
+    /// below the stable offset, without control markers and records of
+    /// aborted transactions. Scans past ranges holding only left-out
+    /// records. Returns the records and the offset the scan reached (where
+    /// the next read continues).
+    pub async fn read_committed(
+        &self,
+        from: u64,
+        max_records: usize,
+        max_bytes: usize,
+    ) -> Result<(Vec<StoredRecord>, u64), StorageError> {
+        let mut next = from;
+        loop {
+            let (stable, filter) = {
+                let index = self.txn_index();
+                let stable = index.stable_offset(self.log.durable_offset());
+                (stable, index.filter(next, stable))
+            };
+            // Up to the stable offset only (0 still checks the range).
+            let room = stable.saturating_sub(next).min(max_records as u64) as usize;
+            let chunk = self.read(next, room, max_bytes).await?;
+            let Some(last) = chunk.last().map(|r| r.offset) else {
+                return Ok((Vec::new(), next));
+            };
+            next = last + 1;
+            let visible: Vec<StoredRecord> =
+                chunk.into_iter().filter(|r| filter.visible(r)).collect();
+            if !visible.is_empty() || next >= stable {
+                return Ok((visible, next));
+            }
+        }
+    }
+
+    /// Rebuilds the producer sequence state and the transaction index from
+    /// every retained record, reading the log once (blocking; used during
+    /// recovery).
+    pub fn rebuild_state(log: &PartitionLog) -> Result<RebuiltState, StorageError> {
         let mut table = ProducerTable::new();
+        let mut txn = TxnIndex::new();
         let mut next = log.earliest_offset();
         loop {
             let chunk = log.read(next, REBUILD_CHUNK, 16 << 20)?;
@@ -175,9 +264,25 @@ impl Partition {
                         stored.offset,
                     );
                 }
+                match classify(&record) {
+                    TxnRecordKind::Plain => {}
+                    TxnRecordKind::Data => txn.record(
+                        &record.producer_id,
+                        record.epoch,
+                        &record.transactional_id,
+                        record.seq_num,
+                        stored.offset,
+                    ),
+                    TxnRecordKind::Marker(kind) => {
+                        txn.replay_marker(&record.producer_id, record.epoch, kind, stored.offset)
+                    }
+                }
             }
         }
-        Ok(table)
+        Ok(RebuiltState {
+            producers: table,
+            txn,
+        })
     }
 }
 

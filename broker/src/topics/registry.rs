@@ -96,8 +96,8 @@ impl TopicRegistry {
                 if marker < def.lifecycle_epoch {
                     log.truncate_all(0)?;
                 }
-                let producers = Partition::rebuild_producers(&log)?;
-                partitions.push(Arc::new(Partition::new(id, Arc::new(log), producers)));
+                let state = Partition::rebuild_state(&log)?;
+                partitions.push(Arc::new(Partition::rebuilt(id, Arc::new(log), state)));
             }
             if marker != def.lifecycle_epoch {
                 info!(topic = %def.name, epoch = def.lifecycle_epoch, "finished interrupted truncate");

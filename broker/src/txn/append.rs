@@ -1,0 +1,212 @@
+//! Appending transaction records to partitions: TXN_PUBLISH data records
+//! (idempotent by sequence, like an idempotent PUBLISH) and control
+//! markers. Both are durable before they return and update the partition's
+//! transaction index under its writer lock.
+
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use bytes::{Bytes, BytesMut};
+use cursus_wire::{ErrorPayload, Record, RecordVersion, TransactionState};
+
+use super::markers::{marker_record, MarkerKind};
+use crate::topics::partition::storage_error;
+use crate::topics::{Partition, SeqCheck, TopicRegistry};
+
+/// Attempts to find a live partition generation when a TRUNCATE races.
+const FENCE_RETRIES: usize = 3;
+
+/// One TXN_PUBLISH record before it is stored.
+#[derive(Debug, Clone)]
+pub struct TxnRecord<'a> {
+    /// Transactional id.
+    pub transactional_id: &'a str,
+    /// Broker-managed producer id.
+    pub producer_id: &'a str,
+    /// Producer epoch.
+    pub epoch: i64,
+    /// Sequence number (> 0).
+    pub seq: u64,
+    /// Key (may be empty).
+    pub key: Bytes,
+    /// Payload.
+    pub payload: Bytes,
+}
+
+/// Result of a TXN_PUBLISH append.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Appended {
+    /// Offset of the record (the original one for a retried sequence).
+    pub offset: u64,
+    /// False when the sequence was a retry and nothing was appended.
+    pub new: bool,
+}
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// The live partition `topic`/`id` (the current generation).
+fn live_partition(
+    topics: &TopicRegistry,
+    topic: &str,
+    id: u32,
+) -> Result<Arc<Partition>, ErrorPayload> {
+    let t = topics
+        .get(topic)
+        .ok_or_else(|| ErrorPayload::new("topic_not_found").with_field("topic", topic))?;
+    t.partition(id).cloned().ok_or_else(|| {
+        ErrorPayload::new("partition_not_found")
+            .with_field("topic", topic)
+            .with_field("partition", id)
+    })
+}
+
+/// Encodes `record` at the partition's log end and appends it (writer lock
+/// held by the caller). Returns its offset.
+async fn append_one(
+    partition: &Partition,
+    topic: &str,
+    mut record: Record,
+) -> Result<u64, ErrorPayload> {
+    let offset = partition.log().log_end_offset();
+    let timestamp = now_ms();
+    record.topic = topic.to_owned();
+    record.partition = partition.id() as i32;
+    record.offset = offset;
+    record.timestamp = timestamp;
+    let mut buf = BytesMut::new();
+    record
+        .encode(RecordVersion::V3, &mut buf)
+        .map_err(|e| ErrorPayload::new("invalid_payload").with_field("reason", e.to_string()))?;
+    let info = partition
+        .append(vec![(timestamp, buf.freeze())])
+        .await
+        .map_err(|e| storage_error(topic, partition.id(), &e))?;
+    if info.base_offset != offset {
+        return Err(ErrorPayload::new("broker_error")
+            .with_field("reason", "append offset mismatch")
+            .with_field("expected", offset)
+            .with_field("actual", info.base_offset));
+    }
+    Ok(offset)
+}
+
+/// Appends a TXN_PUBLISH record to `topic`/`id` unless its sequence was
+/// already appended (then answers the original offset), and makes it
+/// durable.
+pub async fn append_data(
+    topics: &TopicRegistry,
+    topic: &str,
+    id: u32,
+    rec: &TxnRecord<'_>,
+) -> Result<Appended, ErrorPayload> {
+    for _ in 0..FENCE_RETRIES {
+        let partition = live_partition(topics, topic, id)?;
+        let mut producers = partition.writer.lock().await;
+        if partition.is_closed() {
+            continue;
+        }
+        let appended = match producers.check(rec.producer_id, rec.epoch, rec.seq)? {
+            SeqCheck::Duplicate { offset } => {
+                let original = partition
+                    .with_txn_index(|ix| ix.offset_of(rec.producer_id, rec.epoch, rec.seq));
+                Appended {
+                    offset: original.unwrap_or(offset),
+                    new: false,
+                }
+            }
+            SeqCheck::Append => {
+                let record = Record {
+                    payload: rec.payload.clone(),
+                    key: rec.key.clone(),
+                    producer_id: rec.producer_id.to_owned(),
+                    seq_num: rec.seq,
+                    epoch: rec.epoch,
+                    transactional_id: rec.transactional_id.to_owned(),
+                    transaction_state: TransactionState::Open,
+                    ..Record::default()
+                };
+                let offset = append_one(&partition, topic, record).await?;
+                producers.observe(rec.producer_id, rec.epoch, rec.seq, offset);
+                partition.with_txn_index(|ix| {
+                    ix.record(
+                        rec.producer_id,
+                        rec.epoch,
+                        rec.transactional_id,
+                        rec.seq,
+                        offset,
+                    )
+                });
+                Appended { offset, new: true }
+            }
+        };
+        drop(producers);
+        partition
+            .sync_to(appended.offset)
+            .await
+            .map_err(|e| storage_error(topic, id, &e))?;
+        return Ok(appended);
+    }
+    Err(ErrorPayload::new("topic_lifecycle_pending").with_field("topic", topic))
+}
+
+/// Appends the `kind` marker of `(producer_id, epoch)` to `topic`/`id`
+/// unless one is already there, and makes it durable. A topic or partition
+/// that no longer exists has nothing to mark (`Ok(false)`).
+pub async fn append_marker(
+    topics: &TopicRegistry,
+    topic: &str,
+    id: u32,
+    transactional_id: &str,
+    producer_id: &str,
+    epoch: i64,
+    kind: MarkerKind,
+) -> Result<bool, ErrorPayload> {
+    for _ in 0..FENCE_RETRIES {
+        let partition = match live_partition(topics, topic, id) {
+            Ok(p) => p,
+            Err(_) => return Ok(false),
+        };
+        let writer = partition.writer.lock().await;
+        if partition.is_closed() {
+            continue;
+        }
+        let offset = match partition.with_txn_index(|ix| ix.marker_for(producer_id, epoch)) {
+            Some(existing) if existing.kind == kind => existing.offset,
+            Some(existing) => {
+                return Err(ErrorPayload::new("transaction_commit_failed")
+                    .with_field("transactional_id", transactional_id)
+                    .with_field("topic", topic)
+                    .with_field("partition", id)
+                    .with_field(
+                        "reason",
+                        format!("a {:?} marker is already written", existing.kind),
+                    ))
+            }
+            None => {
+                let record = marker_record(transactional_id, producer_id, epoch, kind);
+                let offset = append_one(&partition, topic, record).await?;
+                partition.with_txn_index(|ix| ix.marker(producer_id, epoch, kind, offset));
+                offset
+            }
+        };
+        drop(writer);
+        partition
+            .sync_to(offset)
+            .await
+            .map_err(|e| storage_error(topic, id, &e))?;
+        return Ok(true);
+    }
+    Err(ErrorPayload::new("topic_lifecycle_pending").with_field("topic", topic))
+}
+
+/// Releases `(producer_id, epoch)` in `topic`/`id` after the decision is
+/// durable: its records stop holding the stable offset.
+pub fn release(topics: &TopicRegistry, topic: &str, id: u32, producer_id: &str, epoch: i64) {
+    if let Ok(partition) = live_partition(topics, topic, id) {
+        partition.with_txn_index(|ix| ix.resolve(producer_id, epoch));
+    }
+}

@@ -1,0 +1,700 @@
+//! The transaction coordinator: one state machine per transactional id
+//! (see [`state`](super::state)), every accepted transition journaled and
+//! synced before it is applied and answered.
+//!
+//! Each transactional id has its own async lock, held for a whole command
+//! (a TXN_PUBLISH's append, an END_TXN's markers), so commands of one id
+//! never interleave. Handlers run these operations in their own task so a
+//! request timeout cannot cancel them half-way.
+//!
+//! END_TXN commit follows the seed's seven steps: validate the state and
+//! the staged offsets against the group; (the offsets are part of the
+//! snapshot); persist `prepare_commit`; revalidate the group fence (on
+//! failure abort); append commit markers to every participant; persist
+//! `committed` (the decision); materialize the offsets in
+//! `__consumer_offsets` and only then release the partitions' stable
+//! offsets, so output and offsets show together.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex as StdMutex};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use cursus_wire::partitioner::partition_for_key;
+use cursus_wire::ErrorPayload;
+use tokio::sync::{Mutex, OwnedRwLockWriteGuard, RwLock};
+use tracing::{error, info, warn};
+
+use super::append::{append_data, append_marker, release, Appended, TxnRecord};
+use super::journal::TxnJournal;
+use super::markers::MarkerKind;
+use super::state::{
+    aborted, not_found, BeginPlan, EndPlan, EndResult, InitPlan, Participant, TxnSnapshot, TxnState,
+};
+use crate::broker::Broker;
+use crate::commands::params::{check_access, Access};
+use crate::storage::Partitioner;
+use crate::topics::is_internal_topic;
+use crate::topics::partition::blocking;
+
+/// The crash points `--crash-point` accepts, in commit order.
+pub const CRASH_POINTS: [&str; 4] = [
+    "txn_before_prepare",
+    "txn_after_prepare",
+    "txn_after_markers",
+    "txn_after_decision",
+];
+
+/// Coordinator settings from the broker configuration.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TxnSettings {
+    /// Deadline of an open transaction.
+    pub transaction_timeout: Duration,
+    /// Age after which a completed transaction keeps only its tombstone.
+    pub transactional_id_expiration: Duration,
+    /// Abort the process at this step of a commit (testing hook).
+    pub crash_point: Option<String>,
+}
+
+impl Default for TxnSettings {
+    fn default() -> Self {
+        TxnSettings {
+            transaction_timeout: Duration::from_millis(60_000),
+            transactional_id_expiration: Duration::from_millis(604_800_000),
+            crash_point: None,
+        }
+    }
+}
+
+/// One id's state; `None` until INIT_PRODUCER_ID.
+type Entry = Arc<Mutex<Option<TxnSnapshot>>>;
+
+/// A TXN_PUBLISH request after parsing.
+#[derive(Debug, Clone)]
+pub struct PublishRequest {
+    /// Transactional id.
+    pub transactional_id: String,
+    /// Producer id.
+    pub producer_id: String,
+    /// Epoch.
+    pub epoch: i64,
+    /// Sequence number (> 0).
+    pub seq: u64,
+    /// Topic.
+    pub topic: String,
+    /// Explicit partition.
+    pub partition: Option<u32>,
+    /// Key (may be empty).
+    pub key: Bytes,
+    /// Payload.
+    pub payload: Bytes,
+}
+
+/// A SEND_OFFSETS_TO_TXN request after parsing.
+#[derive(Debug, Clone)]
+pub struct OffsetsRequest {
+    /// Transactional id.
+    pub transactional_id: String,
+    /// Producer id.
+    pub producer_id: String,
+    /// Epoch.
+    pub epoch: i64,
+    /// Topic of the offsets.
+    pub topic: String,
+    /// Consumer group.
+    pub group: String,
+    /// Member id.
+    pub member: String,
+    /// Generation.
+    pub generation: u64,
+    /// `(partition, next offset)` entries.
+    pub entries: Vec<(u32, u64)>,
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+/// The transaction coordinator; see the module docs.
+#[derive(Debug)]
+pub struct TxnCoordinator {
+    journal: Arc<TxnJournal>,
+    entries: StdMutex<HashMap<String, Entry>>,
+    /// TXN_PUBLISH registers participants under a shared hold; DELETE and
+    /// TRUNCATE check references under an exclusive one.
+    topics_guard: Arc<RwLock<()>>,
+    settings: TxnSettings,
+}
+
+impl TxnCoordinator {
+    /// A coordinator over a replayed journal.
+    pub fn new(journal: TxnJournal, settings: TxnSettings) -> TxnCoordinator {
+        let entries = journal
+            .snapshots()
+            .into_iter()
+            .map(|s| (s.transactional_id.clone(), Arc::new(Mutex::new(Some(s)))))
+            .collect();
+        TxnCoordinator {
+            journal: Arc::new(journal),
+            entries: StdMutex::new(entries),
+            topics_guard: Arc::new(RwLock::new(())),
+            settings,
+        }
+    }
+
+    /// The settings.
+    pub fn settings(&self) -> &TxnSettings {
+        &self.settings
+    }
+
+    /// The latest durable snapshot of every id.
+    pub fn snapshots(&self) -> Vec<TxnSnapshot> {
+        self.journal.snapshots()
+    }
+
+    fn entries(&self) -> std::sync::MutexGuard<'_, HashMap<String, Entry>> {
+        self.entries.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    fn entry_or_create(&self, id: &str) -> Entry {
+        Arc::clone(self.entries().entry(id.to_owned()).or_default())
+    }
+
+    fn entry(&self, id: &str) -> Option<Entry> {
+        self.entries().get(id).cloned()
+    }
+
+    /// Persists `snapshot` (synced) before the caller applies it.
+    async fn persist(&self, snapshot: &TxnSnapshot) -> Result<(), ErrorPayload> {
+        let journal = Arc::clone(&self.journal);
+        let s = snapshot.clone();
+        blocking(move || journal.persist(&s)).await.map_err(|e| {
+            ErrorPayload::new("transaction_sync_failed")
+                .with_field("transactional_id", &snapshot.transactional_id)
+                .with_field("reason", e.to_string())
+        })
+    }
+
+    /// Persists `next` and makes it the current state.
+    async fn transition(
+        &self,
+        current: &mut TxnSnapshot,
+        next: TxnSnapshot,
+    ) -> Result<(), ErrorPayload> {
+        self.persist(&next).await?;
+        *current = next;
+        Ok(())
+    }
+
+    /// Aborts the process at `point` when it is the configured crash point.
+    fn crash_point(&self, point: &str, id: &str) {
+        if self.settings.crash_point.as_deref() == Some(point) {
+            error!(
+                crash_point = point,
+                transactional_id = id,
+                "crash point reached: aborting the process"
+            );
+            eprintln!(
+                "cursus-broker: crash point {point} reached (transactional_id={id}): aborting"
+            );
+            std::process::abort();
+        }
+    }
+
+    /// INIT_PRODUCER_ID: a new id gets `txn-<n>` and epoch 0; an existing
+    /// one keeps its producer id with the next epoch, after its unresolved
+    /// transaction (if any) is aborted.
+    pub async fn init(&self, broker: &Broker, id: &str) -> Result<TxnSnapshot, ErrorPayload> {
+        let entry = self.entry_or_create(id);
+        let mut guard = entry.lock().await;
+        let next = match guard.as_mut() {
+            None => TxnSnapshot::new(id, self.journal.allocate_producer_id(), now_ms()),
+            Some(current) => {
+                if current.plan_init()? == InitPlan::AbortThenBump {
+                    self.abort(broker, current, "reinitialized").await?;
+                }
+                current.next_epoch(now_ms())
+            }
+        };
+        self.persist(&next).await?;
+        info!(transactional_id = id, producer_id = %next.producer_id, epoch = next.epoch, "producer initialized");
+        *guard = Some(next.clone());
+        Ok(next)
+    }
+
+    /// Locks `id` and checks the session; aborts an open transaction past
+    /// its deadline first.
+    async fn session(
+        &self,
+        broker: &Broker,
+        id: &str,
+        producer_id: &str,
+        epoch: i64,
+    ) -> Result<tokio::sync::OwnedMutexGuard<Option<TxnSnapshot>>, ErrorPayload> {
+        let entry = self.entry(id).ok_or_else(|| not_found(id))?;
+        let mut guard = entry.lock_owned().await;
+        let current = guard.as_mut().ok_or_else(|| not_found(id))?;
+        current.check_session(producer_id, epoch)?;
+        self.abort_if_due(broker, current).await?;
+        Ok(guard)
+    }
+
+    /// Aborts `current` when it is open past its deadline.
+    async fn abort_if_due(
+        &self,
+        broker: &Broker,
+        current: &mut TxnSnapshot,
+    ) -> Result<(), ErrorPayload> {
+        if current.state == TxnState::Open
+            && current.deadline_ms > 0
+            && now_ms() >= current.deadline_ms
+        {
+            self.abort(broker, current, "timeout").await?;
+        }
+        Ok(())
+    }
+
+    /// BEGIN_TXN.
+    pub async fn begin(
+        &self,
+        broker: &Broker,
+        id: &str,
+        producer_id: &str,
+        epoch: i64,
+    ) -> Result<TxnSnapshot, ErrorPayload> {
+        let mut guard = self.session(broker, id, producer_id, epoch).await?;
+        let current = guard.as_mut().ok_or_else(|| not_found(id))?;
+        if current.plan_begin()? == BeginPlan::Open {
+            let now = now_ms();
+            let timeout = self.settings.transaction_timeout.as_millis() as u64;
+            let next = TxnSnapshot {
+                state: TxnState::Open,
+                deadline_ms: now.saturating_add(timeout).max(1),
+                updated_ms: now,
+                ..current.clone()
+            };
+            self.transition(current, next).await?;
+        }
+        Ok(current.clone())
+    }
+
+    /// TXN_PUBLISH: registers the partition as a participant (durably,
+    /// before its first append), then appends the record durably. Returns
+    /// the partition and the append.
+    pub async fn publish(
+        &self,
+        broker: &Broker,
+        req: &PublishRequest,
+    ) -> Result<(u32, Appended), ErrorPayload> {
+        let id = req.transactional_id.as_str();
+        let mut guard = self
+            .session(broker, id, &req.producer_id, req.epoch)
+            .await?;
+        let current = guard.as_mut().ok_or_else(|| not_found(id))?;
+        current.require_open()?;
+        if is_internal_topic(&req.topic) {
+            return Err(ErrorPayload::new("internal_txn_publish_forbidden")
+                .with_field("topic", &req.topic)
+                .with_field("transactional_id", id));
+        }
+        let _topics = self.topics_guard.read().await;
+        let topic = broker
+            .topics
+            .get(&req.topic)
+            .ok_or_else(|| ErrorPayload::new("topic_not_found").with_field("topic", &req.topic))?;
+        check_access(&topic, Access::Write)?;
+        let count = topic.partitions.len() as u32;
+        let partition = match req.partition {
+            Some(p) if p >= count => {
+                return Err(ErrorPayload::new("partition_not_found")
+                    .with_field("topic", &req.topic)
+                    .with_field("partition", p))
+            }
+            Some(p) => p,
+            None if topic.def.partitioner == Partitioner::HashKey && !req.key.is_empty() => {
+                partition_for_key(&req.key, count)
+            }
+            None => topic.next_round_robin(),
+        };
+        let participant = Participant {
+            topic: req.topic.clone(),
+            partition,
+        };
+        if !current.participants.contains(&participant) {
+            let mut next = current.clone();
+            next.participants.insert(participant);
+            next.updated_ms = now_ms();
+            self.transition(current, next).await?;
+        }
+        let record = TxnRecord {
+            transactional_id: id,
+            producer_id: &req.producer_id,
+            epoch: req.epoch,
+            seq: req.seq,
+            key: req.key.clone(),
+            payload: req.payload.clone(),
+        };
+        let appended = append_data(&broker.topics, &req.topic, partition, &record).await?;
+        if appended.new {
+            current.messages += 1;
+        }
+        Ok((partition, appended))
+    }
+
+    /// SEND_OFFSETS_TO_TXN: validates the offsets against the group and
+    /// stages them durably. Returns the number of staged topic-partitions.
+    pub async fn send_offsets(
+        &self,
+        broker: &Broker,
+        req: &OffsetsRequest,
+    ) -> Result<usize, ErrorPayload> {
+        let id = req.transactional_id.as_str();
+        let mut guard = self
+            .session(broker, id, &req.producer_id, req.epoch)
+            .await?;
+        let current = guard.as_mut().ok_or_else(|| not_found(id))?;
+        current.require_open()?;
+        let staged = current.stage_offsets(
+            &req.group,
+            &req.member,
+            req.generation,
+            &req.topic,
+            &req.entries,
+        )?;
+        broker
+            .groups
+            .validate_offsets(
+                &req.group,
+                &req.topic,
+                &req.member,
+                req.generation,
+                &req.entries,
+            )
+            .await?;
+        let count = staged.count();
+        let next = TxnSnapshot {
+            offsets: Some(staged),
+            updated_ms: now_ms(),
+            ..current.clone()
+        };
+        self.transition(current, next).await?;
+        Ok(count)
+    }
+
+    /// END_TXN. Returns the final snapshot.
+    pub async fn end(
+        &self,
+        broker: &Broker,
+        id: &str,
+        producer_id: &str,
+        epoch: i64,
+        result: EndResult,
+    ) -> Result<TxnSnapshot, ErrorPayload> {
+        let mut guard = self.session(broker, id, producer_id, epoch).await?;
+        let current = guard.as_mut().ok_or_else(|| not_found(id))?;
+        match current.plan_end(result)? {
+            EndPlan::Repeat => {
+                if current.state == TxnState::Committed {
+                    // Idempotent: finishes step 7 if an earlier try failed there.
+                    self.finish_committed(broker, current).await?;
+                }
+            }
+            EndPlan::Commit => self.commit(broker, current, false).await?,
+            EndPlan::ResumeCommit => self.commit(broker, current, true).await?,
+            EndPlan::Abort => self.abort(broker, current, "requested").await?,
+            EndPlan::AbortThenRefuse => {
+                self.abort(broker, current, "prepared").await?;
+                return Err(aborted(id));
+            }
+        }
+        Ok(current.clone())
+    }
+
+    /// TXN_STATUS: the current state (an expired id is not found).
+    pub async fn status(&self, id: &str) -> Result<TxnSnapshot, ErrorPayload> {
+        let entry = self.entry(id).ok_or_else(|| not_found(id))?;
+        let guard = entry.lock().await;
+        match guard.as_ref() {
+            Some(s) if !s.expired => Ok(s.clone()),
+            _ => Err(not_found(id)),
+        }
+    }
+
+    /// Checks the staged offsets against their group (the fence).
+    async fn validate_staged(
+        &self,
+        broker: &Broker,
+        snapshot: &TxnSnapshot,
+    ) -> Result<(), ErrorPayload> {
+        let Some(staged) = &snapshot.offsets else {
+            return Ok(());
+        };
+        for (topic, partitions) in &staged.entries {
+            let entries: Vec<(u32, u64)> = partitions.iter().map(|(p, o)| (*p, *o)).collect();
+            broker
+                .groups
+                .validate_offsets(
+                    &staged.group,
+                    topic,
+                    &staged.member,
+                    staged.generation,
+                    &entries,
+                )
+                .await?;
+        }
+        Ok(())
+    }
+
+    /// The commit (steps 1-7 of the module docs); `resume` finishes a
+    /// durably prepared commit (no revalidation: the decision to commit is
+    /// already taken).
+    pub(super) async fn commit(
+        &self,
+        broker: &Broker,
+        current: &mut TxnSnapshot,
+        resume: bool,
+    ) -> Result<(), ErrorPayload> {
+        let id = current.transactional_id.clone();
+        if !resume {
+            // 1. validate (the state was checked by plan_end).
+            if let Err(e) = self.validate_staged(broker, current).await {
+                info!(transactional_id = %id, error = %e, "commit fails the group fence: aborting");
+                self.abort(broker, current, "group_fence").await?;
+                return Err(e);
+            }
+            self.crash_point("txn_before_prepare", &id);
+            // 2-3. the staged offsets are in the snapshot; persist prepare_commit.
+            let next = TxnSnapshot {
+                state: TxnState::PrepareCommit,
+                updated_ms: now_ms(),
+                ..current.clone()
+            };
+            self.transition(current, next).await?;
+            self.crash_point("txn_after_prepare", &id);
+            // 4. revalidate the group fence.
+            if let Err(e) = self.validate_staged(broker, current).await {
+                info!(transactional_id = %id, error = %e, "commit fails revalidation: aborting");
+                self.abort(broker, current, "group_fence").await?;
+                return Err(e);
+            }
+        }
+        // 5. commit markers where missing.
+        self.write_markers(broker, current, MarkerKind::Commit)
+            .await?;
+        self.crash_point("txn_after_markers", &id);
+        // 6. the decision.
+        let next = TxnSnapshot {
+            state: TxnState::Committed,
+            updated_ms: now_ms(),
+            ..current.clone()
+        };
+        self.transition(current, next).await?;
+        self.crash_point("txn_after_decision", &id);
+        // 7. offsets, then visibility.
+        self.finish_committed(broker, current).await?;
+        info!(transactional_id = %id, epoch = current.epoch, messages = current.messages, "transaction committed");
+        Ok(())
+    }
+
+    /// Step 7 of a commit (idempotent): materializes the staged offsets,
+    /// then releases the participants' stable offsets.
+    pub(super) async fn finish_committed(
+        &self,
+        broker: &Broker,
+        current: &TxnSnapshot,
+    ) -> Result<(), ErrorPayload> {
+        if let Some(staged) = &current.offsets {
+            broker
+                .groups
+                .materialize_offsets(&staged.group, &staged.flat())
+                .await?;
+        }
+        self.release_all(broker, current);
+        Ok(())
+    }
+
+    fn release_all(&self, broker: &Broker, current: &TxnSnapshot) {
+        for p in &current.participants {
+            release(
+                &broker.topics,
+                &p.topic,
+                p.partition,
+                &current.producer_id,
+                current.epoch,
+            );
+        }
+    }
+
+    async fn write_markers(
+        &self,
+        broker: &Broker,
+        current: &TxnSnapshot,
+        kind: MarkerKind,
+    ) -> Result<(), ErrorPayload> {
+        for p in &current.participants {
+            let written = append_marker(
+                &broker.topics,
+                &p.topic,
+                p.partition,
+                &current.transactional_id,
+                &current.producer_id,
+                current.epoch,
+                kind,
+            )
+            .await
+            .map_err(|e| {
+                let code = match kind {
+                    MarkerKind::Commit => "transaction_commit_failed",
+                    MarkerKind::Abort => "transaction_abort_marker_failed",
+                };
+                warn!(transactional_id = %current.transactional_id, topic = %p.topic, partition = p.partition, error = %e, "marker append failed");
+                ErrorPayload::new(code)
+                    .with_field("transactional_id", &current.transactional_id)
+                    .with_field("topic", &p.topic)
+                    .with_field("partition", p.partition)
+                    .with_field("reason", e.render())
+            })?;
+            if !written {
+                warn!(transactional_id = %current.transactional_id, topic = %p.topic, partition = p.partition, "participant partition no longer exists; no marker");
+            }
+        }
+        Ok(())
+    }
+
+    /// Aborts an open (or finishes a prepared) abort: persist
+    /// `prepare_abort`, abort markers where missing, persist `aborted`,
+    /// release the stable offsets.
+    pub(super) async fn abort(
+        &self,
+        broker: &Broker,
+        current: &mut TxnSnapshot,
+        reason: &str,
+    ) -> Result<(), ErrorPayload> {
+        if current.state == TxnState::Open {
+            let next = TxnSnapshot {
+                state: TxnState::PrepareAbort,
+                updated_ms: now_ms(),
+                ..current.clone()
+            };
+            self.transition(current, next).await?;
+        }
+        self.write_markers(broker, current, MarkerKind::Abort)
+            .await?;
+        let next = TxnSnapshot {
+            state: TxnState::Aborted,
+            updated_ms: now_ms(),
+            ..current.clone()
+        };
+        self.transition(current, next).await?;
+        self.release_all(broker, current);
+        info!(transactional_id = %current.transactional_id, epoch = current.epoch, reason, "transaction aborted");
+        Ok(())
+    }
+
+    /// Locks `id` for recovery and maintenance (no session check).
+    pub(super) async fn lock_id(
+        &self,
+        id: &str,
+    ) -> Option<tokio::sync::OwnedMutexGuard<Option<TxnSnapshot>>> {
+        let entry = self.entry(id)?;
+        Some(entry.lock_owned().await)
+    }
+
+    /// Persists `next` for recovery and maintenance.
+    pub(super) async fn replace(
+        &self,
+        current: &mut TxnSnapshot,
+        next: TxnSnapshot,
+    ) -> Result<(), ErrorPayload> {
+        self.transition(current, next).await
+    }
+
+    /// Starts a DELETE or TRUNCATE of `topic`: fails with `blocked_code`
+    /// while an open or committing transaction references it (records or
+    /// staged offsets). Holds off new participant registrations until
+    /// [`TxnTopicRemoval::finish`].
+    pub async fn begin_topic_removal(
+        &self,
+        topic: &str,
+        blocked_code: &str,
+    ) -> Result<TxnTopicRemoval<'_>, ErrorPayload> {
+        let guard = Arc::clone(&self.topics_guard).write_owned().await;
+        if let Some(s) = self
+            .journal
+            .snapshots()
+            .into_iter()
+            .find(|s| !s.expired && s.state.is_unresolved() && references(s, topic))
+        {
+            return Err(ErrorPayload::new(blocked_code)
+                .with_field("topic", topic)
+                .with_field("transactional_id", &s.transactional_id));
+        }
+        Ok(TxnTopicRemoval {
+            coordinator: self,
+            guard,
+            topic: topic.to_owned(),
+        })
+    }
+}
+
+/// True when `s` has records in `topic` or staged offsets of it.
+fn references(s: &TxnSnapshot, topic: &str) -> bool {
+    s.participants.iter().any(|p| p.topic == topic)
+        || s.offsets
+            .as_ref()
+            .is_some_and(|o| o.entries.contains_key(topic))
+}
+
+/// A DELETE or TRUNCATE in progress; see
+/// [`TxnCoordinator::begin_topic_removal`].
+#[derive(Debug)]
+pub struct TxnTopicRemoval<'a> {
+    coordinator: &'a TxnCoordinator,
+    guard: OwnedRwLockWriteGuard<()>,
+    topic: String,
+}
+
+impl TxnTopicRemoval<'_> {
+    /// After the topic was removed or reset: completed transactions drop
+    /// their references to it (durably; failures are logged).
+    pub async fn finish(self) {
+        let TxnTopicRemoval {
+            coordinator,
+            guard,
+            topic,
+        } = self;
+        drop(guard);
+        let ids: Vec<String> = coordinator
+            .journal
+            .snapshots()
+            .into_iter()
+            .filter(|s| s.state.is_complete() && references(s, &topic))
+            .map(|s| s.transactional_id)
+            .collect();
+        for id in ids {
+            let Some(mut guard) = coordinator.lock_id(&id).await else {
+                continue;
+            };
+            let Some(current) = guard.as_mut() else {
+                continue;
+            };
+            if !current.state.is_complete() || !references(current, &topic) {
+                continue;
+            }
+            let mut next = current.clone();
+            next.participants.retain(|p| p.topic != topic);
+            if let Some(o) = next.offsets.as_mut() {
+                o.entries.remove(&topic);
+            }
+            if next.offsets.as_ref().is_some_and(|o| o.entries.is_empty()) {
+                next.offsets = None;
+            }
+            if let Err(e) = coordinator.transition(current, next).await {
+                warn!(transactional_id = %id, topic, error = %e, "could not drop transaction references to a removed topic");
+            }
+        }
+    }
+}

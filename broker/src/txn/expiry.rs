@@ -1,0 +1,75 @@
+//! Background upkeep of the coordinator: open transactions past their
+//! deadline (`transaction_timeout_ms`) are aborted with markers, and
+//! completed transactions older than `transactional_id_expiration_ms` keep
+//! only a tombstone (producer id and epoch).
+
+use std::time::Duration;
+
+use tracing::{info, warn};
+
+use super::coordinator::now_ms;
+use super::state::{TxnSnapshot, TxnState};
+use crate::broker::Broker;
+
+/// How often the pass runs: a quarter of the transaction timeout, between
+/// 10 ms and 1 s (commands also abort overdue transactions lazily).
+pub fn check_interval(timeout: Duration) -> Duration {
+    (timeout / 4).clamp(Duration::from_millis(10), Duration::from_secs(1))
+}
+
+/// One pass over every transactional id.
+pub async fn expire(broker: &Broker) {
+    let txns = &broker.txns;
+    let expiration = txns.settings().transactional_id_expiration.as_millis() as u64;
+    let now = now_ms();
+    for s in txns.snapshots() {
+        let due = overdue(&s, now) || stale(&s, now, expiration);
+        if !due {
+            continue;
+        }
+        let Some(mut guard) = txns.lock_id(&s.transactional_id).await else {
+            continue;
+        };
+        let Some(current) = guard.as_mut() else {
+            continue;
+        };
+        let now = now_ms();
+        if overdue(current, now) {
+            if let Err(e) = txns.abort(broker, current, "timeout").await {
+                warn!(transactional_id = %current.transactional_id, error = %e, "timeout abort failed; retrying later");
+            }
+        } else if stale(current, now, expiration) {
+            let tombstone = TxnSnapshot {
+                messages: 0,
+                participants: Default::default(),
+                offsets: None,
+                expired: true,
+                updated_ms: now,
+                ..current.clone()
+            };
+            match txns.replace(current, tombstone).await {
+                Ok(()) => {
+                    info!(transactional_id = %current.transactional_id, "transactional id expired")
+                }
+                Err(e) => {
+                    warn!(transactional_id = %current.transactional_id, error = %e, "expiration failed")
+                }
+            }
+        }
+    }
+}
+
+/// Open past its deadline.
+fn overdue(s: &TxnSnapshot, now: u64) -> bool {
+    !s.expired && s.state == TxnState::Open && s.deadline_ms > 0 && now >= s.deadline_ms
+}
+
+/// Completed (or never begun) longer than the expiration ago.
+fn stale(s: &TxnSnapshot, now: u64, expiration: u64) -> bool {
+    !s.expired
+        && matches!(
+            s.state,
+            TxnState::Committed | TxnState::Aborted | TxnState::Empty
+        )
+        && now >= s.updated_ms.saturating_add(expiration)
+}

@@ -1,0 +1,27 @@
+//! Transactions (docs/transactions.md): exactly-once consume-process-produce
+//! through a broker-managed coordinator.
+//!
+//! * [`state`] — the state of one transactional id and its state machine;
+//! * [`journal`] — `__transaction_state.journal`, one synced snapshot per
+//!   accepted transition, compacted when it grows;
+//! * [`coordinator`] — the commands' rules under a per-id lock, the
+//!   seven-step commit and the abort;
+//! * [`append`] — TXN_PUBLISH records and control markers in partitions;
+//! * [`markers`] — the control-marker record layout;
+//! * [`index`] — the per-partition transaction index (last stable offset,
+//!   aborted ranges, markers) behind read_committed;
+//! * [`recovery`] — finishing interrupted work before `/ready`;
+//! * [`expiry`] — transaction timeouts and transactional-id expiration.
+
+pub mod append;
+pub mod coordinator;
+pub mod expiry;
+pub mod index;
+pub mod journal;
+pub mod markers;
+pub mod recovery;
+pub mod state;
+
+pub use coordinator::{TxnCoordinator, TxnSettings, TxnTopicRemoval, CRASH_POINTS};
+pub use journal::{TxnJournal, TxnReplayError};
+pub use recovery::recover;

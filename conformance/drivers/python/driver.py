@@ -200,6 +200,29 @@ class Driver:
         await call(lookup(self.producers, step.arg("name"), "producer").close())
         return {}
 
+    # -- transactions (a producer opened with config.transactional_id)
+    async def op_txn_init(self, step: Step) -> Dict[str, Any]:
+        await call(self.producer(step).init_transactions())
+        return {}
+
+    async def op_txn_begin(self, step: Step) -> Dict[str, Any]:
+        await call(self.producer(step).begin_transaction())
+        return {}
+
+    async def op_txn_send_offsets(self, step: Step) -> Dict[str, Any]:
+        # Without explicit offsets: what the consumer has delivered, with its
+        # group session (send_consumer_offsets).
+        await call(self.producer(step).send_offsets_to_transaction(self.consumer(step)))
+        return {}
+
+    async def op_txn_commit(self, step: Step) -> Dict[str, Any]:
+        await call(self.producer(step).commit_transaction())
+        return {}
+
+    async def op_txn_abort(self, step: Step) -> Dict[str, Any]:
+        await call(self.producer(step).abort_transaction())
+        return {}
+
     # -- consumer
     async def op_consumer_open(self, step: Step) -> Dict[str, Any]:
         self.consumers[step.arg("name")] = await self.open("Consumer", self.options(step))

@@ -21,6 +21,14 @@ void test_blocked_callback_does_not_stall_another_producer(void);
 void test_close_and_wakeup_interrupt_a_blocked_poll(void);
 void test_close_commits_only_the_messages_taken(void);
 void test_fork_child_uses_its_own_clients(void);
+/* test_txn.c */
+void test_txn_commit_is_visible_to_read_committed(void);
+void test_txn_abort_is_never_visible(void);
+void test_txn_read_uncommitted_sees_open_records(void);
+void test_txn_consume_process_produce(void);
+void test_txn_zombie_is_fenced(void);
+void test_txn_async_variants(void);
+void test_txn_calls_in_the_wrong_state(void);
 
 struct test {
   const char *name;
@@ -47,6 +55,13 @@ int main(void) {
       TEST(close_and_wakeup_interrupt_a_blocked_poll),
       TEST(close_commits_only_the_messages_taken),
       TEST(fork_child_uses_its_own_clients),
+      TEST(txn_commit_is_visible_to_read_committed),
+      TEST(txn_abort_is_never_visible),
+      TEST(txn_read_uncommitted_sees_open_records),
+      TEST(txn_consume_process_produce),
+      TEST(txn_zombie_is_fenced),
+      TEST(txn_async_variants),
+      TEST(txn_calls_in_the_wrong_state),
   };
   broker = getenv("CURSUS_TEST_BROKER");
   if (broker == NULL || *broker == '\0') {

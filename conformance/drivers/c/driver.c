@@ -968,6 +968,49 @@ fail:
   return 0;
 }
 
+/* Transactions (PROTOCOL.md): the producer's transaction calls, blocking. */
+typedef cursus_status_t (*txn_call_t)(cursus_producer_t *, cursus_error_t **);
+
+static int txn_step(const step_t *s, buf_t *out, char **err, txn_call_t call) {
+  cursus_producer_t *p = get_named(s, "producer", &producers, err);
+  if (!p) return 0;
+  BINDING(call(p, &e_));
+  buf_puts(out, "{}");
+  return 1;
+fail:
+  return 0;
+}
+
+static int op_txn_init(const step_t *s, buf_t *out, char **err) {
+  return txn_step(s, out, err, cursus_producer_init_transactions);
+}
+
+static int op_txn_begin(const step_t *s, buf_t *out, char **err) {
+  return txn_step(s, out, err, cursus_producer_begin_transaction);
+}
+
+static int op_txn_commit(const step_t *s, buf_t *out, char **err) {
+  return txn_step(s, out, err, cursus_producer_commit_transaction);
+}
+
+static int op_txn_abort(const step_t *s, buf_t *out, char **err) {
+  return txn_step(s, out, err, cursus_producer_abort_transaction);
+}
+
+/* Stages what the consumer has delivered (its delivered offsets, with its
+ * group session) in the producer's open transaction. */
+static int op_txn_send_offsets(const step_t *s, buf_t *out, char **err) {
+  cursus_producer_t *p = get_named(s, "producer", &producers, err);
+  if (!p) return 0;
+  cursus_consumer_t *c = get_named(s, "consumer", &consumers, err);
+  if (!c) return 0;
+  BINDING(cursus_producer_send_consumer_offsets(p, c, &e_));
+  buf_puts(out, "{}");
+  return 1;
+fail:
+  return 0;
+}
+
 static const struct {
   const char *op;
   int (*run)(const step_t *, buf_t *, char **);
@@ -996,6 +1039,11 @@ static const struct {
     {"committed", op_committed},
     {"assignment", op_assignment},
     {"consumer_close", op_consumer_close},
+    {"txn_init", op_txn_init},
+    {"txn_begin", op_txn_begin},
+    {"txn_send_offsets", op_txn_send_offsets},
+    {"txn_commit", op_txn_commit},
+    {"txn_abort", op_txn_abort},
 };
 
 /* ------------------------------------------------------------------------ */

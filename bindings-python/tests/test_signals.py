@@ -61,8 +61,13 @@ def test_ctrl_c_interrupts_a_blocking_poll(bootstrap: str, name: str) -> None:
 
 
 # Calls that block while the broker is paused (SIGSTOP): each must give way
-# to Ctrl-C. `p` is a producer, `a` an admin client, both connected first.
+# to Ctrl-C. `p` is a producer, `a` an admin client, both connected first;
+# `t1` a transactional producer with its session, `t2` one with an open
+# transaction.
 PAUSED_CALLS = {
+    "begin_transaction": "t1.begin_transaction()",
+    # END_TXN never answered (an unknown outcome is retried).
+    "commit_transaction": "t2.commit_transaction()",
     # Never acknowledged.
     "flush": 'p.send(NAME, b"stuck")\n    p.flush(timeout=None)',
     # buffer_memory holds one record: the second send waits for space
@@ -86,6 +91,12 @@ p = cursus.Producer(bootstrap_servers={private_broker.addr!r}, buffer_memory=204
 a = cursus.AdminClient(bootstrap_servers={private_broker.addr!r}, request_timeout_ms=600000, retries=0)
 p.send_and_wait(NAME, b"warm")
 a.list_topics()
+t1, t2 = (cursus.Producer(bootstrap_servers={private_broker.addr!r}, transactional_id=NAME + t,
+                          request_timeout_ms=600000, retries=0) for t in ("-t1", "-t2"))
+t1.init_transactions()
+t2.init_transactions()
+t2.begin_transaction()
+t2.send_and_wait(NAME, b"open")
 print("connected", flush=True)
 sys.stdin.readline()
 def announce():

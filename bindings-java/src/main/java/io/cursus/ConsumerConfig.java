@@ -38,7 +38,16 @@ public final class ConsumerConfig extends BaseConfig {
             return set("auto_offset_reset", policy);
         }
 
-        /** {@code isolation_level}: read_committed or read_uncommitted (default read_committed). */
+        /**
+         * {@code isolation_level}: {@code read_committed} (default) or
+         * {@code read_uncommitted}. {@code read_committed} returns records of committed
+         * transactions only, and stops at the first record of a transaction still open (the
+         * last stable offset); {@code read_uncommitted} returns every durable record, of open
+         * and aborted transactions too. Transaction control markers are never returned.
+         *
+         * @param level {@code read_committed} or {@code read_uncommitted}
+         * @return this builder
+         */
         public Builder isolationLevel(String level) {
             return set("isolation_level", level);
         }

@@ -103,18 +103,24 @@ public final class CursusConsumer extends NativeResource {
      */
     public void commitSync(Map<TopicPartition, Long> offsets) {
         Objects.requireNonNull(offsets, "offsets");
-        run(h -> {
-            long list = NativeBridge.topicPartitionListNew();
-            try {
-                for (Map.Entry<TopicPartition, Long> e : offsets.entrySet()) {
-                    long next = Objects.requireNonNull(e.getValue(), "offset of " + e.getKey());
-                    NativeBridge.topicPartitionListAdd(list, e.getKey().topic(), e.getKey().partition(), next);
-                }
-                NativeBridge.consumerCommitOffsets(h, list);
-            } finally {
-                NativeBridge.topicPartitionListDestroy(list);
+        run(h -> withOffsetList(offsets, list -> NativeBridge.consumerCommitOffsets(h, list)));
+    }
+
+    /**
+     * Runs {@code body} with a native topic-partition list holding {@code offsets} (in map
+     * order), destroyed afterwards.
+     */
+    static void withOffsetList(Map<TopicPartition, Long> offsets, java.util.function.LongConsumer body) {
+        long list = NativeBridge.topicPartitionListNew();
+        try {
+            for (Map.Entry<TopicPartition, Long> e : offsets.entrySet()) {
+                long next = Objects.requireNonNull(e.getValue(), "offset of " + e.getKey());
+                NativeBridge.topicPartitionListAdd(list, e.getKey().topic(), e.getKey().partition(), next);
             }
-        });
+            body.accept(list);
+        } finally {
+            NativeBridge.topicPartitionListDestroy(list);
+        }
     }
 
     /**

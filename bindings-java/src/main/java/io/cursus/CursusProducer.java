@@ -17,6 +17,32 @@ import java.util.concurrent.ExecutionException;
  * a continuation that blocks delays only this producer's later futures.
  *
  * <p>Blocking calls without a timeout wait at most {@link Timeouts#DEFAULT} (30 s).
+ *
+ * <p><b>Transactions.</b> A producer configured with
+ * {@link ProducerConfig.Builder#transactionalId(String) transactional_id} sends only inside
+ * transactions: the records sent between {@link #beginTransaction()} and
+ * {@link #commitTransaction()} become visible to {@code read_committed} consumers together,
+ * with the consumer offsets added by {@link #sendOffsetsToTransaction(CursusConsumer)}, or
+ * (after {@link #abortTransaction()}) never. A consume-process-produce loop:
+ *
+ * <pre>{@code
+ * producer.initTransactions().join();
+ * while (running) {
+ *     List<ConsumerRecord> in = consumer.poll(Duration.ofMillis(500));
+ *     if (in.isEmpty()) continue;
+ *     producer.beginTransaction().join();
+ *     for (ConsumerRecord r : in) producer.send(ProducerRecord.of("out", r.key(), process(r)));
+ *     producer.sendOffsetsToTransaction(consumer).join();
+ *     producer.commitTransaction().join();
+ * }
+ * }</pre>
+ *
+ * <p>Each transaction call returns a future completed on this producer's callback thread
+ * (never an engine thread). Calls of one producer are carried out in the order they were
+ * made; start the next step when the previous one's future has completed. A
+ * {@link FencingException} (code {@code producer_fenced}: another producer initialised the
+ * same {@code transactional_id}) is final: every later call of this producer fails with it;
+ * close it. After any other failure of a send or of the commit, abort the transaction.
  */
 public final class CursusProducer extends NativeResource {
     /** {@code CURSUS_NO_TIMESTAMP}: let the library stamp the send time. */
@@ -121,6 +147,123 @@ public final class CursusProducer extends NativeResource {
     public void close(Duration timeout) {
         long ms = Timeouts.toMillis(timeout, "timeout");
         closeWith(h -> NativeBridge.producerClose(h, ms));
+    }
+
+    /** A background transaction step started with the live producer handle. */
+    @FunctionalInterface
+    private interface TransactionStart {
+        void start(long producer, NativeCompletion completion);
+    }
+
+    /** Starts one step; its future completes on this producer's callback thread. */
+    private CompletableFuture<Void> transactionStep(TransactionStart step) {
+        CompletableFuture<Void> future = new CompletableFuture<>();
+        NativeCompletion completion = NativeCompletion.forVoid(future, callbacks);
+        run(h -> step.start(h, completion));
+        return future;
+    }
+
+    /**
+     * Obtains this producer's transactional session from the broker ({@code INIT_PRODUCER_ID}),
+     * fencing any older producer with the same {@code transactional_id} and aborting a
+     * transaction it left open. Call once, before the first {@link #beginTransaction()}.
+     *
+     * @return a future completed when the session is granted, or exceptionally with a
+     *     {@link CursusException} (a {@link ValidationException} with code
+     *     {@code invalid_transaction_state} when the producer has no {@code transactional_id})
+     * @throws CursusClosedException if the producer is closed
+     */
+    public CompletableFuture<Void> initTransactions() {
+        return transactionStep(NativeBridge::producerInitTransactionsAsync);
+    }
+
+    /**
+     * Begins a transaction: the records sent from now until {@link #commitTransaction()} or
+     * {@link #abortTransaction()} belong to it. Every transaction after the first
+     * re-initialises the session on the broker first.
+     *
+     * @return a future completed when the transaction is open, or exceptionally with a
+     *     {@link CursusException}: a {@link ValidationException} with code
+     *     {@code invalid_transaction_state} before {@link #initTransactions()} or while a
+     *     transaction is already open; a {@link FencingException} once fenced
+     * @throws CursusClosedException if the producer is closed
+     */
+    public CompletableFuture<Void> beginTransaction() {
+        return transactionStep(NativeBridge::producerBeginTransactionAsync);
+    }
+
+    /**
+     * Adds what {@code consumer} has delivered so far (per partition, the offset after the
+     * last record its polls returned) to the open transaction, fenced by the consumer's group
+     * session: the group's committed offsets move there when the transaction commits, and
+     * not at all if it aborts. The consumer must have joined its group (polled once after
+     * subscribing); a consumer that delivered nothing adds nothing. Use this instead of the
+     * consumer's own commits.
+     *
+     * <p>The offsets and the group session are taken when this method is called, so polls
+     * made after it returns are not included.
+     *
+     * @param consumer the consumer whose records the transaction processed
+     * @return a future completed when the offsets are staged, or exceptionally with a
+     *     {@link CursusException} ({@code invalid_transaction_state} without an open
+     *     transaction; the group's fencing errors when the consumer lost its partitions)
+     * @throws CursusClosedException if the producer or the consumer is closed
+     * @throws ValidationException if the consumer has not joined its group yet
+     */
+    public CompletableFuture<Void> sendOffsetsToTransaction(CursusConsumer consumer) {
+        Objects.requireNonNull(consumer, "consumer");
+        return transactionStep((p, completion) ->
+                consumer.run(c -> NativeBridge.producerSendConsumerOffsetsAsync(p, c, completion)));
+    }
+
+    /**
+     * Adds explicit next offsets (the offset after the last record processed, per partition)
+     * to the open transaction, fenced by {@code consumer}'s group session: committed for the
+     * consumer's group with the transaction, or not at all.
+     *
+     * @param offsets next offset per partition (each at least 0)
+     * @param consumer the group member that consumed the records; it must have joined its
+     *     group (polled once after subscribing)
+     * @return a future completed when the offsets are staged, or exceptionally with a
+     *     {@link CursusException} (as {@link #sendOffsetsToTransaction(CursusConsumer)})
+     * @throws CursusClosedException if the producer or the consumer is closed
+     * @throws ValidationException if an offset is negative or the consumer has not joined
+     *     its group yet
+     */
+    public CompletableFuture<Void> sendOffsetsToTransaction(Map<TopicPartition, Long> offsets,
+            CursusConsumer consumer) {
+        Objects.requireNonNull(offsets, "offsets");
+        Objects.requireNonNull(consumer, "consumer");
+        return transactionStep((p, completion) -> consumer.run(c -> CursusConsumer.withOffsetList(offsets,
+                list -> NativeBridge.producerSendOffsetsToTransactionAsync(p, list, c, completion))));
+    }
+
+    /**
+     * Commits the open transaction once every record sent in it is acknowledged: its records
+     * and staged offsets become visible together. When the broker's reply is lost the commit
+     * is repeated (same epoch) until the broker decides, for up to
+     * {@code delivery_timeout_ms}; if still undecided then, the future fails with a retryable
+     * error and the commit may be called again.
+     *
+     * @return a future completed when the transaction is committed, or exceptionally with a
+     *     {@link CursusException}; after a failed send (or a commit the broker aborted, e.g.
+     *     code {@code transaction_aborted}) call {@link #abortTransaction()}
+     * @throws CursusClosedException if the producer is closed
+     */
+    public CompletableFuture<Void> commitTransaction() {
+        return transactionStep(NativeBridge::producerCommitTransactionAsync);
+    }
+
+    /**
+     * Aborts the open transaction once its sends have finished: none of its records or
+     * offsets ever become visible to {@code read_committed} consumers.
+     *
+     * @return a future completed when the transaction is aborted, or exceptionally with a
+     *     {@link CursusException}
+     * @throws CursusClosedException if the producer is closed
+     */
+    public CompletableFuture<Void> abortTransaction() {
+        return transactionStep(NativeBridge::producerAbortTransactionAsync);
     }
 
     @Override

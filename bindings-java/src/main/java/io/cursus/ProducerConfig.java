@@ -63,6 +63,21 @@ public final class ProducerConfig extends BaseConfig {
             return set("delivery_timeout_ms", Long.toString(ms));
         }
 
+        /**
+         * {@code transactional_id}: makes the producer transactional (default: none). Sends
+         * then belong to transactions ({@link CursusProducer#initTransactions()} once, then
+         * {@link CursusProducer#beginTransaction()} ... {@link CursusProducer#commitTransaction()});
+         * a send outside a transaction fails with code {@code invalid_transaction_state}.
+         * Producers sharing an id fence each other: the latest to initialise wins. Needs
+         * {@code acks=all} (the default); 1 to 249 characters without whitespace.
+         *
+         * @param id the transactional id, stable across restarts of the same logical producer
+         * @return this builder
+         */
+        public Builder transactionalId(String id) {
+            return set("transactional_id", id);
+        }
+
         /** Validates the options through the engine and builds the config. */
         public ProducerConfig build() {
             validate(PRODUCER);

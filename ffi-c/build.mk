@@ -131,7 +131,7 @@ test-valgrind: $(FFI_BUILD)/test_cursus
 
 
 test-cpp: ffi-lib ffi-tools
-	$(CXX) $(FFI_CXXFLAGS) -o $(FFI_BUILD)/test_cursus_cpp ffi-c/tests-cpp/test_cursus.cpp $(FFI_LDFLAGS) -lgtest
+	$(CXX) $(FFI_CXXFLAGS) -o $(FFI_BUILD)/test_cursus_cpp $(wildcard ffi-c/tests-cpp/test_*.cpp) $(FFI_LDFLAGS) -lgtest
 	$(FFI_WITH_BROKER) $(FFI_BUILD)/test_cursus_cpp
 
 test-go: ffi-lib

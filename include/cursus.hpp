@@ -1,7 +1,8 @@
 // cursus.hpp: header-only C++17 RAII wrapper over the libcursus C ABI (cursus.h).
 //
 // - Config, Admin, Producer, Consumer and Message own their C handle, are
-//   move-only and release it in their destructor.
+//   move-only and release it in their destructor. Transaction is the scope
+//   of one producer transaction: it aborts in its destructor unless committed.
 // - Admin results are plain C++ values (TopicInfo, TopicDescription,
 //   TopicMetadata, GroupStatus, ...), read from the C result handles.
 // - Every failure throws a subclass of cursus::Error chosen by the status
@@ -26,5 +27,6 @@
 #include "cursus/admin.hpp"
 #include "cursus/producer.hpp"
 #include "cursus/consumer.hpp"
+#include "cursus/transaction.hpp"
 
 #endif  // CURSUS_HPP

@@ -6,6 +6,8 @@
 
 namespace cursus {
 
+/// A consumer-group member. close() and wakeup() may be called from another
+/// thread and interrupt a blocked poll.
 class Consumer {
  public:
   /// Connects with a configuration of kind Consumer (or Any) that has group_id.
@@ -109,6 +111,8 @@ class Consumer {
   /// Commits what was returned (with auto-commit), leaves the group and
   /// closes; a poll blocked in another thread throws ClosedError.
   void close() { detail::call(cursus_consumer_close, h_.get()); }
+  /// The C handle (owned by this Consumer), e.g. for Producer::send_offsets_to_transaction.
+  cursus_consumer_t *c_handle() const noexcept { return h_.get(); }
 
  private:
   void close_quietly() noexcept {

@@ -2,6 +2,7 @@
 #ifndef CURSUS_PRODUCER_HPP
 #define CURSUS_PRODUCER_HPP
 
+#include "consumer.hpp"
 #include "types.hpp"
 
 namespace cursus {
@@ -97,6 +98,47 @@ class Producer {
     detail::call(cursus_producer_close, h_.get(), detail::millis(timeout));
   }
 
+  // Transactions (a producer configured with transactional_id; see
+  // docs/transactions.md and cursus::Transaction). A call in the wrong state
+  // throws InvalidArgumentError with code() "invalid_transaction_state"; once
+  // a newer producer with the same transactional_id has fenced this one,
+  // every call throws FencingError ("producer_fenced").
+
+  /// Obtains the transactional session from the broker, fencing any older
+  /// producer with the same transactional_id and aborting a transaction it
+  /// left open. Call once, before the first transaction.
+  void init_transactions() { detail::call(cursus_producer_init_transactions, h_.get()); }
+  /// Begins a transaction: records sent until commit or abort belong to it.
+  void begin_transaction() { detail::call(cursus_producer_begin_transaction, h_.get()); }
+  /// Adds what `consumer` has delivered so far (the offset after the last
+  /// record each partition returned) to the open transaction, fenced by the
+  /// consumer's group session: committed with the transaction's records, or
+  /// not at all. The consumer must have joined its group (polled once).
+  void send_offsets_to_transaction(Consumer &consumer) {
+    detail::call(cursus_producer_send_consumer_offsets, h_.get(), consumer.c_handle());
+  }
+  /// Adds explicit next offsets (the offset after the last record
+  /// processed) to the open transaction, fenced by `consumer`'s group session.
+  void send_offsets_to_transaction(const std::map<TopicPartition, uint64_t> &offsets, Consumer &consumer) {
+    auto list = detail::result<cursus_topic_partition_list_t, cursus_topic_partition_list_destroy>(
+        cursus_topic_partition_list_new);
+    for (const auto &o : offsets)
+      detail::call(cursus_topic_partition_list_add, list.get(), o.first.topic.c_str(), o.first.partition,
+                   static_cast<int64_t>(o.second));
+    detail::call(cursus_producer_send_offsets_to_transaction, h_.get(), list.get(), consumer.c_handle());
+  }
+  /// Waits for every send of the open transaction, then commits it. An
+  /// unknown outcome is retried until the broker decides (up to
+  /// delivery_timeout_ms); if it is still undecided the error is thrown and
+  /// commit may be called again. After a failed send it throws: abort.
+  void commit_transaction() { detail::call(cursus_producer_commit_transaction, h_.get()); }
+  /// Waits for the open transaction's sends to finish, then aborts it: none
+  /// of its records or offsets become visible to read_committed consumers.
+  void abort_transaction() { detail::call(cursus_producer_abort_transaction, h_.get()); }
+
+  /// The C handle (owned by this Producer).
+  cursus_producer_t *c_handle() const noexcept { return h_.get(); }
+
  private:
   static void trampoline(void *user_data, const cursus_delivery_report_t *report) {
     std::unique_ptr<Callback> cb(static_cast<Callback *>(user_data));
@@ -114,9 +156,6 @@ class Producer {
   }
   detail::Handle<cursus_producer_t, cursus_producer_destroy> h_;
 };
-
-/// A consumer-group member. close() and wakeup() may be called from another
-/// thread and interrupt a blocked poll.
 
 }  // namespace cursus
 

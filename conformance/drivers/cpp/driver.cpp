@@ -288,6 +288,26 @@ class Driver {
       named(consumers_, s.arg("name"), "consumer").close();
       return "{}";
     }
+    if (op == "txn_init") {
+      producer(s).init_transactions();
+      return "{}";
+    }
+    if (op == "txn_begin") {
+      producer(s).begin_transaction();
+      return "{}";
+    }
+    if (op == "txn_send_offsets") {
+      producer(s).send_offsets_to_transaction(consumer(s));
+      return "{}";
+    }
+    if (op == "txn_commit") {
+      producer(s).commit_transaction();
+      return "{}";
+    }
+    if (op == "txn_abort") {
+      producer(s).abort_transaction();
+      return "{}";
+    }
     throw DriverError("unknown op " + op);
   }
 

@@ -326,6 +326,24 @@ public final class Driver {
             case "consumer_close":
                 lookup(consumers, "consumer", a.str("name")).close();
                 return r;
+            case "txn_init":
+                lookup(producers, "producer", a.str("producer")).initTransactions().join();
+                return r;
+            case "txn_begin":
+                lookup(producers, "producer", a.str("producer")).beginTransaction().join();
+                return r;
+            case "txn_send_offsets": {
+                CursusProducer p = lookup(producers, "producer", a.str("producer"));
+                CursusConsumer c = lookup(consumers, "consumer", a.str("consumer"));
+                p.sendOffsetsToTransaction(c).join();
+                return r;
+            }
+            case "txn_commit":
+                lookup(producers, "producer", a.str("producer")).commitTransaction().join();
+                return r;
+            case "txn_abort":
+                lookup(producers, "producer", a.str("producer")).abortTransaction().join();
+                return r;
             default:
                 throw new DriverError("unknown op " + step.op);
         }

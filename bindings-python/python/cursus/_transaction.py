@@ -135,3 +135,7 @@ class AsyncTransaction(Generic[_P]):
             await ops.abort_transaction()
         except CursusError as abort_error:
             _abort_failed(exc, abort_error)
+
+
+# Public as `cursus.Transaction`: shown so, as the error classes are.
+Transaction.__module__ = "cursus"

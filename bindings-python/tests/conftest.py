@@ -31,7 +31,8 @@ def broker_binary() -> str:
 class Broker:
     """A running broker process; `addr` is its client address."""
 
-    def __init__(self) -> None:
+    def __init__(self, *extra_args: str) -> None:
+        """`extra_args`: more command-line options of the broker."""
         self.data_dir = tempfile.mkdtemp(prefix="cursus-py-")
         self.proc = subprocess.Popen(
             [
@@ -42,6 +43,7 @@ class Broker:
                 "127.0.0.1:0",
                 "--data-dir",
                 self.data_dir,
+                *extra_args,
             ],
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,

@@ -13,6 +13,8 @@ import pytest
 import cursus
 import cursus.aio
 
+from conftest import Broker
+
 HANG_GUARD_S = 60.0
 
 
@@ -190,3 +192,39 @@ def test_async_cancelled_block_aborts(bootstrap: str, name: str) -> None:
         assert got == [b"after"]
 
     asyncio.run(main())
+
+
+def test_async_a_transaction_the_broker_aborted_fails_its_commit(name: str) -> None:
+    broker = Broker("--transaction-timeout-ms", "300")
+
+    async def latest() -> int:
+        async with cursus.aio.AdminClient(bootstrap_servers=broker.addr) as admin:
+            (offsets,) = await admin.list_offsets(name, 0)
+        return offsets.latest
+
+    async def main() -> None:
+        await create(broker.addr, name)
+        async with txn_producer(broker.addr, name) as p:
+            await p.init_transactions()
+            with pytest.raises(cursus.ConflictError) as commit:
+                async with p.transaction():
+                    await p.send(name, b"too-slow")
+                    # Aborted past its deadline: the abort marker moves the
+                    # last stable offset past the record.
+                    deadline = time.monotonic() + HANG_GUARD_S
+                    while await latest() < 1:
+                        assert time.monotonic() < deadline, "hang guard: never aborted"
+                        await asyncio.sleep(0.05)
+            assert commit.value.code == "transaction_aborted"
+            assert not getattr(commit.value, "__notes__", None)
+            async with p.transaction():
+                p.send(name, b"in-time")
+        got = await read_until(
+            broker.addr, name + "-rc", name, "read_committed", lambda g: b"in-time" in g
+        )
+        assert got == [b"in-time"]
+
+    try:
+        asyncio.run(main())
+    finally:
+        broker.stop()

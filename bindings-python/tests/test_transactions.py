@@ -16,6 +16,8 @@ import pytest
 
 import cursus
 
+from conftest import Broker
+
 HANG_GUARD_S = 60.0
 
 
@@ -253,3 +255,30 @@ def test_a_failed_commit_raises_from_the_block(bootstrap: str, name: str) -> Non
                 zombie.send_and_wait(name, b"zombie")
                 p.init_transactions()  # fences: the commit fails
         assert commit.value.code == "producer_fenced"
+
+
+def test_a_transaction_the_broker_aborted_fails_its_commit(name: str) -> None:
+    broker = Broker("--transaction-timeout-ms", "300")
+    try:
+        create(broker.addr, name)
+        with txn_producer(broker.addr, name) as p:
+            p.init_transactions()
+            with pytest.raises(cursus.ConflictError) as commit:
+                with p.transaction():
+                    p.send_and_wait(name, b"too-slow")
+                    # The broker aborts it past its deadline: the abort
+                    # marker moves the last stable offset past the record.
+                    deadline = time.monotonic() + HANG_GUARD_S
+                    while latest(broker.addr, name) < 1:
+                        assert time.monotonic() < deadline, "hang guard: never aborted"
+                        time.sleep(0.05)
+            assert commit.value.code == "transaction_aborted"
+            # Nothing was left open: no note, and the next transaction works.
+            assert not getattr(commit.value, "__notes__", None)
+            with p.transaction():
+                p.send(name, b"in-time")
+        with reader(broker.addr, name + "-rc", name, "read_committed") as c:
+            got = read_until(c, lambda got: b"in-time" in got)
+        assert got == [b"in-time"]
+    finally:
+        broker.stop()

@@ -8,8 +8,8 @@ Both follow one policy:
 - a block that ends normally commits it (``commit_transaction``). If the
   commit fails with an error that is not retryable (a send of the
   transaction failed, the broker aborted it, ...), the transaction is
-  aborted (when the producer is not fenced) and the commit error raised. A
-  retryable commit error means the outcome is still unknown: the
+  aborted if still open (and the producer not fenced), and the commit error
+  raised. A retryable commit error means the outcome is still unknown: the
   transaction is left open, so that ``commit_transaction()`` may be called
   again (or ``abort_transaction()``);
 - a block that raises (any exception, ``KeyboardInterrupt`` and
@@ -42,6 +42,11 @@ def _abort_failed(original: BaseException, abort_error: CursusError) -> None:
     if add_note is not None:
         add_note(note)
     _log.warning("transaction: %s (while handling %r)", note, original)
+
+
+def _nothing_open(abort_error: CursusError) -> bool:
+    """The abort found no open transaction (the failed commit ended it)."""
+    return abort_error.code == "invalid_transaction_state"
 
 
 def _abort_after_commit(commit_error: CursusError) -> bool:
@@ -78,7 +83,8 @@ class Transaction:
                     try:
                         self._producer.abort_transaction()
                     except CursusError as abort_error:
-                        _abort_failed(commit_error, abort_error)
+                        if not _nothing_open(abort_error):
+                            _abort_failed(commit_error, abort_error)
                 raise
             return
         try:
@@ -128,7 +134,8 @@ class AsyncTransaction(Generic[_P]):
                     try:
                         await ops.abort_transaction()
                     except CursusError as abort_error:
-                        _abort_failed(commit_error, abort_error)
+                        if not _nothing_open(abort_error):
+                            _abort_failed(commit_error, abort_error)
                 raise
             return
         try:

@@ -4,7 +4,7 @@
 //! and mid-file corruption refuses the open).
 //!
 //! Each record is `{"version":1,"type":"transaction","next_producer_id":N,
-//! ...snapshot}`; the latest record of an id is its state, and
+//! "transaction":{...snapshot}}`; the latest record of an id is its state, and
 //! `next_producer_id` (the largest seen) is the producer-id counter. When
 //! the journal holds many more records than ids it is rewritten with the
 //! latest snapshot of each id (compaction).
@@ -51,8 +51,7 @@ struct JournalRecord {
     #[serde(rename = "type")]
     kind: String,
     next_producer_id: u64,
-    #[serde(flatten)]
-    snapshot: TxnSnapshot,
+    transaction: TxnSnapshot,
 }
 
 /// Encodes one journal record.
@@ -61,7 +60,7 @@ pub fn encode_record(snapshot: &TxnSnapshot, next_producer_id: u64) -> Result<Ve
         version: Some(TXN_RECORD_VERSION),
         kind: "transaction".into(),
         next_producer_id,
-        snapshot: snapshot.clone(),
+        transaction: snapshot.clone(),
     })
     .map_err(|e| e.to_string())
 }
@@ -78,7 +77,7 @@ pub fn decode_record(bytes: &[u8]) -> Result<(TxnSnapshot, u64), String> {
     if record.kind != "transaction" {
         return Err(format!("unknown record type {:?}", record.kind));
     }
-    Ok((record.snapshot, record.next_producer_id))
+    Ok((record.transaction, record.next_producer_id))
 }
 
 /// The number `n` of a `txn-<n>` producer id.
@@ -251,11 +250,15 @@ mod tests {
             let b = j.allocate_producer_id();
             assert_eq!((a.as_str(), b.as_str()), ("txn-1", "txn-2"));
             j.persist(&snap("a", &a, 0, TxnState::Empty)).unwrap();
-            j.persist(&snap("a", &a, 0, TxnState::Open)).unwrap();
+            let mut open = snap("a", &a, 0, TxnState::Open);
+            open.offsets = Some(open.stage_offsets("g", "m", 1, "t", &[(3, 9)]).unwrap());
+            j.persist(&open).unwrap();
             j.persist(&snap("b", &b, 3, TxnState::Committed)).unwrap();
         }
         let j = TxnJournal::open(dir.path()).unwrap();
-        assert_eq!(j.get("a").unwrap().state, TxnState::Open);
+        let a = j.get("a").unwrap();
+        assert_eq!(a.state, TxnState::Open);
+        assert_eq!(a.offsets.unwrap().flat(), vec![("t".to_owned(), 3, 9)]);
         assert_eq!(j.get("b").unwrap().epoch, 3);
         // Compacted on open: one record per id.
         assert_eq!(j.record_count(), 2);

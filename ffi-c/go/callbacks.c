@@ -3,8 +3,16 @@
 #include "cursus.h"
 #include "_cgo_export.h"
 
+// Non-zero while this thread runs a Go callback (a client's callback thread):
+// a call made there must not wait for a completion on that same thread.
+static __thread int in_go_callback;
+
+int cursus_go_in_callback(void) { return in_go_callback; }
+
 static void cursus_go_delivery(void *user_data, const cursus_delivery_report_t *report) {
+  in_go_callback++;
   cursusGoDelivery((uintptr_t)user_data, (cursus_delivery_report_t *)report);
+  in_go_callback--;
 }
 
 cursus_status_t cursus_go_send(cursus_producer_t *p, const char *topic, int32_t partition, const uint8_t *key,
@@ -15,9 +23,27 @@ cursus_status_t cursus_go_send(cursus_producer_t *p, const char *topic, int32_t 
 }
 
 static void cursus_go_completion(void *user_data, cursus_status_t status, const cursus_error_t *error) {
+  in_go_callback++;
   cursusGoCompletion((uintptr_t)user_data, status, (cursus_error_t *)error);
+  in_go_callback--;
 }
 
 cursus_status_t cursus_go_commit_async(cursus_consumer_t *c, uintptr_t handle, cursus_error_t **err) {
   return cursus_consumer_commit_async(c, cursus_go_completion, (void *)handle, err);
+}
+
+// The _async transaction calls of a producer, by step (see transaction.go).
+cursus_status_t cursus_go_txn(cursus_producer_t *p, int step, uintptr_t handle, cursus_error_t **err) {
+  void *user_data = (void *)handle;
+  switch (step) {
+    case 0: return cursus_producer_init_transactions_async(p, cursus_go_completion, user_data, err);
+    case 1: return cursus_producer_begin_transaction_async(p, cursus_go_completion, user_data, err);
+    case 2: return cursus_producer_commit_transaction_async(p, cursus_go_completion, user_data, err);
+    default: return cursus_producer_abort_transaction_async(p, cursus_go_completion, user_data, err);
+  }
+}
+
+cursus_status_t cursus_go_txn_send_offsets(cursus_producer_t *p, cursus_consumer_t *c, uintptr_t handle,
+                                           cursus_error_t **err) {
+  return cursus_producer_send_consumer_offsets_async(p, c, cursus_go_completion, (void *)handle, err);
 }

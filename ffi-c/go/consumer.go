@@ -283,6 +283,19 @@ func (c *Consumer) Committed(ctx context.Context, topic string, partition uint32
 // record processed), one partition after another in topic and partition
 // order. The group must have been joined (Poll once after Subscribe).
 func (c *Consumer) CommitOffsets(ctx context.Context, offsets map[TopicPartition]int64) error {
+	list, err := offsetList(offsets)
+	if err != nil {
+		return err
+	}
+	defer C.cursus_topic_partition_list_destroy(list)
+	return c.call(ctx, func(e **C.cursus_error_t) C.enum_cursus_status_t {
+		return C.cursus_consumer_commit_offsets(c.h, list, e)
+	})
+}
+
+// offsetList copies offsets into a C list in topic and partition order
+// (the caller destroys it).
+func offsetList(offsets map[TopicPartition]int64) (*C.cursus_topic_partition_list_t, error) {
 	tps := make([]TopicPartition, 0, len(offsets))
 	for tp := range offsets {
 		tps = append(tps, tp)
@@ -296,20 +309,18 @@ func (c *Consumer) CommitOffsets(ctx context.Context, offsets map[TopicPartition
 	var list *C.cursus_topic_partition_list_t
 	var e *C.cursus_error_t
 	if err := check(C.cursus_topic_partition_list_new(&list, &e), e); err != nil {
-		return err
+		return nil, err
 	}
-	defer C.cursus_topic_partition_list_destroy(list)
 	for _, tp := range tps {
 		t := cstr(tp.Topic)
 		err := check(C.cursus_topic_partition_list_add(list, t, C.uint32_t(tp.Partition), C.int64_t(offsets[tp]), &e), e)
 		C.free(unsafe.Pointer(t))
 		if err != nil {
-			return err
+			C.cursus_topic_partition_list_destroy(list)
+			return nil, err
 		}
 	}
-	return c.call(ctx, func(e **C.cursus_error_t) C.enum_cursus_status_t {
-		return C.cursus_consumer_commit_offsets(c.h, list, e)
-	})
+	return list, nil
 }
 
 // Assignment returns the partitions currently assigned to this consumer.

@@ -37,6 +37,34 @@
 // the client again (Send, Flush and Close of the same producer included),
 // and a slow callback delays only its own client's callbacks.
 //
+// # Transactions
+//
+// Exactly-once consume-process-produce (docs/transactions.md in the SDK).
+//
+// A producer created with WithTransactionalID is transactional: call
+// InitTransactions once, then for each transaction BeginTransaction, Send or
+// SendAsync as usual (the records belong to the open transaction),
+// optionally SendOffsetsToTransaction with the consumer the input came from,
+// and CommitTransaction or AbortTransaction. Consumers choose what they read
+// with WithIsolationLevel: ReadCommitted (the default) never returns records
+// of open or aborted transactions.
+//
+// Errors are *Error: a call in the wrong state (BeginTransaction before
+// InitTransactions or twice, a commit with no open transaction, a producer
+// without a transactional id, a transactional producer sending outside a
+// transaction) has Code "invalid_transaction_state" and matches
+// ErrInvalidArgument; once a newer producer with the same transactional id
+// has called InitTransactions, every call of the older one (sends included)
+// fails with Code "producer_fenced", matching ErrFencing, for good.
+//
+// Contexts: each call returns ctx.Err() as soon as ctx is done, but the
+// operation itself goes on in the library and its outcome is then not
+// reported: a cancelled CommitTransaction may still commit. The next
+// transaction call waits for it to finish (BeginTransaction then starts a
+// new transaction; CommitTransaction or AbortTransaction of the same one
+// fails with "invalid_transaction_state" if it completed). The calls may
+// be made from callbacks, those of the same producer included.
+//
 // # Errors
 //
 // Errors from the library are *Error: Error() is the readable text every

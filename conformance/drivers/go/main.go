@@ -423,6 +423,28 @@ func (d *driver) run(s *step) (result, error) {
 			return nil, err
 		}
 		return result{}, c.Close()
+	case "txn_init", "txn_begin", "txn_commit", "txn_abort":
+		p, err := lookup(d.producers, s, "producer", "producer")
+		if err != nil {
+			return nil, err
+		}
+		call := map[string]func(context.Context) error{
+			"txn_init":   p.InitTransactions,
+			"txn_begin":  p.BeginTransaction,
+			"txn_commit": p.CommitTransaction,
+			"txn_abort":  p.AbortTransaction,
+		}[s.op]
+		return result{}, call(ctx)
+	case "txn_send_offsets":
+		p, err := lookup(d.producers, s, "producer", "producer")
+		if err != nil {
+			return nil, err
+		}
+		c, err := lookup(d.consumers, s, "consumer", "consumer")
+		if err != nil {
+			return nil, err
+		}
+		return result{}, p.SendOffsetsToTransaction(ctx, c)
 	}
 	return nil, fail("unknown op %s", s.op)
 }

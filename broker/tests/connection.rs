@@ -274,7 +274,9 @@ async fn unsupported_commands_get_typed_errors() {
     let e = c.error("REPLICATE_MESSAGE topic=t").await;
     assert_eq!(e.code, "internal_command_unauthorized");
     assert_eq!(e.class, ErrorClass::Authorization);
-    let e = c.error("APPEND_STREAM topic=t key=k version=1 message=m").await;
+    let e = c
+        .error("APPEND_STREAM topic=t key=k version=1 message=m")
+        .await;
     assert_eq!(e.code, "UNSUPPORTED_FEATURE");
     assert_eq!(e.fields["command"], "APPEND_STREAM");
     // The connection stays usable.

@@ -64,14 +64,18 @@ fn live_partition(
     })
 }
 
-/// Encodes `record` at the partition's log end and appends it (writer lock
-/// held by the caller). Returns its offset.
+/// Encodes `record` at `offset`, the partition's log end, and appends it
+/// (writer lock held by the caller).
+///
+/// Callers register the record in the transaction index *before* this
+/// append: another publisher's sync may make it durable at any moment
+/// after, and a read_committed reader must never see it unregistered.
 async fn append_one(
     partition: &Partition,
     topic: &str,
+    offset: u64,
     mut record: Record,
-) -> Result<u64, ErrorPayload> {
-    let offset = partition.log().log_end_offset();
+) -> Result<(), ErrorPayload> {
     let timestamp = now_ms();
     record.topic = topic.to_owned();
     record.partition = partition.id() as i32;
@@ -91,7 +95,7 @@ async fn append_one(
             .with_field("expected", offset)
             .with_field("actual", info.base_offset));
     }
-    Ok(offset)
+    Ok(())
 }
 
 /// Appends a TXN_PUBLISH record to `topic`/`id` unless its sequence was
@@ -129,8 +133,7 @@ pub async fn append_data(
                     transaction_state: TransactionState::Open,
                     ..Record::default()
                 };
-                let offset = append_one(&partition, topic, record).await?;
-                producers.observe(rec.producer_id, rec.epoch, rec.seq, offset);
+                let offset = partition.log().log_end_offset();
                 partition.with_txn_index(|ix| {
                     ix.record(
                         rec.producer_id,
@@ -140,6 +143,11 @@ pub async fn append_data(
                         offset,
                     )
                 });
+                if let Err(e) = append_one(&partition, topic, offset, record).await {
+                    partition.with_txn_index(|ix| ix.forget(rec.producer_id, rec.epoch, offset));
+                    return Err(e);
+                }
+                producers.observe(rec.producer_id, rec.epoch, rec.seq, offset);
                 Appended { offset, new: true }
             }
         };
@@ -188,8 +196,16 @@ pub async fn append_marker(
             }
             None => {
                 let record = marker_record(transactional_id, producer_id, epoch, kind);
-                let offset = append_one(&partition, topic, record).await?;
-                partition.with_txn_index(|ix| ix.marker(producer_id, epoch, kind, offset));
+                let offset = partition.log().log_end_offset();
+                let previous = partition.with_txn_index(|ix| {
+                    let previous = ix.last_marker(producer_id);
+                    ix.marker(producer_id, epoch, kind, offset);
+                    previous
+                });
+                if let Err(e) = append_one(&partition, topic, offset, record).await {
+                    partition.with_txn_index(|ix| ix.forget_marker(producer_id, offset, previous));
+                    return Err(e);
+                }
                 offset
             }
         };

@@ -64,12 +64,8 @@ fn overdue(s: &TxnSnapshot, now: u64) -> bool {
     !s.expired && s.state == TxnState::Open && s.deadline_ms > 0 && now >= s.deadline_ms
 }
 
-/// Completed (or never begun) longer than the expiration ago.
+/// Completed longer than the expiration ago. (An initialised epoch that
+/// never began a transaction has nothing to discard and stays usable.)
 fn stale(s: &TxnSnapshot, now: u64, expiration: u64) -> bool {
-    !s.expired
-        && matches!(
-            s.state,
-            TxnState::Committed | TxnState::Aborted | TxnState::Empty
-        )
-        && now >= s.updated_ms.saturating_add(expiration)
+    !s.expired && s.state.is_complete() && now >= s.updated_ms.saturating_add(expiration)
 }

@@ -121,6 +121,41 @@ impl TxnIndex {
         }
     }
 
+    /// Undoes [`record`](Self::record) of a record whose append failed.
+    pub fn forget(&mut self, producer_id: &str, epoch: i64, offset: u64) {
+        let key = (producer_id.to_owned(), epoch);
+        if let Some(txn) = self.ongoing.get_mut(&key) {
+            txn.records.retain(|(_, o)| *o != offset);
+            if txn.records.is_empty() {
+                self.ongoing.remove(&key);
+            }
+        }
+    }
+
+    /// Undoes [`marker`](Self::marker) of a marker whose append failed;
+    /// `previous` is what [`last_marker`](Self::last_marker) said before.
+    pub fn forget_marker(
+        &mut self,
+        producer_id: &str,
+        offset: u64,
+        previous: Option<WrittenMarker>,
+    ) {
+        self.markers.remove(&offset);
+        match previous {
+            Some(m) => {
+                self.last_markers.insert(producer_id.to_owned(), m);
+            }
+            None => {
+                self.last_markers.remove(producer_id);
+            }
+        }
+    }
+
+    /// The newest marker written for `producer_id`, of any epoch.
+    pub fn last_marker(&self, producer_id: &str) -> Option<WrittenMarker> {
+        self.last_markers.get(producer_id).copied()
+    }
+
     /// The marker already written for `(producer_id, epoch)`, if any.
     pub fn marker_for(&self, producer_id: &str, epoch: i64) -> Option<WrittenMarker> {
         self.last_markers
@@ -279,6 +314,25 @@ mod tests {
         assert!(ix.resolve("txn-2", 0));
         assert_eq!(ix.stable_offset(10), 10);
         assert!(ix.ongoing().is_empty());
+    }
+
+    #[test]
+    fn failed_appends_are_forgotten() {
+        let mut ix = TxnIndex::new();
+        ix.record("txn-1", 0, "a", 1, 0);
+        ix.record("txn-1", 0, "a", 2, 1);
+        ix.forget("txn-1", 0, 1);
+        assert_eq!(ix.offset_of("txn-1", 0, 2), None);
+        assert_eq!(ix.stable_offset(5), 0);
+        ix.forget("txn-1", 0, 0);
+        assert_eq!(ix.stable_offset(5), 5);
+        ix.replay_marker("txn-1", 0, MarkerKind::Abort, 2);
+        let previous = ix.last_marker("txn-1");
+        ix.marker("txn-1", 1, MarkerKind::Commit, 3);
+        ix.forget_marker("txn-1", 3, previous);
+        assert_eq!(ix.marker_for("txn-1", 1), None);
+        assert_eq!(ix.last_marker("txn-1"), previous);
+        assert!(ix.filter(0, 5).visible(&stored(3, "p", 0, "")));
     }
 
     #[test]

@@ -70,7 +70,8 @@ pub struct OngoingEntry {
 #[derive(Debug, Clone, Default)]
 pub struct TxnIndex {
     ongoing: BTreeMap<(String, i64), OngoingTxn>,
-    aborted: Vec<AbortedRange>,
+    /// Aborted ranges by the offset of their marker (the end of the range).
+    aborted: BTreeMap<u64, AbortedRange>,
     markers: BTreeSet<u64>,
     last_markers: HashMap<String, WrittenMarker>,
 }
@@ -173,12 +174,15 @@ impl TxnIndex {
         };
         if let Some(txn) = self.ongoing.remove(&(producer_id.to_owned(), epoch)) {
             if marker.kind == MarkerKind::Abort {
-                self.aborted.push(AbortedRange {
-                    producer_id: producer_id.to_owned(),
-                    epoch,
-                    first: txn.first_offset,
-                    last: marker.offset,
-                });
+                self.aborted.insert(
+                    marker.offset,
+                    AbortedRange {
+                        producer_id: producer_id.to_owned(),
+                        epoch,
+                        first: txn.first_offset,
+                        last: marker.offset,
+                    },
+                );
             }
         }
         true
@@ -228,8 +232,9 @@ impl TxnIndex {
             markers: self.markers.range(from..to).copied().collect(),
             aborted: self
                 .aborted
-                .iter()
-                .filter(|r| r.first < to && r.last >= from)
+                .range(from..)
+                .map(|(_, r)| r)
+                .filter(|r| r.first < to)
                 .cloned()
                 .collect(),
         }

@@ -612,7 +612,7 @@ async fn a_commit_that_fails_revalidation_aborts() {
 
 #[tokio::test]
 async fn an_open_transaction_past_its_timeout_is_aborted() {
-    let broker = TestBroker::start_with(&["--transaction-timeout-ms", "200"]);
+    let broker = TestBroker::start_with(&["--transaction-timeout-ms", "1500"]);
     let mut c = broker.client().await;
     topic(&mut c, "t", 1).await;
     let s = Session::init(&mut c, "slow").await;

@@ -34,8 +34,8 @@ pub const DEFAULT_GROUP: &str = "default-group";
 pub enum AutoOffsetReset {
     /// The earliest retained offset.
     Earliest,
-    /// The partition's last stable offset (the high-water mark when no
-    /// transaction is unresolved).
+    /// The partition's end: the last stable offset for read_committed, the
+    /// high-water mark for read_uncommitted.
     Latest,
 }
 

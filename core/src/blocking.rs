@@ -266,6 +266,11 @@ impl Producer {
         F: FnOnce(Result<()>) + Send + 'static,
     {
         let this = self.inner.get()?;
+        // Refused at the start, as `Consumer::commit_async` is: the
+        // callback runs only for a step that started.
+        if this.is_closed() {
+            return Err(Error::closed("producer"));
+        }
         let producer = this.clone();
         let work = async move {
             match step {

@@ -448,6 +448,21 @@ impl TxnCoordinator {
         Ok(())
     }
 
+    /// Checks the group fence (steps 1 and 4); a failure aborts the
+    /// transaction and is returned.
+    async fn validate_or_abort(
+        &self,
+        broker: &Broker,
+        current: &mut TxnSnapshot,
+    ) -> Result<(), ErrorPayload> {
+        let Err(e) = self.validate_staged(broker, current).await else {
+            return Ok(());
+        };
+        info!(transactional_id = %current.transactional_id, error = %e, "commit fails the group fence: aborting");
+        self.abort(broker, current, "group_fence").await?;
+        Err(e)
+    }
+
     /// The commit (steps 1-7 of the module docs); `resume` finishes a
     /// durably prepared commit (no revalidation: the decision to commit is
     /// already taken).
@@ -460,11 +475,7 @@ impl TxnCoordinator {
         let id = current.transactional_id.clone();
         if !resume {
             // 1. validate (the state was checked by plan_end).
-            if let Err(e) = self.validate_staged(broker, current).await {
-                info!(transactional_id = %id, error = %e, "commit fails the group fence: aborting");
-                self.abort(broker, current, "group_fence").await?;
-                return Err(e);
-            }
+            self.validate_or_abort(broker, current).await?;
             self.crash_point("txn_before_prepare", &id);
             // 2-3. the staged offsets are in the snapshot; persist prepare_commit.
             let next = TxnSnapshot {
@@ -475,11 +486,7 @@ impl TxnCoordinator {
             self.transition(current, next).await?;
             self.crash_point("txn_after_prepare", &id);
             // 4. revalidate the group fence.
-            if let Err(e) = self.validate_staged(broker, current).await {
-                info!(transactional_id = %id, error = %e, "commit fails revalidation: aborting");
-                self.abort(broker, current, "group_fence").await?;
-                return Err(e);
-            }
+            self.validate_or_abort(broker, current).await?;
         }
         // 5. commit markers where missing.
         self.write_markers(broker, current, MarkerKind::Commit)

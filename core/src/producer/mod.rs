@@ -496,30 +496,24 @@ impl Producer {
     /// and the transaction stays open so that the call may be repeated.
     /// A failed send makes the commit fail: abort instead.
     pub async fn commit_transaction(&self) -> Result<()> {
-        let txn = self.transactions()?;
-        let client = self.shared.cluster.config();
-        txn.end(
-            &self.shared.cluster,
-            TxnResult::Commit,
-            self.drain(None),
-            self.shared.config.delivery_timeout,
-            client.retry_backoff,
-        )
-        .await
+        self.end_transaction(TxnResult::Commit).await
     }
 
     /// Waits for the transaction's sends to finish (whatever their
     /// outcome), then aborts it: none of its records or offsets become
     /// visible to read_committed consumers.
     pub async fn abort_transaction(&self) -> Result<()> {
+        self.end_transaction(TxnResult::Abort).await
+    }
+
+    async fn end_transaction(&self, result: TxnResult) -> Result<()> {
         let txn = self.transactions()?;
-        let client = self.shared.cluster.config();
         txn.end(
             &self.shared.cluster,
-            TxnResult::Abort,
+            result,
             self.drain(None),
             self.shared.config.delivery_timeout,
-            client.retry_backoff,
+            self.shared.cluster.config().retry_backoff,
         )
         .await
     }

@@ -119,6 +119,12 @@ typedef enum cursus_error_class_t {
 // Opaque admin handle (destroy with `cursus_admin_destroy`).
 typedef struct cursus_admin_t cursus_admin_t;
 
+// Opaque aggregate handle (destroy with `cursus_aggregate_destroy`).
+typedef struct cursus_aggregate_t cursus_aggregate_t;
+
+// Opaque appended handle (destroy with `cursus_appended_destroy`).
+typedef struct cursus_appended_t cursus_appended_t;
+
 // Opaque config handle (destroy with `cursus_config_destroy`).
 typedef struct cursus_config_t cursus_config_t;
 
@@ -131,6 +137,15 @@ typedef struct cursus_delete_outcome_t cursus_delete_outcome_t;
 // Opaque error handle (destroy with `cursus_error_destroy`).
 typedef struct cursus_error_t cursus_error_t;
 
+// Opaque event cursor handle (destroy with `cursus_event_cursor_destroy`).
+typedef struct cursus_event_cursor_t cursus_event_cursor_t;
+
+// Opaque event page handle (destroy with `cursus_event_page_destroy`).
+typedef struct cursus_event_page_t cursus_event_page_t;
+
+// Opaque event store handle (destroy with `cursus_event_store_destroy`).
+typedef struct cursus_event_store_t cursus_event_store_t;
+
 // Opaque group status handle (destroy with `cursus_group_status_destroy`).
 typedef struct cursus_group_status_t cursus_group_status_t;
 
@@ -142,6 +157,9 @@ typedef struct cursus_partition_offsets_list_t cursus_partition_offsets_list_t;
 
 // Opaque producer handle (destroy with `cursus_producer_destroy`).
 typedef struct cursus_producer_t cursus_producer_t;
+
+// Opaque snapshot handle (destroy with `cursus_snapshot_destroy`).
+typedef struct cursus_snapshot_t cursus_snapshot_t;
 
 // Opaque string list handle (destroy with `cursus_string_list_destroy`).
 typedef struct cursus_string_list_t cursus_string_list_t;
@@ -834,6 +852,514 @@ const char *cursus_error_field_value(const struct cursus_error_t *error, size_t 
 // buffers hold the given length; out-parameters are NULL or point to
 // writable storage.
 const char *cursus_error_field(const struct cursus_error_t *error, const char *name);
+
+// Connects an event store client with `config` (the client options:
+// `bootstrap_servers`, TLS, timeouts, ...).
+//
+// Thread-safety: safe from any thread; a store may be used from several
+// threads at once.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_event_store_new(struct cursus_config_t *config,
+                                            struct cursus_event_store_t **out_store,
+                                            struct cursus_error_t **out_error);
+
+// Appends an event to aggregate `key` of an event-sourcing topic if the
+// aggregate's version is `expected_version` (0 for a new one): the event
+// gets `expected_version + 1`. Otherwise fails with `version_conflict`
+// (class conflict; fields `current` and `expected`). `metadata` may be
+// absent; `schema_version` 0 lets the broker use 1.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_event_store_append(struct cursus_event_store_t *store,
+                                               const char *topic,
+                                               const char *key,
+                                               uint64_t expected_version,
+                                               const char *event_type,
+                                               const char *payload,
+                                               const char *metadata,
+                                               uint32_t schema_version,
+                                               struct cursus_appended_t **out_appended,
+                                               struct cursus_error_t **out_error);
+
+// The version the appended event got.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_appended_version(const struct cursus_appended_t *appended);
+
+// The offset the appended event got.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_appended_offset(const struct cursus_appended_t *appended);
+
+// The partition of the appended event (its aggregate's).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint32_t cursus_appended_partition(const struct cursus_appended_t *appended);
+
+// The aggregate's current version (0 when it has no event).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_event_store_stream_version(struct cursus_event_store_t *store,
+                                                       const char *topic,
+                                                       const char *key,
+                                                       uint64_t *out_version,
+                                                       struct cursus_error_t **out_error);
+
+// Saves `state` as the aggregate's snapshot at `version` (at most its
+// current version, else `snapshot_version_exceeds_stream`).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_event_store_save_snapshot(struct cursus_event_store_t *store,
+                                                      const char *topic,
+                                                      const char *key,
+                                                      uint64_t version,
+                                                      const char *state,
+                                                      struct cursus_error_t **out_error);
+
+// The aggregate's latest snapshot, or none.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_event_store_read_snapshot(struct cursus_event_store_t *store,
+                                                      const char *topic,
+                                                      const char *key,
+                                                      struct cursus_snapshot_t **out_snapshot,
+                                                      struct cursus_error_t **out_error);
+
+// The aggregate version the snapshot's state includes.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_snapshot_version(const struct cursus_snapshot_t *snapshot);
+
+// The snapshot's serialised state.
+//
+// Thread-safety: safe from any thread while the snapshot is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_snapshot_state(const struct cursus_snapshot_t *snapshot);
+
+// Closes the store; later calls fail with `closed`. The handle must still
+// be destroyed.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_event_store_close(struct cursus_event_store_t *store,
+                                              struct cursus_error_t **out_error);
+
+// A cursor over aggregate `key`'s stream from `from_version` (1: the
+// start): its first page carries the latest snapshot at or after
+// `from_version`, and the events after it. `max_events` and `max_bytes`
+// bound a page (0: the broker's defaults, 256 events and 8 MiB).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_event_cursor_stream(const char *topic,
+                                                const char *key,
+                                                uint64_t from_version,
+                                                uint32_t max_events,
+                                                uint32_t max_bytes,
+                                                struct cursus_event_cursor_t **out_cursor,
+                                                struct cursus_error_t **out_error);
+
+// A cursor over aggregate `key`'s original events (no snapshot) from
+// `from_version` to `to_version` (0: its current version); each page
+// reports its completeness. `max_records`/`max_bytes` 0: the defaults
+// (100 and 1 MiB).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_event_cursor_history(const char *topic,
+                                                 const char *key,
+                                                 uint64_t from_version,
+                                                 uint64_t to_version,
+                                                 uint32_t max_records,
+                                                 uint32_t max_bytes,
+                                                 struct cursus_event_cursor_t **out_cursor,
+                                                 struct cursus_error_t **out_error);
+
+// A cursor over the committed records of any topic's partition from
+// `from_offset` up to `to_offset` (exclusive; -1: the readable end).
+// `max_records`/`max_bytes` 0: the defaults (100 and 1 MiB).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_event_cursor_browse(const char *topic,
+                                                uint32_t partition,
+                                                uint64_t from_offset,
+                                                int64_t to_offset,
+                                                uint32_t max_records,
+                                                uint32_t max_bytes,
+                                                struct cursus_event_cursor_t **out_cursor,
+                                                struct cursus_error_t **out_error);
+
+// True once every page of the cursor was read.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+bool cursus_event_cursor_done(const struct cursus_event_cursor_t *cursor);
+
+// Reads the cursor's next page and moves it on; none once it is done.
+// A failed read leaves the cursor where it was (the call may be repeated).
+//
+// Thread-safety: safe from any thread; calls on one cursor run one at a
+// time.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_event_store_next_page(struct cursus_event_store_t *store,
+                                                  struct cursus_event_cursor_t *cursor,
+                                                  struct cursus_event_page_t **out_page,
+                                                  struct cursus_error_t **out_error);
+
+// The partition the page was read from.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint32_t cursus_event_page_partition(const struct cursus_event_page_t *page);
+
+// True when more pages follow.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+bool cursus_event_page_has_more(const struct cursus_event_page_t *page);
+
+// The number of events (or browsed records) in the page.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+size_t cursus_event_page_count(const struct cursus_event_page_t *page);
+
+// History pages: `complete`, `partial` or `unknown`; other pages: empty.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_event_page_completeness(const struct cursus_event_page_t *page);
+
+// History pages: the aggregate's current version; other pages: 0.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_event_page_head_version(const struct cursus_event_page_t *page);
+
+// Browse pages: the end of what is readable in the partition; other
+// pages: -1.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+int64_t cursus_event_page_readable_end_offset(const struct cursus_event_page_t *page);
+
+// The snapshot the page starts from (first page of a stream read), or
+// none.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_event_page_snapshot(struct cursus_event_page_t *page,
+                                                struct cursus_snapshot_t **out_snapshot,
+                                                struct cursus_error_t **out_error);
+
+// The version of event `index` (0 for a browsed record that is no
+// event, or an index out of range).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_event_page_version(const struct cursus_event_page_t *page, size_t index);
+
+// The offset of event `index` (-1 for an index out of range).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+int64_t cursus_event_page_offset(const struct cursus_event_page_t *page, size_t index);
+
+// The timestamp of event `index` in milliseconds since the epoch.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+int64_t cursus_event_page_timestamp(const struct cursus_event_page_t *page, size_t index);
+
+// The aggregate key of event `index` (empty for none).
+//
+// Thread-safety: safe from any thread while the page is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const uint8_t *cursus_event_page_key(const struct cursus_event_page_t *page,
+                                     size_t index,
+                                     size_t *out_len);
+
+// The event type of event `index`.
+//
+// Thread-safety: safe from any thread while the page is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_event_page_event_type(const struct cursus_event_page_t *page, size_t index);
+
+// The schema version of event `index`.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint32_t cursus_event_page_schema_version(const struct cursus_event_page_t *page, size_t index);
+
+// The metadata of event `index`.
+//
+// Thread-safety: safe from any thread while the page is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_event_page_metadata(const struct cursus_event_page_t *page, size_t index);
+
+// The payload of event `index`.
+//
+// Thread-safety: safe from any thread while the page is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const uint8_t *cursus_event_page_payload(const struct cursus_event_page_t *page,
+                                         size_t index,
+                                         size_t *out_len);
+
+// Loads aggregate `key`: reads its latest snapshot and every event after
+// it. `aggregate_loaded` gives them to fold into the application's
+// state; `snapshot_every` (0: never) sets when `aggregate_snapshot_due`
+// says a snapshot should be saved (500 is the recommended value).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_event_store_load_aggregate(struct cursus_event_store_t *store,
+                                                       const char *topic,
+                                                       const char *key,
+                                                       uint64_t snapshot_every,
+                                                       struct cursus_aggregate_t **out_aggregate,
+                                                       struct cursus_error_t **out_error);
+
+// What loading read: a page with the snapshot (if any) and the events
+// after it, in order.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_aggregate_loaded(struct cursus_aggregate_t *aggregate,
+                                             struct cursus_event_page_t **out_page,
+                                             struct cursus_error_t **out_error);
+
+// The version loaded or last appended.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_aggregate_version(const struct cursus_aggregate_t *aggregate);
+
+// Appends an event at the aggregate's next version; returns that
+// version. On `version_conflict` another writer got there first: load
+// the aggregate again and decide again.
+//
+// Thread-safety: safe from any thread; appends to one aggregate handle
+// run one at a time.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_event_store_aggregate_append(struct cursus_event_store_t *store,
+                                                         struct cursus_aggregate_t *aggregate,
+                                                         const char *event_type,
+                                                         const char *payload,
+                                                         const char *metadata,
+                                                         uint32_t schema_version,
+                                                         uint64_t *out_version,
+                                                         struct cursus_error_t **out_error);
+
+// True when `snapshot_every` events were appended since the last
+// snapshot: serialise the state and call
+// `event_store_aggregate_save_snapshot`.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+bool cursus_aggregate_snapshot_due(const struct cursus_aggregate_t *aggregate);
+
+// Saves `state` as the aggregate's snapshot at its current version.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_event_store_aggregate_save_snapshot(struct cursus_event_store_t *store,
+                                                                struct cursus_aggregate_t *aggregate,
+                                                                const char *state,
+                                                                struct cursus_error_t **out_error);
 
 // Creates an empty topic partition list.
 //
@@ -1938,6 +2464,32 @@ enum cursus_status_t cursus_producer_abort_transaction_async(struct cursus_produ
 // writable storage.
 void cursus_admin_destroy(struct cursus_admin_t *handle);
 
+// Destroys a aggregate handle (NULL and already-destroyed handles are
+// ignored). Strings and bytes its accessors lent become invalid.
+//
+// Thread-safety: safe from any thread; calls running on the handle
+// finish normally, later ones fail with `CURSUS_ERR_INVALID_ARGUMENT`.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+void cursus_aggregate_destroy(struct cursus_aggregate_t *handle);
+
+// Destroys a appended handle (NULL and already-destroyed handles are
+// ignored). Strings and bytes its accessors lent become invalid.
+//
+// Thread-safety: safe from any thread; calls running on the handle
+// finish normally, later ones fail with `CURSUS_ERR_INVALID_ARGUMENT`.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+void cursus_appended_destroy(struct cursus_appended_t *handle);
+
 // Destroys a config handle (NULL and already-destroyed handles are
 // ignored). Strings and bytes its accessors lent become invalid.
 //
@@ -1990,6 +2542,45 @@ void cursus_delete_outcome_destroy(struct cursus_delete_outcome_t *handle);
 // writable storage.
 void cursus_error_destroy(struct cursus_error_t *handle);
 
+// Destroys a event cursor handle (NULL and already-destroyed handles are
+// ignored). Strings and bytes its accessors lent become invalid.
+//
+// Thread-safety: safe from any thread; calls running on the handle
+// finish normally, later ones fail with `CURSUS_ERR_INVALID_ARGUMENT`.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+void cursus_event_cursor_destroy(struct cursus_event_cursor_t *handle);
+
+// Destroys a event page handle (NULL and already-destroyed handles are
+// ignored). Strings and bytes its accessors lent become invalid.
+//
+// Thread-safety: safe from any thread; calls running on the handle
+// finish normally, later ones fail with `CURSUS_ERR_INVALID_ARGUMENT`.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+void cursus_event_page_destroy(struct cursus_event_page_t *handle);
+
+// Destroys a event store handle (NULL and already-destroyed handles are
+// ignored). Strings and bytes its accessors lent become invalid.
+//
+// Thread-safety: safe from any thread; calls running on the handle
+// finish normally, later ones fail with `CURSUS_ERR_INVALID_ARGUMENT`.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+void cursus_event_store_destroy(struct cursus_event_store_t *handle);
+
 // Destroys a group status handle (NULL and already-destroyed handles are
 // ignored). Strings and bytes its accessors lent become invalid.
 //
@@ -2041,6 +2632,19 @@ void cursus_partition_offsets_list_destroy(struct cursus_partition_offsets_list_
 // buffers hold the given length; out-parameters are NULL or point to
 // writable storage.
 void cursus_producer_destroy(struct cursus_producer_t *handle);
+
+// Destroys a snapshot handle (NULL and already-destroyed handles are
+// ignored). Strings and bytes its accessors lent become invalid.
+//
+// Thread-safety: safe from any thread; calls running on the handle
+// finish normally, later ones fail with `CURSUS_ERR_INVALID_ARGUMENT`.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+void cursus_snapshot_destroy(struct cursus_snapshot_t *handle);
 
 // Destroys a string list handle (NULL and already-destroyed handles are
 // ignored). Strings and bytes its accessors lent become invalid.

@@ -27,6 +27,9 @@ use crate::config::{ClientConfig, ConsumerConfig, ProducerConfig};
 use crate::consumer::{Consumer as AsyncConsumer, ConsumerRecord, Subscription, TopicPartition};
 use crate::dispatch::Dispatcher;
 use crate::error::{Error, Result};
+use crate::eventstore::{
+    Aggregate, Appended, Cursor, Event, EventStore as AsyncEventStore, Page, Snapshot, StoredEvent,
+};
 use crate::producer::{
     Delivery, GroupMetadata, Producer as AsyncProducer, ProducerRecord, RecordMetadata,
 };
@@ -475,5 +478,98 @@ mod tests {
         assert!(deadline_of(Some(Duration::MAX)).is_none());
         assert!(deadline_of(None).is_none());
         assert!(deadline_of(Some(Duration::from_secs(1))).is_some());
+    }
+}
+
+/// Blocking event store client (see [`crate::eventstore::EventStore`]).
+#[derive(Debug)]
+pub struct EventStore {
+    inner: ProcessLocal<AsyncEventStore>,
+}
+
+impl EventStore {
+    /// Connects.
+    pub fn connect(config: ClientConfig) -> Result<EventStore> {
+        let inner = block_on(AsyncEventStore::connect(config))??;
+        Ok(EventStore {
+            inner: ProcessLocal::new(inner),
+        })
+    }
+
+    /// The async event store this wraps (for bindings with an async API).
+    pub fn as_async(&self) -> Result<&AsyncEventStore> {
+        self.inner.get()
+    }
+
+    /// Appends `event` if the aggregate is at `expected_version`.
+    pub fn append(
+        &self,
+        topic: &str,
+        key: &str,
+        expected_version: u64,
+        event: &Event,
+    ) -> Result<Appended> {
+        self.inner
+            .run(|s| s.append(topic, key, expected_version, event))
+    }
+
+    /// The aggregate's current version (0 when it has no event).
+    pub fn stream_version(&self, topic: &str, key: &str) -> Result<u64> {
+        self.inner.run(|s| s.stream_version(topic, key))
+    }
+
+    /// Saves a snapshot at `version`.
+    pub fn save_snapshot(&self, topic: &str, key: &str, version: u64, state: &str) -> Result<()> {
+        self.inner
+            .run(|s| s.save_snapshot(topic, key, version, state))
+    }
+
+    /// The latest snapshot, if any.
+    pub fn read_snapshot(&self, topic: &str, key: &str) -> Result<Option<Snapshot>> {
+        self.inner.run(|s| s.read_snapshot(topic, key))
+    }
+
+    /// The next page of `cursor` (`None` once it is done).
+    pub fn next_page(&self, cursor: &mut Cursor) -> Result<Option<Page>> {
+        self.inner.run(|s| s.next_page(cursor))
+    }
+
+    /// Every page of a stream read: the snapshot and the events after it.
+    pub fn read_stream(
+        &self,
+        topic: &str,
+        key: &str,
+        from_version: u64,
+    ) -> Result<(Option<Snapshot>, Vec<StoredEvent>)> {
+        self.inner.run(|s| s.read_stream(topic, key, from_version))
+    }
+
+    /// Loads an aggregate (see [`Aggregate::load`]).
+    pub fn load_aggregate(
+        &self,
+        topic: &str,
+        key: &str,
+        snapshot_every: u64,
+    ) -> Result<(Aggregate, Option<Snapshot>, Vec<StoredEvent>)> {
+        self.inner
+            .run(|s| Aggregate::load(s, topic, key, snapshot_every))
+    }
+
+    /// Appends at the aggregate's version (see [`Aggregate::append`]).
+    pub fn append_to(&self, aggregate: &mut Aggregate, event: &Event) -> Result<u64> {
+        self.inner.run(|s| aggregate.append(s, event))
+    }
+
+    /// Saves the aggregate's snapshot (see [`Aggregate::save_snapshot`]).
+    pub fn save_aggregate_snapshot(&self, aggregate: &mut Aggregate, state: &str) -> Result<()> {
+        self.inner.run(|s| aggregate.save_snapshot(s, state))
+    }
+
+    /// Closes; later calls fail with `closed`.
+    pub fn close(&self) -> Result<()> {
+        self.inner.run(|s| async {
+            s.close().await;
+            Ok(())
+        })
     }
 }

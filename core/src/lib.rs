@@ -57,6 +57,7 @@ pub mod config;
 pub mod consumer;
 pub mod dispatch;
 pub mod error;
+pub mod eventstore;
 pub mod producer;
 mod protocol;
 mod runtime;

@@ -23,6 +23,7 @@ pub mod admin;
 pub mod config;
 pub mod consumer;
 pub mod errors;
+pub mod eventstore;
 pub mod lists;
 pub mod message;
 pub mod producer;
@@ -33,12 +34,14 @@ pub use crate::callback::Callback;
 pub use admin::Admin;
 pub use config::Config;
 pub use consumer::Consumer;
+pub use cursus::eventstore::{Appended, Snapshot};
 pub use cursus::ErrorClass;
 pub use cursus::{
     DeleteOutcome, Error, GroupStatus, RecordMetadata, Result, TopicDescription, TopicInfo,
     TopicMetadata, TruncateOutcome,
 };
 pub use errors::Status;
+pub use eventstore::{Aggregate, EventCursor, EventPage, EventStore};
 pub use lists::{PartitionOffsetsList, StringList, TopicPartitionList};
 pub use message::Message;
 pub use producer::Producer;

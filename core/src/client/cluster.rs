@@ -164,31 +164,65 @@ impl Cluster {
         idempotence: Idempotence,
         timeout: Option<Duration>,
     ) -> Result<Bytes> {
+        let timeout = timeout.unwrap_or(self.config.request_timeout);
+        self.with_retries(target, lane, command, idempotence, |conn| {
+            let bytes = bytes.clone();
+            async move { conn.request_with_timeout(command, bytes, timeout).await }
+        })
+        .await
+    }
+
+    /// Sends a command answered with two frames (READ_STREAM,
+    /// BROWSE_MESSAGES, READ_STREAM_HISTORY; wire-v2.md §8.6) with the retry
+    /// policy applied; returns the envelope and, unless the envelope is an
+    /// error, the batch.
+    pub async fn request_pair(
+        &self,
+        target: Option<&str>,
+        lane: Lane,
+        command: Command,
+        payload: &CommandPayload,
+        idempotence: Idempotence,
+    ) -> Result<(Bytes, Option<Bytes>)> {
+        check_renders(command, payload)?;
+        let bytes = payload.to_bytes()?;
+        let timeout = self.config.request_timeout;
+        self.with_retries(target, lane, command, idempotence, |conn| {
+            let bytes = bytes.clone();
+            async move { conn.request_pair(command, bytes, timeout).await }
+        })
+        .await
+    }
+
+    /// Runs `exchange` on a connection to `target` (or any bootstrap
+    /// broker), following redirects and backing off as [`decide`] says.
+    async fn with_retries<T, F, Fut>(
+        &self,
+        target: Option<&str>,
+        lane: Lane,
+        command: Command,
+        idempotence: Idempotence,
+        exchange: F,
+    ) -> Result<T>
+    where
+        F: Fn(Connection) -> Fut,
+        Fut: std::future::Future<Output = Result<T>>,
+    {
         let mut backoff = Backoff::new(self.config.retry_backoff, self.config.retry_backoff_max);
         let mut addr = target.map(str::to_owned);
         let mut attempt = 0u32;
         loop {
-            let (conn_result, sent) = match &addr {
-                Some(a) => (
-                    self.connection(a, lane).await.map(|c| (a.clone(), c)),
-                    false,
-                ),
-                None => (self.any_broker(lane).await, false),
+            let conn_result = match &addr {
+                Some(a) => self.connection(a, lane).await,
+                None => self.any_broker(lane).await.map(|(_, c)| c),
             };
-            let result = match conn_result {
-                Ok((_, conn)) => {
-                    let timeout = timeout.unwrap_or(self.config.request_timeout);
-                    (
-                        conn.request_with_timeout(command, bytes.clone(), timeout)
-                            .await,
-                        true,
-                    )
-                }
-                Err(e) => (Err(e), sent),
-            };
-            let (error, sent) = match result {
-                (Ok(reply), _) => return Ok(reply),
-                (Err(e), sent) => (e, sent),
+            // `sent`: the request may have reached the broker.
+            let (error, sent) = match conn_result {
+                Ok(conn) => match exchange(conn).await {
+                    Ok(reply) => return Ok(reply),
+                    Err(e) => (e, true),
+                },
+                Err(e) => (e, false),
             };
             if attempt >= self.config.retries {
                 return Err(error);

@@ -32,7 +32,17 @@ enum Waiter {
     One(oneshot::Sender<Result<Frame>>),
     /// Every frame until STREAM_END or ERROR.
     Stream(mpsc::UnboundedSender<Result<Frame>>),
+    /// A two-frame reply (wire-v2.md §8.6): the envelope, then the batch
+    /// unless the envelope ends the exchange.
+    Pair {
+        envelope: Option<Frame>,
+        tx: oneshot::Sender<Result<FramePair>>,
+    },
 }
+
+/// A two-frame reply: the envelope and, unless it ended the exchange, the
+/// batch.
+type FramePair = (Frame, Option<Frame>);
 
 struct Pending {
     command: Command,
@@ -77,6 +87,9 @@ impl Shared {
                     let _ = tx.send(Err(error.clone()));
                 }
                 Waiter::Stream(tx) => {
+                    let _ = tx.send(Err(error.clone()));
+                }
+                Waiter::Pair { tx, .. } => {
                     let _ = tx.send(Err(error.clone()));
                 }
             }
@@ -269,6 +282,40 @@ impl Connection {
         into_result(reply)
     }
 
+    /// Sends a request answered with two frames and waits for both (or for
+    /// an envelope that ends the exchange: a status-ERROR frame or a JSON
+    /// `"status":"ERROR"` envelope). Returns the payloads; a status-ERROR
+    /// frame becomes a broker [`Error`].
+    pub async fn request_pair(
+        &self,
+        command: Command,
+        payload: Bytes,
+        timeout: Duration,
+    ) -> Result<(Bytes, Option<Bytes>)> {
+        let _permit = self.permit().await?;
+        let (tx, rx) = oneshot::channel();
+        let id = self.register(command, Waiter::Pair { envelope: None, tx });
+        if let Err(e) = self.enqueue(Frame::request(command, id, payload), None) {
+            self.forget(id);
+            return Err(e);
+        }
+        let (envelope, batch) = match tokio::time::timeout(timeout, rx).await {
+            Ok(Ok(reply)) => reply?,
+            Ok(Err(_)) => return Err(self.shared.failure()),
+            Err(_) => {
+                // The second frame may still come: the stream cannot be
+                // resynchronised reliably, so the connection goes.
+                self.forget(id);
+                return Err(Error::timeout(format!(
+                    "{command} to {} got no reply within {} ms",
+                    self.shared.addr,
+                    timeout.as_millis()
+                )));
+            }
+        };
+        Ok((into_result(envelope)?, batch.map(|f| f.payload)))
+    }
+
     /// Sends a request the broker does not answer (PUBLISH with acks=0) and
     /// returns once it has been written to the socket.
     pub async fn send_without_reply(&self, command: Command, payload: Bytes) -> Result<()> {
@@ -439,7 +486,7 @@ fn deliver(shared: &Shared, frame: Frame) -> Result<()> {
         )));
     }
     let mut pending = shared.pending.lock().unwrap_or_else(|p| p.into_inner());
-    let Some(entry) = pending.get(&frame.request_id) else {
+    let Some(entry) = pending.get_mut(&frame.request_id) else {
         // A reply to a request that timed out and was forgotten.
         tracing::debug!(addr = %shared.addr, id = frame.request_id, "dropping reply to a forgotten request");
         return Ok(());
@@ -451,9 +498,15 @@ fn deliver(shared: &Shared, frame: Frame) -> Result<()> {
         )));
     }
     let terminal = matches!(frame.status, Status::StreamEnd | Status::Error);
-    match &entry.waiter {
+    match &mut entry.waiter {
         Waiter::Stream(tx) if !terminal => {
             let _ = tx.send(Ok(frame));
+        }
+        Waiter::Pair { envelope, .. }
+            if envelope.is_none() && !terminal && !is_error_envelope(&frame.payload) =>
+        {
+            // The batch follows.
+            *envelope = Some(frame);
         }
         _ => {
             if let Some(p) = pending.remove(&frame.request_id) {
@@ -464,11 +517,32 @@ fn deliver(shared: &Shared, frame: Frame) -> Result<()> {
                     Waiter::Stream(tx) => {
                         let _ = tx.send(Ok(frame));
                     }
+                    Waiter::Pair { envelope, tx } => {
+                        let reply = match envelope {
+                            Some(first) => (first, Some(frame)),
+                            None => (frame, None),
+                        };
+                        let _ = tx.send(Ok(reply));
+                    }
                 }
             }
         }
     }
     Ok(())
+}
+
+/// True for a two-frame exchange's JSON error envelope
+/// (`{"status":"ERROR",…}`), after which no batch follows.
+fn is_error_envelope(payload: &[u8]) -> bool {
+    #[derive(serde::Deserialize)]
+    struct Envelope<'a> {
+        #[serde(borrow)]
+        status: Option<std::borrow::Cow<'a, str>>,
+    }
+    serde_json::from_slice::<Envelope<'_>>(payload)
+        .ok()
+        .and_then(|e| e.status)
+        .is_some_and(|s| s.eq_ignore_ascii_case("error"))
 }
 
 async fn write_loop(

@@ -3,11 +3,13 @@
 //!
 //! - [`reply`]: parsing `OK key=value …` lines and JSON envelopes;
 //! - [`admin`]: topic administration requests and results;
+//! - [`eventsource`]: event-sourcing requests and two-frame replies;
 //! - [`group`]: consumer-group coordination requests and results;
 //! - [`publish`]: the PUBLISH batch and its AckResponse;
 //! - [`txn`]: transaction coordinator requests and replies.
 
 pub mod admin;
+pub mod eventsource;
 pub mod group;
 pub mod publish;
 pub mod reply;

@@ -388,6 +388,295 @@ final class NativeBridge {
     static native String errorField(long error, String name);
 
     /**
+     * Connects an event store client with {@code config} (the client options:
+     * {@code bootstrap_servers}, TLS, timeouts, ...).
+     * <p>
+     * Thread-safety: safe from any thread; a store may be used from several
+     * threads at once.
+     */
+    static native long eventStoreNew(long config);
+
+    /**
+     * Appends an event to aggregate {@code key} of an event-sourcing topic if the
+     * aggregate's version is {@code expected_version} (0 for a new one): the event
+     * gets {@code expected_version + 1}. Otherwise fails with {@code version_conflict}
+     * (class conflict; fields {@code current} and {@code expected}). {@code metadata} may be
+     * absent; {@code schema_version} 0 lets the broker use 1.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long eventStoreAppend(long store, String topic, String key, long expectedVersion, String eventType, String payload, String metadata, int schemaVersion);
+
+    /**
+     * The version the appended event got.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long appendedVersion(long appended);
+
+    /**
+     * The offset the appended event got.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long appendedOffset(long appended);
+
+    /**
+     * The partition of the appended event (its aggregate's).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native int appendedPartition(long appended);
+
+    /**
+     * The aggregate's current version (0 when it has no event).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long eventStoreStreamVersion(long store, String topic, String key);
+
+    /**
+     * Saves {@code state} as the aggregate's snapshot at {@code version} (at most its
+     * current version, else {@code snapshot_version_exceeds_stream}).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native void eventStoreSaveSnapshot(long store, String topic, String key, long version, String state);
+
+    /**
+     * The aggregate's latest snapshot, or none.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long eventStoreReadSnapshot(long store, String topic, String key);
+
+    /**
+     * The aggregate version the snapshot's state includes.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long snapshotVersion(long snapshot);
+
+    /**
+     * The snapshot's serialised state.
+     * <p>
+     * Thread-safety: safe from any thread while the snapshot is alive.
+     */
+    static native String snapshotState(long snapshot);
+
+    /**
+     * Closes the store; later calls fail with {@code closed}. The handle must still
+     * be destroyed.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native void eventStoreClose(long store);
+
+    /**
+     * A cursor over aggregate {@code key}'s stream from {@code from_version} (1: the
+     * start): its first page carries the latest snapshot at or after
+     * {@code from_version}, and the events after it. {@code max_events} and {@code max_bytes}
+     * bound a page (0: the broker's defaults, 256 events and 8 MiB).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long eventCursorStream(String topic, String key, long fromVersion, int maxEvents, int maxBytes);
+
+    /**
+     * A cursor over aggregate {@code key}'s original events (no snapshot) from
+     * {@code from_version} to {@code to_version} (0: its current version); each page
+     * reports its completeness. {@code max_records}/{@code max_bytes} 0: the defaults
+     * (100 and 1 MiB).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long eventCursorHistory(String topic, String key, long fromVersion, long toVersion, int maxRecords, int maxBytes);
+
+    /**
+     * A cursor over the committed records of any topic's partition from
+     * {@code from_offset} up to {@code to_offset} (exclusive; -1: the readable end).
+     * {@code max_records}/{@code max_bytes} 0: the defaults (100 and 1 MiB).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long eventCursorBrowse(String topic, int partition, long fromOffset, long toOffset, int maxRecords, int maxBytes);
+
+    /**
+     * True once every page of the cursor was read.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native boolean eventCursorDone(long cursor);
+
+    /**
+     * Reads the cursor's next page and moves it on; none once it is done.
+     * A failed read leaves the cursor where it was (the call may be repeated).
+     * <p>
+     * Thread-safety: safe from any thread; calls on one cursor run one at a
+     * time.
+     */
+    static native long eventStoreNextPage(long store, long cursor);
+
+    /**
+     * The partition the page was read from.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native int eventPagePartition(long page);
+
+    /**
+     * True when more pages follow.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native boolean eventPageHasMore(long page);
+
+    /**
+     * The number of events (or browsed records) in the page.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native int eventPageCount(long page);
+
+    /**
+     * History pages: {@code complete}, {@code partial} or {@code unknown}; other pages: empty.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native String eventPageCompleteness(long page);
+
+    /**
+     * History pages: the aggregate's current version; other pages: 0.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long eventPageHeadVersion(long page);
+
+    /**
+     * Browse pages: the end of what is readable in the partition; other
+     * pages: -1.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long eventPageReadableEndOffset(long page);
+
+    /**
+     * The snapshot the page starts from (first page of a stream read), or
+     * none.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long eventPageSnapshot(long page);
+
+    /**
+     * The version of event {@code index} (0 for a browsed record that is no
+     * event, or an index out of range).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long eventPageVersion(long page, int index);
+
+    /**
+     * The offset of event {@code index} (-1 for an index out of range).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long eventPageOffset(long page, int index);
+
+    /**
+     * The timestamp of event {@code index} in milliseconds since the epoch.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long eventPageTimestamp(long page, int index);
+
+    /**
+     * The aggregate key of event {@code index} (empty for none).
+     * <p>
+     * Thread-safety: safe from any thread while the page is alive.
+     */
+    static native byte[] eventPageKey(long page, int index);
+
+    /**
+     * The event type of event {@code index}.
+     * <p>
+     * Thread-safety: safe from any thread while the page is alive.
+     */
+    static native String eventPageEventType(long page, int index);
+
+    /**
+     * The schema version of event {@code index}.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native int eventPageSchemaVersion(long page, int index);
+
+    /**
+     * The metadata of event {@code index}.
+     * <p>
+     * Thread-safety: safe from any thread while the page is alive.
+     */
+    static native String eventPageMetadata(long page, int index);
+
+    /**
+     * The payload of event {@code index}.
+     * <p>
+     * Thread-safety: safe from any thread while the page is alive.
+     */
+    static native byte[] eventPagePayload(long page, int index);
+
+    /**
+     * Loads aggregate {@code key}: reads its latest snapshot and every event after
+     * it. {@code aggregate_loaded} gives them to fold into the application's
+     * state; {@code snapshot_every} (0: never) sets when {@code aggregate_snapshot_due}
+     * says a snapshot should be saved (500 is the recommended value).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long eventStoreLoadAggregate(long store, String topic, String key, long snapshotEvery);
+
+    /**
+     * What loading read: a page with the snapshot (if any) and the events
+     * after it, in order.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long aggregateLoaded(long aggregate);
+
+    /**
+     * The version loaded or last appended.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long aggregateVersion(long aggregate);
+
+    /**
+     * Appends an event at the aggregate's next version; returns that
+     * version. On {@code version_conflict} another writer got there first: load
+     * the aggregate again and decide again.
+     * <p>
+     * Thread-safety: safe from any thread; appends to one aggregate handle
+     * run one at a time.
+     */
+    static native long eventStoreAggregateAppend(long store, long aggregate, String eventType, String payload, String metadata, int schemaVersion);
+
+    /**
+     * True when {@code snapshot_every} events were appended since the last
+     * snapshot: serialise the state and call
+     * {@code event_store_aggregate_save_snapshot}.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native boolean aggregateSnapshotDue(long aggregate);
+
+    /**
+     * Saves {@code state} as the aggregate's snapshot at its current version.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native void eventStoreAggregateSaveSnapshot(long store, long aggregate, String state);
+
+    /**
      * Creates an empty topic partition list.
      * <p>
      * Thread-safety: safe from any thread; a list is internally locked.
@@ -1021,6 +1310,16 @@ final class NativeBridge {
     static native void adminDestroy(long handle);
 
     /**
+     * Releases a aggregate handle (0 and released handles are ignored).
+     */
+    static native void aggregateDestroy(long handle);
+
+    /**
+     * Releases a appended handle (0 and released handles are ignored).
+     */
+    static native void appendedDestroy(long handle);
+
+    /**
      * Releases a config handle (0 and released handles are ignored).
      */
     static native void configDestroy(long handle);
@@ -1041,6 +1340,21 @@ final class NativeBridge {
     static native void errorDestroy(long handle);
 
     /**
+     * Releases a event cursor handle (0 and released handles are ignored).
+     */
+    static native void eventCursorDestroy(long handle);
+
+    /**
+     * Releases a event page handle (0 and released handles are ignored).
+     */
+    static native void eventPageDestroy(long handle);
+
+    /**
+     * Releases a event store handle (0 and released handles are ignored).
+     */
+    static native void eventStoreDestroy(long handle);
+
+    /**
      * Releases a group status handle (0 and released handles are ignored).
      */
     static native void groupStatusDestroy(long handle);
@@ -1059,6 +1373,11 @@ final class NativeBridge {
      * Releases a producer handle (0 and released handles are ignored).
      */
     static native void producerDestroy(long handle);
+
+    /**
+     * Releases a snapshot handle (0 and released handles are ignored).
+     */
+    static native void snapshotDestroy(long handle);
 
     /**
      * Releases a string list handle (0 and released handles are ignored).

@@ -1,0 +1,509 @@
+//! The event store (`docs/event-sourcing.md`): appends with optimistic
+//! concurrency, snapshots, paged reads through cursors, and the aggregate
+//! cycle.
+//!
+//! Payloads, metadata and snapshot states are UTF-8 text (the commands
+//! carry them as the trailing `message=`); aggregate keys are text without
+//! whitespace. A read is a cursor: `event_store_next_page` returns its
+//! pages until it is done.
+
+use super::Config;
+use crate::registry::Handle;
+use cursus::eventstore::{
+    Aggregate as EngineAggregate, Appended, Cursor, Event, Page, PageLimits, Snapshot, StoredEvent,
+};
+use cursus::{Error, Result};
+use cursus_bridge_macros::bridge_fn;
+use std::sync::{Mutex, MutexGuard};
+
+pub use cursus::blocking::EventStore;
+
+impl Handle for EventStore {
+    const KIND: &'static str = "event store";
+}
+impl Handle for Appended {
+    const KIND: &'static str = "appended event";
+}
+impl Handle for Snapshot {
+    const KIND: &'static str = "snapshot";
+}
+/// One page of a read (an event page handle).
+#[derive(Debug, Clone)]
+pub struct EventPage(pub Page);
+
+impl Handle for EventPage {
+    const KIND: &'static str = "event page";
+}
+
+/// A paged read's position (a cursor handle).
+#[derive(Debug)]
+pub struct EventCursor(Mutex<Cursor>);
+
+impl Handle for EventCursor {
+    const KIND: &'static str = "event cursor";
+}
+
+/// An aggregate's position in its stream, with what loading it read.
+#[derive(Debug)]
+pub struct Aggregate {
+    aggregate: Mutex<EngineAggregate>,
+    loaded: Page,
+}
+
+impl Handle for Aggregate {
+    const KIND: &'static str = "aggregate";
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+fn event(event_type: &str, payload: &str, metadata: Option<&str>, schema_version: u32) -> Event {
+    Event {
+        event_type: event_type.to_owned(),
+        payload: payload.to_owned(),
+        metadata: metadata.unwrap_or_default().to_owned(),
+        schema_version: (schema_version != 0).then_some(schema_version),
+    }
+}
+
+fn limits(max_records: u32, max_bytes: u32) -> PageLimits {
+    PageLimits {
+        max_records: (max_records != 0).then_some(max_records),
+        max_bytes: (max_bytes != 0).then_some(max_bytes),
+    }
+}
+
+/// Connects an event store client with `config` (the client options:
+/// `bootstrap_servers`, TLS, timeouts, ...).
+///
+/// Thread-safety: safe from any thread; a store may be used from several
+/// threads at once.
+#[bridge_fn(out = "store")]
+pub fn event_store_new(config: &Config) -> Result<EventStore> {
+    let config = config.builder().admin()?;
+    EventStore::connect(config)
+}
+
+/// Appends an event to aggregate `key` of an event-sourcing topic if the
+/// aggregate's version is `expected_version` (0 for a new one): the event
+/// gets `expected_version + 1`. Otherwise fails with `version_conflict`
+/// (class conflict; fields `current` and `expected`). `metadata` may be
+/// absent; `schema_version` 0 lets the broker use 1.
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn(out = "appended")]
+// A flat signature is what C, cgo and JNI call best; an event struct would
+// need a builder handle per append.
+#[allow(clippy::too_many_arguments)]
+pub fn event_store_append(
+    store: &EventStore,
+    topic: &str,
+    key: &str,
+    expected_version: u64,
+    event_type: &str,
+    payload: &str,
+    metadata: Option<&str>,
+    schema_version: u32,
+) -> Result<Appended> {
+    store.append(
+        topic,
+        key,
+        expected_version,
+        &event(event_type, payload, metadata, schema_version),
+    )
+}
+
+/// The version the appended event got.
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn]
+pub fn appended_version(appended: &Appended) -> u64 {
+    appended.version
+}
+
+/// The offset the appended event got.
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn]
+pub fn appended_offset(appended: &Appended) -> u64 {
+    appended.offset
+}
+
+/// The partition of the appended event (its aggregate's).
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn]
+pub fn appended_partition(appended: &Appended) -> u32 {
+    appended.partition
+}
+
+/// The aggregate's current version (0 when it has no event).
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn(out = "version")]
+pub fn event_store_stream_version(store: &EventStore, topic: &str, key: &str) -> Result<u64> {
+    store.stream_version(topic, key)
+}
+
+/// Saves `state` as the aggregate's snapshot at `version` (at most its
+/// current version, else `snapshot_version_exceeds_stream`).
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn]
+pub fn event_store_save_snapshot(
+    store: &EventStore,
+    topic: &str,
+    key: &str,
+    version: u64,
+    state: &str,
+) -> Result<()> {
+    store.save_snapshot(topic, key, version, state)
+}
+
+/// The aggregate's latest snapshot, or none.
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn(out = "snapshot")]
+pub fn event_store_read_snapshot(
+    store: &EventStore,
+    topic: &str,
+    key: &str,
+) -> Result<Option<Snapshot>> {
+    store.read_snapshot(topic, key)
+}
+
+/// The aggregate version the snapshot's state includes.
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn]
+pub fn snapshot_version(snapshot: &Snapshot) -> u64 {
+    snapshot.version
+}
+
+/// The snapshot's serialised state.
+///
+/// Thread-safety: safe from any thread while the snapshot is alive.
+#[bridge_fn]
+pub fn snapshot_state(snapshot: &Snapshot) -> &str {
+    &snapshot.payload
+}
+
+/// Closes the store; later calls fail with `closed`. The handle must still
+/// be destroyed.
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn]
+pub fn event_store_close(store: &EventStore) -> Result<()> {
+    store.close()
+}
+
+/// A cursor over aggregate `key`'s stream from `from_version` (1: the
+/// start): its first page carries the latest snapshot at or after
+/// `from_version`, and the events after it. `max_events` and `max_bytes`
+/// bound a page (0: the broker's defaults, 256 events and 8 MiB).
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn(out = "cursor")]
+pub fn event_cursor_stream(
+    topic: &str,
+    key: &str,
+    from_version: u64,
+    max_events: u32,
+    max_bytes: u32,
+) -> Result<EventCursor> {
+    Ok(EventCursor(Mutex::new(
+        Cursor::stream(topic, key, from_version).with_limits(limits(max_events, max_bytes)),
+    )))
+}
+
+/// A cursor over aggregate `key`'s original events (no snapshot) from
+/// `from_version` to `to_version` (0: its current version); each page
+/// reports its completeness. `max_records`/`max_bytes` 0: the defaults
+/// (100 and 1 MiB).
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn(out = "cursor")]
+pub fn event_cursor_history(
+    topic: &str,
+    key: &str,
+    from_version: u64,
+    to_version: u64,
+    max_records: u32,
+    max_bytes: u32,
+) -> Result<EventCursor> {
+    let to = (to_version != 0).then_some(to_version);
+    Ok(EventCursor(Mutex::new(
+        Cursor::history(topic, key, from_version, to).with_limits(limits(max_records, max_bytes)),
+    )))
+}
+
+/// A cursor over the committed records of any topic's partition from
+/// `from_offset` up to `to_offset` (exclusive; -1: the readable end).
+/// `max_records`/`max_bytes` 0: the defaults (100 and 1 MiB).
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn(out = "cursor")]
+pub fn event_cursor_browse(
+    topic: &str,
+    partition: u32,
+    from_offset: u64,
+    to_offset: i64,
+    max_records: u32,
+    max_bytes: u32,
+) -> Result<EventCursor> {
+    let to = match to_offset {
+        -1 => None,
+        n => Some(u64::try_from(n).map_err(|_| {
+            Error::invalid_argument(format!("to_offset must be -1 or an offset, got {n}"))
+        })?),
+    };
+    Ok(EventCursor(Mutex::new(
+        Cursor::browse(topic, partition, from_offset, to)
+            .with_limits(limits(max_records, max_bytes)),
+    )))
+}
+
+/// True once every page of the cursor was read.
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn]
+pub fn event_cursor_done(cursor: &EventCursor) -> bool {
+    lock(&cursor.0).is_done()
+}
+
+/// Reads the cursor's next page and moves it on; none once it is done.
+/// A failed read leaves the cursor where it was (the call may be repeated).
+///
+/// Thread-safety: safe from any thread; calls on one cursor run one at a
+/// time.
+#[bridge_fn(out = "page")]
+pub fn event_store_next_page(
+    store: &EventStore,
+    cursor: &EventCursor,
+) -> Result<Option<EventPage>> {
+    let mut guard = lock(&cursor.0);
+    let mut next = guard.clone();
+    let page = store.next_page(&mut next)?;
+    *guard = next;
+    Ok(page.map(EventPage))
+}
+
+/// The partition the page was read from.
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn]
+pub fn event_page_partition(page: &EventPage) -> u32 {
+    page.0.partition
+}
+
+/// True when more pages follow.
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn]
+pub fn event_page_has_more(page: &EventPage) -> bool {
+    page.0.has_more
+}
+
+/// The number of events (or browsed records) in the page.
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn]
+pub fn event_page_count(page: &EventPage) -> usize {
+    page.0.events.len()
+}
+
+/// History pages: `complete`, `partial` or `unknown`; other pages: empty.
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn]
+pub fn event_page_completeness(page: &EventPage) -> &str {
+    page.0.completeness.map_or("", |c| c.as_str())
+}
+
+/// History pages: the aggregate's current version; other pages: 0.
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn]
+pub fn event_page_head_version(page: &EventPage) -> u64 {
+    page.0.head_version.unwrap_or(0)
+}
+
+/// Browse pages: the end of what is readable in the partition; other
+/// pages: -1.
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn(fallback = "-1")]
+pub fn event_page_readable_end_offset(page: &EventPage) -> i64 {
+    page.0.readable_end_offset.map_or(-1, |o| o as i64)
+}
+
+/// The snapshot the page starts from (first page of a stream read), or
+/// none.
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn(out = "snapshot")]
+pub fn event_page_snapshot(page: &EventPage) -> Result<Option<Snapshot>> {
+    Ok(page.0.snapshot.clone())
+}
+
+fn at(page: &EventPage, index: usize) -> Option<&StoredEvent> {
+    page.0.events.get(index)
+}
+
+/// The version of event `index` (0 for a browsed record that is no
+/// event, or an index out of range).
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn]
+pub fn event_page_version(page: &EventPage, index: usize) -> u64 {
+    at(page, index).map_or(0, |e| e.version)
+}
+
+/// The offset of event `index` (-1 for an index out of range).
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn(fallback = "-1")]
+pub fn event_page_offset(page: &EventPage, index: usize) -> i64 {
+    at(page, index).map_or(-1, |e| e.offset as i64)
+}
+
+/// The timestamp of event `index` in milliseconds since the epoch.
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn]
+pub fn event_page_timestamp(page: &EventPage, index: usize) -> i64 {
+    at(page, index).map_or(0, |e| e.timestamp)
+}
+
+/// The aggregate key of event `index` (empty for none).
+///
+/// Thread-safety: safe from any thread while the page is alive.
+#[bridge_fn]
+pub fn event_page_key(page: &EventPage, index: usize) -> &[u8] {
+    at(page, index).map_or(&[], |e| &e.key)
+}
+
+/// The event type of event `index`.
+///
+/// Thread-safety: safe from any thread while the page is alive.
+#[bridge_fn]
+pub fn event_page_event_type(page: &EventPage, index: usize) -> &str {
+    at(page, index).map_or("", |e| &e.event_type)
+}
+
+/// The schema version of event `index`.
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn]
+pub fn event_page_schema_version(page: &EventPage, index: usize) -> u32 {
+    at(page, index).map_or(0, |e| e.schema_version)
+}
+
+/// The metadata of event `index`.
+///
+/// Thread-safety: safe from any thread while the page is alive.
+#[bridge_fn]
+pub fn event_page_metadata(page: &EventPage, index: usize) -> &str {
+    at(page, index).map_or("", |e| &e.metadata)
+}
+
+/// The payload of event `index`.
+///
+/// Thread-safety: safe from any thread while the page is alive.
+#[bridge_fn]
+pub fn event_page_payload(page: &EventPage, index: usize) -> &[u8] {
+    at(page, index).map_or(&[], |e| &e.payload)
+}
+
+/// Loads aggregate `key`: reads its latest snapshot and every event after
+/// it. `aggregate_loaded` gives them to fold into the application's
+/// state; `snapshot_every` (0: never) sets when `aggregate_snapshot_due`
+/// says a snapshot should be saved (500 is the recommended value).
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn(out = "aggregate")]
+pub fn event_store_load_aggregate(
+    store: &EventStore,
+    topic: &str,
+    key: &str,
+    snapshot_every: u64,
+) -> Result<Aggregate> {
+    let (aggregate, snapshot, events) = store.load_aggregate(topic, key, snapshot_every)?;
+    let loaded = Page {
+        partition: events.first().map_or(0, |e| e.partition),
+        snapshot,
+        events,
+        has_more: false,
+        completeness: None,
+        head_version: None,
+        readable_end_offset: None,
+        earliest_offset: None,
+    };
+    Ok(Aggregate {
+        aggregate: Mutex::new(aggregate),
+        loaded,
+    })
+}
+
+/// What loading read: a page with the snapshot (if any) and the events
+/// after it, in order.
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn(out = "page")]
+pub fn aggregate_loaded(aggregate: &Aggregate) -> Result<EventPage> {
+    Ok(EventPage(aggregate.loaded.clone()))
+}
+
+/// The version loaded or last appended.
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn]
+pub fn aggregate_version(aggregate: &Aggregate) -> u64 {
+    lock(&aggregate.aggregate).version()
+}
+
+/// Appends an event at the aggregate's next version; returns that
+/// version. On `version_conflict` another writer got there first: load
+/// the aggregate again and decide again.
+///
+/// Thread-safety: safe from any thread; appends to one aggregate handle
+/// run one at a time.
+#[bridge_fn(out = "version")]
+pub fn event_store_aggregate_append(
+    store: &EventStore,
+    aggregate: &Aggregate,
+    event_type: &str,
+    payload: &str,
+    metadata: Option<&str>,
+    schema_version: u32,
+) -> Result<u64> {
+    let mut guard = lock(&aggregate.aggregate);
+    store.append_to(
+        &mut guard,
+        &event(event_type, payload, metadata, schema_version),
+    )
+}
+
+/// True when `snapshot_every` events were appended since the last
+/// snapshot: serialise the state and call
+/// `event_store_aggregate_save_snapshot`.
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn]
+pub fn aggregate_snapshot_due(aggregate: &Aggregate) -> bool {
+    lock(&aggregate.aggregate).snapshot_due()
+}
+
+/// Saves `state` as the aggregate's snapshot at its current version.
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn]
+pub fn event_store_aggregate_save_snapshot(
+    store: &EventStore,
+    aggregate: &Aggregate,
+    state: &str,
+) -> Result<()> {
+    let mut guard = lock(&aggregate.aggregate);
+    store.save_aggregate_snapshot(&mut guard, state)
+}

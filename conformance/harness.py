@@ -42,7 +42,7 @@ BROKER_START_TIMEOUT_S = 30
 OP_ARGS = {
     "admin_open": {"name"},
     "admin_close": {"name"},
-    "create_topic": {"topic", "partitions", "admin", "auth_policy", "retention_bytes", "idempotent"},
+    "create_topic": {"topic", "partitions", "admin", "auth_policy", "retention_bytes", "idempotent", "event_sourcing"},
     "delete_topic": {"topic", "if_exists", "admin"},
     "truncate_topic": {"topic", "expected_revision", "admin"},
     "alter_topic": {"topic", "min_in_sync_replicas", "admin"},
@@ -69,9 +69,19 @@ OP_ARGS = {
     "txn_send_offsets": {"producer", "consumer"},
     "txn_commit": {"producer"},
     "txn_abort": {"producer"},
+    "es_open": {"name"},
+    "es_close": {"name"},
+    "es_append": {"store", "topic", "key", "expected_version", "value", "event_type", "metadata", "schema_version"},
+    "es_stream_version": {"store", "topic", "key"},
+    "es_save_snapshot": {"store", "topic", "key", "version", "state"},
+    "es_read_snapshot": {"store", "topic", "key"},
+    "es_read_stream": {"store", "topic", "key", "from_version", "max_events"},
+    "es_history": {"store", "topic", "key", "from_version", "to_version", "max_records"},
+    "es_browse": {"store", "topic", "partition", "from_offset", "to_offset", "max_records"},
+    "es_aggregate": {"store", "topic", "key", "appends", "snapshot_every", "value_prefix"},
 }
-OPEN_OPS = {"admin_open", "producer_open", "consumer_open"}
-BYTE_ARGS = {"key", "value", "key_prefix", "value_prefix"}
+OPEN_OPS = {"admin_open", "producer_open", "consumer_open", "es_open"}
+BYTE_ARGS = {"key", "value", "key_prefix", "value_prefix", "metadata", "state"}
 STEP_KEYS = {"op", "id", "expect", "expect_error", "expect_any", "expect_one_failed", "note"}
 
 
@@ -226,6 +236,18 @@ def check_expectation(key: str, want: Any, result: dict[str, Any]) -> str | None
     if key == "value_sizes":
         got = [len(r["value"]) // 2 for r in records]
         return None if got == want else f"expected value sizes {want}, got {got}"
+    if key == "versions":  # event versions, in the order returned
+        got = [r.get("version") for r in records]
+        return None if got == want else f"expected versions {want}, got {got}"
+    if key == "event_types":  # event types, in the order returned
+        got = [r.get("event_type") for r in records]
+        return None if got == want else f"expected event types {want}, got {got}"
+    if key == "snapshot":  # es_read_snapshot / es_read_stream: {"version", "state"} or null
+        got = result.get("snapshot")
+        if want is None or got is None:
+            return None if got == want else f"expected snapshot {want}, got {got}"
+        exp = {"version": want["version"], "state": hexed(want["state"])}
+        return None if got == exp else f"expected snapshot {want}, got {short(got)}"
     if key == "offsets":  # offsets polled, as a sorted list
         got = sorted(r["offset"] for r in records)
         return None if got == sorted(want) else f"expected offsets {want}, got {got}"

@@ -7,6 +7,9 @@
 use cursus::admin::Admin;
 use cursus::admin::NewTopic;
 use cursus::consumer::{Consumer, Subscription};
+use cursus::eventstore::{
+    Aggregate, Cursor, Event, EventStore, Page, PageLimits, Snapshot, StoredEvent,
+};
 use cursus::producer::{Producer, ProducerRecord};
 use cursus::TopicPartition;
 use cursus::{ClientConfig, ConsumerConfig, Error, ProducerConfig};
@@ -91,6 +94,7 @@ struct Driver {
     admins: HashMap<String, Admin>,
     producers: HashMap<String, Producer>,
     consumers: HashMap<String, Consumer>,
+    stores: HashMap<String, EventStore>,
 }
 
 fn missing(kind: &str, name: &str) -> Failure {
@@ -114,6 +118,41 @@ impl Driver {
         self.producers
             .get(name)
             .ok_or_else(|| missing("producer", name))
+    }
+
+    fn store(&self, step: &Step) -> Result<&EventStore, Failure> {
+        let name = step.arg("store")?;
+        self.stores.get(name).ok_or_else(|| missing("store", name))
+    }
+
+    /// A byte-string argument that must hold UTF-8 text (event-store ops).
+    fn text(&self, step: &Step, name: &str) -> Result<Option<String>, Failure> {
+        step.bytes(name)?
+            .map(|b| {
+                String::from_utf8(b)
+                    .map_err(|_| Failure::Driver(format!("{}: {name} is not UTF-8", step.op)))
+            })
+            .transpose()
+    }
+
+    /// Reads every page of `cursor`: the first snapshot, the events, the last
+    /// page and the number of pages.
+    async fn all_pages(
+        &self,
+        step: &Step,
+        mut cursor: Cursor,
+    ) -> Result<(Option<Snapshot>, Vec<Value>, Option<Page>, usize), Failure> {
+        let store = self.store(step)?;
+        let (mut snapshot, mut events, mut last, mut pages) = (None, Vec::new(), None, 0);
+        while let Some(page) = store.next_page(&mut cursor).await? {
+            pages += 1;
+            if snapshot.is_none() {
+                snapshot = page.snapshot.clone();
+            }
+            events.extend(page.events.iter().map(event_json));
+            last = Some(page);
+        }
+        Ok((snapshot, events, last, pages))
     }
 
     fn consumer(&self, step: &Step) -> Result<&Consumer, Failure> {
@@ -153,6 +192,9 @@ impl Driver {
                 }
                 if step.args.contains_key("idempotent") {
                     topic.idempotent = Some(step.num("idempotent")?);
+                }
+                if step.args.contains_key("event_sourcing") {
+                    topic.event_sourcing = Some(step.num("event_sourcing")?);
                 }
                 let info = self.admin(step).await?.create_topic(&topic).await?;
                 Ok(json!({"partitions": info.partitions}))
@@ -381,6 +423,141 @@ impl Driver {
                 self.producer(step)?.abort_transaction().await?;
                 Ok(json!({}))
             }
+            "es_open" => {
+                let mut config = ClientConfig::new(bootstrap);
+                for (k, v) in &step.config {
+                    config.set(k, v)?;
+                }
+                let store = EventStore::connect(config).await?;
+                self.stores.insert(step.arg("name")?.to_string(), store);
+                Ok(json!({}))
+            }
+            "es_close" => {
+                let name = step.arg("name")?;
+                self.stores
+                    .get(name)
+                    .ok_or_else(|| missing("store", name))?
+                    .close()
+                    .await;
+                Ok(json!({}))
+            }
+            "es_append" => {
+                let event = Event {
+                    event_type: step.args.get("event_type").cloned().unwrap_or_default(),
+                    payload: self.text(step, "value")?.unwrap_or_default(),
+                    metadata: self.text(step, "metadata")?.unwrap_or_default(),
+                    schema_version: match step.args.get("schema_version") {
+                        Some(_) => Some(step.num("schema_version")?),
+                        None => None,
+                    },
+                };
+                let key = self.text(step, "key")?.unwrap_or_default();
+                let a = self
+                    .store(step)?
+                    .append(
+                        step.arg("topic")?,
+                        &key,
+                        step.num("expected_version")?,
+                        &event,
+                    )
+                    .await?;
+                Ok(json!({"version": a.version, "offset": a.offset, "partition": a.partition}))
+            }
+            "es_stream_version" => {
+                let key = self.text(step, "key")?.unwrap_or_default();
+                let v = self
+                    .store(step)?
+                    .stream_version(step.arg("topic")?, &key)
+                    .await?;
+                Ok(json!({"version": v}))
+            }
+            "es_save_snapshot" => {
+                let key = self.text(step, "key")?.unwrap_or_default();
+                let state = self.text(step, "state")?.unwrap_or_default();
+                self.store(step)?
+                    .save_snapshot(step.arg("topic")?, &key, step.num("version")?, &state)
+                    .await?;
+                Ok(json!({}))
+            }
+            "es_read_snapshot" => {
+                let key = self.text(step, "key")?.unwrap_or_default();
+                let s = self
+                    .store(step)?
+                    .read_snapshot(step.arg("topic")?, &key)
+                    .await?;
+                Ok(json!({"snapshot": snapshot_json(s.as_ref())}))
+            }
+            "es_read_stream" => {
+                let key = self.text(step, "key")?.unwrap_or_default();
+                let cursor = Cursor::stream(step.arg("topic")?, key, step.num("from_version")?)
+                    .with_limits(PageLimits {
+                        max_records: optional_num(step, "max_events")?,
+                        max_bytes: None,
+                    });
+                let (snapshot, records, _, pages) = self.all_pages(step, cursor).await?;
+                Ok(
+                    json!({"snapshot": snapshot_json(snapshot.as_ref()), "records": records, "pages": pages}),
+                )
+            }
+            "es_history" => {
+                let key = self.text(step, "key")?.unwrap_or_default();
+                let cursor = Cursor::history(
+                    step.arg("topic")?,
+                    key,
+                    step.num("from_version")?,
+                    optional_num(step, "to_version")?,
+                )
+                .with_limits(PageLimits {
+                    max_records: optional_num(step, "max_records")?,
+                    max_bytes: None,
+                });
+                let (_, records, last, pages) = self.all_pages(step, cursor).await?;
+                let last = last.ok_or_else(|| Failure::Driver("es_history: no page".into()))?;
+                Ok(json!({"records": records, "pages": pages,
+                          "completeness": last.completeness.map(|c| c.as_str()),
+                          "head_version": last.head_version}))
+            }
+            "es_browse" => {
+                let cursor = Cursor::browse(
+                    step.arg("topic")?,
+                    step.num("partition")?,
+                    step.num("from_offset")?,
+                    optional_num(step, "to_offset")?,
+                )
+                .with_limits(PageLimits {
+                    max_records: optional_num(step, "max_records")?,
+                    max_bytes: None,
+                });
+                let (_, records, _, pages) = self.all_pages(step, cursor).await?;
+                Ok(json!({"records": records, "pages": pages}))
+            }
+            "es_aggregate" => {
+                let store = self.store(step)?;
+                let key = self.text(step, "key")?.unwrap_or_default();
+                let prefix = self.text(step, "value_prefix")?.unwrap_or_default();
+                let (mut aggregate, snapshot, events) =
+                    Aggregate::load(store, step.arg("topic")?, &key, step.num("snapshot_every")?)
+                        .await?;
+                let mut state: u64 = match &snapshot {
+                    Some(s) => s.payload.parse().map_err(|_| {
+                        Failure::Driver(format!("snapshot state {:?} is no counter", s.payload))
+                    })?,
+                    None => 0,
+                };
+                state += events.len() as u64;
+                for i in 0..step.num::<u64>("appends")? {
+                    aggregate
+                        .append(store, &Event::new("Counted", format!("{prefix}{i}")))
+                        .await?;
+                    state += 1;
+                    if aggregate.snapshot_due() {
+                        aggregate.save_snapshot(store, &state.to_string()).await?;
+                    }
+                }
+                Ok(json!({"version": aggregate.version(), "state": state,
+                          "loaded_snapshot_version": snapshot.map(|s| s.version),
+                          "loaded_events": events.len()}))
+            }
             other => Err(Failure::Driver(format!("unknown op {other}"))),
         }
     }
@@ -435,6 +612,7 @@ async fn main() {
         admins: HashMap::new(),
         producers: HashMap::new(),
         consumers: HashMap::new(),
+        stores: HashMap::new(),
     };
     let lines = plan
         .lines()
@@ -454,4 +632,28 @@ async fn main() {
             .and_then(|_| out.flush())
             .expect("stdout");
     }
+}
+
+/// An optional numeric argument.
+fn optional_num<T: std::str::FromStr>(step: &Step, name: &str) -> Result<Option<T>, Failure> {
+    match step.args.get(name) {
+        Some(_) => step.num(name).map(Some),
+        None => Ok(None),
+    }
+}
+
+/// A snapshot as the es ops report it.
+fn snapshot_json(s: Option<&Snapshot>) -> Value {
+    match s {
+        Some(s) => json!({"version": s.version, "state": hex::encode(&s.payload)}),
+        None => Value::Null,
+    }
+}
+
+/// An event (or browsed record) as the es ops report it.
+fn event_json(e: &StoredEvent) -> Value {
+    let key = (!e.key.is_empty()).then(|| hex::encode(&e.key));
+    json!({"topic": e.topic, "partition": e.partition, "offset": e.offset, "key": key,
+           "value": hex::encode(&e.payload), "version": e.version, "event_type": e.event_type,
+           "schema_version": e.schema_version, "metadata": hex::encode(&e.metadata)})
 }

@@ -11,7 +11,8 @@
 //! * [`faults`] — injected faults for testing clients (off by default);
 //! * [`groups`] — what the data path needs from consumer groups;
 //! * [`storage`] — durable partition logs, manifest and journals;
-//! * [`txn`] — the transaction coordinator and read isolation.
+//! * [`txn`] — the transaction coordinator and read isolation;
+//! * [`eventsource`] — stream indexes and snapshots of event-sourcing topics.
 
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -19,6 +20,7 @@
 pub mod broker;
 pub mod commands;
 pub mod config;
+pub mod eventsource;
 pub mod faults;
 pub mod groups;
 pub mod health;

@@ -1,5 +1,6 @@
 //! Background upkeep: periodic flush of data nobody waited for (acks=0), the
-//! retention pass that deletes expired segments, consumer group session
+//! retention pass that deletes expired segments (recording event stream
+//! heads first and pruning stream indexes after), consumer group session
 //! expiry, and transaction timeouts and expiration.
 
 use std::sync::Arc;
@@ -9,8 +10,10 @@ use tokio::time::MissedTickBehavior;
 use tracing::warn;
 
 use crate::broker::Broker;
-use crate::storage::CleanupPolicy;
+use crate::eventsource::SnapshotStore;
+use crate::storage::{CleanupPolicy, StorageError};
 use crate::topics::partition::blocking;
+use crate::topics::Partition;
 
 /// Runs until shutdown, then flushes once more.
 pub async fn run(broker: Arc<Broker>) {
@@ -41,6 +44,22 @@ pub async fn run(broker: Arc<Broker>) {
 /// timeout, between 10 ms and 1 s. Group commands also expire lazily.
 pub fn session_check_interval(timeout: Duration) -> Duration {
     (timeout / 4).clamp(Duration::from_millis(10), Duration::from_secs(1))
+}
+
+/// Records the head of every stream of `partition` in the topic's snapshot
+/// journal before retention may remove their events, so a restart never
+/// reuses a version (see [`SnapshotStore`]).
+async fn record_stream_floors(
+    partition: &Partition,
+    store: &Arc<SnapshotStore>,
+) -> Result<(), StorageError> {
+    let durable = partition.log().durable_offset();
+    let heads = partition.with_streams(|s| s.visible_heads(durable));
+    if heads.is_empty() {
+        return Ok(());
+    }
+    let (store, id) = (Arc::clone(store), partition.id());
+    blocking(move || store.record_floors(id, &heads)).await
 }
 
 /// Makes every partition's appended data durable.
@@ -84,11 +103,37 @@ pub async fn enforce_retention(broker: &Broker) {
         }
         let ms = hours.map(|h| i64::try_from(h.saturating_mul(3_600_000)).unwrap_or(i64::MAX));
         for partition in &topic.partitions {
+            // Event-sourcing topics: no append between recording the heads
+            // and removing segments (a new event in a segment sealed
+            // meanwhile could otherwise go without a recorded head).
+            let _writer = match &topic.snapshots {
+                Some(_) => Some(partition.writer.lock().await),
+                None => None,
+            };
+            if let Some(store) = &topic.snapshots {
+                // Only sealed segments are removed: a single segment stays.
+                if partition.log().segment_count() > 1 {
+                    if let Err(e) = record_stream_floors(partition, store).await {
+                        // Without the floors a restart could reuse versions
+                        // of streams whose events are all removed: skip.
+                        if !partition.is_closed() {
+                            warn!(topic = %def.name, partition = partition.id(), error = %e, "recording stream heads failed; retention skipped");
+                        }
+                        continue;
+                    }
+                }
+            }
             let log = Arc::clone(partition.log());
             let result = blocking(move || log.enforce_retention(bytes, ms, now_ms)).await;
-            if let Err(e) = result {
-                if !partition.is_closed() {
-                    warn!(topic = %def.name, partition = partition.id(), error = %e, "retention failed");
+            match result {
+                Ok(outcome) if outcome.deleted_segments > 0 && topic.snapshots.is_some() => {
+                    partition.with_streams(|s| s.prune_below(outcome.earliest_offset));
+                }
+                Ok(_) => {}
+                Err(e) => {
+                    if !partition.is_closed() {
+                        warn!(topic = %def.name, partition = partition.id(), error = %e, "retention failed");
+                    }
                 }
             }
         }

@@ -275,10 +275,10 @@ async fn unsupported_commands_get_typed_errors() {
     assert_eq!(e.code, "internal_command_unauthorized");
     assert_eq!(e.class, ErrorClass::Authorization);
     let e = c
-        .error("APPEND_STREAM topic=t key=k version=1 message=m")
+        .error("TXN_APPEND_STREAM transactional_id=x topic=t key=k expected_version=1 message=m")
         .await;
     assert_eq!(e.code, "UNSUPPORTED_FEATURE");
-    assert_eq!(e.fields["command"], "APPEND_STREAM");
+    assert_eq!(e.fields["command"], "TXN_APPEND_STREAM");
     // The connection stays usable.
     assert!(c.ok("HELP").await.starts_with("OK commands="));
 }

@@ -7,6 +7,7 @@
 
 pub mod admin;
 pub mod consume;
+pub mod eventsource;
 pub mod groups;
 pub mod params;
 pub mod publish;
@@ -44,6 +45,10 @@ pub enum Reply {
     Error(ErrorPayload),
     /// No frame at all (PUBLISH acks=0).
     Silent,
+    /// Two status-OK RESPONSE frames with the request's id (READ_STREAM,
+    /// BROWSE_MESSAGES, READ_STREAM_HISTORY): the JSON envelope, then the
+    /// CBV2 batch (wire-v2.md §8.6).
+    TwoFrames(Bytes, Bytes),
     /// Status OK, then close the connection (EXIT).
     OkThenClose(Bytes),
     /// Status ERROR, then close the connection (unrecognised command line).
@@ -71,7 +76,7 @@ impl From<ErrorPayload> for Reply {
 pub type HandlerResult = Result<Reply, ErrorPayload>;
 
 /// Commands this broker implements, as HELP lists them.
-pub const SUPPORTED: [Command; 30] = [
+pub const SUPPORTED: [Command; 37] = [
     Command::Create,
     Command::AlterTopicConfig,
     Command::Delete,
@@ -101,6 +106,13 @@ pub const SUPPORTED: [Command; 30] = [
     Command::SendOffsetsToTxn,
     Command::EndTxn,
     Command::TxnStatus,
+    Command::AppendStream,
+    Command::ReadStream,
+    Command::StreamVersion,
+    Command::SaveSnapshot,
+    Command::ReadSnapshot,
+    Command::BrowseMessages,
+    Command::ReadStreamHistory,
     Command::Exit,
 ];
 
@@ -178,6 +190,13 @@ async fn execute(broker: &Arc<Broker>, request: Request) -> Reply {
         Command::SendOffsetsToTxn => txn::send_offsets_to_txn(broker, &p).await,
         Command::EndTxn => txn::end_txn(broker, &p).await,
         Command::TxnStatus => txn::txn_status(broker, &p).await,
+        Command::AppendStream => eventsource::append_stream(broker, &p).await,
+        Command::ReadStream => eventsource::read_stream(broker, &p).await,
+        Command::StreamVersion => eventsource::stream_version(broker, &p),
+        Command::SaveSnapshot => eventsource::save_snapshot(broker, &p).await,
+        Command::ReadSnapshot => eventsource::read_snapshot(broker, &p),
+        Command::BrowseMessages => eventsource::browse_messages(broker, &p).await,
+        Command::ReadStreamHistory => eventsource::read_stream_history(broker, &p).await,
         Command::Exit => Ok(Reply::OkThenClose(Bytes::from_static(b"OK"))),
         other => Err(unsupported(other)),
     };
@@ -198,7 +217,7 @@ fn unsupported(command: Command) -> ErrorPayload {
         // Broker-to-broker commands are never accepted from clients here.
         ReplicateMessage | ReplicateSnapshot | ListSnapshots | FetchSnapshot | CatchupSnapshots
         | RaftApply | InternalBatch => "internal_command_unauthorized",
-        // Event sourcing and AUTH arrive in later issues.
+        // TXN_APPEND_STREAM, aggregate replay and AUTH arrive in later issues.
         _ => "UNSUPPORTED_FEATURE",
     };
     ErrorPayload::new(code).with_field("command", command.name())

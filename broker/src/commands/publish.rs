@@ -231,6 +231,14 @@ async fn publish(broker: &Arc<Broker>, input: PublishInput) -> HandlerResult {
         .get(&input.topic)
         .ok_or_else(|| ErrorPayload::new("topic_not_found").with_field("topic", &input.topic))?;
     check_access(&topic, Access::Write)?;
+    if topic.def.event_sourcing && input.records.iter().any(|r| r.aggregate_version != 0) {
+        // Stream versions are assigned by APPEND_STREAM only; a published
+        // record claiming one would enter the stream index at the next
+        // restart without having been checked.
+        return Err(ErrorPayload::new("invalid_aggregate_version")
+            .with_field("topic", &topic.def.name)
+            .with_field("reason", "use_append_stream"));
+    }
     if input.idempotent && input.acks != AckMode::All {
         return Err(ErrorPayload::new("invalid_acks")
             .with_field(

@@ -238,6 +238,12 @@ async fn serve(broker: &Arc<Broker>, writer: &mut FrameWriter, mut rx: mpsc::Rec
         let sent = match reply {
             Reply::Ok(payload) => writer.send(&ok_frame(command, id, payload)).await,
             Reply::Error(e) => writer.send(&error_frame(command, id, &e)).await,
+            Reply::TwoFrames(envelope, batch) => {
+                match writer.send(&ok_frame(command, id, envelope)).await {
+                    Ok(()) => writer.send(&ok_frame(command, id, batch)).await,
+                    Err(e) => Err(e),
+                }
+            }
             Reply::Silent => Ok(()),
             Reply::Close => {
                 debug!(%command, "closing without a reply (injected fault)");

@@ -244,6 +244,14 @@ impl TopicPatch {
                         .with_field("requested", n)
                         .with_field("reason", "partition_count_can_only_increase"));
                 }
+                // An aggregate's partition is its key hash modulo the count:
+                // a new count would move streams away from their events.
+                if cur.event_sourcing && n != cur.partitions {
+                    return Err(ErrorPayload::new("invalid_partitions")
+                        .with_field("current", cur.partitions)
+                        .with_field("requested", n)
+                        .with_field("reason", "event_sourcing_partition_count_is_fixed"));
+                }
             }
         }
         if let Some(v) = self.partitions {

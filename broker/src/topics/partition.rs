@@ -1,6 +1,7 @@
 //! One live partition: its durable log, the append lock with the producer
 //! sequence state, the transaction index (last stable offset, aborted
-//! ranges, markers), and the signal that wakes long polls and streams.
+//! ranges, markers), the stream index of an event-sourcing topic, and the
+//! signal that wakes long polls and streams.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex as StdMutex};
@@ -10,6 +11,7 @@ use cursus_wire::{ErrorPayload, Record};
 use tokio::sync::{watch, Mutex};
 
 use super::producers::ProducerTable;
+use crate::eventsource::StreamIndex;
 use crate::storage::{AppendInfo, PartitionLog, StorageError, StoredRecord};
 use crate::txn::index::TxnIndex;
 use crate::txn::markers::{classify, TxnRecordKind};
@@ -46,6 +48,9 @@ pub struct Partition {
     pub writer: Mutex<ProducerTable>,
     /// Transactions with records here (see [`TxnIndex`]).
     txn: StdMutex<TxnIndex>,
+    /// Event streams (event-sourcing topics; empty otherwise). Changed only
+    /// under [`writer`](Self::writer).
+    streams: StdMutex<StreamIndex>,
 }
 
 /// A partition's state rebuilt from its log at startup.
@@ -55,6 +60,8 @@ pub struct RebuiltState {
     pub producers: ProducerTable,
     /// Transaction index.
     pub txn: TxnIndex,
+    /// Stream index (event-sourcing topics).
+    pub streams: StreamIndex,
 }
 
 impl Partition {
@@ -67,6 +74,7 @@ impl Partition {
             RebuiltState {
                 producers,
                 txn: TxnIndex::new(),
+                streams: StreamIndex::new(),
             },
         )
     }
@@ -87,6 +95,7 @@ impl Partition {
             flush_scheduled: AtomicBool::new(false),
             writer: Mutex::new(state.producers),
             txn: StdMutex::new(state.txn),
+            streams: StdMutex::new(state.streams),
         }
     }
 
@@ -134,6 +143,13 @@ impl Partition {
         let out = f(&mut self.txn_index());
         self.publish_durable();
         out
+    }
+
+    /// Runs `f` on the stream index. Mutations must hold
+    /// [`writer`](Self::writer) (the version check and the append are one
+    /// step).
+    pub fn with_streams<R>(&self, f: impl FnOnce(&mut StreamIndex) -> R) -> R {
+        f(&mut self.streams.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
     /// The last stable offset (see [`PartitionSignal::stable`]).
@@ -237,12 +253,16 @@ impl Partition {
         }
     }
 
-    /// Rebuilds the producer sequence state and the transaction index from
-    /// every retained record, reading the log once (blocking; used during
-    /// recovery).
-    pub fn rebuild_state(log: &PartitionLog) -> Result<RebuiltState, StorageError> {
+    /// Rebuilds the producer sequence state, the transaction index and,
+    /// when `event_sourcing`, the stream index from every retained record,
+    /// reading the log once (blocking; used during recovery).
+    pub fn rebuild_state(
+        log: &PartitionLog,
+        event_sourcing: bool,
+    ) -> Result<RebuiltState, StorageError> {
         let mut table = ProducerTable::new();
         let mut txn = TxnIndex::new();
+        let mut streams = StreamIndex::new();
         let mut next = log.earliest_offset();
         loop {
             let chunk = log.read(next, REBUILD_CHUNK, 16 << 20)?;
@@ -265,7 +285,11 @@ impl Partition {
                     );
                 }
                 match classify(&record) {
-                    TxnRecordKind::Plain => {}
+                    TxnRecordKind::Plain => {
+                        if event_sourcing && record.aggregate_version > 0 {
+                            index_event(&mut streams, log, &record, stored.offset);
+                        }
+                    }
                     TxnRecordKind::Data => txn.record(
                         &record.producer_id,
                         record.epoch,
@@ -282,7 +306,28 @@ impl Partition {
         Ok(RebuiltState {
             producers: table,
             txn,
+            streams,
         })
+    }
+}
+
+/// Replays one stored event record into `streams` (rebuild).
+fn index_event(streams: &mut StreamIndex, log: &PartitionLog, record: &Record, offset: u64) {
+    let Ok(key) = std::str::from_utf8(&record.key) else {
+        return;
+    };
+    if key.is_empty() {
+        return;
+    }
+    if !streams.replay(key, record.aggregate_version, offset) {
+        tracing::warn!(
+            dir = %log.dir().display(),
+            offset,
+            key,
+            version = record.aggregate_version,
+            head = streams.head(key),
+            "event record does not continue its stream; not indexed"
+        );
     }
 }
 

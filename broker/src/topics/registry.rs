@@ -6,6 +6,9 @@
 //! in `{data_dir}/topics/<topic>/<partition>/`; each topic directory also
 //! holds a `lifecycle_epoch` marker so that a TRUNCATE interrupted by a crash
 //! is finished on the next start instead of serving the old generation.
+//! An event-sourcing topic's directory also holds its snapshot journal
+//! (see [`SnapshotStore`]), emptied by TRUNCATE (and by the restart that
+//! finishes an interrupted one) and removed by DELETE with the directory.
 
 use std::collections::BTreeMap;
 use std::io::ErrorKind;
@@ -19,6 +22,7 @@ use tracing::{info, warn};
 use super::definition::{validate_definition, MinIsr, TopicDefaults, TopicPatch};
 use super::partition::{blocking, Partition};
 use super::producers::ProducerTable;
+use crate::eventsource::SnapshotStore;
 use crate::storage::{
     atomic_file, LogConfig, Manifest, PartitionLog, StorageError, TopicDefinition,
 };
@@ -33,6 +37,9 @@ pub struct Topic {
     pub def: TopicDefinition,
     /// Partitions in id order.
     pub partitions: Vec<Arc<Partition>>,
+    /// Snapshots and stream-head floors (event-sourcing topics only),
+    /// shared across definition changes.
+    pub snapshots: Option<Arc<SnapshotStore>>,
     /// Round-robin cursor, shared across definition changes.
     round_robin: Arc<AtomicU64>,
 }
@@ -90,13 +97,27 @@ impl TopicRegistry {
         for def in manifest.topics.values() {
             let dir = topics_dir.join(&def.name);
             let marker = read_epoch_marker(&dir)?;
+            let snapshots = if def.event_sourcing {
+                let store = SnapshotStore::open(&dir)?;
+                if marker < def.lifecycle_epoch {
+                    store.clear()?;
+                }
+                Some(Arc::new(store))
+            } else {
+                None
+            };
             let mut partitions = Vec::with_capacity(def.partitions as usize);
             for id in 0..def.partitions {
                 let log = PartitionLog::open(dir.join(id.to_string()), log_config.clone())?;
                 if marker < def.lifecycle_epoch {
                     log.truncate_all(0)?;
                 }
-                let state = Partition::rebuild_state(&log)?;
+                let mut state = Partition::rebuild_state(&log, def.event_sourcing)?;
+                if let Some(store) = &snapshots {
+                    for (key, floor) in store.floors(id) {
+                        state.streams.raise_floor(&key, floor);
+                    }
+                }
                 partitions.push(Arc::new(Partition::rebuilt(id, Arc::new(log), state)));
             }
             if marker != def.lifecycle_epoch {
@@ -108,6 +129,7 @@ impl TopicRegistry {
                 Arc::new(Topic {
                     def: def.clone(),
                     partitions,
+                    snapshots,
                     round_robin: Arc::new(AtomicU64::new(0)),
                 }),
             );
@@ -164,11 +186,15 @@ impl TopicRegistry {
         let (data_dir, config, def) =
             (self.data_dir.clone(), self.log_config.clone(), next.clone());
         let new_logs = blocking(move || {
+            let mut snapshots = None;
             if is_new {
                 // Leftovers of an earlier generation must never be served.
                 remove_dir_if_exists(&dir)?;
                 std::fs::create_dir_all(&dir).map_err(|e| StorageError::io(&dir, e))?;
                 write_epoch_marker(&dir, def.lifecycle_epoch)?;
+                if def.event_sourcing {
+                    snapshots = Some(Arc::new(SnapshotStore::open(&dir)?));
+                }
             }
             let mut logs = Vec::new();
             for id in first_new..def.partitions {
@@ -178,19 +204,23 @@ impl TopicRegistry {
                 )?));
             }
             updated.save(&data_dir)?;
-            Ok((logs, updated))
+            Ok((logs, updated, snapshots))
         })
         .await;
-        let (logs, updated) = new_logs.map_err(|e| {
+        let (logs, updated, new_snapshots) = new_logs.map_err(|e| {
             ErrorPayload::new("create_topic_failed")
                 .with_field("topic", &patch.name)
                 .with_field("reason", e.to_string())
         })?;
         *manifest = updated;
         let mut live = self.write_live();
-        let (mut partitions, round_robin) = match live.get(&next.name) {
-            Some(t) => (t.partitions.clone(), Arc::clone(&t.round_robin)),
-            None => (Vec::new(), Arc::new(AtomicU64::new(0))),
+        let (mut partitions, round_robin, snapshots) = match live.get(&next.name) {
+            Some(t) => (
+                t.partitions.clone(),
+                Arc::clone(&t.round_robin),
+                t.snapshots.clone(),
+            ),
+            None => (Vec::new(), Arc::new(AtomicU64::new(0)), new_snapshots),
         };
         for (i, log) in logs.into_iter().enumerate() {
             partitions.push(Arc::new(Partition::new(
@@ -204,6 +234,7 @@ impl TopicRegistry {
             Arc::new(Topic {
                 def: next.clone(),
                 partitions,
+                snapshots,
                 round_robin,
             }),
         );
@@ -249,6 +280,7 @@ impl TopicRegistry {
                 Arc::new(Topic {
                     def: next.clone(),
                     partitions: t.partitions.clone(),
+                    snapshots: t.snapshots.clone(),
                     round_robin: Arc::clone(&t.round_robin),
                 }),
             );
@@ -344,9 +376,13 @@ impl TopicRegistry {
         let dir = self.topics_dir.join(name);
         let epoch = next.lifecycle_epoch;
         let to_truncate = logs.clone();
+        let snapshots = topic.snapshots.clone();
         let cleanup = blocking(move || {
             for log in &to_truncate {
                 log.truncate_all(0)?;
+            }
+            if let Some(store) = &snapshots {
+                store.clear()?;
             }
             write_epoch_marker(&dir, epoch)
         })
@@ -364,6 +400,7 @@ impl TopicRegistry {
             Arc::new(Topic {
                 def: next.clone(),
                 partitions,
+                snapshots: topic.snapshots.clone(),
                 round_robin: Arc::clone(&topic.round_robin),
             }),
         );

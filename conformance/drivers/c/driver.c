@@ -331,7 +331,7 @@ typedef struct {
   size_t n;
 } table_t;
 
-static table_t admins, producers, consumers;
+static table_t admins, producers, consumers, stores;
 
 static void *table_get(const table_t *t, const char *name) {
   /* Newest first: a name opened twice refers to its latest handle. */
@@ -469,12 +469,12 @@ fail:
 }
 
 static int op_create_topic(const step_t *s, buf_t *out, char **err) {
-  const char *topic, *keys[4], *values[4];
+  const char *topic, *keys[5], *values[5];
   size_t n = 0;
   if (!need(s, "topic", &topic, err) || !need(s, "partitions", &values[n], err)) return 0;
   keys[n++] = "partitions";
-  static const char *optional[] = {"auth_policy", "retention_bytes", "idempotent"};
-  for (size_t i = 0; i < 3; i++)
+  static const char *optional[] = {"auth_policy", "retention_bytes", "idempotent", "event_sourcing"};
+  for (size_t i = 0; i < 4; i++)
     if ((values[n] = arg(s, optional[i]))) keys[n++] = optional[i];
   cursus_admin_t *a = get_admin(s, err);
   if (!a) return 0;
@@ -1011,6 +1011,358 @@ fail:
   return 0;
 }
 
+/* ------------------------------------------------------------------------ */
+/* The event store (PROTOCOL.md, es_* ops). Keys, payloads, metadata and
+ * states are byte strings holding UTF-8 text: decoded from hex into C
+ * strings (a NUL inside cannot be expressed: a driver error). */
+
+/* Text argument `name` (hex in the plan), NULL-terminated; NULL in *out
+ * when absent. Returns 0 with *err set on bad hex or an embedded NUL. */
+static int text_arg(const step_t *s, const char *name, char **out, char **err) {
+  uint8_t *bytes = NULL;
+  size_t len = 0;
+  int present = 0;
+  *out = NULL;
+  if (!hex_arg(s, name, &bytes, &len, &present, err)) return 0;
+  if (!present) return 1;
+  if (memchr(bytes, 0, len)) {
+    free(bytes);
+    *err = driver_error_json("%s: %s holds a NUL byte, which a C string cannot carry", s->op, name);
+    return 0;
+  }
+  bytes[len] = '\0'; /* hex_arg allocates len + 1 */
+  *out = (char *)bytes;
+  return 1;
+}
+
+/* Like text_arg, but the argument is required. */
+static int need_text(const step_t *s, const char *name, char **out, char **err) {
+  if (!text_arg(s, name, out, err)) return 0;
+  if (*out) return 1;
+  *err = driver_error_json("%s: missing argument %s", s->op, name);
+  return 0;
+}
+
+/* Optional unsigned argument: `fallback` when absent. */
+static int opt_u32(const step_t *s, const char *name, uint32_t fallback, uint32_t *out, char **err) {
+  if (!arg(s, name)) {
+    *out = fallback;
+    return 1;
+  }
+  return num_u32(s, name, out, err);
+}
+
+static int op_es_open(const step_t *s, buf_t *out, char **err) {
+  const char *name;
+  cursus_event_store_t *store = NULL;
+  if (!need(s, "name", &name, err)) return 0;
+  cursus_config_t *c = make_config(s, "admin", err);
+  if (!c) return 0;
+  BINDING(cursus_event_store_new(c, &store, &e_));
+  table_put(&stores, name, store);
+  cursus_config_destroy(c);
+  buf_puts(out, "{}");
+  return 1;
+fail:
+  cursus_config_destroy(c);
+  return 0;
+}
+
+static int op_es_close(const step_t *s, buf_t *out, char **err) {
+  cursus_event_store_t *store = get_named(s, "name", &stores, err);
+  if (!store) return 0;
+  BINDING(cursus_event_store_close(store, &e_));
+  buf_puts(out, "{}");
+  return 1;
+fail:
+  return 0;
+}
+
+static int op_es_append(const step_t *s, buf_t *out, char **err) {
+  const char *topic, *event_type = arg(s, "event_type");
+  char *key = NULL, *value = NULL, *metadata = NULL;
+  uint64_t expected;
+  uint32_t schema_version;
+  cursus_appended_t *appended = NULL;
+  int ok = 0;
+  cursus_event_store_t *store = get_named(s, "store", &stores, err);
+  if (!store || !need(s, "topic", &topic, err) || !num_u64(s, "expected_version", &expected, err) ||
+      !opt_u32(s, "schema_version", 0, &schema_version, err) || !need_text(s, "key", &key, err) ||
+      !need_text(s, "value", &value, err) || !text_arg(s, "metadata", &metadata, err))
+    goto fail;
+  BINDING(cursus_event_store_append(store, topic, key, expected, event_type ? event_type : "", value, metadata,
+                                    schema_version, &appended, &e_));
+  buf_printf(out, "{\"version\": %" PRIu64 ", \"offset\": %" PRIu64 ", \"partition\": %" PRIu32 "}",
+             cursus_appended_version(appended), cursus_appended_offset(appended),
+             cursus_appended_partition(appended));
+  ok = 1;
+fail:
+  cursus_appended_destroy(appended);
+  free(key);
+  free(value);
+  free(metadata);
+  return ok;
+}
+
+static int op_es_stream_version(const step_t *s, buf_t *out, char **err) {
+  const char *topic;
+  char *key = NULL;
+  uint64_t version = 0;
+  int ok = 0;
+  cursus_event_store_t *store = get_named(s, "store", &stores, err);
+  if (!store || !need(s, "topic", &topic, err) || !need_text(s, "key", &key, err)) goto fail;
+  BINDING(cursus_event_store_stream_version(store, topic, key, &version, &e_));
+  buf_printf(out, "{\"version\": %" PRIu64 "}", version);
+  ok = 1;
+fail:
+  free(key);
+  return ok;
+}
+
+static int op_es_save_snapshot(const step_t *s, buf_t *out, char **err) {
+  const char *topic;
+  char *key = NULL, *state = NULL;
+  uint64_t version;
+  int ok = 0;
+  cursus_event_store_t *store = get_named(s, "store", &stores, err);
+  if (!store || !need(s, "topic", &topic, err) || !num_u64(s, "version", &version, err) ||
+      !need_text(s, "key", &key, err) || !need_text(s, "state", &state, err))
+    goto fail;
+  BINDING(cursus_event_store_save_snapshot(store, topic, key, version, state, &e_));
+  buf_puts(out, "{}");
+  ok = 1;
+fail:
+  free(key);
+  free(state);
+  return ok;
+}
+
+/* A snapshot as {"version", "state": hex}, or null. */
+static void snapshot_json(buf_t *out, const cursus_snapshot_t *snap) {
+  if (!snap) {
+    buf_puts(out, "null");
+    return;
+  }
+  const char *state = cursus_snapshot_state(snap);
+  buf_printf(out, "{\"version\": %" PRIu64 ", \"state\": ", cursus_snapshot_version(snap));
+  buf_hex(out, (const uint8_t *)state, strlen(state));
+  buf_puts(out, "}");
+}
+
+static int op_es_read_snapshot(const step_t *s, buf_t *out, char **err) {
+  const char *topic;
+  char *key = NULL;
+  cursus_snapshot_t *snap = NULL;
+  int ok = 0;
+  cursus_event_store_t *store = get_named(s, "store", &stores, err);
+  if (!store || !need(s, "topic", &topic, err) || !need_text(s, "key", &key, err)) goto fail;
+  BINDING(cursus_event_store_read_snapshot(store, topic, key, &snap, &e_));
+  buf_puts(out, "{\"snapshot\": ");
+  snapshot_json(out, snap);
+  buf_puts(out, "}");
+  ok = 1;
+fail:
+  cursus_snapshot_destroy(snap);
+  free(key);
+  return ok;
+}
+
+/* Appends event `i` of `page` as the protocol's event object. */
+static void event_json(buf_t *out, const char *topic, const cursus_event_page_t *page, size_t i) {
+  size_t klen = 0, vlen = 0;
+  const uint8_t *k = cursus_event_page_key(page, i, &klen);
+  const uint8_t *v = cursus_event_page_payload(page, i, &vlen);
+  const char *metadata = cursus_event_page_metadata(page, i);
+  buf_puts(out, "{\"topic\": ");
+  buf_json_str(out, topic);
+  buf_printf(out, ", \"partition\": %" PRIu32 ", \"offset\": %" PRId64 ", \"key\": ", cursus_event_page_partition(page),
+             cursus_event_page_offset(page, i));
+  if (klen)
+    buf_hex(out, k, klen);
+  else
+    buf_puts(out, "null");
+  buf_puts(out, ", \"value\": ");
+  buf_hex(out, v, vlen);
+  buf_printf(out, ", \"version\": %" PRIu64 ", \"event_type\": ", cursus_event_page_version(page, i));
+  buf_json_str(out, cursus_event_page_event_type(page, i));
+  buf_printf(out, ", \"schema_version\": %" PRIu32 ", \"metadata\": ", cursus_event_page_schema_version(page, i));
+  buf_hex(out, (const uint8_t *)metadata, strlen(metadata));
+  buf_puts(out, "}");
+}
+
+/* What reading every page of a cursor gathered. */
+typedef struct {
+  buf_t records;               /* the events' JSON objects, comma-separated */
+  size_t count, pages;
+  cursus_snapshot_t *snapshot; /* the first page's (stream reads) */
+  char *completeness;          /* the last page's (history reads) */
+  uint64_t head_version;       /* the last page's (history reads) */
+} pages_t;
+
+static void pages_free(pages_t *p) {
+  buf_free(&p->records);
+  cursus_snapshot_destroy(p->snapshot);
+  free(p->completeness);
+}
+
+/* Reads the cursor's pages until it is done (destroys the cursor). */
+static int read_pages(cursus_event_store_t *store, cursus_event_cursor_t *cursor, const char *topic, pages_t *p,
+                      char **err) {
+  cursus_event_page_t *page = NULL;
+  int ok = 0;
+  for (;;) {
+    BINDING(cursus_event_store_next_page(store, cursor, &page, &e_));
+    if (!page) break;
+    if (p->pages++ == 0) BINDING(cursus_event_page_snapshot(page, &p->snapshot, &e_));
+    for (size_t i = 0, n = cursus_event_page_count(page); i < n; i++, p->count++) {
+      if (p->count) buf_puts(&p->records, ", ");
+      event_json(&p->records, topic, page, i);
+    }
+    free(p->completeness);
+    const char *completeness = cursus_event_page_completeness(page);
+    p->completeness = dupn(completeness, strlen(completeness));
+    p->head_version = cursus_event_page_head_version(page);
+    cursus_event_page_destroy(page);
+    page = NULL;
+  }
+  ok = 1;
+fail:
+  cursus_event_page_destroy(page);
+  cursus_event_cursor_destroy(cursor);
+  return ok;
+}
+
+static int op_es_read_stream(const step_t *s, buf_t *out, char **err) {
+  const char *topic;
+  char *key = NULL;
+  uint64_t from;
+  uint32_t max_events;
+  cursus_event_cursor_t *cursor = NULL;
+  pages_t p = {0};
+  int ok = 0;
+  cursus_event_store_t *store = get_named(s, "store", &stores, err);
+  if (!store || !need(s, "topic", &topic, err) || !num_u64(s, "from_version", &from, err) ||
+      !opt_u32(s, "max_events", 0, &max_events, err) || !need_text(s, "key", &key, err))
+    goto fail;
+  BINDING(cursus_event_cursor_stream(topic, key, from, max_events, 0, &cursor, &e_));
+  if (!read_pages(store, cursor, topic, &p, err)) goto fail;
+  buf_puts(out, "{\"snapshot\": ");
+  snapshot_json(out, p.snapshot);
+  buf_printf(out, ", \"records\": [%s], \"pages\": %zu}", p.records.data ? p.records.data : "", p.pages);
+  ok = 1;
+fail:
+  pages_free(&p);
+  free(key);
+  return ok;
+}
+
+static int op_es_history(const step_t *s, buf_t *out, char **err) {
+  const char *topic;
+  char *key = NULL;
+  uint64_t from, to = 0;
+  uint32_t max_records;
+  cursus_event_cursor_t *cursor = NULL;
+  pages_t p = {0};
+  int ok = 0;
+  cursus_event_store_t *store = get_named(s, "store", &stores, err);
+  if (!store || !need(s, "topic", &topic, err) || !num_u64(s, "from_version", &from, err) ||
+      (arg(s, "to_version") && !num_u64(s, "to_version", &to, err)) ||
+      !opt_u32(s, "max_records", 0, &max_records, err) || !need_text(s, "key", &key, err))
+    goto fail;
+  BINDING(cursus_event_cursor_history(topic, key, from, to, max_records, 0, &cursor, &e_));
+  if (!read_pages(store, cursor, topic, &p, err)) goto fail;
+  if (p.pages == 0) {
+    *err = driver_error_json("es_history: the cursor gave no page");
+    goto fail;
+  }
+  buf_printf(out, "{\"records\": [%s], \"completeness\": ", p.records.data ? p.records.data : "");
+  buf_json_str(out, p.completeness);
+  buf_printf(out, ", \"head_version\": %" PRIu64 ", \"pages\": %zu}", p.head_version, p.pages);
+  ok = 1;
+fail:
+  pages_free(&p);
+  free(key);
+  return ok;
+}
+
+static int op_es_browse(const step_t *s, buf_t *out, char **err) {
+  const char *topic;
+  uint32_t partition, max_records;
+  uint64_t from;
+  int64_t to = -1;
+  cursus_event_cursor_t *cursor = NULL;
+  pages_t p = {0};
+  int ok = 0;
+  cursus_event_store_t *store = get_named(s, "store", &stores, err);
+  if (!store || !need(s, "topic", &topic, err) || !num_u32(s, "partition", &partition, err) ||
+      !num_u64(s, "from_offset", &from, err) || (arg(s, "to_offset") && !num_i64(s, "to_offset", &to, err)) ||
+      !opt_u32(s, "max_records", 0, &max_records, err))
+    goto fail;
+  BINDING(cursus_event_cursor_browse(topic, partition, from, to, max_records, 0, &cursor, &e_));
+  if (!read_pages(store, cursor, topic, &p, err)) goto fail;
+  buf_printf(out, "{\"records\": [%s], \"pages\": %zu}", p.records.data ? p.records.data : "", p.pages);
+  ok = 1;
+fail:
+  pages_free(&p);
+  return ok;
+}
+
+/* The aggregate cycle with a counter as state (PROTOCOL.md, es_aggregate). */
+static int op_es_aggregate(const step_t *s, buf_t *out, char **err) {
+  const char *topic;
+  char *key = NULL, *prefix = NULL;
+  uint64_t appends, every, state = 0;
+  cursus_aggregate_t *agg = NULL;
+  cursus_event_page_t *loaded = NULL;
+  cursus_snapshot_t *snap = NULL;
+  int ok = 0;
+  cursus_event_store_t *store = get_named(s, "store", &stores, err);
+  if (!store || !need(s, "topic", &topic, err) || !num_u64(s, "appends", &appends, err) ||
+      !num_u64(s, "snapshot_every", &every, err) || !need_text(s, "key", &key, err) ||
+      !need_text(s, "value_prefix", &prefix, err))
+    goto fail;
+  BINDING(cursus_event_store_load_aggregate(store, topic, key, every, &agg, &e_));
+  BINDING(cursus_aggregate_loaded(agg, &loaded, &e_));
+  BINDING(cursus_event_page_snapshot(loaded, &snap, &e_));
+  if (snap) {
+    const char *text = cursus_snapshot_state(snap);
+    char *end = NULL;
+    errno = 0;
+    state = strtoull(text, &end, 10);
+    if (errno || !*text || *end) {
+      *err = driver_error_json("es_aggregate: snapshot state \"%s\" is no counter", text);
+      goto fail;
+    }
+  }
+  size_t loaded_events = cursus_event_page_count(loaded);
+  state += loaded_events;
+  for (uint64_t i = 0; i < appends; i++) {
+    char payload[4096], text[32];
+    snprintf(payload, sizeof payload, "%s%" PRIu64, prefix, i);
+    BINDING(cursus_event_store_aggregate_append(store, agg, "Counted", payload, NULL, 0, NULL, &e_));
+    state++;
+    if (cursus_aggregate_snapshot_due(agg)) {
+      snprintf(text, sizeof text, "%" PRIu64, state);
+      BINDING(cursus_event_store_aggregate_save_snapshot(store, agg, text, &e_));
+    }
+  }
+  buf_printf(out, "{\"version\": %" PRIu64 ", \"state\": %" PRIu64 ", \"loaded_snapshot_version\": ",
+             cursus_aggregate_version(agg), state);
+  if (snap)
+    buf_printf(out, "%" PRIu64, cursus_snapshot_version(snap));
+  else
+    buf_puts(out, "null");
+  buf_printf(out, ", \"loaded_events\": %zu}", loaded_events);
+  ok = 1;
+fail:
+  cursus_snapshot_destroy(snap);
+  cursus_event_page_destroy(loaded);
+  cursus_aggregate_destroy(agg);
+  free(key);
+  free(prefix);
+  return ok;
+}
+
 static const struct {
   const char *op;
   int (*run)(const step_t *, buf_t *, char **);
@@ -1044,6 +1396,16 @@ static const struct {
     {"txn_send_offsets", op_txn_send_offsets},
     {"txn_commit", op_txn_commit},
     {"txn_abort", op_txn_abort},
+    {"es_open", op_es_open},
+    {"es_close", op_es_close},
+    {"es_append", op_es_append},
+    {"es_stream_version", op_es_stream_version},
+    {"es_save_snapshot", op_es_save_snapshot},
+    {"es_read_snapshot", op_es_read_snapshot},
+    {"es_read_stream", op_es_read_stream},
+    {"es_history", op_es_history},
+    {"es_browse", op_es_browse},
+    {"es_aggregate", op_es_aggregate},
 };
 
 /* ------------------------------------------------------------------------ */
@@ -1098,9 +1460,14 @@ static void destroy_all(void) {
     cursus_admin_destroy(admins.items[i].handle);
     free(admins.items[i].name);
   }
+  for (size_t i = 0; i < stores.n; i++) {
+    cursus_event_store_destroy(stores.items[i].handle);
+    free(stores.items[i].name);
+  }
   free(consumers.items);
   free(producers.items);
   free(admins.items);
+  free(stores.items);
 }
 
 int main(int argc, char **argv) {

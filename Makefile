@@ -63,6 +63,7 @@ bench:
 	$(CARGO) build --release -p cursus-broker
 	CURSUS_BROKER_BIN=$(abspath $(or $(CARGO_TARGET_DIR),target))/release/cursus-broker $(CARGO) bench -p cursus --bench engine
 	CURSUS_BROKER_BIN=$(abspath $(or $(CARGO_TARGET_DIR),target))/release/cursus-broker $(CARGO) bench -p cursus --bench transactions
+	CURSUS_BROKER_BIN=$(abspath $(or $(CARGO_TARGET_DIR),target))/release/cursus-broker $(CARGO) bench -p cursus --bench eventstore
 	$(CARGO) bench -p cursus-broker --bench throughput
 	$(MAKE) --no-print-directory bench-ffi bench-python bench-java CURSUS_PROFILE=release
 

@@ -56,7 +56,7 @@ async fn main() -> cursus::Result<()> {
                     .append("es", &key, v, &Event::new("E", payload.clone()))
                     .await?;
             }
-            cursus::Result::Ok(())
+            Ok::<(), cursus::Error>(())
         }));
     }
     for w in writers {

@@ -29,6 +29,16 @@ void test_txn_consume_process_produce(void);
 void test_txn_zombie_is_fenced(void);
 void test_txn_async_variants(void);
 void test_txn_calls_in_the_wrong_state(void);
+/* test_eventstore.c */
+void test_es_append_and_read_back(void);
+void test_es_version_conflict_has_fields(void);
+void test_es_snapshots_and_stream_after_one(void);
+void test_es_stream_cursor_pages(void);
+void test_es_history_pages_and_completeness(void);
+void test_es_browse_pages(void);
+void test_es_aggregate_cycle_with_snapshots(void);
+void test_es_topic_without_event_sourcing(void);
+void test_es_bad_arguments(void);
 
 struct test {
   const char *name;
@@ -62,6 +72,15 @@ int main(void) {
       TEST(txn_zombie_is_fenced),
       TEST(txn_async_variants),
       TEST(txn_calls_in_the_wrong_state),
+      TEST(es_append_and_read_back),
+      TEST(es_version_conflict_has_fields),
+      TEST(es_snapshots_and_stream_after_one),
+      TEST(es_stream_cursor_pages),
+      TEST(es_history_pages_and_completeness),
+      TEST(es_browse_pages),
+      TEST(es_aggregate_cycle_with_snapshots),
+      TEST(es_topic_without_event_sourcing),
+      TEST(es_bad_arguments),
   };
   broker = getenv("CURSUS_TEST_BROKER");
   if (broker == NULL || *broker == '\0') {

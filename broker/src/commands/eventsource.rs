@@ -159,8 +159,19 @@ fn envelope_error(e: &ErrorPayload) -> Reply {
             text.push_str(value);
         }
     }
-    let json = serde_json::json!({"status": "ERROR", "error": text});
-    Reply::Ok(Bytes::from(json.to_string()))
+    #[derive(Serialize)]
+    struct ErrorEnvelope {
+        status: &'static str,
+        error: String,
+    }
+    let envelope = ErrorEnvelope {
+        status: "ERROR",
+        error: text,
+    };
+    // Serializing two strings cannot fail.
+    Reply::Ok(Bytes::from(
+        serde_json::to_vec(&envelope).unwrap_or_default(),
+    ))
 }
 
 /// Unwraps a result, or answers with the JSON error envelope.

@@ -1,0 +1,365 @@
+package io.cursus;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.function.BiFunction;
+import java.util.function.Function;
+
+/**
+ * The event store of event-sourcing topics (created with
+ * {@link NewTopic#eventSourcing(boolean) eventSourcing(true)}): per aggregate key, a stream of
+ * events numbered 1, 2, 3, ... appended with optimistic concurrency, plus snapshots; and paged
+ * reads of a stream, of its original history, or of any partition (browse).
+ *
+ * <pre>{@code
+ * try (CursusEventStore store = new CursusEventStore(ClientConfig.of("127.0.0.1:9000"))) {
+ *     store.append("orders", "order-1", 0, Event.of("Created", "{\"total\":10}"));
+ *     store.append("orders", "order-1", 1, Event.of("Paid", "{}").withMetadata("{\"by\":\"alice\"}"));
+ *     for (StoredEvent e : store.readStream("orders", "order-1").events()) {
+ *         System.out.println(e.version() + " " + e.eventType() + " " + e.payload());
+ *     }
+ * }
+ * }</pre>
+ *
+ * <p>Payloads, metadata and snapshot states are UTF-8 text; aggregate keys are text without
+ * whitespace. The partition of an aggregate is chosen by key, as for keyed records.
+ *
+ * <p>Thread-safe: share one store between threads. Like {@link CursusAdmin}, every method
+ * blocks until the broker answers, at most {@code request_timeout_ms} per request (a paged
+ * read makes one request per page), and throws a {@link CursusException} subclass on
+ * failure: a {@link ConflictException} with code {@code version_conflict} and fields
+ * {@code current} and {@code expected} when an append's expected version is not the
+ * aggregate's version (see {@link #append}); a {@link ValidationException} with code
+ * {@code event_sourcing_not_enabled} on a topic created without event sourcing. Close it when
+ * done (try-with-resources); a closed store throws {@link CursusClosedException}.
+ */
+public final class CursusEventStore extends NativeResource {
+    /** How many events {@link #loadAggregate} lets pass between snapshots unless told: 500. */
+    public static final int DEFAULT_SNAPSHOT_EVERY = 500;
+
+    /**
+     * Connects to the cluster.
+     *
+     * @param config client options (those of {@link CursusAdmin})
+     * @throws CursusException if the options are invalid or no broker answers within
+     *     {@code connect_timeout_ms}
+     */
+    public CursusEventStore(ClientConfig config) {
+        super("event store", Objects.requireNonNull(config, "config").withNative(NativeBridge::eventStoreNew),
+                NativeBridge::eventStoreDestroy);
+    }
+
+    /**
+     * Appends an event to aggregate {@code key} if the aggregate's version is
+     * {@code expectedVersion}: the event gets version {@code expectedVersion + 1}.
+     *
+     * @param topic an event-sourcing topic
+     * @param key the aggregate key (text without whitespace)
+     * @param expectedVersion the version the caller last saw (0 for a new aggregate)
+     * @param event the event
+     * @return the event's version, offset and partition
+     * @throws ConflictException with code {@code version_conflict} when another append got
+     *     there first (fields {@code current}, the aggregate's version, and {@code expected},
+     *     the version this event would have got: {@code expectedVersion + 1}): read the stream
+     *     again, decide again, append at the new version
+     */
+    public Appended append(String topic, String key, long expectedVersion, Event event) {
+        Objects.requireNonNull(topic, "topic");
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(event, "event");
+        if (expectedVersion < 0) {
+            throw new IllegalArgumentException("expectedVersion must not be negative: " + expectedVersion);
+        }
+        return call(h -> Results.take(
+                NativeBridge.eventStoreAppend(h, topic, key, expectedVersion, event.type(), event.payload(),
+                        event.metadata().isEmpty() ? null : event.metadata(), event.schemaVersion()),
+                a -> new Appended(NativeBridge.appendedVersion(a), NativeBridge.appendedOffset(a),
+                        NativeBridge.appendedPartition(a)),
+                NativeBridge::appendedDestroy));
+    }
+
+    /**
+     * The aggregate's current version.
+     *
+     * @param topic an event-sourcing topic
+     * @param key the aggregate key
+     * @return the version of its last event, 0 when it has none
+     */
+    public long streamVersion(String topic, String key) {
+        Objects.requireNonNull(topic, "topic");
+        Objects.requireNonNull(key, "key");
+        return call(h -> NativeBridge.eventStoreStreamVersion(h, topic, key));
+    }
+
+    /**
+     * Saves {@code state} as the aggregate's snapshot at {@code version}, replacing any earlier
+     * snapshot (only the latest is kept).
+     *
+     * @param topic an event-sourcing topic
+     * @param key the aggregate key
+     * @param version the last version the state includes (at most the aggregate's version,
+     *     else a {@link ConflictException} with code {@code snapshot_version_exceeds_stream})
+     * @param state the serialised state
+     */
+    public void saveSnapshot(String topic, String key, long version, String state) {
+        Objects.requireNonNull(topic, "topic");
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(state, "state");
+        run(h -> NativeBridge.eventStoreSaveSnapshot(h, topic, key, version, state));
+    }
+
+    /**
+     * The aggregate's latest snapshot.
+     *
+     * @param topic an event-sourcing topic
+     * @param key the aggregate key
+     * @return the snapshot, or empty when none was saved
+     */
+    public Optional<Snapshot> readSnapshot(String topic, String key) {
+        Objects.requireNonNull(topic, "topic");
+        Objects.requireNonNull(key, "key");
+        return call(h -> snapshot(NativeBridge.eventStoreReadSnapshot(h, topic, key)));
+    }
+
+    /**
+     * Reads aggregate {@code key}'s whole stream: its latest snapshot and every event after it
+     * (all pages). Equivalent to {@code readStream(topic, key, 1)}.
+     *
+     * @param topic an event-sourcing topic
+     * @param key the aggregate key
+     * @return the snapshot, if any, and the events after it
+     */
+    public StreamRead readStream(String topic, String key) {
+        return readStream(topic, key, 1);
+    }
+
+    /**
+     * Reads aggregate {@code key}'s stream from {@code fromVersion}, all pages at once: the
+     * latest snapshot if its version is at least {@code fromVersion}, and the events after it
+     * (else the events from {@code fromVersion}). For long streams, iterate over
+     * {@link #stream} instead.
+     *
+     * @param topic an event-sourcing topic
+     * @param key the aggregate key
+     * @param fromVersion the first version wanted, at least 1
+     * @return the snapshot, if any, and the events
+     */
+    public StreamRead readStream(String topic, String key, long fromVersion) {
+        Optional<Snapshot> snapshot = Optional.empty();
+        List<StoredEvent> events = new ArrayList<>();
+        boolean first = true;
+        for (EventPage page : stream(topic, key, fromVersion)) {
+            if (first) {
+                snapshot = page.snapshot();
+                first = false;
+            }
+            events.addAll(page.events());
+        }
+        return new StreamRead(snapshot, List.copyOf(events));
+    }
+
+    /**
+     * The pages of aggregate {@code key}'s stream from {@code fromVersion}, with the broker's
+     * page limits; see {@link #stream(String, String, long, PageLimits)}.
+     *
+     * @param topic an event-sourcing topic
+     * @param key the aggregate key
+     * @param fromVersion the first version wanted, at least 1
+     * @return the pages, read while iterating
+     */
+    public EventPages stream(String topic, String key, long fromVersion) {
+        return stream(topic, key, fromVersion, PageLimits.DEFAULT);
+    }
+
+    /**
+     * The pages of aggregate {@code key}'s stream from {@code fromVersion}, read one request at
+     * a time while iterating (each iteration reads from the start again). The first page
+     * carries the latest snapshot if its version is at least {@code fromVersion}; the events
+     * then start after it.
+     *
+     * @param topic an event-sourcing topic
+     * @param key the aggregate key
+     * @param fromVersion the first version wanted, at least 1
+     * @param limits bounds of one page
+     * @return the pages
+     */
+    public EventPages stream(String topic, String key, long fromVersion, PageLimits limits) {
+        Objects.requireNonNull(topic, "topic");
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(limits, "limits");
+        return new EventPages(this, topic,
+                () -> NativeBridge.eventCursorStream(topic, key, fromVersion, limits.maxRecords(), limits.maxBytes()));
+    }
+
+    /**
+     * The pages of aggregate {@code key}'s original events from {@code fromVersion} to its
+     * current version, never a snapshot; see
+     * {@link #history(String, String, long, long, PageLimits)}.
+     *
+     * @param topic an event-sourcing topic
+     * @param key the aggregate key
+     * @param fromVersion the first version wanted, at least 1
+     * @return the pages, read while iterating
+     */
+    public EventPages history(String topic, String key, long fromVersion) {
+        return history(topic, key, fromVersion, 0, PageLimits.DEFAULT);
+    }
+
+    /**
+     * The pages of aggregate {@code key}'s original events (READ_STREAM_HISTORY: never a
+     * snapshot) from {@code fromVersion} to {@code toVersion}, read one request at a time
+     * while iterating. Each page reports its {@linkplain EventPage#completeness() completeness}
+     * (events removed by retention or compaction make it partial) and the aggregate's
+     * {@linkplain EventPage#headVersion() current version}.
+     *
+     * @param topic an event-sourcing topic
+     * @param key the aggregate key
+     * @param fromVersion the first version wanted, at least 1
+     * @param toVersion the last version wanted, or 0 for the aggregate's current version
+     * @param limits bounds of one page
+     * @return the pages
+     */
+    public EventPages history(String topic, String key, long fromVersion, long toVersion, PageLimits limits) {
+        Objects.requireNonNull(topic, "topic");
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(limits, "limits");
+        return new EventPages(this, topic, () -> NativeBridge.eventCursorHistory(topic, key, fromVersion, toVersion,
+                limits.maxRecords(), limits.maxBytes()));
+    }
+
+    /**
+     * The pages of the committed records of a partition of any topic (BROWSE_MESSAGES) from
+     * {@code fromOffset} to the readable end; see
+     * {@link #browse(String, int, long, long, PageLimits)}.
+     *
+     * @param topic the topic
+     * @param partition the partition
+     * @param fromOffset the first offset wanted
+     * @return the pages, read while iterating
+     */
+    public EventPages browse(String topic, int partition, long fromOffset) {
+        return browse(topic, partition, fromOffset, -1, PageLimits.DEFAULT);
+    }
+
+    /**
+     * The pages of the committed records of a partition of any topic (BROWSE_MESSAGES), read
+     * one request at a time while iterating. Events carry their aggregate fields; other
+     * records have version 0. Browsing consumes nothing and commits nothing.
+     *
+     * @param topic the topic
+     * @param partition the partition
+     * @param fromOffset the first offset wanted
+     * @param toOffset the end (exclusive), or -1 for the end of what is readable
+     * @param limits bounds of one page
+     * @return the pages
+     */
+    public EventPages browse(String topic, int partition, long fromOffset, long toOffset, PageLimits limits) {
+        Objects.requireNonNull(topic, "topic");
+        Objects.requireNonNull(limits, "limits");
+        if (partition < 0) {
+            throw new IllegalArgumentException("partition must not be negative: " + partition);
+        }
+        return new EventPages(this, topic, () -> NativeBridge.eventCursorBrowse(topic, partition, fromOffset, toOffset,
+                limits.maxRecords(), limits.maxBytes()));
+    }
+
+    /**
+     * Loads aggregate {@code key} with automatic snapshots every
+     * {@value #DEFAULT_SNAPSHOT_EVERY} events; see
+     * {@link #loadAggregate(String, String, Object, BiFunction, Function, Function, int)}.
+     *
+     * @param <S> the state's type
+     * @param topic an event-sourcing topic
+     * @param key the aggregate key
+     * @param initial the state of an aggregate without events
+     * @param apply folds one event into the state
+     * @param deserialize reads a snapshot's state
+     * @param serialize writes the state for a snapshot
+     * @return the loaded aggregate
+     */
+    public <S> Aggregate<S> loadAggregate(String topic, String key, S initial, BiFunction<S, StoredEvent, S> apply,
+            Function<String, S> deserialize, Function<S, String> serialize) {
+        return loadAggregate(topic, key, initial, apply, deserialize, serialize, DEFAULT_SNAPSHOT_EVERY);
+    }
+
+    /**
+     * Loads aggregate {@code key}: reads its latest snapshot and every event after it, and
+     * folds them into a state: {@code deserialize} of the snapshot's state (else
+     * {@code initial}), then {@code apply} for each event in order. The returned
+     * {@link Aggregate} appends at the loaded version and saves a snapshot (through
+     * {@code serialize}) every {@code snapshotEvery} events; see {@link Aggregate} for the
+     * conflict-retry pattern.
+     *
+     * @param <S> the state's type (preferably immutable: {@code apply} returns the next state)
+     * @param topic an event-sourcing topic
+     * @param key the aggregate key
+     * @param initial the state of an aggregate without events (or snapshot)
+     * @param apply folds one event into the state, without side effects
+     * @param deserialize reads a snapshot's state
+     * @param serialize writes the state for a snapshot
+     * @param snapshotEvery how many events may pass between snapshots (0: never snapshot)
+     * @return the loaded aggregate
+     */
+    public <S> Aggregate<S> loadAggregate(String topic, String key, S initial, BiFunction<S, StoredEvent, S> apply,
+            Function<String, S> deserialize, Function<S, String> serialize, int snapshotEvery) {
+        Objects.requireNonNull(topic, "topic");
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(apply, "apply");
+        Objects.requireNonNull(deserialize, "deserialize");
+        Objects.requireNonNull(serialize, "serialize");
+        if (snapshotEvery < 0) {
+            throw new IllegalArgumentException("snapshotEvery must not be negative: " + snapshotEvery);
+        }
+        Aggregate.Handle handle = new Aggregate.Handle(
+                call(h -> NativeBridge.eventStoreLoadAggregate(h, topic, key, snapshotEvery)));
+        EventPage loaded;
+        try {
+            loaded = handle.call(a -> page(topic, NativeBridge.aggregateLoaded(a)));
+        } catch (RuntimeException e) {
+            handle.close();
+            throw e;
+        }
+        return new Aggregate<>(this, handle, topic, key, loaded, initial, apply, deserialize, serialize);
+    }
+
+    /** Closes the store; only the first call does anything. */
+    @Override
+    public void close() {
+        closeWith(NativeBridge::eventStoreClose);
+    }
+
+    /** Reads a snapshot handle (0: none), destroying it. */
+    static Optional<Snapshot> snapshot(long handle) {
+        if (handle == 0) {
+            return Optional.empty();
+        }
+        return Optional.of(Results.take(handle,
+                s -> new Snapshot(NativeBridge.snapshotVersion(s), NativeBridge.snapshotState(s)),
+                NativeBridge::snapshotDestroy));
+    }
+
+    /** Reads a page handle, destroying it. */
+    static EventPage page(String topic, long handle) {
+        return Results.take(handle, p -> {
+            int partition = NativeBridge.eventPagePartition(p);
+            List<StoredEvent> events = Results.list(NativeBridge.eventPageCount(p), i -> new StoredEvent(
+                    topic,
+                    partition,
+                    NativeBridge.eventPageOffset(p, i),
+                    NativeBridge.eventPageTimestamp(p, i),
+                    NativeBridge.eventPageKey(p, i),
+                    NativeBridge.eventPageVersion(p, i),
+                    NativeBridge.eventPageEventType(p, i),
+                    NativeBridge.eventPageSchemaVersion(p, i),
+                    NativeBridge.eventPageMetadata(p, i),
+                    NativeBridge.eventPagePayload(p, i)));
+            return new EventPage(topic, partition, events, NativeBridge.eventPageHasMore(p),
+                    snapshot(NativeBridge.eventPageSnapshot(p)),
+                    Completeness.fromWireName(NativeBridge.eventPageCompleteness(p)),
+                    NativeBridge.eventPageHeadVersion(p),
+                    NativeBridge.eventPageReadableEndOffset(p));
+        }, NativeBridge::eventPageDestroy);
+    }
+}

@@ -3,6 +3,9 @@
 // - Config, Admin, Producer, Consumer and Message own their C handle, are
 //   move-only and release it in their destructor. Transaction is the scope
 //   of one producer transaction: it aborts in its destructor unless committed.
+// - EventStore appends and reads event-sourced aggregates; its reads are
+//   EventCursor ranges of pages, and Aggregate<State> is the load/append/
+//   snapshot cycle (include/cursus/eventstore.hpp).
 // - Admin results are plain C++ values (TopicInfo, TopicDescription,
 //   TopicMetadata, GroupStatus, ...), read from the C result handles.
 // - Every failure throws a subclass of cursus::Error chosen by the status
@@ -28,5 +31,6 @@
 #include "cursus/producer.hpp"
 #include "cursus/consumer.hpp"
 #include "cursus/transaction.hpp"
+#include "cursus/eventstore.hpp"
 
 #endif  // CURSUS_HPP

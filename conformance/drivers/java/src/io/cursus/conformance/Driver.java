@@ -1,17 +1,26 @@
 package io.cursus.conformance;
 
+import io.cursus.Aggregate;
+import io.cursus.Appended;
 import io.cursus.ClientConfig;
 import io.cursus.ConsumerConfig;
 import io.cursus.ConsumerRecord;
 import io.cursus.CursusAdmin;
 import io.cursus.CursusConsumer;
+import io.cursus.CursusEventStore;
 import io.cursus.CursusException;
 import io.cursus.CursusProducer;
+import io.cursus.Event;
+import io.cursus.EventPage;
+import io.cursus.EventPages;
 import io.cursus.NewTopic;
+import io.cursus.PageLimits;
 import io.cursus.PartitionOffsets;
 import io.cursus.ProducerConfig;
 import io.cursus.ProducerRecord;
 import io.cursus.RecordMetadata;
+import io.cursus.Snapshot;
+import io.cursus.StoredEvent;
 import io.cursus.TopicInfo;
 import io.cursus.TopicPartition;
 import java.io.FileDescriptor;
@@ -28,6 +37,7 @@ import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
@@ -41,12 +51,13 @@ import java.util.concurrent.ExecutionException;
  */
 public final class Driver {
     /** Ops whose configuration arguments go to the object they open. */
-    private static final Set<String> OPENS = Set.of("admin_open", "producer_open", "consumer_open");
+    private static final Set<String> OPENS = Set.of("admin_open", "producer_open", "consumer_open", "es_open");
 
     private final String bootstrap;
     private final Map<String, CursusAdmin> admins = new HashMap<>();
     private final Map<String, CursusProducer> producers = new HashMap<>();
     private final Map<String, CursusConsumer> consumers = new HashMap<>();
+    private final Map<String, CursusEventStore> stores = new HashMap<>();
     private CursusAdmin implicitAdmin;
 
     private Driver(String bootstrap) {
@@ -194,6 +205,16 @@ public final class Driver {
         byte[] hex(String name) throws DriverError {
             return Driver.hex(name, str(name));
         }
+
+        /** A byte-string argument holding UTF-8 text (the es_* ops' keys, payloads...). */
+        String text(String name) throws DriverError {
+            return new String(hex(name), StandardCharsets.UTF_8);
+        }
+
+        /** An optional byte-string argument holding text; {@code absent} when not given. */
+        String text(String name, String absent) throws DriverError {
+            return has(name) ? text(name) : absent;
+        }
     }
 
     private Map<String, Object> run(Step step) throws DriverError {
@@ -230,6 +251,9 @@ public final class Driver {
                 }
                 if (a.has("idempotent")) {
                     t.idempotent(a.flag("idempotent"));
+                }
+                if (a.has("event_sourcing")) {
+                    t.eventSourcing(a.flag("event_sourcing"));
                 }
                 TopicInfo info = admin(a).createTopic(t);
                 r.put("partitions", info.partitions());
@@ -344,6 +368,53 @@ public final class Driver {
             case "txn_abort":
                 lookup(producers, "producer", a.str("producer")).abortTransaction().join();
                 return r;
+            case "es_open": {
+                ClientConfig.Builder b = ClientConfig.builder().bootstrapServers(bootstrap);
+                config.forEach(e -> b.set(e.getKey(), e.getValue()));
+                String name = a.str("name");
+                stores.put(name, new CursusEventStore(b.build()));
+                return r;
+            }
+            case "es_close":
+                lookup(stores, "store", a.str("name")).close();
+                return r;
+            case "es_append": {
+                Event event = new Event(a.has("event_type") ? a.str("event_type") : "", a.text("value"),
+                        a.text("metadata", ""), a.has("schema_version") ? a.int32("schema_version") : 0);
+                Appended appended = store(a).append(a.str("topic"), a.text("key"), a.num("expected_version"), event);
+                r.put("version", appended.version());
+                r.put("offset", appended.offset());
+                r.put("partition", appended.partition());
+                return r;
+            }
+            case "es_stream_version":
+                r.put("version", store(a).streamVersion(a.str("topic"), a.text("key")));
+                return r;
+            case "es_save_snapshot":
+                store(a).saveSnapshot(a.str("topic"), a.text("key"), a.num("version"), a.text("state"));
+                return r;
+            case "es_read_snapshot":
+                r.put("snapshot", snapshot(store(a).readSnapshot(a.str("topic"), a.text("key"))));
+                return r;
+            case "es_read_stream": {
+                PageLimits limits = PageLimits.ofRecords(a.has("max_events") ? a.int32("max_events") : 0);
+                EventPages read = store(a).stream(a.str("topic"), a.text("key"), a.num("from_version"), limits);
+                return pages(read, true, false);
+            }
+            case "es_history": {
+                PageLimits limits = PageLimits.ofRecords(a.has("max_records") ? a.int32("max_records") : 0);
+                EventPages read = store(a).history(a.str("topic"), a.text("key"), a.num("from_version"),
+                        a.has("to_version") ? a.num("to_version") : 0, limits);
+                return pages(read, false, true);
+            }
+            case "es_browse": {
+                PageLimits limits = PageLimits.ofRecords(a.has("max_records") ? a.int32("max_records") : 0);
+                EventPages read = store(a).browse(a.str("topic"), a.int32("partition"), a.num("from_offset"),
+                        a.has("to_offset") ? a.num("to_offset") : -1, limits);
+                return pages(read, false, false);
+            }
+            case "es_aggregate":
+                return aggregate(a);
             default:
                 throw new DriverError("unknown op " + step.op);
         }
@@ -359,6 +430,87 @@ public final class Driver {
             throw new DriverError("unknown " + what + " handle " + name);
         }
         return h;
+    }
+
+    /** The {@code store=} handle. */
+    private CursusEventStore store(Args a) throws DriverError {
+        return lookup(stores, "store", a.str("store"));
+    }
+
+    private static Object snapshot(Optional<Snapshot> snapshot) {
+        if (snapshot.isEmpty()) {
+            return null;
+        }
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("version", snapshot.get().version());
+        m.put("state", hex(snapshot.get().state().getBytes(StandardCharsets.UTF_8)));
+        return m;
+    }
+
+    private static Map<String, Object> event(StoredEvent e) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("topic", e.topic());
+        m.put("partition", e.partition());
+        m.put("offset", e.offset());
+        m.put("key", e.keyBytes().length == 0 ? null : hex(e.keyBytes()));
+        m.put("value", hex(e.payloadBytes()));
+        m.put("version", e.version());
+        m.put("event_type", e.eventType());
+        m.put("schema_version", e.schemaVersion());
+        m.put("metadata", hex(e.metadata().getBytes(StandardCharsets.UTF_8)));
+        return m;
+    }
+
+    /**
+     * Every page of a paged read: the records and the page count, with the first page's
+     * snapshot ({@code withSnapshot}) or the last page's completeness and head version
+     * ({@code withHistory}).
+     */
+    private static Map<String, Object> pages(EventPages read, boolean withSnapshot, boolean withHistory)
+            throws DriverError {
+        List<Object> records = new ArrayList<>();
+        Optional<Snapshot> first = Optional.empty();
+        EventPage last = null;
+        int pages = 0;
+        for (EventPage page : read) {
+            if (pages == 0) {
+                first = page.snapshot();
+            }
+            pages++;
+            last = page;
+            page.events().forEach(e -> records.add(event(e)));
+        }
+        Map<String, Object> r = new LinkedHashMap<>();
+        if (withSnapshot) {
+            r.put("snapshot", snapshot(first));
+        }
+        r.put("records", records);
+        if (withHistory) {
+            if (last == null) {
+                throw new DriverError("es_history: no page");
+            }
+            r.put("completeness", last.completeness() == null ? null : last.completeness().wireName());
+            r.put("head_version", last.headVersion());
+        }
+        r.put("pages", pages);
+        return r;
+    }
+
+    /** The aggregate cycle with a counter as state (PROTOCOL.md, {@code es_aggregate}). */
+    private Map<String, Object> aggregate(Args a) throws DriverError {
+        String prefix = a.text("value_prefix");
+        long appends = a.num("appends");
+        Aggregate<Long> counter = store(a).loadAggregate(a.str("topic"), a.text("key"), 0L, (n, e) -> n + 1,
+                Long::valueOf, String::valueOf, a.int32("snapshot_every"));
+        for (long i = 0; i < appends; i++) {
+            counter.append(Event.of("Counted", prefix + i));
+        }
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("version", counter.version());
+        r.put("state", counter.state());
+        r.put("loaded_snapshot_version", counter.loadedSnapshot().map(s -> (Object) s.version()).orElse(null));
+        r.put("loaded_events", counter.loadedEvents());
+        return r;
     }
 
     /** The {@code admin=} handle, or the implicit admin (opened on first use). */

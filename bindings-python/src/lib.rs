@@ -14,6 +14,7 @@
 mod aio;
 mod config;
 mod errors;
+mod eventstore;
 mod logbridge;
 mod sync;
 mod types;
@@ -109,6 +110,13 @@ fn _cursus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<aio::AsyncProducer>()?;
     m.add_class::<aio::AsyncConsumer>()?;
     m.add_class::<aio::AsyncAdmin>()?;
+    m.add_class::<sync::EventStore>()?;
+    m.add_class::<aio::AsyncEventStore>()?;
+    m.add_class::<eventstore::EventCursor>()?;
+    m.add_class::<eventstore::Appended>()?;
+    m.add_class::<eventstore::Snapshot>()?;
+    m.add_class::<eventstore::StoredEvent>()?;
+    m.add_class::<eventstore::Page>()?;
     m.add_class::<types::RecordMetadata>()?;
     m.add_class::<types::Message>()?;
     m.add_class::<types::TopicPartition>()?;

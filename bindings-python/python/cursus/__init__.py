@@ -4,7 +4,10 @@ The synchronous API (:class:`Producer`, :class:`Consumer`,
 :class:`AdminClient`) releases the GIL around every blocking call; long waits
 can be interrupted with Ctrl-C. A producer configured with
 ``transactional_id`` sends inside transactions (``with
-producer.transaction():``, see :class:`Transaction`). The asyncio API is :mod:`cursus.aio`.
+producer.transaction():``, see :class:`Transaction`). :class:`EventStore`
+appends to and reads event-sourcing topics (per-aggregate streams with
+optimistic concurrency, snapshots, the :class:`Aggregate` helper). The
+asyncio API is :mod:`cursus.aio`.
 Configuration is passed as keyword arguments named like the engine's options
 (see :func:`producer_options`, :func:`consumer_options`,
 :func:`client_options`). Engine logs go to the ``logging`` logger ``cursus``.
@@ -14,6 +17,7 @@ from __future__ import annotations
 
 from ._cursus import (
     AdminClient,
+    Appended,
     Consumer,
     DeleteOutcome,
     Delivery,
@@ -23,7 +27,10 @@ from ._cursus import (
     PartitionDescription,
     PartitionOffsets,
     Producer,
+    Page,
     RecordMetadata,
+    Snapshot,
+    StoredEvent,
     TopicDescription,
     TopicInfo,
     TopicMetadata,
@@ -47,10 +54,13 @@ from ._errors import (
     TimeoutError,
     ValidationError,
 )
+from ._eventstore import Aggregate, EventReader, EventStore
 from ._transaction import Transaction
 
 __all__ = [
     "AdminClient",
+    "Aggregate",
+    "Appended",
     "AuthorizationError",
     "AvailabilityError",
     "ClosedError",
@@ -59,17 +69,22 @@ __all__ = [
     "CursusError",
     "DeleteOutcome",
     "Delivery",
+    "EventReader",
+    "EventStore",
     "FencingError",
     "GroupMember",
     "GroupStatus",
     "InternalError",
     "Message",
     "NotFoundError",
+    "Page",
     "PartitionDescription",
     "PartitionOffsets",
     "Producer",
     "RecordMetadata",
     "RoutingError",
+    "Snapshot",
+    "StoredEvent",
     "TimeoutError",
     "TopicDescription",
     "TopicInfo",

@@ -1,4 +1,4 @@
-"""The asyncio API: awaitable producer, consumer and admin client.
+"""The asyncio API: awaitable producer, consumer, admin client and event store.
 
 Each method returns an asyncio future of the running loop for the engine's
 own future, which runs on the engine runtime; its outcome is handed to a
@@ -25,6 +25,7 @@ import asyncio
 from types import TracebackType
 from typing import (
     AsyncIterator,
+    Callable,
     Dict,
     Iterable,
     List,
@@ -39,13 +40,17 @@ from typing import (
 )
 
 from . import _cursus
+from ._eventstore import DEFAULT_SNAPSHOT_EVERY, AsyncAggregate, AsyncEventReader, Text
 from ._transaction import AsyncTransaction
 from ._cursus import (
+    Appended,
     DeleteOutcome,
     GroupStatus,
     Message,
     PartitionOffsets,
     RecordMetadata,
+    Snapshot,
+    StoredEvent,
     TopicDescription,
     TopicInfo,
     TopicMetadata,
@@ -53,12 +58,21 @@ from ._cursus import (
     TruncateOutcome,
 )
 
-__all__ = ["Producer", "Consumer", "AdminClient", "Transaction"]
+__all__ = [
+    "Producer",
+    "Consumer",
+    "AdminClient",
+    "Transaction",
+    "EventStore",
+    "EventReader",
+    "Aggregate",
+]
 
 Buffer = Union[bytes, bytearray, memoryview]
 Offsets = Union[Mapping[TopicPartition, int], Sequence[Tuple[TopicPartition, int]]]
 ConfigValue = Union[str, int, bool, Sequence[str], None]
 _T = TypeVar("_T", bound="_Client")
+_S = TypeVar("_S")
 
 
 class _Client(abc.ABC):
@@ -435,3 +449,137 @@ class AdminClient(_Client):
     async def help(self) -> List[str]:
         """The broker's HELP lines."""
         return await self._native.help()
+
+
+#: ``async for`` over a read of :class:`EventStore` (see :class:`cursus.EventReader`).
+EventReader = AsyncEventReader
+
+#: An aggregate loaded by :meth:`EventStore.load_aggregate` (see :class:`cursus.Aggregate`).
+Aggregate = AsyncAggregate
+
+
+class EventStore(_Client):
+    """The event store (see :class:`cursus.EventStore`) with coroutines:
+    ``read_stream``, ``history`` and ``browse`` read the first page and
+    return an :class:`EventReader` (``async for event in reader``, or
+    ``async for page in reader.pages()``); ``load_aggregate`` returns an
+    :class:`Aggregate` whose ``append`` is a coroutine.
+
+    ::
+
+        async with cursus.aio.EventStore(bootstrap_servers="127.0.0.1:9000") as store:
+            await store.append("orders", "order-1", 0, "{}", event_type="OrderCreated")
+            async for event in await store.read_stream("orders", "order-1"):
+                print(event.version, event.text)
+    """
+
+    _what = "event store"
+    _kind = "admin"
+
+    async def _connect(self) -> object:
+        return await _cursus.AsyncEventStore.connect(**self._config)
+
+    @property
+    def _native(self) -> _cursus.AsyncEventStore:
+        return self._require()  # type: ignore[return-value]
+
+    async def append(
+        self,
+        topic: str,
+        key: str,
+        expected_version: int,
+        payload: Text,
+        *,
+        event_type: str = "",
+        metadata: Text = "",
+        schema_version: Optional[int] = None,
+    ) -> Appended:
+        """Appends if the aggregate is at ``expected_version`` (see
+        :meth:`cursus.EventStore.append`)."""
+        return await self._native.append(
+            topic,
+            key,
+            expected_version,
+            payload,
+            event_type=event_type,
+            metadata=metadata,
+            schema_version=schema_version,
+        )
+
+    async def stream_version(self, topic: str, key: str) -> int:
+        """The aggregate's current version (0 when it has no event)."""
+        return await self._native.stream_version(topic, key)
+
+    async def save_snapshot(self, topic: str, key: str, version: int, state: Text) -> None:
+        """Saves ``state`` as the aggregate's snapshot at ``version``."""
+        await self._native.save_snapshot(topic, key, version, state)
+
+    async def read_snapshot(self, topic: str, key: str) -> Optional[Snapshot]:
+        """The aggregate's latest snapshot, or ``None``."""
+        return await self._native.read_snapshot(topic, key)
+
+    async def read_stream(
+        self,
+        topic: str,
+        key: str,
+        from_version: int = 1,
+        *,
+        max_events: Optional[int] = None,
+        max_bytes: Optional[int] = None,
+    ) -> AsyncEventReader:
+        """Reads aggregate ``key`` from ``from_version`` (see
+        :meth:`cursus.EventStore.read_stream`); reads the first page now."""
+        cursor = _cursus._EventCursor.stream(topic, key, from_version, max_events, max_bytes)
+        return await AsyncEventReader._start(self._native, cursor)
+
+    async def history(
+        self,
+        topic: str,
+        key: str,
+        from_version: int = 1,
+        to_version: Optional[int] = None,
+        *,
+        max_records: Optional[int] = None,
+        max_bytes: Optional[int] = None,
+    ) -> AsyncEventReader:
+        """Reads the original events of aggregate ``key`` (see
+        :meth:`cursus.EventStore.history`); reads the first page now."""
+        cursor = _cursus._EventCursor.history(
+            topic, key, from_version, to_version, max_records, max_bytes
+        )
+        return await AsyncEventReader._start(self._native, cursor)
+
+    async def browse(
+        self,
+        topic: str,
+        partition: int,
+        from_offset: int = 0,
+        to_offset: Optional[int] = None,
+        *,
+        max_records: Optional[int] = None,
+        max_bytes: Optional[int] = None,
+    ) -> AsyncEventReader:
+        """Reads the records of one partition (see
+        :meth:`cursus.EventStore.browse`); reads the first page now."""
+        cursor = _cursus._EventCursor.browse(
+            topic, partition, from_offset, to_offset, max_records, max_bytes
+        )
+        return await AsyncEventReader._start(self._native, cursor)
+
+    async def load_aggregate(
+        self,
+        topic: str,
+        key: str,
+        initial: _S,
+        apply: Callable[[_S, StoredEvent], _S],
+        *,
+        deserialize: Optional[Callable[[str], _S]] = None,
+        serialize: Optional[Callable[[_S], str]] = None,
+        snapshot_every: int = DEFAULT_SNAPSHOT_EVERY,
+    ) -> AsyncAggregate[_S]:
+        """Loads aggregate ``key`` (see :meth:`cursus.EventStore.load_aggregate`)."""
+        aggregate = AsyncAggregate(
+            self, topic, key, initial, apply, deserialize, serialize, snapshot_every
+        )
+        await aggregate.reload()
+        return aggregate

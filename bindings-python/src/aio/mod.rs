@@ -25,10 +25,12 @@ use std::time::Duration;
 
 mod admin;
 mod consumer;
+mod eventstore;
 mod producer;
 
 pub use admin::AsyncAdmin;
 pub use consumer::AsyncConsumer;
+pub use eventstore::AsyncEventStore;
 pub use producer::AsyncProducer;
 
 /// Aborts the engine task when the asyncio future is cancelled.

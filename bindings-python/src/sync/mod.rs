@@ -1,5 +1,5 @@
-//! The synchronous API: `Producer`, `Consumer`, `AdminClient` and
-//! `Delivery`, over `cursus::blocking`. Every blocking call runs with the
+//! The synchronous API: `Producer`, `Consumer`, `AdminClient`,
+//! `Delivery` and the event store's native half, over `cursus::blocking`. Every blocking call runs with the
 //! GIL released; long waits run in short slices with a signal check between
 //! slices so Ctrl-C interrupts them promptly.
 
@@ -19,10 +19,12 @@ use std::time::{Duration, Instant};
 
 mod admin;
 mod consumer;
+mod eventstore;
 mod producer;
 
 pub use admin::AdminClient;
 pub use consumer::Consumer;
+pub use eventstore::EventStore;
 pub use producer::{Delivery, Producer};
 
 /// Longest uninterruptible wait: signals are checked at least this often.

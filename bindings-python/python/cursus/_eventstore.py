@@ -1,0 +1,605 @@
+"""The event store (``docs/event-sourcing.md``): :class:`EventStore` (and
+:class:`cursus.aio.EventStore`), the paged readers and the aggregate helper.
+
+An event-sourcing topic (created with ``event_sourcing=True``) keeps, per
+aggregate key, a stream of events numbered 1, 2, 3, ... with optimistic
+concurrency, and the aggregate's latest snapshot. Payloads, metadata and
+snapshot states are UTF-8 text (``str``, or ``bytes`` holding UTF-8); an
+aggregate key is text without whitespace.
+
+Reads are paged by the broker. ``read_stream``, ``history`` and ``browse``
+read the first page when called (so a bad topic or key raises there) and
+return a reader: iterating it yields the events of every page, fetching the
+next page when one is used up; ``reader.pages()`` yields the pages
+themselves instead (with ``has_more``, ``completeness``, ...). Both draw on
+the same position, so use one or the other.
+"""
+
+from __future__ import annotations
+
+import collections
+import logging
+from typing import (
+    TYPE_CHECKING,
+    AsyncIterator,
+    Callable,
+    Deque,
+    Generic,
+    Iterator,
+    Optional,
+    Sequence,
+    TypeVar,
+    Union,
+)
+
+from . import _cursus
+from ._cursus import Appended, Page, Snapshot, StoredEvent
+
+if TYPE_CHECKING:
+    from .aio import EventStore as AsyncEventStore
+
+__all__ = [
+    "EventStore",
+    "EventReader",
+    "AsyncEventReader",
+    "Aggregate",
+    "AsyncAggregate",
+    "DEFAULT_SNAPSHOT_EVERY",
+]
+
+_log = logging.getLogger("cursus")
+
+S = TypeVar("S")
+Text = Union[str, bytes]
+ConfigValue = Union[str, int, bool, Sequence[str], None]
+
+#: Snapshot every 500 events unless told otherwise (the engine's default).
+DEFAULT_SNAPSHOT_EVERY = 500
+
+
+class _ReaderState:
+    """What a reader knows: pages read but not handed out, the events of the
+    page being iterated, and the last page's attributes."""
+
+    def __init__(self, first: Optional[Page]) -> None:
+        self._unread: Deque[Page] = collections.deque()
+        self._events: Deque[StoredEvent] = collections.deque()
+        self.snapshot: Optional[Snapshot] = None
+        self.partition: Optional[int] = None
+        self.completeness: Optional[str] = None
+        self.head_version: Optional[int] = None
+        self.readable_end_offset: Optional[int] = None
+        self.earliest_offset: Optional[int] = None
+        self.pages_read = 0
+        if first is not None:
+            self.snapshot = first.snapshot
+            self.partition = first.partition
+            self._took(first)
+
+    def _took(self, page: Page) -> None:
+        self.pages_read += 1
+        self.completeness = page.completeness
+        self.head_version = page.head_version
+        self.readable_end_offset = page.readable_end_offset
+        self.earliest_offset = page.earliest_offset
+        self._unread.append(page)
+
+
+class EventReader(_ReaderState, Iterator[StoredEvent]):
+    """A paged read of :class:`EventStore` (``read_stream``, ``history``,
+    ``browse``). Iterating yields every event (browse: every record) in
+    order, reading the next page from the broker when needed; :meth:`pages`
+    yields whole pages instead.
+
+    Attributes:
+        snapshot: stream reads: the aggregate's snapshot, when its version
+            is at least ``from_version`` (the events then start after it);
+            otherwise ``None``.
+        partition: the partition read.
+        completeness: history reads: ``"complete"``, ``"partial"`` or
+            ``"unknown"``, of the last page read.
+        head_version: history reads: the aggregate's version, as of the
+            last page read.
+        readable_end_offset, earliest_offset: browse reads, of the last page
+            read.
+        pages_read: how many pages were read so far.
+    """
+
+    def __init__(self, native: _cursus._EventStore, cursor: _cursus._EventCursor) -> None:
+        self._native = native
+        self._cursor = cursor
+        super().__init__(native.next_page(cursor))
+
+    @property
+    def has_more(self) -> bool:
+        """True while pages are left to read from the broker."""
+        return not self._cursor.done
+
+    def _next_page(self) -> Optional[Page]:
+        if self._unread:
+            return self._unread.popleft()
+        page = self._native.next_page(self._cursor)
+        if page is None:
+            return None
+        self._took(page)
+        return self._unread.popleft()
+
+    def pages(self) -> Iterator[Page]:
+        """Yields the pages not yet iterated: the first (already read), then
+        one per request to the broker, until the read is done."""
+        while True:
+            page = self._next_page()
+            if page is None:
+                return
+            yield page
+
+    def __iter__(self) -> EventReader:
+        return self
+
+    def __next__(self) -> StoredEvent:
+        while not self._events:
+            page = self._next_page()
+            if page is None:
+                raise StopIteration
+            self._events.extend(page.events)
+        return self._events.popleft()
+
+
+class AsyncEventReader(_ReaderState, AsyncIterator[StoredEvent]):
+    """A paged read of :class:`cursus.aio.EventStore`: ``async for`` yields
+    every event; :meth:`pages` yields whole pages. The attributes are
+    :class:`EventReader`'s."""
+
+    def __init__(self, native: _cursus.AsyncEventStore, cursor: _cursus._EventCursor, first: Optional[Page]) -> None:
+        self._native = native
+        self._cursor = cursor
+        super().__init__(first)
+
+    @classmethod
+    async def _start(
+        cls, native: _cursus.AsyncEventStore, cursor: _cursus._EventCursor
+    ) -> AsyncEventReader:
+        return cls(native, cursor, await native.next_page(cursor))
+
+    @property
+    def has_more(self) -> bool:
+        """True while pages are left to read from the broker."""
+        return not self._cursor.done
+
+    async def _next_page(self) -> Optional[Page]:
+        if self._unread:
+            return self._unread.popleft()
+        page = await self._native.next_page(self._cursor)
+        if page is None:
+            return None
+        self._took(page)
+        return self._unread.popleft()
+
+    async def pages(self) -> AsyncIterator[Page]:
+        """Yields the pages not yet iterated (see :meth:`EventReader.pages`)."""
+        while True:
+            page = await self._next_page()
+            if page is None:
+                return
+            yield page
+
+    def __aiter__(self) -> AsyncEventReader:
+        return self
+
+    async def __anext__(self) -> StoredEvent:
+        while not self._events:
+            page = await self._next_page()
+            if page is None:
+                raise StopAsyncIteration
+            self._events.extend(page.events)
+        return self._events.popleft()
+
+
+def _appended_event(
+    topic: str, key: str, appended: Appended, event_type: str, payload: Text, metadata: Text, schema_version: Optional[int]
+) -> StoredEvent:
+    """The event just appended, as a read would return it (timestamp 0:
+    the broker's is not in the append's reply)."""
+    return StoredEvent(
+        topic=topic,
+        partition=appended.partition,
+        offset=appended.offset,
+        key=key,
+        version=appended.version,
+        event_type=event_type,
+        payload=payload,
+        schema_version=1 if schema_version is None else schema_version,
+        metadata=metadata.decode() if isinstance(metadata, bytes) else metadata,
+    )
+
+
+class _AggregateBase(Generic[S]):
+    """State and bookkeeping shared by :class:`Aggregate` and
+    :class:`AsyncAggregate` (the engine's ``Aggregate`` rules: appends go
+    at the loaded version + 1; a snapshot is due when ``snapshot_every``
+    events were appended since the last one)."""
+
+    def __init__(
+        self,
+        topic: str,
+        key: str,
+        initial: S,
+        apply: Callable[[S, StoredEvent], S],
+        deserialize: Optional[Callable[[str], S]],
+        serialize: Optional[Callable[[S], str]],
+        snapshot_every: int,
+    ) -> None:
+        if snapshot_every < 0:
+            raise ValueError(f"snapshot_every must be >= 0, got {snapshot_every}")
+        self.topic = topic
+        self.key = key
+        self._initial = initial
+        self._apply = apply
+        self._deserialize = deserialize
+        self._serialize = serialize
+        self.snapshot_every = snapshot_every
+        self.state: S = initial
+        self.version = 0
+        self.snapshot_version = 0
+        self.loaded_snapshot: Optional[Snapshot] = None
+        self.loaded_events = 0
+
+    def _start(self, snapshot: Optional[Snapshot]) -> None:
+        self.loaded_snapshot = snapshot
+        self.loaded_events = 0
+        if snapshot is None:
+            self.state = self._initial
+            self.version = self.snapshot_version = 0
+            return
+        if self._deserialize is None:
+            raise ValueError(
+                f"aggregate {self.key!r} of {self.topic!r} has a snapshot at version "
+                f"{snapshot.version}: pass deserialize= to load it"
+            )
+        self.state = self._deserialize(snapshot.state)
+        self.version = self.snapshot_version = snapshot.version
+
+    def _fold(self, event: StoredEvent) -> None:
+        self.state = self._apply(self.state, event)
+        self.version = event.version
+
+    @property
+    def snapshot_due(self) -> bool:
+        """True when ``snapshot_every`` (> 0) events were appended since the
+        last snapshot (the one loaded or saved)."""
+        return self.snapshot_every > 0 and self.version - self.snapshot_version >= self.snapshot_every
+
+    def _auto_snapshot_due(self) -> bool:
+        return self._serialize is not None and self.snapshot_due
+
+    def _snapshot_failed(self, e: Exception) -> None:
+        _log.warning(
+            "aggregate %r of %r: automatic snapshot at version %d failed (tried again after the next append): %s",
+            self.key,
+            self.topic,
+            self.version,
+            e,
+        )
+
+    def _state_text(self) -> str:
+        if self._serialize is None:
+            raise ValueError("pass serialize= to load_aggregate() to save snapshots")
+        return self._serialize(self.state)
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(topic={self.topic!r}, key={self.key!r}, version={self.version}, "
+            f"snapshot_version={self.snapshot_version}, state={self.state!r})"
+        )
+
+
+class Aggregate(_AggregateBase[S]):
+    """One aggregate loaded from its stream: ``state`` is ``initial`` (or
+    the latest snapshot through ``deserialize``) folded with every later
+    event through ``apply(state, event) -> state``; ``version`` is the last
+    event's. Made by :meth:`EventStore.load_aggregate`.
+
+    :meth:`append` appends at ``version + 1`` and folds the new event into
+    ``state``; when ``serialize`` was given and ``snapshot_every`` events
+    were appended since the last snapshot, it then saves
+    ``serialize(state)`` as the snapshot. A snapshot that fails is logged
+    (logger ``cursus``) and tried again after the next append: the append
+    stands.
+
+    When another writer appended first, :meth:`append` raises
+    :class:`cursus.ConflictError` with code ``version_conflict`` (fields
+    ``current`` and ``expected``, as text) and changes nothing: call
+    :meth:`reload` and decide again::
+
+        while True:
+            account = store.load_aggregate("accounts", "acct-1", 0, apply, ...)
+            if account.state < amount:
+                raise InsufficientFunds()
+            try:
+                account.append("Withdrawn", str(amount))
+                break
+            except cursus.ConflictError as e:
+                if e.code != "version_conflict":
+                    raise
+                # someone else appended (e.fields["current"]): load again
+    """
+
+    def __init__(
+        self,
+        store: EventStore,
+        topic: str,
+        key: str,
+        initial: S,
+        apply: Callable[[S, StoredEvent], S],
+        deserialize: Optional[Callable[[str], S]] = None,
+        serialize: Optional[Callable[[S], str]] = None,
+        snapshot_every: int = DEFAULT_SNAPSHOT_EVERY,
+    ) -> None:
+        super().__init__(topic, key, initial, apply, deserialize, serialize, snapshot_every)
+        self._store = store
+
+    def reload(self) -> None:
+        """Loads the aggregate again: the latest snapshot (if any) and the
+        events after it (the state restarts from ``initial`` without a
+        snapshot)."""
+        reader = self._store.read_stream(self.topic, self.key)
+        self._start(reader.snapshot)
+        for event in reader:
+            self._fold(event)
+            self.loaded_events += 1
+
+    def append(
+        self,
+        event_type: str,
+        payload: Text,
+        *,
+        metadata: Text = "",
+        schema_version: Optional[int] = None,
+    ) -> Appended:
+        """Appends an event at ``version + 1``, folds it into ``state`` and
+        saves a snapshot when one is due; returns where it was stored."""
+        appended = self._store.append(
+            self.topic,
+            self.key,
+            self.version,
+            payload,
+            event_type=event_type,
+            metadata=metadata,
+            schema_version=schema_version,
+        )
+        self._fold(_appended_event(self.topic, self.key, appended, event_type, payload, metadata, schema_version))
+        if self._auto_snapshot_due():
+            try:
+                self.save_snapshot()
+            except Exception as e:  # noqa: BLE001 - the append stands; logged, retried later
+                self._snapshot_failed(e)
+        return appended
+
+    def save_snapshot(self) -> None:
+        """Saves ``serialize(state)`` as the snapshot at ``version`` (needs
+        ``serialize``)."""
+        self._store.save_snapshot(self.topic, self.key, self.version, self._state_text())
+        self.snapshot_version = self.version
+
+
+class AsyncAggregate(_AggregateBase[S]):
+    """:class:`Aggregate` for :class:`cursus.aio.EventStore`: the same
+    rules, with :meth:`append`, :meth:`reload` and :meth:`save_snapshot` as
+    coroutines. Made by ``await store.load_aggregate(...)``."""
+
+    def __init__(
+        self,
+        store: AsyncEventStore,
+        topic: str,
+        key: str,
+        initial: S,
+        apply: Callable[[S, StoredEvent], S],
+        deserialize: Optional[Callable[[str], S]] = None,
+        serialize: Optional[Callable[[S], str]] = None,
+        snapshot_every: int = DEFAULT_SNAPSHOT_EVERY,
+    ) -> None:
+        super().__init__(topic, key, initial, apply, deserialize, serialize, snapshot_every)
+        self._store = store
+
+    async def reload(self) -> None:
+        """Loads the aggregate again (see :meth:`Aggregate.reload`)."""
+        reader = await self._store.read_stream(self.topic, self.key)
+        self._start(reader.snapshot)
+        async for event in reader:
+            self._fold(event)
+            self.loaded_events += 1
+
+    async def append(
+        self,
+        event_type: str,
+        payload: Text,
+        *,
+        metadata: Text = "",
+        schema_version: Optional[int] = None,
+    ) -> Appended:
+        """Appends at ``version + 1``, folds, snapshots when due (see
+        :meth:`Aggregate.append`)."""
+        appended = await self._store.append(
+            self.topic,
+            self.key,
+            self.version,
+            payload,
+            event_type=event_type,
+            metadata=metadata,
+            schema_version=schema_version,
+        )
+        self._fold(_appended_event(self.topic, self.key, appended, event_type, payload, metadata, schema_version))
+        if self._auto_snapshot_due():
+            try:
+                await self.save_snapshot()
+            except Exception as e:  # noqa: BLE001 - the append stands; logged, retried later
+                self._snapshot_failed(e)
+        return appended
+
+    async def save_snapshot(self) -> None:
+        """Saves ``serialize(state)`` as the snapshot at ``version``."""
+        await self._store.save_snapshot(self.topic, self.key, self.version, self._state_text())
+        self.snapshot_version = self.version
+
+
+class EventStore:
+    """Event store client: appends with optimistic concurrency, snapshots,
+    paged reads and the aggregate helper. Keyword arguments are client
+    options (as :class:`AdminClient`'s: ``bootstrap_servers``, TLS,
+    timeouts, ...). Every call blocks with the GIL released and can be
+    interrupted with Ctrl-C. A context manager: ``with`` closes it.
+
+    ::
+
+        with cursus.EventStore(bootstrap_servers="127.0.0.1:9000") as store:
+            store.append("orders", "order-1", 0, '{"total": 5}', event_type="OrderCreated")
+            for event in store.read_stream("orders", "order-1"):
+                print(event.version, event.event_type, event.text)
+    """
+
+    def __init__(self, **config: ConfigValue) -> None:
+        self._native = _cursus._EventStore(**config)
+
+    def append(
+        self,
+        topic: str,
+        key: str,
+        expected_version: int,
+        payload: Text,
+        *,
+        event_type: str = "",
+        metadata: Text = "",
+        schema_version: Optional[int] = None,
+    ) -> Appended:
+        """Appends an event to aggregate ``key`` if its version is
+        ``expected_version`` (the version last seen; 0 for a new aggregate):
+        the event gets ``expected_version + 1``. Otherwise raises
+        :class:`cursus.ConflictError` with code ``version_conflict`` and
+        fields ``current`` and ``expected``. ``schema_version`` ``None``
+        lets the broker use 1. A topic without event sourcing raises
+        :class:`cursus.ValidationError` ``event_sourcing_not_enabled``."""
+        return self._native.append(
+            topic,
+            key,
+            expected_version,
+            payload,
+            event_type=event_type,
+            metadata=metadata,
+            schema_version=schema_version,
+        )
+
+    def stream_version(self, topic: str, key: str) -> int:
+        """The aggregate's current version (0 when it has no event)."""
+        return self._native.stream_version(topic, key)
+
+    def save_snapshot(self, topic: str, key: str, version: int, state: Text) -> None:
+        """Saves ``state`` as the aggregate's snapshot at ``version`` (at most
+        its current version, else ``snapshot_version_exceeds_stream``); it
+        replaces the previous one."""
+        self._native.save_snapshot(topic, key, version, state)
+
+    def read_snapshot(self, topic: str, key: str) -> Optional[Snapshot]:
+        """The aggregate's latest snapshot, or ``None``."""
+        return self._native.read_snapshot(topic, key)
+
+    def read_stream(
+        self,
+        topic: str,
+        key: str,
+        from_version: int = 1,
+        *,
+        max_events: Optional[int] = None,
+        max_bytes: Optional[int] = None,
+    ) -> EventReader:
+        """Reads aggregate ``key`` from ``from_version``: the reader's
+        ``snapshot`` is the latest snapshot if its version is at least
+        ``from_version`` (iteration then starts after it), and iterating
+        yields the events. ``max_events`` / ``max_bytes`` bound each page
+        (broker defaults: 256 events, 8 MiB). Reads the first page now."""
+        return EventReader(
+            self._native, _cursus._EventCursor.stream(topic, key, from_version, max_events, max_bytes)
+        )
+
+    def history(
+        self,
+        topic: str,
+        key: str,
+        from_version: int = 1,
+        to_version: Optional[int] = None,
+        *,
+        max_records: Optional[int] = None,
+        max_bytes: Optional[int] = None,
+    ) -> EventReader:
+        """Reads the original events of aggregate ``key`` from
+        ``from_version`` to ``to_version`` (``None``: its head), never a
+        snapshot. The reader's ``completeness`` and ``head_version`` are the
+        last page's. Reads the first page now."""
+        return EventReader(
+            self._native,
+            _cursus._EventCursor.history(topic, key, from_version, to_version, max_records, max_bytes),
+        )
+
+    def browse(
+        self,
+        topic: str,
+        partition: int,
+        from_offset: int = 0,
+        to_offset: Optional[int] = None,
+        *,
+        max_records: Optional[int] = None,
+        max_bytes: Optional[int] = None,
+    ) -> EventReader:
+        """Reads the committed records of one partition from ``from_offset``
+        up to ``to_offset`` (exclusive; ``None``: the readable end), events
+        or not. The reader's ``readable_end_offset`` and
+        ``earliest_offset`` are the last page's. Reads the first page now."""
+        return EventReader(
+            self._native,
+            _cursus._EventCursor.browse(topic, partition, from_offset, to_offset, max_records, max_bytes),
+        )
+
+    def load_aggregate(
+        self,
+        topic: str,
+        key: str,
+        initial: S,
+        apply: Callable[[S, StoredEvent], S],
+        *,
+        deserialize: Optional[Callable[[str], S]] = None,
+        serialize: Optional[Callable[[S], str]] = None,
+        snapshot_every: int = DEFAULT_SNAPSHOT_EVERY,
+    ) -> Aggregate[S]:
+        """Loads aggregate ``key``: the latest snapshot through
+        ``deserialize`` (or ``initial`` without one), then every later event
+        folded through ``apply(state, event) -> state``. With ``serialize``,
+        :meth:`Aggregate.append` saves a snapshot every ``snapshot_every``
+        events (0: never). A stream with a snapshot needs ``deserialize``
+        (else ``ValueError``). See :class:`Aggregate`."""
+        aggregate = Aggregate(self, topic, key, initial, apply, deserialize, serialize, snapshot_every)
+        aggregate.reload()
+        return aggregate
+
+    def close(self) -> None:
+        """Closes; later calls raise :class:`cursus.ClosedError`. Closing
+        twice does nothing."""
+        self._native.close()
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` was called."""
+        return self._native.closed
+
+    def __enter__(self) -> EventStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+# Shown as the public names (tracebacks, repr), not the private module.
+_cls: type
+for _cls in (EventStore, EventReader, Aggregate):
+    _cls.__module__ = "cursus"
+for _cls in (AsyncEventReader, AsyncAggregate):
+    _cls.__module__ = "cursus.aio"
+del _cls

@@ -1,0 +1,157 @@
+//! `AsyncEventStore`: the event store resolved on asyncio futures (wrapped
+//! by `cursus.aio.EventStore`, which adds the readers and the aggregate
+//! helper).
+
+use super::*;
+use crate::eventstore::{event_arg, page_or_none, text_arg, Appended, EventCursor, Snapshot};
+use cursus::eventstore::EventStore as EngineEventStore;
+
+/// Native async event store client.
+#[pyclass(module = "cursus._cursus", frozen)]
+pub struct AsyncEventStore {
+    state: ProcessLocal<Client<Arc<EngineEventStore>>>,
+}
+
+impl AsyncEventStore {
+    fn st(&self, py: Python<'_>) -> PyResult<&Client<Arc<EngineEventStore>>> {
+        self.state.get().py_err(py)
+    }
+}
+
+#[pymethods]
+impl AsyncEventStore {
+    /// Connects; resolves to an `AsyncEventStore`.
+    #[staticmethod]
+    #[pyo3(signature = (**config))]
+    fn connect<'py>(
+        py: Python<'py>,
+        config: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let cfg = config::client(py, config)?;
+        connect_client(
+            py,
+            "eventstore",
+            "event store",
+            async { EngineEventStore::connect(cfg).await.map(Arc::new) },
+            |state| AsyncEventStore { state },
+        )
+    }
+
+    /// Appends an event if the aggregate is at `expected_version`.
+    #[pyo3(signature = (topic, key, expected_version, payload, *, event_type=String::new(), metadata=None, schema_version=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn append<'py>(
+        &self,
+        py: Python<'py>,
+        topic: String,
+        key: String,
+        expected_version: u64,
+        payload: &Bound<'py, PyAny>,
+        event_type: String,
+        metadata: Option<&Bound<'py, PyAny>>,
+        schema_version: Option<u32>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let st = self.st(py)?;
+        let s = st.inner.get(py)?;
+        let event = event_arg(py, payload, event_type, metadata, schema_version)?;
+        bridge(
+            py,
+            &st.dispatcher,
+            async move { s.append(&topic, &key, expected_version, &event).await },
+            into::<Appended, _>,
+        )
+    }
+
+    /// The aggregate's current version (0 when it has no event).
+    fn stream_version<'py>(
+        &self,
+        py: Python<'py>,
+        topic: String,
+        key: String,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let st = self.st(py)?;
+        let s = st.inner.get(py)?;
+        bridge(
+            py,
+            &st.dispatcher,
+            async move { s.stream_version(&topic, &key).await },
+            |py, v| Ok(v.into_py(py)),
+        )
+    }
+
+    /// Saves `state` as the aggregate's snapshot at `version`.
+    fn save_snapshot<'py>(
+        &self,
+        py: Python<'py>,
+        topic: String,
+        key: String,
+        version: u64,
+        state: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let st = self.st(py)?;
+        let s = st.inner.get(py)?;
+        let state = text_arg(py, "state", state)?;
+        bridge(
+            py,
+            &st.dispatcher,
+            async move { s.save_snapshot(&topic, &key, version, &state).await },
+            none,
+        )
+    }
+
+    /// The aggregate's latest snapshot, or `None`.
+    fn read_snapshot<'py>(
+        &self,
+        py: Python<'py>,
+        topic: String,
+        key: String,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let st = self.st(py)?;
+        let s = st.inner.get(py)?;
+        bridge(
+            py,
+            &st.dispatcher,
+            async move { s.read_snapshot(&topic, &key).await },
+            |py, snap| Ok(snap.map(Snapshot::from).into_py(py)),
+        )
+    }
+
+    /// Reads the next page of `cursor` and moves it on; resolves to `None`
+    /// once done.
+    fn next_page<'py>(&self, py: Python<'py>, cursor: &EventCursor) -> PyResult<Bound<'py, PyAny>> {
+        let st = self.st(py)?;
+        let s = st.inner.get(py)?;
+        let c = cursor.inner.clone();
+        bridge(
+            py,
+            &st.dispatcher,
+            async move {
+                let mut c = c.lock().await;
+                s.next_page(&mut c).await
+            },
+            page_or_none,
+        )
+    }
+
+    /// Closes the client; closing twice does nothing.
+    fn close<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let s = self.st(py)?.inner.take();
+        bridge(
+            py,
+            &self.st(py)?.dispatcher,
+            async move {
+                if let Some(s) = s {
+                    s.close().await;
+                }
+                Ok::<(), Error>(())
+            },
+            none,
+        )
+    }
+
+    /// True once `close()` was called.
+    #[getter]
+    fn closed(&self) -> bool {
+        self.state.get().map_or(true, |s| s.inner.is_closed())
+    }
+}

@@ -187,7 +187,7 @@ class Driver {
     }
     if (op == "create_topic") {
       std::map<std::string, std::string> options{{"partitions", s.arg("partitions")}};
-      for (const char *field : {"auth_policy", "retention_bytes", "idempotent"})
+      for (const char *field : {"auth_policy", "retention_bytes", "idempotent", "event_sourcing"})
         if (s.has(field)) options[field] = s.arg(field);
       auto created = admin(s).create_topic(s.arg("topic"), options);
       return "{\"partitions\": " + std::to_string(created.partitions) + "}";
@@ -308,6 +308,7 @@ class Driver {
       producer(s).abort_transaction();
       return "{}";
     }
+    if (op.rfind("es_", 0) == 0) return event_store_op(s);
     throw DriverError("unknown op " + op);
   }
 
@@ -420,11 +421,128 @@ class Driver {
     return "{\"records\": " + json_list(records, [](const std::string &r) { return r; }) + "}";
   }
 
+  // -------------------------------------------------------------------------
+  // The event store (es_* ops). Keys, payloads, metadata and states are byte
+  // strings holding UTF-8 text.
+
+  cursus::EventStore &store(const Step &s) { return named(stores_, s.arg("store"), "store"); }
+
+  /// A required text argument (hex in the plan).
+  std::string text(const Step &s, const std::string &name) {
+    auto v = s.bytes(name);
+    if (!v) throw DriverError(s.op + ": missing argument " + name);
+    return *v;
+  }
+
+  static std::string snapshot_json(const std::optional<cursus::Snapshot> &snap) {
+    if (!snap) return "null";
+    return "{\"version\": " + std::to_string(snap->version) + ", \"state\": " + json_hex(snap->state) + "}";
+  }
+
+  static std::string event_json(const cursus::StoredEvent &e) {
+    return "{\"topic\": " + json_str(e.topic) + ", \"partition\": " + std::to_string(e.partition) +
+           ", \"offset\": " + std::to_string(e.offset) + ", \"key\": " + (e.key.empty() ? "null" : json_hex(e.key)) +
+           ", \"value\": " + json_hex(e.payload) + ", \"version\": " + std::to_string(e.version) +
+           ", \"event_type\": " + json_str(e.event_type) + ", \"schema_version\": " +
+           std::to_string(e.schema_version) + ", \"metadata\": " + json_hex(e.metadata) + "}";
+  }
+
+  static cursus::PageLimits limits(const Step &s, const char *name) {
+    return cursus::PageLimits{s.has(name) ? s.unsigned_num<uint32_t>(name) : 0u, 0u};
+  }
+
+  std::string event_store_op(const Step &s) {
+    const std::string &op = s.op;
+    if (op == "es_open") {
+      stores_[s.arg("name")] = std::make_unique<cursus::EventStore>(config(s, cursus::Kind::Admin));
+      return "{}";
+    }
+    if (op == "es_close") {
+      named(stores_, s.arg("name"), "store").close();
+      return "{}";
+    }
+    if (op == "es_append") {
+      cursus::Event event(s.has("event_type") ? s.arg("event_type") : "", text(s, "value"),
+                          s.bytes("metadata").value_or(""),
+                          s.has("schema_version") ? s.unsigned_num<uint32_t>("schema_version") : 0u);
+      auto a = store(s).append(s.arg("topic"), text(s, "key"), s.unsigned_num<uint64_t>("expected_version"), event);
+      return "{\"version\": " + std::to_string(a.version) + ", \"offset\": " + std::to_string(a.offset) +
+             ", \"partition\": " + std::to_string(a.partition) + "}";
+    }
+    if (op == "es_stream_version")
+      return "{\"version\": " + std::to_string(store(s).stream_version(s.arg("topic"), text(s, "key"))) + "}";
+    if (op == "es_save_snapshot") {
+      store(s).save_snapshot(s.arg("topic"), text(s, "key"), s.unsigned_num<uint64_t>("version"), text(s, "state"));
+      return "{}";
+    }
+    if (op == "es_read_snapshot")
+      return "{\"snapshot\": " + snapshot_json(store(s).read_snapshot(s.arg("topic"), text(s, "key"))) + "}";
+    if (op == "es_read_stream") {
+      auto read = store(s)
+                      .read_stream(s.arg("topic"), text(s, "key"), s.unsigned_num<uint64_t>("from_version"),
+                                   limits(s, "max_events"))
+                      .read_all();
+      return "{\"snapshot\": " + snapshot_json(read.snapshot) + ", \"records\": " + json_list(read.events, event_json) +
+             ", \"pages\": " + std::to_string(read.pages) + "}";
+    }
+    if (op == "es_history") {
+      std::optional<uint64_t> to;
+      if (s.has("to_version")) to = s.unsigned_num<uint64_t>("to_version");
+      auto cursor = store(s).history(s.arg("topic"), text(s, "key"), s.unsigned_num<uint64_t>("from_version"), to,
+                                     limits(s, "max_records"));
+      std::vector<cursus::StoredEvent> events;
+      std::optional<cursus::EventPage> last;
+      size_t pages = 0;
+      for (auto &page : cursor) {
+        pages++;
+        for (auto &e : page.events) events.push_back(std::move(e));
+        last = std::move(page);
+      }
+      if (!last) throw DriverError("es_history: no page");
+      return "{\"records\": " + json_list(events, event_json) + ", \"completeness\": " + json_str(last->completeness) +
+             ", \"head_version\": " + std::to_string(last->head_version.value_or(0)) +
+             ", \"pages\": " + std::to_string(pages) + "}";
+    }
+    if (op == "es_browse") {
+      std::optional<uint64_t> to;
+      if (s.has("to_offset")) to = s.unsigned_num<uint64_t>("to_offset");
+      auto read = store(s)
+                      .browse(s.arg("topic"), s.unsigned_num<uint32_t>("partition"),
+                              s.unsigned_num<uint64_t>("from_offset"), to, limits(s, "max_records"))
+                      .read_all();
+      return "{\"records\": " + json_list(read.events, event_json) + ", \"pages\": " + std::to_string(read.pages) +
+             "}";
+    }
+    if (op == "es_aggregate") {
+      // A counter: the snapshot's number plus one per event; Aggregate saves
+      // the state (decimal) whenever a snapshot is due.
+      std::string prefix = text(s, "value_prefix");
+      auto agg = cursus::Aggregate<uint64_t>::load(
+          store(s), s.arg("topic"), text(s, "key"), 0,
+          [](uint64_t &n, const cursus::StoredEvent &) { n++; },
+          [](const std::string &state) {
+            size_t used = 0;
+            uint64_t n = std::stoull(state, &used);
+            if (used != state.size()) throw DriverError("snapshot state " + state + " is no counter");
+            return n;
+          },
+          [](const uint64_t &n) { return std::to_string(n); }, s.unsigned_num<uint64_t>("snapshot_every"));
+      for (uint64_t i = 0, n = s.unsigned_num<uint64_t>("appends"); i < n; i++)
+        agg.append(cursus::Event("Counted", prefix + std::to_string(i)));
+      const auto &loaded = agg.loaded_snapshot();
+      return "{\"version\": " + std::to_string(agg.version()) + ", \"state\": " + std::to_string(agg.state()) +
+             ", \"loaded_snapshot_version\": " + (loaded ? std::to_string(loaded->version) : std::string("null")) +
+             ", \"loaded_events\": " + std::to_string(agg.loaded_events()) + "}";
+    }
+    throw DriverError("unknown op " + op);
+  }
+
   std::string bootstrap_;
   std::unique_ptr<cursus::Admin> implicit_admin_;
   std::map<std::string, std::unique_ptr<cursus::Admin>> admins_;
   std::map<std::string, std::unique_ptr<cursus::Producer>> producers_;
   std::map<std::string, std::unique_ptr<cursus::Consumer>> consumers_;
+  std::map<std::string, std::unique_ptr<cursus::EventStore>> stores_;
 
  public:
   Driver(const Driver &) = delete;

@@ -299,7 +299,9 @@ fn timeout_error(command: Command) -> ErrorPayload {
         | Command::Create
         | Command::AlterTopicConfig
         | Command::Delete
-        | Command::Truncate => "unknown",
+        | Command::Truncate
+        | Command::AppendStream
+        | Command::SaveSnapshot => "unknown",
         _ => "not_accepted",
     };
     ErrorPayload::new("request_timeout").with_field("outcome", outcome)

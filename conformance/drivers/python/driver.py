@@ -65,6 +65,7 @@ class Driver:
         self.admins: Dict[str, Any] = {}
         self.producers: Dict[str, Any] = {}
         self.consumers: Dict[str, Any] = {}
+        self.stores: Dict[str, Any] = {}
 
     def options(self, step: Step) -> Dict[str, Any]:
         return {"bootstrap_servers": self.bootstrap, **step.config}
@@ -87,6 +88,9 @@ class Driver:
     def consumer(self, step: Step) -> Any:
         return lookup(self.consumers, step.arg("consumer"), "consumer")
 
+    def store(self, step: Step) -> Any:
+        return lookup(self.stores, step.arg("store"), "event store")
+
     async def run(self, step: Step) -> Dict[str, Any]:
         handler: Callable[[Step], Awaitable[Dict[str, Any]]] = getattr(self, "op_" + step.op)
         return await handler(step)
@@ -108,6 +112,8 @@ class Driver:
             extra["retention_bytes"] = step.num("retention_bytes")
         if "idempotent" in step.args:
             extra["idempotent"] = step.args["idempotent"] == "true"
+        if "event_sourcing" in step.args:
+            extra["event_sourcing"] = step.args["event_sourcing"] == "true"
         admin = await self.admin(step)
         info = await call(admin.create_topic(step.arg("topic"), partitions=step.num("partitions"), **extra))
         return {"partitions": info.partitions}
@@ -278,6 +284,101 @@ class Driver:
     async def op_consumer_close(self, step: Step) -> Dict[str, Any]:
         await call(lookup(self.consumers, step.arg("name"), "consumer").close())
         return {}
+
+    # -- event store (text arguments arrive as hex of their UTF-8 bytes)
+    async def op_es_open(self, step: Step) -> Dict[str, Any]:
+        self.stores[step.arg("name")] = await self.open("EventStore", self.options(step))
+        return {}
+
+    async def op_es_close(self, step: Step) -> Dict[str, Any]:
+        await call(lookup(self.stores, step.arg("name"), "event store").close())
+        return {}
+
+    async def op_es_append(self, step: Step) -> Dict[str, Any]:
+        extra: Dict[str, Any] = {}
+        if "event_type" in step.args:
+            extra["event_type"] = step.args["event_type"]
+        if "metadata" in step.args:
+            extra["metadata"] = step.data("metadata")
+        if "schema_version" in step.args:
+            extra["schema_version"] = step.num("schema_version")
+        appended = await call(self.store(step).append(
+            step.arg("topic"), text(step, "key"), step.num("expected_version"), step.data("value") or b"", **extra))
+        return {"version": appended.version, "offset": appended.offset, "partition": appended.partition}
+
+    async def op_es_stream_version(self, step: Step) -> Dict[str, Any]:
+        return {"version": await call(self.store(step).stream_version(step.arg("topic"), text(step, "key")))}
+
+    async def op_es_save_snapshot(self, step: Step) -> Dict[str, Any]:
+        await call(self.store(step).save_snapshot(
+            step.arg("topic"), text(step, "key"), step.num("version"), step.data("state") or b""))
+        return {}
+
+    async def op_es_read_snapshot(self, step: Step) -> Dict[str, Any]:
+        return {"snapshot": snapshot_json(await call(self.store(step).read_snapshot(step.arg("topic"), text(step, "key"))))}
+
+    async def pages(self, reader: Any) -> List[Any]:
+        """Every page of a reader (the first was read when it was made)."""
+        if self.asyncio:
+            return [page async for page in reader.pages()]
+        return list(reader.pages())
+
+    async def op_es_read_stream(self, step: Step) -> Dict[str, Any]:
+        reader = await call(self.store(step).read_stream(
+            step.arg("topic"), text(step, "key"), step.num("from_version"), max_events=opt_num(step, "max_events")))
+        pages = await self.pages(reader)
+        return {"snapshot": snapshot_json(reader.snapshot), "records": events_json(pages), "pages": len(pages)}
+
+    async def op_es_history(self, step: Step) -> Dict[str, Any]:
+        reader = await call(self.store(step).history(
+            step.arg("topic"), text(step, "key"), step.num("from_version"), opt_num(step, "to_version"),
+            max_records=opt_num(step, "max_records")))
+        pages = await self.pages(reader)
+        return {"records": events_json(pages), "completeness": reader.completeness,
+                "head_version": reader.head_version, "pages": len(pages)}
+
+    async def op_es_browse(self, step: Step) -> Dict[str, Any]:
+        reader = await call(self.store(step).browse(
+            step.arg("topic"), step.num("partition"), step.num("from_offset"), opt_num(step, "to_offset"),
+            max_records=opt_num(step, "max_records")))
+        pages = await self.pages(reader)
+        return {"records": events_json(pages), "pages": len(pages)}
+
+    async def op_es_aggregate(self, step: Step) -> Dict[str, Any]:
+        """The aggregate cycle with a counter as state (PROTOCOL.md)."""
+        aggregate = await call(self.store(step).load_aggregate(
+            step.arg("topic"), text(step, "key"), 0, lambda state, _event: state + 1,
+            deserialize=int, serialize=str, snapshot_every=step.num("snapshot_every")))
+        loaded = aggregate.loaded_snapshot
+        prefix = step.data("value_prefix") or b""
+        for i in range(step.num("appends")):
+            await call(aggregate.append("Counted", prefix + str(i).encode()))
+        return {"version": aggregate.version, "state": aggregate.state,
+                "loaded_snapshot_version": loaded.version if loaded is not None else None,
+                "loaded_events": aggregate.loaded_events}
+
+
+def text(step: Step, name: str) -> str:
+    """A byte-string argument holding UTF-8 text (aggregate keys)."""
+    return (step.data(name) or b"").decode()
+
+
+def opt_num(step: Step, name: str) -> Optional[int]:
+    return step.num(name) if name in step.args else None
+
+
+def snapshot_json(snapshot: Optional[cursus.Snapshot]) -> Optional[Dict[str, Any]]:
+    if snapshot is None:
+        return None
+    return {"version": snapshot.version, "state": snapshot.state.encode().hex()}
+
+
+def events_json(pages: List[cursus.Page]) -> List[Dict[str, Any]]:
+    return [{
+        "topic": e.topic, "partition": e.partition, "offset": e.offset, "key": e.key.hex() if e.key else None,
+        "value": e.payload.hex(), "version": e.version, "event_type": e.event_type,
+        "schema_version": e.schema_version, "metadata": e.metadata.encode().hex(),
+    } for page in pages for e in page.events]
 
 
 async def call(value: Any) -> Any:

@@ -3,7 +3,6 @@ package io.cursus;
 import java.util.Collections;
 import java.util.Iterator;
 import java.util.NoSuchElementException;
-import java.util.Objects;
 import java.util.function.LongSupplier;
 
 /**
@@ -105,7 +104,7 @@ public final class EventPages implements Iterable<EventPage> {
                 return false;
             }
             if (cursor == null) {
-                cursor = new Cursor(Objects.requireNonNull(store, "store").call(h -> open.getAsLong()));
+                cursor = new Cursor(store.call(h -> open.getAsLong()));
             }
             long handle = store.call(s -> cursor.call(c -> NativeBridge.eventStoreNextPage(s, c)));
             if (handle != 0) {

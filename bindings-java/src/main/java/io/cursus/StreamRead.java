@@ -14,7 +14,8 @@ import java.util.Optional;
  */
 public record StreamRead(Optional<Snapshot> snapshot, List<StoredEvent> events) {
     /**
-     * The version the read reached: the last event's, else the snapshot's, else 0.
+     * The version the read reached: the last event's, else the snapshot's, else 0 (nothing
+     * was read: the aggregate has no event at or after the version the read started from).
      *
      * @return the version
      */

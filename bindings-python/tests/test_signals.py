@@ -61,9 +61,9 @@ def test_ctrl_c_interrupts_a_blocking_poll(bootstrap: str, name: str) -> None:
 
 
 # Calls that block while the broker is paused (SIGSTOP): each must give way
-# to Ctrl-C. `p` is a producer, `a` an admin client, both connected first;
-# `t1` a transactional producer with its session, `t2` one with an open
-# transaction.
+# to Ctrl-C. `p` is a producer, `a` an admin client, `s` an event store,
+# all connected first; `t1` a transactional producer with its session, `t2`
+# one with an open transaction; ES the event-sourcing topic.
 PAUSED_CALLS = {
     "begin_transaction": "t1.begin_transaction()",
     # END_TXN never answered (an unknown outcome is retried).
@@ -76,6 +76,9 @@ PAUSED_CALLS = {
     "send_and_wait": 'p.send_and_wait(NAME, b"never acknowledged")',
     # A request without a reply (request_timeout_ms: 10 minutes).
     "admin": "a.list_topics()",
+    "event_store_append": 's.append(ES, "k", 0, "never acknowledged")',
+    # A paged read: the first page is read at the call.
+    "event_store_read_stream": 's.read_stream(ES, "k")',
 }
 
 
@@ -83,14 +86,18 @@ PAUSED_CALLS = {
 def test_ctrl_c_interrupts_a_call_waiting_for_the_broker(private_broker: Broker, name: str, call: str) -> None:
     with cursus.AdminClient(bootstrap_servers=private_broker.addr) as admin:
         admin.create_topic(name, partitions=1)
+        admin.create_topic(name + "-es", partitions=1, event_sourcing=True)
     script = f"""
 import sys, threading, time, cursus
 NAME = {name!r}
+ES = NAME + "-es"
 p = cursus.Producer(bootstrap_servers={private_broker.addr!r}, buffer_memory=2048,
                     max_block_ms=600000, request_timeout_ms=600000, retries=0)
 a = cursus.AdminClient(bootstrap_servers={private_broker.addr!r}, request_timeout_ms=600000, retries=0)
 p.send_and_wait(NAME, b"warm")
 a.list_topics()
+s = cursus.EventStore(bootstrap_servers={private_broker.addr!r}, request_timeout_ms=600000, retries=0)
+s.stream_version(ES, "k")
 t1, t2 = (cursus.Producer(bootstrap_servers={private_broker.addr!r}, transactional_id=NAME + t,
                           request_timeout_ms=600000, retries=0) for t in ("-t1", "-t2"))
 t1.init_transactions()

@@ -65,6 +65,18 @@
 // fails with "invalid_transaction_state" if it completed). The calls may
 // be made from callbacks, those of the same producer included.
 //
+// # Event sourcing
+//
+// An EventStore (NewEventStore) appends events to aggregates of topics
+// created with event_sourcing=true, with optimistic concurrency
+// (Append with the expected version; a lost race is a
+// *VersionConflictError), keeps snapshots (SaveSnapshot, ReadSnapshot), and
+// reads streams whole (ReadStream) or page by page through an *EventCursor
+// (Stream, History, Browse; Next, or range over Pages and Events with Go
+// 1.23). LoadAggregate[S] is the aggregate cycle: the latest snapshot plus
+// the later events folded into an S, Append at the next version, and a
+// snapshot saved every AggregateConfig.SnapshotEvery events.
+//
 // # Errors
 //
 // Errors from the library are *Error: Error() is the readable text every

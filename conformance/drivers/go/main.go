@@ -125,6 +125,7 @@ type driver struct {
 	admins    map[string]*cursus.Admin
 	producers map[string]*cursus.Producer
 	consumers map[string]*cursus.Consumer
+	stores    map[string]*cursus.EventStore
 }
 
 func (d *driver) options(s *step) []cursus.Option {
@@ -194,7 +195,7 @@ func (d *driver) run(s *step) (result, error) {
 			return nil, err
 		}
 		opts := cursus.TopicOptions{"partitions": partitions}
-		for _, field := range []string{"auth_policy", "retention_bytes", "idempotent"} {
+		for _, field := range []string{"auth_policy", "retention_bytes", "idempotent", "event_sourcing"} {
 			if v, ok := s.args[field]; ok {
 				opts[field] = v
 			}
@@ -446,6 +447,9 @@ func (d *driver) run(s *step) (result, error) {
 		}
 		return result{}, p.SendOffsetsToTransaction(ctx, c)
 	}
+	if strings.HasPrefix(s.op, "es_") {
+		return d.eventStore(ctx, s)
+	}
 	return nil, fail("unknown op %s", s.op)
 }
 
@@ -693,6 +697,7 @@ func main() {
 		admins:    map[string]*cursus.Admin{},
 		producers: map[string]*cursus.Producer{},
 		consumers: map[string]*cursus.Consumer{},
+		stores:    map[string]*cursus.EventStore{},
 	}
 	out := bufio.NewWriter(os.Stdout)
 	n := 0

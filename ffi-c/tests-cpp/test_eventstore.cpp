@@ -321,6 +321,9 @@ TEST(EventStore, BadArgumentsAndClosedStore) {
   EXPECT_THROW(store.append(topic, "a key", 0, {"X", "v"}), cursus::InvalidArgumentError);
   EXPECT_THROW(store.append(topic, "", 0, {"X", "v"}), cursus::InvalidArgumentError);
   EXPECT_THROW(store.stream_version(topic, "tab\there"), cursus::InvalidArgumentError);
+  // A C string ends at a NUL: refused rather than cut short.
+  EXPECT_THROW(store.append(topic, "k", 0, {"X", std::string("a\0b", 3)}), cursus::InvalidArgumentError);
+  EXPECT_EQ(store.stream_version(topic, "k"), 0u);
   EXPECT_THROW(store.read_stream(topic, "k", 0).read_all(), cursus::ValidationError);  // invalid_from_version
   store.close();
   EXPECT_THROW(store.stream_version(topic, "k"), cursus::ClosedError);

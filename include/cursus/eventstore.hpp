@@ -110,6 +110,17 @@ inline void es_call(F f, A... args) {
   }
 }
 
+/// `s` as a C string; a NUL inside (where a C string would end, cutting the
+/// text short) throws InvalidArgumentError.
+inline const char *text(const std::string &s, const char *name) {
+  if (s.find('\0') != std::string::npos) {
+    std::string msg = std::string(name) + " must not contain a NUL byte";
+    throw InvalidArgumentError(CURSUS_ERR_INVALID_ARGUMENT, "invalid_argument (validation): " + msg, "invalid_argument",
+                               "validation", "invalid_argument", false, msg, {});
+  }
+  return s.c_str();
+}
+
 /// A snapshot from its handle (consumed; none for NULL).
 inline std::optional<Snapshot> snapshot(cursus_snapshot_t *h) {
   Handle<cursus_snapshot_t, cursus_snapshot_destroy> owned(h);
@@ -255,7 +266,8 @@ class EventCursor {
 /// Event store client (event-sourcing topics: `docs/event-sourcing.md`).
 /// Aggregate keys are text without whitespace (InvalidArgumentError
 /// otherwise, before anything is sent); payloads, metadata and states are
-/// UTF-8 text. Safe to use from several threads at once.
+/// UTF-8 text (a NUL byte in any of them throws InvalidArgumentError: a C
+/// string would end there). Safe to use from several threads at once.
 class EventStore {
  public:
   /// Connects with a configuration of kind Admin (or Any).
@@ -271,27 +283,31 @@ class EventStore {
   /// expected()).
   Appended append(const std::string &topic, const std::string &key, uint64_t expected_version, const Event &event) {
     cursus_appended_t *a = nullptr;
-    detail::es_call(cursus_event_store_append, h_.get(), topic.c_str(), key.c_str(), expected_version,
-                    event.event_type.c_str(), event.payload.c_str(),
-                    event.metadata.empty() ? nullptr : event.metadata.c_str(), event.schema_version, &a);
+    detail::es_call(cursus_event_store_append, h_.get(), detail::text(topic, "topic"), detail::text(key, "key"),
+                    expected_version, detail::text(event.event_type, "event type"),
+                    detail::text(event.payload, "payload"),
+                    event.metadata.empty() ? nullptr : detail::text(event.metadata, "metadata"), event.schema_version,
+                    &a);
     detail::Handle<cursus_appended_t, cursus_appended_destroy> owned(a);
     return Appended{cursus_appended_version(a), cursus_appended_offset(a), cursus_appended_partition(a)};
   }
   /// The aggregate's current version (0 when it has no event).
   uint64_t stream_version(const std::string &topic, const std::string &key) {
     uint64_t v = 0;
-    detail::call(cursus_event_store_stream_version, h_.get(), topic.c_str(), key.c_str(), &v);
+    detail::call(cursus_event_store_stream_version, h_.get(), detail::text(topic, "topic"), detail::text(key, "key"),
+                 &v);
     return v;
   }
   /// Saves `state` as the aggregate's snapshot at `version` (at most its
   /// current version, else ConflictError snapshot_version_exceeds_stream).
   void save_snapshot(const std::string &topic, const std::string &key, uint64_t version, const std::string &state) {
-    detail::call(cursus_event_store_save_snapshot, h_.get(), topic.c_str(), key.c_str(), version, state.c_str());
+    detail::call(cursus_event_store_save_snapshot, h_.get(), detail::text(topic, "topic"), detail::text(key, "key"),
+                 version, detail::text(state, "state"));
   }
   /// The aggregate's latest snapshot, if any.
   std::optional<Snapshot> read_snapshot(const std::string &topic, const std::string &key) {
     cursus_snapshot_t *s = nullptr;
-    detail::call(cursus_event_store_read_snapshot, h_.get(), topic.c_str(), key.c_str(), &s);
+    detail::call(cursus_event_store_read_snapshot, h_.get(), detail::text(topic, "topic"), detail::text(key, "key"), &s);
     return detail::snapshot(s);
   }
 
@@ -301,8 +317,8 @@ class EventStore {
   EventCursor read_stream(const std::string &topic, const std::string &key, uint64_t from_version = 1,
                           PageLimits limits = {}) {
     cursus_event_cursor_t *c = nullptr;
-    detail::call(cursus_event_cursor_stream, topic.c_str(), key.c_str(), from_version, limits.max_records,
-                 limits.max_bytes, &c);
+    detail::call(cursus_event_cursor_stream, detail::text(topic, "topic"), detail::text(key, "key"), from_version,
+                 limits.max_records, limits.max_bytes, &c);
     return EventCursor(h_.get(), c, topic);
   }
   /// Aggregate `key`'s original events (no snapshot) from `from_version` to
@@ -310,8 +326,8 @@ class EventStore {
   EventCursor history(const std::string &topic, const std::string &key, uint64_t from_version = 1,
                       std::optional<uint64_t> to_version = std::nullopt, PageLimits limits = {}) {
     cursus_event_cursor_t *c = nullptr;
-    detail::call(cursus_event_cursor_history, topic.c_str(), key.c_str(), from_version, to_version.value_or(0),
-                 limits.max_records, limits.max_bytes, &c);
+    detail::call(cursus_event_cursor_history, detail::text(topic, "topic"), detail::text(key, "key"), from_version,
+                 to_version.value_or(0), limits.max_records, limits.max_bytes, &c);
     return EventCursor(h_.get(), c, topic);
   }
   /// The committed records of any topic's partition from `from_offset` up
@@ -319,7 +335,7 @@ class EventStore {
   EventCursor browse(const std::string &topic, uint32_t partition, uint64_t from_offset = 0,
                      std::optional<uint64_t> to_offset = std::nullopt, PageLimits limits = {}) {
     cursus_event_cursor_t *c = nullptr;
-    detail::call(cursus_event_cursor_browse, topic.c_str(), partition, from_offset,
+    detail::call(cursus_event_cursor_browse, detail::text(topic, "topic"), partition, from_offset,
                  to_offset ? static_cast<int64_t>(*to_offset) : int64_t{-1}, limits.max_records, limits.max_bytes,
                  &c);
     return EventCursor(h_.get(), c, topic);
@@ -364,7 +380,8 @@ class Aggregate {
   static Aggregate load(EventStore &store, const std::string &topic, const std::string &key, State initial, Fold fold,
                         Deserialise deserialise, Serialise serialise, uint64_t snapshot_every = 500) {
     cursus_aggregate_t *a = nullptr;
-    detail::call(cursus_event_store_load_aggregate, store.c_handle(), topic.c_str(), key.c_str(), snapshot_every, &a);
+    detail::call(cursus_event_store_load_aggregate, store.c_handle(), detail::text(topic, "topic"),
+                 detail::text(key, "key"), snapshot_every, &a);
     detail::Handle<cursus_aggregate_t, cursus_aggregate_destroy> h(a);
     cursus_event_page_t *p = nullptr;
     detail::call(cursus_aggregate_loaded, a, &p);
@@ -394,9 +411,10 @@ class Aggregate {
   /// partition and timestamp are not known (0).
   uint64_t append(const Event &event) {
     uint64_t v = 0;
-    detail::es_call(cursus_event_store_aggregate_append, store_, h_.get(), event.event_type.c_str(),
-                    event.payload.c_str(), event.metadata.empty() ? nullptr : event.metadata.c_str(),
-                    event.schema_version, &v);
+    detail::es_call(cursus_event_store_aggregate_append, store_, h_.get(), detail::text(event.event_type, "event type"),
+                    detail::text(event.payload, "payload"),
+                    event.metadata.empty() ? nullptr : detail::text(event.metadata, "metadata"), event.schema_version,
+                    &v);
     StoredEvent stored;
     stored.topic = topic_;
     stored.key = key_;
@@ -414,7 +432,7 @@ class Aggregate {
   /// Saves the state (serialised) as the snapshot at the current version.
   void save_snapshot() {
     std::string text = serialise_(state_);
-    detail::call(cursus_event_store_aggregate_save_snapshot, store_, h_.get(), text.c_str());
+    detail::call(cursus_event_store_aggregate_save_snapshot, store_, h_.get(), detail::text(text, "snapshot state"));
   }
 
  private:

@@ -150,7 +150,12 @@ class AsyncEventReader(_ReaderState, AsyncIterator[StoredEvent]):
     every event; :meth:`pages` yields whole pages. The attributes are
     :class:`EventReader`'s."""
 
-    def __init__(self, native: _cursus.AsyncEventStore, cursor: _cursus._EventCursor, first: Optional[Page]) -> None:
+    def __init__(
+        self,
+        native: _cursus.AsyncEventStore,
+        cursor: _cursus._EventCursor,
+        first: Optional[Page],
+    ) -> None:
         self._native = native
         self._cursor = cursor
         super().__init__(first)
@@ -196,7 +201,13 @@ class AsyncEventReader(_ReaderState, AsyncIterator[StoredEvent]):
 
 
 def _appended_event(
-    topic: str, key: str, appended: Appended, event_type: str, payload: Text, metadata: Text, schema_version: Optional[int]
+    topic: str,
+    key: str,
+    appended: Appended,
+    event_type: str,
+    payload: Text,
+    metadata: Text,
+    schema_version: Optional[int],
 ) -> StoredEvent:
     """The event just appended, as a read would return it (timestamp 0:
     the broker's is not in the append's reply)."""
@@ -267,14 +278,16 @@ class _AggregateBase(Generic[S]):
     def snapshot_due(self) -> bool:
         """True when ``snapshot_every`` (> 0) events were appended since the
         last snapshot (the one loaded or saved)."""
-        return self.snapshot_every > 0 and self.version - self.snapshot_version >= self.snapshot_every
+        due = self.version - self.snapshot_version >= self.snapshot_every
+        return self.snapshot_every > 0 and due
 
     def _auto_snapshot_due(self) -> bool:
         return self._serialize is not None and self.snapshot_due
 
     def _snapshot_failed(self, e: Exception) -> None:
         _log.warning(
-            "aggregate %r of %r: automatic snapshot at version %d failed (tried again after the next append): %s",
+            "aggregate %r of %r: automatic snapshot at version %d failed "
+            "(tried again after the next append): %s",
             self.key,
             self.topic,
             self.version,
@@ -367,7 +380,11 @@ class Aggregate(_AggregateBase[S]):
             metadata=metadata,
             schema_version=schema_version,
         )
-        self._fold(_appended_event(self.topic, self.key, appended, event_type, payload, metadata, schema_version))
+        self._fold(
+            _appended_event(
+                self.topic, self.key, appended, event_type, payload, metadata, schema_version
+            )
+        )
         if self._auto_snapshot_due():
             try:
                 self.save_snapshot()
@@ -428,7 +445,11 @@ class AsyncAggregate(_AggregateBase[S]):
             metadata=metadata,
             schema_version=schema_version,
         )
-        self._fold(_appended_event(self.topic, self.key, appended, event_type, payload, metadata, schema_version))
+        self._fold(
+            _appended_event(
+                self.topic, self.key, appended, event_type, payload, metadata, schema_version
+            )
+        )
         if self._auto_snapshot_due():
             try:
                 await self.save_snapshot()
@@ -555,7 +576,9 @@ class EventStore:
         ``earliest_offset`` are the last page's. Reads the first page now."""
         return EventReader(
             self._native,
-            _cursus._EventCursor.browse(topic, partition, from_offset, to_offset, max_records, max_bytes),
+            _cursus._EventCursor.browse(
+                topic, partition, from_offset, to_offset, max_records, max_bytes
+            ),
         )
 
     def load_aggregate(

@@ -121,11 +121,6 @@ def test_snapshots(store: cursus.EventStore, topic: str) -> None:
     assert info.value.code == "snapshot_version_exceeds_stream"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="engine: READ_SNAPSHOT's reply `OK snapshot=<json>` is split at whitespace "
-    "(OkReply::parse), so a state with a space fails with protocol_error",
-)
 def test_read_snapshot_of_a_state_with_whitespace(store: cursus.EventStore, topic: str) -> None:
     append_n(store, topic, "ws", 1)
     store.save_snapshot(topic, "ws", 1, '{"balance": 5}')

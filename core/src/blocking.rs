@@ -556,7 +556,7 @@ impl EventStore {
     }
 
     /// Appends at the aggregate's version (see [`Aggregate::append`]).
-    pub fn append_to(&self, aggregate: &mut Aggregate, event: &Event) -> Result<u64> {
+    pub fn append_to(&self, aggregate: &mut Aggregate, event: &Event) -> Result<Appended> {
         self.inner.run(|s| aggregate.append(s, event))
     }
 

@@ -479,10 +479,12 @@ pub fn event_store_aggregate_append(
     schema_version: u32,
 ) -> Result<u64> {
     let mut guard = lock(&aggregate.aggregate);
-    store.append_to(
-        &mut guard,
-        &event(event_type, payload, metadata, schema_version),
-    )
+    store
+        .append_to(
+            &mut guard,
+            &event(event_type, payload, metadata, schema_version),
+        )
+        .map(|a| a.version)
 }
 
 /// True when `snapshot_every` events were appended since the last

@@ -6,7 +6,7 @@
 //! snapshot is due); folding events into state and serialising it are the
 //! application's, so each language passes its own functions.
 
-use super::{Event, EventStore, Snapshot, StoredEvent};
+use super::{Appended, Event, EventStore, Snapshot, StoredEvent};
 use crate::error::Result;
 
 /// Snapshots every 500 events unless configured otherwise (the SDK
@@ -67,12 +67,12 @@ impl Aggregate {
     /// Appends `event` at the next version. On `version_conflict` another
     /// writer got there first: reload and decide again (the error's
     /// `current` field says how far the stream is).
-    pub async fn append(&mut self, store: &EventStore, event: &Event) -> Result<u64> {
+    pub async fn append(&mut self, store: &EventStore, event: &Event) -> Result<Appended> {
         let appended = store
             .append(&self.topic, &self.key, self.version, event)
             .await?;
         self.version = appended.version;
-        Ok(appended.version)
+        Ok(appended)
     }
 
     /// True when `snapshot_every` events were appended since the last

@@ -364,8 +364,17 @@ impl EventStore {
         let p = CommandPayload::new()
             .field("topic", topic)
             .field("key", key);
+        self.check_open()?;
+        // Not `text`: the JSON may hold spaces a key=value split would cut.
         let reply = self
-            .text(&target, Command::ReadSnapshot, &p, Idempotence::Safe)
+            .cluster
+            .request(
+                Some(&target),
+                Lane::CONTROL,
+                Command::ReadSnapshot,
+                &p,
+                Idempotence::Safe,
+            )
             .await?;
         proto::snapshot_from_reply(&reply)
     }

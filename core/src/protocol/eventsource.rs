@@ -82,9 +82,19 @@ impl Appended {
     }
 }
 
-/// Reads `OK snapshot=<json>|null`.
-pub fn snapshot_from_reply(r: &OkReply) -> Result<Option<Snapshot>> {
-    let raw = r.require("snapshot")?;
+/// Reads `OK snapshot=<json>|null`. The JSON is everything after
+/// `snapshot=` (a state may hold spaces, which a `key=value` split would
+/// cut).
+pub fn snapshot_from_reply(reply: &[u8]) -> Result<Option<Snapshot>> {
+    let text =
+        std::str::from_utf8(reply).map_err(|_| Error::protocol("reply is not UTF-8 text"))?;
+    let raw = text
+        .trim()
+        .strip_prefix("OK")
+        .map(str::trim_start)
+        .and_then(|rest| rest.strip_prefix("snapshot="))
+        .ok_or_else(|| Error::protocol(format!("expected OK snapshot=…, got {text:?}")))?
+        .trim_end();
     if raw == "null" {
         return Ok(None);
     }
@@ -200,16 +210,16 @@ mod tests {
 
     #[test]
     fn snapshots_parse_or_are_null() {
-        let r = OkReply::parse(br#"OK snapshot={"version":5,"payload":"s"}"#).unwrap();
+        let r = br#"OK snapshot={"version":5,"payload":"{\"a\": 1, \"b\": 2}"}"#;
         assert_eq!(
-            snapshot_from_reply(&r).unwrap(),
+            snapshot_from_reply(r).unwrap(),
             Some(Snapshot {
                 version: 5,
-                payload: "s".into()
+                payload: r#"{"a": 1, "b": 2}"#.into()
             })
         );
-        let r = OkReply::parse(b"OK snapshot=null").unwrap();
-        assert_eq!(snapshot_from_reply(&r).unwrap(), None);
+        assert_eq!(snapshot_from_reply(b"OK snapshot=null").unwrap(), None);
+        assert!(snapshot_from_reply(b"OK version=1").is_err());
     }
 
     #[test]

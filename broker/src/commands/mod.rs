@@ -57,6 +57,31 @@ pub enum Reply {
     Stream(stream::StreamPlan),
     /// No reply: close the connection (an injected `drop-after` fault).
     Close,
+    /// The request took effect; its reply is ready once it is durable.
+    /// The connection goes on with the next request meanwhile and writes
+    /// replies in arrival order (see `server::connection`).
+    Deferred(Durable),
+}
+
+/// The rest of a [`Reply::Deferred`]: resolves to the reply once the
+/// request is durable.
+pub struct Durable(pub std::pin::Pin<Box<dyn std::future::Future<Output = Reply> + Send>>);
+
+impl std::fmt::Debug for Durable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Durable(..)")
+    }
+}
+
+impl std::future::Future for Durable {
+    type Output = Reply;
+
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Reply> {
+        self.0.as_mut().poll(cx)
+    }
 }
 
 impl Reply {

@@ -14,7 +14,7 @@ use bytes::Bytes;
 use cursus_wire::{CommandPayload, ErrorPayload};
 
 use super::params::{number, partition_number, required};
-use super::{HandlerResult, Reply};
+use super::{Durable, HandlerResult, Reply};
 use crate::broker::Broker;
 use crate::topics::definition::topic_param;
 use crate::txn::coordinator::{OffsetsRequest, PublishRequest};
@@ -125,10 +125,18 @@ pub async fn txn_publish(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerRes
     };
     detached(broker, move |b| async move {
         let (partition, appended) = b.txns.publish(&b, &req).await?;
-        Ok(Reply::text(format!(
+        let line = format!(
             "OK transactional_id={} appended=true topic={} partition={partition} offset={} state=open",
             req.transactional_id, req.topic, appended.offset
-        )))
+        );
+        // Answered once durable; the connection takes the next request
+        // meanwhile, so a pipelined transaction shares fsyncs.
+        Ok(Reply::Deferred(Durable(Box::pin(async move {
+            match appended.durable.wait().await {
+                Ok(()) => Reply::text(line),
+                Err(e) => Reply::Error(e),
+            }
+        }))))
     })
     .await
 }

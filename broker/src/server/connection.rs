@@ -199,31 +199,59 @@ fn decode(frame: &Frame) -> Decoded {
     }
 }
 
+/// Most replies a connection may have waiting on durability at once
+/// ([`Reply::Deferred`]) before it stops reading further requests.
+const MAX_DEFERRED: usize = 64;
+
+/// A reply that is waiting for its request's durability, in arrival order.
+type Waiting = std::pin::Pin<Box<dyn std::future::Future<Output = (Command, u64, Reply)> + Send>>;
+
 /// The request loop: one request at a time, replies in arrival order.
+///
+/// A handler runs to completion before the next request starts, so
+/// requests take effect in order. A [`Reply::Deferred`] (an append waiting
+/// for its fsync) does not hold the next request back: its reply waits in
+/// `waiting`, and every later reply is written after it, so a pipelining
+/// client's appends share fsyncs while replies keep their order.
 async fn serve(broker: &Arc<Broker>, writer: &mut FrameWriter, mut rx: mpsc::Receiver<Inbound>) {
+    let mut waiting: futures_util::stream::FuturesOrdered<Waiting> = Default::default();
     loop {
         let item = tokio::select! {
-            item = rx.recv() => item,
+            biased;
+            Some((command, id, reply)) = waiting.next(), if !waiting.is_empty() => {
+                if !write_reply(broker, writer, &mut rx, command, id, reply).await {
+                    return;
+                }
+                continue;
+            }
+            item = rx.recv(), if waiting.len() < MAX_DEFERRED => item,
             _ = broker.shutdown.cancelled() => return,
         };
         // The permit is held until this request is answered.
-        let (frame, _permit) = match item {
+        let (frame, permit) = match item {
             Some(Ok(entry)) => entry,
             Some(Err(e)) => {
                 debug!(error = %e, "invalid frame; closing");
+                flush_waiting(broker, writer, &mut rx, &mut waiting).await;
                 return;
             }
-            None => return,
+            None => {
+                flush_waiting(broker, writer, &mut rx, &mut waiting).await;
+                return;
+            }
         };
         let (id, command) = (frame.request_id, frame.command);
         let request = match decode(&frame) {
             Decoded::Request(r) => r,
             Decoded::Reject(e) => {
-                let _ = writer.send(&error_frame(command, id, &e)).await;
+                if flush_waiting(broker, writer, &mut rx, &mut waiting).await {
+                    let _ = writer.send(&error_frame(command, id, &e)).await;
+                }
                 return;
             }
             Decoded::Close => {
                 debug!(%command, "invalid request; closing");
+                flush_waiting(broker, writer, &mut rx, &mut waiting).await;
                 return;
             }
         };
@@ -235,39 +263,91 @@ async fn serve(broker: &Arc<Broker>, writer: &mut FrameWriter, mut rx: mpsc::Rec
             Ok(reply) => reply,
             Err(_) => Reply::Error(timeout_error(command)),
         };
-        let sent = match reply {
-            Reply::Ok(payload) => writer.send(&ok_frame(command, id, payload)).await,
-            Reply::Error(e) => writer.send(&error_frame(command, id, &e)).await,
-            Reply::TwoFrames(envelope, batch) => {
-                match writer.send(&ok_frame(command, id, envelope)).await {
-                    Ok(()) => writer.send(&ok_frame(command, id, batch)).await,
-                    Err(e) => Err(e),
-                }
-            }
-            Reply::Silent => Ok(()),
-            Reply::Close => {
-                debug!(%command, "closing without a reply (injected fault)");
-                return;
-            }
-            Reply::OkThenClose(payload) => {
-                let _ = writer.send(&ok_frame(command, id, payload)).await;
-                return;
-            }
-            Reply::ErrorThenClose(e) => {
-                let _ = writer.send(&error_frame(command, id, &e)).await;
-                return;
-            }
-            Reply::Stream(plan) => {
-                // The connection is dedicated to the stream from now on.
-                stream::run(broker, plan, id, writer, &mut rx).await;
-                return;
-            }
-        };
-        if let Err(e) = sent {
-            debug!(error = %e, "write failed; closing");
+        if let Reply::Deferred(durable) = reply {
+            waiting.push_back(Box::pin(async move {
+                let _permit = permit;
+                let reply = match tokio::time::timeout(limit, durable).await {
+                    Ok(reply) => reply,
+                    Err(_) => Reply::Error(timeout_error(command)),
+                };
+                (command, id, reply)
+            }));
+            continue;
+        }
+        drop(permit);
+        // Earlier replies still waiting go first.
+        if !flush_waiting(broker, writer, &mut rx, &mut waiting).await
+            || !write_reply(broker, writer, &mut rx, command, id, reply).await
+        {
             return;
         }
     }
+}
+
+/// Writes every waiting reply, in order; false when the connection ends.
+async fn flush_waiting(
+    broker: &Arc<Broker>,
+    writer: &mut FrameWriter,
+    rx: &mut mpsc::Receiver<Inbound>,
+    waiting: &mut futures_util::stream::FuturesOrdered<Waiting>,
+) -> bool {
+    while let Some((command, id, reply)) = waiting.next().await {
+        if !write_reply(broker, writer, rx, command, id, reply).await {
+            return false;
+        }
+    }
+    true
+}
+
+/// Writes one reply; false when the connection ends (a write failed, the
+/// reply closes it, or it became a stream).
+async fn write_reply(
+    broker: &Arc<Broker>,
+    writer: &mut FrameWriter,
+    rx: &mut mpsc::Receiver<Inbound>,
+    command: Command,
+    id: u64,
+    reply: Reply,
+) -> bool {
+    let sent = match reply {
+        Reply::Ok(payload) => writer.send(&ok_frame(command, id, payload)).await,
+        Reply::Error(e) => writer.send(&error_frame(command, id, &e)).await,
+        Reply::TwoFrames(envelope, batch) => {
+            match writer.send(&ok_frame(command, id, envelope)).await {
+                Ok(()) => writer.send(&ok_frame(command, id, batch)).await,
+                Err(e) => Err(e),
+            }
+        }
+        Reply::Silent => Ok(()),
+        Reply::Deferred(durable) => {
+            // Only reached for a deferred reply's own outcome, which is
+            // never deferred again; answer it rather than lose it.
+            let reply = durable.await;
+            return Box::pin(write_reply(broker, writer, rx, command, id, reply)).await;
+        }
+        Reply::Close => {
+            debug!(%command, "closing without a reply (injected fault)");
+            return false;
+        }
+        Reply::OkThenClose(payload) => {
+            let _ = writer.send(&ok_frame(command, id, payload)).await;
+            return false;
+        }
+        Reply::ErrorThenClose(e) => {
+            let _ = writer.send(&error_frame(command, id, &e)).await;
+            return false;
+        }
+        Reply::Stream(plan) => {
+            // The connection is dedicated to the stream from now on.
+            stream::run(broker, plan, id, writer, rx).await;
+            return false;
+        }
+    };
+    if let Err(e) = sent {
+        debug!(error = %e, "write failed; closing");
+        return false;
+    }
+    true
 }
 
 /// Status-OK reply; STREAM replies are always kind 5.

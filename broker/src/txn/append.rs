@@ -34,12 +34,28 @@ pub struct TxnRecord<'a> {
 }
 
 /// Result of a TXN_PUBLISH append.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug)]
 pub struct Appended {
     /// Offset of the record (the original one for a retried sequence).
     pub offset: u64,
     /// False when the sequence was a retry and nothing was appended.
     pub new: bool,
+    /// Resolves once the record is durable (the fsync already started).
+    pub durable: DurableAppend,
+}
+
+/// The fsync of an appended record, started at once (group commit shares
+/// it with concurrent appends).
+#[derive(Debug)]
+pub struct DurableAppend(tokio::task::JoinHandle<Result<(), ErrorPayload>>);
+
+impl DurableAppend {
+    /// Waits until the record is durable.
+    pub async fn wait(self) -> Result<(), ErrorPayload> {
+        self.0.await.unwrap_or_else(|e| {
+            Err(ErrorPayload::new("transaction_publish_failed").with_field("reason", e.to_string()))
+        })
+    }
 }
 
 fn now_ms() -> i64 {
@@ -99,8 +115,9 @@ async fn append_one(
 }
 
 /// Appends a TXN_PUBLISH record to `topic`/`id` unless its sequence was
-/// already appended (then answers the original offset), and makes it
-/// durable.
+/// already appended (then answers the original offset). The record is made
+/// durable by [`Appended::durable`], which the caller awaits before it
+/// answers, without holding the transaction's lock.
 pub async fn append_data(
     topics: &TopicRegistry,
     topic: &str,
@@ -117,10 +134,7 @@ pub async fn append_data(
             SeqCheck::Duplicate { offset } => {
                 let original = partition
                     .with_txn_index(|ix| ix.offset_of(rec.producer_id, rec.epoch, rec.seq));
-                Appended {
-                    offset: original.unwrap_or(offset),
-                    new: false,
-                }
+                (original.unwrap_or(offset), false)
             }
             SeqCheck::Append => {
                 let record = Record {
@@ -148,15 +162,23 @@ pub async fn append_data(
                     return Err(e);
                 }
                 producers.observe(rec.producer_id, rec.epoch, rec.seq, offset);
-                Appended { offset, new: true }
+                (offset, true)
             }
         };
         drop(producers);
-        partition
-            .sync_to(appended.offset)
-            .await
-            .map_err(|e| storage_error(topic, id, &e))?;
-        return Ok(appended);
+        let (offset, new) = appended;
+        let topic = topic.to_owned();
+        let durable = DurableAppend(tokio::spawn(async move {
+            partition
+                .sync_to(offset)
+                .await
+                .map_err(|e| storage_error(&topic, id, &e))
+        }));
+        return Ok(Appended {
+            offset,
+            new,
+            durable,
+        });
     }
     Err(ErrorPayload::new("topic_lifecycle_pending").with_field("topic", topic))
 }

@@ -225,7 +225,11 @@ func topicInfo(h *C.cursus_topic_info_t) TopicInfo {
 }
 
 // adminCall runs one admin request (which the library cannot interrupt),
-// bounded by ctx.
+// bounded by ctx. When ctx ends the wait, the request goes on in the
+// background, so f does all of it on the request's goroutine: copies the
+// arguments to C, calls the library, reads the result into Go values and
+// destroys the result handle. An abandoned request thus owns, and frees,
+// everything it uses.
 func adminCall[T any](ctx context.Context, a *Admin, f func(e **C.cursus_error_t) (T, C.enum_cursus_status_t)) (T, error) {
 	return interruptible(ctx, func() (T, error) {
 		defer runtime.KeepAlive(a)
@@ -235,69 +239,71 @@ func adminCall[T any](ctx context.Context, a *Admin, f func(e **C.cursus_error_t
 	})
 }
 
+// namedCall is adminCall for a request naming a topic or group: f gets
+// the name as a C string, freed when the request is over.
+func namedCall[T any](ctx context.Context, a *Admin, name string,
+	f func(name *C.char, e **C.cursus_error_t) (T, C.enum_cursus_status_t)) (T, error) {
+	return adminCall(ctx, a, func(e **C.cursus_error_t) (T, C.enum_cursus_status_t) {
+		n := cstr(name)
+		defer C.free(unsafe.Pointer(n))
+		return f(n, e)
+	})
+}
+
+// topicInfoCall is namedCall for a request replying with a topic info
+// handle, read and destroyed on the request's goroutine.
+func topicInfoCall(ctx context.Context, a *Admin, topic string,
+	f func(topic *C.char, out **C.cursus_topic_info_t, e **C.cursus_error_t) C.enum_cursus_status_t) (TopicInfo, error) {
+	return namedCall(ctx, a, topic, func(t *C.char, e **C.cursus_error_t) (TopicInfo, C.enum_cursus_status_t) {
+		var h *C.cursus_topic_info_t
+		s := f(t, &h, e)
+		if Status(s) != StatusOK {
+			return TopicInfo{}, s
+		}
+		return topicInfo(h), s
+	})
+}
+
 // CreateTopic creates a topic (partitions 0: the broker default) or
 // patches an existing one; returns the definition the broker replied with.
 func (a *Admin) CreateTopic(ctx context.Context, topic string, partitions int) (TopicInfo, error) {
-	t := cstr(topic)
-	defer C.free(unsafe.Pointer(t))
-	h, err := adminCall(ctx, a, func(e **C.cursus_error_t) (*C.cursus_topic_info_t, C.enum_cursus_status_t) {
-		var h *C.cursus_topic_info_t
-		s := C.cursus_admin_create_topic(a.h, t, C.uint32_t(partitions), &h, e)
-		return h, s
+	return topicInfoCall(ctx, a, topic, func(t *C.char, h **C.cursus_topic_info_t, e **C.cursus_error_t) C.enum_cursus_status_t {
+		return C.cursus_admin_create_topic(a.h, t, C.uint32_t(partitions), h, e)
 	})
-	return topicInfoOrZero(h, err)
-}
-
-func topicInfoOrZero(h *C.cursus_topic_info_t, err error) (TopicInfo, error) {
-	if err != nil {
-		return TopicInfo{}, err
-	}
-	return topicInfo(h), nil
 }
 
 // CreateTopicWithOptions creates (or patches) a topic with any of its
 // settings. An unknown name or bad value fails with ErrInvalidArgument
 // before anything is sent.
 func (a *Admin) CreateTopicWithOptions(ctx context.Context, topic string, opts TopicOptions) (TopicInfo, error) {
-	t := cstr(topic)
-	defer C.free(unsafe.Pointer(t))
+	// Read opts now: the caller may change the map once this returns.
 	keys, values := make([]string, 0, len(opts)), make([]string, 0, len(opts))
 	for k, v := range opts {
 		keys, values = append(keys, k), append(values, v)
 	}
-	ck, freeKeys := cstrings(keys)
-	defer freeKeys()
-	cv, freeValues := cstrings(values)
-	defer freeValues()
-	h, err := adminCall(ctx, a, func(e **C.cursus_error_t) (*C.cursus_topic_info_t, C.enum_cursus_status_t) {
-		var h *C.cursus_topic_info_t
-		s := C.cursus_admin_create_topic_with(a.h, t, ck, cv, C.size_t(len(keys)), &h, e)
-		return h, s
+	return topicInfoCall(ctx, a, topic, func(t *C.char, h **C.cursus_topic_info_t, e **C.cursus_error_t) C.enum_cursus_status_t {
+		ck, freeKeys := cstrings(keys)
+		defer freeKeys()
+		cv, freeValues := cstrings(values)
+		defer freeValues()
+		return C.cursus_admin_create_topic_with(a.h, t, ck, cv, C.size_t(len(keys)), h, e)
 	})
-	return topicInfoOrZero(h, err)
 }
 
 // AlterTopicConfig replaces the topic's min_in_sync_replicas override
 // (DefaultMinInSyncReplicas: back to the broker default) and returns the
 // new definition.
 func (a *Admin) AlterTopicConfig(ctx context.Context, topic string, minInSyncReplicas int64) (TopicInfo, error) {
-	t := cstr(topic)
-	defer C.free(unsafe.Pointer(t))
-	h, err := adminCall(ctx, a, func(e **C.cursus_error_t) (*C.cursus_topic_info_t, C.enum_cursus_status_t) {
-		var h *C.cursus_topic_info_t
-		s := C.cursus_admin_alter_topic_config(a.h, t, C.int64_t(minInSyncReplicas), &h, e)
-		return h, s
+	return topicInfoCall(ctx, a, topic, func(t *C.char, h **C.cursus_topic_info_t, e **C.cursus_error_t) C.enum_cursus_status_t {
+		return C.cursus_admin_alter_topic_config(a.h, t, C.int64_t(minInSyncReplicas), h, e)
 	})
-	return topicInfoOrZero(h, err)
 }
 
 // DeleteTopic deletes a topic; with ifExists a missing topic is not an
 // error (the result then says nothing was deleted), without it that is an
 // error matching ErrNotFound.
 func (a *Admin) DeleteTopic(ctx context.Context, topic string, ifExists bool) (DeleteResult, error) {
-	t := cstr(topic)
-	defer C.free(unsafe.Pointer(t))
-	return adminCall(ctx, a, func(e **C.cursus_error_t) (DeleteResult, C.enum_cursus_status_t) {
+	return namedCall(ctx, a, topic, func(t *C.char, e **C.cursus_error_t) (DeleteResult, C.enum_cursus_status_t) {
 		var h *C.cursus_delete_outcome_t
 		s := C.cursus_admin_delete_topic(a.h, t, C.bool(ifExists), &h, e)
 		if Status(s) != StatusOK {
@@ -311,9 +317,7 @@ func (a *Admin) DeleteTopic(ctx context.Context, topic string, ifExists bool) (D
 // TruncateTopic drops every record of a topic if its revision is
 // expectedRevision (else an error matching ErrConflict).
 func (a *Admin) TruncateTopic(ctx context.Context, topic string, expectedRevision uint64) (TruncateResult, error) {
-	t := cstr(topic)
-	defer C.free(unsafe.Pointer(t))
-	return adminCall(ctx, a, func(e **C.cursus_error_t) (TruncateResult, C.enum_cursus_status_t) {
+	return namedCall(ctx, a, topic, func(t *C.char, e **C.cursus_error_t) (TruncateResult, C.enum_cursus_status_t) {
 		var h *C.cursus_truncate_outcome_t
 		s := C.cursus_admin_truncate_topic(a.h, t, C.uint64_t(expectedRevision), &h, e)
 		if Status(s) != StatusOK {
@@ -328,9 +332,7 @@ func (a *Admin) TruncateTopic(ctx context.Context, topic string, expectedRevisio
 // DescribeTopic returns a topic's definition and the state of each
 // partition.
 func (a *Admin) DescribeTopic(ctx context.Context, topic string) (TopicDescription, error) {
-	t := cstr(topic)
-	defer C.free(unsafe.Pointer(t))
-	return adminCall(ctx, a, func(e **C.cursus_error_t) (TopicDescription, C.enum_cursus_status_t) {
+	return namedCall(ctx, a, topic, func(t *C.char, e **C.cursus_error_t) (TopicDescription, C.enum_cursus_status_t) {
 		var d *C.cursus_topic_description_t
 		s := C.cursus_admin_describe_topic(a.h, t, &d, e)
 		if Status(s) != StatusOK {
@@ -364,9 +366,7 @@ func (a *Admin) DescribeTopic(ctx context.Context, topic string) (TopicDescripti
 
 // Metadata returns a topic's definition and partition leaders.
 func (a *Admin) Metadata(ctx context.Context, topic string) (TopicMetadata, error) {
-	t := cstr(topic)
-	defer C.free(unsafe.Pointer(t))
-	return adminCall(ctx, a, func(e **C.cursus_error_t) (TopicMetadata, C.enum_cursus_status_t) {
+	return namedCall(ctx, a, topic, func(t *C.char, e **C.cursus_error_t) (TopicMetadata, C.enum_cursus_status_t) {
 		var m *C.cursus_topic_metadata_t
 		s := C.cursus_admin_metadata(a.h, t, &m, e)
 		if Status(s) != StatusOK {
@@ -389,9 +389,7 @@ func (a *Admin) Metadata(ctx context.Context, topic string) (TopicMetadata, erro
 // ListOffsets returns the offsets of one partition (partition >= 0) or of
 // every partition (AllPartitions).
 func (a *Admin) ListOffsets(ctx context.Context, topic string, partition int64) ([]PartitionOffsets, error) {
-	t := cstr(topic)
-	defer C.free(unsafe.Pointer(t))
-	return adminCall(ctx, a, func(e **C.cursus_error_t) ([]PartitionOffsets, C.enum_cursus_status_t) {
+	return namedCall(ctx, a, topic, func(t *C.char, e **C.cursus_error_t) ([]PartitionOffsets, C.enum_cursus_status_t) {
 		var l *C.cursus_partition_offsets_list_t
 		s := C.cursus_admin_list_offsets(a.h, t, C.int64_t(partition), &l, e)
 		if Status(s) != StatusOK {
@@ -414,9 +412,7 @@ func (a *Admin) ListOffsets(ctx context.Context, topic string, partition int64) 
 
 // GroupStatus returns a consumer group's state and members.
 func (a *Admin) GroupStatus(ctx context.Context, group string) (GroupStatus, error) {
-	g := cstr(group)
-	defer C.free(unsafe.Pointer(g))
-	return adminCall(ctx, a, func(e **C.cursus_error_t) (GroupStatus, C.enum_cursus_status_t) {
+	return namedCall(ctx, a, group, func(g *C.char, e **C.cursus_error_t) (GroupStatus, C.enum_cursus_status_t) {
 		var h *C.cursus_group_status_t
 		s := C.cursus_admin_group_status(a.h, g, &h, e)
 		if Status(s) != StatusOK {

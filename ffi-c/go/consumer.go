@@ -11,6 +11,7 @@ import (
 	"math"
 	"runtime"
 	"runtime/cgo"
+	"slices"
 	"sort"
 	"sync/atomic"
 	"time"
@@ -70,21 +71,33 @@ func NewConsumer(ctx context.Context, opts ...Option) (*Consumer, error) {
 	return c, nil
 }
 
-// call runs one consumer call the library cannot interrupt, bounded by ctx.
-func (c *Consumer) call(ctx context.Context, f func(e **C.cursus_error_t) C.enum_cursus_status_t) error {
-	_, err := interruptible(ctx, func() (struct{}, error) {
+// consumerCall runs one consumer call the library cannot interrupt,
+// bounded by ctx. As for adminCall, f does all of it on the call's
+// goroutine (C arguments, the call, reading and destroying the result), so
+// a call ctx abandoned owns, and frees, everything it uses.
+func consumerCall[T any](ctx context.Context, c *Consumer, f func(e **C.cursus_error_t) (T, C.enum_cursus_status_t)) (T, error) {
+	return interruptible(ctx, func() (T, error) {
 		defer runtime.KeepAlive(c)
 		var e *C.cursus_error_t
-		return struct{}{}, check(f(&e), e)
+		v, s := f(&e)
+		return v, check(s, e)
+	})
+}
+
+// call is consumerCall for a call with no result.
+func (c *Consumer) call(ctx context.Context, f func(e **C.cursus_error_t) C.enum_cursus_status_t) error {
+	_, err := consumerCall(ctx, c, func(e **C.cursus_error_t) (struct{}, C.enum_cursus_status_t) {
+		return struct{}{}, f(e)
 	})
 	return err
 }
 
 // Subscribe subscribes to topics, replacing the previous subscription.
 func (c *Consumer) Subscribe(ctx context.Context, topics ...string) error {
-	arr, free := cstrings(topics)
-	defer free()
+	topics = slices.Clone(topics) // the caller may change its slice once this returns
 	return c.call(ctx, func(e **C.cursus_error_t) C.enum_cursus_status_t {
+		arr, free := cstrings(topics)
+		defer free()
 		return C.cursus_consumer_subscribe(c.h, arr, C.size_t(len(topics)), e)
 	})
 }
@@ -92,9 +105,9 @@ func (c *Consumer) Subscribe(ctx context.Context, topics ...string) error {
 // SubscribePattern subscribes to every topic matching a glob pattern (e.g.
 // "orders-*"), replacing the previous subscription.
 func (c *Consumer) SubscribePattern(ctx context.Context, pattern string) error {
-	p := cstr(pattern)
-	defer C.free(unsafe.Pointer(p))
 	return c.call(ctx, func(e **C.cursus_error_t) C.enum_cursus_status_t {
+		p := cstr(pattern)
+		defer C.free(unsafe.Pointer(p))
 		return C.cursus_consumer_subscribe_pattern(c.h, p, e)
 	})
 }
@@ -267,93 +280,107 @@ func (c *Consumer) CommitAsync(ctx context.Context, fn func(error)) error {
 // Committed returns the group's committed next offset of a partition and
 // whether there is one.
 func (c *Consumer) Committed(ctx context.Context, topic string, partition uint32) (int64, bool, error) {
-	t := cstr(topic)
-	defer C.free(unsafe.Pointer(t))
-	var off C.int64_t
-	err := c.call(ctx, func(e **C.cursus_error_t) C.enum_cursus_status_t {
-		return C.cursus_consumer_committed(c.h, t, C.uint32_t(partition), &off, e)
+	off, err := consumerCall(ctx, c, func(e **C.cursus_error_t) (int64, C.enum_cursus_status_t) {
+		t := cstr(topic)
+		defer C.free(unsafe.Pointer(t))
+		var off C.int64_t
+		s := C.cursus_consumer_committed(c.h, t, C.uint32_t(partition), &off, e)
+		return int64(off), s
 	})
 	if err != nil {
 		return -1, false, err
 	}
-	return int64(off), off >= 0, nil
+	return off, off >= 0, nil
 }
 
 // CommitOffsets commits explicit next offsets (the offset after the last
 // record processed), one partition after another in topic and partition
 // order. The group must have been joined (Poll once after Subscribe).
 func (c *Consumer) CommitOffsets(ctx context.Context, offsets map[TopicPartition]int64) error {
-	list, err := offsetList(offsets)
-	if err != nil {
-		return err
-	}
-	defer C.cursus_topic_partition_list_destroy(list)
+	sorted := sortedOffsets(offsets)
 	return c.call(ctx, func(e **C.cursus_error_t) C.enum_cursus_status_t {
+		list, s := offsetList(sorted, e)
+		if Status(s) != StatusOK {
+			return s
+		}
+		defer C.cursus_topic_partition_list_destroy(list)
 		return C.cursus_consumer_commit_offsets(c.h, list, e)
 	})
 }
 
-// offsetList copies offsets into a C list in topic and partition order
-// (the caller destroys it).
-func offsetList(offsets map[TopicPartition]int64) (*C.cursus_topic_partition_list_t, error) {
-	tps := make([]TopicPartition, 0, len(offsets))
-	for tp := range offsets {
-		tps = append(tps, tp)
+// partitionOffset is one entry of an offset list.
+type partitionOffset struct {
+	TopicPartition
+	Offset int64
+}
+
+// sortedOffsets copies offsets in topic and partition order (read at once:
+// the caller may change the map once the call returns).
+func sortedOffsets(offsets map[TopicPartition]int64) []partitionOffset {
+	out := make([]partitionOffset, 0, len(offsets))
+	for tp, off := range offsets {
+		out = append(out, partitionOffset{tp, off})
 	}
-	sort.Slice(tps, func(i, j int) bool {
-		if tps[i].Topic != tps[j].Topic {
-			return tps[i].Topic < tps[j].Topic
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Topic != out[j].Topic {
+			return out[i].Topic < out[j].Topic
 		}
-		return tps[i].Partition < tps[j].Partition
+		return out[i].Partition < out[j].Partition
 	})
+	return out
+}
+
+// offsetList copies offsets into a C list (the caller destroys it).
+func offsetList(offsets []partitionOffset, e **C.cursus_error_t) (*C.cursus_topic_partition_list_t, C.enum_cursus_status_t) {
 	var list *C.cursus_topic_partition_list_t
-	var e *C.cursus_error_t
-	if err := check(C.cursus_topic_partition_list_new(&list, &e), e); err != nil {
-		return nil, err
+	if s := C.cursus_topic_partition_list_new(&list, e); Status(s) != StatusOK {
+		return nil, s
 	}
-	for _, tp := range tps {
-		t := cstr(tp.Topic)
-		err := check(C.cursus_topic_partition_list_add(list, t, C.uint32_t(tp.Partition), C.int64_t(offsets[tp]), &e), e)
+	for _, o := range offsets {
+		t := cstr(o.Topic)
+		s := C.cursus_topic_partition_list_add(list, t, C.uint32_t(o.Partition), C.int64_t(o.Offset), e)
 		C.free(unsafe.Pointer(t))
-		if err != nil {
+		if Status(s) != StatusOK {
 			C.cursus_topic_partition_list_destroy(list)
-			return nil, err
+			return nil, s
 		}
 	}
-	return list, nil
+	return list, C.CURSUS_OK
 }
 
 // Assignment returns the partitions currently assigned to this consumer.
 func (c *Consumer) Assignment(ctx context.Context) ([]TopicPartition, error) {
-	var list *C.cursus_topic_partition_list_t
-	if err := c.call(ctx, func(e **C.cursus_error_t) C.enum_cursus_status_t {
-		return C.cursus_consumer_assignment(c.h, &list, e)
-	}); err != nil {
-		return nil, err
-	}
-	defer C.cursus_topic_partition_list_destroy(list)
-	out := []TopicPartition{}
-	for i, n := C.size_t(0), C.cursus_topic_partition_list_count(list); i < n; i++ {
-		out = append(out, TopicPartition{
-			Topic:     goString(C.cursus_topic_partition_list_topic(list, i)),
-			Partition: uint32(C.cursus_topic_partition_list_partition(list, i)),
-		})
-	}
-	return out, nil
+	return consumerCall(ctx, c, func(e **C.cursus_error_t) ([]TopicPartition, C.enum_cursus_status_t) {
+		var list *C.cursus_topic_partition_list_t
+		s := C.cursus_consumer_assignment(c.h, &list, e)
+		if Status(s) != StatusOK {
+			return nil, s
+		}
+		defer C.cursus_topic_partition_list_destroy(list)
+		out := []TopicPartition{}
+		for i, n := C.size_t(0), C.cursus_topic_partition_list_count(list); i < n; i++ {
+			out = append(out, TopicPartition{
+				Topic:     goString(C.cursus_topic_partition_list_topic(list, i)),
+				Partition: uint32(C.cursus_topic_partition_list_partition(list, i)),
+			})
+		}
+		return out, s
+	})
 }
 
 // MemberID returns this member's id in its group (as Admin.GroupStatus
 // lists it), or "" before it has joined (the first Poll after Subscribe
 // joins).
 func (c *Consumer) MemberID(ctx context.Context) (string, error) {
-	var id *C.char
-	if err := c.call(ctx, func(e **C.cursus_error_t) C.enum_cursus_status_t {
-		return C.cursus_consumer_member_id(c.h, &id, e)
-	}); err != nil {
-		return "", err
-	}
-	defer C.cursus_string_free(id)
-	return goString(id), nil
+	return consumerCall(ctx, c, func(e **C.cursus_error_t) (string, C.enum_cursus_status_t) {
+		var id *C.char
+		s := C.cursus_consumer_member_id(c.h, &id, e)
+		if Status(s) != StatusOK {
+			return "", s
+		}
+		defer C.cursus_string_free(id)
+		return goString(id), s
+	})
 }
 
 // Close commits what was returned (with enable_auto_commit), leaves the

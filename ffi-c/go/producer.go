@@ -9,6 +9,7 @@ package cursus
 import "C"
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"runtime"
@@ -131,11 +132,16 @@ func (p *Producer) SendAsync(ctx context.Context, r Record, fn func(RecordMetada
 // It waits in the library, not for a callback, so it may be called from a
 // SendAsync callback of the same producer.
 func (p *Producer) Send(ctx context.Context, r Record) (RecordMetadata, error) {
-	t := cstr(r.Topic)
-	key, value, ts := r.cArgs(t)
+	if ctx.Done() != nil {
+		// ctx may abandon the call, which then reads the record after Send
+		// returned: give it bytes the caller cannot change meanwhile.
+		r.Key, r.Value = bytes.Clone(r.Key), bytes.Clone(r.Value)
+	}
 	return interruptible(ctx, func() (RecordMetadata, error) {
 		defer runtime.KeepAlive(p)
+		t := cstr(r.Topic)
 		defer C.free(unsafe.Pointer(t))
+		key, value, ts := r.cArgs(t)
 		var m C.cursus_record_metadata_t
 		var e *C.cursus_error_t
 		s := C.cursus_producer_send(p.h, t, C.int32_t(r.Partition), key, C.size_t(len(r.Key)), value,

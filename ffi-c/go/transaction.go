@@ -97,6 +97,8 @@ func (p *Producer) SendOffsetsToTransaction(ctx context.Context, consumer *Consu
 			return C.enum_cursus_status_t(C.cursus_go_txn_send_offsets(p.h, consumer.h, h, e))
 		},
 		func(e **C.cursus_error_t) C.enum_cursus_status_t {
+			// On a goroutine ctx may abandon: keep consumer alive there.
+			defer runtime.KeepAlive(consumer)
 			return C.cursus_producer_send_consumer_offsets(p.h, consumer.h, e)
 		})
 }
@@ -107,18 +109,16 @@ func (p *Producer) SendOffsetsToTransaction(ctx context.Context, consumer *Consu
 // call goes on in the background.
 func (p *Producer) SendExplicitOffsetsToTransaction(ctx context.Context, offsets map[TopicPartition]int64,
 	consumer *Consumer) error {
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	list, err := offsetList(offsets)
-	if err != nil {
-		return err
-	}
-	_, err = interruptible(ctx, func() (struct{}, error) {
+	sorted := sortedOffsets(offsets)
+	_, err := interruptible(ctx, func() (struct{}, error) {
 		defer runtime.KeepAlive(p)
 		defer runtime.KeepAlive(consumer)
-		defer C.cursus_topic_partition_list_destroy(list)
 		var e *C.cursus_error_t
+		list, s := offsetList(sorted, &e)
+		if Status(s) != StatusOK {
+			return struct{}{}, check(s, e)
+		}
+		defer C.cursus_topic_partition_list_destroy(list)
 		return struct{}{}, check(C.cursus_producer_send_offsets_to_transaction(p.h, list, consumer.h, &e), e)
 	})
 	return err

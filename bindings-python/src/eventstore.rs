@@ -443,5 +443,7 @@ pub fn event_arg(
             _ => String::new(),
         },
         schema_version,
+        // The engine generates one.
+        event_id: None,
     })
 }

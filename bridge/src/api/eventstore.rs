@@ -64,6 +64,7 @@ fn event(event_type: &str, payload: &str, metadata: Option<&str>, schema_version
         payload: payload.to_owned(),
         metadata: metadata.unwrap_or_default().to_owned(),
         schema_version: (schema_version != 0).then_some(schema_version),
+        event_id: None,
     }
 }
 

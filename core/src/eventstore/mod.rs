@@ -10,6 +10,7 @@
 mod aggregate;
 
 pub use crate::protocol::eventsource::{Appended, Snapshot, StoredEvent};
+pub use crate::protocol::replay::{RangeEvent, ReplayProof};
 pub use aggregate::{Aggregate, DEFAULT_SNAPSHOT_EVERY};
 
 use crate::client::{Cluster, Idempotence, Lane};
@@ -35,6 +36,10 @@ pub struct Event {
     pub metadata: String,
     /// Schema version of the payload; `None` lets the broker use 1.
     pub schema_version: Option<u32>,
+    /// Unique id of the event; `None` lets the engine generate one. On an
+    /// aggregate replay topic it makes a retried append safe: the broker
+    /// answers the original offset instead of appending twice.
+    pub event_id: Option<String>,
 }
 
 impl Event {
@@ -58,6 +63,21 @@ impl Event {
         self.schema_version = Some(version);
         self
     }
+
+    /// Sets the event id.
+    pub fn event_id(mut self, id: impl Into<String>) -> Event {
+        self.event_id = Some(id.into());
+        self
+    }
+}
+
+/// A fresh event id: 128 random bits in lowercase hex.
+pub fn new_event_id() -> String {
+    format!(
+        "{:016x}{:016x}",
+        crate::producer::unique_u64(),
+        crate::producer::unique_u64()
+    )
 }
 
 /// How much one page may hold; `None` takes the broker's default.
@@ -236,6 +256,10 @@ impl Cursor {
 pub struct EventStore {
     cluster: Arc<Cluster>,
     closed: AtomicBool,
+    /// Producer id of appends to aggregate replay topics.
+    producer_id: String,
+    /// Next sequence per replay topic (the broker stores it with the event).
+    sequences: std::sync::Mutex<std::collections::HashMap<String, u64>>,
 }
 
 impl EventStore {
@@ -243,9 +267,16 @@ impl EventStore {
     pub async fn connect(config: ClientConfig) -> Result<EventStore> {
         let cluster = Cluster::new(config)?;
         cluster.any_broker(Lane::CONTROL).await?;
+        let producer_id = format!(
+            "{}-es-{:016x}",
+            cluster.config().client_id,
+            crate::producer::unique_u64()
+        );
         Ok(EventStore {
             cluster,
             closed: AtomicBool::new(false),
+            producer_id,
+            sequences: Default::default(),
         })
     }
 
@@ -297,6 +328,12 @@ impl EventStore {
     /// `expected_version` (0 for a new aggregate): the event gets
     /// `expected_version + 1`. Otherwise fails with `version_conflict`
     /// (class conflict; fields `current` and `expected`).
+    ///
+    /// Every append carries an event id (the event's, or a generated one).
+    /// On an aggregate replay topic an append whose outcome is unknown is
+    /// retried with the same id and sequence, which the broker answers with
+    /// the original offset; elsewhere it is not retried (the version check
+    /// would turn a repeat into a conflict the caller cannot tell apart).
     pub async fn append(
         &self,
         topic: &str,
@@ -304,7 +341,10 @@ impl EventStore {
         expected_version: u64,
         event: &Event,
     ) -> Result<Appended> {
+        check_key(key)?;
+        let metadata = self.cluster.metadata(topic, false).await?;
         let target = self.leader_of_key(topic, key).await?;
+        let replay = metadata.topic.aggregate_replay;
         let mut p = CommandPayload::new()
             .field("topic", topic)
             .field("key", key)
@@ -318,13 +358,100 @@ impl EventStore {
         if !event.metadata.is_empty() {
             p = p.field("metadata", &event.metadata);
         }
+        let event_id = event.event_id.clone().unwrap_or_else(new_event_id);
+        p = p.field("event_id", event_id);
+        if replay {
+            let seq = {
+                let mut seqs = self.sequences.lock().unwrap_or_else(|e| e.into_inner());
+                let next = seqs.entry(topic.to_owned()).or_insert(0);
+                *next += 1;
+                *next
+            };
+            p = p
+                .field("producerId", &self.producer_id)
+                .field("seqNum", seq);
+        }
         p = p.field("message", &event.payload);
-        // Not repeated after an unknown outcome: the version check makes a
-        // blind repeat fail with a conflict the caller cannot tell apart.
+        let idempotence = if replay {
+            Idempotence::Safe
+        } else {
+            Idempotence::Unsafe
+        };
         let reply = self
-            .text(&target, Command::AppendStream, &p, Idempotence::Unsafe)
+            .text(&target, Command::AppendStream, &p, idempotence)
             .await?;
         Appended::from_reply(&reply)
+    }
+
+    /// Proves that the retained events of aggregate `match_id` on a replay
+    /// topic are exactly sequences 1..last, each with a verified payload
+    /// digest and a unique event id (and that last is
+    /// `expected_last_sequence`, when given). A proof that is not complete
+    /// is an error with code `aggregate_proof_<status>` whose proof
+    /// [`ReplayProof::from_error`] reads.
+    pub async fn replay_proof(
+        &self,
+        topic: &str,
+        match_id: &str,
+        expected_last_sequence: Option<u64>,
+    ) -> Result<ReplayProof> {
+        let target = self.leader_of_key(topic, match_id).await?;
+        let mut p = CommandPayload::new()
+            .field("topic", topic)
+            .field("match_id", match_id);
+        if let Some(n) = expected_last_sequence {
+            p = p.field("expected_last_sequence", n);
+        }
+        let reply = self.raw(&target, Command::AggregateReplayProof, &p).await?;
+        crate::protocol::replay::json_after(&reply, "proof")
+    }
+
+    /// Reads the events of aggregate `match_id` with sequences `from..=to`
+    /// (at most `max_records`; `None`: the broker's 1,000) under a complete
+    /// proof. Fails with `aggregate_range_<status>` when the proof is not
+    /// complete and `aggregate_range_incomplete` when fewer events exist.
+    pub async fn event_range(
+        &self,
+        topic: &str,
+        match_id: &str,
+        from_sequence: u64,
+        to_sequence: u64,
+        max_records: Option<u32>,
+    ) -> Result<(ReplayProof, Vec<RangeEvent>)> {
+        let target = self.leader_of_key(topic, match_id).await?;
+        let mut p = CommandPayload::new()
+            .field("topic", topic)
+            .field("match_id", match_id)
+            .field("from_sequence", from_sequence)
+            .field("to_sequence", to_sequence);
+        if let Some(n) = max_records {
+            p = p.field("max_records", n);
+        }
+        let reply = self
+            .raw(&target, Command::AggregateEventRangeRead, &p)
+            .await?;
+        let range: crate::protocol::replay::RangeRead =
+            crate::protocol::replay::json_after(&reply, "range")?;
+        Ok((range.proof, range.events))
+    }
+
+    /// A read-only request whose reply is taken raw (JSON after `OK x=`).
+    async fn raw(
+        &self,
+        target: &str,
+        command: Command,
+        payload: &CommandPayload,
+    ) -> Result<bytes::Bytes> {
+        self.check_open()?;
+        self.cluster
+            .request(
+                Some(target),
+                Lane::CONTROL,
+                command,
+                payload,
+                Idempotence::Safe,
+            )
+            .await
     }
 
     /// The aggregate's current version (0 when it has no event).

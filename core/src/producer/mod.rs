@@ -633,7 +633,7 @@ fn now_ms() -> i64 {
 }
 
 /// A value unique to this process and moment, for producer ids.
-fn unique_u64() -> u64 {
+pub(crate) fn unique_u64() -> u64 {
     use std::hash::{BuildHasher, Hasher};
     static COUNTER: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let mut h = std::collections::hash_map::RandomState::new().build_hasher();

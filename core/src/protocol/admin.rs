@@ -18,6 +18,9 @@ pub struct NewTopic {
     pub idempotent: Option<bool>,
     /// Event-sourcing commands (immutable after creation).
     pub event_sourcing: Option<bool>,
+    /// Retained aggregate replay (needs event sourcing and idempotence;
+    /// `docs/aggregate-replay.md`).
+    pub aggregate_replay: Option<bool>,
     /// Replica count (immutable after creation).
     pub replication_factor: Option<u32>,
     /// Durable min-ISR override.
@@ -69,6 +72,10 @@ impl NewTopic {
         opt(
             "event_sourcing",
             self.event_sourcing.map(|b| bool_text(b).to_owned()),
+        );
+        opt(
+            "aggregate_replay",
+            self.aggregate_replay.map(|b| bool_text(b).to_owned()),
         );
         opt(
             "replication_factor",
@@ -124,6 +131,8 @@ pub struct TopicInfo {
     pub idempotent: bool,
     /// Event-sourcing topic.
     pub event_sourcing: bool,
+    /// Aggregate replay topic (appends need event ids and may be retried).
+    pub aggregate_replay: bool,
     /// Lifecycle epoch (bumped by TRUNCATE).
     pub lifecycle_epoch: u64,
     /// The topic's min-ISR override, `None` when it uses the broker default.
@@ -158,6 +167,11 @@ impl TopicInfo {
                 .unwrap_or(false),
             event_sourcing: r
                 .get("event_sourcing")
+                .map(parse_bool)
+                .transpose()?
+                .unwrap_or(false),
+            aggregate_replay: r
+                .get("aggregate_replay")
                 .map(parse_bool)
                 .transpose()?
                 .unwrap_or(false),
@@ -314,6 +328,7 @@ struct PolicyJson {
     write_acl: Vec<String>,
     retention_hours: u64,
     retention_bytes: u64,
+    aggregate_replay: bool,
 }
 
 fn definition_from_json<'de, D: serde::Deserializer<'de>>(d: D) -> Result<TopicInfo, D::Error> {
@@ -332,6 +347,7 @@ fn definition_from_json<'de, D: serde::Deserializer<'de>>(d: D) -> Result<TopicI
         replication_factor: j.replication_factor,
         idempotent: j.idempotent,
         event_sourcing: j.event_sourcing,
+        aggregate_replay: j.policy.aggregate_replay,
         lifecycle_epoch: j.lifecycle_epoch,
         min_in_sync_replicas: j.min_in_sync_replicas,
         effective_min_in_sync_replicas: j.effective_min_in_sync_replicas,

@@ -6,11 +6,13 @@
 //! - [`eventsource`]: event-sourcing requests and two-frame replies;
 //! - [`group`]: consumer-group coordination requests and results;
 //! - [`publish`]: the PUBLISH batch and its AckResponse;
+//! - [`replay`]: aggregate replay proofs and range reads;
 //! - [`txn`]: transaction coordinator requests and replies.
 
 pub mod admin;
 pub mod eventsource;
 pub mod group;
 pub mod publish;
+pub mod replay;
 pub mod reply;
 pub mod txn;

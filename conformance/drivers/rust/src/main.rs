@@ -450,6 +450,7 @@ impl Driver {
                         Some(_) => Some(step.num("schema_version")?),
                         None => None,
                     },
+                    event_id: step.args.get("event_id").cloned(),
                 };
                 let key = self.text(step, "key")?.unwrap_or_default();
                 let a = self

@@ -355,9 +355,6 @@ impl EventStore {
         if let Some(v) = event.schema_version {
             p = p.field("schema_version", v);
         }
-        if !event.metadata.is_empty() {
-            p = p.field("metadata", &event.metadata);
-        }
         let event_id = event.event_id.clone().unwrap_or_else(new_event_id);
         p = p.field("event_id", event_id);
         if replay {
@@ -370,6 +367,10 @@ impl EventStore {
             p = p
                 .field("producerId", &self.producer_id)
                 .field("seqNum", seq);
+        }
+        // `metadata` and `message` are trailing fields: last, in that order.
+        if !event.metadata.is_empty() {
+            p = p.field("metadata", &event.metadata);
         }
         p = p.field("message", &event.payload);
         let idempotence = if replay {

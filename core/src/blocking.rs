@@ -248,6 +248,19 @@ impl Producer {
         self.inner.run(|p| p.send_consumer_offsets(consumer))
     }
 
+    /// Appends an event inside the open transaction (see
+    /// [`AsyncProducer::append_stream`]).
+    pub fn append_stream(
+        &self,
+        topic: &str,
+        key: &str,
+        expected_version: u64,
+        event: &Event,
+    ) -> Result<Appended> {
+        self.inner
+            .run(|p| p.append_stream(topic, key, expected_version, event))
+    }
+
     /// Commits the open transaction (see
     /// [`AsyncProducer::commit_transaction`]).
     pub fn commit_transaction(&self) -> Result<()> {

@@ -670,7 +670,7 @@ fn continuation(has_more: bool, next_version: u64) -> Option<u64> {
 }
 
 /// Aggregate keys are command fields: text without whitespace.
-fn check_key(key: &str) -> Result<()> {
+pub(crate) fn check_key(key: &str) -> Result<()> {
     if key.is_empty() || key.chars().any(|c| c.is_whitespace() || c.is_control()) {
         return Err(Error::invalid_argument(format!(
             "aggregate key {key:?} must be non-empty text without whitespace"

@@ -489,6 +489,25 @@ impl Producer {
         self.send_offsets_to_transaction(&offsets, &group).await
     }
 
+    /// Appends `event` to aggregate `key` of an event-sourcing topic inside
+    /// the open transaction (TXN_APPEND_STREAM), if the aggregate is at
+    /// `expected_version` when the transaction commits: the event then gets
+    /// `expected_version + 1`, visible together with the rest of the
+    /// transaction. The aggregate is reserved for this transaction until it
+    /// ends (other writers get `stream_version_reserved`). A failure makes
+    /// the transaction abort-only, as a failed send does.
+    pub async fn append_stream(
+        &self,
+        topic: &str,
+        key: &str,
+        expected_version: u64,
+        event: &crate::eventstore::Event,
+    ) -> Result<crate::eventstore::Appended> {
+        let txn = self.transactions()?;
+        txn.append_stream(&self.shared.cluster, topic, key, expected_version, event)
+            .await
+    }
+
     /// Waits for every send of the transaction, then commits it (END_TXN
     /// commit). When the outcome is unknown (a lost reply) the commit is
     /// repeated with the same epoch until the broker decides, for up to

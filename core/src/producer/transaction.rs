@@ -47,6 +47,9 @@ pub(super) struct Transactions {
     send_failure: Mutex<Option<Error>>,
     /// Fenced by a newer session: nothing more is possible.
     fatal: Mutex<Option<Error>>,
+    /// Next TXN_APPEND_STREAM sequence per topic in this epoch (their own
+    /// space, apart from TXN_PUBLISH's per-partition sequences).
+    stream_seqs: Mutex<std::collections::HashMap<String, u64>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -85,6 +88,7 @@ impl Transactions {
             open: AtomicBool::new(false),
             send_failure: Mutex::new(None),
             fatal: Mutex::new(None),
+            stream_seqs: Mutex::new(Default::default()),
         }
     }
 
@@ -176,6 +180,7 @@ impl Transactions {
             .map_err(|e| self.fail(e))?;
         let session = Session::from_reply(&reply)?;
         restart(session.epoch);
+        lock(&self.stream_seqs).clear();
         *lock(&self.session) = Some(session);
         Ok(())
     }
@@ -280,6 +285,66 @@ impl Transactions {
             .map_err(|e| self.fail(e))?;
         }
         Ok(())
+    }
+
+    /// TXN_APPEND_STREAM: appends `event` to aggregate `key` inside the open
+    /// transaction (the event gets `expected_version + 1` at the commit).
+    /// A lost reply is retried with the same sequence, which the broker
+    /// answers without appending again.
+    pub async fn append_stream(
+        &self,
+        cluster: &Cluster,
+        topic: &str,
+        key: &str,
+        expected_version: u64,
+        event: &crate::eventstore::Event,
+    ) -> Result<crate::eventstore::Appended> {
+        self.check_send()?;
+        let session = self
+            .session()
+            .ok_or_else(|| wrong_state("no producer session"))?;
+        let seq = {
+            let mut seqs = lock(&self.stream_seqs);
+            let next = seqs.entry(topic.to_owned()).or_insert(0);
+            *next += 1;
+            *next
+        };
+        let event_id = event
+            .event_id
+            .clone()
+            .unwrap_or_else(crate::eventstore::new_event_id);
+        let mut p = CommandPayload::new()
+            .field("transactional_id", &self.id)
+            .field("topic", topic)
+            .field("key", key)
+            .field("expected_version", expected_version + 1)
+            .field("producerId", &session.producer_id)
+            .field("seqNum", seq)
+            .field("epoch", session.epoch)
+            .field("event_id", event_id);
+        if let Some(v) = event.schema_version {
+            p = p.field("schema_version", v);
+        }
+        if !event.event_type.is_empty() {
+            p = p.field("event_type", &event.event_type);
+        }
+        if !event.metadata.is_empty() {
+            p = p.field("metadata", &event.metadata);
+        }
+        p = p.field("message", &event.payload);
+        let reply = self
+            .request(cluster, Command::TxnAppendStream, &p, Idempotence::Safe)
+            .await
+            .map_err(|e| {
+                let e = self.fail(e);
+                lock(&self.send_failure).get_or_insert_with(|| e.clone());
+                e
+            })?;
+        Ok(crate::eventstore::Appended {
+            version: reply.parse_field("version")?,
+            offset: reply.parse_field("offset")?,
+            partition: reply.parse_field("partition")?,
+        })
     }
 
     /// END_TXN with `result`, repeated with the same epoch while its outcome

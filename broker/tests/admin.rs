@@ -15,7 +15,7 @@ async fn create_new_topic_reports_the_full_definition() {
         "OK topic=orders partitions=4 cleanup_policy=delete partitioner=hash_key auth_policy=open \
          read_acl= write_acl= retention_hours=0 retention_bytes=0 revision=1 replication_factor=3 \
          idempotent=false event_sourcing=false lifecycle_epoch=0 min_in_sync_replicas=default \
-         effective_min_in_sync_replicas=1"
+         effective_min_in_sync_replicas=1 aggregate_replay=false"
     );
     let line = c
         .ok(

@@ -25,6 +25,7 @@ fn topic(name: &str) -> TopicDefinition {
         write_acl: vec![],
         revision: 1,
         lifecycle_epoch: 0,
+        aggregate_replay: false,
     }
 }
 
@@ -46,6 +47,7 @@ fn sample() -> Manifest {
         write_acl: vec!["bob".into()],
         revision: 7,
         lifecycle_epoch: 2,
+        aggregate_replay: true,
         ..topic("events.v1")
     });
     m
@@ -94,6 +96,9 @@ fn round_trip() {
         json["topics"][1]["min_in_sync_replicas"],
         serde_json::Value::Null
     );
+    // aggregate_replay is written only when set (older manifests load).
+    assert_eq!(json["topics"][0]["aggregate_replay"], true);
+    assert!(json["topics"][1].get("aggregate_replay").is_none());
 }
 
 #[test]

@@ -168,6 +168,7 @@ struct PolicyJson<'a> {
     write_acl: &'a [String],
     retention_hours: u64,
     retention_bytes: u64,
+    aggregate_replay: bool,
 }
 
 #[derive(Serialize)]
@@ -209,6 +210,7 @@ pub fn describe(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
                 write_acl: &def.write_acl,
                 retention_hours: def.retention_hours,
                 retention_bytes: def.retention_bytes,
+                aggregate_replay: def.aggregate_replay,
             },
         },
         partitions: topic
@@ -243,7 +245,7 @@ pub fn metadata(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
         "OK topic={} partitions={} leaders={leaders} epochs={epochs} revision={} \
          replication_factor={} idempotent={} event_sourcing={} cleanup_policy={} partitioner={} \
          auth_policy={} read_acl={} write_acl={} retention_hours={} retention_bytes={} \
-         lifecycle_epoch={}",
+         lifecycle_epoch={} aggregate_replay={}",
         def.name,
         def.partitions,
         def.revision,
@@ -258,6 +260,7 @@ pub fn metadata(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
         def.retention_hours,
         def.retention_bytes,
         def.lifecycle_epoch,
+        def.aggregate_replay,
     )))
 }
 

@@ -285,10 +285,119 @@ async fn load(
 
 // ---------------------------------------------------------- APPEND_STREAM
 
+/// The replay identity of an APPEND_STREAM on an aggregate replay topic.
+struct ReplayIdentity<'a> {
+    event_id: &'a str,
+    producer_id: &'a str,
+    seq: u64,
+    epoch: i64,
+}
+
+/// `event_id=`, `producerId=`, `seqNum=` (> 0) and `epoch=` (optional, ≥ 0)
+/// of an append to an aggregate replay topic.
+fn replay_identity<'a>(
+    p: &'a CommandPayload,
+    command: &str,
+) -> Result<ReplayIdentity<'a>, ErrorPayload> {
+    let event_id = required(p, "event_id", "missing_event_id", command)?;
+    let producer_id = required(p, "producerId", "missing_producer_id", command)?;
+    let seq = match p.get("seqNum").map(|v| v.trim().parse::<u64>()) {
+        Some(Ok(n)) if n > 0 => n,
+        _ => {
+            return Err(ErrorPayload::new("invalid_producer_sequence")
+                .with_field("command", command)
+                .with_field("seqNum", p.get("seqNum").unwrap_or("")))
+        }
+    };
+    let epoch = match p.get("epoch") {
+        None => 0,
+        Some(raw) => match raw.trim().parse::<i64>() {
+            Ok(e) if e >= 0 => e,
+            _ => return Err(ErrorPayload::new("invalid_producer_epoch").with_field("epoch", raw)),
+        },
+    };
+    Ok(ReplayIdentity {
+        event_id,
+        producer_id,
+        seq,
+        epoch,
+    })
+}
+
+/// Lowercase hex SHA-256 of `payload`: a replay event's `payload_digest`.
+pub fn payload_digest(payload: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(payload);
+    let mut out = String::with_capacity(64);
+    for b in digest {
+        out.push_str(&format!("{b:02x}"));
+    }
+    out
+}
+
+/// `stream_version_reserved topic= key= transactional_id=<owner>` when a
+/// transaction holds `key`.
+pub fn check_reservation(
+    partition: &Partition,
+    topic: &str,
+    key: &str,
+    own: Option<(&str, i64)>,
+) -> Result<(), ErrorPayload> {
+    let owner = partition.with_streams(|s| s.reservation(key).cloned());
+    match owner {
+        Some(r) if own != Some((r.producer_id.as_str(), r.epoch)) => {
+            Err(ErrorPayload::new("stream_version_reserved")
+                .with_field("topic", topic)
+                .with_field("key", key)
+                .with_field("transactional_id", r.transactional_id))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// The exact-retry check of a replay append of `version` ≤ the head: the
+/// committed record at `version` must carry the same event id and payload
+/// digest (then its offset is returned), else
+/// `aggregate_identity_conflict sequence=<v>`.
+async fn replay_retry(
+    partition: &Partition,
+    key: &str,
+    version: u64,
+    event_id: &str,
+    digest: &str,
+) -> Result<u64, ErrorPayload> {
+    let unavailable = |reason: String| {
+        ErrorPayload::new("aggregate_proof_unavailable")
+            .with_field("key", key)
+            .with_field("sequence", version)
+            .with_field("reason", reason)
+    };
+    let Some(entry) = partition.with_streams(|s| s.entry_at(key, version)) else {
+        return Err(unavailable("the event is no longer retained".into()));
+    };
+    let stored = partition
+        .read(entry.offset, 1, usize::MAX)
+        .await
+        .map_err(|e| unavailable(e.to_string()))?
+        .into_iter()
+        .next()
+        .filter(|s| s.offset == entry.offset)
+        .ok_or_else(|| unavailable("the event record is missing".into()))?;
+    let record = Record::decode(stored.data).map_err(|e| unavailable(e.to_string()))?;
+    if record.event_id == event_id && record.payload_digest == digest {
+        Ok(entry.offset)
+    } else {
+        Err(ErrorPayload::new("aggregate_identity_conflict").with_field("sequence", version))
+    }
+}
+
 /// `APPEND_STREAM topic= key= version= [event_type=] [schema_version=]
-/// [metadata=] message=`: appends the event as version `version` (which
-/// must be the current version + 1), synced before the reply
-/// `OK version= offset= partition=`.
+/// [metadata=] [event_id=] [producerId= seqNum= [epoch=]] message=`:
+/// appends the event as version `version` (which must be the current
+/// version + 1), synced before the reply `OK version= offset= partition=`.
+/// On an aggregate replay topic the event id and producer fields are
+/// required and stored with the payload digest, and an exact retry of an
+/// appended event answers its original offset.
 pub async fn append_stream(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
     const CMD: &str = "APPEND_STREAM";
     let name = topic_param(p, CMD)?;
@@ -305,15 +414,50 @@ pub async fn append_stream(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerR
     let metadata = p.get("metadata").unwrap_or_default();
     for _ in 0..FENCE_RETRIES {
         let topic = es_topic(broker, name, Access::Write)?;
+        let replay = if topic.def.aggregate_replay {
+            Some(replay_identity(p, CMD)?)
+        } else {
+            None
+        };
+        let event_id = match &replay {
+            Some(r) => r.event_id,
+            None => p.get("event_id").unwrap_or_default(),
+        };
+        let digest = replay
+            .as_ref()
+            .map(|_| payload_digest(message.as_bytes()))
+            .unwrap_or_default();
         let partition = route(&topic, key)?;
         let writer = partition.writer.lock().await;
         if partition.is_closed() {
             // A TRUNCATE or DELETE ended this generation.
             continue;
         }
-        // TXN_APPEND_STREAM (later) reserves a key for its transaction;
-        // the reservation check belongs here, before the version check.
+        // A key reserved by a transaction (TXN_APPEND_STREAM) takes no
+        // other append until that transaction is resolved.
+        check_reservation(&partition, &topic.def.name, key, None)?;
         let current = partition.with_streams(|s| s.head(key));
+        if replay.is_some() {
+            if version <= current {
+                let offset = replay_retry(&partition, key, version, event_id, &digest).await?;
+                drop(writer);
+                partition
+                    .sync_to(offset)
+                    .await
+                    .map_err(|e| append_failed(&topic.def.name, partition.id(), &e))?;
+                return Ok(Reply::text(format!(
+                    "OK version={version} offset={offset} partition={}",
+                    partition.id()
+                )));
+            }
+            let taken = partition.with_streams(|s| {
+                s.event_id_offset(event_id).is_some() || s.event_id_pending(event_id)
+            });
+            if taken {
+                return Err(ErrorPayload::new("aggregate_identity_conflict")
+                    .with_field("event_id", event_id));
+            }
+        }
         if version != current + 1 {
             return Err(ErrorPayload::new("version_conflict")
                 .with_field("current", current)
@@ -321,7 +465,7 @@ pub async fn append_stream(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerR
         }
         let offset = partition.log().log_end_offset();
         let timestamp = now_ms();
-        let record = Record {
+        let mut record = Record {
             topic: topic.def.name.clone(),
             partition: partition.id() as i32,
             offset,
@@ -332,8 +476,15 @@ pub async fn append_stream(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerR
             schema_version,
             aggregate_version: version,
             metadata: metadata.to_owned(),
+            event_id: event_id.to_owned(),
+            payload_digest: digest,
             ..Record::default()
         };
+        if let Some(r) = &replay {
+            record.producer_id = r.producer_id.to_owned();
+            record.seq_num = r.seq;
+            record.epoch = r.epoch;
+        }
         let mut buf = BytesMut::new();
         record.encode(RecordVersion::V3, &mut buf).map_err(|e| {
             ErrorPayload::new("invalid_payload").with_field("reason", e.to_string())
@@ -348,7 +499,7 @@ pub async fn append_stream(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerR
                 .with_field("expected", offset)
                 .with_field("actual", info.base_offset));
         }
-        partition.with_streams(|s| s.append(key, version, offset));
+        partition.with_streams(|s| s.append_event(key, version, offset, event_id));
         drop(writer);
         partition
             .sync_to(offset)

@@ -231,6 +231,14 @@ async fn publish(broker: &Arc<Broker>, input: PublishInput) -> HandlerResult {
         .get(&input.topic)
         .ok_or_else(|| ErrorPayload::new("topic_not_found").with_field("topic", &input.topic))?;
     check_access(&topic, Access::Write)?;
+    if topic.def.aggregate_replay {
+        // Every event of a replay topic carries its identity (event id,
+        // digest, sequence): only APPEND_STREAM writes them.
+        return Err(
+            ErrorPayload::new("aggregate_publish_requires_append_stream")
+                .with_field("topic", &topic.def.name),
+        );
+    }
     if topic.def.event_sourcing && input.records.iter().any(|r| r.aggregate_version != 0) {
         // Stream versions are assigned by APPEND_STREAM only; a published
         // record claiming one would enter the stream index at the next

@@ -6,5 +6,5 @@
 pub mod index;
 pub mod snapshots;
 
-pub use index::{Entry, StreamIndex};
+pub use index::{Entry, PendingConflict, PendingEvent, Reservation, StreamIndex};
 pub use snapshots::{Snapshot, SnapshotStore, SNAPSHOT_JOURNAL_FILE};

@@ -160,6 +160,14 @@ pub struct TopicDefinition {
     pub revision: u64,
     /// Lifecycle epoch, incremented by TRUNCATE.
     pub lifecycle_epoch: u64,
+    /// Aggregate replay topic (event sourcing with replay proofs;
+    /// immutable). Omitted from the manifest when false.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub aggregate_replay: bool,
+}
+
+fn is_false(v: &bool) -> bool {
+    !*v
 }
 
 #[derive(Serialize, Deserialize)]

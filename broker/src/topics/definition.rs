@@ -43,6 +43,8 @@ pub struct TopicPatch {
     pub idempotent: Option<bool>,
     /// `event_sourcing=`.
     pub event_sourcing: Option<bool>,
+    /// `aggregate_replay=`.
+    pub aggregate_replay: Option<bool>,
     /// `replication_factor=`.
     pub replication_factor: Option<u32>,
     /// `min_in_sync_replicas=`.
@@ -145,6 +147,12 @@ impl TopicPatch {
                     .ok_or_else(|| invalid("invalid_event_sourcing", "event_sourcing", v))?,
             );
         }
+        if let Some(v) = p.get("aggregate_replay") {
+            patch.aggregate_replay = Some(
+                parse_bool(v)
+                    .ok_or_else(|| invalid("invalid_aggregate_replay", "aggregate_replay", v))?,
+            );
+        }
         if let Some(v) = p.get("replication_factor") {
             match v.parse::<u32>() {
                 Ok(n) if (1..=255).contains(&n) => patch.replication_factor = Some(n),
@@ -216,6 +224,7 @@ impl TopicPatch {
                 write_acl: Vec::new(),
                 revision: 1,
                 lifecycle_epoch: 0,
+                aggregate_replay: false,
             },
         };
         if let Some(cur) = current {
@@ -237,7 +246,24 @@ impl TopicPatch {
                 cur.event_sourcing,
                 self.event_sourcing,
             )?;
+            immutable(
+                "invalid_aggregate_replay",
+                "aggregate_replay",
+                cur.aggregate_replay,
+                self.aggregate_replay,
+            )?;
             if let Some(n) = self.partitions {
+                // A match's partition is its key hash modulo the count.
+                if cur.aggregate_replay && n != cur.partitions {
+                    return Err(ErrorPayload::new("create_topic_failed").with_field(
+                        "reason",
+                        format!(
+                            "cannot change partition count for aggregate replay topic {} \
+                             (current {}, requested {n})",
+                            cur.name, cur.partitions
+                        ),
+                    ));
+                }
                 if n < cur.partitions {
                     return Err(ErrorPayload::new("invalid_partitions")
                         .with_field("current", cur.partitions)
@@ -262,6 +288,9 @@ impl TopicPatch {
         }
         if let Some(v) = self.event_sourcing {
             next.event_sourcing = v;
+        }
+        if let Some(v) = self.aggregate_replay {
+            next.aggregate_replay = v;
         }
         if let Some(v) = self.replication_factor {
             next.replication_factor = v;
@@ -328,6 +357,16 @@ pub fn validate_definition(def: &TopicDefinition) -> Result<(), ErrorPayload> {
                 .with_field("replication_factor", def.replication_factor));
         }
     }
+    if def.aggregate_replay && !def.event_sourcing {
+        return Err(ErrorPayload::new("invalid_topic_policy")
+            .with_field("field", "aggregate_replay")
+            .with_field("reason", "aggregate_replay requires event_sourcing=true"));
+    }
+    if def.aggregate_replay && !def.idempotent {
+        return Err(ErrorPayload::new("invalid_topic_policy")
+            .with_field("field", "idempotent")
+            .with_field("reason", "aggregate_replay requires idempotent=true"));
+    }
     if def.event_sourcing && def.cleanup_policy != CleanupPolicy::Delete {
         return Err(ErrorPayload::new("invalid_topic_policy")
             .with_field("field", "cleanup_policy")
@@ -358,7 +397,7 @@ pub fn definition_line(def: &TopicDefinition, broker_min_isr: u32) -> String {
         "OK topic={} partitions={} cleanup_policy={} partitioner={} auth_policy={} read_acl={} \
          write_acl={} retention_hours={} retention_bytes={} revision={} replication_factor={} \
          idempotent={} event_sourcing={} lifecycle_epoch={} min_in_sync_replicas={} \
-         effective_min_in_sync_replicas={}",
+         effective_min_in_sync_replicas={} aggregate_replay={}",
         def.name,
         def.partitions,
         def.cleanup_policy,
@@ -376,6 +415,7 @@ pub fn definition_line(def: &TopicDefinition, broker_min_isr: u32) -> String {
         def.min_in_sync_replicas
             .map_or_else(|| "default".to_owned(), |n| n.to_string()),
         effective_min_isr(def, broker_min_isr),
+        def.aggregate_replay,
     )
 }
 
@@ -517,7 +557,8 @@ mod tests {
             "OK topic=t partitions=1 cleanup_policy=delete partitioner=hash_key auth_policy=open \
              read_acl= write_acl=a,b retention_hours=0 retention_bytes=0 revision=1 \
              replication_factor=3 idempotent=false event_sourcing=false lifecycle_epoch=0 \
-             min_in_sync_replicas=default effective_min_in_sync_replicas=1"
+             min_in_sync_replicas=default effective_min_in_sync_replicas=1 \
+             aggregate_replay=false"
         );
     }
 }

@@ -11,10 +11,10 @@ use cursus_wire::{ErrorPayload, Record};
 use tokio::sync::{watch, Mutex};
 
 use super::producers::ProducerTable;
-use crate::eventsource::StreamIndex;
+use crate::eventsource::{PendingEvent, Reservation, StreamIndex};
 use crate::storage::{AppendInfo, PartitionLog, StorageError, StoredRecord};
 use crate::txn::index::TxnIndex;
-use crate::txn::markers::{classify, TxnRecordKind};
+use crate::txn::markers::{classify, MarkerKind, TxnRecordKind};
 
 /// Records read per chunk while rebuilding producer state.
 const REBUILD_CHUNK: usize = 4096;
@@ -290,15 +290,30 @@ impl Partition {
                             index_event(&mut streams, log, &record, stored.offset);
                         }
                     }
-                    TxnRecordKind::Data => txn.record(
-                        &record.producer_id,
-                        record.epoch,
-                        &record.transactional_id,
-                        record.seq_num,
-                        stored.offset,
-                    ),
+                    TxnRecordKind::Data => {
+                        txn.record(
+                            &record.producer_id,
+                            record.epoch,
+                            &record.transactional_id,
+                            record.seq_num,
+                            stored.offset,
+                        );
+                        if event_sourcing && record.aggregate_version > 0 {
+                            stage_event(&mut streams, &record, stored.offset);
+                        }
+                    }
                     TxnRecordKind::Marker(kind) => {
-                        txn.replay_marker(&record.producer_id, record.epoch, kind, stored.offset)
+                        txn.replay_marker(&record.producer_id, record.epoch, kind, stored.offset);
+                        match kind {
+                            MarkerKind::Commit => {
+                                for e in streams.commit_pending(&record.producer_id, record.epoch) {
+                                    warn_not_indexed(log, &streams, &e.key, e.version, e.offset);
+                                }
+                            }
+                            MarkerKind::Abort => {
+                                streams.abort_pending(&record.producer_id, record.epoch)
+                            }
+                        }
                     }
                 }
             }
@@ -319,16 +334,51 @@ fn index_event(streams: &mut StreamIndex, log: &PartitionLog, record: &Record, o
     if key.is_empty() {
         return;
     }
-    if !streams.replay(key, record.aggregate_version, offset) {
-        tracing::warn!(
-            dir = %log.dir().display(),
-            offset,
-            key,
-            version = record.aggregate_version,
-            head = streams.head(key),
-            "event record does not continue its stream; not indexed"
-        );
+    if !streams.replay_event(key, record.aggregate_version, offset, &record.event_id) {
+        warn_not_indexed(log, streams, key, record.aggregate_version, offset);
     }
+}
+
+fn warn_not_indexed(
+    log: &PartitionLog,
+    streams: &StreamIndex,
+    key: &str,
+    version: u64,
+    offset: u64,
+) {
+    tracing::warn!(
+        dir = %log.dir().display(),
+        offset,
+        key,
+        version,
+        head = streams.head(key),
+        "event record does not continue its stream; not indexed"
+    );
+}
+
+/// Stages a transactional event record found at rebuild: indexed when its
+/// commit marker is replayed, dropped at an abort marker.
+fn stage_event(streams: &mut StreamIndex, record: &Record, offset: u64) {
+    let Ok(key) = std::str::from_utf8(&record.key) else {
+        return;
+    };
+    if key.is_empty() {
+        return;
+    }
+    let owner = Reservation {
+        transactional_id: record.transactional_id.clone(),
+        producer_id: record.producer_id.clone(),
+        epoch: record.epoch,
+    };
+    streams.stage(
+        &owner,
+        PendingEvent {
+            key: key.to_owned(),
+            version: record.aggregate_version,
+            offset,
+            event_id: record.event_id.clone(),
+        },
+    );
 }
 
 /// Runs blocking storage work on the blocking pool.

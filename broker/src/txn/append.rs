@@ -242,9 +242,33 @@ pub async fn append_marker(
 }
 
 /// Releases `(producer_id, epoch)` in `topic`/`id` after the decision is
-/// durable: its records stop holding the stable offset.
+/// durable: its records stop holding the stable offset, and its pending
+/// stream events (TXN_APPEND_STREAM) are indexed (commit) or dropped
+/// (abort), ending their key reservations.
 pub fn release(topics: &TopicRegistry, topic: &str, id: u32, producer_id: &str, epoch: i64) {
-    if let Ok(partition) = live_partition(topics, topic, id) {
-        partition.with_txn_index(|ix| ix.resolve(producer_id, epoch));
+    let Ok(partition) = live_partition(topics, topic, id) else {
+        return;
+    };
+    let kind = partition.with_txn_index(|ix| {
+        let kind = ix.marker_for(producer_id, epoch).map(|m| m.kind);
+        ix.resolve(producer_id, epoch);
+        kind
+    });
+    match kind {
+        Some(MarkerKind::Commit) => {
+            let skipped = partition.with_streams(|s| s.commit_pending(producer_id, epoch));
+            for e in skipped {
+                tracing::warn!(
+                    topic,
+                    partition = id,
+                    key = %e.key,
+                    version = e.version,
+                    offset = e.offset,
+                    "committed stream event does not continue its stream; not indexed"
+                );
+            }
+        }
+        Some(MarkerKind::Abort) => partition.with_streams(|s| s.abort_pending(producer_id, epoch)),
+        None => {}
     }
 }

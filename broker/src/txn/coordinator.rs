@@ -306,6 +306,13 @@ impl TxnCoordinator {
             .get(&req.topic)
             .ok_or_else(|| ErrorPayload::new("topic_not_found").with_field("topic", &req.topic))?;
         check_access(&topic, Access::Write)?;
+        if topic.def.aggregate_replay {
+            // A replay topic holds events only (TXN_APPEND_STREAM).
+            return Err(
+                ErrorPayload::new("aggregate_publish_requires_append_stream")
+                    .with_field("topic", &req.topic),
+            );
+        }
         let count = topic.partitions.len() as u32;
         let partition = match req.partition {
             Some(p) if p >= count => {

@@ -137,11 +137,17 @@ typedef struct cursus_delete_outcome_t cursus_delete_outcome_t;
 // Opaque error handle (destroy with `cursus_error_destroy`).
 typedef struct cursus_error_t cursus_error_t;
 
+// Opaque event builder handle (destroy with `cursus_event_builder_destroy`).
+typedef struct cursus_event_builder_t cursus_event_builder_t;
+
 // Opaque event cursor handle (destroy with `cursus_event_cursor_destroy`).
 typedef struct cursus_event_cursor_t cursus_event_cursor_t;
 
 // Opaque event page handle (destroy with `cursus_event_page_destroy`).
 typedef struct cursus_event_page_t cursus_event_page_t;
+
+// Opaque event range handle (destroy with `cursus_event_range_destroy`).
+typedef struct cursus_event_range_t cursus_event_range_t;
 
 // Opaque event store handle (destroy with `cursus_event_store_destroy`).
 typedef struct cursus_event_store_t cursus_event_store_t;
@@ -157,6 +163,9 @@ typedef struct cursus_partition_offsets_list_t cursus_partition_offsets_list_t;
 
 // Opaque producer handle (destroy with `cursus_producer_destroy`).
 typedef struct cursus_producer_t cursus_producer_t;
+
+// Opaque replay proof handle (destroy with `cursus_replay_proof_destroy`).
+typedef struct cursus_replay_proof_t cursus_replay_proof_t;
 
 // Opaque snapshot handle (destroy with `cursus_snapshot_destroy`).
 typedef struct cursus_snapshot_t cursus_snapshot_t;
@@ -1700,6 +1709,379 @@ enum cursus_status_t cursus_producer_close(struct cursus_producer_t *producer,
                                            int64_t timeout_ms,
                                            struct cursus_error_t **out_error);
 
+// Starts an event of `event_type` (may be empty) carrying `payload`
+// (UTF-8 text). Without an event id one is generated at append.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_event_builder_new(const char *event_type,
+                                              const char *payload,
+                                              struct cursus_event_builder_t **out_event,
+                                              struct cursus_error_t **out_error);
+
+// Sets the event's metadata text.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_event_builder_set_metadata(struct cursus_event_builder_t *event,
+                                                       const char *metadata,
+                                                       struct cursus_error_t **out_error);
+
+// Sets the event's schema version (the broker's default is 1).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_event_builder_set_schema_version(struct cursus_event_builder_t *event,
+                                                             uint32_t schema_version,
+                                                             struct cursus_error_t **out_error);
+
+// Sets the event's id (unique per aggregate replay topic; text without
+// whitespace). An append retried with the same id on a replay topic is
+// answered with the original offset.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_event_builder_set_event_id(struct cursus_event_builder_t *event,
+                                                       const char *event_id,
+                                                       struct cursus_error_t **out_error);
+
+// Appends a built event to aggregate `key` if the aggregate is at
+// `expected_version` (as `event_store_append`). On an aggregate replay
+// topic an append whose outcome is unknown is retried with the same event
+// id, so it is stored once.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_event_store_append_event(struct cursus_event_store_t *store,
+                                                     const char *topic,
+                                                     const char *key,
+                                                     uint64_t expected_version,
+                                                     struct cursus_event_builder_t *event,
+                                                     struct cursus_appended_t **out_appended,
+                                                     struct cursus_error_t **out_error);
+
+// Appends a built event to aggregate `key` inside the producer's open
+// transaction (TXN_APPEND_STREAM): it becomes version `expected_version +
+// 1` when the transaction commits, together with the transaction's
+// records and offsets, and never if it aborts. The aggregate is reserved
+// until then (`stream_version_reserved` for other writers).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_producer_append_stream(struct cursus_producer_t *producer,
+                                                   const char *topic,
+                                                   const char *key,
+                                                   uint64_t expected_version,
+                                                   struct cursus_event_builder_t *event,
+                                                   struct cursus_appended_t **out_appended,
+                                                   struct cursus_error_t **out_error);
+
+// Proves that aggregate `match_id`'s retained events on a replay topic
+// are exactly sequences 1..last with verified digests and unique ids (and
+// that last is `expected_last_sequence`, unless it is 0). A proof that is
+// not complete fails with `aggregate_proof_<status>`;
+// `replay_proof_from_error` reads its proof.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_event_store_replay_proof(struct cursus_event_store_t *store,
+                                                     const char *topic,
+                                                     const char *match_id,
+                                                     uint64_t expected_last_sequence,
+                                                     struct cursus_replay_proof_t **out_proof,
+                                                     struct cursus_error_t **out_error);
+
+// The proof a failed replay proof or range read carries, or none.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_replay_proof_from_error(struct cursus_error_t *error,
+                                                    struct cursus_replay_proof_t **out_proof,
+                                                    struct cursus_error_t **out_error);
+
+// Reads the events of aggregate `match_id` with sequences
+// `from_sequence..=to_sequence` (at most `max_records`; 0: 1,000) under a
+// complete proof.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_event_store_event_range(struct cursus_event_store_t *store,
+                                                    const char *topic,
+                                                    const char *match_id,
+                                                    uint64_t from_sequence,
+                                                    uint64_t to_sequence,
+                                                    uint32_t max_records,
+                                                    struct cursus_event_range_t **out_range,
+                                                    struct cursus_error_t **out_error);
+
+// The proof the range was read under.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_event_range_proof(struct cursus_event_range_t *range,
+                                              struct cursus_replay_proof_t **out_proof,
+                                              struct cursus_error_t **out_error);
+
+// The number of events in the range.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+size_t cursus_event_range_count(const struct cursus_event_range_t *range);
+
+// The offset of event `index` (-1 out of range).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+int64_t cursus_event_range_offset(const struct cursus_event_range_t *range, size_t index);
+
+// The sequence (aggregate version) of event `index`.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_event_range_sequence(const struct cursus_event_range_t *range, size_t index);
+
+// The event id of event `index`.
+//
+// Thread-safety: safe from any thread while the range is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_event_range_event_id(const struct cursus_event_range_t *range, size_t index);
+
+// The event type of event `index`.
+//
+// Thread-safety: safe from any thread while the range is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_event_range_event_type(const struct cursus_event_range_t *range, size_t index);
+
+// The payload of event `index`.
+//
+// Thread-safety: safe from any thread while the range is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_event_range_payload(const struct cursus_event_range_t *range, size_t index);
+
+// `complete`, `not_found`, `retention_gap`, `sequence_gap`,
+// `identity_conflict` or `proof_unavailable`.
+//
+// Thread-safety: safe from any thread while the proof is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_replay_proof_status(const struct cursus_replay_proof_t *proof);
+
+// Why the proof is not complete (empty when it is).
+//
+// Thread-safety: safe from any thread while the proof is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_replay_proof_diagnostic(const struct cursus_replay_proof_t *proof);
+
+// The aggregate's partition.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint32_t cursus_replay_proof_partition(const struct cursus_replay_proof_t *proof);
+
+// The events found.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_replay_proof_event_count(const struct cursus_replay_proof_t *proof);
+
+// The lowest retained sequence (0 when none).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_replay_proof_earliest_sequence(const struct cursus_replay_proof_t *proof);
+
+// The highest retained sequence (0 when none).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_replay_proof_latest_sequence(const struct cursus_replay_proof_t *proof);
+
+// The offset of the first retained event.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_replay_proof_first_offset(const struct cursus_replay_proof_t *proof);
+
+// The offset of the last retained event.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_replay_proof_last_offset(const struct cursus_replay_proof_t *proof);
+
+// The first event's id.
+//
+// Thread-safety: safe from any thread while the proof is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_replay_proof_first_event_id(const struct cursus_replay_proof_t *proof);
+
+// The last event's id.
+//
+// Thread-safety: safe from any thread while the proof is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_replay_proof_last_event_id(const struct cursus_replay_proof_t *proof);
+
+// True when sequences increase by exactly one.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+bool cursus_replay_proof_sequence_complete(const struct cursus_replay_proof_t *proof);
+
+// True when the retained events start at sequence 1.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+bool cursus_replay_proof_retention_complete(const struct cursus_replay_proof_t *proof);
+
+// The committed offset the proof covers.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_replay_proof_hwm(const struct cursus_replay_proof_t *proof);
+
 // The topic name.
 //
 // Thread-safety: safe from any thread while the handle is alive.
@@ -2542,6 +2924,19 @@ void cursus_delete_outcome_destroy(struct cursus_delete_outcome_t *handle);
 // writable storage.
 void cursus_error_destroy(struct cursus_error_t *handle);
 
+// Destroys a event builder handle (NULL and already-destroyed handles are
+// ignored). Strings and bytes its accessors lent become invalid.
+//
+// Thread-safety: safe from any thread; calls running on the handle
+// finish normally, later ones fail with `CURSUS_ERR_INVALID_ARGUMENT`.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+void cursus_event_builder_destroy(struct cursus_event_builder_t *handle);
+
 // Destroys a event cursor handle (NULL and already-destroyed handles are
 // ignored). Strings and bytes its accessors lent become invalid.
 //
@@ -2567,6 +2962,19 @@ void cursus_event_cursor_destroy(struct cursus_event_cursor_t *handle);
 // buffers hold the given length; out-parameters are NULL or point to
 // writable storage.
 void cursus_event_page_destroy(struct cursus_event_page_t *handle);
+
+// Destroys a event range handle (NULL and already-destroyed handles are
+// ignored). Strings and bytes its accessors lent become invalid.
+//
+// Thread-safety: safe from any thread; calls running on the handle
+// finish normally, later ones fail with `CURSUS_ERR_INVALID_ARGUMENT`.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+void cursus_event_range_destroy(struct cursus_event_range_t *handle);
 
 // Destroys a event store handle (NULL and already-destroyed handles are
 // ignored). Strings and bytes its accessors lent become invalid.
@@ -2632,6 +3040,19 @@ void cursus_partition_offsets_list_destroy(struct cursus_partition_offsets_list_
 // buffers hold the given length; out-parameters are NULL or point to
 // writable storage.
 void cursus_producer_destroy(struct cursus_producer_t *handle);
+
+// Destroys a replay proof handle (NULL and already-destroyed handles are
+// ignored). Strings and bytes its accessors lent become invalid.
+//
+// Thread-safety: safe from any thread; calls running on the handle
+// finish normally, later ones fail with `CURSUS_ERR_INVALID_ARGUMENT`.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+void cursus_replay_proof_destroy(struct cursus_replay_proof_t *handle);
 
 // Destroys a snapshot handle (NULL and already-destroyed handles are
 // ignored). Strings and bytes its accessors lent become invalid.

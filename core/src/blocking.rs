@@ -28,7 +28,8 @@ use crate::consumer::{Consumer as AsyncConsumer, ConsumerRecord, Subscription, T
 use crate::dispatch::Dispatcher;
 use crate::error::{Error, Result};
 use crate::eventstore::{
-    Aggregate, Appended, Cursor, Event, EventStore as AsyncEventStore, Page, Snapshot, StoredEvent,
+    Aggregate, Appended, Cursor, Event, EventStore as AsyncEventStore, Page, RangeEvent,
+    ReplayProof, Snapshot, StoredEvent,
 };
 use crate::producer::{
     Delivery, GroupMetadata, Producer as AsyncProducer, ProducerRecord, RecordMetadata,
@@ -540,6 +541,32 @@ impl EventStore {
     /// The latest snapshot, if any.
     pub fn read_snapshot(&self, topic: &str, key: &str) -> Result<Option<Snapshot>> {
         self.inner.run(|s| s.read_snapshot(topic, key))
+    }
+
+    /// Proves an aggregate's retained events (see
+    /// [`AsyncEventStore::replay_proof`]).
+    pub fn replay_proof(
+        &self,
+        topic: &str,
+        match_id: &str,
+        expected_last_sequence: Option<u64>,
+    ) -> Result<ReplayProof> {
+        self.inner
+            .run(|s| s.replay_proof(topic, match_id, expected_last_sequence))
+    }
+
+    /// Reads a range of an aggregate's events under a proof (see
+    /// [`AsyncEventStore::event_range`]).
+    pub fn event_range(
+        &self,
+        topic: &str,
+        match_id: &str,
+        from_sequence: u64,
+        to_sequence: u64,
+        max_records: Option<u32>,
+    ) -> Result<(ReplayProof, Vec<RangeEvent>)> {
+        self.inner
+            .run(|s| s.event_range(topic, match_id, from_sequence, to_sequence, max_records))
     }
 
     /// The next page of `cursor` (`None` once it is done).

@@ -27,6 +27,7 @@ pub mod eventstore;
 pub mod lists;
 pub mod message;
 pub mod producer;
+pub mod replay;
 pub mod results;
 pub mod transaction;
 
@@ -34,7 +35,7 @@ pub use crate::callback::Callback;
 pub use admin::Admin;
 pub use config::Config;
 pub use consumer::Consumer;
-pub use cursus::eventstore::{Appended, Snapshot};
+pub use cursus::eventstore::{Appended, ReplayProof, Snapshot};
 pub use cursus::ErrorClass;
 pub use cursus::{
     DeleteOutcome, Error, GroupStatus, RecordMetadata, Result, TopicDescription, TopicInfo,
@@ -45,6 +46,7 @@ pub use eventstore::{Aggregate, EventCursor, EventPage, EventStore};
 pub use lists::{PartitionOffsetsList, StringList, TopicPartitionList};
 pub use message::Message;
 pub use producer::Producer;
+pub use replay::{EventBuilder, EventRange};
 
 use crate::registry::Handle;
 

@@ -849,6 +849,226 @@ final class NativeBridge {
     static native void producerClose(long producer, long timeoutMs);
 
     /**
+     * Starts an event of {@code event_type} (may be empty) carrying {@code payload}
+     * (UTF-8 text). Without an event id one is generated at append.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long eventBuilderNew(String eventType, String payload);
+
+    /**
+     * Sets the event's metadata text.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native void eventBuilderSetMetadata(long event, String metadata);
+
+    /**
+     * Sets the event's schema version (the broker's default is 1).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native void eventBuilderSetSchemaVersion(long event, int schemaVersion);
+
+    /**
+     * Sets the event's id (unique per aggregate replay topic; text without
+     * whitespace). An append retried with the same id on a replay topic is
+     * answered with the original offset.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native void eventBuilderSetEventId(long event, String eventId);
+
+    /**
+     * Appends a built event to aggregate {@code key} if the aggregate is at
+     * {@code expected_version} (as {@code event_store_append}). On an aggregate replay
+     * topic an append whose outcome is unknown is retried with the same event
+     * id, so it is stored once.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long eventStoreAppendEvent(long store, String topic, String key, long expectedVersion, long event);
+
+    /**
+     * Appends a built event to aggregate {@code key} inside the producer's open
+     * transaction (TXN_APPEND_STREAM): it becomes version {@code expected_version +}
+     * 1{@code  when the transaction commits, together with the transaction's}
+     * records and offsets, and never if it aborts. The aggregate is reserved
+     * until then ({@code stream_version_reserved} for other writers).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long producerAppendStream(long producer, String topic, String key, long expectedVersion, long event);
+
+    /**
+     * Proves that aggregate {@code match_id}'s retained events on a replay topic
+     * are exactly sequences 1..last with verified digests and unique ids (and
+     * that last is {@code expected_last_sequence}, unless it is 0). A proof that is
+     * not complete fails with {@code aggregate_proof_<status>};
+     * {@code replay_proof_from_error} reads its proof.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long eventStoreReplayProof(long store, String topic, String matchId, long expectedLastSequence);
+
+    /**
+     * The proof a failed replay proof or range read carries, or none.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long replayProofFromError(long error);
+
+    /**
+     * Reads the events of aggregate {@code match_id} with sequences
+     * {@code from_sequence..=to_sequence} (at most {@code max_records}; 0: 1,000) under a
+     * complete proof.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long eventStoreEventRange(long store, String topic, String matchId, long fromSequence, long toSequence, int maxRecords);
+
+    /**
+     * The proof the range was read under.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long eventRangeProof(long range);
+
+    /**
+     * The number of events in the range.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native int eventRangeCount(long range);
+
+    /**
+     * The offset of event {@code index} (-1 out of range).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long eventRangeOffset(long range, int index);
+
+    /**
+     * The sequence (aggregate version) of event {@code index}.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long eventRangeSequence(long range, int index);
+
+    /**
+     * The event id of event {@code index}.
+     * <p>
+     * Thread-safety: safe from any thread while the range is alive.
+     */
+    static native String eventRangeEventId(long range, int index);
+
+    /**
+     * The event type of event {@code index}.
+     * <p>
+     * Thread-safety: safe from any thread while the range is alive.
+     */
+    static native String eventRangeEventType(long range, int index);
+
+    /**
+     * The payload of event {@code index}.
+     * <p>
+     * Thread-safety: safe from any thread while the range is alive.
+     */
+    static native String eventRangePayload(long range, int index);
+
+    /**
+     * {@code complete}, {@code not_found}, {@code retention_gap}, {@code sequence_gap},
+     * {@code identity_conflict} or {@code proof_unavailable}.
+     * <p>
+     * Thread-safety: safe from any thread while the proof is alive.
+     */
+    static native String replayProofStatus(long proof);
+
+    /**
+     * Why the proof is not complete (empty when it is).
+     * <p>
+     * Thread-safety: safe from any thread while the proof is alive.
+     */
+    static native String replayProofDiagnostic(long proof);
+
+    /**
+     * The aggregate's partition.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native int replayProofPartition(long proof);
+
+    /**
+     * The events found.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long replayProofEventCount(long proof);
+
+    /**
+     * The lowest retained sequence (0 when none).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long replayProofEarliestSequence(long proof);
+
+    /**
+     * The highest retained sequence (0 when none).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long replayProofLatestSequence(long proof);
+
+    /**
+     * The offset of the first retained event.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long replayProofFirstOffset(long proof);
+
+    /**
+     * The offset of the last retained event.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long replayProofLastOffset(long proof);
+
+    /**
+     * The first event's id.
+     * <p>
+     * Thread-safety: safe from any thread while the proof is alive.
+     */
+    static native String replayProofFirstEventId(long proof);
+
+    /**
+     * The last event's id.
+     * <p>
+     * Thread-safety: safe from any thread while the proof is alive.
+     */
+    static native String replayProofLastEventId(long proof);
+
+    /**
+     * True when sequences increase by exactly one.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native boolean replayProofSequenceComplete(long proof);
+
+    /**
+     * True when the retained events start at sequence 1.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native boolean replayProofRetentionComplete(long proof);
+
+    /**
+     * The committed offset the proof covers.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long replayProofHwm(long proof);
+
+    /**
      * The topic name.
      * <p>
      * Thread-safety: safe from any thread while the handle is alive.
@@ -1340,6 +1560,11 @@ final class NativeBridge {
     static native void errorDestroy(long handle);
 
     /**
+     * Releases a event builder handle (0 and released handles are ignored).
+     */
+    static native void eventBuilderDestroy(long handle);
+
+    /**
      * Releases a event cursor handle (0 and released handles are ignored).
      */
     static native void eventCursorDestroy(long handle);
@@ -1348,6 +1573,11 @@ final class NativeBridge {
      * Releases a event page handle (0 and released handles are ignored).
      */
     static native void eventPageDestroy(long handle);
+
+    /**
+     * Releases a event range handle (0 and released handles are ignored).
+     */
+    static native void eventRangeDestroy(long handle);
 
     /**
      * Releases a event store handle (0 and released handles are ignored).
@@ -1373,6 +1603,11 @@ final class NativeBridge {
      * Releases a producer handle (0 and released handles are ignored).
      */
     static native void producerDestroy(long handle);
+
+    /**
+     * Releases a replay proof handle (0 and released handles are ignored).
+     */
+    static native void replayProofDestroy(long handle);
 
     /**
      * Releases a snapshot handle (0 and released handles are ignored).

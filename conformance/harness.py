@@ -42,7 +42,7 @@ BROKER_START_TIMEOUT_S = 30
 OP_ARGS = {
     "admin_open": {"name"},
     "admin_close": {"name"},
-    "create_topic": {"topic", "partitions", "admin", "auth_policy", "retention_bytes", "idempotent", "event_sourcing"},
+    "create_topic": {"topic", "partitions", "admin", "auth_policy", "retention_bytes", "idempotent", "event_sourcing", "aggregate_replay"},
     "delete_topic": {"topic", "if_exists", "admin"},
     "truncate_topic": {"topic", "expected_revision", "admin"},
     "alter_topic": {"topic", "min_in_sync_replicas", "admin"},
@@ -79,6 +79,10 @@ OP_ARGS = {
     "es_history": {"store", "topic", "key", "from_version", "to_version", "max_records"},
     "es_browse": {"store", "topic", "partition", "from_offset", "to_offset", "max_records"},
     "es_aggregate": {"store", "topic", "key", "appends", "snapshot_every", "value_prefix"},
+    "es_append_id": {"store", "topic", "key", "expected_version", "value", "event_type", "metadata", "schema_version", "event_id"},
+    "es_replay_proof": {"store", "topic", "key", "expected_last_sequence"},
+    "es_event_range": {"store", "topic", "key", "from_sequence", "to_sequence", "max_records"},
+    "txn_append_stream": {"producer", "topic", "key", "expected_version", "value", "event_type", "event_id"},
 }
 OPEN_OPS = {"admin_open", "producer_open", "consumer_open", "es_open"}
 BYTE_ARGS = {"key", "value", "key_prefix", "value_prefix", "metadata", "state"}

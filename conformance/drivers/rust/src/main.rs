@@ -196,6 +196,9 @@ impl Driver {
                 if step.args.contains_key("event_sourcing") {
                     topic.event_sourcing = Some(step.num("event_sourcing")?);
                 }
+                if step.args.contains_key("aggregate_replay") {
+                    topic.aggregate_replay = Some(step.num("aggregate_replay")?);
+                }
                 let info = self.admin(step).await?.create_topic(&topic).await?;
                 Ok(json!({"partitions": info.partitions}))
             }
@@ -441,7 +444,7 @@ impl Driver {
                     .await;
                 Ok(json!({}))
             }
-            "es_append" => {
+            "es_append" | "es_append_id" => {
                 let event = Event {
                     event_type: step.args.get("event_type").cloned().unwrap_or_default(),
                     payload: self.text(step, "value")?.unwrap_or_default(),
@@ -558,6 +561,63 @@ impl Driver {
                 Ok(json!({"version": aggregate.version(), "state": state,
                           "loaded_snapshot_version": snapshot.map(|s| s.version),
                           "loaded_events": events.len()}))
+            }
+            "es_replay_proof" => {
+                let key = self.text(step, "key")?.unwrap_or_default();
+                let proof = self
+                    .store(step)?
+                    .replay_proof(
+                        step.arg("topic")?,
+                        &key,
+                        optional_num(step, "expected_last_sequence")?,
+                    )
+                    .await?;
+                Ok(
+                    json!({"status": proof.status, "event_count": proof.event_count,
+                          "earliest_sequence": proof.earliest_retained_sequence,
+                          "latest_sequence": proof.latest_retained_sequence,
+                          "first_event_id": proof.first_event_id, "last_event_id": proof.last_event_id,
+                          "sequence_complete": proof.sequence_complete,
+                          "retention_complete": proof.retention_complete_from_sequence_one}),
+                )
+            }
+            "es_event_range" => {
+                let key = self.text(step, "key")?.unwrap_or_default();
+                let (proof, events) = self
+                    .store(step)?
+                    .event_range(
+                        step.arg("topic")?,
+                        &key,
+                        step.num("from_sequence")?,
+                        step.num("to_sequence")?,
+                        optional_num(step, "max_records")?,
+                    )
+                    .await?;
+                let records: Vec<Value> = events
+                    .iter()
+                    .map(|e| json!({"offset": e.offset, "version": e.event_sequence, "event_id": e.event_id,
+                                    "event_type": e.event_type, "value": hex::encode(&e.payload)}))
+                    .collect();
+                Ok(json!({"status": proof.status, "records": records}))
+            }
+            "txn_append_stream" => {
+                let key = self.text(step, "key")?.unwrap_or_default();
+                let event = Event {
+                    event_type: step.args.get("event_type").cloned().unwrap_or_default(),
+                    payload: self.text(step, "value")?.unwrap_or_default(),
+                    event_id: step.args.get("event_id").cloned(),
+                    ..Default::default()
+                };
+                let a = self
+                    .producer(step)?
+                    .append_stream(
+                        step.arg("topic")?,
+                        &key,
+                        step.num("expected_version")?,
+                        &event,
+                    )
+                    .await?;
+                Ok(json!({"version": a.version, "offset": a.offset, "partition": a.partition}))
             }
             other => Err(Failure::Driver(format!("unknown op {other}"))),
         }

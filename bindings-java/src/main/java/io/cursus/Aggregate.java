@@ -159,13 +159,22 @@ public final class Aggregate<S> {
      * thrown but the event stays appended and folded ({@link #version()} tells); the snapshot
      * stays due: it is tried again after the next append, or call {@link #saveSnapshot()}.
      *
-     * @param event the event
+     * <p>The engine gives the event a generated event id: an aggregate's append cannot carry
+     * one of its own (the library has no such call); to choose the id, append through
+     * {@link CursusEventStore#append} at {@link #version()} and load the aggregate again.
+     *
+     * @param event the event, without an {@linkplain Event#eventId() event id}
      * @return the version the event got
      * @throws ConflictException with code {@code version_conflict} when another writer
      *     appended first: load the aggregate again (see the class documentation)
+     * @throws IllegalArgumentException if the event carries an event id
      */
     public long append(Event event) {
         Objects.requireNonNull(event, "event");
+        if (event.hasEventId()) {
+            throw new IllegalArgumentException("Aggregate.append cannot carry an event id (" + event.eventId()
+                    + "): append through CursusEventStore.append instead");
+        }
         long next = version() + 1;
         byte[] payload = event.payload().getBytes(StandardCharsets.UTF_8);
         StoredEvent stored = new StoredEvent(topic, partition, -1, 0, keyBytes, next, event.type(),

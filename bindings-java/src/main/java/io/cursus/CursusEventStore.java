@@ -26,6 +26,14 @@ import java.util.function.Function;
  * <p>Payloads, metadata and snapshot states are UTF-8 text; aggregate keys are text without
  * whitespace. The partition of an aggregate is chosen by key, as for keyed records.
  *
+ * <p><b>Aggregate replay topics</b> (created with
+ * {@link NewTopic#aggregateReplay(boolean) aggregateReplay(true)}, which needs event sourcing
+ * and idempotence) give every event an identity (its {@linkplain Event#withEventId event id}
+ * and payload digest): retried appends are stored once, {@link #replayProof} proves that an
+ * aggregate's retained events are complete from sequence 1, and {@link #eventRange} reads a
+ * range of them under such a proof. Plain sends to such a topic are refused
+ * ({@code aggregate_publish_requires_append_stream}).
+ *
  * <p>Thread-safe: share one store between threads. Like {@link CursusAdmin}, every method
  * blocks until the broker answers, at most {@code request_timeout_ms} per request (a paged
  * read makes one request per page), and throws a {@link CursusException} subclass on
@@ -55,6 +63,12 @@ public final class CursusEventStore extends NativeResource {
      * Appends an event to aggregate {@code key} if the aggregate's version is
      * {@code expectedVersion}: the event gets version {@code expectedVersion + 1}.
      *
+     * <p>The append carries the event's {@linkplain Event#withEventId id} (or one the engine
+     * generates). On an {@linkplain NewTopic#aggregateReplay(boolean) aggregate replay topic}
+     * an append whose outcome is unknown (a lost reply) is retried by the engine with the same
+     * id, and appending the same event again at the same expected version (same id and
+     * payload) answers the original version and offset: it is stored once.
+     *
      * @param topic an event-sourcing topic
      * @param key the aggregate key (text without whitespace)
      * @param expectedVersion the version the caller last saw (0 for a new aggregate)
@@ -63,7 +77,10 @@ public final class CursusEventStore extends NativeResource {
      * @throws ConflictException with code {@code version_conflict} when another append got
      *     there first (fields {@code current}, the aggregate's version, and {@code expected},
      *     the version this event would have got: {@code expectedVersion + 1}): read the stream
-     *     again, decide again, append at the new version
+     *     again, decide again, append at the new version; with code
+     *     {@code aggregate_identity_conflict} on a replay topic when the version or the event
+     *     id is already used by another event; with code {@code stream_version_reserved} while
+     *     a transaction holds the aggregate ({@link CursusProducer#appendStream})
      */
     public Appended append(String topic, String key, long expectedVersion, Event event) {
         Objects.requireNonNull(topic, "topic");
@@ -72,12 +89,111 @@ public final class CursusEventStore extends NativeResource {
         if (expectedVersion < 0) {
             throw new IllegalArgumentException("expectedVersion must not be negative: " + expectedVersion);
         }
-        return call(h -> Results.take(
+        if (event.hasEventId()) {
+            return call(h -> appended(event.withBuilder(
+                    b -> NativeBridge.eventStoreAppendEvent(h, topic, key, expectedVersion, b))));
+        }
+        return call(h -> appended(
                 NativeBridge.eventStoreAppend(h, topic, key, expectedVersion, event.type(), event.payload(),
-                        event.metadata().isEmpty() ? null : event.metadata(), event.schemaVersion()),
+                        event.metadata().isEmpty() ? null : event.metadata(), event.schemaVersion())));
+    }
+
+    /** Reads an appended handle (destroying it). */
+    static Appended appended(long handle) {
+        return Results.take(handle,
                 a -> new Appended(NativeBridge.appendedVersion(a), NativeBridge.appendedOffset(a),
                         NativeBridge.appendedPartition(a)),
-                NativeBridge::appendedDestroy));
+                NativeBridge::appendedDestroy);
+    }
+
+    /**
+     * Proves aggregate {@code matchId}'s retained events on an aggregate replay topic; see
+     * {@link #replayProof(String, String, long)}. Without an expected last sequence, any
+     * last sequence is accepted.
+     *
+     * @param topic an aggregate replay topic
+     * @param matchId the aggregate (match) id: its key
+     * @return the complete proof
+     * @throws CursusException with code {@code aggregate_proof_<status>} when the proof is not
+     *     complete ({@link ReplayProof#fromException} reads it)
+     */
+    public ReplayProof replayProof(String topic, String matchId) {
+        return proof(topic, matchId, 0);
+    }
+
+    /**
+     * Proves that aggregate {@code matchId}'s retained events on an
+     * {@linkplain NewTopic#aggregateReplay(boolean) aggregate replay topic} are exactly
+     * sequences 1 to {@code expectedLastSequence}, with verified payload digests and unique
+     * event ids (AGGREGATE_REPLAY_PROOF): a replay of them rebuilds the aggregate exactly.
+     *
+     * @param topic an aggregate replay topic
+     * @param matchId the aggregate (match) id: its key
+     * @param expectedLastSequence the last sequence the caller expects, at least 1
+     * @return the complete proof
+     * @throws CursusException with code {@code aggregate_proof_<status>} when the proof is not
+     *     complete: {@code aggregate_proof_not_found} (no events), {@code ..._retention_gap},
+     *     {@code ..._sequence_gap}, {@code ..._identity_conflict} or
+     *     {@code ..._proof_unavailable} (e.g. the last sequence is not
+     *     {@code expectedLastSequence}); {@link ReplayProof#fromException} reads the proof
+     * @throws IllegalArgumentException if {@code expectedLastSequence} is below 1
+     */
+    public ReplayProof replayProof(String topic, String matchId, long expectedLastSequence) {
+        if (expectedLastSequence < 1) {
+            throw new IllegalArgumentException("expectedLastSequence must be at least 1: " + expectedLastSequence);
+        }
+        return proof(topic, matchId, expectedLastSequence);
+    }
+
+    private ReplayProof proof(String topic, String matchId, long expectedLastSequence) {
+        Objects.requireNonNull(topic, "topic");
+        Objects.requireNonNull(matchId, "matchId");
+        return call(h -> ReplayProof.read(
+                NativeBridge.eventStoreReplayProof(h, topic, matchId, expectedLastSequence), topic, matchId));
+    }
+
+    /**
+     * Reads events {@code fromSequence} to {@code toSequence} of aggregate {@code matchId},
+     * at most 1,000; see {@link #eventRange(String, String, long, long, int)}.
+     *
+     * @param topic an aggregate replay topic
+     * @param matchId the aggregate (match) id
+     * @param fromSequence the first sequence wanted, at least 1
+     * @param toSequence the last sequence wanted (inclusive)
+     * @return the proof and the events
+     */
+    public EventRange eventRange(String topic, String matchId, long fromSequence, long toSequence) {
+        return eventRange(topic, matchId, fromSequence, toSequence, 0);
+    }
+
+    /**
+     * Reads the events of aggregate {@code matchId} with sequences {@code fromSequence} to
+     * {@code toSequence} (inclusive; AGGREGATE_EVENT_RANGE_READ) under a complete replay
+     * proof, in sequence order.
+     *
+     * @param topic an aggregate replay topic
+     * @param matchId the aggregate (match) id
+     * @param fromSequence the first sequence wanted, at least 1
+     * @param toSequence the last sequence wanted (inclusive)
+     * @param maxRecords at most this many events (0: the broker's default, 1,000)
+     * @return the proof and the events
+     * @throws CursusException with code {@code aggregate_range_<status>} (e.g.
+     *     {@code aggregate_range_incomplete} when the range goes past the aggregate's last
+     *     event) or {@code aggregate_proof_<status>}; {@link ReplayProof#fromException} reads
+     *     the proof it carries
+     * @throws IllegalArgumentException if a sequence or {@code maxRecords} is negative
+     */
+    public EventRange eventRange(String topic, String matchId, long fromSequence, long toSequence,
+            int maxRecords) {
+        Objects.requireNonNull(topic, "topic");
+        Objects.requireNonNull(matchId, "matchId");
+        if (fromSequence < 0 || toSequence < 0 || maxRecords < 0) {
+            throw new IllegalArgumentException("sequences and maxRecords must not be negative: " + fromSequence
+                    + ".." + toSequence + ", " + maxRecords);
+        }
+        return call(h -> EventRange.read(
+                NativeBridge.eventStoreEventRange(h, topic, matchId, fromSequence, toSequence, maxRecords),
+                topic, matchId));
     }
 
     /**

@@ -266,6 +266,42 @@ public final class CursusProducer extends NativeResource {
         return transactionStep(NativeBridge::producerAbortTransactionAsync);
     }
 
+    /**
+     * Appends an event to aggregate {@code key} of an event-sourcing topic inside the open
+     * transaction (TXN_APPEND_STREAM): it becomes version {@code expectedVersion + 1} when the
+     * transaction commits, together with its records and offsets, and never if it aborts.
+     * Until then the event is invisible to readers and the aggregate is reserved: other
+     * transactions and plain {@link CursusEventStore#append appends} fail with a
+     * {@link CursusException} of code {@code stream_version_reserved}. The commit fails (and
+     * the transaction aborts) with {@code stream_version_conflict} if the aggregate moved.
+     * On an aggregate replay topic the event's id is its identity, as for
+     * {@link CursusEventStore#append}.
+     *
+     * <p>Unlike the other transaction steps this call blocks until the broker has answered (at
+     * most {@code request_timeout_ms}, retried with the same sequence after a lost reply): the
+     * library has no background variant of it. It may be called from a continuation.
+     *
+     * @param topic an event-sourcing topic
+     * @param key the aggregate key (text without whitespace)
+     * @param expectedVersion the aggregate's current version (0 for a new aggregate)
+     * @param event the event
+     * @return the version, offset and partition the event gets when the transaction commits
+     * @throws CursusException on failure (e.g. {@code version_conflict},
+     *     {@code stream_version_reserved}, {@code invalid_transaction_state} without an open
+     *     transaction); the transaction must then be aborted
+     * @throws CursusClosedException if the producer is closed
+     */
+    public Appended appendStream(String topic, String key, long expectedVersion, Event event) {
+        Objects.requireNonNull(topic, "topic");
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(event, "event");
+        if (expectedVersion < 0) {
+            throw new IllegalArgumentException("expectedVersion must not be negative: " + expectedVersion);
+        }
+        return call(h -> CursusEventStore.appended(event.withBuilder(
+                b -> NativeBridge.producerAppendStream(h, topic, key, expectedVersion, b))));
+    }
+
     @Override
     void afterClose() {
         callbacks.shutdown();

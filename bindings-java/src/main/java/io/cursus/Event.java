@@ -1,20 +1,33 @@
 package io.cursus;
 
 import java.util.Objects;
+import java.util.function.LongFunction;
 
 /**
- * An event to append to an aggregate's stream with {@link CursusEventStore#append}. Build one
- * with {@link #of(String, String)} and refine it with {@link #withMetadata} and
- * {@link #withSchemaVersion}. Payload and metadata are UTF-8 text (the protocol carries them
- * as text, so serialise binary data first, e.g. as Base64 or JSON).
+ * An event to append to an aggregate's stream with {@link CursusEventStore#append} (or inside a
+ * transaction with {@link CursusProducer#appendStream}). Build one with
+ * {@link #of(String, String)} and refine it with {@link #withMetadata},
+ * {@link #withSchemaVersion} and {@link #withEventId}. Payload and metadata are UTF-8 text (the
+ * protocol carries them as text, so serialise binary data first, e.g. as Base64 or JSON).
+ *
+ * <p><b>Event ids.</b> Every append carries an event id: the one given with
+ * {@link #withEventId}, else one the engine generates (128 random bits in hex). On an
+ * {@linkplain NewTopic#aggregateReplay(boolean) aggregate replay topic} the id is the event's
+ * identity: appending the same event again (same version, id and payload) answers the original
+ * version and offset without storing it twice, so give an id of your own when a retry after a
+ * crash or a lost reply must not create a second event; reusing an id (or a version) for
+ * another event fails with a {@link ConflictException} of code
+ * {@code aggregate_identity_conflict}.
  *
  * @param type the event type (e.g. {@code OrderCreated}; may be empty)
  * @param payload the payload text; the broker refuses an empty one ({@code missing_message})
  * @param metadata the metadata text (empty: none)
  * @param schemaVersion the payload's schema version, at least 1; 0 lets the broker use 1
+ * @param eventId the event's id: non-empty text without whitespace, unique per partition of a
+ *     replay topic; empty: the engine generates one at each append
  */
-public record Event(String type, String payload, String metadata, int schemaVersion) {
-    /** Checks the arguments; a null payload or metadata is empty. */
+public record Event(String type, String payload, String metadata, int schemaVersion, String eventId) {
+    /** Checks the arguments; a null payload, metadata or event id is empty. */
     public Event {
         Objects.requireNonNull(type, "type");
         if (payload == null) {
@@ -23,9 +36,29 @@ public record Event(String type, String payload, String metadata, int schemaVers
         if (metadata == null) {
             metadata = "";
         }
+        if (eventId == null) {
+            eventId = "";
+        }
         if (schemaVersion < 0) {
             throw new IllegalArgumentException("schemaVersion must not be negative: " + schemaVersion);
         }
+        for (int i = 0; i < eventId.length(); i++) {
+            if (Character.isWhitespace(eventId.charAt(i)) || Character.isSpaceChar(eventId.charAt(i))) {
+                throw new IllegalArgumentException("eventId must be text without whitespace: \"" + eventId + "\"");
+            }
+        }
+    }
+
+    /**
+     * An event without an event id of its own (the engine generates one at each append).
+     *
+     * @param type the event type (may be empty)
+     * @param payload the payload text
+     * @param metadata the metadata text (empty or null: none)
+     * @param schemaVersion the payload's schema version (0: the broker's default, 1)
+     */
+    public Event(String type, String payload, String metadata, int schemaVersion) {
+        this(type, payload, metadata, schemaVersion, "");
     }
 
     /**
@@ -36,7 +69,7 @@ public record Event(String type, String payload, String metadata, int schemaVers
      * @return the event
      */
     public static Event of(String type, String payload) {
-        return new Event(type, payload, "", 0);
+        return new Event(type, payload, "", 0, "");
     }
 
     /**
@@ -46,7 +79,7 @@ public record Event(String type, String payload, String metadata, int schemaVers
      * @return a copy with the metadata
      */
     public Event withMetadata(String newMetadata) {
-        return new Event(type, payload, newMetadata, schemaVersion);
+        return new Event(type, payload, newMetadata, schemaVersion, eventId);
     }
 
     /**
@@ -56,6 +89,46 @@ public record Event(String type, String payload, String metadata, int schemaVers
      * @return a copy with the schema version
      */
     public Event withSchemaVersion(int newSchemaVersion) {
-        return new Event(type, payload, metadata, newSchemaVersion);
+        return new Event(type, payload, metadata, newSchemaVersion, eventId);
+    }
+
+    /**
+     * This event with an id of its own (see the class documentation): the same id on a retried
+     * append lets an aggregate replay topic recognise the retry.
+     *
+     * @param newEventId non-empty text without whitespace (null or empty: none, the engine
+     *     generates one at each append)
+     * @return a copy with the event id
+     * @throws IllegalArgumentException if the id contains whitespace
+     */
+    public Event withEventId(String newEventId) {
+        return new Event(type, payload, metadata, schemaVersion, newEventId);
+    }
+
+    /** Whether this event carries an id of its own. */
+    boolean hasEventId() {
+        return !eventId.isEmpty();
+    }
+
+    /**
+     * Builds the engine's event (an event builder handle), runs {@code use} with it and
+     * destroys it.
+     */
+    <T> T withBuilder(LongFunction<T> use) {
+        long b = NativeBridge.eventBuilderNew(type, payload);
+        try {
+            if (!metadata.isEmpty()) {
+                NativeBridge.eventBuilderSetMetadata(b, metadata);
+            }
+            if (schemaVersion != 0) {
+                NativeBridge.eventBuilderSetSchemaVersion(b, schemaVersion);
+            }
+            if (!eventId.isEmpty()) {
+                NativeBridge.eventBuilderSetEventId(b, eventId);
+            }
+            return use.apply(b);
+        } finally {
+            NativeBridge.eventBuilderDestroy(b);
+        }
     }
 }

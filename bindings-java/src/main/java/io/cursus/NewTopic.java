@@ -53,6 +53,18 @@ public final class NewTopic {
         return put("event_sourcing", v);
     }
 
+    /**
+     * Aggregate replay (immutable after creation; needs {@link #eventSourcing(boolean)
+     * eventSourcing(true)} and {@link #idempotent(boolean) idempotent(true)}): every event
+     * gets an identity (event id and payload digest), a retried append is stored once, replay
+     * proofs and range reads ({@link CursusEventStore#replayProof},
+     * {@link CursusEventStore#eventRange}) become available, plain sends are refused and the
+     * partition count is frozen.
+     */
+    public NewTopic aggregateReplay(boolean v) {
+        return put("aggregate_replay", v);
+    }
+
     /** Replica count (immutable after creation). */
     public NewTopic replicationFactor(int n) {
         return put("replication_factor", n);

@@ -321,3 +321,419 @@ async fn other_event_sourcing_topics_store_an_event_id_when_given() {
     // Not a replay topic: PUBLISH stays allowed, no identity is required.
     c.ok("PUBLISH topic=es producerId=p acks=1 message=z").await;
 }
+
+// ------------------------------------------------------------- proofs
+
+/// `OK proof=<JSON>`: the JSON text.
+async fn proof_ok(c: &mut Client, line: &str) -> String {
+    let reply = c.ok(line).await;
+    reply
+        .strip_prefix("OK proof=")
+        .unwrap_or_else(|| panic!("{reply}"))
+        .to_owned()
+}
+
+/// A failed proof: the typed error's code and its `proof` field as JSON.
+async fn proof_err(c: &mut Client, line: &str) -> (String, serde_json::Value) {
+    let e = c.error(line).await;
+    let json = e
+        .fields
+        .get("proof")
+        .unwrap_or_else(|| panic!("{line}: no proof field in {e:?}"));
+    assert!(
+        json.starts_with(r#"{"topic":"#) && !json.contains('\n'),
+        "compact JSON in key order: {json}"
+    );
+    (e.code.clone(), serde_json::from_str(json).unwrap())
+}
+
+/// Stops `broker`, runs `tamper` on the data directory, starts it again.
+fn restart_after(mut broker: TestBroker, tamper: impl FnOnce(&std::path::Path)) -> TestBroker {
+    broker.kill9();
+    tamper(&broker.data_dir());
+    let dir = broker.dir.take().unwrap();
+    TestBroker::start_in(dir, Vec::new())
+}
+
+/// Appends `record` (key `m`) to partition `partition` of `topic` straight
+/// through the storage layer, as a foreign writer or a damaged copy of the
+/// data could leave it: the broker itself never writes such a record (it
+/// refuses PUBLISH on a replay topic and checks every append), so this is
+/// the only honest way to show what a proof finds in a log it did not
+/// write. The broker must be stopped.
+fn write_foreign_record(data: &std::path::Path, topic: &str, partition: u32, mut record: Record) {
+    use cursus_broker::storage::{LogConfig, PartitionLog};
+    let log = PartitionLog::open(
+        data.join("topics").join(topic).join(partition.to_string()),
+        LogConfig::default(),
+    )
+    .unwrap();
+    record.topic = topic.to_owned();
+    record.partition = partition as i32;
+    record.offset = log.log_end_offset();
+    record.timestamp = 1;
+    let mut buf = bytes::BytesMut::new();
+    record
+        .encode(cursus_wire::RecordVersion::V3, &mut buf)
+        .unwrap();
+    let info = log.append(&[(1, buf.freeze())]).unwrap();
+    log.sync_to(info.last_offset).unwrap();
+}
+
+fn foreign_event(seq: u64, event_id: &str, payload: &str, digest_of: &str) -> Record {
+    use sha2::{Digest, Sha256};
+    let digest: String = Sha256::digest(digest_of.as_bytes())
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    Record {
+        key: Bytes::from_static(b"m"),
+        aggregate_version: seq,
+        event_type: "Scored".into(),
+        event_id: event_id.into(),
+        payload_digest: digest,
+        producer_id: "p1".into(),
+        seq_num: seq,
+        ..Record::new(payload.to_owned())
+    }
+}
+
+#[tokio::test]
+async fn a_complete_proof_and_its_json() {
+    let broker = TestBroker::start();
+    let mut c = broker.client().await;
+    replay_topic(&mut c, "r").await;
+    let p = part("m");
+    // Another match first, so that m's first offset is not 0 … and one on
+    // offset 0 whose first_offset is omitted.
+    let n = neighbour("m");
+    let first = append(&mut c, "r", &n, 1, "x").await;
+    assert_eq!(first, 0);
+    let o1 = append(&mut c, "r", "m", 1, "abc").await;
+    let o2 = append(&mut c, "r", "m", 2, "def").await;
+    let hwm = leo(&mut c, "r", p).await;
+    let json = proof_ok(&mut c, "AGGREGATE_REPLAY_PROOF topic=r match_id=m").await;
+    assert_eq!(
+        json,
+        format!(
+            r#"{{"topic":"r","partition":{p},"match_id":"m","earliest_retained_sequence":1,"latest_retained_sequence":2,"first_offset":{o1},"last_offset":{o2},"event_count":2,"first_event_id":"m-1","last_event_id":"m-2","sequence_complete":true,"retention_complete_from_sequence_one":true,"proof_hwm":{hwm},"status":"complete"}}"#
+        )
+    );
+    // Offsets 0 are omitted (as every zero starred field); key= is an alias; the right partition and
+    // expected_last_sequence are accepted.
+    let json = proof_ok(
+        &mut c,
+        &format!("AGGREGATE_REPLAY_PROOF topic=r key={n} partition={p} expected_last_sequence=1"),
+    )
+    .await;
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    assert!(v.get("first_offset").is_none(), "{json}");
+    assert!(v.get("last_offset").is_none(), "{json}");
+    assert_eq!(v["event_count"], 1);
+}
+
+#[tokio::test]
+async fn proof_requests_are_checked_in_order() {
+    let broker = TestBroker::start();
+    let mut c = broker.client().await;
+    replay_topic(&mut c, "r").await;
+    c.ok("CREATE topic=es event_sourcing=true").await;
+    let other = (PARTITIONS - 1 - part("m")).to_string();
+    for (line, code) in [
+        ("AGGREGATE_REPLAY_PROOF match_id=m".to_owned(), "missing_topic"),
+        ("AGGREGATE_REPLAY_PROOF topic=r".to_owned(), "missing_match_id"),
+        (
+            "AGGREGATE_REPLAY_PROOF topic=zz match_id=m".to_owned(),
+            "topic_not_found",
+        ),
+        (
+            "AGGREGATE_REPLAY_PROOF topic=es match_id=m partition=9".to_owned(),
+            "aggregate_replay_not_enabled",
+        ),
+        (
+            format!("AGGREGATE_REPLAY_PROOF topic=r match_id=m partition={other} expected_last_sequence=0"),
+            "aggregate_partition_mismatch",
+        ),
+        (
+            "AGGREGATE_REPLAY_PROOF topic=r match_id=m partition=x".to_owned(),
+            "aggregate_partition_mismatch",
+        ),
+        (
+            "AGGREGATE_REPLAY_PROOF topic=r match_id=m expected_last_sequence=0".to_owned(),
+            "invalid_expected_last_sequence",
+        ),
+        (
+            "AGGREGATE_REPLAY_PROOF topic=r match_id=m expected_last_sequence=two".to_owned(),
+            "invalid_expected_last_sequence",
+        ),
+    ] {
+        assert_eq!(c.error(&line).await.code, code, "{line}");
+    }
+    let e = c
+        .error(&format!(
+            "AGGREGATE_REPLAY_PROOF topic=r match_id=m partition={other}"
+        ))
+        .await;
+    assert_eq!(e.fields["expected"], part("m").to_string());
+    assert_eq!(e.fields["got"], other);
+    assert_eq!(e.class, ErrorClass::Internal);
+}
+
+#[tokio::test]
+async fn not_found_and_an_unexpected_last_sequence() {
+    let broker = TestBroker::start();
+    let mut c = broker.client().await;
+    replay_topic(&mut c, "r").await;
+    let (code, proof) = proof_err(&mut c, "AGGREGATE_REPLAY_PROOF topic=r match_id=m").await;
+    assert_eq!(code, "aggregate_proof_not_found");
+    assert_eq!(proof["status"], "not_found");
+    assert_eq!(proof["event_count"], 0);
+    assert_eq!(proof["sequence_complete"], false);
+    assert!(proof.get("earliest_retained_sequence").is_none());
+    append(&mut c, "r", "m", 1, "a").await;
+    append(&mut c, "r", "m", 2, "b").await;
+    let (code, proof) = proof_err(
+        &mut c,
+        "AGGREGATE_REPLAY_PROOF topic=r match_id=m expected_last_sequence=3",
+    )
+    .await;
+    assert_eq!(code, "aggregate_proof_proof_unavailable");
+    assert_eq!(proof["status"], "proof_unavailable");
+    assert_eq!(proof["latest_retained_sequence"], 2);
+    assert!(proof["diagnostic"]
+        .as_str()
+        .unwrap()
+        .contains("expected_last_sequence 3"));
+    // The typed error's class: internal, not retryable.
+    let e = c
+        .error("AGGREGATE_REPLAY_PROOF topic=r match_id=m expected_last_sequence=3")
+        .await;
+    assert_eq!((e.class, e.retryable), (ErrorClass::Internal, false));
+}
+
+#[tokio::test]
+async fn a_sequence_gap_in_a_foreign_record_fails_the_proof() {
+    let broker = TestBroker::start();
+    let mut c = broker.client().await;
+    replay_topic(&mut c, "r").await;
+    append(&mut c, "r", "m", 1, "a").await;
+    append(&mut c, "r", "m", 2, "b").await;
+    let p = part("m");
+    let broker = restart_after(broker, |data| {
+        write_foreign_record(data, "r", p, foreign_event(4, "m-4", "d", "d"))
+    });
+    let mut c = broker.client().await;
+    let (code, proof) = proof_err(&mut c, "AGGREGATE_REPLAY_PROOF topic=r match_id=m").await;
+    assert_eq!(code, "aggregate_proof_sequence_gap");
+    assert_eq!(proof["status"], "sequence_gap");
+    assert_eq!(proof["event_count"], 2, "the events before the gap");
+    assert_eq!(proof["sequence_complete"], false);
+    assert_eq!(proof["retention_complete_from_sequence_one"], true);
+    assert_eq!(
+        proof["diagnostic"],
+        format!("offset 2: sequence 4 follows 2")
+    );
+    // The stream index skipped the record (it does not continue the
+    // stream): the aggregate is still at version 2.
+    assert_eq!(c.ok("STREAM_VERSION topic=r key=m").await, "OK version=2");
+    let e = c
+        .error("AGGREGATE_EVENT_RANGE_READ topic=r match_id=m from_sequence=1 to_sequence=2")
+        .await;
+    assert_eq!(e.code, "aggregate_range_sequence_gap");
+    assert!(e.fields["proof"].contains(r#""status":"sequence_gap""#));
+}
+
+#[tokio::test]
+async fn identity_conflicts_in_foreign_records_fail_the_proof() {
+    let p = part("m");
+    for (name, record, needle) in [
+        (
+            "digest",
+            foreign_event(3, "m-3", "tampered", "original"),
+            "payload_digest does not match",
+        ),
+        ("repeat", foreign_event(3, "m-1", "c", "c"), "repeats"),
+        ("no id", foreign_event(3, "", "c", "c"), "no event_id"),
+        (
+            "no sequence",
+            foreign_event(0, "m-3", "c", "c"),
+            "no sequence",
+        ),
+    ] {
+        let broker = TestBroker::start();
+        let mut c = broker.client().await;
+        replay_topic(&mut c, "r").await;
+        append(&mut c, "r", "m", 1, "a").await;
+        append(&mut c, "r", "m", 2, "b").await;
+        let broker = restart_after(broker, |data| write_foreign_record(data, "r", p, record));
+        let mut c = broker.client().await;
+        let (code, proof) = proof_err(&mut c, "AGGREGATE_REPLAY_PROOF topic=r match_id=m").await;
+        assert_eq!(code, "aggregate_proof_identity_conflict", "{name}");
+        assert_eq!(proof["status"], "identity_conflict");
+        assert_eq!(proof["event_count"], 2);
+        let diagnostic = proof["diagnostic"].as_str().unwrap();
+        assert!(
+            diagnostic.starts_with("offset 2: ") && diagnostic.contains(needle),
+            "{name}: {diagnostic}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn retention_leaves_a_retention_gap() {
+    // Tiny segments and a fast retention pass; the topic keeps 1 byte, so
+    // every sealed segment goes.
+    let broker = TestBroker::start_with(&[
+        "--segment-bytes",
+        "300",
+        "--retention-check-interval-ms",
+        "50",
+    ]);
+    let mut c = broker.client().await;
+    c.ok(
+        "CREATE topic=r partitions=1 event_sourcing=true idempotent=true \
+          aggregate_replay=true retention_bytes=1",
+    )
+    .await;
+    append_one(&mut c, "m", 1, "a").await;
+    append_one(&mut c, "m", 2, "b").await;
+    let filler = "f".repeat(200);
+    for v in 1..=3 {
+        append_one(&mut c, "filler", v, &filler).await;
+    }
+    let deadline = std::time::Instant::now() + SAFETY;
+    loop {
+        let offsets = c.ok("LIST_OFFSETS topic=r partition=0").await;
+        let earliest: u64 = offsets
+            .split(':')
+            .find_map(|t| t.strip_prefix("earliest="))
+            .unwrap()
+            .parse()
+            .unwrap();
+        if earliest >= 2 {
+            break;
+        }
+        assert!(std::time::Instant::now() < deadline, "{offsets}");
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let o3 = append_one(&mut c, "m", 3, "c").await;
+    let (code, proof) = proof_err(&mut c, "AGGREGATE_REPLAY_PROOF topic=r match_id=m").await;
+    assert_eq!(code, "aggregate_proof_retention_gap");
+    assert_eq!(proof["status"], "retention_gap");
+    assert_eq!(proof["earliest_retained_sequence"], 3);
+    assert_eq!(proof["first_offset"], o3);
+    assert_eq!(proof["sequence_complete"], true);
+    assert_eq!(proof["retention_complete_from_sequence_one"], false);
+    let e = c
+        .error("AGGREGATE_EVENT_RANGE_READ topic=r match_id=m from_sequence=3 to_sequence=3")
+        .await;
+    assert_eq!(e.code, "aggregate_range_retention_gap");
+    // The retried event 1 is gone: its identity cannot be checked.
+    let e = c
+        .error(
+            "APPEND_STREAM topic=r key=m version=1 event_id=m-1 producerId=p1 seqNum=1 message=a",
+        )
+        .await;
+    assert_eq!(e.code, "aggregate_proof_unavailable");
+}
+
+/// APPEND_STREAM on the one-partition topic `r`.
+async fn append_one(c: &mut Client, key: &str, seq: u64, msg: &str) -> u64 {
+    let f = kv(&c.ok(&append_line("r", key, seq, msg)).await);
+    f["offset"].parse().unwrap()
+}
+
+// --------------------------------------------------------- range reads
+
+#[tokio::test]
+async fn range_reads() {
+    let broker = TestBroker::start();
+    let mut c = broker.client().await;
+    replay_topic(&mut c, "r").await;
+    let mut offsets = Vec::new();
+    for seq in 1..=4 {
+        offsets.push(append(&mut c, "r", "m", seq, &format!("payload {seq}")).await);
+    }
+    let reply = c
+        .ok("AGGREGATE_EVENT_RANGE_READ topic=r match_id=m from_sequence=2 to_sequence=3")
+        .await;
+    let json = reply.strip_prefix("OK range=").unwrap();
+    let proof = proof_ok(&mut c, "AGGREGATE_REPLAY_PROOF topic=r match_id=m").await;
+    let events: Vec<String> = [2usize, 3]
+        .iter()
+        .map(|&s| {
+            format!(
+                r#"{{"offset":{},"match_id":"m","event_sequence":{s},"event_id":"m-{s}","event_type":"Scored","payload":"payload {s}"}}"#,
+                offsets[s - 1]
+            )
+        })
+        .collect();
+    assert_eq!(
+        json,
+        format!(r#"{{"proof":{proof},"events":[{}]}}"#, events.join(","))
+    );
+    // max_records caps the page; the alias and the partition are accepted.
+    let reply = c
+        .ok(&format!(
+            "AGGREGATE_EVENT_RANGE_READ topic=r key=m partition={} from_sequence=1 to_sequence=4 \
+             max_records=2",
+            part("m")
+        ))
+        .await;
+    let v: serde_json::Value =
+        serde_json::from_str(reply.strip_prefix("OK range=").unwrap()).unwrap();
+    let seqs: Vec<u64> = v["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["event_sequence"].as_u64().unwrap())
+        .collect();
+    assert_eq!(seqs, vec![1, 2]);
+    // Beyond the last event: incomplete.
+    let e = c
+        .error("AGGREGATE_EVENT_RANGE_READ topic=r match_id=m from_sequence=3 to_sequence=9")
+        .await;
+    assert_eq!(e.code, "aggregate_range_incomplete");
+    assert_eq!(
+        (
+            e.fields["from"].as_str(),
+            e.fields["to"].as_str(),
+            e.fields["returned"].as_str()
+        ),
+        ("3", "9", "2")
+    );
+    // A match without events.
+    let e = c
+        .error("AGGREGATE_EVENT_RANGE_READ topic=r match_id=none from_sequence=1 to_sequence=1")
+        .await;
+    assert_eq!(e.code, "aggregate_range_not_found");
+    assert!(e.fields["proof"].contains(r#""status":"not_found""#));
+    // Field checks.
+    let base = "AGGREGATE_EVENT_RANGE_READ topic=r match_id=m";
+    for (args, code) in [
+        ("to_sequence=2", "invalid_from_sequence"),
+        ("from_sequence=0 to_sequence=2", "invalid_from_sequence"),
+        ("from_sequence=2", "invalid_to_sequence"),
+        ("from_sequence=3 to_sequence=2", "invalid_to_sequence"),
+        (
+            "from_sequence=1 to_sequence=2 max_records=0",
+            "invalid_max_records",
+        ),
+        (
+            "from_sequence=1 to_sequence=2 max_records=x",
+            "invalid_max_records",
+        ),
+    ] {
+        assert_eq!(
+            c.error(&format!("{base} {args}")).await.code,
+            code,
+            "{args}"
+        );
+    }
+    assert_eq!(
+        c.error("AGGREGATE_EVENT_RANGE_READ topic=r from_sequence=1 to_sequence=2")
+            .await
+            .code,
+        "missing_match_id"
+    );
+}

@@ -28,6 +28,7 @@ use serde::Serialize;
 use super::params::{check_access, number, partition_number, partition_of, required, Access};
 use super::{HandlerResult, Reply};
 use crate::broker::Broker;
+use crate::eventsource::replay::payload_digest;
 use crate::eventsource::{Entry, Snapshot, SnapshotStore};
 use crate::storage::{PartitionLog, StorageError, StoredRecord};
 use crate::topics::definition::topic_param;
@@ -322,17 +323,6 @@ fn replay_identity<'a>(
         seq,
         epoch,
     })
-}
-
-/// Lowercase hex SHA-256 of `payload`: a replay event's `payload_digest`.
-pub fn payload_digest(payload: &[u8]) -> String {
-    use sha2::{Digest, Sha256};
-    let digest = Sha256::digest(payload);
-    let mut out = String::with_capacity(64);
-    for b in digest {
-        out.push_str(&format!("{b:02x}"));
-    }
-    out
 }
 
 /// `stream_version_reserved topic= key= transactional_id=<owner>` when a

@@ -6,6 +6,7 @@
 //! replies into frames.
 
 pub mod admin;
+pub mod aggregate;
 pub mod consume;
 pub mod eventsource;
 pub mod groups;
@@ -101,7 +102,7 @@ impl From<ErrorPayload> for Reply {
 pub type HandlerResult = Result<Reply, ErrorPayload>;
 
 /// Commands this broker implements, as HELP lists them.
-pub const SUPPORTED: [Command; 37] = [
+pub const SUPPORTED: [Command; 39] = [
     Command::Create,
     Command::AlterTopicConfig,
     Command::Delete,
@@ -138,6 +139,8 @@ pub const SUPPORTED: [Command; 37] = [
     Command::ReadSnapshot,
     Command::BrowseMessages,
     Command::ReadStreamHistory,
+    Command::AggregateReplayProof,
+    Command::AggregateEventRangeRead,
     Command::Exit,
 ];
 
@@ -222,6 +225,8 @@ async fn execute(broker: &Arc<Broker>, request: Request) -> Reply {
         Command::ReadSnapshot => eventsource::read_snapshot(broker, &p),
         Command::BrowseMessages => eventsource::browse_messages(broker, &p).await,
         Command::ReadStreamHistory => eventsource::read_stream_history(broker, &p).await,
+        Command::AggregateReplayProof => aggregate::replay_proof(broker, &p).await,
+        Command::AggregateEventRangeRead => aggregate::event_range_read(broker, &p).await,
         Command::Exit => Ok(Reply::OkThenClose(Bytes::from_static(b"OK"))),
         other => Err(unsupported(other)),
     };
@@ -242,7 +247,7 @@ fn unsupported(command: Command) -> ErrorPayload {
         // Broker-to-broker commands are never accepted from clients here.
         ReplicateMessage | ReplicateSnapshot | ListSnapshots | FetchSnapshot | CatchupSnapshots
         | RaftApply | InternalBatch => "internal_command_unauthorized",
-        // TXN_APPEND_STREAM, aggregate replay and AUTH arrive in later issues.
+        // TXN_APPEND_STREAM and AUTH arrive in later issues.
         _ => "UNSUPPORTED_FEATURE",
     };
     ErrorPayload::new(code).with_field("command", command.name())

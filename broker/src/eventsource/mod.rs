@@ -4,6 +4,7 @@
 //! `docs/event-sourcing.md`.
 
 pub mod index;
+pub mod replay;
 pub mod snapshots;
 
 pub use index::{Entry, PendingConflict, PendingEvent, Reservation, StreamIndex};

@@ -13,12 +13,15 @@ import io.cursus.CursusProducer;
 import io.cursus.Event;
 import io.cursus.EventPage;
 import io.cursus.EventPages;
+import io.cursus.EventRange;
 import io.cursus.NewTopic;
 import io.cursus.PageLimits;
 import io.cursus.PartitionOffsets;
 import io.cursus.ProducerConfig;
 import io.cursus.ProducerRecord;
+import io.cursus.RangeEvent;
 import io.cursus.RecordMetadata;
+import io.cursus.ReplayProof;
 import io.cursus.Snapshot;
 import io.cursus.StoredEvent;
 import io.cursus.TopicInfo;
@@ -255,6 +258,9 @@ public final class Driver {
                 if (a.has("event_sourcing")) {
                     t.eventSourcing(a.flag("event_sourcing"));
                 }
+                if (a.has("aggregate_replay")) {
+                    t.aggregateReplay(a.flag("aggregate_replay"));
+                }
                 TopicInfo info = admin(a).createTopic(t);
                 r.put("partitions", info.partitions());
                 return r;
@@ -378,14 +384,52 @@ public final class Driver {
             case "es_close":
                 lookup(stores, "store", a.str("name")).close();
                 return r;
-            case "es_append": {
+            case "es_append":
+            case "es_append_id": {
                 Event event = new Event(a.has("event_type") ? a.str("event_type") : "", a.text("value"),
                         a.text("metadata", ""), a.has("schema_version") ? a.int32("schema_version") : 0);
-                Appended appended = store(a).append(a.str("topic"), a.text("key"), a.num("expected_version"), event);
-                r.put("version", appended.version());
-                r.put("offset", appended.offset());
-                r.put("partition", appended.partition());
+                if (step.op.equals("es_append_id")) {
+                    event = event.withEventId(a.str("event_id"));
+                }
+                return appended(store(a).append(a.str("topic"), a.text("key"), a.num("expected_version"), event));
+            }
+            case "es_replay_proof": {
+                long expected = a.has("expected_last_sequence") ? a.num("expected_last_sequence") : 0;
+                CursusEventStore s = store(a);
+                ReplayProof proof = expected == 0 ? s.replayProof(a.str("topic"), a.text("key"))
+                        : s.replayProof(a.str("topic"), a.text("key"), expected);
+                r.put("status", proof.status());
+                r.put("event_count", proof.eventCount());
+                r.put("earliest_sequence", proof.earliestRetainedSequence());
+                r.put("latest_sequence", proof.latestRetainedSequence());
+                r.put("first_event_id", proof.firstEventId());
+                r.put("last_event_id", proof.lastEventId());
+                r.put("sequence_complete", proof.sequenceComplete());
+                r.put("retention_complete", proof.retentionCompleteFromSequenceOne());
                 return r;
+            }
+            case "es_event_range": {
+                EventRange range = store(a).eventRange(a.str("topic"), a.text("key"), a.num("from_sequence"),
+                        a.num("to_sequence"), a.has("max_records") ? a.int32("max_records") : 0);
+                List<Object> records = new ArrayList<>();
+                for (RangeEvent e : range.events()) {
+                    Map<String, Object> m = new LinkedHashMap<>();
+                    m.put("offset", e.offset());
+                    m.put("version", e.sequence());
+                    m.put("event_id", e.eventId());
+                    m.put("event_type", e.eventType());
+                    m.put("value", hex(e.payloadBytes()));
+                    records.add(m);
+                }
+                r.put("status", range.proof().status());
+                r.put("records", records);
+                return r;
+            }
+            case "txn_append_stream": {
+                Event event = Event.of(a.has("event_type") ? a.str("event_type") : "", a.text("value"))
+                        .withEventId(a.opt("event_id"));
+                CursusProducer p = lookup(producers, "producer", a.str("producer"));
+                return appended(p.appendStream(a.str("topic"), a.text("key"), a.num("expected_version"), event));
             }
             case "es_stream_version":
                 r.put("version", store(a).streamVersion(a.str("topic"), a.text("key")));
@@ -430,6 +474,14 @@ public final class Driver {
             throw new DriverError("unknown " + what + " handle " + name);
         }
         return h;
+    }
+
+    private static Map<String, Object> appended(Appended appended) {
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("version", appended.version());
+        r.put("offset", appended.offset());
+        r.put("partition", appended.partition());
+        return r;
     }
 
     /** The {@code store=} handle. */

@@ -39,6 +39,13 @@ void test_es_browse_pages(void);
 void test_es_aggregate_cycle_with_snapshots(void);
 void test_es_topic_without_event_sourcing(void);
 void test_es_bad_arguments(void);
+/* test_replay.c */
+void test_replay_event_id_and_exact_retry(void);
+void test_replay_identity_conflict(void);
+void test_replay_proof_and_range(void);
+void test_replay_proof_needs_a_replay_topic(void);
+void test_txn_append_stream_commit(void);
+void test_txn_append_stream_abort(void);
 
 struct test {
   const char *name;
@@ -81,6 +88,12 @@ int main(void) {
       TEST(es_aggregate_cycle_with_snapshots),
       TEST(es_topic_without_event_sourcing),
       TEST(es_bad_arguments),
+      TEST(replay_event_id_and_exact_retry),
+      TEST(replay_identity_conflict),
+      TEST(replay_proof_and_range),
+      TEST(replay_proof_needs_a_replay_topic),
+      TEST(txn_append_stream_commit),
+      TEST(txn_append_stream_abort),
   };
   broker = getenv("CURSUS_TEST_BROKER");
   if (broker == NULL || *broker == '\0') {

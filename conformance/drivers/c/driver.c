@@ -469,12 +469,14 @@ fail:
 }
 
 static int op_create_topic(const step_t *s, buf_t *out, char **err) {
-  const char *topic, *keys[5], *values[5];
+  static const char *optional[] = {"auth_policy", "retention_bytes", "idempotent", "event_sourcing",
+                                   "aggregate_replay"};
+  enum { N_OPTIONAL = sizeof optional / sizeof optional[0] };
+  const char *topic, *keys[N_OPTIONAL + 1], *values[N_OPTIONAL + 1];
   size_t n = 0;
   if (!need(s, "topic", &topic, err) || !need(s, "partitions", &values[n], err)) return 0;
   keys[n++] = "partitions";
-  static const char *optional[] = {"auth_policy", "retention_bytes", "idempotent", "event_sourcing"};
-  for (size_t i = 0; i < 4; i++)
+  for (size_t i = 0; i < N_OPTIONAL; i++)
     if ((values[n] = arg(s, optional[i]))) keys[n++] = optional[i];
   cursus_admin_t *a = get_admin(s, err);
   if (!a) return 0;
@@ -1363,6 +1365,151 @@ fail:
   return ok;
 }
 
+/* ------------------------------------------------------------------------ */
+/* Event ids, replay proofs, range reads and transactional stream appends
+ * (docs/aggregate-replay.md): events go through the event builder. */
+
+/* An event builder from the step's event_type, value (hex), metadata
+ * (hex), schema_version and event_id; NULL with *err set on failure. */
+static cursus_event_builder_t *step_event(const step_t *s, char **err) {
+  const char *event_type = arg(s, "event_type"), *event_id = arg(s, "event_id");
+  char *value = NULL, *metadata = NULL;
+  uint32_t schema_version;
+  cursus_event_builder_t *ev = NULL;
+  if (!opt_u32(s, "schema_version", 0, &schema_version, err) || !need_text(s, "value", &value, err) ||
+      !text_arg(s, "metadata", &metadata, err))
+    goto fail;
+  BINDING(cursus_event_builder_new(event_type ? event_type : "", value, &ev, &e_));
+  if (metadata) BINDING(cursus_event_builder_set_metadata(ev, metadata, &e_));
+  if (schema_version) BINDING(cursus_event_builder_set_schema_version(ev, schema_version, &e_));
+  if (event_id) BINDING(cursus_event_builder_set_event_id(ev, event_id, &e_));
+  free(value);
+  free(metadata);
+  return ev;
+fail:
+  cursus_event_builder_destroy(ev);
+  free(value);
+  free(metadata);
+  return NULL;
+}
+
+static void appended_json(buf_t *out, const cursus_appended_t *a) {
+  buf_printf(out, "{\"version\": %" PRIu64 ", \"offset\": %" PRIu64 ", \"partition\": %" PRIu32 "}",
+             cursus_appended_version(a), cursus_appended_offset(a), cursus_appended_partition(a));
+}
+
+static int op_es_append_id(const step_t *s, buf_t *out, char **err) {
+  const char *topic;
+  char *key = NULL;
+  uint64_t expected;
+  cursus_event_builder_t *ev = NULL;
+  cursus_appended_t *appended = NULL;
+  int ok = 0;
+  cursus_event_store_t *store = get_named(s, "store", &stores, err);
+  if (!store || !need(s, "topic", &topic, err) || !num_u64(s, "expected_version", &expected, err) ||
+      !need_text(s, "key", &key, err) || !(ev = step_event(s, err)))
+    goto fail;
+  BINDING(cursus_event_store_append_event(store, topic, key, expected, ev, &appended, &e_));
+  appended_json(out, appended);
+  ok = 1;
+fail:
+  cursus_appended_destroy(appended);
+  cursus_event_builder_destroy(ev);
+  free(key);
+  return ok;
+}
+
+static int op_txn_append_stream(const step_t *s, buf_t *out, char **err) {
+  const char *topic;
+  char *key = NULL;
+  uint64_t expected;
+  cursus_event_builder_t *ev = NULL;
+  cursus_appended_t *appended = NULL;
+  int ok = 0;
+  cursus_producer_t *p = get_named(s, "producer", &producers, err);
+  if (!p || !need(s, "topic", &topic, err) || !num_u64(s, "expected_version", &expected, err) ||
+      !need_text(s, "key", &key, err) || !(ev = step_event(s, err)))
+    goto fail;
+  BINDING(cursus_producer_append_stream(p, topic, key, expected, ev, &appended, &e_));
+  appended_json(out, appended);
+  ok = 1;
+fail:
+  cursus_appended_destroy(appended);
+  cursus_event_builder_destroy(ev);
+  free(key);
+  return ok;
+}
+
+static int op_es_replay_proof(const step_t *s, buf_t *out, char **err) {
+  const char *topic;
+  char *key = NULL;
+  uint64_t expected = 0;
+  cursus_replay_proof_t *proof = NULL;
+  int ok = 0;
+  cursus_event_store_t *store = get_named(s, "store", &stores, err);
+  if (!store || !need(s, "topic", &topic, err) || !need_text(s, "key", &key, err) ||
+      (arg(s, "expected_last_sequence") && !num_u64(s, "expected_last_sequence", &expected, err)))
+    goto fail;
+  BINDING(cursus_event_store_replay_proof(store, topic, key, expected, &proof, &e_));
+  buf_puts(out, "{\"status\": ");
+  buf_json_str(out, cursus_replay_proof_status(proof));
+  buf_printf(out,
+             ", \"event_count\": %" PRIu64 ", \"earliest_sequence\": %" PRIu64 ", \"latest_sequence\": %" PRIu64
+             ", \"first_event_id\": ",
+             cursus_replay_proof_event_count(proof), cursus_replay_proof_earliest_sequence(proof),
+             cursus_replay_proof_latest_sequence(proof));
+  buf_json_str(out, cursus_replay_proof_first_event_id(proof));
+  buf_puts(out, ", \"last_event_id\": ");
+  buf_json_str(out, cursus_replay_proof_last_event_id(proof));
+  buf_printf(out, ", \"sequence_complete\": %s, \"retention_complete\": %s}",
+             cursus_replay_proof_sequence_complete(proof) ? "true" : "false",
+             cursus_replay_proof_retention_complete(proof) ? "true" : "false");
+  ok = 1;
+fail:
+  cursus_replay_proof_destroy(proof);
+  free(key);
+  return ok;
+}
+
+static int op_es_event_range(const step_t *s, buf_t *out, char **err) {
+  const char *topic;
+  char *key = NULL;
+  uint64_t from, to;
+  uint32_t max_records;
+  cursus_event_range_t *range = NULL;
+  cursus_replay_proof_t *proof = NULL;
+  int ok = 0;
+  cursus_event_store_t *store = get_named(s, "store", &stores, err);
+  if (!store || !need(s, "topic", &topic, err) || !need_text(s, "key", &key, err) ||
+      !num_u64(s, "from_sequence", &from, err) || !num_u64(s, "to_sequence", &to, err) ||
+      !opt_u32(s, "max_records", 0, &max_records, err))
+    goto fail;
+  BINDING(cursus_event_store_event_range(store, topic, key, from, to, max_records, &range, &e_));
+  BINDING(cursus_event_range_proof(range, &proof, &e_));
+  buf_puts(out, "{\"status\": ");
+  buf_json_str(out, cursus_replay_proof_status(proof));
+  buf_puts(out, ", \"records\": [");
+  for (size_t i = 0, n = cursus_event_range_count(range); i < n; i++) {
+    const char *payload = cursus_event_range_payload(range, i);
+    buf_printf(out, "%s{\"offset\": %" PRId64 ", \"version\": %" PRIu64 ", \"event_id\": ", i ? ", " : "",
+               cursus_event_range_offset(range, i), cursus_event_range_sequence(range, i));
+    buf_json_str(out, cursus_event_range_event_id(range, i));
+    buf_puts(out, ", \"event_type\": ");
+    buf_json_str(out, cursus_event_range_event_type(range, i));
+    buf_puts(out, ", \"value\": ");
+    buf_hex(out, (const uint8_t *)payload, strlen(payload));
+    buf_puts(out, "}");
+  }
+  buf_puts(out, "]}");
+  ok = 1;
+fail:
+  cursus_replay_proof_destroy(proof);
+  cursus_event_range_destroy(range);
+  free(key);
+  return ok;
+}
+
+
 static const struct {
   const char *op;
   int (*run)(const step_t *, buf_t *, char **);
@@ -1406,6 +1553,10 @@ static const struct {
     {"es_history", op_es_history},
     {"es_browse", op_es_browse},
     {"es_aggregate", op_es_aggregate},
+    {"es_append_id", op_es_append_id},
+    {"es_replay_proof", op_es_replay_proof},
+    {"es_event_range", op_es_event_range},
+    {"txn_append_stream", op_txn_append_stream},
 };
 
 /* ------------------------------------------------------------------------ */

@@ -24,6 +24,14 @@ fn build(py: Python<'_>, e: &Error) -> PyResult<PyErr> {
         fields,
         e.to_string(),
     ))?;
+    // A failed replay proof or range read carries its proof: typed, as
+    // `.proof` (the class default is `None`).
+    if let Some(proof) = cursus::eventstore::ReplayProof::from_error(e) {
+        exc.setattr(
+            "proof",
+            crate::eventstore::ReplayProof::from(proof).into_py(py),
+        )?;
+    }
     Ok(PyErr::from_value_bound(exc))
 }
 

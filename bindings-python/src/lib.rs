@@ -117,6 +117,8 @@ fn _cursus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<eventstore::Snapshot>()?;
     m.add_class::<eventstore::StoredEvent>()?;
     m.add_class::<eventstore::Page>()?;
+    m.add_class::<eventstore::ReplayProof>()?;
+    m.add_class::<eventstore::RangeEvent>()?;
     m.add_class::<types::RecordMetadata>()?;
     m.add_class::<types::Message>()?;
     m.add_class::<types::TopicPartition>()?;

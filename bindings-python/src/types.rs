@@ -251,6 +251,8 @@ pub struct TopicInfo {
     pub idempotent: bool,
     /// Event sourcing enabled.
     pub event_sourcing: bool,
+    /// Aggregate replay topic (event ids, exact retries, replay proofs).
+    pub aggregate_replay: bool,
     /// Lifecycle epoch.
     pub lifecycle_epoch: u64,
     /// min_in_sync_replicas override.
@@ -285,6 +287,7 @@ impl From<pa::TopicInfo> for TopicInfo {
             replication_factor: t.replication_factor,
             idempotent: t.idempotent,
             event_sourcing: t.event_sourcing,
+            aggregate_replay: t.aggregate_replay,
             lifecycle_epoch: t.lifecycle_epoch,
             min_in_sync_replicas: t.min_in_sync_replicas,
             effective_min_in_sync_replicas: t.effective_min_in_sync_replicas,

@@ -6,7 +6,10 @@ can be interrupted with Ctrl-C. A producer configured with
 ``transactional_id`` sends inside transactions (``with
 producer.transaction():``, see :class:`Transaction`). :class:`EventStore`
 appends to and reads event-sourcing topics (per-aggregate streams with
-optimistic concurrency, snapshots, the :class:`Aggregate` helper). The
+optimistic concurrency, snapshots, the :class:`Aggregate` helper; on
+aggregate replay topics event ids, exact retries, replay proofs and range
+reads), and ``Producer.append_stream`` appends an event inside a
+transaction. The
 asyncio API is :mod:`cursus.aio`.
 Configuration is passed as keyword arguments named like the engine's options
 (see :func:`producer_options`, :func:`consumer_options`,
@@ -28,7 +31,9 @@ from ._cursus import (
     PartitionOffsets,
     Producer,
     Page,
+    RangeEvent,
     RecordMetadata,
+    ReplayProof,
     Snapshot,
     StoredEvent,
     TopicDescription,
@@ -81,7 +86,9 @@ __all__ = [
     "PartitionDescription",
     "PartitionOffsets",
     "Producer",
+    "RangeEvent",
     "RecordMetadata",
+    "ReplayProof",
     "RoutingError",
     "Snapshot",
     "StoredEvent",

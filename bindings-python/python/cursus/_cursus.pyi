@@ -103,6 +103,8 @@ class TopicInfo:
     @property
     def event_sourcing(self) -> bool: ...
     @property
+    def aggregate_replay(self) -> bool: ...
+    @property
     def lifecycle_epoch(self) -> int: ...
     @property
     def min_in_sync_replicas(self) -> Optional[int]: ...
@@ -252,6 +254,18 @@ class Producer:
     def send_offsets_to_transaction(
         self, consumer: Consumer, offsets: Optional[Offsets] = None
     ) -> None: ...
+    def append_stream(
+        self,
+        topic: str,
+        key: str,
+        expected_version: int,
+        payload: Text,
+        *,
+        event_type: str = "",
+        metadata: Optional[Text] = None,
+        schema_version: Optional[int] = None,
+        event_id: Optional[str] = None,
+    ) -> Appended: ...
     def commit_transaction(self) -> None: ...
     def abort_transaction(self) -> None: ...
     def transaction(self) -> Transaction: ...
@@ -301,6 +315,7 @@ class AdminClient:
         partitions: Optional[int] = None,
         idempotent: Optional[bool] = None,
         event_sourcing: Optional[bool] = None,
+        aggregate_replay: Optional[bool] = None,
         replication_factor: Optional[int] = None,
         min_in_sync_replicas: Optional[int] = None,
         cleanup_policy: Optional[str] = None,
@@ -360,6 +375,18 @@ class AsyncProducer:
     def send_offsets_to_transaction(
         self, consumer: AsyncConsumer, offsets: Optional[Offsets] = None
     ) -> asyncio.Future[None]: ...
+    def append_stream(
+        self,
+        topic: str,
+        key: str,
+        expected_version: int,
+        payload: Text,
+        *,
+        event_type: str = "",
+        metadata: Optional[Text] = None,
+        schema_version: Optional[int] = None,
+        event_id: Optional[str] = None,
+    ) -> asyncio.Future[Appended]: ...
     def commit_transaction(self) -> asyncio.Future[None]: ...
     def abort_transaction(self) -> asyncio.Future[None]: ...
 
@@ -393,6 +420,7 @@ class AsyncAdmin:
         partitions: Optional[int] = None,
         idempotent: Optional[bool] = None,
         event_sourcing: Optional[bool] = None,
+        aggregate_replay: Optional[bool] = None,
         replication_factor: Optional[int] = None,
         min_in_sync_replicas: Optional[int] = None,
         cleanup_policy: Optional[str] = None,
@@ -443,6 +471,89 @@ class Snapshot:
     def version(self) -> int: ...
     @property
     def state(self) -> str: ...
+    def __eq__(self, other: object) -> bool: ...
+
+@final
+class ReplayProof:
+    def __init__(
+        self,
+        *,
+        topic: str = "",
+        partition: int = 0,
+        match_id: str = "",
+        earliest_retained_sequence: int = 0,
+        latest_retained_sequence: int = 0,
+        first_offset: int = 0,
+        last_offset: int = 0,
+        event_count: int = 0,
+        first_event_id: str = "",
+        last_event_id: str = "",
+        sequence_complete: bool = False,
+        retention_complete_from_sequence_one: bool = False,
+        proof_hwm: int = 0,
+        status: str = "",
+        diagnostic: str = "",
+    ) -> None: ...
+    @property
+    def topic(self) -> str: ...
+    @property
+    def partition(self) -> int: ...
+    @property
+    def match_id(self) -> str: ...
+    @property
+    def earliest_retained_sequence(self) -> int: ...
+    @property
+    def latest_retained_sequence(self) -> int: ...
+    @property
+    def first_offset(self) -> int: ...
+    @property
+    def last_offset(self) -> int: ...
+    @property
+    def event_count(self) -> int: ...
+    @property
+    def first_event_id(self) -> str: ...
+    @property
+    def last_event_id(self) -> str: ...
+    @property
+    def sequence_complete(self) -> bool: ...
+    @property
+    def retention_complete_from_sequence_one(self) -> bool: ...
+    @property
+    def proof_hwm(self) -> int: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def diagnostic(self) -> str: ...
+    @property
+    def complete(self) -> bool: ...
+    def __eq__(self, other: object) -> bool: ...
+
+@final
+class RangeEvent:
+    def __init__(
+        self,
+        *,
+        offset: int,
+        match_id: str,
+        event_sequence: int,
+        event_id: str,
+        event_type: str = "",
+        payload: str = "",
+    ) -> None: ...
+    @property
+    def offset(self) -> int: ...
+    @property
+    def match_id(self) -> str: ...
+    @property
+    def event_sequence(self) -> int: ...
+    @property
+    def version(self) -> int: ...
+    @property
+    def event_id(self) -> str: ...
+    @property
+    def event_type(self) -> str: ...
+    @property
+    def payload(self) -> str: ...
     def __eq__(self, other: object) -> bool: ...
 
 @final
@@ -550,10 +661,22 @@ class _EventStore:
         event_type: str = "",
         metadata: Optional[Text] = None,
         schema_version: Optional[int] = None,
+        event_id: Optional[str] = None,
     ) -> Appended: ...
     def stream_version(self, topic: str, key: str) -> int: ...
     def save_snapshot(self, topic: str, key: str, version: int, state: Text) -> None: ...
     def read_snapshot(self, topic: str, key: str) -> Optional[Snapshot]: ...
+    def replay_proof(
+        self, topic: str, match_id: str, expected_last_sequence: Optional[int] = None
+    ) -> ReplayProof: ...
+    def event_range(
+        self,
+        topic: str,
+        match_id: str,
+        from_sequence: int,
+        to_sequence: int,
+        max_records: Optional[int] = None,
+    ) -> Tuple[ReplayProof, List[RangeEvent]]: ...
     def next_page(self, cursor: _EventCursor) -> Optional[Page]: ...
     def close(self) -> None: ...
     @property
@@ -573,12 +696,24 @@ class AsyncEventStore:
         event_type: str = "",
         metadata: Optional[Text] = None,
         schema_version: Optional[int] = None,
+        event_id: Optional[str] = None,
     ) -> asyncio.Future[Appended]: ...
     def stream_version(self, topic: str, key: str) -> asyncio.Future[int]: ...
     def save_snapshot(
         self, topic: str, key: str, version: int, state: Text
     ) -> asyncio.Future[None]: ...
     def read_snapshot(self, topic: str, key: str) -> asyncio.Future[Optional[Snapshot]]: ...
+    def replay_proof(
+        self, topic: str, match_id: str, expected_last_sequence: Optional[int] = None
+    ) -> asyncio.Future[ReplayProof]: ...
+    def event_range(
+        self,
+        topic: str,
+        match_id: str,
+        from_sequence: int,
+        to_sequence: int,
+        max_records: Optional[int] = None,
+    ) -> asyncio.Future[Tuple[ReplayProof, List[RangeEvent]]]: ...
     def next_page(self, cursor: _EventCursor) -> asyncio.Future[Optional[Page]]: ...
     def close(self) -> asyncio.Future[None]: ...
     @property

@@ -7,7 +7,10 @@ closed object (or of an object after ``fork()``) raises :class:`ClosedError`.
 from __future__ import annotations
 
 import builtins
-from typing import Dict, Optional, Type
+from typing import TYPE_CHECKING, Dict, Optional, Type
+
+if TYPE_CHECKING:
+    from ._cursus import ReplayProof
 
 __all__ = [
     "CursusError",
@@ -41,12 +44,17 @@ class CursusError(Exception):
         status: what picked the exception class, the same status C returns
             and C++/Java use: the class name, or ``timeout``, ``closed``,
             ``invalid_argument`` for local failures.
+        proof: the :class:`cursus.ReplayProof` of a replay proof or range
+            read that failed because the proof is not complete (codes
+            ``aggregate_proof_<status>`` and ``aggregate_range_<status>``);
+            ``None`` for every other error.
 
     ``str(e)`` is the engine error's readable form, the same text in every
     language: ``code (class[, retryable]): message; field=value, ...``.
     """
 
     error_class: str = "internal"
+    proof: Optional[ReplayProof] = None
 
     def __init__(
         self,

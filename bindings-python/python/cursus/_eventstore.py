@@ -13,6 +13,14 @@ return a reader: iterating it yields the events of every page, fetching the
 next page when one is used up; ``reader.pages()`` yields the pages
 themselves instead (with ``has_more``, ``completeness``, ...). Both draw on
 the same position, so use one or the other.
+
+An aggregate replay topic (``event_sourcing=True, idempotent=True,
+aggregate_replay=True``) gives every event an identity (its ``event_id``,
+and the SHA-256 of its payload): an append repeated with the same version,
+id and payload answers the original offset instead of appending twice, and
+any other reuse is ``aggregate_identity_conflict``. ``replay_proof`` proves
+that an aggregate's retained events are exactly sequences 1..n with
+verified identities; ``event_range`` reads some of them under such a proof.
 """
 
 from __future__ import annotations
@@ -26,14 +34,16 @@ from typing import (
     Deque,
     Generic,
     Iterator,
+    List,
     Optional,
     Sequence,
+    Tuple,
     TypeVar,
     Union,
 )
 
 from . import _cursus
-from ._cursus import Appended, Page, Snapshot, StoredEvent
+from ._cursus import Appended, Page, RangeEvent, ReplayProof, Snapshot, StoredEvent
 
 if TYPE_CHECKING:
     from .aio import EventStore as AsyncEventStore
@@ -368,9 +378,11 @@ class Aggregate(_AggregateBase[S]):
         *,
         metadata: Text = "",
         schema_version: Optional[int] = None,
+        event_id: Optional[str] = None,
     ) -> Appended:
         """Appends an event at ``version + 1``, folds it into ``state`` and
-        saves a snapshot when one is due; returns where it was stored."""
+        saves a snapshot when one is due; returns where it was stored.
+        ``event_id`` as :meth:`EventStore.append`."""
         appended = self._store.append(
             self.topic,
             self.key,
@@ -379,6 +391,7 @@ class Aggregate(_AggregateBase[S]):
             event_type=event_type,
             metadata=metadata,
             schema_version=schema_version,
+            event_id=event_id,
         )
         self._fold(
             _appended_event(
@@ -433,6 +446,7 @@ class AsyncAggregate(_AggregateBase[S]):
         *,
         metadata: Text = "",
         schema_version: Optional[int] = None,
+        event_id: Optional[str] = None,
     ) -> Appended:
         """Appends at ``version + 1``, folds, snapshots when due (see
         :meth:`Aggregate.append`)."""
@@ -444,6 +458,7 @@ class AsyncAggregate(_AggregateBase[S]):
             event_type=event_type,
             metadata=metadata,
             schema_version=schema_version,
+            event_id=event_id,
         )
         self._fold(
             _appended_event(
@@ -491,6 +506,7 @@ class EventStore:
         event_type: str = "",
         metadata: Text = "",
         schema_version: Optional[int] = None,
+        event_id: Optional[str] = None,
     ) -> Appended:
         """Appends an event to aggregate ``key`` if its version is
         ``expected_version`` (the version last seen; 0 for a new aggregate):
@@ -498,7 +514,15 @@ class EventStore:
         :class:`cursus.ConflictError` with code ``version_conflict`` and
         fields ``current`` and ``expected``. ``schema_version`` ``None``
         lets the broker use 1. A topic without event sourcing raises
-        :class:`cursus.ValidationError` ``event_sourcing_not_enabled``."""
+        :class:`cursus.ValidationError` ``event_sourcing_not_enabled``.
+
+        ``event_id`` identifies the event (text without whitespace;
+        ``None``: the engine generates a random one). On an aggregate replay
+        topic, repeating an append with the same version, ``event_id`` and
+        payload returns the original :class:`Appended` without appending
+        again (the engine itself retries an append whose outcome it lost
+        that way); the same version with another id or payload, or an id
+        already used, raises ``aggregate_identity_conflict``."""
         return self._native.append(
             topic,
             key,
@@ -507,6 +531,40 @@ class EventStore:
             event_type=event_type,
             metadata=metadata,
             schema_version=schema_version,
+            event_id=event_id,
+        )
+
+    def replay_proof(
+        self, topic: str, match_id: str, expected_last_sequence: Optional[int] = None
+    ) -> ReplayProof:
+        """Proves that the retained events of aggregate ``match_id`` (its
+        key) on aggregate replay ``topic`` are exactly sequences 1..n, each
+        with a verified payload digest and a unique event id, and, when
+        ``expected_last_sequence`` is given, that n is it. Returns the
+        complete :class:`cursus.ReplayProof`. A proof that is not complete
+        raises the broker's error (code ``aggregate_proof_<status>``, e.g.
+        ``aggregate_proof_not_found``, ``aggregate_proof_sequence_gap``;
+        class ``internal``) whose ``proof`` attribute holds the
+        :class:`cursus.ReplayProof` with the status and diagnostic."""
+        return self._native.replay_proof(topic, match_id, expected_last_sequence)
+
+    def event_range(
+        self,
+        topic: str,
+        match_id: str,
+        from_sequence: int,
+        to_sequence: int,
+        max_records: Optional[int] = None,
+    ) -> Tuple[ReplayProof, List[RangeEvent]]:
+        """Reads the events of aggregate ``match_id`` with sequences
+        ``from_sequence`` to ``to_sequence`` (inclusive; at most
+        ``max_records``, ``None``: the broker's 1,000) under a complete
+        replay proof: ``(proof, events)``, events in sequence order. A proof
+        that is not complete raises ``aggregate_range_<status>`` (with
+        ``.proof``); fewer events than asked raises
+        ``aggregate_range_incomplete``."""
+        return self._native.event_range(
+            topic, match_id, from_sequence, to_sequence, max_records
         )
 
     def stream_version(self, topic: str, key: str) -> int:

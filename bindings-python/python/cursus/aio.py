@@ -48,7 +48,9 @@ from ._cursus import (
     GroupStatus,
     Message,
     PartitionOffsets,
+    RangeEvent,
     RecordMetadata,
+    ReplayProof,
     Snapshot,
     StoredEvent,
     TopicDescription,
@@ -253,6 +255,35 @@ class Producer(_Client):
         those."""
         await self._native.send_offsets_to_transaction(consumer._native, offsets)
 
+    async def append_stream(
+        self,
+        topic: str,
+        key: str,
+        expected_version: int,
+        payload: Text,
+        *,
+        event_type: str = "",
+        metadata: Text = "",
+        schema_version: Optional[int] = None,
+        event_id: Optional[str] = None,
+    ) -> Appended:
+        """Appends an event to aggregate ``key`` of event-sourcing ``topic``
+        inside the open transaction (see
+        :meth:`cursus.Producer.append_stream`): it becomes version
+        ``expected_version + 1`` when the transaction commits and never
+        exists if it aborts; until then the aggregate is reserved
+        (``stream_version_reserved`` for other writers)."""
+        return await self._native.append_stream(
+            topic,
+            key,
+            expected_version,
+            payload,
+            event_type=event_type,
+            metadata=metadata,
+            schema_version=schema_version,
+            event_id=event_id,
+        )
+
     async def commit_transaction(self) -> None:
         """Waits for every record of the transaction, then commits it: its
         records and offsets become visible to ``read_committed`` consumers
@@ -379,6 +410,7 @@ class AdminClient(_Client):
         partitions: Optional[int] = None,
         idempotent: Optional[bool] = None,
         event_sourcing: Optional[bool] = None,
+        aggregate_replay: Optional[bool] = None,
         replication_factor: Optional[int] = None,
         min_in_sync_replicas: Optional[int] = None,
         cleanup_policy: Optional[str] = None,
@@ -395,6 +427,7 @@ class AdminClient(_Client):
             partitions=partitions,
             idempotent=idempotent,
             event_sourcing=event_sourcing,
+            aggregate_replay=aggregate_replay,
             replication_factor=replication_factor,
             min_in_sync_replicas=min_in_sync_replicas,
             cleanup_policy=cleanup_policy,
@@ -493,9 +526,10 @@ class EventStore(_Client):
         event_type: str = "",
         metadata: Text = "",
         schema_version: Optional[int] = None,
+        event_id: Optional[str] = None,
     ) -> Appended:
         """Appends if the aggregate is at ``expected_version`` (see
-        :meth:`cursus.EventStore.append`)."""
+        :meth:`cursus.EventStore.append`, also for ``event_id``)."""
         return await self._native.append(
             topic,
             key,
@@ -504,6 +538,30 @@ class EventStore(_Client):
             event_type=event_type,
             metadata=metadata,
             schema_version=schema_version,
+            event_id=event_id,
+        )
+
+    async def replay_proof(
+        self, topic: str, match_id: str, expected_last_sequence: Optional[int] = None
+    ) -> ReplayProof:
+        """The complete replay proof of aggregate ``match_id``, or the
+        broker's error with ``.proof`` (see
+        :meth:`cursus.EventStore.replay_proof`)."""
+        return await self._native.replay_proof(topic, match_id, expected_last_sequence)
+
+    async def event_range(
+        self,
+        topic: str,
+        match_id: str,
+        from_sequence: int,
+        to_sequence: int,
+        max_records: Optional[int] = None,
+    ) -> Tuple[ReplayProof, List[RangeEvent]]:
+        """``(proof, events)``: sequences ``from_sequence`` to
+        ``to_sequence`` of aggregate ``match_id`` under a complete proof (see
+        :meth:`cursus.EventStore.event_range`)."""
+        return await self._native.event_range(
+            topic, match_id, from_sequence, to_sequence, max_records
         )
 
     async def stream_version(self, topic: str, key: str) -> int:

@@ -3,7 +3,9 @@
 //! helper).
 
 use super::*;
-use crate::eventstore::{event_arg, page_or_none, text_arg, Appended, EventCursor, Snapshot};
+use crate::eventstore::{
+    event_arg, page_or_none, range_result, text_arg, Appended, EventCursor, ReplayProof, Snapshot,
+};
 use cursus::eventstore::EventStore as EngineEventStore;
 
 /// Native async event store client.
@@ -38,7 +40,7 @@ impl AsyncEventStore {
     }
 
     /// Appends an event if the aggregate is at `expected_version`.
-    #[pyo3(signature = (topic, key, expected_version, payload, *, event_type=String::new(), metadata=None, schema_version=None))]
+    #[pyo3(signature = (topic, key, expected_version, payload, *, event_type=String::new(), metadata=None, schema_version=None, event_id=None))]
     #[allow(clippy::too_many_arguments)]
     fn append<'py>(
         &self,
@@ -50,10 +52,11 @@ impl AsyncEventStore {
         event_type: String,
         metadata: Option<&Bound<'py, PyAny>>,
         schema_version: Option<u32>,
+        event_id: Option<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let st = self.st(py)?;
         let s = st.inner.get(py)?;
-        let event = event_arg(py, payload, event_type, metadata, schema_version)?;
+        let event = event_arg(py, payload, event_type, metadata, schema_version, event_id)?;
         bridge(
             py,
             &st.dispatcher,
@@ -113,6 +116,55 @@ impl AsyncEventStore {
             &st.dispatcher,
             async move { s.read_snapshot(&topic, &key).await },
             |py, snap| Ok(snap.map(Snapshot::from).into_py(py)),
+        )
+    }
+
+    /// The replay proof of aggregate `match_id`; resolves to a
+    /// `ReplayProof`, or raises with the proof in `.proof` when it is not
+    /// complete.
+    #[pyo3(signature = (topic, match_id, expected_last_sequence=None))]
+    fn replay_proof<'py>(
+        &self,
+        py: Python<'py>,
+        topic: String,
+        match_id: String,
+        expected_last_sequence: Option<u64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let st = self.st(py)?;
+        let s = st.inner.get(py)?;
+        bridge(
+            py,
+            &st.dispatcher,
+            async move {
+                s.replay_proof(&topic, &match_id, expected_last_sequence)
+                    .await
+            },
+            into::<ReplayProof, _>,
+        )
+    }
+
+    /// Events `from_sequence..=to_sequence` of aggregate `match_id` under
+    /// a complete proof; resolves to `(proof, events)`.
+    #[pyo3(signature = (topic, match_id, from_sequence, to_sequence, max_records=None))]
+    fn event_range<'py>(
+        &self,
+        py: Python<'py>,
+        topic: String,
+        match_id: String,
+        from_sequence: u64,
+        to_sequence: u64,
+        max_records: Option<u32>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let st = self.st(py)?;
+        let s = st.inner.get(py)?;
+        bridge(
+            py,
+            &st.dispatcher,
+            async move {
+                s.event_range(&topic, &match_id, from_sequence, to_sequence, max_records)
+                    .await
+            },
+            range_result,
         )
     }
 

@@ -1,6 +1,7 @@
 //! `AsyncProducer`: ordered sends resolved on asyncio futures.
 
 use super::*;
+use crate::eventstore::{event_arg, Appended};
 
 /// Native async producer (wrapped by `cursus.aio.Producer`).
 #[pyclass(module = "cursus._cursus", frozen)]
@@ -141,6 +142,35 @@ impl AsyncProducer {
                 }
             },
             none,
+        )
+    }
+
+    /// `append_stream` (TXN_APPEND_STREAM in the open transaction);
+    /// resolves to an `Appended`.
+    #[pyo3(signature = (topic, key, expected_version, payload, *, event_type=String::new(), metadata=None, schema_version=None, event_id=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn append_stream<'py>(
+        &self,
+        py: Python<'py>,
+        topic: String,
+        key: String,
+        expected_version: u64,
+        payload: &Bound<'py, PyAny>,
+        event_type: String,
+        metadata: Option<&Bound<'py, PyAny>>,
+        schema_version: Option<u32>,
+        event_id: Option<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let p = self.st(py)?.inner.get(py)?;
+        let event = event_arg(py, payload, event_type, metadata, schema_version, event_id)?;
+        bridge(
+            py,
+            &self.st(py)?.dispatcher,
+            async move {
+                p.append_stream(&topic, &key, expected_version, &event)
+                    .await
+            },
+            into::<Appended, _>,
         )
     }
 

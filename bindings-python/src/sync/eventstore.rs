@@ -2,7 +2,9 @@
 //! `cursus.EventStore`, which adds the readers and the aggregate helper).
 
 use super::*;
-use crate::eventstore::{event_arg, page_or_none, text_arg, Appended, EventCursor, Snapshot};
+use crate::eventstore::{
+    event_arg, page_or_none, range_result, text_arg, Appended, EventCursor, ReplayProof, Snapshot,
+};
 
 /// Native synchronous event store client.
 #[pyclass(module = "cursus._cursus", name = "_EventStore", frozen)]
@@ -24,7 +26,7 @@ impl EventStore {
     }
 
     /// Appends an event if the aggregate is at `expected_version`.
-    #[pyo3(signature = (topic, key, expected_version, payload, *, event_type=String::new(), metadata=None, schema_version=None))]
+    #[pyo3(signature = (topic, key, expected_version, payload, *, event_type=String::new(), metadata=None, schema_version=None, event_id=None))]
     #[allow(clippy::too_many_arguments)]
     fn append(
         &self,
@@ -36,9 +38,10 @@ impl EventStore {
         event_type: String,
         metadata: Option<&Bound<'_, PyAny>>,
         schema_version: Option<u32>,
+        event_id: Option<String>,
     ) -> PyResult<Appended> {
         let s = self.inner.get(py)?;
-        let event = event_arg(py, payload, event_type, metadata, schema_version)?;
+        let event = event_arg(py, payload, event_type, metadata, schema_version, event_id)?;
         interruptible(py, async {
             s.as_async()?
                 .append(&topic, &key, expected_version, &event)
@@ -85,6 +88,46 @@ impl EventStore {
             s.as_async()?.read_snapshot(&topic, &key).await
         })?;
         Ok(snap.map(Into::into))
+    }
+
+    /// The replay proof of aggregate `match_id` (AGGREGATE_REPLAY_PROOF); a
+    /// proof that is not complete raises with the proof in `.proof`.
+    #[pyo3(signature = (topic, match_id, expected_last_sequence=None))]
+    fn replay_proof(
+        &self,
+        py: Python<'_>,
+        topic: String,
+        match_id: String,
+        expected_last_sequence: Option<u64>,
+    ) -> PyResult<ReplayProof> {
+        let s = self.inner.get(py)?;
+        interruptible(py, async {
+            s.as_async()?
+                .replay_proof(&topic, &match_id, expected_last_sequence)
+                .await
+        })
+        .map(Into::into)
+    }
+
+    /// Events `from_sequence..=to_sequence` of aggregate `match_id` under
+    /// a complete proof (AGGREGATE_EVENT_RANGE_READ): `(proof, events)`.
+    #[pyo3(signature = (topic, match_id, from_sequence, to_sequence, max_records=None))]
+    fn event_range(
+        &self,
+        py: Python<'_>,
+        topic: String,
+        match_id: String,
+        from_sequence: u64,
+        to_sequence: u64,
+        max_records: Option<u32>,
+    ) -> PyResult<PyObject> {
+        let s = self.inner.get(py)?;
+        let range = interruptible(py, async {
+            s.as_async()?
+                .event_range(&topic, &match_id, from_sequence, to_sequence, max_records)
+                .await
+        })?;
+        range_result(py, range)
     }
 
     /// Reads the next page of `cursor` and moves it on; `None` once done.

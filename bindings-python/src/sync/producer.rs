@@ -1,6 +1,7 @@
 //! `Producer` and `Delivery`: sends, delivery callbacks, flush and close.
 
 use super::*;
+use crate::eventstore::{event_arg, Appended};
 
 /// Sends records to Cursus topics.
 #[pyclass(module = "cursus", frozen)]
@@ -168,6 +169,36 @@ impl Producer {
                 }
             }
         })
+    }
+
+    /// Appends an event to aggregate `key` of event-sourcing `topic` inside
+    /// the open transaction (TXN_APPEND_STREAM): it gets version
+    /// `expected_version + 1` when the transaction commits, and never
+    /// exists if it aborts. The aggregate is reserved for the transaction
+    /// until it ends (other writers get `stream_version_reserved`). A
+    /// failure makes the transaction abort-only. Interruptible with Ctrl-C.
+    #[pyo3(signature = (topic, key, expected_version, payload, *, event_type=String::new(), metadata=None, schema_version=None, event_id=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn append_stream(
+        &self,
+        py: Python<'_>,
+        topic: String,
+        key: String,
+        expected_version: u64,
+        payload: &Bound<'_, PyAny>,
+        event_type: String,
+        metadata: Option<&Bound<'_, PyAny>>,
+        schema_version: Option<u32>,
+        event_id: Option<String>,
+    ) -> PyResult<Appended> {
+        let p = self.inner.get(py)?;
+        let event = event_arg(py, payload, event_type, metadata, schema_version, event_id)?;
+        interruptible(py, async {
+            p.as_async()?
+                .append_stream(&topic, &key, expected_version, &event)
+                .await
+        })
+        .map(Into::into)
     }
 
     /// Waits for every record of the transaction, then commits it: its

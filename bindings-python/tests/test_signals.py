@@ -79,6 +79,9 @@ PAUSED_CALLS = {
     "event_store_append": 's.append(ES, "k", 0, "never acknowledged")',
     # A paged read: the first page is read at the call.
     "event_store_read_stream": 's.read_stream(ES, "k")',
+    "event_store_replay_proof": 's.replay_proof(ES, "k")',
+    # TXN_APPEND_STREAM inside t2's open transaction, never answered.
+    "append_stream": 't2.append_stream(ES, "k", 0, "never acknowledged")',
 }
 
 

@@ -9,30 +9,6 @@
 
 namespace cursus {
 
-/// An event to append. Payload, metadata and event type are UTF-8 text.
-/// `{"OrderCreated", payload}` or `{"OrderCreated", payload, metadata, 2}`.
-struct Event {
-  /// An empty event.
-  Event() = default;
-  /// An event of `event_type` carrying `payload`.
-  Event(std::string event_type, std::string payload, std::string metadata = {}, uint32_t schema_version = 0)
-      : event_type(std::move(event_type)),
-        payload(std::move(payload)),
-        metadata(std::move(metadata)),
-        schema_version(schema_version) {}
-  std::string event_type;      ///< Event type name (e.g. "OrderCreated"); may be empty.
-  std::string payload;         ///< Payload text (e.g. JSON).
-  std::string metadata;        ///< Metadata text; may be empty.
-  uint32_t schema_version = 0; ///< Schema version of the payload (0: the broker's default, 1).
-};
-
-/// Where an appended event went.
-struct Appended {
-  uint64_t version;   ///< The version it got (expected_version + 1).
-  uint64_t offset;    ///< Its offset.
-  uint32_t partition; ///< Its aggregate's partition.
-};
-
 /// An aggregate's saved state.
 struct Snapshot {
   uint64_t version;  ///< The aggregate version the state includes.
@@ -97,6 +73,69 @@ class VersionConflictError : public ConflictError {
   }
 };
 
+/// What the broker proved about an aggregate's retained events on an
+/// aggregate replay topic (EventStore::replay_proof; docs/aggregate-replay.md).
+struct ReplayProof {
+  /// "complete", "not_found", "retention_gap", "sequence_gap",
+  /// "identity_conflict" or "proof_unavailable".
+  std::string status;
+  std::string diagnostic;             ///< Why the proof is not complete (empty when it is).
+  uint32_t partition = 0;             ///< The aggregate's partition.
+  uint64_t event_count = 0;           ///< The events found.
+  uint64_t earliest_sequence = 0;     ///< The lowest retained sequence (0 when none).
+  uint64_t latest_sequence = 0;       ///< The highest retained sequence (0 when none).
+  uint64_t first_offset = 0;          ///< The offset of the first retained event.
+  uint64_t last_offset = 0;           ///< The offset of the last retained event.
+  std::string first_event_id;         ///< The first event's id.
+  std::string last_event_id;          ///< The last event's id.
+  bool sequence_complete = false;     ///< Sequences increase by exactly one.
+  bool retention_complete = false;    ///< The retained events start at sequence 1.
+  uint64_t hwm = 0;                   ///< The committed offset the proof covers.
+  /// True when every retained event from sequence 1 on was verified.
+  bool complete() const noexcept { return status == "complete"; }
+};
+
+/// One event of a range read.
+struct RangeEvent {
+  uint64_t offset = 0;    ///< Its offset in the partition.
+  uint64_t sequence = 0;  ///< Its sequence (aggregate version).
+  std::string event_id;   ///< Its event id.
+  std::string event_type; ///< Its event type.
+  std::string payload;    ///< Its payload text.
+};
+
+/// A range read: the events under the (complete) proof they were read with.
+struct EventRange {
+  ReplayProof proof;              ///< The proof the range was read under.
+  std::vector<RangeEvent> events; ///< The events, in sequence order.
+};
+
+/// A replay proof (or range read) that failed because the proof is not
+/// complete: code() is `aggregate_proof_<status>` (or
+/// `aggregate_range_<status>`), and proof() is what the broker proved.
+/// status() and error_class() are as reported (e.g. not_found for
+/// aggregate_proof_not_found, internal for the others); catch this type,
+/// or cursus::Error and call replay_proof_of().
+class ReplayProofError : public Error {
+ public:
+  /// The error `e` with the proof it carried.
+  ReplayProofError(const Error &e, ReplayProof proof)
+      : Error(e.status(), e.what(), e.code(), e.error_class(), e.kind(), e.retryable(), e.message(), e.fields()),
+        proof_(std::move(proof)) {}
+  /// The proof the failure carried.
+  const ReplayProof &proof() const noexcept { return proof_; }
+
+ private:
+  ReplayProof proof_;
+};
+
+/// The proof a failed replay proof or range read carried, or none (any
+/// other error).
+inline std::optional<ReplayProof> replay_proof_of(const Error &e) {
+  if (auto *p = dynamic_cast<const ReplayProofError *>(&e)) return p->proof();
+  return std::nullopt;
+}
+
 namespace detail {
 
 /// Like call(), but a version_conflict throws VersionConflictError.
@@ -110,15 +149,41 @@ inline void es_call(F f, A... args) {
   }
 }
 
-/// `s` as a C string; a NUL inside (where a C string would end, cutting the
-/// text short) throws InvalidArgumentError.
-inline const char *text(const std::string &s, const char *name) {
-  if (s.find('\0') != std::string::npos) {
-    std::string msg = std::string(name) + " must not contain a NUL byte";
-    throw InvalidArgumentError(CURSUS_ERR_INVALID_ARGUMENT, "invalid_argument (validation): " + msg, "invalid_argument",
-                               "validation", "invalid_argument", false, msg, {});
+/// A ReplayProof from its handle (consumed).
+inline ReplayProof replay_proof(cursus_replay_proof_t *h) {
+  Handle<cursus_replay_proof_t, cursus_replay_proof_destroy> owned(h);
+  ReplayProof p;
+  p.status = str(cursus_replay_proof_status(h));
+  p.diagnostic = str(cursus_replay_proof_diagnostic(h));
+  p.partition = cursus_replay_proof_partition(h);
+  p.event_count = cursus_replay_proof_event_count(h);
+  p.earliest_sequence = cursus_replay_proof_earliest_sequence(h);
+  p.latest_sequence = cursus_replay_proof_latest_sequence(h);
+  p.first_offset = cursus_replay_proof_first_offset(h);
+  p.last_offset = cursus_replay_proof_last_offset(h);
+  p.first_event_id = str(cursus_replay_proof_first_event_id(h));
+  p.last_event_id = str(cursus_replay_proof_last_event_id(h));
+  p.sequence_complete = cursus_replay_proof_sequence_complete(h);
+  p.retention_complete = cursus_replay_proof_retention_complete(h);
+  p.hwm = cursus_replay_proof_hwm(h);
+  return p;
+}
+
+/// Like call(), but a failure that carries a proof throws ReplayProofError.
+template <typename F, typename... A>
+inline void proof_call(F f, A... args) {
+  cursus_error_t *err = nullptr;
+  cursus_status_t s = f(args..., &err);
+  if (s == CURSUS_OK) return;
+  std::unique_ptr<cursus_error_t, void (*)(cursus_error_t *)> guard(err, cursus_error_destroy);
+  cursus_replay_proof_t *p = nullptr;
+  if (cursus_replay_proof_from_error(err, &p, nullptr) != CURSUS_OK || !p) throw_from(s, err);
+  ReplayProof proof = replay_proof(p);
+  try {
+    throw_from(s, err);
+  } catch (const Error &e) {
+    throw ReplayProofError(e, std::move(proof));
   }
-  return s.c_str();
 }
 
 /// A snapshot from its handle (consumed; none for NULL).
@@ -280,17 +345,81 @@ class EventStore {
   /// Appends `event` to aggregate `key` if it is at `expected_version` (0
   /// for a new aggregate): the event gets expected_version + 1. Otherwise
   /// throws VersionConflictError (a ConflictError with current() and
-  /// expected()).
+  /// expected()). The event carries `event.event_id`, or a generated id
+  /// when it is empty. On an aggregate replay topic, repeating an append
+  /// with the same id, version and payload returns the original Appended
+  /// (an append whose outcome is unknown is retried so); the same version
+  /// or id with anything else throws ConflictError
+  /// "aggregate_identity_conflict".
   Appended append(const std::string &topic, const std::string &key, uint64_t expected_version, const Event &event) {
     cursus_appended_t *a = nullptr;
-    detail::es_call(cursus_event_store_append, h_.get(), detail::text(topic, "topic"), detail::text(key, "key"),
-                    expected_version, detail::text(event.event_type, "event type"),
-                    detail::text(event.payload, "payload"),
-                    event.metadata.empty() ? nullptr : detail::text(event.metadata, "metadata"), event.schema_version,
-                    &a);
-    detail::Handle<cursus_appended_t, cursus_appended_destroy> owned(a);
-    return Appended{cursus_appended_version(a), cursus_appended_offset(a), cursus_appended_partition(a)};
+    if (event.event_id.empty()) {
+      detail::es_call(cursus_event_store_append, h_.get(), detail::text(topic, "topic"), detail::text(key, "key"),
+                      expected_version, detail::text(event.event_type, "event type"),
+                      detail::text(event.payload, "payload"),
+                      event.metadata.empty() ? nullptr : detail::text(event.metadata, "metadata"),
+                      event.schema_version, &a);
+    } else {
+      auto b = detail::event_builder(event);
+      detail::es_call(cursus_event_store_append_event, h_.get(), detail::text(topic, "topic"),
+                      detail::text(key, "key"), expected_version, b.get(), &a);
+    }
+    return detail::appended(a);
   }
+  /// Appends `event` with `event_id` as its id (as append(topic, key,
+  /// expected_version, event) with event.event_id = event_id).
+  Appended append(const std::string &topic, const std::string &key, uint64_t expected_version, Event event,
+                  std::string event_id) {
+    event.event_id = std::move(event_id);
+    if (event.event_id.empty()) throw_empty_id();
+    return append(topic, key, expected_version, event);
+  }
+
+  /// Proves that aggregate `match_id`'s retained events on an aggregate
+  /// replay topic are exactly sequences 1..last with verified digests and
+  /// unique ids (and, when `expected_last_sequence` is given, that last is
+  /// it). Returns the complete proof; a proof that is not complete throws
+  /// ReplayProofError (code `aggregate_proof_<status>`, proof() typed). A
+  /// topic without aggregate_replay throws "aggregate_replay_not_enabled".
+  ReplayProof replay_proof(const std::string &topic, const std::string &match_id,
+                           std::optional<uint64_t> expected_last_sequence = std::nullopt) {
+    if (expected_last_sequence && *expected_last_sequence == 0) throw_zero_sequence();
+    cursus_replay_proof_t *p = nullptr;
+    detail::proof_call(cursus_event_store_replay_proof, h_.get(), detail::text(topic, "topic"),
+                       detail::text(match_id, "match id"), expected_last_sequence.value_or(0), &p);
+    return detail::replay_proof(p);
+  }
+
+  /// The events of aggregate `match_id` with sequences `from_sequence` to
+  /// `to_sequence` (at most `max_records`; 0: the broker's 1,000), read
+  /// under a complete proof. An incomplete proof throws ReplayProofError
+  /// (code `aggregate_range_<status>`); fewer events than asked for (e.g.
+  /// `to_sequence` past the last) throw InternalError
+  /// "aggregate_range_incomplete".
+  EventRange event_range(const std::string &topic, const std::string &match_id, uint64_t from_sequence,
+                         uint64_t to_sequence, uint32_t max_records = 0) {
+    cursus_event_range_t *r = nullptr;
+    detail::proof_call(cursus_event_store_event_range, h_.get(), detail::text(topic, "topic"),
+                       detail::text(match_id, "match id"), from_sequence, to_sequence, max_records, &r);
+    detail::Handle<cursus_event_range_t, cursus_event_range_destroy> owned(r);
+    cursus_replay_proof_t *p = nullptr;
+    detail::call(cursus_event_range_proof, r, &p);
+    EventRange out;
+    out.proof = detail::replay_proof(p);
+    size_t n = cursus_event_range_count(r);
+    out.events.reserve(n);
+    for (size_t i = 0; i < n; i++) {
+      RangeEvent ev;
+      ev.offset = static_cast<uint64_t>(cursus_event_range_offset(r, i));
+      ev.sequence = cursus_event_range_sequence(r, i);
+      ev.event_id = detail::str(cursus_event_range_event_id(r, i));
+      ev.event_type = detail::str(cursus_event_range_event_type(r, i));
+      ev.payload = detail::str(cursus_event_range_payload(r, i));
+      out.events.push_back(std::move(ev));
+    }
+    return out;
+  }
+
   /// The aggregate's current version (0 when it has no event).
   uint64_t stream_version(const std::string &topic, const std::string &key) {
     uint64_t v = 0;
@@ -347,6 +476,17 @@ class EventStore {
   cursus_event_store_t *c_handle() const noexcept { return h_.get(); }
 
  private:
+  [[noreturn]] static void throw_empty_id() {
+    throw InvalidArgumentError(CURSUS_ERR_INVALID_ARGUMENT, "invalid_argument (validation): event id must not be empty",
+                               "invalid_argument", "validation", "invalid_argument", false,
+                               "event id must not be empty", {});
+  }
+  [[noreturn]] static void throw_zero_sequence() {
+    throw InvalidArgumentError(CURSUS_ERR_INVALID_ARGUMENT,
+                               "invalid_argument (validation): expected_last_sequence must be at least 1",
+                               "invalid_argument", "validation", "invalid_argument", false,
+                               "expected_last_sequence must be at least 1", {});
+  }
   detail::Handle<cursus_event_store_t, cursus_event_store_destroy> h_;
 };
 
@@ -408,8 +548,15 @@ class Aggregate {
   /// VersionConflictError when another writer appended first (the state
   /// and version are then unchanged). The folded event has the version,
   /// key, type, payload, metadata and schema version; its offset,
-  /// partition and timestamp are not known (0).
+  /// partition and timestamp are not known (0). The event gets a generated
+  /// id: an `event.event_id` throws InvalidArgumentError (append it with
+  /// EventStore::append, then load the aggregate again).
   uint64_t append(const Event &event) {
+    if (!event.event_id.empty())
+      throw InvalidArgumentError(CURSUS_ERR_INVALID_ARGUMENT,
+                                 "invalid_argument (validation): Aggregate::append cannot carry an event id",
+                                 "invalid_argument", "validation", "invalid_argument", false,
+                                 "Aggregate::append cannot carry an event id", {});
     uint64_t v = 0;
     detail::es_call(cursus_event_store_aggregate_append, store_, h_.get(), detail::text(event.event_type, "event type"),
                     detail::text(event.payload, "payload"),

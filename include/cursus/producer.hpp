@@ -127,6 +127,23 @@ class Producer {
                    static_cast<int64_t>(o.second));
     detail::call(cursus_producer_send_offsets_to_transaction, h_.get(), list.get(), consumer.c_handle());
   }
+  /// Appends `event` to aggregate `key` of an event-sourcing topic inside
+  /// the open transaction (TXN_APPEND_STREAM): it becomes version
+  /// `expected_version + 1` when the transaction commits, together with the
+  /// transaction's records and offsets, and never if it aborts. Until then
+  /// it is invisible to readers and the aggregate is reserved (other
+  /// writers get ConflictError "stream_version_reserved"). Returns the
+  /// version and offset it will have. A failure makes the transaction
+  /// abort-only, as a failed send does. On an aggregate replay topic give
+  /// the event an id (Event::event_id) or let one be generated.
+  Appended append_stream(const std::string &topic, const std::string &key, uint64_t expected_version,
+                         const Event &event) {
+    auto b = detail::event_builder(event);
+    cursus_appended_t *a = nullptr;
+    detail::call(cursus_producer_append_stream, h_.get(), detail::text(topic, "topic"), detail::text(key, "key"),
+                 expected_version, b.get(), &a);
+    return detail::appended(a);
+  }
   /// Waits for every send of the open transaction, then commits it. An
   /// unknown outcome is retried until the broker decides (up to
   /// delivery_timeout_ms); if it is still undecided the error is thrown and

@@ -46,6 +46,12 @@ class Transaction {
   void send_offsets(const std::map<TopicPartition, uint64_t> &offsets, Consumer &consumer) {
     producer().send_offsets_to_transaction(offsets, consumer);
   }
+  /// Appends `event` to aggregate `key` inside the transaction
+  /// (Producer::append_stream): version `expected_version + 1` once committed.
+  Appended append_stream(const std::string &topic, const std::string &key, uint64_t expected_version,
+                         const Event &event) {
+    return producer().append_stream(topic, key, expected_version, event);
+  }
   /// Commits (Producer::commit_transaction). If it throws, the transaction
   /// is still this scope's: commit may be called again, or the destructor
   /// aborts it.

@@ -151,7 +151,76 @@ struct TruncateResult {
   bool cleanup_pending;     ///< The broker still retries storage cleanup.
 };
 
+/// An event to append (EventStore::append, Producer::append_stream).
+/// Payload, metadata, event type and event id are UTF-8 text.
+/// `{"OrderCreated", payload}` or `{"OrderCreated", payload, metadata, 2}`,
+/// with an id: `cursus::Event{"OrderCreated", payload}.with_event_id("order-1-created")`.
+struct Event {
+  /// An empty event.
+  Event() = default;
+  /// An event of `event_type` carrying `payload`.
+  Event(std::string event_type, std::string payload, std::string metadata = {}, uint32_t schema_version = 0)
+      : event_type(std::move(event_type)),
+        payload(std::move(payload)),
+        metadata(std::move(metadata)),
+        schema_version(schema_version) {}
+  /// This event with `id` as its event id.
+  Event &with_event_id(std::string id) & {
+    event_id = std::move(id);
+    return *this;
+  }
+  /// This event with `id` as its event id.
+  Event &&with_event_id(std::string id) && {
+    event_id = std::move(id);
+    return std::move(*this);
+  }
+  std::string event_type;      ///< Event type name (e.g. "OrderCreated"); may be empty.
+  std::string payload;         ///< Payload text (e.g. JSON).
+  std::string metadata;        ///< Metadata text; may be empty.
+  uint32_t schema_version = 0; ///< Schema version of the payload (0: the broker's default, 1).
+  /// The event's id: non-empty text without whitespace, unique per
+  /// aggregate replay topic (empty: one is generated at append). On a
+  /// replay topic an append repeated with the same id, version and payload
+  /// is answered with the original offset instead of a second event.
+  std::string event_id;
+};
+
+/// Where an appended event went.
+struct Appended {
+  uint64_t version;   ///< The version it got (expected_version + 1).
+  uint64_t offset;    ///< Its offset.
+  uint32_t partition; ///< Its aggregate's partition.
+};
+
 namespace detail {
+
+/// `s` as a C string; a NUL inside (where a C string would end, cutting the
+/// text short) throws InvalidArgumentError.
+inline const char *text(const std::string &s, const char *name) {
+  if (s.find('\0') != std::string::npos) {
+    std::string msg = std::string(name) + " must not contain a NUL byte";
+    throw InvalidArgumentError(CURSUS_ERR_INVALID_ARGUMENT, "invalid_argument (validation): " + msg, "invalid_argument",
+                               "validation", "invalid_argument", false, msg, {});
+  }
+  return s.c_str();
+}
+
+/// An event builder for `event` (owned).
+inline Handle<cursus_event_builder_t, cursus_event_builder_destroy> event_builder(const Event &event) {
+  cursus_event_builder_t *b = nullptr;
+  call(cursus_event_builder_new, text(event.event_type, "event type"), text(event.payload, "payload"), &b);
+  Handle<cursus_event_builder_t, cursus_event_builder_destroy> owned(b);
+  if (!event.metadata.empty()) call(cursus_event_builder_set_metadata, b, text(event.metadata, "metadata"));
+  if (event.schema_version) call(cursus_event_builder_set_schema_version, b, event.schema_version);
+  if (!event.event_id.empty()) call(cursus_event_builder_set_event_id, b, text(event.event_id, "event id"));
+  return owned;
+}
+
+/// An Appended from its handle (consumed).
+inline Appended appended(cursus_appended_t *a) {
+  Handle<cursus_appended_t, cursus_appended_destroy> owned(a);
+  return Appended{cursus_appended_version(a), cursus_appended_offset(a), cursus_appended_partition(a)};
+}
 
 inline std::optional<uint32_t> opt_u32(int64_t v) {
   return v < 0 ? std::nullopt : std::optional<uint32_t>(static_cast<uint32_t>(v));

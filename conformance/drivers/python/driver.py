@@ -114,6 +114,8 @@ class Driver:
             extra["idempotent"] = step.args["idempotent"] == "true"
         if "event_sourcing" in step.args:
             extra["event_sourcing"] = step.args["event_sourcing"] == "true"
+        if "aggregate_replay" in step.args:
+            extra["aggregate_replay"] = step.args["aggregate_replay"] == "true"
         admin = await self.admin(step)
         info = await call(admin.create_topic(step.arg("topic"), partitions=step.num("partitions"), **extra))
         return {"partitions": info.partitions}
@@ -221,6 +223,16 @@ class Driver:
         await call(self.producer(step).send_offsets_to_transaction(self.consumer(step)))
         return {}
 
+    async def op_txn_append_stream(self, step: Step) -> Dict[str, Any]:
+        extra: Dict[str, Any] = {}
+        if "event_type" in step.args:
+            extra["event_type"] = step.args["event_type"]
+        if "event_id" in step.args:
+            extra["event_id"] = step.args["event_id"]
+        appended = await call(self.producer(step).append_stream(
+            step.arg("topic"), text(step, "key"), step.num("expected_version"), step.data("value") or b"", **extra))
+        return {"version": appended.version, "offset": appended.offset, "partition": appended.partition}
+
     async def op_txn_commit(self, step: Step) -> Dict[str, Any]:
         await call(self.producer(step).commit_transaction())
         return {}
@@ -295,7 +307,15 @@ class Driver:
         return {}
 
     async def op_es_append(self, step: Step) -> Dict[str, Any]:
+        return await self.es_append(step, None)
+
+    async def op_es_append_id(self, step: Step) -> Dict[str, Any]:
+        return await self.es_append(step, step.arg("event_id"))
+
+    async def es_append(self, step: Step, event_id: Optional[str]) -> Dict[str, Any]:
         extra: Dict[str, Any] = {}
+        if event_id is not None:
+            extra["event_id"] = event_id
         if "event_type" in step.args:
             extra["event_type"] = step.args["event_type"]
         if "metadata" in step.args:
@@ -305,6 +325,25 @@ class Driver:
         appended = await call(self.store(step).append(
             step.arg("topic"), text(step, "key"), step.num("expected_version"), step.data("value") or b"", **extra))
         return {"version": appended.version, "offset": appended.offset, "partition": appended.partition}
+
+    async def op_es_replay_proof(self, step: Step) -> Dict[str, Any]:
+        proof = await call(self.store(step).replay_proof(
+            step.arg("topic"), text(step, "key"), opt_num(step, "expected_last_sequence")))
+        return {"status": proof.status, "event_count": proof.event_count,
+                "earliest_sequence": proof.earliest_retained_sequence,
+                "latest_sequence": proof.latest_retained_sequence,
+                "first_event_id": proof.first_event_id, "last_event_id": proof.last_event_id,
+                "sequence_complete": proof.sequence_complete,
+                "retention_complete": proof.retention_complete_from_sequence_one}
+
+    async def op_es_event_range(self, step: Step) -> Dict[str, Any]:
+        proof, events = await call(self.store(step).event_range(
+            step.arg("topic"), text(step, "key"), step.num("from_sequence"), step.num("to_sequence"),
+            opt_num(step, "max_records")))
+        return {"status": proof.status, "records": [{
+            "offset": e.offset, "version": e.event_sequence, "event_id": e.event_id,
+            "event_type": e.event_type, "value": e.payload.encode().hex(),
+        } for e in events]}
 
     async def op_es_stream_version(self, step: Step) -> Dict[str, Any]:
         return {"version": await call(self.store(step).stream_version(step.arg("topic"), text(step, "key")))}

@@ -187,7 +187,7 @@ class Driver {
     }
     if (op == "create_topic") {
       std::map<std::string, std::string> options{{"partitions", s.arg("partitions")}};
-      for (const char *field : {"auth_policy", "retention_bytes", "idempotent", "event_sourcing"})
+      for (const char *field : {"auth_policy", "retention_bytes", "idempotent", "event_sourcing", "aggregate_replay"})
         if (s.has(field)) options[field] = s.arg(field);
       auto created = admin(s).create_topic(s.arg("topic"), options);
       return "{\"partitions\": " + std::to_string(created.partitions) + "}";
@@ -307,6 +307,11 @@ class Driver {
     if (op == "txn_abort") {
       producer(s).abort_transaction();
       return "{}";
+    }
+    if (op == "txn_append_stream") {
+      auto a = producer(s).append_stream(s.arg("topic"), text(s, "key"), s.unsigned_num<uint64_t>("expected_version"),
+                                         step_event(s));
+      return appended_json(a);
     }
     if (op.rfind("es_", 0) == 0) return event_store_op(s);
     throw DriverError("unknown op " + op);
@@ -447,6 +452,20 @@ class Driver {
            std::to_string(e.schema_version) + ", \"metadata\": " + json_hex(e.metadata) + "}";
   }
 
+  /// The step's event: event_type, value, metadata, schema_version, event_id.
+  cursus::Event step_event(const Step &s) {
+    cursus::Event event(s.has("event_type") ? s.arg("event_type") : "", text(s, "value"),
+                        s.bytes("metadata").value_or(""),
+                        s.has("schema_version") ? s.unsigned_num<uint32_t>("schema_version") : 0u);
+    if (s.has("event_id")) event.event_id = s.arg("event_id");
+    return event;
+  }
+
+  static std::string appended_json(const cursus::Appended &a) {
+    return "{\"version\": " + std::to_string(a.version) + ", \"offset\": " + std::to_string(a.offset) +
+           ", \"partition\": " + std::to_string(a.partition) + "}";
+  }
+
   static cursus::PageLimits limits(const Step &s, const char *name) {
     return cursus::PageLimits{s.has(name) ? s.unsigned_num<uint32_t>(name) : 0u, 0u};
   }
@@ -468,6 +487,34 @@ class Driver {
       auto a = store(s).append(s.arg("topic"), text(s, "key"), s.unsigned_num<uint64_t>("expected_version"), event);
       return "{\"version\": " + std::to_string(a.version) + ", \"offset\": " + std::to_string(a.offset) +
              ", \"partition\": " + std::to_string(a.partition) + "}";
+    }
+    if (op == "es_append_id") {
+      auto a = store(s).append(s.arg("topic"), text(s, "key"), s.unsigned_num<uint64_t>("expected_version"),
+                               step_event(s));
+      return appended_json(a);
+    }
+    if (op == "es_replay_proof") {
+      std::optional<uint64_t> expected;
+      if (s.has("expected_last_sequence")) expected = s.unsigned_num<uint64_t>("expected_last_sequence");
+      auto p = store(s).replay_proof(s.arg("topic"), text(s, "key"), expected);
+      return "{\"status\": " + json_str(p.status) + ", \"event_count\": " + std::to_string(p.event_count) +
+             ", \"earliest_sequence\": " + std::to_string(p.earliest_sequence) +
+             ", \"latest_sequence\": " + std::to_string(p.latest_sequence) +
+             ", \"first_event_id\": " + json_str(p.first_event_id) + ", \"last_event_id\": " +
+             json_str(p.last_event_id) + ", \"sequence_complete\": " + (p.sequence_complete ? "true" : "false") +
+             ", \"retention_complete\": " + (p.retention_complete ? "true" : "false") + "}";
+    }
+    if (op == "es_event_range") {
+      auto range = store(s).event_range(s.arg("topic"), text(s, "key"), s.unsigned_num<uint64_t>("from_sequence"),
+                                        s.unsigned_num<uint64_t>("to_sequence"),
+                                        s.has("max_records") ? s.unsigned_num<uint32_t>("max_records") : 0u);
+      return "{\"status\": " + json_str(range.proof.status) + ", \"records\": " +
+             json_list(range.events, [](const cursus::RangeEvent &e) {
+               return "{\"offset\": " + std::to_string(e.offset) + ", \"version\": " + std::to_string(e.sequence) +
+                      ", \"event_id\": " + json_str(e.event_id) + ", \"event_type\": " + json_str(e.event_type) +
+                      ", \"value\": " + json_hex(e.payload) + "}";
+             }) +
+             "}";
     }
     if (op == "es_stream_version")
       return "{\"version\": " + std::to_string(store(s).stream_version(s.arg("topic"), text(s, "key"))) + "}";

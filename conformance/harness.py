@@ -324,11 +324,13 @@ def check_union(want: dict[str, Any], result: dict[str, Any], saved: dict[str, d
 
 
 def order_problem(records: list[dict[str, Any]], want_hex: list[str]) -> str | None:
-    """Records of one partition must arrive in the order they were expected."""
+    """Records of one partition must arrive in the order they were expected
+    (records without topic and partition, e.g. a range read's events, all
+    belong to one aggregate and so to one partition)."""
     rank = {v: i for i, v in enumerate(want_hex)}
     last: dict[tuple[str, int], int] = {}
     for r in records:
-        tp = (r["topic"], r["partition"])
+        tp = (str(r.get("topic", "")), int(r.get("partition", 0)))
         pos = rank.get(r["value"], -1)
         if pos < last.get(tp, -1):
             return f"records of {tp[0]}:{tp[1]} arrived out of order"

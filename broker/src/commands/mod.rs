@@ -102,7 +102,7 @@ impl From<ErrorPayload> for Reply {
 pub type HandlerResult = Result<Reply, ErrorPayload>;
 
 /// Commands this broker implements, as HELP lists them.
-pub const SUPPORTED: [Command; 39] = [
+pub const SUPPORTED: [Command; 40] = [
     Command::Create,
     Command::AlterTopicConfig,
     Command::Delete,
@@ -129,6 +129,7 @@ pub const SUPPORTED: [Command; 39] = [
     Command::InitProducerId,
     Command::BeginTxn,
     Command::TxnPublish,
+    Command::TxnAppendStream,
     Command::SendOffsetsToTxn,
     Command::EndTxn,
     Command::TxnStatus,
@@ -215,6 +216,7 @@ async fn execute(broker: &Arc<Broker>, request: Request) -> Reply {
         Command::InitProducerId => txn::init_producer_id(broker, &p).await,
         Command::BeginTxn => txn::begin_txn(broker, &p).await,
         Command::TxnPublish => txn::txn_publish(broker, &p).await,
+        Command::TxnAppendStream => txn::txn_append_stream(broker, &p).await,
         Command::SendOffsetsToTxn => txn::send_offsets_to_txn(broker, &p).await,
         Command::EndTxn => txn::end_txn(broker, &p).await,
         Command::TxnStatus => txn::txn_status(broker, &p).await,
@@ -247,7 +249,7 @@ fn unsupported(command: Command) -> ErrorPayload {
         // Broker-to-broker commands are never accepted from clients here.
         ReplicateMessage | ReplicateSnapshot | ListSnapshots | FetchSnapshot | CatchupSnapshots
         | RaftApply | InternalBatch => "internal_command_unauthorized",
-        // TXN_APPEND_STREAM and AUTH arrive in later issues.
+        // AUTH arrives in a later issue.
         _ => "UNSUPPORTED_FEATURE",
     };
     ErrorPayload::new(code).with_field("command", command.name())

@@ -1,5 +1,5 @@
 //! Transaction commands: INIT_PRODUCER_ID, BEGIN_TXN, TXN_PUBLISH,
-//! SEND_OFFSETS_TO_TXN, END_TXN and TXN_STATUS. Parsing and reply formats
+//! TXN_APPEND_STREAM, SEND_OFFSETS_TO_TXN, END_TXN and TXN_STATUS. Parsing and reply formats
 //! live here (docs/transactions.md); the rules live in
 //! [`crate::txn::coordinator`].
 //!
@@ -17,7 +17,7 @@ use super::params::{number, partition_number, required};
 use super::{Durable, HandlerResult, Reply};
 use crate::broker::Broker;
 use crate::topics::definition::topic_param;
-use crate::txn::coordinator::{OffsetsRequest, PublishRequest};
+use crate::txn::coordinator::{OffsetsRequest, PublishRequest, StreamRequest};
 use crate::txn::state::{EndResult, TxnSnapshot};
 
 /// Most unique partitions in one SEND_OFFSETS_TO_TXN.
@@ -131,6 +131,70 @@ pub async fn txn_publish(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerRes
         );
         // Answered once durable; the connection takes the next request
         // meanwhile, so a pipelined transaction shares fsyncs.
+        Ok(Reply::Deferred(Durable(Box::pin(async move {
+            match appended.durable.wait().await {
+                Ok(()) => Reply::text(line),
+                Err(e) => Reply::Error(e),
+            }
+        }))))
+    })
+    .await
+}
+
+/// TXN_APPEND_STREAM transactional_id= topic= key= expected_version=
+/// producerId= seqNum= epoch= [schema_version=] [event_type=] [metadata=]
+/// [event_id=] message=.
+pub async fn txn_append_stream(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
+    const C: &str = "TXN_APPEND_STREAM";
+    let id = transactional_id(p, C)?;
+    let topic = topic_param(p, C)?.to_owned();
+    let key = required(p, "key", "missing_key", C)?.to_owned();
+    let expected_version = match p.get("expected_version").map(|v| v.trim().parse::<u64>()) {
+        Some(Ok(n)) if n > 0 => n,
+        _ => {
+            return Err(ErrorPayload::new("invalid_expected_version")
+                .with_field("command", C)
+                .with_field("expected_version", p.get("expected_version").unwrap_or("")))
+        }
+    };
+    let (producer_id, epoch) = session(p, C)?;
+    let seq = match p.get("seqNum").map(|v| v.trim().parse::<u64>()) {
+        Some(Ok(n)) if n > 0 => n,
+        _ => {
+            return Err(ErrorPayload::new("invalid_seq_num")
+                .with_field("command", C)
+                .with_field("seqNum", p.get("seqNum").unwrap_or(""))
+                .with_field("reason", "transactional append requires seqNum > 0"))
+        }
+    };
+    let schema_version: u32 = match p.get("schema_version") {
+        None => 1,
+        Some(raw) => raw.trim().parse().map_err(|_| {
+            ErrorPayload::new("invalid_schema_version").with_field("schema_version", raw)
+        })?,
+    };
+    let message = required(p, "message", "missing_message", C)?;
+    let req = StreamRequest {
+        transactional_id: id,
+        producer_id,
+        epoch,
+        seq,
+        topic,
+        key,
+        expected_version,
+        schema_version,
+        event_type: p.get("event_type").unwrap_or_default().to_owned(),
+        metadata: p.get("metadata").unwrap_or_default().to_owned(),
+        event_id: p.get("event_id").unwrap_or_default().to_owned(),
+        payload: Bytes::copy_from_slice(message.as_bytes()),
+    };
+    detached(broker, move |b| async move {
+        let (partition, version, appended) = b.txns.append_stream(&b, &req).await?;
+        let line = format!(
+            "OK transactional_id={} appended=true topic={} partition={partition} version={version} \
+             offset={} state=open",
+            req.transactional_id, req.topic, appended.offset
+        );
         Ok(Reply::Deferred(Durable(Box::pin(async move {
             match appended.durable.wait().await {
                 Ok(()) => Reply::text(line),

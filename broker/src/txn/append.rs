@@ -10,6 +10,8 @@ use bytes::{Bytes, BytesMut};
 use cursus_wire::{ErrorPayload, Record, RecordVersion, TransactionState};
 
 use super::markers::{marker_record, MarkerKind};
+use crate::commands::eventsource::check_reservation;
+use crate::eventsource::{PendingEvent, Reservation};
 use crate::topics::partition::storage_error;
 use crate::topics::{Partition, SeqCheck, TopicRegistry};
 
@@ -181,6 +183,137 @@ pub async fn append_data(
         });
     }
     Err(ErrorPayload::new("topic_lifecycle_pending").with_field("topic", topic))
+}
+
+/// One TXN_APPEND_STREAM event before it is stored.
+#[derive(Debug, Clone)]
+pub struct TxnEvent<'a> {
+    /// Transactional id.
+    pub transactional_id: &'a str,
+    /// Broker-managed producer id.
+    pub producer_id: &'a str,
+    /// Producer epoch.
+    pub epoch: i64,
+    /// Stream sequence number (stored in the record; not checked here).
+    pub seq: u64,
+    /// Aggregate key.
+    pub key: &'a str,
+    /// The version the event gets (the head + 1, counting the
+    /// transaction's own pending events of the key).
+    pub version: u64,
+    /// Schema version.
+    pub schema_version: u32,
+    /// Event type (may be empty).
+    pub event_type: &'a str,
+    /// Metadata (may be empty).
+    pub metadata: &'a str,
+    /// Event id (may be empty; required on a replay topic).
+    pub event_id: &'a str,
+    /// Payload digest (replay topics; else empty).
+    pub payload_digest: String,
+    /// Payload.
+    pub payload: Bytes,
+    /// The topic is an aggregate replay topic (event ids are unique).
+    pub replay: bool,
+}
+
+/// Appends a TXN_APPEND_STREAM event to `topic`/`id` as an open
+/// transactional record: checks the key's reservation (another
+/// transaction's ⇒ `stream_version_reserved`), the version
+/// (`version_conflict`) and, on a replay topic, the event id
+/// (`aggregate_identity_conflict`); then appends, registers the record in
+/// the transaction index and stages the event (reserving its key) in the
+/// stream index, all under the writer lock. Durable through
+/// [`Appended::durable`].
+pub async fn append_event(
+    topics: &TopicRegistry,
+    topic: &str,
+    id: u32,
+    ev: &TxnEvent<'_>,
+) -> Result<Appended, ErrorPayload> {
+    for _ in 0..FENCE_RETRIES {
+        let partition = live_partition(topics, topic, id)?;
+        let writer = partition.writer.lock().await;
+        if partition.is_closed() {
+            continue;
+        }
+        check_reservation(&partition, topic, ev.key, Some((ev.producer_id, ev.epoch)))?;
+        let next = partition.with_streams(|s| s.next_version_for(ev.key, ev.producer_id, ev.epoch));
+        if ev.version != next {
+            return Err(ErrorPayload::new("version_conflict")
+                .with_field("current", next - 1)
+                .with_field("expected", ev.version));
+        }
+        if ev.replay {
+            let taken = partition.with_streams(|s| {
+                s.event_id_offset(ev.event_id).is_some() || s.event_id_pending(ev.event_id)
+            });
+            if taken {
+                return Err(ErrorPayload::new("aggregate_identity_conflict")
+                    .with_field("event_id", ev.event_id));
+            }
+        }
+        let record = Record {
+            payload: ev.payload.clone(),
+            key: Bytes::copy_from_slice(ev.key.as_bytes()),
+            event_type: ev.event_type.to_owned(),
+            schema_version: ev.schema_version,
+            aggregate_version: ev.version,
+            metadata: ev.metadata.to_owned(),
+            event_id: ev.event_id.to_owned(),
+            payload_digest: ev.payload_digest.clone(),
+            producer_id: ev.producer_id.to_owned(),
+            seq_num: ev.seq,
+            epoch: ev.epoch,
+            transactional_id: ev.transactional_id.to_owned(),
+            transaction_state: TransactionState::Open,
+            ..Record::default()
+        };
+        let offset = partition.log().log_end_offset();
+        // Registered with sequence 0: TXN_PUBLISH's retries look records up
+        // by their (per-partition) sequence, which this one is not part of.
+        partition.with_txn_index(|ix| {
+            ix.record(ev.producer_id, ev.epoch, ev.transactional_id, 0, offset)
+        });
+        if let Err(e) = append_one(&partition, topic, offset, record).await {
+            partition.with_txn_index(|ix| ix.forget(ev.producer_id, ev.epoch, offset));
+            return Err(e);
+        }
+        let owner = Reservation {
+            transactional_id: ev.transactional_id.to_owned(),
+            producer_id: ev.producer_id.to_owned(),
+            epoch: ev.epoch,
+        };
+        partition.with_streams(|s| {
+            s.stage(
+                &owner,
+                PendingEvent {
+                    key: ev.key.to_owned(),
+                    version: ev.version,
+                    offset,
+                    event_id: ev.event_id.to_owned(),
+                },
+            )
+        });
+        drop(writer);
+        return Ok(Appended {
+            offset,
+            new: true,
+            durable: sync_later(partition, topic, id, offset),
+        });
+    }
+    Err(ErrorPayload::new("topic_lifecycle_pending").with_field("topic", topic))
+}
+
+/// Starts making `offset` of `partition` durable.
+pub fn sync_later(partition: Arc<Partition>, topic: &str, id: u32, offset: u64) -> DurableAppend {
+    let topic = topic.to_owned();
+    DurableAppend(tokio::spawn(async move {
+        partition
+            .sync_to(offset)
+            .await
+            .map_err(|e| storage_error(&topic, id, &e))
+    }))
 }
 
 /// Appends the `kind` marker of `(producer_id, epoch)` to `topic`/`id`

@@ -25,14 +25,18 @@ use cursus_wire::ErrorPayload;
 use tokio::sync::{Mutex, OwnedRwLockWriteGuard, RwLock};
 use tracing::{error, info, warn};
 
-use super::append::{append_data, append_marker, release, Appended, TxnRecord};
+use super::append::{
+    append_data, append_event, append_marker, release, sync_later, Appended, TxnEvent, TxnRecord,
+};
 use super::journal::TxnJournal;
 use super::markers::MarkerKind;
 use super::state::{
-    aborted, not_found, BeginPlan, EndPlan, EndResult, InitPlan, Participant, TxnSnapshot, TxnState,
+    aborted, not_found, BeginPlan, EndPlan, EndResult, InitPlan, Participant, StreamAppend,
+    TxnSnapshot, TxnState,
 };
 use crate::broker::Broker;
 use crate::commands::params::{check_access, Access};
+use crate::eventsource::replay::payload_digest;
 use crate::storage::Partitioner;
 use crate::topics::is_internal_topic;
 use crate::topics::partition::blocking;
@@ -88,6 +92,58 @@ pub struct PublishRequest {
     pub key: Bytes,
     /// Payload.
     pub payload: Bytes,
+}
+
+/// A TXN_APPEND_STREAM request after parsing.
+#[derive(Debug, Clone)]
+pub struct StreamRequest {
+    /// Transactional id.
+    pub transactional_id: String,
+    /// Producer id.
+    pub producer_id: String,
+    /// Epoch.
+    pub epoch: i64,
+    /// Stream sequence number (> 0), per topic in the epoch.
+    pub seq: u64,
+    /// Topic.
+    pub topic: String,
+    /// Aggregate key.
+    pub key: String,
+    /// The version the event gets (current + 1).
+    pub expected_version: u64,
+    /// Schema version.
+    pub schema_version: u32,
+    /// Event type (may be empty).
+    pub event_type: String,
+    /// Metadata (may be empty).
+    pub metadata: String,
+    /// Event id (may be empty).
+    pub event_id: String,
+    /// Payload.
+    pub payload: Bytes,
+}
+
+impl StreamRequest {
+    /// A digest of everything but the session and the sequence: an
+    /// identical resend has the same.
+    fn fingerprint(&self) -> String {
+        let mut text = String::new();
+        for part in [
+            self.key.as_str(),
+            &self.expected_version.to_string(),
+            &self.schema_version.to_string(),
+            &self.event_type,
+            &self.metadata,
+            &self.event_id,
+        ] {
+            text.push_str(&part.len().to_string());
+            text.push(':');
+            text.push_str(part);
+        }
+        let mut bytes = text.into_bytes();
+        bytes.extend_from_slice(&self.payload);
+        payload_digest(&bytes)
+    }
 }
 
 /// A SEND_OFFSETS_TO_TXN request after parsing.
@@ -351,6 +407,125 @@ impl TxnCoordinator {
         Ok((partition, appended))
     }
 
+    /// TXN_APPEND_STREAM: checks the stream sequence (an identical resend
+    /// of an accepted one answers it again), registers the aggregate's
+    /// partition as a participant (durably, before its first append), then
+    /// appends the event as an open transactional record. Returns the
+    /// partition, the version and the append.
+    pub async fn append_stream(
+        &self,
+        broker: &Broker,
+        req: &StreamRequest,
+    ) -> Result<(u32, u64, Appended), ErrorPayload> {
+        let id = req.transactional_id.as_str();
+        let mut guard = self
+            .session(broker, id, &req.producer_id, req.epoch)
+            .await?;
+        let current = guard.as_mut().ok_or_else(|| not_found(id))?;
+        current.require_open()?;
+        let _topics = self.topics_guard.read().await;
+        let topic = broker
+            .topics
+            .get(&req.topic)
+            .ok_or_else(|| ErrorPayload::new("topic_not_found").with_field("topic", &req.topic))?;
+        if !topic.def.event_sourcing {
+            return Err(
+                ErrorPayload::new("event_sourcing_not_enabled").with_field("topic", &req.topic)
+            );
+        }
+        check_access(&topic, Access::Write)?;
+        let replay = topic.def.aggregate_replay;
+        if replay && req.event_id.is_empty() {
+            return Err(ErrorPayload::new("missing_event_id")
+                .with_field("command", "TXN_APPEND_STREAM")
+                .with_field("topic", &req.topic));
+        }
+        let fingerprint = req.fingerprint();
+        let accepted = current.stream_appends.get(&req.topic);
+        if let Some(done) = accepted.and_then(|ops| ops.iter().find(|o| o.seq == req.seq)) {
+            if done.fingerprint != fingerprint {
+                return Err(ErrorPayload::new("invalid_seq_num")
+                    .with_field("command", "TXN_APPEND_STREAM")
+                    .with_field("seqNum", req.seq)
+                    .with_field("reason", "sequence_reused_with_other_content"));
+            }
+            // An identical resend: the accepted append's reply again.
+            let partition = topic.partition(done.partition).cloned().ok_or_else(|| {
+                ErrorPayload::new("partition_not_found")
+                    .with_field("topic", &req.topic)
+                    .with_field("partition", done.partition)
+            })?;
+            let durable = sync_later(partition, &req.topic, done.partition, done.offset);
+            return Ok((
+                done.partition,
+                done.version,
+                Appended {
+                    offset: done.offset,
+                    new: false,
+                    durable,
+                },
+            ));
+        }
+        let next_seq = accepted.and_then(|ops| ops.last()).map_or(1, |o| o.seq + 1);
+        if req.seq != next_seq {
+            return Err(ErrorPayload::new("invalid_seq_num")
+                .with_field("command", "TXN_APPEND_STREAM")
+                .with_field("topic", &req.topic)
+                .with_field("expected", next_seq)
+                .with_field("got", req.seq));
+        }
+        let count = topic.partitions.len() as u32;
+        if count == 0 {
+            return Err(
+                ErrorPayload::new("no_partitions_available").with_field("topic", &req.topic)
+            );
+        }
+        let partition = partition_for_key(req.key.as_bytes(), count);
+        let participant = Participant {
+            topic: req.topic.clone(),
+            partition,
+        };
+        if !current.participants.contains(&participant) {
+            let mut next = current.clone();
+            next.participants.insert(participant);
+            next.updated_ms = now_ms();
+            self.transition(current, next).await?;
+        }
+        let event = TxnEvent {
+            transactional_id: id,
+            producer_id: &req.producer_id,
+            epoch: req.epoch,
+            seq: req.seq,
+            key: &req.key,
+            version: req.expected_version,
+            schema_version: req.schema_version,
+            event_type: &req.event_type,
+            metadata: &req.metadata,
+            event_id: &req.event_id,
+            payload_digest: if replay {
+                payload_digest(&req.payload)
+            } else {
+                String::new()
+            },
+            payload: req.payload.clone(),
+            replay,
+        };
+        let appended = append_event(&broker.topics, &req.topic, partition, &event).await?;
+        current
+            .stream_appends
+            .entry(req.topic.clone())
+            .or_default()
+            .push(StreamAppend {
+                seq: req.seq,
+                fingerprint,
+                partition,
+                version: req.expected_version,
+                offset: appended.offset,
+            });
+        current.messages += 1;
+        Ok((partition, req.expected_version, appended))
+    }
+
     /// SEND_OFFSETS_TO_TXN: validates the offsets against the group and
     /// stages them durably. Returns the number of staged topic-partitions.
     pub async fn send_offsets(
@@ -470,6 +645,41 @@ impl TxnCoordinator {
         Err(e)
     }
 
+    /// Re-checks that the transaction's pending stream events still
+    /// continue their streams (their keys are reserved, so only an
+    /// unexpected change fails this); a failure aborts the transaction and
+    /// is returned as `stream_version_conflict`.
+    async fn check_streams_or_abort(
+        &self,
+        broker: &Broker,
+        current: &mut TxnSnapshot,
+    ) -> Result<(), ErrorPayload> {
+        for p in &current.participants {
+            let Some(partition) = broker
+                .topics
+                .get(&p.topic)
+                .and_then(|t| t.partition(p.partition).cloned())
+            else {
+                continue;
+            };
+            let checked =
+                partition.with_streams(|s| s.check_pending(&current.producer_id, current.epoch));
+            if let Err(conflict) = checked {
+                let e = ErrorPayload::new("stream_version_conflict")
+                    .with_field("transactional_id", &current.transactional_id)
+                    .with_field("topic", &p.topic)
+                    .with_field("key", &conflict.key)
+                    .with_field("version", conflict.version)
+                    .with_field("current", conflict.current);
+                info!(transactional_id = %current.transactional_id, error = %e, "a stream moved under the transaction: aborting");
+                self.abort(broker, current, "stream_version_conflict")
+                    .await?;
+                return Err(e);
+            }
+        }
+        Ok(())
+    }
+
     /// The commit (steps 1-7 of the module docs); `resume` finishes a
     /// durably prepared commit (no revalidation: the decision to commit is
     /// already taken).
@@ -481,8 +691,11 @@ impl TxnCoordinator {
     ) -> Result<(), ErrorPayload> {
         let id = current.transactional_id.clone();
         if !resume {
-            // 1. validate (the state was checked by plan_end).
+            // 1. validate (the state was checked by plan_end), including
+            // that every transactional stream event still continues its
+            // stream.
             self.validate_or_abort(broker, current).await?;
+            self.check_streams_or_abort(broker, current).await?;
             self.crash_point("txn_before_prepare", &id);
             // 2-3. the staged offsets are in the snapshot; persist prepare_commit.
             let next = TxnSnapshot {

@@ -43,6 +43,7 @@ pub async fn expire(broker: &Broker) {
                 messages: 0,
                 participants: Default::default(),
                 offsets: None,
+                stream_appends: Default::default(),
                 expired: true,
                 updated_ms: now,
                 ..current.clone()

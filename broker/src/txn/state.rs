@@ -108,6 +108,22 @@ impl StagedOffsets {
     }
 }
 
+/// One TXN_APPEND_STREAM accepted in the current epoch.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StreamAppend {
+    /// Its sequence number (per topic, from 1).
+    pub seq: u64,
+    /// Digest of the request's content (key, version, event fields,
+    /// payload): an identical resend matches it.
+    pub fingerprint: String,
+    /// The partition it went to.
+    pub partition: u32,
+    /// The version the event gets at the commit.
+    pub version: u64,
+    /// Offset of its record.
+    pub offset: u64,
+}
+
 /// The durable state of one transactional id (one journal record).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TxnSnapshot {
@@ -137,6 +153,12 @@ pub struct TxnSnapshot {
     /// Expired: only the producer id and epoch are kept.
     #[serde(default)]
     pub expired: bool,
+    /// TXN_APPEND_STREAM appends of this epoch by topic. Kept in memory
+    /// only: a restart aborts an open transaction, and the commit and
+    /// recovery work from the partitions' pending events, rebuilt from the
+    /// log.
+    #[serde(skip)]
+    pub stream_appends: BTreeMap<String, Vec<StreamAppend>>,
 }
 
 /// The outcome END_TXN asks for.
@@ -224,6 +246,7 @@ impl TxnSnapshot {
             deadline_ms: 0,
             updated_ms: now_ms,
             expired: false,
+            stream_appends: BTreeMap::new(),
         }
     }
 
@@ -274,6 +297,7 @@ impl TxnSnapshot {
             deadline_ms: 0,
             updated_ms: now_ms,
             expired: false,
+            stream_appends: BTreeMap::new(),
             ..self.clone()
         }
     }

@@ -63,6 +63,13 @@ type Event struct {
 	// SchemaVersion is the payload's schema version (0: the broker's
 	// default, 1).
 	SchemaVersion uint32
+	// ID is the event's id: non-empty text without whitespace, unique per
+	// aggregate replay topic (empty: one is generated at append). On a
+	// replay topic an append repeated with the same ID, version and
+	// payload returns the original Appended instead of a second event; the
+	// same version or ID with anything else fails with code
+	// "aggregate_identity_conflict" (class conflict).
+	ID string
 }
 
 // Appended says where an appended event went.
@@ -269,6 +276,9 @@ func storeCall[T any](ctx context.Context, s *EventStore, free func(),
 func (s *EventStore) Append(ctx context.Context, topic, key string, expectedVersion uint64, ev Event) (Appended, error) {
 	if err := ctx.Err(); err != nil {
 		return Appended{}, err
+	}
+	if ev.ID != "" {
+		return s.appendEvent(ctx, topic, key, expectedVersion, ev)
 	}
 	args, free, err := cTexts("topic", topic, "key", key, "event type", ev.Type, "payload", ev.Payload,
 		"metadata", ev.Metadata)
@@ -692,10 +702,17 @@ func (a *Aggregate[S]) Key() string { return a.key }
 //
 // The folded event has the version, key, type, payload, metadata and
 // schema version; its offset, partition and timestamp are not known
-// (zero).
+// (zero). The event gets a generated id: an ev.ID fails with
+// ErrInvalidArgument (append it with EventStore.Append, then load again).
 func (a *Aggregate[S]) Append(ctx context.Context, ev Event) (uint64, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, err
+	}
+	if ev.ID != "" {
+		msg := "Aggregate.Append cannot carry an event id"
+		return 0, &Error{Status: StatusInvalidArgument, Code: "invalid_argument", Class: "validation",
+			Kind: "invalid_argument", Message: msg, Fields: map[string]string{},
+			text: "invalid_argument (validation): " + msg}
 	}
 	args, free, err := cTexts("event type", ev.Type, "payload", ev.Payload, "metadata", ev.Metadata)
 	if err != nil {

@@ -66,6 +66,29 @@ func (s *step) optional(name string, bits int, def uint64) (uint64, error) {
 	return s.unsigned(name, bits)
 }
 
+// event is the step's event: event_type, value, metadata, schema_version
+// and event_id.
+func (s *step) event() (cursus.Event, error) {
+	value, err := s.text("value")
+	if err != nil {
+		return cursus.Event{}, err
+	}
+	metadata, err := s.bytes("metadata")
+	if err != nil {
+		return cursus.Event{}, err
+	}
+	schema, err := s.optional("schema_version", 32, 0)
+	if err != nil {
+		return cursus.Event{}, err
+	}
+	return cursus.Event{Type: s.args["event_type"], Payload: value, Metadata: string(metadata),
+		SchemaVersion: uint32(schema), ID: s.args["event_id"]}, nil
+}
+
+func appendedJSON(a cursus.Appended) result {
+	return result{"version": a.Version, "offset": a.Offset, "partition": a.Partition}
+}
+
 // esArgs are the arguments most es ops share.
 type esArgs struct {
 	store      *cursus.EventStore
@@ -132,6 +155,67 @@ func (d *driver) eventStore(ctx context.Context, s *step) (result, error) {
 			return nil, err
 		}
 		return result{"version": appended.Version, "offset": appended.Offset, "partition": appended.Partition}, nil
+	case "es_append_id":
+		a, err := d.esArgs(s, true)
+		if err != nil {
+			return nil, err
+		}
+		expected, err := s.unsigned("expected_version", 64)
+		if err != nil {
+			return nil, err
+		}
+		ev, err := s.event()
+		if err != nil {
+			return nil, err
+		}
+		appended, err := a.store.Append(ctx, a.topic, a.key, expected, ev)
+		if err != nil {
+			return nil, err
+		}
+		return appendedJSON(appended), nil
+	case "es_replay_proof":
+		a, err := d.esArgs(s, true)
+		if err != nil {
+			return nil, err
+		}
+		expected, err := s.optional("expected_last_sequence", 64, 0)
+		if err != nil {
+			return nil, err
+		}
+		p, err := a.store.ReplayProof(ctx, a.topic, a.key, expected)
+		if err != nil {
+			return nil, err
+		}
+		return result{"status": p.Status, "event_count": p.EventCount, "earliest_sequence": p.EarliestSequence,
+			"latest_sequence": p.LatestSequence, "first_event_id": p.FirstEventID, "last_event_id": p.LastEventID,
+			"sequence_complete": p.SequenceComplete, "retention_complete": p.RetentionComplete}, nil
+	case "es_event_range":
+		a, err := d.esArgs(s, true)
+		if err != nil {
+			return nil, err
+		}
+		from, err := s.unsigned("from_sequence", 64)
+		if err != nil {
+			return nil, err
+		}
+		to, err := s.unsigned("to_sequence", 64)
+		if err != nil {
+			return nil, err
+		}
+		max, err := s.optional("max_records", 32, 0)
+		if err != nil {
+			return nil, err
+		}
+		r, err := a.store.EventRange(ctx, a.topic, a.key, from, to, uint32(max))
+		if err != nil {
+			return nil, err
+		}
+		records := []map[string]any{}
+		for _, e := range r.Events {
+			records = append(records, map[string]any{"offset": e.Offset, "version": e.Sequence, "event_id": e.ID,
+				"event_type": e.Type, "value": hex.EncodeToString([]byte(e.Payload))})
+		}
+		return result{"status": r.Proof.Status, "records": records}, nil
 	case "es_stream_version":
 		a, err := d.esArgs(s, true)
 		if err != nil {

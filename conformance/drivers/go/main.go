@@ -195,7 +195,7 @@ func (d *driver) run(s *step) (result, error) {
 			return nil, err
 		}
 		opts := cursus.TopicOptions{"partitions": partitions}
-		for _, field := range []string{"auth_policy", "retention_bytes", "idempotent", "event_sourcing"} {
+		for _, field := range []string{"auth_policy", "retention_bytes", "idempotent", "event_sourcing", "aggregate_replay"} {
 			if v, ok := s.args[field]; ok {
 				opts[field] = v
 			}
@@ -436,6 +436,32 @@ func (d *driver) run(s *step) (result, error) {
 			"txn_abort":  p.AbortTransaction,
 		}[s.op]
 		return result{}, call(ctx)
+	case "txn_append_stream":
+		p, err := lookup(d.producers, s, "producer", "producer")
+		if err != nil {
+			return nil, err
+		}
+		topic, err := s.arg("topic")
+		if err != nil {
+			return nil, err
+		}
+		key, err := s.text("key")
+		if err != nil {
+			return nil, err
+		}
+		expected, err := s.unsigned("expected_version", 64)
+		if err != nil {
+			return nil, err
+		}
+		ev, err := s.event()
+		if err != nil {
+			return nil, err
+		}
+		a, err := p.AppendStream(ctx, topic, key, expected, ev)
+		if err != nil {
+			return nil, err
+		}
+		return appendedJSON(a), nil
 	case "txn_send_offsets":
 		p, err := lookup(d.producers, s, "producer", "producer")
 		if err != nil {

@@ -376,8 +376,11 @@ class AggregateReplayTest {
         createEventTopic("tas-closed");
         try (CursusProducer tp = txnProducer("tas-closed")) {
             await(tp.initTransactions());
-            assertThrows(CursusException.class,
+            fails("invalid_transaction_state",
                     () -> tp.appendStream("tas-closed", "acct", 0, Event.of("Opened", "x")));
+        }
+        try (CursusProducer plain = new CursusProducer(ProducerConfig.of(BROKER.addr()))) {
+            fails("invalid_transaction_state", () -> plain.appendStream("tas-closed", "acct", 0, Event.of("Opened", "x")));
         }
         CursusProducer closed = txnProducer("tas-closed-2");
         closed.close();

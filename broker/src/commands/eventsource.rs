@@ -26,7 +26,7 @@ use cursus_wire::{Acks, Batch, CommandPayload, ErrorPayload, Record, RecordVersi
 use serde::Serialize;
 
 use super::params::{check_access, number, partition_number, partition_of, required, Access};
-use super::{HandlerResult, Reply};
+use super::{Durable, HandlerResult, Reply};
 use crate::broker::Broker;
 use crate::eventsource::replay::payload_digest;
 use crate::eventsource::{Entry, Snapshot, SnapshotStore};
@@ -431,14 +431,7 @@ pub async fn append_stream(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerR
             if version <= current {
                 let offset = replay_retry(&partition, key, version, event_id, &digest).await?;
                 drop(writer);
-                partition
-                    .sync_to(offset)
-                    .await
-                    .map_err(|e| append_failed(&topic.def.name, partition.id(), &e))?;
-                return Ok(Reply::text(format!(
-                    "OK version={version} offset={offset} partition={}",
-                    partition.id()
-                )));
+                return Ok(when_durable(&partition, &topic.def.name, version, offset));
             }
             let taken = partition.with_streams(|s| {
                 s.event_id_offset(event_id).is_some() || s.event_id_pending(event_id)
@@ -491,16 +484,35 @@ pub async fn append_stream(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerR
         }
         partition.with_streams(|s| s.append_event(key, version, offset, event_id));
         drop(writer);
+        return Ok(when_durable(&partition, &topic.def.name, version, offset));
+    }
+    Err(ErrorPayload::new("topic_lifecycle_pending").with_field("topic", name))
+}
+
+/// APPEND_STREAM's reply once `offset` is durable. The fsync starts now
+/// (group commit shares it); the connection takes its next request
+/// meanwhile, so a client appending to many aggregates at once does not
+/// pay one fsync per append in turn.
+fn when_durable(partition: &Arc<Partition>, topic: &str, version: u64, offset: u64) -> Reply {
+    let partition = Arc::clone(partition);
+    let topic = topic.to_owned();
+    let sync = tokio::spawn(async move {
+        let id = partition.id();
         partition
             .sync_to(offset)
             .await
-            .map_err(|e| append_failed(&topic.def.name, partition.id(), &e))?;
-        return Ok(Reply::text(format!(
-            "OK version={version} offset={offset} partition={}",
-            partition.id()
-        )));
-    }
-    Err(ErrorPayload::new("topic_lifecycle_pending").with_field("topic", name))
+            .map(|()| format!("OK version={version} offset={offset} partition={id}"))
+            .map_err(|e| append_failed(&topic, id, &e))
+    });
+    Reply::Deferred(Durable(Box::pin(async move {
+        match sync.await {
+            Ok(Ok(line)) => Reply::text(line),
+            Ok(Err(e)) => Reply::Error(e),
+            Err(e) => Reply::Error(
+                ErrorPayload::new("append_stream_failed").with_field("reason", e.to_string()),
+            ),
+        }
+    })))
 }
 
 fn append_failed(topic: &str, partition: u32, e: &StorageError) -> ErrorPayload {

@@ -255,6 +255,14 @@ async fn serve(broker: &Arc<Broker>, writer: &mut FrameWriter, mut rx: mpsc::Rec
                 return;
             }
         };
+        // Only appends overlap with the durability wait of earlier appends;
+        // any other request first waits for those replies, so a connection
+        // always reads its own acknowledged writes.
+        if !matches!(command, Command::AppendStream | Command::TxnPublish)
+            && !flush_waiting(broker, writer, &mut rx, &mut waiting).await
+        {
+            return;
+        }
         let limit = match command {
             Command::Consume => broker.config.request_timeout + LONG_POLL_ALLOWANCE,
             _ => broker.config.request_timeout,

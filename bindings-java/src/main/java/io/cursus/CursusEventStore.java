@@ -177,10 +177,11 @@ public final class CursusEventStore extends NativeResource {
      * @param toSequence the last sequence wanted (inclusive)
      * @param maxRecords at most this many events (0: the broker's default, 1,000)
      * @return the proof and the events
-     * @throws CursusException with code {@code aggregate_range_<status>} (e.g.
-     *     {@code aggregate_range_incomplete} when the range goes past the aggregate's last
-     *     event) or {@code aggregate_proof_<status>}; {@link ReplayProof#fromException} reads
-     *     the proof it carries
+     * @throws CursusException with code {@code aggregate_range_<status>} when the proof is
+     *     not complete ({@link ReplayProof#fromException} reads it), or
+     *     {@code aggregate_range_incomplete} (fields {@code from}, {@code to},
+     *     {@code returned}; no proof) when fewer events exist than asked for, e.g. past the
+     *     aggregate's last event
      * @throws IllegalArgumentException if a sequence or {@code maxRecords} is negative
      */
     public EventRange eventRange(String topic, String matchId, long fromSequence, long toSequence,

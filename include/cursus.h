@@ -1786,8 +1786,8 @@ enum cursus_status_t cursus_event_store_append_event(struct cursus_event_store_t
                                                      struct cursus_error_t **out_error);
 
 // Appends a built event to aggregate `key` inside the producer's open
-// transaction (TXN_APPEND_STREAM): it becomes version `expected_version +
-// 1` when the transaction commits, together with the transaction's
+// transaction (TXN_APPEND_STREAM): it becomes the version after
+// `expected_version` when the transaction commits, together with the transaction's
 // records and offsets, and never if it aborts. The aggregate is reserved
 // until then (`stream_version_reserved` for other writers).
 //
@@ -2158,6 +2158,18 @@ bool cursus_topic_info_idempotent(const struct cursus_topic_info_t *info);
 // buffers hold the given length; out-parameters are NULL or point to
 // writable storage.
 bool cursus_topic_info_event_sourcing(const struct cursus_topic_info_t *info);
+
+// Whether the topic is an aggregate replay topic (appends need event ids
+// and are retried safely).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+bool cursus_topic_info_aggregate_replay(const struct cursus_topic_info_t *info);
 
 // The topic's `min_in_sync_replicas` override, or -1 when the broker
 // default applies.

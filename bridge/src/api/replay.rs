@@ -96,8 +96,8 @@ pub fn event_store_append_event(
 }
 
 /// Appends a built event to aggregate `key` inside the producer's open
-/// transaction (TXN_APPEND_STREAM): it becomes version `expected_version +
-/// 1` when the transaction commits, together with the transaction's
+/// transaction (TXN_APPEND_STREAM): it becomes the version after
+/// `expected_version` when the transaction commits, together with the transaction's
 /// records and offsets, and never if it aborts. The aggregate is reserved
 /// until then (`stream_version_reserved` for other writers).
 ///

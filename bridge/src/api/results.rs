@@ -65,6 +65,15 @@ pub fn topic_info_event_sourcing(info: &TopicInfo) -> bool {
     info.event_sourcing
 }
 
+/// Whether the topic is an aggregate replay topic (appends need event ids
+/// and are retried safely).
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn]
+pub fn topic_info_aggregate_replay(info: &TopicInfo) -> bool {
+    info.aggregate_replay
+}
+
 /// The topic's `min_in_sync_replicas` override, or -1 when the broker
 /// default applies.
 ///

@@ -891,8 +891,8 @@ final class NativeBridge {
 
     /**
      * Appends a built event to aggregate {@code key} inside the producer's open
-     * transaction (TXN_APPEND_STREAM): it becomes version {@code expected_version +}
-     * 1{@code  when the transaction commits, together with the transaction's}
+     * transaction (TXN_APPEND_STREAM): it becomes the version after
+     * {@code expected_version} when the transaction commits, together with the transaction's
      * records and offsets, and never if it aborts. The aggregate is reserved
      * until then ({@code stream_version_reserved} for other writers).
      * <p>
@@ -1116,6 +1116,14 @@ final class NativeBridge {
      * Thread-safety: safe from any thread.
      */
     static native boolean topicInfoEventSourcing(long info);
+
+    /**
+     * Whether the topic is an aggregate replay topic (appends need event ids
+     * and are retried safely).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native boolean topicInfoAggregateReplay(long info);
 
     /**
      * The topic's {@code min_in_sync_replicas} override, or -1 when the broker

@@ -238,3 +238,66 @@ async fn blocking_calls_inside_a_runtime_fail_instead_of_panicking() {
     assert_eq!(e.kind(), ErrorKind::InvalidArgument);
     assert!(e.message().contains("async runtime"), "{e}");
 }
+
+/// `close` racing with senders: every send that was accepted has had its
+/// callback run by the time `close` returns (close waits for callbacks, and
+/// nothing is accepted once it started), so a binding may stop its own
+/// callback executor right after close.
+#[test]
+fn close_racing_with_senders_runs_every_accepted_callback_before_returning() {
+    let broker = TestBroker::start();
+    topic(&broker, "close-race", 2);
+    let rounds: usize = std::env::var("CURSUS_STRESS_ROUNDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(30);
+    for round in 0..rounds {
+        let producer = Producer::connect(ProducerConfig::new(&broker.addr)).unwrap();
+        let accepted = Arc::new(AtomicUsize::new(0));
+        let ran = Arc::new(AtomicUsize::new(0));
+        let barrier = Arc::new(std::sync::Barrier::new(5));
+        let workers: Vec<_> = (0..4)
+            .map(|_| {
+                let (producer, accepted, ran, barrier) = (
+                    producer.clone(),
+                    Arc::clone(&accepted),
+                    Arc::clone(&ran),
+                    Arc::clone(&barrier),
+                );
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    for i in 0..2000 {
+                        let ran = Arc::clone(&ran);
+                        let sent = producer.send_with_callback(
+                            ProducerRecord::new("close-race", format!("v{i}")),
+                            move |_| {
+                                ran.fetch_add(1, Ordering::SeqCst);
+                            },
+                        );
+                        match sent {
+                            Ok(()) => {
+                                accepted.fetch_add(1, Ordering::SeqCst);
+                            }
+                            Err(e) => {
+                                assert_eq!(e.kind(), ErrorKind::Closed, "{e}");
+                                return;
+                            }
+                        }
+                    }
+                })
+            })
+            .collect();
+        barrier.wait();
+        std::thread::sleep(Duration::from_micros((round as u64 * 397) % 3000));
+        producer.close(Some(Duration::from_secs(30))).unwrap();
+        let ran_at_close = ran.load(Ordering::SeqCst);
+        for w in workers {
+            w.join().unwrap();
+        }
+        let accepted = accepted.load(Ordering::SeqCst);
+        assert_eq!(
+            ran_at_close, accepted,
+            "round {round}: {accepted} sends accepted, {ran_at_close} callbacks run when close returned"
+        );
+    }
+}

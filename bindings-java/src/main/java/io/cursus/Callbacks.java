@@ -15,11 +15,25 @@ import java.util.concurrent.atomic.AtomicInteger;
  * that waits on another future of the same client ({@code get}/{@code join} use
  * {@link ForkJoinPool#managedBlock}) makes the pool add a compensating worker, so
  * {@code producer.send(r).get()} inside a continuation completes instead of deadlocking.
+ *
+ * <p>Every completion handed over runs exactly once, also around {@link #shutdown()}: the
+ * pool is shut down only once every completion handed to it has finished, and a completion
+ * handed over after that runs on the calling thread. The pool must never be shut down with
+ * work in it, nor while one is being handed over: JDK 17's {@link ForkJoinPool} may then
+ * terminate without running a task it accepted (no {@link RejectedExecutionException}), and
+ * that future would never complete.
  */
 final class Callbacks implements Executor {
     private static final AtomicInteger IDS = new AtomicInteger();
 
     private final ForkJoinPool pool;
+    private final Object lock = new Object();
+    /** Completions handed to the pool and not finished yet (guarded by {@code lock}). */
+    private int pending;
+    /** {@link #shutdown()} was called (guarded by {@code lock}). */
+    private boolean closing;
+    /** The pool is shut down: completions run on the caller (guarded by {@code lock}). */
+    private boolean stopped;
 
     /** @param what the client kind, for the thread names ({@code cursus-producer-1-callbacks}) */
     Callbacks(String what) {
@@ -34,16 +48,50 @@ final class Callbacks implements Executor {
 
     @Override
     public void execute(Runnable completion) {
-        try {
-            pool.execute(completion);
-        } catch (RejectedExecutionException closed) {
-            // After close: complete on the calling (native callback) thread.
-            completion.run();
+        synchronized (lock) {
+            if (!stopped) {
+                pending++;
+                try {
+                    pool.execute(() -> {
+                        try {
+                            completion.run();
+                        } finally {
+                            finished();
+                        }
+                    });
+                    return;
+                } catch (RejectedExecutionException notTaken) {
+                    // Not taken (a full queue): run it here rather than lose it.
+                    pending--;
+                }
+            }
+        }
+        // After close: complete on the calling (native callback) thread.
+        completion.run();
+    }
+
+    private void finished() {
+        synchronized (lock) {
+            pending--;
+            stopIfDone();
         }
     }
 
-    /** Lets queued completions finish; the worker then ends. */
+    /**
+     * Lets the completions handed over so far finish, then ends the worker. Completions handed
+     * over later run on the caller's thread.
+     */
     void shutdown() {
-        pool.shutdown();
+        synchronized (lock) {
+            closing = true;
+            stopIfDone();
+        }
+    }
+
+    private void stopIfDone() {
+        if (closing && pending == 0 && !stopped) {
+            stopped = true;
+            pool.shutdown();
+        }
     }
 }

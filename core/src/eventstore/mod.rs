@@ -71,6 +71,25 @@ impl Event {
     }
 }
 
+/// Adds `event`'s fields to an APPEND_STREAM or TXN_APPEND_STREAM payload:
+/// type, schema version and id (the event's, or a generated one), then the
+/// trailing `metadata` and `message`, last and in that order as the command
+/// line requires.
+pub(crate) fn event_fields(mut p: CommandPayload, event: &Event) -> CommandPayload {
+    if !event.event_type.is_empty() {
+        p = p.field("event_type", &event.event_type);
+    }
+    if let Some(v) = event.schema_version {
+        p = p.field("schema_version", v);
+    }
+    let event_id = event.event_id.clone().unwrap_or_else(new_event_id);
+    p = p.field("event_id", event_id);
+    if !event.metadata.is_empty() {
+        p = p.field("metadata", &event.metadata);
+    }
+    p.field("message", &event.payload)
+}
+
 /// A fresh event id: 128 random bits in lowercase hex.
 pub fn new_event_id() -> String {
     format!(
@@ -349,14 +368,6 @@ impl EventStore {
             .field("topic", topic)
             .field("key", key)
             .field("version", expected_version + 1);
-        if !event.event_type.is_empty() {
-            p = p.field("event_type", &event.event_type);
-        }
-        if let Some(v) = event.schema_version {
-            p = p.field("schema_version", v);
-        }
-        let event_id = event.event_id.clone().unwrap_or_else(new_event_id);
-        p = p.field("event_id", event_id);
         if replay {
             let seq = {
                 let mut seqs = self.sequences.lock().unwrap_or_else(|e| e.into_inner());
@@ -368,11 +379,7 @@ impl EventStore {
                 .field("producerId", &self.producer_id)
                 .field("seqNum", seq);
         }
-        // `metadata` and `message` are trailing fields: last, in that order.
-        if !event.metadata.is_empty() {
-            p = p.field("metadata", &event.metadata);
-        }
-        p = p.field("message", &event.payload);
+        let p = event_fields(p, event);
         let idempotence = if replay {
             Idempotence::Safe
         } else {

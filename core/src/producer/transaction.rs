@@ -309,29 +309,17 @@ impl Transactions {
             *next += 1;
             *next
         };
-        let event_id = event
-            .event_id
-            .clone()
-            .unwrap_or_else(crate::eventstore::new_event_id);
-        let mut p = CommandPayload::new()
-            .field("transactional_id", &self.id)
-            .field("topic", topic)
-            .field("key", key)
-            .field("expected_version", expected_version + 1)
-            .field("producerId", &session.producer_id)
-            .field("seqNum", seq)
-            .field("epoch", session.epoch)
-            .field("event_id", event_id);
-        if let Some(v) = event.schema_version {
-            p = p.field("schema_version", v);
-        }
-        if !event.event_type.is_empty() {
-            p = p.field("event_type", &event.event_type);
-        }
-        if !event.metadata.is_empty() {
-            p = p.field("metadata", &event.metadata);
-        }
-        p = p.field("message", &event.payload);
+        let p = crate::eventstore::event_fields(
+            CommandPayload::new()
+                .field("transactional_id", &self.id)
+                .field("topic", topic)
+                .field("key", key)
+                .field("expected_version", expected_version + 1)
+                .field("producerId", &session.producer_id)
+                .field("seqNum", seq)
+                .field("epoch", session.epoch),
+            event,
+        );
         let reply = self
             .request(cluster, Command::TxnAppendStream, &p, Idempotence::Safe)
             .await

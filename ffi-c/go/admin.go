@@ -52,6 +52,9 @@ type TopicInfo struct {
 	Idempotent bool
 	// EventSourcing tells whether the topic takes event-sourcing commands.
 	EventSourcing bool
+	// AggregateReplay tells whether the topic is an aggregate replay topic
+	// (appends carry event ids and are retried safely).
+	AggregateReplay bool
 	// MinInSyncReplicas is the topic's override, or
 	// DefaultMinInSyncReplicas (-1) when the broker default applies.
 	MinInSyncReplicas int64
@@ -210,6 +213,7 @@ func topicInfo(h *C.cursus_topic_info_t) TopicInfo {
 		LifecycleEpoch:             uint64(C.cursus_topic_info_lifecycle_epoch(h)),
 		Idempotent:                 bool(C.cursus_topic_info_idempotent(h)),
 		EventSourcing:              bool(C.cursus_topic_info_event_sourcing(h)),
+		AggregateReplay:            bool(C.cursus_topic_info_aggregate_replay(h)),
 		MinInSyncReplicas:          int64(C.cursus_topic_info_min_in_sync_replicas(h)),
 		EffectiveMinInSyncReplicas: int64(C.cursus_topic_info_effective_min_in_sync_replicas(h)),
 		CleanupPolicy:              goString(C.cursus_topic_info_cleanup_policy(h)),

@@ -13,10 +13,13 @@ import (
 func replayTopic(t testing.TB, prefix string) string {
 	t.Helper()
 	topic := unique(prefix)
-	_, err := newAdmin(t).CreateTopicWithOptions(ctxT(t), topic, TopicOptions{"partitions": "2",
+	info, err := newAdmin(t).CreateTopicWithOptions(ctxT(t), topic, TopicOptions{"partitions": "2",
 		"event_sourcing": "true", "idempotent": "true", "aggregate_replay": "true"})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !info.AggregateReplay || !info.EventSourcing {
+		t.Fatalf("created topic %+v is not an aggregate replay topic", info)
 	}
 	return topic
 }

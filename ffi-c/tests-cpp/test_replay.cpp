@@ -34,6 +34,7 @@ std::string topic_for(const std::string &prefix, bool replay) {
   }
   auto info = admin.create_topic(topic, options);
   EXPECT_TRUE(info.event_sourcing);
+  EXPECT_EQ(info.aggregate_replay, replay);
   return topic;
 }
 

@@ -76,6 +76,7 @@ struct TopicInfo {
   uint64_t lifecycle_epoch = 0;                           ///< Lifecycle epoch (bumped by TRUNCATE).
   bool idempotent = false;                                ///< Producers are deduplicated.
   bool event_sourcing = false;                            ///< Event-sourcing commands allowed.
+  bool aggregate_replay = false;                          ///< Aggregate replay topic (event ids, proofs).
   std::optional<uint32_t> min_in_sync_replicas;           ///< Override (none: broker default).
   std::optional<uint32_t> effective_min_in_sync_replicas; ///< In force, when reported.
   std::string cleanup_policy;                             ///< delete, compact or delete,compact.
@@ -237,6 +238,7 @@ inline TopicInfo topic_info(cursus_topic_info_t *h) {
   t.lifecycle_epoch = cursus_topic_info_lifecycle_epoch(h);
   t.idempotent = cursus_topic_info_idempotent(h);
   t.event_sourcing = cursus_topic_info_event_sourcing(h);
+  t.aggregate_replay = cursus_topic_info_aggregate_replay(h);
   t.min_in_sync_replicas = opt_u32(cursus_topic_info_min_in_sync_replicas(h));
   t.effective_min_in_sync_replicas = opt_u32(cursus_topic_info_effective_min_in_sync_replicas(h));
   t.cleanup_policy = str(cursus_topic_info_cleanup_policy(h));

@@ -52,6 +52,7 @@ final class Results {
                 NativeBridge.topicInfoReplicationFactor(h),
                 NativeBridge.topicInfoIdempotent(h),
                 NativeBridge.topicInfoEventSourcing(h),
+                NativeBridge.topicInfoAggregateReplay(h),
                 NativeBridge.topicInfoLifecycleEpoch(h),
                 optional(NativeBridge.topicInfoMinInSyncReplicas(h)),
                 optional(NativeBridge.topicInfoEffectiveMinInSyncReplicas(h))),

@@ -18,6 +18,7 @@ import java.util.List;
  * @param replicationFactor replica count
  * @param idempotent producer deduplication
  * @param eventSourcing event-sourcing commands
+ * @param aggregateReplay aggregate replay topic (appends carry event ids; proofs and range reads)
  * @param lifecycleEpoch lifecycle epoch (bumped by truncate)
  * @param minInSyncReplicas the topic's override, or null for the broker default
  * @param effectiveMinInSyncReplicas the min-ISR in force, or null if not reported
@@ -36,6 +37,7 @@ public record TopicInfo(
         int replicationFactor,
         boolean idempotent,
         boolean eventSourcing,
+        boolean aggregateReplay,
         long lifecycleEpoch,
         Integer minInSyncReplicas,
         Integer effectiveMinInSyncReplicas) {}

@@ -32,6 +32,7 @@ class AggregateReplayTest {
                     .idempotent(true).aggregateReplay(true));
             assertTrue(info.eventSourcing());
             assertTrue(info.idempotent());
+            assertTrue(info.aggregateReplay());
         }
     }
 

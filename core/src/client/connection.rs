@@ -260,25 +260,10 @@ impl Connection {
         payload: Bytes,
         timeout: Duration,
     ) -> Result<Bytes> {
-        let _permit = self.permit().await?;
         let (tx, rx) = oneshot::channel();
-        let id = self.register(command, Waiter::One(tx));
-        if let Err(e) = self.enqueue(Frame::request(command, id, payload), None) {
-            self.forget(id);
-            return Err(e);
-        }
-        let reply = match tokio::time::timeout(timeout, rx).await {
-            Ok(Ok(reply)) => reply?,
-            Ok(Err(_)) => return Err(self.shared.failure()),
-            Err(_) => {
-                self.forget(id);
-                return Err(Error::timeout(format!(
-                    "{command} to {} got no reply within {} ms",
-                    self.shared.addr,
-                    timeout.as_millis()
-                )));
-            }
-        };
+        let reply = self
+            .exchange(command, payload, Waiter::One(tx), rx, timeout)
+            .await?;
         into_result(reply)
     }
 
@@ -292,28 +277,41 @@ impl Connection {
         payload: Bytes,
         timeout: Duration,
     ) -> Result<(Bytes, Option<Bytes>)> {
-        let _permit = self.permit().await?;
         let (tx, rx) = oneshot::channel();
-        let id = self.register(command, Waiter::Pair { envelope: None, tx });
+        let waiter = Waiter::Pair { envelope: None, tx };
+        let (envelope, batch) = self.exchange(command, payload, waiter, rx, timeout).await?;
+        Ok((into_result(envelope)?, batch.map(|f| f.payload)))
+    }
+
+    /// Registers `waiter`, sends the request and waits at most `timeout`
+    /// for what the reader hands to `rx`. A reply that comes after the
+    /// deadline finds no waiter and is dropped.
+    async fn exchange<T>(
+        &self,
+        command: Command,
+        payload: Bytes,
+        waiter: Waiter,
+        rx: oneshot::Receiver<Result<T>>,
+        timeout: Duration,
+    ) -> Result<T> {
+        let _permit = self.permit().await?;
+        let id = self.register(command, waiter);
         if let Err(e) = self.enqueue(Frame::request(command, id, payload), None) {
             self.forget(id);
             return Err(e);
         }
-        let (envelope, batch) = match tokio::time::timeout(timeout, rx).await {
-            Ok(Ok(reply)) => reply?,
-            Ok(Err(_)) => return Err(self.shared.failure()),
+        match tokio::time::timeout(timeout, rx).await {
+            Ok(Ok(reply)) => reply,
+            Ok(Err(_)) => Err(self.shared.failure()),
             Err(_) => {
-                // The second frame may still come: the stream cannot be
-                // resynchronised reliably, so the connection goes.
                 self.forget(id);
-                return Err(Error::timeout(format!(
+                Err(Error::timeout(format!(
                     "{command} to {} got no reply within {} ms",
                     self.shared.addr,
                     timeout.as_millis()
-                )));
+                )))
             }
-        };
-        Ok((into_result(envelope)?, batch.map(|f| f.payload)))
+        }
     }
 
     /// Sends a request the broker does not answer (PUBLISH with acks=0) and

@@ -82,25 +82,10 @@ impl Appended {
     }
 }
 
-/// Reads `OK snapshot=<json>|null`. The JSON is everything after
-/// `snapshot=` (a state may hold spaces, which a `key=value` split would
-/// cut).
+/// Reads `OK snapshot=<json>|null` (the JSON taken whole: a state may hold
+/// spaces).
 pub fn snapshot_from_reply(reply: &[u8]) -> Result<Option<Snapshot>> {
-    let text =
-        std::str::from_utf8(reply).map_err(|_| Error::protocol("reply is not UTF-8 text"))?;
-    let raw = text
-        .trim()
-        .strip_prefix("OK")
-        .map(str::trim_start)
-        .and_then(|rest| rest.strip_prefix("snapshot="))
-        .ok_or_else(|| Error::protocol(format!("expected OK snapshot=…, got {text:?}")))?
-        .trim_end();
-    if raw == "null" {
-        return Ok(None);
-    }
-    serde_json::from_str(raw)
-        .map(Some)
-        .map_err(|e| Error::protocol(format!("bad snapshot {raw:?}: {e}")))
+    super::reply::json_after(reply, "snapshot")
 }
 
 /// Fails with the typed error a JSON envelope carries

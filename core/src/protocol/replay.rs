@@ -1,8 +1,10 @@
 //! Aggregate replay proofs and range reads: AGGREGATE_REPLAY_PROOF and
 //! AGGREGATE_EVENT_RANGE_READ (the addendum; `docs/aggregate-replay.md`).
 
-use crate::error::{Error, Result};
+use crate::error::Error;
 use serde::Deserialize;
+
+pub use super::reply::json_after;
 
 /// What the broker proved about an aggregate's retained events (the
 /// addendum's proof JSON; fields it omits are zero or empty).
@@ -82,22 +84,6 @@ pub struct RangeRead {
     /// The events, in sequence order.
     #[serde(default)]
     pub events: Vec<RangeEvent>,
-}
-
-/// The JSON after `OK <name>=` (it may hold spaces, so the rest of the
-/// line is taken whole).
-pub fn json_after<T: for<'de> Deserialize<'de>>(reply: &[u8], name: &str) -> Result<T> {
-    let text =
-        std::str::from_utf8(reply).map_err(|_| Error::protocol("reply is not UTF-8 text"))?;
-    let raw = text
-        .trim()
-        .strip_prefix("OK")
-        .map(str::trim_start)
-        .and_then(|rest| rest.strip_prefix(name))
-        .and_then(|rest| rest.strip_prefix('='))
-        .ok_or_else(|| Error::protocol(format!("expected OK {name}=…, got {text:?}")))?
-        .trim_end();
-    serde_json::from_str(raw).map_err(|e| Error::protocol(format!("bad {name} JSON: {e}")))
 }
 
 #[cfg(test)]

@@ -131,6 +131,22 @@ pub fn parse_bool(raw: &str) -> Result<bool> {
     }
 }
 
+/// The JSON after `OK <name>=` (it may hold spaces, so the rest of the
+/// line is taken whole).
+pub fn json_after<T: DeserializeOwned>(reply: &[u8], name: &str) -> Result<T> {
+    let text =
+        std::str::from_utf8(reply).map_err(|_| Error::protocol("reply is not UTF-8 text"))?;
+    let raw = text
+        .trim()
+        .strip_prefix("OK")
+        .map(str::trim_start)
+        .and_then(|rest| rest.strip_prefix(name))
+        .and_then(|rest| rest.strip_prefix('='))
+        .ok_or_else(|| Error::protocol(format!("expected OK {name}=…, got {text:?}")))?
+        .trim_end();
+    serde_json::from_str(raw).map_err(|e| Error::protocol(format!("bad {name} JSON: {e}")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

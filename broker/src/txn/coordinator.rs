@@ -382,16 +382,8 @@ impl TxnCoordinator {
             }
             None => topic.next_round_robin(),
         };
-        let participant = Participant {
-            topic: req.topic.clone(),
-            partition,
-        };
-        if !current.participants.contains(&participant) {
-            let mut next = current.clone();
-            next.participants.insert(participant);
-            next.updated_ms = now_ms();
-            self.transition(current, next).await?;
-        }
+        self.register_participant(current, &req.topic, partition)
+            .await?;
         let record = TxnRecord {
             transactional_id: id,
             producer_id: &req.producer_id,
@@ -481,16 +473,8 @@ impl TxnCoordinator {
             );
         }
         let partition = partition_for_key(req.key.as_bytes(), count);
-        let participant = Participant {
-            topic: req.topic.clone(),
-            partition,
-        };
-        if !current.participants.contains(&participant) {
-            let mut next = current.clone();
-            next.participants.insert(participant);
-            next.updated_ms = now_ms();
-            self.transition(current, next).await?;
-        }
+        self.register_participant(current, &req.topic, partition)
+            .await?;
         let event = TxnEvent {
             transactional_id: id,
             producer_id: &req.producer_id,
@@ -524,6 +508,27 @@ impl TxnCoordinator {
             });
         current.messages += 1;
         Ok((partition, req.expected_version, appended))
+    }
+
+    /// Registers `topic`/`partition` as a participant of the transaction
+    /// (durably, before its first append there).
+    async fn register_participant(
+        &self,
+        current: &mut TxnSnapshot,
+        topic: &str,
+        partition: u32,
+    ) -> Result<(), ErrorPayload> {
+        let participant = Participant {
+            topic: topic.to_owned(),
+            partition,
+        };
+        if current.participants.contains(&participant) {
+            return Ok(());
+        }
+        let mut next = current.clone();
+        next.participants.insert(participant);
+        next.updated_ms = now_ms();
+        self.transition(current, next).await
     }
 
     /// SEND_OFFSETS_TO_TXN: validates the offsets against the group and

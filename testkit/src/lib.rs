@@ -8,6 +8,8 @@
 
 #![warn(missing_docs)]
 
+pub mod pki;
+
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -22,6 +24,8 @@ pub struct TestBroker {
     pub addr: String,
     /// Health endpoint address.
     pub health_addr: String,
+    /// TLS listener address, when the configuration has `tls_listen`.
+    pub tls_addr: Option<String>,
     extra_config: Option<String>,
 }
 
@@ -81,6 +85,7 @@ impl TestBroker {
             data,
             addr: String::new(),
             health_addr: String::new(),
+            tls_addr: None,
             extra_config: (!toml.is_empty()).then(|| toml.to_owned()),
         };
         broker.spawn("127.0.0.1:0", "127.0.0.1:0");
@@ -122,6 +127,10 @@ impl TestBroker {
         };
         self.addr = field("addr=");
         self.health_addr = field("health=");
+        self.tls_addr = line
+            .split_whitespace()
+            .find_map(|t| t.strip_prefix("tls_addr="))
+            .map(str::to_owned);
         self.child = Some(child);
     }
 
@@ -140,6 +149,11 @@ impl TestBroker {
             std::thread::sleep(Duration::from_millis(100));
         }
         self.spawn(&addr, &health);
+    }
+
+    /// The broker's process id (e.g. to send it SIGHUP), while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
     }
 
     /// Kills the broker without restarting it.

@@ -7,7 +7,13 @@ Scenarios (conformance/scenarios/*.json) are data; drivers only execute plans
 and report (see conformance/PROTOCOL.md). This file owns the comparison, so
 that "what passes" is decided once for every language.
 
-Usage: harness.py [--bindings rust,c,...] [--scenarios glob] [--jobs N]
+Usage: harness.py [--bindings rust,c,...] [--scenarios glob] [--modes plain,secure] [--jobs N]
+
+Modes: `plain` runs every scenario against a broker on plain TCP; `secure`
+runs the scenarios that list it in their "modes" against a broker with TLS,
+mutual TLS and token authentication on, every client configured with the CA,
+a client certificate and a principal's token (SECURE_USERS).
+
 Exit status: 0 when every (binding, scenario) passes, 1 otherwise.
 """
 
@@ -42,7 +48,7 @@ BROKER_START_TIMEOUT_S = 30
 OP_ARGS = {
     "admin_open": {"name"},
     "admin_close": {"name"},
-    "create_topic": {"topic", "partitions", "admin", "auth_policy", "retention_bytes", "idempotent", "event_sourcing", "aggregate_replay"},
+    "create_topic": {"topic", "partitions", "admin", "auth_policy", "read_acl", "write_acl", "retention_bytes", "idempotent", "event_sourcing", "aggregate_replay"},
     "delete_topic": {"topic", "if_exists", "admin"},
     "truncate_topic": {"topic", "expected_revision", "admin"},
     "alter_topic": {"topic", "min_in_sync_replicas", "admin"},
@@ -86,7 +92,18 @@ OP_ARGS = {
 }
 OPEN_OPS = {"admin_open", "producer_open", "consumer_open", "es_open"}
 BYTE_ARGS = {"key", "value", "key_prefix", "value_prefix", "metadata", "state"}
-STEP_KEYS = {"op", "id", "expect", "expect_error", "expect_any", "expect_one_failed", "note"}
+STEP_KEYS = {"op", "id", "expect", "expect_error", "expect_any", "expect_one_failed", "note", "client_certificate"}
+MODES = ["plain", "secure"]
+
+# The principals of the secure-mode broker: name -> (token, permissions).
+# Objects a scenario opens act as `admin` unless the step names another
+# `principal` (a configuration option); the harness adds the token.
+SECURE_USERS = {
+    "admin": ("admin-token", ["*"]),
+    "reader": ("reader-token", ["topic.read", "group"]),
+    "writer": ("writer-token", ["topic.write"]),
+    "other": ("other-token", ["topic.read", "topic.write", "group"]),
+}
 
 
 class ScenarioError(Exception):
@@ -148,6 +165,7 @@ class Scenario:
     broker_args: list[str]
     # Phases are separated by broker restarts; each is a list of (global index, step).
     phases: list[list[tuple[int, dict[str, Any]]]]
+    modes: list[str]
 
     @staticmethod
     def load(path: Path) -> "Scenario":
@@ -164,7 +182,14 @@ class Scenario:
             description=data.get("description", ""),
             broker_args=[str(a) for a in data.get("broker_args", [])],
             phases=phases,
+            modes=Scenario.check_modes(data.get("modes", ["plain"]), path.name),
         )
+
+    @staticmethod
+    def check_modes(modes: Any, where: str) -> list[str]:
+        if not isinstance(modes, list) or not modes or any(m not in MODES for m in modes):
+            raise ScenarioError(f"{where}: modes must be a non-empty list of {MODES}")
+        return [str(m) for m in modes]
 
 
 def load_scenarios(pattern: str) -> list[Scenario]:
@@ -354,22 +379,86 @@ def short(value: Any, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + "..."
 
 
+# ------------------------------------------------------------------ secure mode
+
+
+@dataclass
+class Secure:
+    """The secure mode's certificates (made once per harness run by
+    cursus-test-pki) and the broker configuration that uses them."""
+
+    pki: Path
+
+    @staticmethod
+    def create(pki_bin: Path, work: Path) -> "Secure":
+        pki = work / "pki"
+        subprocess.run([str(pki_bin), str(pki)], check=True, stdout=subprocess.DEVNULL)
+        return Secure(pki)
+
+    def broker_config(self) -> str:
+        lines = [
+            'tls_listen = "127.0.0.1:0"',
+            f'tls_cert_file = "{self.pki / "server.pem"}"',
+            f'tls_key_file = "{self.pki / "server.key"}"',
+            f'tls_client_ca_file = "{self.pki / "ca.pem"}"',
+            "enable_sasl = true",
+        ]
+        for principal, (token, permissions) in SECURE_USERS.items():
+            perms = ", ".join(f'"{p}"' for p in permissions)
+            lines += ["", "[[users]]", f'principal = "{principal}"', f'token = "{token}"',
+                      f"permissions = [{perms}]"]
+        return "\n".join(lines) + "\n"
+
+    def client_options(self, step: dict[str, Any]) -> dict[str, Any]:
+        """What an open step of a secure run adds: CA, client certificate
+        (unless `client_certificate: false`) and the principal's token,
+        never overriding what the step sets itself."""
+        principal = step.get("principal", "admin")
+        options: dict[str, Any] = {"tls_ca_file": str(self.pki / "ca.pem"), "principal": principal}
+        if step.get("client_certificate", True):
+            options["tls_cert_file"] = str(self.pki / "client.pem")
+            options["tls_key_file"] = str(self.pki / "client.key")
+        if principal in SECURE_USERS:
+            options["token"] = SECURE_USERS[principal][0]
+        return {k: v for k, v in options.items() if k not in step}
+
+
+def secure_step(step: dict[str, Any], secure: Secure | None) -> dict[str, Any]:
+    """The step as a run in this mode executes it."""
+    if secure is None or step["op"] not in OPEN_OPS:
+        return step
+    return {**step, **secure.client_options(step)}
+
+
 # ------------------------------------------------------------------ broker
 
 
 class Broker:
     """A reference broker process with its own data directory and ports."""
 
-    def __init__(self, binary: Path, data_dir: Path, args: list[str]):
+    def __init__(self, binary: Path, data_dir: Path, args: list[str], secure: Secure | None = None):
         self.binary, self.data_dir, self.args = binary, data_dir, args
         self.proc: subprocess.Popen[str] | None = None
         self.addr = "127.0.0.1:0"
         self.health = "127.0.0.1:0"
+        self.tls_addr = "127.0.0.1:0"
         self.log = open(data_dir.parent / "broker.log", "a")
+        self.config: Path | None = None
+        if secure is not None:
+            self.config = data_dir.parent / "broker.toml"
+            self.config.write_text(secure.broker_config())
+
+    @property
+    def client_addr(self) -> str:
+        """Where clients connect: the TLS listener when there is one."""
+        return self.tls_addr if self.config else self.addr
 
     def start(self) -> None:
         cmd = [str(self.binary), "--listen", self.addr, "--health-listen", self.health,
                "--data-dir", str(self.data_dir), *self.args]
+        if self.config:
+            # A restart keeps the TLS port, as it keeps the plain one.
+            cmd += ["--config", str(self.config), "--tls-listen", self.tls_addr]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.log, text=True)
         banner = read_line(self.proc, BROKER_START_TIMEOUT_S)
         if not banner or "listening" not in banner:
@@ -377,6 +466,8 @@ class Broker:
             raise RuntimeError(f"broker did not start: {banner!r} (log: {self.log.name})")
         fields = dict(t.split("=", 1) for t in banner.split() if "=" in t)
         self.addr, self.health = fields["addr"], fields["health"]
+        if self.config:
+            self.tls_addr = fields["tls_addr"]
         # Keep draining stdout so the broker never blocks on a full pipe.
         threading.Thread(target=lambda p=self.proc: [None for _ in p.stdout], daemon=True).start()
 
@@ -424,19 +515,22 @@ def driver_command(binding: str) -> list[str]:
     return [str(TARGET / "conformance" / "bin" / binding)]
 
 
-def run_one(binding: str, scenario: Scenario, broker_bin: Path, work: Path) -> Outcome:
+def run_one(binding: str, scenario: Scenario, mode: str, broker_bin: Path, work: Path,
+            secure: Secure | None) -> Outcome:
     started = time.monotonic()
-    run_dir = Path(tempfile.mkdtemp(prefix=f"{binding}-{scenario.name}-", dir=work))
-    broker = Broker(broker_bin, run_dir / "data", scenario.broker_args)
+    name = run_name(scenario, mode)
+    run_dir = Path(tempfile.mkdtemp(prefix=f"{binding}-{name}-", dir=work))
+    secure = secure if mode == "secure" else None
+    broker = Broker(broker_bin, run_dir / "data", scenario.broker_args, secure)
     (run_dir / "data").mkdir()
-    outcome = Outcome(binding, scenario.name, "pass")
+    outcome = Outcome(binding, name, "pass")
     try:
         broker.start()
         for n, phase in enumerate(scenario.phases):
             if n > 0:
                 broker.kill()
                 broker.start()
-            problem = run_phase(binding, scenario, n, phase, broker.addr, run_dir, outcome)
+            problem = run_phase(binding, scenario, n, phase, broker.client_addr, run_dir, outcome, secure)
             if problem:
                 outcome.status, outcome.detail = "fail", problem
                 break
@@ -452,12 +546,17 @@ def run_one(binding: str, scenario: Scenario, broker_bin: Path, work: Path) -> O
     return outcome
 
 
+def run_name(scenario: Scenario, mode: str) -> str:
+    """A scenario's name in the matrix: `name` in plain mode, `name@secure`."""
+    return scenario.name if mode == "plain" else f"{scenario.name}@{mode}"
+
+
 def run_phase(binding: str, scenario: Scenario, n: int, phase: list[tuple[int, dict[str, Any]]],
-              bootstrap: str, run_dir: Path, outcome: Outcome) -> str | None:
+              bootstrap: str, run_dir: Path, outcome: Outcome, secure: Secure | None) -> str | None:
     if not phase:
         return None
     plan = run_dir / f"phase{n}.plan"
-    plan.write_text("".join(plan_line(step, scenario.name) + "\n" for _, step in phase))
+    plan.write_text("".join(plan_line(secure_step(step, secure), scenario.name) + "\n" for _, step in phase))
     cmd = [*driver_command(binding), bootstrap, str(plan)]
     with open(run_dir / f"phase{n}.stderr", "w") as err:
         try:
@@ -492,22 +591,24 @@ def run_phase(binding: str, scenario: Scenario, n: int, phase: list[tuple[int, d
 # ------------------------------------------------------------------ report
 
 
-def print_matrix(bindings: list[str], scenarios: list[Scenario], results: dict[tuple[str, str], Outcome]) -> None:
-    width = max(len(s.name) for s in scenarios)
+def print_matrix(bindings: list[str], runs: list[str], results: dict[tuple[str, str], Outcome]) -> None:
+    width = max(len(r) for r in runs)
     cell = {b: max(len(b), 6) for b in bindings}
     print("\n" + "scenario".ljust(width) + "  " + "  ".join(b.center(cell[b]) for b in bindings))
-    for s in scenarios:
+    for r in runs:
         cells = []
         for b in bindings:
-            o = results.get((b, s.name))
+            o = results.get((b, r))
             cells.append(("pass" if o and o.status == "pass" else "FAIL").center(cell[b]))
-        print(s.name.ljust(width) + "  " + "  ".join(cells))
+        print(r.ljust(width) + "  " + "  ".join(cells))
     failed = [o for o in results.values() if o.status != "pass"]
     for o in failed:
         print(f"FAIL {o.binding} {o.scenario}: {o.detail}")
     total = len(results)
+    secure = sum(1 for r in runs if r.endswith("@secure"))
     print(f"\nconformance: {total - len(failed)} passed, {len(failed)} failed "
-          f"({len(bindings)} bindings x {len(scenarios)} scenarios)")
+          f"({len(bindings)} bindings x {len(runs)} scenario runs: "
+          f"{len(runs) - secure} plain, {secure} secure)")
 
 
 def main() -> int:
@@ -515,8 +616,13 @@ def main() -> int:
     ap.add_argument("--bindings", default=",".join(BINDINGS))
     ap.add_argument("--scenarios", default="*", help="glob on scenario names")
     ap.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 2))
+    ap.add_argument("--modes", default=",".join(MODES), help="plain, secure or both")
     ap.add_argument("--broker", default=str(TARGET / "debug" / "cursus-broker"))
+    ap.add_argument("--pki-tool", default=str(TARGET / "debug" / "cursus-test-pki"),
+                    help="cursus-test-pki, which writes the secure mode's certificates")
     ap.add_argument("--report", default=str(TARGET / "conformance" / "report.json"))
+    ap.add_argument("--runs", default=str(TARGET / "conformance" / "runs"),
+                    help="working directory of the runs (emptied first); give concurrent harnesses their own")
     args = ap.parse_args()
 
     bindings = [b for b in args.bindings.split(",") if b]
@@ -526,17 +632,28 @@ def main() -> int:
     scenarios = load_scenarios(args.scenarios)
     if not scenarios:
         ap.error(f"no scenario matches {args.scenarios!r} in {SCENARIOS}")
+    modes = [m for m in args.modes.split(",") if m]
+    if not modes or any(m not in MODES for m in modes):
+        ap.error(f"--modes must name some of {MODES}")
     broker_bin = Path(args.broker)
     if not broker_bin.is_file():
         ap.error(f"no broker binary at {broker_bin} (cargo build -p cursus-broker)")
+    pki_bin = Path(args.pki_tool)
+    if "secure" in modes and not pki_bin.is_file():
+        ap.error(f"no {pki_bin} (cargo build -p cursus-testkit --bin cursus-test-pki)")
 
-    work = TARGET / "conformance" / "runs"
+    work = Path(args.runs)
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
+    secure = Secure.create(pki_bin, work) if "secure" in modes else None
+    runs = [(s, m) for s in scenarios for m in modes if m in s.modes]
+    if not runs:
+        ap.error(f"no scenario matching {args.scenarios!r} runs in modes {modes}")
+    run_names = [run_name(s, m) for s, m in runs]
     results: dict[tuple[str, str], Outcome] = {}
-    jobs = [(b, s) for b in bindings for s in scenarios]
+    jobs = [(b, s, m) for b in bindings for s, m in runs]
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        futures = {pool.submit(run_one, b, s, broker_bin, work): (b, s) for b, s in jobs}
+        futures = {pool.submit(run_one, b, s, m, broker_bin, work, secure): (b, s) for b, s, m in jobs}
         for fut in concurrent.futures.as_completed(futures):
             o = fut.result()
             results[(o.binding, o.scenario)] = o
@@ -544,14 +661,14 @@ def main() -> int:
             print(f"{mark} {o.binding:<6} {o.scenario} ({o.seconds}s)" + (f": {o.detail}" if o.detail else ""),
                   flush=True)
 
-    print_matrix(bindings, scenarios, results)
+    print_matrix(bindings, run_names, results)
     report = {
         "bindings": bindings,
-        "scenarios": [s.name for s in scenarios],
+        "scenarios": run_names,
         "results": [
-            {"binding": b, "scenario": s.name, "status": results[(b, s.name)].status,
-             "detail": results[(b, s.name)].detail, "seconds": results[(b, s.name)].seconds}
-            for b in bindings for s in scenarios
+            {"binding": b, "scenario": r, "status": results[(b, r)].status,
+             "detail": results[(b, r)].detail, "seconds": results[(b, r)].seconds}
+            for b in bindings for r in run_names
         ],
     }
     Path(args.report).parent.mkdir(parents=True, exist_ok=True)

@@ -187,6 +187,13 @@ impl Driver {
                 let mut topic = NewTopic::new(step.arg("topic")?);
                 topic.partitions = Some(step.num("partitions")?);
                 topic.auth_policy = step.args.get("auth_policy").cloned();
+                let acl = |name: &str| {
+                    step.args
+                        .get(name)
+                        .map(|v| v.split(',').map(str::to_owned).collect::<Vec<_>>())
+                };
+                topic.read_acl = acl("read_acl");
+                topic.write_acl = acl("write_acl");
                 if step.args.contains_key("retention_bytes") {
                     topic.retention_bytes = Some(step.num("retention_bytes")?);
                 }

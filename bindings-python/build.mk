@@ -1,8 +1,10 @@
 # Python binding (bindings-python): included from the top-level Makefile,
 # run from the repository root.
 #
-#   make test-python    venv + tools, wheel built and installed, broker built,
-#                       pytest against the real broker, mypy --strict on the examples and tests
+#   make test-python    venv + tools, wheel built and installed, broker and
+#                       cursus-test-pki built, pytest against the real broker
+#                       (TLS tests: a secure one with a PKI made at test time),
+#                       mypy --strict on the examples and tests
 #   make bench-python   records/s produced and consumed from Python
 #                       (target/bench/python.json)
 #
@@ -15,6 +17,8 @@ PY_TOOLS_STAMP := $(PY_VENV)/.cursus-python-tools
 PY_TARGET      := $(abspath $(or $(CARGO_TARGET_DIR),target))
 PY_WHEELS      := $(PY_TARGET)/wheels-python
 PY_BROKER_BIN  := $(PY_TARGET)/$(or $(CURSUS_PROFILE),debug)/cursus-broker
+# Writes the test PKI of the TLS tests (tests/test_security.py) at test time.
+PY_PKI_BIN     := $(PY_TARGET)/$(or $(CURSUS_PROFILE),debug)/cursus-test-pki
 
 .PHONY: test-python python-wheel bench-python quickstart-python
 
@@ -33,8 +37,9 @@ python-wheel: $(PY_TOOLS_STAMP)
 	  $(PY_WHEELS)/cursus-*.whl
 
 test-python: python-wheel
-	CARGO_TARGET_DIR=$(PY_TARGET) $(CARGO) build $(CARGO_PROFILE_FLAG) -p cursus-broker
-	cd bindings-python && CURSUS_BROKER_BIN=$(PY_BROKER_BIN) \
+	CARGO_TARGET_DIR=$(PY_TARGET) $(CARGO) build $(CARGO_PROFILE_FLAG) -p cursus-broker \
+	  -p cursus-testkit --bin cursus-broker --bin cursus-test-pki
+	cd bindings-python && CURSUS_BROKER_BIN=$(PY_BROKER_BIN) CURSUS_TEST_PKI_BIN=$(PY_PKI_BIN) \
 	  $(abspath $(PY_BIN)) -m pytest tests -p no:cacheprovider --timeout 300 -q
 	$(PY_BIN) -m mypy --strict --cache-dir $(PY_TARGET)/mypy-python bindings-python/examples bindings-python/tests
 

@@ -39,8 +39,11 @@ class CursusError(Exception):
         retryable: whether the same operation may be attempted again.
         message: human-readable detail.
         fields: structured details (e.g. ``leader``).
-        kind: where the error comes from (``broker``, ``io``, ``timeout``,
-            ``protocol``, ``closed``, ``invalid_argument``, ``internal``).
+        kind: where the error comes from (``broker``, ``io``, ``tls``,
+            ``timeout``, ``protocol``, ``closed``, ``invalid_argument``,
+            ``internal``). A failed TLS handshake is kind ``tls``, code
+            ``tls_handshake_failed``, an :class:`AuthorizationError` with
+            ``fields["reason"]``.
         status: what picked the exception class, the same status C returns
             and C++/Java use: the class name, or ``timeout``, ``closed``,
             ``invalid_argument`` for local failures.

@@ -77,6 +77,22 @@ _T = TypeVar("_T", bound="_Client")
 _S = TypeVar("_S")
 
 
+# Options whose values are secrets: shown as <redacted> (docs/security.md).
+_SECRET_OPTIONS = frozenset({"token"})
+
+
+def _shown(name: str, value: ConfigValue) -> str:
+    return "<redacted>" if name in _SECRET_OPTIONS else repr(value)
+
+
+class _Config(Dict[str, ConfigValue]):
+    """A client's options as given; ``repr()`` and ``str()`` print the token
+    as ``<redacted>``."""
+
+    def __repr__(self) -> str:
+        return "{" + ", ".join(f"{k!r}: {_shown(k, v)}" for k, v in self.items()) + "}"
+
+
 class _Client(abc.ABC):
     _what = "client"
     _kind = "admin"
@@ -85,7 +101,7 @@ class _Client(abc.ABC):
         # Checked now, so an unknown or mistyped option fails where it is
         # written, not at connect().
         _cursus._check_config(self._kind, **config)
-        self._config: Dict[str, ConfigValue] = dict(config)
+        self._config = _Config(config)
         self._native_obj: Optional[object] = None
         self._closed = False
 
@@ -121,6 +137,15 @@ class _Client(abc.ABC):
     def closed(self) -> bool:
         """True once :meth:`close` was called."""
         return self._closed
+
+    def __repr__(self) -> str:
+        # The options as given, the token as <redacted>.
+        options = ", ".join(f"{k}={_shown(k, v)}" for k, v in self._config.items())
+        if self._closed:
+            state = "closed"
+        else:
+            state = "connected" if self._native_obj is not None else "not connected"
+        return f"<cursus.aio.{type(self).__name__}({options}) {state}>"
 
     async def __aenter__(self: _T) -> _T:
         await self.start()

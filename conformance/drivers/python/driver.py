@@ -108,6 +108,10 @@ class Driver:
         extra: Dict[str, Any] = {}
         if "auth_policy" in step.args:
             extra["auth_policy"] = step.args["auth_policy"]
+        # Principals of an `acl` topic: comma-separated in the plan, a list in Python.
+        for acl in ("read_acl", "write_acl"):
+            if acl in step.args:
+                extra[acl] = step.args[acl].split(",")
         if "retention_bytes" in step.args:
             extra["retention_bytes"] = step.num("retention_bytes")
         if "idempotent" in step.args:

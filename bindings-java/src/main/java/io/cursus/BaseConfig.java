@@ -1,10 +1,12 @@
 package io.cursus;
 
+import java.util.AbstractMap;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 
 /**
  * Options by the engine's names, validated by the engine when built. Immutable. Options
@@ -14,16 +16,22 @@ public abstract class BaseConfig {
     static final String ADMIN = "admin";
     static final String PRODUCER = "producer";
     static final String CONSUMER = "consumer";
+    /** What {@code toString()} shows instead of a secret. */
+    static final String REDACTED = "<redacted>";
 
     private final String kind;
     private final Map<String, String> values;
 
     BaseConfig(String kind, Map<String, String> values) {
         this.kind = kind;
-        this.values = Collections.unmodifiableMap(new LinkedHashMap<>(values));
+        this.values = new Redacting(Collections.unmodifiableMap(new LinkedHashMap<>(values)));
     }
 
-    /** The options set explicitly, by name, in the order they were set. */
+    /**
+     * The options set explicitly, by name, in the order they were set. The map holds the
+     * real values ({@code get("token")} is the token), but its {@code toString()} prints
+     * the token as {@code <redacted>}.
+     */
     public Map<String, String> values() {
         return values;
     }
@@ -75,11 +83,56 @@ public abstract class BaseConfig {
         return List.copyOf(out);
     }
 
+    /** The options set, with the token (a secret) as {@code <redacted>}. */
     @Override
     public String toString() {
-        Map<String, String> shown = new LinkedHashMap<>(values);
-        shown.computeIfPresent("token", (k, v) -> "***");
-        return getClass().getSimpleName() + shown;
+        return getClass().getSimpleName() + redacted(values);
+    }
+
+    /** Whether an option's value is a secret, never shown (the engine's rule: the AUTH token). */
+    static boolean isSecret(String name) {
+        return "token".equals(name);
+    }
+
+    /** A copy of {@code values} for display: secrets replaced by {@code <redacted>}. */
+    static Map<String, String> redacted(Map<String, String> values) {
+        Map<String, String> shown = new LinkedHashMap<>();
+        values.forEach((k, v) -> shown.put(k, isSecret(k) ? REDACTED : v));
+        return shown;
+    }
+
+    /** A read-only view of the options whose {@code toString()} redacts secrets. */
+    private static final class Redacting extends AbstractMap<String, String> {
+        private final Map<String, String> inner;
+
+        Redacting(Map<String, String> inner) {
+            this.inner = inner;
+        }
+
+        @Override
+        public Set<Map.Entry<String, String>> entrySet() {
+            return inner.entrySet();
+        }
+
+        @Override
+        public String get(Object key) {
+            return inner.get(key);
+        }
+
+        @Override
+        public boolean containsKey(Object key) {
+            return inner.containsKey(key);
+        }
+
+        @Override
+        public int size() {
+            return inner.size();
+        }
+
+        @Override
+        public String toString() {
+            return redacted(inner).toString();
+        }
     }
 
     /**
@@ -106,6 +159,12 @@ public abstract class BaseConfig {
             java.util.Objects.requireNonNull(value, "value of " + name);
             values.put(name, value);
             return self();
+        }
+
+        /** The options set so far, with the token (a secret) as {@code <redacted>}. */
+        @Override
+        public String toString() {
+            return getClass().getEnclosingClass().getSimpleName() + ".Builder" + redacted(values);
         }
 
         /** Sets options from a map of names to values. */

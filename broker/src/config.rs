@@ -6,6 +6,7 @@
 //! the flag's name with `_` instead of `-` (e.g. `--max-connections` is
 //! `max_connections`).
 
+use crate::auth::users::{UserEntry, Users};
 use crate::faults::FaultRule;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -33,9 +34,29 @@ pub struct Cli {
     /// TOML configuration file.
     #[arg(long, value_name = "FILE")]
     pub config: Option<PathBuf>,
-    /// Client listener address (Wire v2). Port 0 picks a free port. [default: 127.0.0.1:9000]
+    /// Client listener address (Wire v2). Port 0 picks a free port; "off" turns the
+    /// plain listener off (only with --tls-listen). [default: 127.0.0.1:9000]
     #[arg(long, value_name = "ADDR")]
     pub listen: Option<String>,
+    /// TLS listener address (Wire v2 over TLS 1.2/1.3), next to the plain one. Port 0
+    /// picks a free port. Needs --tls-cert-file and --tls-key-file. [default: off]
+    #[arg(long, value_name = "ADDR")]
+    pub tls_listen: Option<String>,
+    /// Server certificate chain of the TLS listener (PEM). Re-read on SIGHUP.
+    #[arg(long, value_name = "FILE")]
+    pub tls_cert_file: Option<PathBuf>,
+    /// Private key of the TLS listener (PEM). Re-read on SIGHUP.
+    #[arg(long, value_name = "FILE")]
+    pub tls_key_file: Option<PathBuf>,
+    /// CA certificates (PEM) that sign client certificates; turns on mutual TLS.
+    /// Re-read on SIGHUP. [default: off]
+    #[arg(long, value_name = "FILE")]
+    pub tls_client_ca_file: Option<PathBuf>,
+    /// Require AUTH: every command except AUTH, HELP and EXIT needs an
+    /// authenticated principal. Users are configured as [[users]] in the --config
+    /// file (see docs/security.md). [default: off]
+    #[arg(long)]
+    pub enable_sasl: bool,
     /// HTTP health listener (/live, /ready). Port 0 picks a free port. [default: 127.0.0.1:9080]
     #[arg(long, value_name = "ADDR")]
     pub health_listen: Option<String>,
@@ -126,6 +147,12 @@ pub struct Cli {
 #[serde(deny_unknown_fields)]
 struct FileConfig {
     listen: Option<String>,
+    tls_listen: Option<String>,
+    tls_cert_file: Option<PathBuf>,
+    tls_key_file: Option<PathBuf>,
+    tls_client_ca_file: Option<PathBuf>,
+    enable_sasl: Option<bool>,
+    users: Option<Vec<UserEntry>>,
     health_listen: Option<String>,
     advertised_addr: Option<String>,
     broker_id: Option<String>,
@@ -175,11 +202,34 @@ pub enum ConfigError {
     Invalid(String),
 }
 
-/// The resolved configuration the broker runs with.
+/// The TLS listener's settings (docs/security.md "TLS").
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TlsConfig {
+    /// TLS listener address.
+    pub listen: String,
+    /// Server certificate chain (PEM).
+    pub cert_file: PathBuf,
+    /// Server private key (PEM).
+    pub key_file: PathBuf,
+    /// CA of client certificates (PEM); `Some` turns on mutual TLS.
+    pub client_ca_file: Option<PathBuf>,
+}
+
+/// The value of `listen` that turns the plain listener off.
+pub const LISTEN_OFF: &str = "off";
+
+/// The resolved configuration the broker runs with. Its `Debug` output
+/// never shows a token (see [`Users`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Config {
-    /// Client listener address.
+    /// Client listener address, or [`LISTEN_OFF`].
     pub listen: String,
+    /// The TLS listener, when configured.
+    pub tls: Option<TlsConfig>,
+    /// Whether AUTH is required.
+    pub enable_sasl: bool,
+    /// Configured users (only with `enable_sasl`).
+    pub users: Users,
     /// Health listener address.
     pub health_listen: String,
     /// Advertised client address; `None` means the bound listener address.
@@ -233,6 +283,9 @@ impl Default for Config {
     fn default() -> Self {
         Config {
             listen: "127.0.0.1:9000".into(),
+            tls: None,
+            enable_sasl: false,
+            users: Users::default(),
             health_listen: "127.0.0.1:9080".into(),
             advertised_addr: None,
             broker_id: "broker-1".into(),
@@ -294,8 +347,20 @@ impl Config {
             .map(|spec| spec.parse::<FaultRule>())
             .collect::<Result<Vec<_>, _>>()
             .map_err(ConfigError::Invalid)?;
+        let tls = tls_config(
+            pick!(tls_listen),
+            pick!(tls_cert_file),
+            pick!(tls_key_file),
+            pick!(tls_client_ca_file),
+        )?;
+        let enable_sasl = cli.enable_sasl || file.enable_sasl.unwrap_or(false);
+        let users = Users::from_entries(file.users.as_deref().unwrap_or_default())
+            .map_err(ConfigError::Invalid)?;
         let config = Config {
             listen: pick!(listen).unwrap_or(d.listen),
+            tls,
+            enable_sasl,
+            users,
             health_listen: pick!(health_listen).unwrap_or(d.health_listen),
             advertised_addr: pick!(advertised_addr),
             broker_id: pick!(broker_id).unwrap_or(d.broker_id),
@@ -334,15 +399,30 @@ impl Config {
     /// Checks ranges that would make the broker misbehave.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let invalid = |m: &str| Err(ConfigError::Invalid(m.to_owned()));
-        for (name, addr) in [
-            ("listen", &self.listen),
-            ("health_listen", &self.health_listen),
-        ] {
+        let tls_listen = self.tls.as_ref().map(|t| &t.listen);
+        let addresses = [
+            ("listen", Some(&self.listen).filter(|l| *l != LISTEN_OFF)),
+            ("tls_listen", tls_listen),
+            ("health_listen", Some(&self.health_listen)),
+        ];
+        for (name, addr) in addresses {
+            let Some(addr) = addr else { continue };
             if addr.parse::<SocketAddr>().is_err() && !addr.contains(':') {
                 return Err(ConfigError::Invalid(format!(
                     "{name} {addr:?} is not HOST:PORT"
                 )));
             }
+        }
+        if self.listen == LISTEN_OFF && self.tls.is_none() {
+            return invalid("listen = \"off\" needs tls_listen (no listener would be left)");
+        }
+        if self.enable_sasl && self.users.is_empty() {
+            return invalid("enable_sasl is on but no [[users]] are configured");
+        }
+        if !self.enable_sasl && !self.users.is_empty() {
+            return invalid(
+                "[[users]] are configured but enable_sasl is off; set enable_sasl = true",
+            );
         }
         if self.max_connections == 0 {
             return invalid("max_connections must be at least 1");
@@ -389,6 +469,31 @@ impl Config {
     pub fn handshake_timeout(&self) -> Duration {
         self.idle_timeout.min(self.request_timeout)
     }
+}
+
+/// The TLS settings: all of them need `tls_listen`, which needs a
+/// certificate and a key.
+fn tls_config(
+    listen: Option<String>,
+    cert_file: Option<PathBuf>,
+    key_file: Option<PathBuf>,
+    client_ca_file: Option<PathBuf>,
+) -> Result<Option<TlsConfig>, ConfigError> {
+    let Some(listen) = listen.filter(|l| !l.is_empty()) else {
+        if cert_file.is_some() || key_file.is_some() || client_ca_file.is_some() {
+            return Err(ConfigError::Invalid(
+                "tls_cert_file, tls_key_file and tls_client_ca_file need tls_listen".into(),
+            ));
+        }
+        return Ok(None);
+    };
+    let missing = |key: &str| ConfigError::Invalid(format!("tls_listen needs {key}"));
+    Ok(Some(TlsConfig {
+        listen,
+        cert_file: cert_file.ok_or_else(|| missing("tls_cert_file"))?,
+        key_file: key_file.ok_or_else(|| missing("tls_key_file"))?,
+        client_ca_file,
+    }))
 }
 
 fn load_file(path: &Path) -> Result<FileConfig, ConfigError> {
@@ -482,6 +587,40 @@ mod tests {
         assert_eq!(c.crash_point.as_deref(), Some("txn_before_prepare"));
         assert!(Config::from_cli(parse(&["--crash-point", "txn_somewhere"])).is_err());
         assert!(Config::from_cli(parse(&["--transaction-timeout-ms", "0"])).is_err());
+    }
+
+    #[test]
+    fn security_settings_are_checked_together() {
+        let invalid = |args: &[&str]| match Config::from_cli(parse(args)) {
+            Err(ConfigError::Invalid(m)) => m,
+            other => panic!("{args:?}: {other:?}"),
+        };
+        assert!(invalid(&["--listen", "off"]).contains("tls_listen"));
+        assert!(invalid(&["--tls-listen", "127.0.0.1:0"]).contains("tls_cert_file"));
+        assert!(invalid(&["--tls-key-file", "k.pem"]).contains("need tls_listen"));
+        assert!(invalid(&["--enable-sasl"]).contains("no [[users]]"));
+        let c = Config::from_cli(parse(&[
+            "--listen",
+            "off",
+            "--tls-listen",
+            "127.0.0.1:0",
+            "--tls-cert-file",
+            "c.pem",
+            "--tls-key-file",
+            "k.pem",
+        ]))
+        .unwrap();
+        assert_eq!(c.tls.unwrap().cert_file, PathBuf::from("c.pem"));
+
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("broker.toml");
+        let users = "[[users]]\nprincipal = \"ops\"\ntoken = \"s3cret\"\npermissions = [\"*\"]\n";
+        std::fs::write(&path, users).unwrap();
+        let file = path.to_str().unwrap();
+        assert!(invalid(&["--config", file]).contains("enable_sasl is off"));
+        let c = Config::from_cli(parse(&["--config", file, "--enable-sasl"])).unwrap();
+        assert!(c.enable_sasl && !c.users.is_empty());
+        assert!(!format!("{c:?}").contains("s3cret"));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! binding of the SDK is tested against.
 //!
 //! * [`config`] — flags, TOML file and defaults;
+//! * [`auth`] — users, AUTH and the authorization of every request;
 //! * [`server`] — the listener, connection limit and per-connection protocol;
 //! * [`commands`] — one handler module per command family;
 //! * [`topics`] — the manifest-backed topic registry and live partitions;
@@ -17,6 +18,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod auth;
 pub mod broker;
 pub mod commands;
 pub mod config;

@@ -7,8 +7,10 @@ use std::sync::Arc;
 
 use clap::Parser;
 use cursus_broker::broker::{Broker, OpenError};
-use cursus_broker::config::{Cli, Config};
+use cursus_broker::config::{Cli, Config, LISTEN_OFF};
 use cursus_broker::health::{self, Readiness};
+use cursus_broker::server::listener::TlsListener;
+use cursus_broker::server::tls::TlsReloader;
 use cursus_broker::{maintenance, server};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
@@ -56,18 +58,31 @@ fn main() -> ExitCode {
 }
 
 async fn run(config: Config) -> Result<(), String> {
-    let listener = TcpListener::bind(&config.listen)
-        .await
-        .map_err(|e| format!("cannot listen on {}: {e}", config.listen))?;
-    let health_listener = TcpListener::bind(&config.health_listen)
-        .await
-        .map_err(|e| format!("cannot listen on {}: {e}", config.health_listen))?;
-    let addr = listener.local_addr().map_err(|e| e.to_string())?;
-    let health_addr = health_listener.local_addr().map_err(|e| e.to_string())?;
+    // The TLS files are checked before anything is bound, so a bad
+    // certificate fails startup with its reason.
+    let tls = match &config.tls {
+        Some(files) => Some((
+            Arc::new(TlsReloader::new(files.clone())?),
+            bind(&files.listen).await?,
+        )),
+        None => None,
+    };
+    let listener = match config.listen.as_str() {
+        LISTEN_OFF => None,
+        listen => Some(bind(listen).await?),
+    };
+    let health_listener = bind(&config.health_listen).await?;
+    let local = |l: &TcpListener| l.local_addr().map_err(|e| e.to_string());
+    let addr = listener.as_ref().map(local).transpose()?;
+    let tls_addr = tls.as_ref().map(|(_, l)| local(l)).transpose()?;
+    let health_addr = local(&health_listener)?;
+    let shown_addr = addr.map_or_else(|| LISTEN_OFF.to_owned(), |a| a.to_string());
+    // Clients are pointed at the plain listener, or the TLS one when it is off.
     let advertised = config
         .advertised_addr
         .clone()
-        .unwrap_or_else(|| addr.to_string());
+        .or_else(|| addr.or(tls_addr).map(|a| a.to_string()))
+        .unwrap_or_default();
     let shutdown = CancellationToken::new();
     let readiness = Readiness::new();
     let health_task = tokio::spawn(health::serve(
@@ -76,10 +91,14 @@ async fn run(config: Config) -> Result<(), String> {
         shutdown.clone(),
     ));
     tokio::spawn(signals(shutdown.clone()));
+    if let Some((reloader, _)) = &tls {
+        tokio::spawn(reload_on_sighup(Arc::clone(reloader)));
+    }
 
     // Tests and scripts read the real ports from this line.
+    let tls_part = tls_addr.map_or_else(String::new, |a| format!(" tls_addr={a}"));
     println!(
-        "cursus-broker listening addr={addr} health={health_addr} data_dir={}",
+        "cursus-broker listening addr={shown_addr}{tls_part} health={health_addr} data_dir={}",
         config.data_dir.display()
     );
     let _ = std::io::stdout().flush();
@@ -126,14 +145,43 @@ async fn run(config: Config) -> Result<(), String> {
         ));
     }
     readiness.set_ready();
-    info!(%addr, %health_addr, advertised = %broker.advertised, "ready");
+    info!(addr = %shown_addr, ?tls_addr, %health_addr, advertised = %broker.advertised, "ready");
 
     let upkeep = tokio::spawn(maintenance::run(Arc::clone(&broker)));
-    server::listener::run(Arc::clone(&broker), listener).await;
+    let tls = tls.map(|(tls, listener)| TlsListener { listener, tls });
+    server::listener::run(Arc::clone(&broker), listener, tls).await;
     let _ = upkeep.await;
     let _ = health_task.await;
     info!("stopped");
     Ok(())
+}
+
+async fn bind(addr: &str) -> Result<TcpListener, String> {
+    TcpListener::bind(addr)
+        .await
+        .map_err(|e| format!("cannot listen on {addr}: {e}"))
+}
+
+/// Re-reads the TLS files on every SIGHUP (a failure is logged by
+/// [`TlsReloader::reload`] and keeps the previous configuration).
+async fn reload_on_sighup(tls: Arc<TlsReloader>) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{signal, SignalKind};
+        let mut hangup = match signal(SignalKind::hangup()) {
+            Ok(s) => s,
+            Err(e) => {
+                error!(error = %e, "cannot watch SIGHUP; TLS reload is unavailable");
+                return;
+            }
+        };
+        while hangup.recv().await.is_some() {
+            info!("SIGHUP: reloading the TLS configuration");
+            let _ = tls.reload();
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = tls;
 }
 
 /// Cancels `shutdown` on SIGINT or SIGTERM.

@@ -51,6 +51,11 @@ fn help_lists_every_flag() {
         "--flush-interval-ms",
         "--stream-keepalive-ms",
         "--log-level",
+        "--tls-listen",
+        "--tls-cert-file",
+        "--tls-key-file",
+        "--tls-client-ca-file",
+        "--enable-sasl",
     ] {
         assert!(help.contains(flag), "--help lacks {flag}:\n{help}");
     }

@@ -18,10 +18,10 @@ use cursus_wire::{
     Kind, NegotiationRequest, Status,
 };
 use futures_util::StreamExt;
-use tokio::io::AsyncWriteExt;
-use tokio::net::tcp::{OwnedReadHalf, OwnedWriteHalf};
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
+use tokio_rustls::TlsAcceptor;
 use tokio_util::codec::FramedRead;
 use tracing::debug;
 
@@ -48,16 +48,37 @@ const LONG_POLL_ALLOWANCE: Duration = Duration::from_millis(crate::commands::con
 /// connection.
 pub type Inbound = Result<(Frame, OwnedSemaphorePermit), FrameCodecError>;
 
+/// The read half of a connection, plain or TLS.
+type ReadHalf = Box<dyn AsyncRead + Send + Unpin>;
+
+/// The write half of a connection, plain or TLS.
+type WriteHalf = Box<dyn AsyncWrite + Send + Unpin>;
+
+/// An accepted socket and how to speak on it.
+pub enum Transport {
+    /// Wire v2 straight on TCP.
+    Plain(TcpStream),
+    /// Wire v2 inside TLS, after a handshake with this acceptor.
+    Tls(TcpStream, TlsAcceptor),
+}
+
 /// Writes frames contiguously with the connection's negotiated compression.
-#[derive(Debug)]
 pub struct FrameWriter {
-    half: OwnedWriteHalf,
+    half: WriteHalf,
     compression: Compression,
     buf: BytesMut,
 }
 
+impl std::fmt::Debug for FrameWriter {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FrameWriter")
+            .field("compression", &self.compression)
+            .finish_non_exhaustive()
+    }
+}
+
 impl FrameWriter {
-    fn new(half: OwnedWriteHalf) -> Self {
+    fn new(half: WriteHalf) -> Self {
         FrameWriter {
             half,
             compression: Compression::None,
@@ -91,22 +112,17 @@ impl FrameWriter {
 /// Serves one accepted connection; `_permit` holds its connection slot.
 pub async fn handle(
     broker: Arc<Broker>,
-    socket: TcpStream,
+    transport: Transport,
     peer: SocketAddr,
     _permit: OwnedSemaphorePermit,
 ) {
-    let _ = socket.set_nodelay(true);
-    let (read, write) = socket.into_split();
-    let mut frames = FramedRead::new(read, FrameCodec::new());
-    let mut writer = FrameWriter::new(write);
+    // The TLS handshake and the Wire v2 negotiation share one deadline.
     let deadline = broker.config.handshake_timeout();
-    let Ok(compression) = tokio::time::timeout(deadline, handshake(&mut frames, &mut writer)).await
-    else {
+    let Ok(opened) = tokio::time::timeout(deadline, open(transport, peer)).await else {
         debug!(%peer, "handshake timed out");
         return;
     };
-    let Some(compression) = compression else {
-        debug!(%peer, "handshake rejected");
+    let Some((mut frames, mut writer, compression)) = opened else {
         return;
     };
     frames.decoder_mut().set_compression(compression);
@@ -121,9 +137,46 @@ pub async fn handle(
     debug!(%peer, "connection closed");
 }
 
+/// The TLS handshake (for a TLS connection), then the Wire v2
+/// negotiation; `None` means close without a reply.
+async fn open(
+    transport: Transport,
+    peer: SocketAddr,
+) -> Option<(FramedRead<ReadHalf, FrameCodec>, FrameWriter, Compression)> {
+    let (read, write): (ReadHalf, WriteHalf) = match transport {
+        Transport::Plain(socket) => {
+            let _ = socket.set_nodelay(true);
+            let (read, write) = socket.into_split();
+            (Box::new(read), Box::new(write))
+        }
+        Transport::Tls(socket, acceptor) => {
+            let _ = socket.set_nodelay(true);
+            match acceptor.accept(socket).await {
+                Ok(stream) => {
+                    let (read, write) = tokio::io::split(stream);
+                    (Box::new(read), Box::new(write))
+                }
+                Err(e) => {
+                    // Includes a plaintext client on the TLS port.
+                    debug!(%peer, error = %e, "TLS handshake failed; closing");
+                    return None;
+                }
+            }
+        }
+    };
+    let mut frames = FramedRead::new(read, FrameCodec::new());
+    let mut writer = FrameWriter::new(write);
+    let Some(compression) = handshake(&mut frames, &mut writer).await else {
+        // Includes a TLS client on the plain port.
+        debug!(%peer, "handshake rejected");
+        return None;
+    };
+    Some((frames, writer, compression))
+}
+
 /// Runs the handshake; `None` means close without a reply (§4.4).
 async fn handshake(
-    frames: &mut FramedRead<OwnedReadHalf, FrameCodec>,
+    frames: &mut FramedRead<ReadHalf, FrameCodec>,
     writer: &mut FrameWriter,
 ) -> Option<Compression> {
     let frame = frames.next().await?.ok()?;
@@ -143,7 +196,7 @@ async fn handshake(
 
 /// The reader task: decodes frames until EOF, a framing error (forwarded,
 /// then stop) or the connection task going away.
-async fn read_frames(mut frames: FramedRead<OwnedReadHalf, FrameCodec>, tx: mpsc::Sender<Inbound>) {
+async fn read_frames(mut frames: FramedRead<ReadHalf, FrameCodec>, tx: mpsc::Sender<Inbound>) {
     let budget = Arc::new(Semaphore::new(READ_AHEAD_BYTES));
     while let Some(item) = frames.next().await {
         let item = match item {
@@ -215,6 +268,7 @@ type Waiting = std::pin::Pin<Box<dyn std::future::Future<Output = (Command, u64,
 /// client's appends share fsyncs while replies keep their order.
 async fn serve(broker: &Arc<Broker>, writer: &mut FrameWriter, mut rx: mpsc::Receiver<Inbound>) {
     let mut waiting: futures_util::stream::FuturesOrdered<Waiting> = Default::default();
+
     loop {
         let item = tokio::select! {
             biased;

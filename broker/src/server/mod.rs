@@ -1,7 +1,9 @@
 //! The client-facing Wire v2 server: the accept loop with its connection
-//! limit ([`listener`]) and the per-connection protocol ([`connection`]).
+//! limit ([`listener`]), the per-connection protocol ([`connection`]) and
+//! the TLS configuration with its reload ([`tls`]).
 
 pub mod connection;
 pub mod listener;
+pub mod tls;
 
 pub use connection::{FrameWriter, Inbound};

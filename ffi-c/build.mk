@@ -10,8 +10,9 @@
 #                       top-level test-install does so)
 #   make ffi-header     regenerate include/cursus.h (cbindgen)
 #   make header-check   fail when include/cursus.h differs from the generated one
-#   make test-c         C tests against a real broker
-#   make test-cpp       C++ (GoogleTest) tests against a real broker
+#   make test-c         C tests against a real broker (and a secure one:
+#                       TLS, mutual TLS, tokens; certificates from cursus-test-pki)
+#   make test-cpp       C++ (GoogleTest) tests against real brokers (the same two)
 #   make ffi-tools      install GoogleTest and CMake when missing (apt-get)
 #   make test-go        go test against a real broker
 #   make test-valgrind  the C tests under valgrind (no leaks, no invalid accesses)
@@ -29,7 +30,11 @@ FFI_OUT        := $(FFI_TARGET)/cursus
 FFI_LIBDIR     := $(FFI_OUT)/lib
 FFI_BUILD      := $(FFI_OUT)/build
 FFI_BROKER     := $(FFI_PROFILE)/cursus-broker
+FFI_PKI        := $(FFI_PROFILE)/cursus-test-pki
 FFI_WITH_BROKER := $(CURDIR)/ffi-c/tests-c/with-broker.sh $(FFI_BROKER)
+# The tests also get a secure broker (TLS, mutual TLS, token auth) and a
+# test PKI made by cursus-test-pki (see with-broker.sh).
+FFI_WITH_SECURE_BROKER := CURSUS_TEST_PKI_BIN=$(FFI_PKI) $(FFI_WITH_BROKER)
 FFI_INCLUDE    := $(FFI_OUT)/include
 FFI_CFLAGS     := -std=c11 -Wall -Wextra -Werror -g -I$(FFI_INCLUDE)
 FFI_CXXFLAGS   := -std=c++17 -Wall -Wextra -Werror -g -I$(FFI_INCLUDE)
@@ -76,7 +81,7 @@ endef
 # layout (target/cursus) is what the tests, the Go package and the drivers
 # build against.
 ffi-lib:
-	$(FFI_CARGO) build $(CARGO_PROFILE_FLAG) -p cursus-ffi -p cursus-broker
+	$(FFI_CARGO) build $(CARGO_PROFILE_FLAG) -p cursus-ffi -p cursus-broker -p cursus-testkit --bin cursus-test-pki
 	$(call ffi_layout,$(FFI_OUT),$(FFI_PROFILE))
 	@mkdir -p $(FFI_BUILD)
 	@echo "libcursus: $(FFI_OUT) (pkg-config: PKG_CONFIG_PATH=$(FFI_LIBDIR)/pkgconfig)"
@@ -119,24 +124,24 @@ $(FFI_BUILD)/test_cursus: ffi-lib $(FFI_C_TESTS) ffi-c/tests-c/test_util.h
 	$(CC) $(FFI_CFLAGS) -o $@ $(FFI_C_TESTS) $(FFI_LDFLAGS)
 
 test-c: $(FFI_BUILD)/test_cursus
-	$(FFI_WITH_BROKER) $(FFI_BUILD)/test_cursus
+	$(FFI_WITH_SECURE_BROKER) $(FFI_BUILD)/test_cursus
 
 # Every test but the fork test, which test-c runs: in a forked child, memory
 # that only the parent's (vanished) threads referenced reads as "definitely
 # lost" to valgrind, though nothing leaked.
 test-valgrind: $(FFI_BUILD)/test_cursus
-	CURSUS_TEST_EXCLUDE=fork $(FFI_WITH_BROKER) valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite \
+	CURSUS_TEST_EXCLUDE=fork $(FFI_WITH_SECURE_BROKER) valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite \
 	  --show-leak-kinds=definite --error-exitcode=1 \
 	  --suppressions=$(CURDIR)/ffi-c/tests-c/valgrind.supp $(FFI_BUILD)/test_cursus
 
 
 test-cpp: ffi-lib ffi-tools
 	$(CXX) $(FFI_CXXFLAGS) -o $(FFI_BUILD)/test_cursus_cpp $(wildcard ffi-c/tests-cpp/test_*.cpp) $(FFI_LDFLAGS) -lgtest
-	$(FFI_WITH_BROKER) $(FFI_BUILD)/test_cursus_cpp
+	$(FFI_WITH_SECURE_BROKER) $(FFI_BUILD)/test_cursus_cpp
 
 test-go: ffi-lib
 	cd ffi-c/go && $(FFI_GO_ENV) go vet ./...
-	cd ffi-c/go && $(FFI_GO_ENV) CURSUS_BROKER_BIN=$(FFI_BROKER) go test -race -count=1 -v ./...
+	cd ffi-c/go && $(FFI_GO_ENV) CURSUS_BROKER_BIN=$(FFI_BROKER) CURSUS_TEST_PKI_BIN=$(FFI_PKI) go test -race -count=1 -v ./...
 
 test-ffi: header-check test-c test-cpp test-go test-valgrind
 

@@ -46,6 +46,12 @@ void test_replay_proof_and_range(void);
 void test_replay_proof_needs_a_replay_topic(void);
 void test_txn_append_stream_commit(void);
 void test_txn_append_stream_abort(void);
+/* test_security.c */
+void test_tls_mutual_auth_produce_and_consume(void);
+void test_wrong_token_is_authentication_failed(void);
+void test_tls_without_client_certificate_is_refused(void);
+void test_tls_untrusted_ca_is_unknown_ca(void);
+void test_missing_permission_is_not_authorized_for_operation(void);
 
 struct test {
   const char *name;
@@ -94,6 +100,11 @@ int main(void) {
       TEST(replay_proof_needs_a_replay_topic),
       TEST(txn_append_stream_commit),
       TEST(txn_append_stream_abort),
+      TEST(tls_mutual_auth_produce_and_consume),
+      TEST(wrong_token_is_authentication_failed),
+      TEST(tls_without_client_certificate_is_refused),
+      TEST(tls_untrusted_ca_is_unknown_ca),
+      TEST(missing_permission_is_not_authorized_for_operation),
   };
   broker = getenv("CURSUS_TEST_BROKER");
   if (broker == NULL || *broker == '\0') {

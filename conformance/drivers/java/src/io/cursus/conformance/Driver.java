@@ -249,6 +249,12 @@ public final class Driver {
                 if (a.has("auth_policy")) {
                     t.authPolicy(a.str("auth_policy"));
                 }
+                if (a.has("read_acl")) {
+                    t.readAcl(principals(a.str("read_acl")));
+                }
+                if (a.has("write_acl")) {
+                    t.writeAcl(principals(a.str("write_acl")));
+                }
                 if (a.has("retention_bytes")) {
                     t.retentionBytes(a.num("retention_bytes"));
                 }
@@ -574,6 +580,17 @@ public final class Driver {
             implicitAdmin = new CursusAdmin(ClientConfig.builder().bootstrapServers(bootstrap).build());
         }
         return implicitAdmin;
+    }
+
+    /** A comma-separated list of principals ({@code read_acl}, {@code write_acl}). */
+    private static List<String> principals(String csv) {
+        List<String> out = new ArrayList<>();
+        for (String p : csv.split(",")) {
+            if (!p.isBlank()) {
+                out.add(p.strip());
+            }
+        }
+        return out;
     }
 
     private static PartitionOffsets offsets(CursusAdmin admin, String topic, int partition) throws DriverError {

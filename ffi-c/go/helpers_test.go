@@ -20,12 +20,14 @@ var broker string
 
 // TestMain starts a real cursus-broker ($CURSUS_BROKER_BIN, or uses an
 // already running one at $CURSUS_TEST_BROKER) with a temporary data
-// directory on a free loopback port.
+// directory on a free loopback port; it stops the secure broker the TLS
+// tests start on first use (security_test.go).
 func TestMain(m *testing.M) {
 	os.Exit(run(m))
 }
 
 func run(m *testing.M) int {
+	defer stopSecureBroker() // started on first use (security_test.go)
 	if addr := os.Getenv("CURSUS_TEST_BROKER"); addr != "" {
 		broker = addr
 		return m.Run()

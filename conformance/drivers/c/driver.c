@@ -469,8 +469,9 @@ fail:
 }
 
 static int op_create_topic(const step_t *s, buf_t *out, char **err) {
-  static const char *optional[] = {"auth_policy", "retention_bytes", "idempotent", "event_sourcing",
-                                   "aggregate_replay"};
+  /* read_acl / write_acl: comma-separated principals, as the C ABI takes them. */
+  static const char *optional[] = {"auth_policy", "read_acl", "write_acl", "retention_bytes", "idempotent",
+                                   "event_sourcing", "aggregate_replay"};
   enum { N_OPTIONAL = sizeof optional / sizeof optional[0] };
   const char *topic, *keys[N_OPTIONAL + 1], *values[N_OPTIONAL + 1];
   size_t n = 0;

@@ -187,7 +187,9 @@ class Driver {
     }
     if (op == "create_topic") {
       std::map<std::string, std::string> options{{"partitions", s.arg("partitions")}};
-      for (const char *field : {"auth_policy", "retention_bytes", "idempotent", "event_sourcing", "aggregate_replay"})
+      // read_acl / write_acl: comma-separated principals, as the wrapper takes them.
+      for (const char *field : {"auth_policy", "read_acl", "write_acl", "retention_bytes", "idempotent",
+                                "event_sourcing", "aggregate_replay"})
         if (s.has(field)) options[field] = s.arg(field);
       auto created = admin(s).create_topic(s.arg("topic"), options);
       return "{\"partitions\": " + std::to_string(created.partitions) + "}";

@@ -195,7 +195,9 @@ func (d *driver) run(s *step) (result, error) {
 			return nil, err
 		}
 		opts := cursus.TopicOptions{"partitions": partitions}
-		for _, field := range []string{"auth_policy", "retention_bytes", "idempotent", "event_sourcing", "aggregate_replay"} {
+		// read_acl / write_acl: comma-separated principals, as TopicOptions takes them.
+		for _, field := range []string{"auth_policy", "read_acl", "write_acl", "retention_bytes", "idempotent",
+			"event_sourcing", "aggregate_replay"} {
 			if v, ok := s.args[field]; ok {
 				opts[field] = v
 			}

@@ -1,8 +1,9 @@
 # bindings-java: the Java binding (JNI crate + Maven project). Included from the
 # top-level Makefile, run from the repository root.
 #
-#   make test-java    build libcursus_jni and the broker, then `mvn test` (JUnit 5,
-#                     -Xcheck:jni) against a real broker; prints Surefire's summary
+#   make test-java    build libcursus_jni, the broker and cursus-test-pki, then `mvn test`
+#                     (JUnit 5, -Xcheck:jni) against real brokers (plain, and TLS + mutual
+#                     TLS + token auth with a PKI made at test time); Surefire's summary
 #   make jar-java     the jar, with the native library inside
 #   make install-java the jar, its sources and javadoc jars (javadoc fails on a public
 #                     item without docs) into the local Maven repository (~/.m2)
@@ -31,9 +32,10 @@ DEMO_BOOTSTRAP ?= 127.0.0.1:9000
 JAVA_MVN_ARGS := -B -ntp $(MVN_FLAGS) \
   -Dcursus.native.dir=$(JAVA_NATIVE_STAGE) \
   -Dcursus.native.platform=$(JAVA_PLATFORM) \
-  -Dbroker.bin=$(JAVA_PROFILE_DIR)/cursus-broker
+  -Dbroker.bin=$(JAVA_PROFILE_DIR)/cursus-broker \
+  -Dpki.bin=$(JAVA_PROFILE_DIR)/cursus-test-pki
 
-.PHONY: java-native java-bridge test-java jar-java install-java bench-java quickstart-java
+.PHONY: java-native java-pki java-bridge test-java jar-java install-java bench-java quickstart-java
 
 java-native:
 	$(JAVA_CARGO) build $(CARGO_PROFILE_FLAG) -p cursus-jni -p cursus-broker
@@ -47,10 +49,15 @@ java-native:
 	  fi; \
 	done
 
+# The TLS tests' certificates are made at test time by this tool (a separate cargo call:
+# `--bin` would restrict the build above to binaries).
+java-pki:
+	$(JAVA_CARGO) build $(CARGO_PROFILE_FLAG) -p cursus-testkit --bin cursus-test-pki
+
 java-bridge:
 	CURSUS_UPDATE_GENERATED=1 $(JAVA_CARGO) test -p cursus-jni --test generated
 
-test-java: java-native
+test-java: java-native java-pki
 	cd $(JAVA_DIR) && $(JAVA_MVN) $(JAVA_MVN_ARGS) test
 
 jar-java: java-native

@@ -52,14 +52,15 @@ class Broker:
     """A running broker process; `addr` is its client address (`tls_addr`
     that of its TLS listener, when it has one)."""
 
-    def __init__(self, *extra_args: str) -> None:
-        """`extra_args`: more command-line options of the broker."""
+    def __init__(self, *extra_args: str, listen: str = "127.0.0.1:0") -> None:
+        """`extra_args`: more command-line options of the broker; `listen`:
+        its plain listener (`off`: none, `addr` is then `off`)."""
         self.data_dir = tempfile.mkdtemp(prefix="cursus-py-")
         self.proc = subprocess.Popen(
             [
                 broker_binary(),
                 "--listen",
-                "127.0.0.1:0",
+                listen,
                 "--health-listen",
                 "127.0.0.1:0",
                 "--data-dir",
@@ -114,10 +115,14 @@ class Broker:
 
 
 class SecureBroker(Broker):
-    """A broker with a TLS listener, mutual TLS and token authentication
-    (`enable_sasl`), configured by a TOML file in its own temporary
-    directory, next to the test PKI (`pki/`: ca.pem, server.pem/.key,
-    client.pem/.key, other-ca.pem, ...) made for it."""
+    """A broker with a TLS listener only, mutual TLS and token
+    authentication (`enable_sasl`), configured by a TOML file in its own
+    temporary directory, next to the test PKI (`pki/`: ca.pem,
+    server.pem/.key, client.pem/.key, other-ca.pem, ...) made for it.
+
+    TLS only: with a plain listener too, the broker advertises that one in
+    its metadata, and clients that follow it (a consumer's group and fetch
+    connections) would reach the plain port with TLS."""
 
     # principal -> permissions; tokens are made per broker (`tokens`).
     USERS: Dict[str, List[str]] = {
@@ -149,7 +154,7 @@ class SecureBroker(Broker):
                 ]
             config = self.work / "broker.toml"
             config.write_text("\n".join(lines) + "\n")
-            super().__init__("--config", str(config))
+            super().__init__("--config", str(config), listen="off")
         except BaseException:
             shutil.rmtree(self.work, ignore_errors=True)
             raise

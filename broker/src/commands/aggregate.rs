@@ -13,7 +13,7 @@ use cursus_wire::partitioner::partition_for_key;
 use cursus_wire::{CommandPayload, ErrorPayload, Record};
 use serde::Serialize;
 
-use super::params::{check_access, partition_of, Access};
+use super::params::partition_of;
 use super::{HandlerResult, Reply};
 use crate::broker::Broker;
 use crate::eventsource::replay::{Proof, ProofScan, ProofStatus, ProvenEvent};
@@ -44,7 +44,6 @@ fn target(
     if !topic.def.aggregate_replay {
         return Err(ErrorPayload::new("aggregate_replay_not_enabled").with_field("topic", name));
     }
-    check_access(&topic, Access::Read)?;
     let count = topic.partitions.len() as u32;
     if count == 0 {
         return Err(ErrorPayload::new("no_partitions_available").with_field("topic", name));

@@ -11,9 +11,7 @@ use cursus_wire::{Batch, CommandPayload, ErrorPayload};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
-use super::params::{
-    check_access, existing_topic, number, partition_number, partition_of, required, Access,
-};
+use super::params::{existing_topic, number, partition_number, partition_of, required};
 use super::{HandlerResult, Reply};
 use crate::broker::Broker;
 use crate::storage::{StorageError, StoredRecord};
@@ -124,7 +122,6 @@ pub async fn consume(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult 
         Some(v) => v.trim().parse::<u64>().map_err(|_| syntax("wait_ms", v))?,
     };
     let partition = partition_of(&topic, id)?;
-    check_access(&topic, Access::Read)?;
     // A committed group offset takes precedence over a lower offset= (the
     // spec's resolution order); a higher one is the consumer reading ahead
     // of its last commit and must be honoured, or it would re-read forever.

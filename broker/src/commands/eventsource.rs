@@ -25,7 +25,7 @@ use cursus_wire::partitioner::partition_for_key;
 use cursus_wire::{Acks, Batch, CommandPayload, ErrorPayload, Record, RecordVersion};
 use serde::Serialize;
 
-use super::params::{check_access, number, partition_number, partition_of, required, Access};
+use super::params::{number, partition_number, partition_of, required};
 use super::{Durable, HandlerResult, Reply};
 use crate::broker::Broker;
 use crate::eventsource::replay::payload_digest;
@@ -108,8 +108,9 @@ fn from_version_param(p: &CommandPayload) -> Result<u64, ErrorPayload> {
 }
 
 /// The live event-sourcing topic `name`: `topic_not_found`,
-/// `event_sourcing_not_enabled`, or an access error otherwise.
-fn es_topic(broker: &Broker, name: &str, access: Access) -> Result<Arc<Topic>, ErrorPayload> {
+/// or `event_sourcing_not_enabled` otherwise (access was checked by
+/// `crate::auth` before the handler ran).
+fn es_topic(broker: &Broker, name: &str) -> Result<Arc<Topic>, ErrorPayload> {
     let topic = broker
         .topics
         .get(name)
@@ -117,7 +118,6 @@ fn es_topic(broker: &Broker, name: &str, access: Access) -> Result<Arc<Topic>, E
     if !topic.def.event_sourcing {
         return Err(ErrorPayload::new("event_sourcing_not_enabled").with_field("topic", name));
     }
-    check_access(&topic, access)?;
     Ok(topic)
 }
 
@@ -403,7 +403,7 @@ pub async fn append_stream(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerR
     let event_type = p.get("event_type").unwrap_or_default();
     let metadata = p.get("metadata").unwrap_or_default();
     for _ in 0..FENCE_RETRIES {
-        let topic = es_topic(broker, name, Access::Write)?;
+        let topic = es_topic(broker, name)?;
         let replay = if topic.def.aggregate_replay {
             Some(replay_identity(p, CMD)?)
         } else {
@@ -533,7 +533,7 @@ pub fn stream_version(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult
     const CMD: &str = "STREAM_VERSION";
     let name = topic_param(p, CMD)?;
     let key = key_param(p, CMD)?;
-    let topic = es_topic(broker, name, Access::Read)?;
+    let topic = es_topic(broker, name)?;
     let partition = route(&topic, key)?;
     let durable = partition.log().durable_offset();
     let version = partition.with_streams(|s| s.visible_head(key, durable));
@@ -552,7 +552,7 @@ pub async fn save_snapshot(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerR
     let version = version_param(p, CMD)?;
     let message = required(p, "message", "missing_message", CMD)?;
     for _ in 0..FENCE_RETRIES {
-        let topic = es_topic(broker, name, Access::Write)?;
+        let topic = es_topic(broker, name)?;
         let partition = route(&topic, key)?;
         // The writer lock orders the snapshot with appends and with a
         // TRUNCATE, which clears the store after fencing every partition.
@@ -596,7 +596,7 @@ pub fn read_snapshot(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult 
     const CMD: &str = "READ_SNAPSHOT";
     let name = topic_param(p, CMD)?;
     let key = key_param(p, CMD)?;
-    let topic = es_topic(broker, name, Access::Read)?;
+    let topic = es_topic(broker, name)?;
     let partition = route(&topic, key)?;
     let snapshot = snapshot_store(&topic)?.get(partition.id(), key);
     let json = serde_json::to_string(&snapshot).map_err(|e| {
@@ -628,7 +628,7 @@ pub async fn read_stream(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerRes
     const CMD: &str = "READ_STREAM";
     let name = topic_param(p, CMD)?;
     let key = key_param(p, CMD)?;
-    let topic = es_topic(broker, name, Access::Read)?;
+    let topic = es_topic(broker, name)?;
     let from = or_envelope!(from_version_param(p));
     let max_events = bounded(
         p,
@@ -724,7 +724,7 @@ pub async fn read_stream_history(broker: &Arc<Broker>, p: &CommandPayload) -> Ha
     const CMD: &str = "READ_STREAM_HISTORY";
     let name = topic_param(p, CMD)?;
     let key = key_param(p, CMD)?;
-    let topic = es_topic(broker, name, Access::Read)?;
+    let topic = es_topic(broker, name)?;
     let from = or_envelope!(from_version_param(p));
     let max_records = or_envelope!(bounded(
         p,
@@ -893,7 +893,6 @@ pub async fn browse_messages(broker: &Arc<Broker>, p: &CommandPayload) -> Handle
             }
         },
     };
-    check_access(&topic, Access::Read)?;
     let stable = partition.stable_offset();
     let readable_end = to.map_or(stable, |t| t.min(stable));
     let earliest = partition.log().earliest_offset().min(stable);

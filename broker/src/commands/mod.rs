@@ -102,7 +102,8 @@ impl From<ErrorPayload> for Reply {
 pub type HandlerResult = Result<Reply, ErrorPayload>;
 
 /// Commands this broker implements, as HELP lists them.
-pub const SUPPORTED: [Command; 40] = [
+pub const SUPPORTED: [Command; 41] = [
+    Command::Auth,
     Command::Create,
     Command::AlterTopicConfig,
     Command::Delete,
@@ -230,6 +231,8 @@ async fn execute(broker: &Arc<Broker>, request: Request) -> Reply {
         Command::AggregateReplayProof => aggregate::replay_proof(broker, &p).await,
         Command::AggregateEventRangeRead => aggregate::event_range_read(broker, &p).await,
         Command::Exit => Ok(Reply::OkThenClose(Bytes::from_static(b"OK"))),
+        // AUTH never gets here: the connection's session answers it
+        // (`crate::auth::Session`).
         other => Err(unsupported(other)),
     };
     into_reply(result)
@@ -247,10 +250,7 @@ fn unsupported(command: Command) -> ErrorPayload {
         ListCluster | ClusterStatus | ElectLeader | JoinCluster | LeaveCluster
         | HeartbeatCluster | ReplicaCatchup => "distribution_not_enabled",
         // Broker-to-broker commands are never accepted from clients here.
-        ReplicateMessage | ReplicateSnapshot | ListSnapshots | FetchSnapshot | CatchupSnapshots
-        | RaftApply | InternalBatch => "internal_command_unauthorized",
-        // AUTH arrives in a later issue.
-        _ => "UNSUPPORTED_FEATURE",
+        _ => "internal_command_unauthorized",
     };
     ErrorPayload::new(code).with_field("command", command.name())
 }

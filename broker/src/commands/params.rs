@@ -72,34 +72,3 @@ pub fn partition_of(topic: &Topic, id: u32) -> Result<Arc<Partition>, ErrorPaylo
             .with_field("partition", id)
     })
 }
-
-/// The kind of topic access a command needs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Access {
-    /// CONSUME, STREAM.
-    Read,
-    /// PUBLISH.
-    Write,
-}
-
-/// Applies the topic's `auth_policy`. Connections are not authenticated
-/// yet (AUTH arrives later), so `acl` topics fail closed.
-pub fn check_access(topic: &Topic, access: Access) -> Result<(), ErrorPayload> {
-    use crate::storage::AuthPolicy;
-    let denied = match topic.def.auth_policy {
-        AuthPolicy::Open => false,
-        AuthPolicy::DenyWrite => access == Access::Write,
-        AuthPolicy::DenyRead => access == Access::Read,
-        AuthPolicy::Acl => true,
-    };
-    if denied {
-        let operation = match access {
-            Access::Read => "read",
-            Access::Write => "write",
-        };
-        return Err(ErrorPayload::new("NOT_AUTHORIZED_FOR_TOPIC")
-            .with_field("topic", &topic.def.name)
-            .with_field("operation", operation));
-    }
-    Ok(())
-}

@@ -18,7 +18,7 @@ use cursus_wire::{
 };
 use serde::Serialize;
 
-use super::params::{check_access, optional_number, partition_number, required, Access};
+use super::params::{optional_number, partition_number, required};
 use super::{HandlerResult, Reply};
 use crate::broker::Broker;
 use crate::storage::Partitioner;
@@ -230,7 +230,6 @@ async fn publish(broker: &Arc<Broker>, input: PublishInput) -> HandlerResult {
         .topics
         .get(&input.topic)
         .ok_or_else(|| ErrorPayload::new("topic_not_found").with_field("topic", &input.topic))?;
-    check_access(&topic, Access::Write)?;
     if topic.def.aggregate_replay {
         // Every event of a replay topic carries its identity (event id,
         // digest, sequence): only APPEND_STREAM writes them.

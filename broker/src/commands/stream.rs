@@ -16,9 +16,7 @@ use tokio::time::Instant;
 use tracing::debug;
 
 use super::consume::{encode_batch, read, read_options, AutoOffsetReset, Isolation};
-use super::params::{
-    check_access, existing_topic, number, partition_number, partition_of, required, Access,
-};
+use super::params::{existing_topic, number, partition_number, partition_of, required};
 use super::{HandlerResult, Reply};
 use crate::broker::Broker;
 use crate::server::{FrameWriter, Inbound};
@@ -62,7 +60,6 @@ pub async fn start(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
         .map(|v| number(v, "offset", "invalid_offset"))
         .transpose()?;
     let partition = partition_of(&topic, id)?;
-    check_access(&topic, Access::Read)?;
     let log = partition.log();
     // As for CONSUME: the committed offset wins over a lower offset=.
     let committed = broker

@@ -25,6 +25,7 @@ use tokio_rustls::TlsAcceptor;
 use tokio_util::codec::FramedRead;
 use tracing::debug;
 
+use crate::auth::{Admission, Session};
 use crate::broker::Broker;
 use crate::commands::{self, stream, Reply, Request};
 
@@ -268,7 +269,8 @@ type Waiting = std::pin::Pin<Box<dyn std::future::Future<Output = (Command, u64,
 /// client's appends share fsyncs while replies keep their order.
 async fn serve(broker: &Arc<Broker>, writer: &mut FrameWriter, mut rx: mpsc::Receiver<Inbound>) {
     let mut waiting: futures_util::stream::FuturesOrdered<Waiting> = Default::default();
-
+    // Who this connection authenticated as, and its failed attempts.
+    let mut session = Session::default();
     loop {
         let item = tokio::select! {
             biased;
@@ -307,6 +309,19 @@ async fn serve(broker: &Arc<Broker>, writer: &mut FrameWriter, mut rx: mpsc::Rec
                 debug!(%command, "invalid request; closing");
                 flush_waiting(broker, writer, &mut rx, &mut waiting).await;
                 return;
+            }
+        };
+        // AUTH and authorization come before any handler validation.
+        let request = match session.admit(broker, request) {
+            Admission::Run(request) => request,
+            Admission::Answer(reply) => {
+                drop(permit);
+                if !flush_waiting(broker, writer, &mut rx, &mut waiting).await
+                    || !write_reply(broker, writer, &mut rx, command, id, reply).await
+                {
+                    return;
+                }
+                continue;
             }
         };
         // Only appends overlap with the durability wait of earlier appends;

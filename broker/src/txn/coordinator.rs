@@ -35,7 +35,6 @@ use super::state::{
     TxnSnapshot, TxnState,
 };
 use crate::broker::Broker;
-use crate::commands::params::{check_access, Access};
 use crate::eventsource::replay::payload_digest;
 use crate::storage::Partitioner;
 use crate::topics::is_internal_topic;
@@ -361,7 +360,6 @@ impl TxnCoordinator {
             .topics
             .get(&req.topic)
             .ok_or_else(|| ErrorPayload::new("topic_not_found").with_field("topic", &req.topic))?;
-        check_access(&topic, Access::Write)?;
         if topic.def.aggregate_replay {
             // A replay topic holds events only (TXN_APPEND_STREAM).
             return Err(
@@ -425,7 +423,6 @@ impl TxnCoordinator {
                 ErrorPayload::new("event_sourcing_not_enabled").with_field("topic", &req.topic)
             );
         }
-        check_access(&topic, Access::Write)?;
         let replay = topic.def.aggregate_replay;
         if replay && req.event_id.is_empty() {
             return Err(ErrorPayload::new("missing_event_id")

@@ -203,6 +203,29 @@ impl Client {
         }
     }
 
+    /// Publishes one record to `topic` as a CBV2 batch (no fields, so no
+    /// inline credentials); its reply.
+    pub async fn publish_batch(
+        &mut self,
+        topic: &str,
+        value: &str,
+    ) -> Result<String, ErrorPayload> {
+        let batch = cursus_wire::Batch {
+            acks: cursus_wire::Acks::Leader,
+            records: vec![cursus_wire::Record::new(bytes::Bytes::copy_from_slice(
+                value.as_bytes(),
+            ))],
+            ..cursus_wire::Batch::new(topic, 0)
+        };
+        let bytes = batch
+            .to_bytes(cursus_wire::RecordVersionPolicy::Minimal)
+            .unwrap();
+        let id = self.send(Command::Publish, bytes).await.expect("send");
+        let frame = self.recv().await.expect("batch reply");
+        assert_eq!(frame.request_id, id);
+        decode_reply(frame)
+    }
+
     /// True when the broker has closed the connection.
     pub async fn is_closed(&mut self) -> bool {
         self.recv().await.is_none()
@@ -236,6 +259,27 @@ pub fn broker_bin() -> std::path::PathBuf {
 pub fn start(toml: &str) -> cursus_testkit::TestBroker {
     broker_bin();
     cursus_testkit::TestBroker::start_with_config(toml)
+}
+
+/// Error codes that mean "stopped by authentication or authorization".
+pub const DENIALS: [&str; 4] = [
+    "authentication_required",
+    "authentication_failed",
+    "NOT_AUTHORIZED_FOR_OPERATION",
+    "NOT_AUTHORIZED_FOR_TOPIC",
+];
+
+/// `[[users]]` TOML for `(principal, token, permissions)`.
+pub fn users_toml(users: &[(&str, &str, &[&str])]) -> String {
+    let mut toml = String::from("enable_sasl = true\n");
+    for (principal, token, permissions) in users {
+        let list: Vec<String> = permissions.iter().map(|p| format!("{p:?}")).collect();
+        toml += &format!(
+            "[[users]]\nprincipal = {principal:?}\ntoken = {token:?}\npermissions = [{}]\n",
+            list.join(", ")
+        );
+    }
+    toml
 }
 
 /// TOML string literal of a path.

@@ -80,11 +80,32 @@ impl FromStr for ClientKind {
     }
 }
 
-/// Options set so far, checked as they are set.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
+/// Options set so far, checked as they are set. `Debug` redacts secrets.
+#[derive(Clone, Default, PartialEq, Eq)]
 pub struct ConfigBuilder {
     kind: Option<ClientKind>,
     entries: Vec<(String, String)>,
+}
+
+impl std::fmt::Debug for ConfigBuilder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let entries: Vec<(&str, &str)> = self
+            .entries
+            .iter()
+            .map(|(k, v)| {
+                let shown = if cursus::config::is_secret_option(k) {
+                    "<redacted>"
+                } else {
+                    v.as_str()
+                };
+                (k.as_str(), shown)
+            })
+            .collect();
+        f.debug_struct("ConfigBuilder")
+            .field("kind", &self.kind)
+            .field("entries", &entries)
+            .finish()
+    }
 }
 
 impl ConfigBuilder {
@@ -209,6 +230,19 @@ impl ConfigBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn debug_redacts_the_token() {
+        let mut b = ConfigBuilder::new(Some(ClientKind::Admin));
+        b.set("principal", "alice").unwrap();
+        b.set("token", "very-secret").unwrap();
+        let shown = format!("{b:?}");
+        assert!(
+            shown.contains("alice") && shown.contains("<redacted>"),
+            "{shown}"
+        );
+        assert!(!shown.contains("very-secret"), "{shown}");
+    }
 
     #[test]
     fn validate_checks_the_rules_between_options() {

@@ -84,12 +84,13 @@ impl Status {
     }
 }
 
-/// The lowercase name of an error kind (`broker`, `io`, `timeout`,
+/// The lowercase name of an error kind (`broker`, `io`, `tls`, `timeout`,
 /// `protocol`, `closed`, `invalid_argument`, `internal`).
 pub fn kind_name(kind: ErrorKind) -> &'static str {
     match kind {
         ErrorKind::Broker => "broker",
         ErrorKind::Io => "io",
+        ErrorKind::Tls => "tls",
         ErrorKind::Timeout => "timeout",
         ErrorKind::Protocol => "protocol",
         ErrorKind::Closed => "closed",

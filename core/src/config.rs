@@ -255,13 +255,28 @@ pub struct TlsConfig {
     pub server_name: Option<String>,
 }
 
-/// AUTH credentials.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// True for an option whose value is a secret (the AUTH `token`): every
+/// `Debug`, `repr` and `toString` of a configuration prints `<redacted>`.
+pub fn is_secret_option(name: &str) -> bool {
+    name == "token"
+}
+
+/// AUTH credentials. `Debug` shows the principal, never the token.
+#[derive(Clone, PartialEq, Eq)]
 pub struct Credentials {
     /// Principal.
     pub principal: String,
     /// Token.
     pub token: String,
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Credentials")
+            .field("principal", &self.principal)
+            .field("token", &"<redacted>")
+            .finish()
+    }
 }
 
 /// Connection settings shared by every client object.

@@ -28,6 +28,11 @@ pub enum ErrorKind {
     InvalidArgument,
     /// A bug or a panic inside the engine, caught at a boundary.
     Internal,
+    /// The TLS handshake failed: an untrusted or mismatched broker
+    /// certificate, a refused client certificate, or a peer that does not
+    /// speak TLS. Class authorization, never retried: trying again cannot
+    /// change a certificate. The `reason` field says which.
+    Tls,
 }
 
 impl ErrorKind {
@@ -41,6 +46,7 @@ impl ErrorKind {
             ErrorKind::Closed => "closed",
             ErrorKind::InvalidArgument => "invalid_argument",
             ErrorKind::Internal => "internal_error",
+            ErrorKind::Tls => "tls_handshake_failed",
         }
     }
 
@@ -51,6 +57,7 @@ impl ErrorKind {
             ErrorKind::Io | ErrorKind::Timeout => ErrorClass::Availability,
             ErrorKind::Closed | ErrorKind::InvalidArgument => ErrorClass::Validation,
             ErrorKind::Broker | ErrorKind::Protocol | ErrorKind::Internal => ErrorClass::Internal,
+            ErrorKind::Tls => ErrorClass::Authorization,
         }
     }
 }

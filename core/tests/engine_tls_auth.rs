@@ -1,132 +1,84 @@
-//! TLS (custom CA, mutual TLS) and AUTH, against test peers: a TLS
-//! terminator in front of the real broker (the reference broker listens in
-//! plain TCP), and a fake broker that checks AUTH credentials.
+//! TLS (custom CA, mutual TLS) and token AUTH against the reference broker
+//! with both on: what works, and the typed error of each way it can fail.
 
-use cursus::admin::Admin;
-use cursus::admin::NewTopic;
+use cursus::admin::{Admin, NewTopic};
 use cursus::{ClientConfig, ErrorKind};
+use cursus_testkit::pki::TestPki;
 use cursus_testkit::TestBroker;
-use cursus_wire::{
-    CommandPayload, ErrorClass, ErrorPayload, Frame, FrameCodec, NegotiationRequest, Status,
-};
-use futures_util::{SinkExt, StreamExt};
-use rcgen::{BasicConstraints, CertificateParams, IsCa, KeyPair};
-use std::sync::Arc;
-use tokio::net::{TcpListener, TcpStream};
-use tokio_rustls::rustls;
-use tokio_util::codec::Framed;
+use cursus_wire::ErrorClass;
 
-struct Pki {
-    dir: tempfile::TempDir,
-    server: (
-        rustls::pki_types::CertificateDer<'static>,
-        rustls::pki_types::PrivateKeyDer<'static>,
-    ),
-    ca_der: rustls::pki_types::CertificateDer<'static>,
+/// A broker with a plain and a TLS listener, mutual TLS, and two users.
+struct Secure {
+    broker: TestBroker,
+    pki: TestPki,
+    _dir: tempfile::TempDir,
 }
 
-/// A CA, a server certificate for `localhost`, and a client certificate,
-/// with the CA and the client's files written as PEM.
-fn pki() -> Pki {
-    let ca_key = KeyPair::generate().unwrap();
-    let mut ca_params = CertificateParams::new(Vec::<String>::new()).unwrap();
-    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
-    let ca = ca_params.self_signed(&ca_key).unwrap();
-    let issue = |name: &str| {
-        let key = KeyPair::generate().unwrap();
-        let cert = CertificateParams::new(vec![name.to_owned()])
-            .unwrap()
-            .signed_by(&key, &ca, &ca_key)
-            .unwrap();
-        (cert, key)
-    };
-    let (server_cert, server_key) = issue("localhost");
-    let (client_cert, client_key) = issue("client");
+fn secure_broker() -> Secure {
     let dir = tempfile::tempdir().unwrap();
-    std::fs::write(dir.path().join("ca.pem"), ca.pem()).unwrap();
-    std::fs::write(dir.path().join("client.pem"), client_cert.pem()).unwrap();
-    std::fs::write(dir.path().join("client.key"), client_key.serialize_pem()).unwrap();
-    Pki {
-        dir,
-        server: (
-            server_cert.der().clone(),
-            rustls::pki_types::PrivatePkcs8KeyDer::from(server_key.serialize_der()).into(),
-        ),
-        ca_der: ca.der().clone(),
+    let pki = TestPki::generate(dir.path()).unwrap();
+    let toml = format!(
+        r#"
+tls_listen = "127.0.0.1:0"
+tls_cert_file = "{}"
+tls_key_file = "{}"
+tls_client_ca_file = "{}"
+enable_sasl = true
+
+[[users]]
+principal = "alice"
+token = "alice-token"
+permissions = ["*"]
+
+[[users]]
+principal = "bob"
+token = "bob-token"
+permissions = ["topic.read"]
+"#,
+        pki.server_cert.display(),
+        pki.server_key.display(),
+        pki.ca.display()
+    );
+    Secure {
+        broker: TestBroker::start_with_config(&toml),
+        pki,
+        _dir: dir,
     }
 }
 
-/// Terminates TLS (requiring a client certificate when `mutual`) and
-/// forwards the plain bytes to `upstream`.
-async fn tls_terminator(pki: &Pki, upstream: String, mutual: bool) -> String {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let builder = rustls::ServerConfig::builder_with_provider(Arc::clone(&provider))
-        .with_safe_default_protocol_versions()
-        .unwrap();
-    let builder = if mutual {
-        let mut roots = rustls::RootCertStore::empty();
-        roots.add(pki.ca_der.clone()).unwrap();
-        let verifier =
-            rustls::server::WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
-                .build()
-                .unwrap();
-        builder.with_client_cert_verifier(verifier)
-    } else {
-        builder.with_no_client_auth()
-    };
-    let config = builder
-        .with_single_cert(vec![pki.server.0.clone()], pki.server.1.clone_key())
-        .unwrap();
-    let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(config));
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        while let Ok((socket, _)) = listener.accept().await {
-            let acceptor = acceptor.clone();
-            let upstream = upstream.clone();
-            tokio::spawn(async move {
-                let Ok(mut tls) = acceptor.accept(socket).await else {
-                    return;
-                };
-                let mut plain = TcpStream::connect(upstream).await.unwrap();
-                let _ = tokio::io::copy_bidirectional(&mut tls, &mut plain).await;
-            });
+impl Secure {
+    fn tls_addr(&self) -> &str {
+        self.broker.tls_addr.as_deref().expect("TLS listener")
+    }
+
+    /// Options of a client that does everything right, as `alice`.
+    fn config(&self) -> ClientConfig {
+        let mut c = ClientConfig::new(self.tls_addr());
+        for (k, v) in [
+            ("tls_ca_file", self.pki.ca.to_str().unwrap()),
+            ("tls_cert_file", self.pki.client_cert.to_str().unwrap()),
+            ("tls_key_file", self.pki.client_key.to_str().unwrap()),
+            ("principal", "alice"),
+            ("token", "alice-token"),
+        ] {
+            c.set(k, v).unwrap();
         }
-    });
-    format!("localhost:{}", addr.port())
+        c
+    }
 }
 
-fn tls_config(addr: &str, pki: &Pki, client_cert: bool) -> ClientConfig {
-    let mut c = ClientConfig::new(addr);
-    c.set(
-        "tls_ca_file",
-        pki.dir.path().join("ca.pem").to_str().unwrap(),
-    )
-    .unwrap();
-    if client_cert {
-        c.set(
-            "tls_cert_file",
-            pki.dir.path().join("client.pem").to_str().unwrap(),
-        )
-        .unwrap();
-        c.set(
-            "tls_key_file",
-            pki.dir.path().join("client.key").to_str().unwrap(),
-        )
-        .unwrap();
-    }
-    c.retries = 0;
-    c
+fn assert_tls_error(e: &cursus::Error, reason: &str) {
+    assert_eq!(e.kind(), ErrorKind::Tls, "{e}");
+    assert_eq!(e.code(), "tls_handshake_failed", "{e}");
+    assert_eq!(e.class(), ErrorClass::Authorization, "{e}");
+    assert!(!e.retryable(), "{e}");
+    assert_eq!(e.field("reason"), Some(reason), "{e}");
 }
 
 #[tokio::test]
-async fn tls_with_a_custom_ca() {
-    let broker = TestBroker::start();
-    let pki = pki();
-    let addr = tls_terminator(&pki, broker.addr.clone(), false).await;
-    let admin = Admin::connect(tls_config(&addr, &pki, false))
-        .await
-        .unwrap();
+async fn tls_mutual_tls_and_auth_work_together() {
+    let s = secure_broker();
+    let admin = Admin::connect(s.config()).await.unwrap();
     admin
         .create_topic(&NewTopic::new("secure").partitions(1))
         .await
@@ -135,114 +87,109 @@ async fn tls_with_a_custom_ca() {
 }
 
 #[tokio::test]
-async fn mutual_tls_needs_the_client_certificate() {
-    let broker = TestBroker::start();
-    let pki = pki();
-    let addr = tls_terminator(&pki, broker.addr.clone(), true).await;
-    let admin = Admin::connect(tls_config(&addr, &pki, true)).await.unwrap();
-    assert!(admin.list_topics().await.unwrap().is_empty());
-    let e = Admin::connect(tls_config(&addr, &pki, false))
-        .await
-        .unwrap_err();
-    assert!(
-        matches!(e.kind(), ErrorKind::Io | ErrorKind::Protocol),
-        "{e}"
-    );
+async fn a_broker_certificate_from_another_ca_is_unknown_ca() {
+    let s = secure_broker();
+    let mut c = s.config();
+    c.set("tls_ca_file", s.pki.other_ca.to_str().unwrap())
+        .unwrap();
+    let e = Admin::connect(c).await.unwrap_err();
+    assert_tls_error(&e, "unknown_ca");
+    assert!(e.message().contains("tls_ca_file"), "{e}");
 }
 
 #[tokio::test]
-async fn tls_refuses_an_untrusted_server() {
-    let broker = TestBroker::start();
-    let (trusted, other) = (pki(), pki());
-    let addr = tls_terminator(&other, broker.addr.clone(), false).await;
-    let e = Admin::connect(tls_config(&addr, &trusted, false))
-        .await
-        .unwrap_err();
+async fn a_certificate_for_another_name_is_name_mismatch() {
+    let s = secure_broker();
+    let mut c = s.config();
+    c.set("tls_server_name", "broker.example.invalid").unwrap();
+    let e = Admin::connect(c).await.unwrap_err();
+    assert_tls_error(&e, "name_mismatch");
+    assert!(e.message().contains("broker.example.invalid"), "{e}");
+}
+
+#[tokio::test]
+async fn mutual_tls_refuses_a_missing_or_foreign_client_certificate() {
+    let s = secure_broker();
+    let mut without = ClientConfig::new(s.tls_addr());
+    without
+        .set("tls_ca_file", s.pki.ca.to_str().unwrap())
+        .unwrap();
+    without.set("principal", "alice").unwrap();
+    without.set("token", "alice-token").unwrap();
+    let e = Admin::connect(without).await.unwrap_err();
+    assert_tls_error(&e, "client_certificate_refused");
+
+    let mut foreign = s.config();
+    foreign
+        .set("tls_cert_file", s.pki.other_client_cert.to_str().unwrap())
+        .unwrap();
+    foreign
+        .set("tls_key_file", s.pki.other_client_key.to_str().unwrap())
+        .unwrap();
+    let e = Admin::connect(foreign).await.unwrap_err();
+    assert_tls_error(&e, "client_certificate_refused");
+
+    // The broker still serves a client that has one.
+    Admin::connect(s.config()).await.unwrap();
+}
+
+#[tokio::test]
+async fn a_plain_client_on_the_tls_port_is_told_to_use_tls() {
+    let s = secure_broker();
+    let mut c = ClientConfig::new(s.tls_addr());
+    c.retries = 0;
+    let e = Admin::connect(c).await.unwrap_err();
+    assert_eq!(e.code(), "not_cursus_wire", "{e}");
+    assert!(e.message().contains("tls=true"), "{e}");
+}
+
+#[tokio::test]
+async fn a_tls_client_on_the_plain_port_fails_with_a_hint() {
+    let s = secure_broker();
+    let mut c = s.config();
+    c.bootstrap_servers = vec![s.broker.addr.clone()];
+    c.retries = 0;
+    let e = Admin::connect(c).await.unwrap_err();
     assert_eq!(e.kind(), ErrorKind::Io, "{e}");
-    assert!(e.message().contains("TLS"), "{e}");
-}
-
-/// A fake broker that requires `AUTH principal=alice token=s3cret` first.
-async fn auth_broker() -> String {
-    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap().to_string();
-    tokio::spawn(async move {
-        while let Ok((socket, _)) = listener.accept().await {
-            tokio::spawn(async move {
-                let mut framed = Framed::new(socket, FrameCodec::new());
-                let Some(Ok(hello)) = framed.next().await else {
-                    return;
-                };
-                let chosen = NegotiationRequest::decode(hello.payload)
-                    .unwrap()
-                    .select()
-                    .unwrap();
-                framed
-                    .send(Frame::negotiation_response(chosen.encode()))
-                    .await
-                    .unwrap();
-                let mut authed = false;
-                while let Some(Ok(req)) = framed.next().await {
-                    let p = CommandPayload::decode(req.payload.clone()).unwrap();
-                    let (status, body) = match req.command {
-                        cursus_wire::Command::Auth => {
-                            authed = p.get("principal") == Some("alice")
-                                && p.get("token") == Some("s3cret");
-                            if authed {
-                                (Status::Ok, bytes::Bytes::from_static(b"OK principal=alice"))
-                            } else {
-                                (
-                                    Status::Error,
-                                    ErrorPayload::new("authentication_failed")
-                                        .to_bytes()
-                                        .unwrap(),
-                                )
-                            }
-                        }
-                        _ if !authed => (
-                            Status::Error,
-                            ErrorPayload::new("authentication_required")
-                                .to_bytes()
-                                .unwrap(),
-                        ),
-                        _ => (
-                            Status::Ok,
-                            bytes::Bytes::from_static(b"OK count=1 topics=private"),
-                        ),
-                    };
-                    framed
-                        .send(Frame::response(req.command, req.request_id, status, body))
-                        .await
-                        .unwrap();
-                }
-            });
-        }
-    });
-    addr
+    assert!(e.message().contains("TLS listener"), "{e}");
 }
 
 #[tokio::test]
-async fn auth_sends_credentials_after_the_handshake() {
-    let addr = auth_broker().await;
-    let mut config = ClientConfig::new(&addr);
-    config.set("principal", "alice").unwrap();
-    config.set("token", "s3cret").unwrap();
-    let admin = Admin::connect(config).await.unwrap();
-    assert_eq!(admin.list_topics().await.unwrap(), ["private"]);
-
-    let mut config = ClientConfig::new(&addr);
-    config.set("principal", "alice").unwrap();
-    config.set("token", "wrong").unwrap();
-    config.retries = 0;
-    let e = Admin::connect(config).await.unwrap_err();
-    assert_eq!(e.code(), "authentication_failed");
+async fn a_wrong_token_is_authentication_failed_and_not_retried() {
+    let s = secure_broker();
+    let mut c = s.config();
+    c.set("token", "not-alice-token").unwrap();
+    let e = Admin::connect(c).await.unwrap_err();
+    assert_eq!(e.code(), "authentication_failed", "{e}");
     assert_eq!(e.class(), ErrorClass::Authorization);
+    assert!(!e.retryable());
+    assert_eq!(e.field("principal"), Some("alice"));
+    assert!(!e.to_string().contains("not-alice-token"), "{e}");
+}
 
-    // A principal without a token is refused before connecting.
-    let mut config = ClientConfig::new(&addr);
-    config.set("principal", "alice").unwrap();
-    assert_eq!(
-        Admin::connect(config).await.unwrap_err().kind(),
-        ErrorKind::InvalidArgument
-    );
+#[tokio::test]
+async fn a_missing_permission_names_the_command_and_the_permission() {
+    let s = secure_broker();
+    let mut c = s.config();
+    c.set("principal", "bob").unwrap();
+    c.set("token", "bob-token").unwrap();
+    let admin = Admin::connect(c).await.unwrap();
+    let e = admin
+        .create_topic(&NewTopic::new("not-for-bob").partitions(1))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "NOT_AUTHORIZED_FOR_OPERATION", "{e}");
+    assert_eq!(e.field("command"), Some("CREATE"));
+    assert_eq!(e.field("permission"), Some("admin"));
+}
+
+#[test]
+fn debug_output_never_shows_the_token() {
+    let mut c = ClientConfig::new("127.0.0.1:9000");
+    c.set("principal", "alice").unwrap();
+    c.set("token", "very-secret-token").unwrap();
+    let shown = format!("{c:?}");
+    assert!(shown.contains("alice"), "{shown}");
+    assert!(!shown.contains("very-secret-token"), "{shown}");
+    assert!(shown.contains("<redacted>"), "{shown}");
 }

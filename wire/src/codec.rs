@@ -6,7 +6,7 @@
 //! plus a header, nor wait for a payload behind a header that is already bad.
 
 use super::error::WireError;
-use super::frame::{Frame, FrameHeader, HEADER_LEN};
+use super::frame::{Frame, FrameHeader, FRAME_MAGIC, HEADER_LEN};
 use super::ids::Compression;
 use bytes::{Buf, BytesMut};
 use tokio_util::codec::{Decoder, Encoder};
@@ -70,6 +70,15 @@ impl Decoder for FrameCodec {
             Some(header) => header,
             None => {
                 let Some(raw) = src.get(..HEADER_LEN) else {
+                    // Reject a wrong magic as soon as it is complete: a peer
+                    // speaking another protocol (a TLS alert is 7 bytes, then
+                    // a close) is named for what it is, not as a short frame.
+                    if let Some(magic) = src.get(..4) {
+                        let magic = u32::from_be_bytes(magic.try_into().expect("4 bytes"));
+                        if magic != FRAME_MAGIC {
+                            return Err(WireError::BadMagic(magic).into());
+                        }
+                    }
                     return Ok(None);
                 };
                 let raw: &[u8; HEADER_LEN] = raw.try_into().expect("32 bytes");

@@ -30,6 +30,21 @@ fn frame_wrong_magic() {
 }
 
 #[test]
+fn codec_rejects_a_wrong_magic_before_the_header_is_complete() {
+    // A TLS alert record (7 bytes) where a frame should start: refused at
+    // once, not waited on as the start of a 32-byte header.
+    let mut codec = FrameCodec::new();
+    let mut buf = BytesMut::from(&[0x15u8, 0x03, 0x03, 0x00, 0x02, 0x02, 0x46][..]);
+    assert!(matches!(
+        codec.decode(&mut buf),
+        Err(FrameCodecError::Wire(WireError::BadMagic(0x1503_0300)))
+    ));
+    // Three bytes of a good magic: wait for more.
+    let mut partial = BytesMut::from(&request_bytes()[..3]);
+    assert!(matches!(FrameCodec::new().decode(&mut partial), Ok(None)));
+}
+
+#[test]
 fn frame_version_not_2() {
     assert_eq!(with(|b| b[5] = 1), Err(WireError::UnsupportedVersion(1)));
     assert_eq!(with(|b| b[5] = 3), Err(WireError::UnsupportedVersion(3)));

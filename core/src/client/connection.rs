@@ -440,9 +440,23 @@ fn handshake_garbage(addr: &str, e: &FrameCodecError) -> Error {
              Point bootstrap_servers at the broker's client listener"
         ))
         .with_code("not_cursus_wire"),
+        // TLS 1.3 reports a refused client certificate as an alert on the
+        // first read after the handshake: this one.
+        FrameCodecError::Io(io) if transport::tls_error_in(io) => {
+            transport::tls_failure(addr, transport::host_of(addr), io)
+        }
         // The transport failed (a reset, say): the broker is unavailable,
         // not speaking another protocol.
         FrameCodecError::Io(io) => Error::io(format!("{addr} failed during the handshake: {io}")),
+        // TLS records (alert 0x15, handshake 0x16, version 3.x) where a
+        // frame should start: a TLS listener answering a plain client.
+        FrameCodecError::Wire(WireError::BadMagic(m)) if matches!(m >> 16, 0x1503 | 0x1603) => {
+            Error::protocol(format!(
+                "{addr} answered in TLS, not plain Cursus Wire v2: \
+                 set tls=true (and tls_ca_file) to connect to a TLS listener"
+            ))
+            .with_code("not_cursus_wire")
+        }
         FrameCodecError::Wire(_) => Error::protocol(format!("bad frame from {addr}: {e}")),
     }
 }

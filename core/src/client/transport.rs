@@ -3,7 +3,7 @@
 //! client certificate).
 
 use crate::config::{ClientConfig, TlsConfig};
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
 use std::io::BufReader;
 use std::sync::Arc;
 use tokio::io::{AsyncRead, AsyncWrite};
@@ -34,13 +34,14 @@ pub async fn open(addr: &str, config: &ClientConfig) -> Result<Box<dyn Io>> {
             let stream = connector
                 .connect(name, tcp)
                 .await
-                .map_err(|e| Error::io(format!("TLS handshake with {addr} failed: {e}")))?;
+                .map_err(|e| tls_failure(addr, &host, &e))?;
             Ok(Box::new(stream))
         }
     }
 }
 
-fn host_of(addr: &str) -> &str {
+/// The host part of `host:port` (brackets of an IPv6 literal removed).
+pub(crate) fn host_of(addr: &str) -> &str {
     let host = addr.rsplit_once(':').map_or(addr, |(h, _)| h);
     host.trim_start_matches('[').trim_end_matches(']')
 }
@@ -122,4 +123,87 @@ fn tls_client_config(tls: &TlsConfig) -> Result<rustls::ClientConfig> {
         }
         _ => Ok(builder.with_no_client_auth()),
     }
+}
+
+/// Why a TLS handshake failed, as the `reason` field of a
+/// `tls_handshake_failed` error, with the sentence that explains it.
+fn tls_reason(e: &rustls::Error, host: &str) -> (&'static str, String) {
+    use rustls::{AlertDescription as Alert, CertificateError as Cert};
+    match e {
+        rustls::Error::InvalidCertificate(c) => match c {
+            Cert::UnknownIssuer | Cert::BadSignature | Cert::UnknownRevocationStatus => (
+                "unknown_ca",
+                "the broker's certificate is not signed by a CA in tls_ca_file".to_owned(),
+            ),
+            Cert::NotValidForName | Cert::NotValidForNameContext { .. } => (
+                "name_mismatch",
+                format!(
+                    "the broker's certificate is not valid for {host:?} \
+                     (set tls_server_name to a name it carries)"
+                ),
+            ),
+            Cert::Expired | Cert::ExpiredContext { .. } | Cert::NotValidYet => (
+                "certificate_expired",
+                "the broker's certificate is expired or not yet valid".to_owned(),
+            ),
+            _ => (
+                "handshake",
+                format!("the broker's certificate is unusable: {e}"),
+            ),
+        },
+        // The broker verified our certificate and said no (or wanted one).
+        rustls::Error::AlertReceived(
+            Alert::CertificateRequired
+            | Alert::BadCertificate
+            | Alert::UnknownCA
+            | Alert::CertificateUnknown
+            | Alert::CertificateRevoked
+            | Alert::CertificateExpired
+            | Alert::UnsupportedCertificate
+            | Alert::AccessDenied,
+        ) => (
+            "client_certificate_refused",
+            format!(
+                "the broker refused the client certificate ({e}); \
+                 mutual TLS needs tls_cert_file and tls_key_file signed by the broker's client CA"
+            ),
+        ),
+        rustls::Error::InvalidMessage(_) => (
+            "not_tls",
+            "the peer does not speak TLS: is this the broker's plain listener?".to_owned(),
+        ),
+        _ => ("handshake", e.to_string()),
+    }
+}
+
+/// The error of a failed TLS handshake (or of the alert that ends one,
+/// which TLS 1.3 delivers on the first read after it). An I/O failure
+/// that carries no TLS error stays an `io` error: the connection broke,
+/// which a retry may fix. A peer that closes mid-handshake gets a hint,
+/// since a plain listener does exactly that.
+pub(crate) fn tls_failure(addr: &str, host: &str, e: &std::io::Error) -> Error {
+    match e
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<rustls::Error>())
+    {
+        Some(tls) => {
+            let (reason, why) = tls_reason(tls, host);
+            Error::new(
+                ErrorKind::Tls,
+                format!("TLS handshake with {addr} failed: {why}"),
+            )
+            .with_field("reason", reason)
+        }
+        None if e.kind() == std::io::ErrorKind::UnexpectedEof => Error::io(format!(
+            "{addr} closed the connection during the TLS handshake \
+             (is it a TLS listener? a plain listener closes on a TLS hello)"
+        )),
+        None => Error::io(format!("TLS handshake with {addr} failed: {e}")),
+    }
+}
+
+/// The TLS error inside a read failure, when there is one.
+pub(crate) fn tls_error_in(e: &std::io::Error) -> bool {
+    e.get_ref()
+        .is_some_and(|inner| inner.downcast_ref::<rustls::Error>().is_some())
 }

@@ -425,9 +425,26 @@ class Secure:
 
 def secure_step(step: dict[str, Any], secure: Secure | None) -> dict[str, Any]:
     """The step as a run in this mode executes it."""
-    if secure is None or step["op"] not in OPEN_OPS:
+    if secure is None:
         return step
-    return {**step, **secure.client_options(step)}
+    if step["op"] in OPEN_OPS:
+        return {**step, **secure.client_options(step)}
+    if "admin" in OP_ARGS[step["op"]] and "admin" not in step:
+        # The drivers' implicit admin has only bootstrap_servers: use the
+        # explicitly opened, secured one that secure_prelude adds.
+        return {**step, "admin": SECURE_ADMIN}
+    return step
+
+
+SECURE_ADMIN = "secure-admin"
+
+
+def secure_prelude(secure: Secure | None) -> list[dict[str, Any]]:
+    """Steps a secure run puts before each phase (their output is checked
+    to succeed, not reported as the scenario's)."""
+    if secure is None:
+        return []
+    return [secure_step({"op": "admin_open", "name": SECURE_ADMIN}, secure)]
 
 
 # ------------------------------------------------------------------ broker
@@ -454,11 +471,13 @@ class Broker:
         return self.tls_addr if self.config else self.addr
 
     def start(self) -> None:
-        cmd = [str(self.binary), "--listen", self.addr, "--health-listen", self.health,
+        # A secure broker listens on TLS only, so that every address it
+        # hands out (METADATA leaders, coordinators) is a TLS one. A restart
+        # keeps the ports.
+        listen = ["--listen", "off", "--tls-listen", self.tls_addr, "--config", str(self.config)] \
+            if self.config else ["--listen", self.addr]
+        cmd = [str(self.binary), *listen, "--health-listen", self.health,
                "--data-dir", str(self.data_dir), *self.args]
-        if self.config:
-            # A restart keeps the TLS port, as it keeps the plain one.
-            cmd += ["--config", str(self.config), "--tls-listen", self.tls_addr]
         self.proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=self.log, text=True)
         banner = read_line(self.proc, BROKER_START_TIMEOUT_S)
         if not banner or "listening" not in banner:
@@ -556,7 +575,9 @@ def run_phase(binding: str, scenario: Scenario, n: int, phase: list[tuple[int, d
     if not phase:
         return None
     plan = run_dir / f"phase{n}.plan"
-    plan.write_text("".join(plan_line(secure_step(step, secure), scenario.name) + "\n" for _, step in phase))
+    prelude = secure_prelude(secure)
+    steps = prelude + [secure_step(step, secure) for _, step in phase]
+    plan.write_text("".join(plan_line(step, scenario.name) + "\n" for step in steps))
     cmd = [*driver_command(binding), bootstrap, str(plan)]
     with open(run_dir / f"phase{n}.stderr", "w") as err:
         try:
@@ -568,7 +589,11 @@ def run_phase(binding: str, scenario: Scenario, n: int, phase: list[tuple[int, d
             return f"driver could not start: {e}"
     (run_dir / f"phase{n}.stdout").write_text(proc.stdout)
     lines = [ln for ln in proc.stdout.splitlines() if ln.strip()]
-    for k, (index, step) in enumerate(phase):
+    for k, step in enumerate(prelude):
+        if k >= len(lines) or not json.loads(lines[k]).get("ok"):
+            got = lines[k][:200] if k < len(lines) else "no output"
+            return f"secure prelude step {k} ({step['op']}) failed: {got}"
+    for k, (index, step) in enumerate(phase, start=len(prelude)):
         if k >= len(lines):
             return f"step {index} ({step['op']}): no output (driver exit {proc.returncode})"
         try:

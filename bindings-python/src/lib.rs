@@ -94,9 +94,12 @@ fn _cursus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // `cursus.<module path>`. Level changes in Python are honoured (only
     // logger objects are cached). If the process already has a `log` logger
     // or a tracing subscriber (another extension), engine logs go there.
-    let _ = pyo3_log::Logger::new(m.py(), pyo3_log::Caching::Loggers)?
-        .filter(log::LevelFilter::Debug)
-        .install();
+    // Records of the `log` crate (rustls, ...) reach pyo3-log through the
+    // log thread too (logbridge::install), never on an engine I/O thread.
+    logbridge::install(
+        pyo3_log::Logger::new(m.py(), pyo3_log::Caching::Loggers)?.filter(log::LevelFilter::Debug),
+        log::LevelFilter::Debug,
+    );
     let _ = tracing::subscriber::set_global_default(logbridge::LogBridge);
     m.py()
         .import_bound("atexit")?

@@ -7,6 +7,14 @@
 //! `cursus::dispatch::Dispatcher`), which takes the GIL. The I/O threads
 //! never wait for Python, and records keep their order.
 //!
+//! Records of the `log` crate itself (rustls logs through it, on the I/O
+//! threads doing TLS handshakes) take the same way: the process's `log`
+//! logger is `Threaded`, which formats a record where it is made and hands
+//! it to the log thread; only there does pyo3-log (which takes the GIL in
+//! `log()`) see it. Installed directly, pyo3-log would make an I/O thread
+//! wait for the GIL, and one still logging while the interpreter finalizes
+//! would abort the process ("FATAL: exception not rethrown").
+//!
 //! A small subscriber instead of tracing's `log` feature: enabling that
 //! feature here would change the engine's feature set and make every other
 //! build of the workspace (e.g. `cargo build -p cursus-broker`) recompile it.
@@ -14,7 +22,8 @@
 use cursus::dispatch::Dispatcher;
 use pyo3::prelude::*;
 use std::fmt::Write as _;
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
+use std::sync::OnceLock;
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::subscriber::Interest;
@@ -88,28 +97,105 @@ impl Subscriber for LogBridge {
         let meta = event.metadata();
         let mut text = Text::default();
         event.record(&mut text);
-        let line = text.message + &text.fields;
-        log_thread().run(move || {
-            // pyo3-log takes the GIL to hand the record to `logging`.
-            let Some(_entry) = crate::PythonEntry::enter() else {
-                return;
-            };
-            log::logger().log(
-                &log::Record::builder()
-                    .level(level(meta.level()))
-                    .target(meta.target())
-                    .module_path(meta.module_path())
-                    .file(meta.file())
-                    .line(meta.line())
-                    .args(format_args!("{line}"))
-                    .build(),
-            );
-        });
+        let record = Owned {
+            level: level(meta.level()),
+            target: meta.target().to_owned(),
+            module_path: meta.module_path().map(str::to_owned),
+            file: meta.file().map(str::to_owned),
+            line: meta.line(),
+            text: text.message + &text.fields,
+        };
+        log_thread().run(move || record.deliver());
     }
 
     fn enter(&self, _: &Id) {}
 
     fn exit(&self, _: &Id) {}
+}
+
+/// A record formatted on the thread that made it, for the log thread.
+struct Owned {
+    level: log::Level,
+    target: String,
+    module_path: Option<String>,
+    file: Option<String>,
+    line: Option<u32>,
+    text: String,
+}
+
+impl Owned {
+    fn of(record: &log::Record<'_>) -> Owned {
+        Owned {
+            level: record.level(),
+            target: record.target().to_owned(),
+            module_path: record.module_path().map(str::to_owned),
+            file: record.file().map(str::to_owned),
+            line: record.line(),
+            text: record.args().to_string(),
+        }
+    }
+
+    /// Hands the record to `logging` (on the log thread: pyo3-log takes
+    /// the GIL), or to the `log` logger that another extension installed
+    /// before ours.
+    fn deliver(self) {
+        let Some(_entry) = crate::PythonEntry::enter() else {
+            return;
+        };
+        let text = self.text;
+        let send = |record: &log::Record<'_>| match PYTHON_LOG.get() {
+            Some(python) if INSTALLED.load(Ordering::SeqCst) => log::Log::log(python, record),
+            _ => log::logger().log(record),
+        };
+        send(
+            &log::Record::builder()
+                .level(self.level)
+                .target(&self.target)
+                .module_path(self.module_path.as_deref())
+                .file(self.file.as_deref())
+                .line(self.line)
+                .args(format_args!("{text}"))
+                .build(),
+        );
+    }
+}
+
+/// pyo3-log's logger, called on the log thread only.
+static PYTHON_LOG: OnceLock<pyo3_log::Logger> = OnceLock::new();
+
+/// True once `Threaded` is the process's `log` logger.
+static INSTALLED: AtomicBool = AtomicBool::new(false);
+
+/// The process's `log` logger: hands records to the log thread.
+struct Threaded;
+
+impl log::Log for Threaded {
+    fn enabled(&self, metadata: &log::Metadata<'_>) -> bool {
+        // pyo3-log answers from its filters, without the GIL.
+        !crate::EXITING.load(Ordering::SeqCst)
+            && PYTHON_LOG
+                .get()
+                .is_some_and(|python| python.enabled(metadata))
+    }
+
+    fn log(&self, record: &log::Record<'_>) {
+        if self.enabled(record.metadata()) {
+            let owned = Owned::of(record);
+            log_thread().run(move || owned.deliver());
+        }
+    }
+
+    fn flush(&self) {}
+}
+
+/// Makes `python` (pyo3-log) the destination of `log` records, through the
+/// log thread. Does nothing when the process already has a `log` logger
+/// (another extension's): engine logs then go there.
+pub(crate) fn install(python: pyo3_log::Logger, max: log::LevelFilter) {
+    if PYTHON_LOG.set(python).is_ok() && log::set_logger(&Threaded).is_ok() {
+        INSTALLED.store(true, Ordering::SeqCst);
+        log::set_max_level(max);
+    }
 }
 
 /// Waits until the records logged so far are handed to `logging`, at most

@@ -7,8 +7,11 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import sys
+import threading
 import time
-from typing import Any, Callable, Coroutine, Dict, List, TypeVar
+from pathlib import Path
+from typing import Any, Callable, Coroutine, Dict, List, Tuple, TypeVar
 
 import pytest
 
@@ -332,3 +335,32 @@ def test_token_never_in_log_records(
     for r in records:
         assert token not in r.getMessage(), r.getMessage()
         assert token not in repr(r.__dict__)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads thread names from /proc")
+def test_tls_library_logs_reach_logging_on_the_log_thread(secure_broker: SecureBroker) -> None:
+    # rustls logs through the `log` crate on the I/O thread doing the
+    # handshake; pyo3-log would take the GIL there (and abort the process if
+    # that happened during interpreter exit). They go through the log thread.
+    seen: List[Tuple[str, str]] = []
+
+    class ThreadOfEmit(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            comm = Path(f"/proc/self/task/{threading.get_native_id()}/comm").read_text().strip()
+            seen.append((record.name, comm))
+
+    handler = ThreadOfEmit(level=logging.DEBUG)
+    root = logging.getLogger()
+    old_level = root.level
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG)
+    try:
+        with cursus.AdminClient(**secure_broker.options()) as admin:
+            admin.list_topics()
+        assert cursus._cursus._flush_logs(30.0)
+    finally:
+        root.removeHandler(handler)
+        root.setLevel(old_level)
+    engine = [(n, t) for n, t in seen if n.startswith(("rustls", "cursus"))]
+    assert any(n.startswith("rustls") for n, _ in engine), seen
+    assert {t for _, t in engine} == {"cursus-log"}, engine

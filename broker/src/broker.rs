@@ -27,12 +27,26 @@ pub enum OpenError {
     Transactions(#[from] TxnReplayError),
 }
 
+/// The listener a connection came in on: it decides the address the
+/// broker advertises to that client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listener {
+    /// The plain TCP listener (`listen`).
+    Plain,
+    /// The TLS listener (`tls_listen`).
+    Tls,
+}
+
 /// The broker: configuration, topics and the shutdown signal.
 pub struct Broker {
     /// Resolved configuration.
     pub config: Config,
-    /// The client address this broker advertises (`host:port`).
+    /// The client address this broker advertises (`host:port`) to clients
+    /// of the plain listener.
     pub advertised: String,
+    /// The address advertised to clients of the TLS listener (`None`
+    /// without one).
+    pub tls_advertised: Option<String>,
     /// Topics and their partitions.
     pub topics: TopicRegistry,
     /// Committed group offsets, as CONSUME and STREAM resolve them (the
@@ -65,6 +79,7 @@ impl Broker {
     pub fn open(
         config: Config,
         advertised: String,
+        tls_advertised: Option<String>,
         shutdown: CancellationToken,
     ) -> Result<Broker, OpenError> {
         let log_config = LogConfig {
@@ -97,6 +112,7 @@ impl Broker {
         Ok(Broker {
             config,
             advertised,
+            tls_advertised,
             topics,
             offsets: Arc::clone(&groups) as Arc<dyn OffsetLookup>,
             groups,
@@ -106,10 +122,18 @@ impl Broker {
         })
     }
 
-    /// The advertised address split into host and port.
-    pub fn advertised_host_port(&self) -> (&str, &str) {
-        self.advertised
-            .rsplit_once(':')
-            .unwrap_or((self.advertised.as_str(), ""))
+    /// The address advertised to a client of `listener`: a TLS client is
+    /// sent to the TLS listener, a plain one to the plain listener.
+    pub fn advertised_to(&self, listener: Listener) -> &str {
+        match (listener, &self.tls_advertised) {
+            (Listener::Tls, Some(tls)) => tls,
+            _ => &self.advertised,
+        }
+    }
+
+    /// [`Broker::advertised_to`] split into host and port.
+    pub fn advertised_host_port(&self, listener: Listener) -> (&str, &str) {
+        let addr = self.advertised_to(listener);
+        addr.rsplit_once(':').unwrap_or((addr, ""))
     }
 }

@@ -77,12 +77,17 @@ async fn run(config: Config) -> Result<(), String> {
     let tls_addr = tls.as_ref().map(|(_, l)| local(l)).transpose()?;
     let health_addr = local(&health_listener)?;
     let shown_addr = addr.map_or_else(|| LISTEN_OFF.to_owned(), |a| a.to_string());
-    // Clients are pointed at the plain listener, or the TLS one when it is off.
+    // Each listener's clients are pointed at that listener; advertised_addr
+    // stands for the plain one, or for the TLS one when it is alone.
     let advertised = config
         .advertised_addr
         .clone()
         .or_else(|| addr.or(tls_addr).map(|a| a.to_string()))
         .unwrap_or_default();
+    let tls_advertised = match addr {
+        None => tls_addr.map(|_| advertised.clone()),
+        Some(_) => tls_addr.map(|a| a.to_string()),
+    };
     let shutdown = CancellationToken::new();
     let readiness = Readiness::new();
     let health_task = tokio::spawn(health::serve(
@@ -105,9 +110,11 @@ async fn run(config: Config) -> Result<(), String> {
 
     // Connections made during recovery wait in the accept backlog.
     let token = shutdown.clone();
-    let opened = tokio::task::spawn_blocking(move || Broker::open(config, advertised, token))
-        .await
-        .map_err(|e| format!("recovery task failed: {e}"))?;
+    let opened = tokio::task::spawn_blocking(move || {
+        Broker::open(config, advertised, tls_advertised, token)
+    })
+    .await
+    .map_err(|e| format!("recovery task failed: {e}"))?;
     let broker = match opened {
         Ok(broker) => broker,
         Err(OpenError::Transactions(e)) => {

@@ -85,6 +85,32 @@ async fn tls_handshake_then_requests_work_next_to_the_plain_listener() {
     // The plain listener serves the same broker.
     let mut plain = Client::plain(&broker.addr).await;
     assert!(plain.ok("LIST").await.contains("t"));
+    // Each client is pointed at the listener it came in on.
+    let tls_port = tls.rsplit_once(':').unwrap().1;
+    let plain_port = broker.addr.rsplit_once(':').unwrap().1;
+    assert!(c
+        .ok("METADATA topic=t")
+        .await
+        .contains(&format!("leaders={tls}")));
+    let coordinator = c.ok("FIND_COORDINATOR group=g").await;
+    assert!(
+        coordinator.ends_with(&format!("port={tls_port}")),
+        "{coordinator}"
+    );
+    let ack = c
+        .ok("PUBLISH topic=t acks=1 producerId=p message=again")
+        .await;
+    assert!(ack.contains(&format!("\"leader\":\"{tls}\"")), "{ack}");
+    let metadata = plain.ok("METADATA topic=t").await;
+    assert!(
+        metadata.contains(&format!("leaders={}", broker.addr)),
+        "{metadata}"
+    );
+    let coordinator = plain.ok("FIND_COORDINATOR group=g").await;
+    assert!(
+        coordinator.ends_with(&format!("port={plain_port}")),
+        "{coordinator}"
+    );
 }
 
 #[tokio::test]

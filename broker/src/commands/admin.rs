@@ -9,7 +9,7 @@ use serde::Serialize;
 
 use super::params::{existing_topic, number, partition_number, partition_of, required};
 use super::{HandlerResult, Reply, SUPPORTED};
-use crate::broker::Broker;
+use crate::broker::{Broker, Listener};
 use crate::topics::definition::{parse_bool, parse_min_isr, topic_param};
 use crate::topics::{definition_line, is_internal_topic, TopicPatch};
 
@@ -183,7 +183,7 @@ struct PartitionJson<'a> {
 }
 
 /// DESCRIBE topic=<name>: the documented JSON object.
-pub fn describe(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
+pub fn describe(broker: &Arc<Broker>, p: &CommandPayload, listener: Listener) -> HandlerResult {
     let topic = existing_topic(broker, p, "DESCRIBE")?;
     let def = &topic.def;
     let id = broker.config.broker_id.as_str();
@@ -218,7 +218,7 @@ pub fn describe(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
             .iter()
             .map(|part| PartitionJson {
                 id: part.id(),
-                leader: &broker.advertised,
+                leader: broker.advertised_to(listener),
                 replicas: [id],
                 isr: [id],
                 earliest: part.log().earliest_offset(),
@@ -235,11 +235,11 @@ pub fn describe(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
 
 /// METADATA topic=<name>: leaders (this broker for every partition) and the
 /// authoritative topic policy.
-pub fn metadata(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
+pub fn metadata(broker: &Arc<Broker>, p: &CommandPayload, listener: Listener) -> HandlerResult {
     let topic = existing_topic(broker, p, "METADATA")?;
     let def = &topic.def;
     let n = topic.partitions.len();
-    let leaders = vec![broker.advertised.as_str(); n].join(",");
+    let leaders = vec![broker.advertised_to(listener); n].join(",");
     let epochs = vec!["0"; n].join(",");
     Ok(Reply::text(format!(
         "OK topic={} partitions={} leaders={leaders} epochs={epochs} revision={} \
@@ -296,14 +296,18 @@ pub fn list_offsets(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
 }
 
 /// FIND_COORDINATOR group=<name> | transactional_id=<id>: this broker.
-pub fn find_coordinator(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
+pub fn find_coordinator(
+    broker: &Arc<Broker>,
+    p: &CommandPayload,
+    listener: Listener,
+) -> HandlerResult {
     let has = |f: &str| p.get(f).is_some_and(|v| !v.is_empty());
     if !has("group") && !has("transactional_id") {
         return Err(
             ErrorPayload::new("missing_coordinator_key").with_field("command", "FIND_COORDINATOR")
         );
     }
-    let (host, port) = broker.advertised_host_port();
+    let (host, port) = broker.advertised_host_port(listener);
     Ok(Reply::text(format!(
         "OK coordinator_id={} host={host} port={port}",
         broker.config.broker_id

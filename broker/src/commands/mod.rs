@@ -20,7 +20,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use cursus_wire::{Batch, Command, CommandPayload, ErrorPayload};
 
-use crate::broker::Broker;
+use crate::broker::{Broker, Listener};
 use crate::faults::FaultAction;
 
 /// A decoded application request.
@@ -156,11 +156,12 @@ impl Request {
     }
 }
 
-/// Routes one request to its handler, applying an injected fault if one is
-/// configured for its command (see [`crate::faults`]).
-pub async fn dispatch(broker: &Arc<Broker>, request: Request) -> Reply {
+/// Routes one request from a client of `listener` to its handler,
+/// applying an injected fault if one is configured for its command (see
+/// [`crate::faults`]).
+pub async fn dispatch(broker: &Arc<Broker>, request: Request, listener: Listener) -> Reply {
     let Some(fault) = broker.faults.take(request.command()) else {
-        return execute(broker, request).await;
+        return execute(broker, request, listener).await;
     };
     tracing::info!(command = %request.command(), action = ?fault.action, "injecting a fault");
     let error = || {
@@ -174,20 +175,20 @@ pub async fn dispatch(broker: &Arc<Broker>, request: Request) -> Reply {
     match fault.action {
         FaultAction::Error => error(),
         FaultAction::ErrorAfter => {
-            execute(broker, request).await;
+            execute(broker, request, listener).await;
             error()
         }
         FaultAction::DropAfter => {
-            execute(broker, request).await;
+            execute(broker, request, listener).await;
             Reply::Close
         }
     }
 }
 
 /// Runs one request's handler.
-async fn execute(broker: &Arc<Broker>, request: Request) -> Reply {
+async fn execute(broker: &Arc<Broker>, request: Request, listener: Listener) -> Reply {
     let (command, p) = match request {
-        Request::Batch(batch) => return publish::publish_batch(broker, batch).await,
+        Request::Batch(batch) => return publish::publish_batch(broker, batch, listener).await,
         Request::Command { command, payload } => (command, payload),
     };
     let result = match command {
@@ -197,11 +198,11 @@ async fn execute(broker: &Arc<Broker>, request: Request) -> Reply {
         Command::Truncate => admin::truncate(broker, &p).await,
         Command::List => admin::list(broker),
         Command::Help => admin::help(),
-        Command::Describe => admin::describe(broker, &p),
-        Command::Metadata => admin::metadata(broker, &p),
+        Command::Describe => admin::describe(broker, &p, listener),
+        Command::Metadata => admin::metadata(broker, &p, listener),
         Command::ListOffsets => admin::list_offsets(broker, &p),
-        Command::FindCoordinator => admin::find_coordinator(broker, &p),
-        Command::Publish => return publish::publish_text(broker, &p).await,
+        Command::FindCoordinator => admin::find_coordinator(broker, &p, listener),
+        Command::Publish => return publish::publish_text(broker, &p, listener).await,
         Command::Consume => consume::consume(broker, &p).await,
         Command::Stream => stream::start(broker, &p).await,
         Command::RegisterGroup => groups::register_group(broker, &p).await,

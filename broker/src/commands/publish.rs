@@ -20,7 +20,7 @@ use serde::Serialize;
 
 use super::params::{optional_number, partition_number, required};
 use super::{HandlerResult, Reply};
-use crate::broker::Broker;
+use crate::broker::{Broker, Listener};
 use crate::storage::Partitioner;
 use crate::topics::definition::{parse_bool, topic_param};
 use crate::topics::partition::storage_error;
@@ -99,22 +99,22 @@ struct AckResponse<'a> {
 }
 
 /// Text PUBLISH.
-pub async fn publish_text(broker: &Arc<Broker>, p: &CommandPayload) -> Reply {
+pub async fn publish_text(broker: &Arc<Broker>, p: &CommandPayload, listener: Listener) -> Reply {
     let silent = p
         .get("acks")
         .is_some_and(|a| a.trim().eq_ignore_ascii_case("0"));
     let result = match parse_text(p) {
-        Ok(input) => publish(broker, input).await,
+        Ok(input) => publish(broker, input, listener).await,
         Err(e) => Err(e),
     };
     finish(result, silent)
 }
 
 /// Batch PUBLISH (already decoded by the connection).
-pub async fn publish_batch(broker: &Arc<Broker>, batch: Batch) -> Reply {
+pub async fn publish_batch(broker: &Arc<Broker>, batch: Batch, listener: Listener) -> Reply {
     let silent = batch.acks == Acks::None;
     let result = match parse_batch(batch) {
-        Ok(input) => publish(broker, input).await,
+        Ok(input) => publish(broker, input, listener).await,
         Err(e) => Err(e),
     };
     finish(result, silent)
@@ -220,7 +220,7 @@ fn forbidden_txn() -> ErrorPayload {
     ErrorPayload::new("transaction_metadata_forbidden").with_field("command", "PUBLISH")
 }
 
-async fn publish(broker: &Arc<Broker>, input: PublishInput) -> HandlerResult {
+async fn publish(broker: &Arc<Broker>, input: PublishInput, listener: Listener) -> HandlerResult {
     if is_internal_topic(&input.topic) {
         return Err(ErrorPayload::new("internal_topic_write_forbidden")
             .with_field("command", "PUBLISH")
@@ -300,7 +300,7 @@ async fn publish(broker: &Arc<Broker>, input: PublishInput) -> HandlerResult {
         producer_epoch: input.producer_epoch,
         seq_start: input.seq_start,
         seq_end: input.seq_end,
-        leader: &broker.advertised,
+        leader: broker.advertised_to(listener),
     };
     let json = serde_json::to_vec(&ack)
         .map_err(|e| ErrorPayload::new("marshal_ack_failed").with_field("reason", e.to_string()))?;

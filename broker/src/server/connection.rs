@@ -26,7 +26,7 @@ use tokio_util::codec::FramedRead;
 use tracing::debug;
 
 use crate::auth::{Admission, Session};
-use crate::broker::Broker;
+use crate::broker::{Broker, Listener};
 use crate::commands::{self, stream, Reply, Request};
 
 /// Frames decoded ahead of the running request.
@@ -117,6 +117,10 @@ pub async fn handle(
     peer: SocketAddr,
     _permit: OwnedSemaphorePermit,
 ) {
+    let listener = match transport {
+        Transport::Plain(_) => Listener::Plain,
+        Transport::Tls(..) => Listener::Tls,
+    };
     // The TLS handshake and the Wire v2 negotiation share one deadline.
     let deadline = broker.config.handshake_timeout();
     let Ok(opened) = tokio::time::timeout(deadline, open(transport, peer)).await else {
@@ -132,7 +136,7 @@ pub async fn handle(
 
     let (tx, rx) = mpsc::channel(READ_AHEAD);
     let reader = tokio::spawn(read_frames(frames, tx));
-    serve(&broker, &mut writer, rx).await;
+    serve(&broker, listener, &mut writer, rx).await;
     reader.abort();
     writer.shutdown().await;
     debug!(%peer, "connection closed");
@@ -267,7 +271,12 @@ type Waiting = std::pin::Pin<Box<dyn std::future::Future<Output = (Command, u64,
 /// for its fsync) does not hold the next request back: its reply waits in
 /// `waiting`, and every later reply is written after it, so a pipelining
 /// client's appends share fsyncs while replies keep their order.
-async fn serve(broker: &Arc<Broker>, writer: &mut FrameWriter, mut rx: mpsc::Receiver<Inbound>) {
+async fn serve(
+    broker: &Arc<Broker>,
+    listener: Listener,
+    writer: &mut FrameWriter,
+    mut rx: mpsc::Receiver<Inbound>,
+) {
     let mut waiting: futures_util::stream::FuturesOrdered<Waiting> = Default::default();
     // Who this connection authenticated as, and its failed attempts.
     let mut session = Session::default();
@@ -336,7 +345,9 @@ async fn serve(broker: &Arc<Broker>, writer: &mut FrameWriter, mut rx: mpsc::Rec
             Command::Consume => broker.config.request_timeout + LONG_POLL_ALLOWANCE,
             _ => broker.config.request_timeout,
         };
-        let reply = match tokio::time::timeout(limit, commands::dispatch(broker, request)).await {
+        let reply = match tokio::time::timeout(limit, commands::dispatch(broker, request, listener))
+            .await
+        {
             Ok(reply) => reply,
             Err(_) => Reply::Error(timeout_error(command)),
         };

@@ -120,9 +120,9 @@ class SecureBroker(Broker):
     temporary directory, next to the test PKI (`pki/`: ca.pem,
     server.pem/.key, client.pem/.key, other-ca.pem, ...) made for it.
 
-    TLS only: with a plain listener too, the broker advertises that one in
-    its metadata, and clients that follow it (a consumer's group and fetch
-    connections) would reach the plain port with TLS."""
+    TLS only (`listen = off`), like the conformance harness's secure
+    broker: every address it hands out is a TLS one. Tests of a plain port
+    use the plain `broker` fixture."""
 
     # principal -> permissions; tokens are made per broker (`tokens`).
     USERS: Dict[str, List[str]] = {

@@ -146,12 +146,6 @@ def test_tls_client_on_a_plain_port_is_not_tls(secure_broker: SecureBroker, boot
     assert_handshake_refused(err, "not_tls")
 
 
-@pytest.mark.xfail(
-    strict=False,
-    reason="engine (core/src/client/connection.rs handshake_garbage): the TLS listener's 7-byte "
-    "alert is 'protocol_error: bad frame ... connection closed inside a frame', which neither "
-    "names TLS nor suggests tls=true as docs/security.md says",
-)
 def test_plain_client_on_the_tls_port_fails_promptly_suggesting_tls(
     secure_broker: SecureBroker,
 ) -> None:

@@ -17,7 +17,6 @@ import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.Disabled;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
@@ -212,13 +211,9 @@ class SecurityTest {
 
     /**
      * docs/security.md: a plaintext client on a TLS port fails at once with
-     * {@code not_cursus_wire}. Disabled: the engine reports {@code protocol_error} "connection
-     * closed inside a frame (7 bytes buffered)" instead, because the broker's TLS alert
-     * (7 bytes) is shorter than a frame header and the frame codec only checks the magic
-     * once a whole header is buffered (core/wire, not the binding). Enable when fixed.
+     * {@code not_cursus_wire}: the broker's TLS alert (7 bytes) is recognised by its first
+     * four bytes, before a whole frame header could arrive.
      */
-    @Disabled("engine: a 7-byte TLS alert ends the stream before a frame header is buffered,"
-            + " so the engine reports protocol_error, not not_cursus_wire")
     @Test
     void plaintextClientOnTheTlsPortIsToldToSetTls() {
         long start = System.nanoTime();

@@ -193,20 +193,7 @@ fn tokens_never_reach_the_log() {
 
 /// Runs the binary with `toml`; expects a startup failure naming `needle`.
 fn fails_with(toml: &str, needle: &str) {
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("broker.toml");
-    std::fs::write(&config, toml).unwrap();
-    let out = Command::new(broker_bin())
-        .args(["--listen", "127.0.0.1:0", "--health-listen", "127.0.0.1:0"])
-        .arg("--data-dir")
-        .arg(dir.path().join("data"))
-        .arg("--config")
-        .arg(&config)
-        .stdin(Stdio::null())
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success(), "started with {toml:?}");
+    let stderr = startup_failure(toml, &[]);
     assert!(stderr.contains(needle), "{toml:?}: {stderr}");
     assert!(!stderr.contains("s3cret"), "a token in the error: {stderr}");
 }

@@ -288,27 +288,6 @@ async fn a_failed_reload_keeps_the_previous_certificate() {
     let _ = child.wait();
 }
 
-/// Runs the binary with `toml` and extra flags; expects it to fail at
-/// startup and returns its stderr.
-pub fn startup_failure(toml: &str, flags: &[&str]) -> String {
-    let dir = tempfile::tempdir().unwrap();
-    let config = dir.path().join("broker.toml");
-    std::fs::write(&config, toml).unwrap();
-    let out = Command::new(broker_bin())
-        .args(["--listen", "127.0.0.1:0", "--health-listen", "127.0.0.1:0"])
-        .arg("--data-dir")
-        .arg(dir.path().join("data"))
-        .arg("--config")
-        .arg(&config)
-        .args(flags)
-        .stdin(Stdio::null())
-        .output()
-        .expect("run broker");
-    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
-    assert!(!out.status.success(), "started with {toml:?}: {stderr}");
-    stderr
-}
-
 #[test]
 fn invalid_tls_configuration_fails_startup_with_the_reason() {
     let s = setup();

@@ -16,6 +16,8 @@ from typing import Dict, Iterator, List, Optional, Union
 
 import pytest
 
+import cursus
+
 REPO = Path(__file__).resolve().parents[2]
 
 # A client option's value (as `cursus.ConfigValue`).
@@ -224,3 +226,13 @@ def bootstrap(broker: Broker) -> str:
 def name() -> str:
     """A unique topic / group name."""
     return "py-" + uuid.uuid4().hex[:12]
+
+
+def consume(consumer: cursus.Consumer, count: int, rounds: int = 200) -> List[cursus.Message]:
+    """Polls until `count` records arrived or `rounds` polls of 0.2 s passed."""
+    got: List[cursus.Message] = []
+    for _ in range(rounds):
+        got.extend(consumer.poll(0.2))
+        if len(got) >= count:
+            break
+    return got

@@ -4,15 +4,7 @@ import threading
 from typing import Dict, List, Optional, Tuple
 
 import cursus
-
-
-def consume(consumer: cursus.Consumer, count: int, rounds: int = 200) -> List[cursus.Message]:
-    got: List[cursus.Message] = []
-    for _ in range(rounds):
-        got.extend(consumer.poll(0.2))
-        if len(got) >= count:
-            break
-    return got
+from conftest import consume
 
 
 def test_produce_then_consume_every_payload_kind(bootstrap: str, name: str) -> None:

@@ -18,7 +18,7 @@ import pytest
 import cursus
 import cursus.aio
 
-from conftest import Option, SecureBroker
+from conftest import Option, SecureBroker, consume
 
 T = TypeVar("T")
 
@@ -31,13 +31,6 @@ def run(coro: Coroutine[Any, Any, T]) -> T:
     return asyncio.run(coro)
 
 
-def consume(consumer: cursus.Consumer, count: int, rounds: int = 200) -> List[cursus.Message]:
-    got: List[cursus.Message] = []
-    for _ in range(rounds):
-        got.extend(consumer.poll(0.2))
-        if len(got) >= count:
-            break
-    return got
 
 
 def refused(make: Callable[[], object], exc: type = cursus.AuthorizationError) -> Any:

@@ -130,7 +130,7 @@ test-c: $(FFI_BUILD)/test_cursus
 # that only the parent's (vanished) threads referenced reads as "definitely
 # lost" to valgrind, though nothing leaked.
 test-valgrind: $(FFI_BUILD)/test_cursus
-	CURSUS_TEST_EXCLUDE=fork $(FFI_WITH_SECURE_BROKER) valgrind --quiet --leak-check=full --errors-for-leak-kinds=definite \
+	CURSUS_TEST_EXCLUDE=fork $(FFI_WITH_SECURE_BROKER) valgrind --quiet --num-callers=40 --leak-check=full --errors-for-leak-kinds=definite \
 	  --show-leak-kinds=definite --error-exitcode=1 \
 	  --suppressions=$(CURDIR)/ffi-c/tests-c/valgrind.supp $(FFI_BUILD)/test_cursus
 

@@ -75,8 +75,7 @@ func startSecureBroker() secure {
 	if out, err := exec.Command(pkiBin, s.pki).CombinedOutput(); err != nil {
 		return fail(fmt.Errorf("cursus-test-pki: %v: %s", err, out))
 	}
-	// No plain listener: the broker advertises the address of its only one
-	// (with both, it would point producers at the plain one).
+	// TLS only: every connection the tests make to it is a TLS one.
 	config := fmt.Sprintf(`listen = "off"
 tls_listen = "127.0.0.1:0"
 tls_cert_file = %q

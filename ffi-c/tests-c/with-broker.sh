@@ -64,8 +64,7 @@ export CURSUS_TEST_BROKER=$addr
 if [[ -n "${CURSUS_TEST_PKI_BIN:-}" ]]; then
   pki="$data/pki"
   "$CURSUS_TEST_PKI_BIN" "$pki" >/dev/null
-  # No plain listener: the broker advertises the address of its only one
-  # (with both, metadata would point producers at the plain one).
+  # TLS only: every connection the tests make to it is a TLS one.
   cat >"$data/secure.toml" <<TOML
 listen = "off"
 tls_listen = "127.0.0.1:0"

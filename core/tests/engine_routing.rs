@@ -20,16 +20,25 @@ use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream};
 use tokio_util::codec::Framed;
 
-/// Accepts the handshake, then answers every request with `error`.
+/// Accepts the handshake, then answers every request with `error`;
+/// counts the requests other than EXIT.
 async fn redirecting_broker(error: ErrorPayload) -> (String, Arc<AtomicUsize>) {
+    let (addr, served, _) = fake_broker(error).await;
+    (addr, served)
+}
+
+/// [`redirecting_broker`], also counting the EXITs it receives.
+async fn fake_broker(error: ErrorPayload) -> (String, Arc<AtomicUsize>, Arc<AtomicUsize>) {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap().to_string();
     let served = Arc::new(AtomicUsize::new(0));
-    let count = Arc::clone(&served);
+    let exits = Arc::new(AtomicUsize::new(0));
+    let (count, exit_count) = (Arc::clone(&served), Arc::clone(&exits));
     tokio::spawn(async move {
         while let Ok((socket, _)) = listener.accept().await {
             let error = error.clone();
             let count = Arc::clone(&count);
+            let exit_count = Arc::clone(&exit_count);
             tokio::spawn(async move {
                 let mut framed = Framed::new(socket, FrameCodec::new());
                 let Some(Ok(hello)) = framed.next().await else {
@@ -45,6 +54,10 @@ async fn redirecting_broker(error: ErrorPayload) -> (String, Arc<AtomicUsize>) {
                     .unwrap();
                 framed.codec_mut().set_compression(chosen.compression);
                 while let Some(Ok(req)) = framed.next().await {
+                    if req.command == Command::Exit {
+                        exit_count.fetch_add(1, Ordering::SeqCst);
+                        return;
+                    }
                     count.fetch_add(1, Ordering::SeqCst);
                     let reply = Frame::response(
                         req.command,
@@ -59,7 +72,7 @@ async fn redirecting_broker(error: ErrorPayload) -> (String, Arc<AtomicUsize>) {
             });
         }
     });
-    (addr, served)
+    (addr, served, exits)
 }
 
 #[tokio::test]
@@ -151,6 +164,51 @@ async fn availability_errors_back_off_then_give_up() {
         4,
         "one try plus three retries"
     );
+}
+
+#[tokio::test]
+async fn request_timeout_is_retried_when_the_broker_says_it_was_not_applied() {
+    let cluster_for = |fake: &str| {
+        let mut config = ClientConfig::new(fake);
+        config.retries = 2;
+        config.retry_backoff = Duration::from_millis(1);
+        config.retry_backoff_max = Duration::from_millis(5);
+        Cluster::new(config).unwrap()
+    };
+    let create = CommandPayload::new().field("topic", "t");
+    for (outcome, attempts) in [("not_accepted", 3), ("unknown", 1)] {
+        let (fake, served) =
+            redirecting_broker(ErrorPayload::new("request_timeout").with_field("outcome", outcome))
+                .await;
+        let e = cluster_for(&fake)
+            .request(
+                None,
+                Lane::CONTROL,
+                Command::Create,
+                &create,
+                Idempotence::Unsafe,
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), "request_timeout");
+        assert_eq!(served.load(Ordering::SeqCst), attempts, "outcome={outcome}");
+    }
+}
+
+#[tokio::test]
+async fn a_graceful_close_sends_exit() {
+    let (fake, served, exits) = fake_broker(ErrorPayload::new("broker_error")).await;
+    let cluster = Cluster::new(ClientConfig::new(&fake)).unwrap();
+    cluster.any_broker(Lane::CONTROL).await.unwrap();
+    cluster.close().await;
+    for _ in 0..500 {
+        if exits.load(Ordering::SeqCst) == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    assert_eq!(exits.load(Ordering::SeqCst), 1, "EXIT received");
+    assert_eq!(served.load(Ordering::SeqCst), 0);
 }
 
 /// Forwards bytes between clients and `upstream`, except that the first

@@ -67,10 +67,52 @@ struct Shared {
 }
 
 impl Shared {
-    /// Marks the connection dead and fails everything waiting on it.
+    /// Marks the connection dead and fails everything waiting on it, then
+    /// stops its I/O tasks.
     fn fail(&self, error: Error) {
-        if self.dead.swap(true, Ordering::SeqCst) {
+        if self.close_waiters(error) {
+            self.shutdown.cancel();
+        }
+    }
+
+    /// A graceful close: everything waiting fails as closed, EXIT goes out
+    /// (the broker ends the session on it), then the I/O tasks stop, after
+    /// at most [`GOODBYE`]. Without a runtime (a drop on a user thread after
+    /// the engine ended, or in a forked child) nobody can write it: stop.
+    fn goodbye(&self) {
+        if !self.close_waiters(Error::closed("connection")) {
             return;
+        }
+        let Ok(runtime) = tokio::runtime::Handle::try_current() else {
+            return self.shutdown.cancel();
+        };
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let exit = CommandPayload::new()
+            .to_bytes()
+            .map(|payload| Frame::request(Command::Exit, id, payload));
+        let queued = exit.is_ok_and(|frame| {
+            self.outgoing
+                .send(Outgoing {
+                    frame,
+                    written: None,
+                })
+                .is_ok()
+        });
+        if !queued {
+            return self.shutdown.cancel();
+        }
+        let shutdown = self.shutdown.clone();
+        runtime.spawn(async move {
+            tokio::time::sleep(GOODBYE).await;
+            shutdown.cancel();
+        });
+    }
+
+    /// Marks the connection dead and fails everything waiting on it; false
+    /// when it already was.
+    fn close_waiters(&self, error: Error) -> bool {
+        if self.dead.swap(true, Ordering::SeqCst) {
+            return false;
         }
         tracing::debug!(addr = %self.addr, %error, "connection closed");
         *self.failure.lock().unwrap_or_else(|p| p.into_inner()) = Some(error.clone());
@@ -95,7 +137,7 @@ impl Shared {
             }
         }
         self.in_flight.close();
-        self.shutdown.cancel();
+        true
     }
 
     fn failure(&self) -> Error {
@@ -107,13 +149,17 @@ impl Shared {
     }
 }
 
+/// How long a graceful close may take to write EXIT before the connection
+/// is dropped anyway.
+const GOODBYE: Duration = Duration::from_millis(500);
+
 /// Closes the connection when the last [`Connection`] clone goes away (the
 /// I/O tasks hold only `Shared`, so they would otherwise live on).
 struct CloseOnDrop(Arc<Shared>);
 
 impl Drop for CloseOnDrop {
     fn drop(&mut self) {
-        self.0.fail(Error::closed("connection"));
+        self.0.goodbye();
     }
 }
 
@@ -195,9 +241,10 @@ impl Connection {
         !self.shared.dead.load(Ordering::SeqCst)
     }
 
-    /// Closes the connection; pending requests fail with a `closed` error.
+    /// Closes the connection gracefully (EXIT, then the socket); pending
+    /// requests fail with a `closed` error.
     pub fn close(&self) {
-        self.shared.fail(Error::closed("connection"));
+        self.shared.goodbye();
     }
 
     async fn permit(&self) -> Result<OwnedSemaphorePermit> {
@@ -580,17 +627,37 @@ async fn write_loop(
                 break;
             }
         }
-        let mut result = Ok(());
-        for out in batch {
-            if result.is_ok() {
-                result = writer.feed(out.frame).await;
+        // After a graceful close only EXIT still goes out: a request whose
+        // caller was already told "closed" must not reach the broker.
+        let closing = shared.dead.load(Ordering::SeqCst);
+        let exit = batch.iter().any(|out| out.frame.command == Command::Exit);
+        let write = async {
+            let mut result = Ok(());
+            for out in batch {
+                if closing && out.frame.command != Command::Exit {
+                    continue;
+                }
+                if result.is_ok() {
+                    result = writer.feed(out.frame).await;
+                }
+                notify.extend(out.written);
             }
-            notify.extend(out.written);
-        }
-        if result.is_ok() {
-            result = SinkExt::<Frame>::flush(&mut writer).await;
-        }
+            if result.is_ok() {
+                result = SinkExt::<Frame>::flush(&mut writer).await;
+            }
+            result
+        };
+        // A stuck write must not outlive the connection.
+        let result = tokio::select! {
+            result = write => result,
+            _ = shared.shutdown.cancelled() => return,
+        };
         match result {
+            Ok(()) if exit => {
+                let _ = SinkExt::<Frame>::close(&mut writer).await;
+                shared.shutdown.cancel();
+                return;
+            }
             Ok(()) => {
                 for tx in notify.drain(..) {
                     let _ = tx.send(Ok(()));

@@ -31,6 +31,16 @@ pub enum Decision {
 /// never left this process (e.g. the connection could not be opened).
 pub fn decide(error: &Error, sent: bool, idempotence: Idempotence) -> Decision {
     match error.kind() {
+        // The broker's deadline passed: it says whether the request was
+        // applied (docs/standalone-rules.md). Never applied: always safe to
+        // repeat; maybe applied: only when repeating is safe.
+        ErrorKind::Broker if error.is_broker_code("request_timeout") => {
+            match error.field("outcome") {
+                Some("not_accepted") => Decision::Backoff,
+                _ if idempotence == Idempotence::Safe => Decision::Backoff,
+                _ => Decision::Fail,
+            }
+        }
         ErrorKind::Broker => match error.class() {
             // The broker did not apply a request it answered with a
             // routing or availability error: retrying is always allowed.
@@ -155,6 +165,29 @@ mod tests {
         assert_eq!(decide(&e, true, Idempotence::Unsafe), Decision::Fail);
         assert_eq!(decide(&e, false, Idempotence::Unsafe), Decision::Backoff);
         assert_eq!(decide(&e, true, Idempotence::Safe), Decision::Backoff);
+    }
+
+    #[test]
+    fn request_timeout_is_retried_by_its_outcome() {
+        let timeout = |outcome: &str| -> Error {
+            ErrorPayload::new("request_timeout")
+                .with_field("outcome", outcome)
+                .into()
+        };
+        let not_accepted = timeout("not_accepted");
+        assert_eq!(
+            decide(&not_accepted, true, Idempotence::Unsafe),
+            Decision::Backoff
+        );
+        assert_eq!(
+            decide(&not_accepted, true, Idempotence::Safe),
+            Decision::Backoff
+        );
+        let unknown = timeout("unknown");
+        assert_eq!(decide(&unknown, true, Idempotence::Unsafe), Decision::Fail);
+        assert_eq!(decide(&unknown, true, Idempotence::Safe), Decision::Backoff);
+        let unsaid: Error = ErrorPayload::new("request_timeout").into();
+        assert_eq!(decide(&unsaid, true, Idempotence::Unsafe), Decision::Fail);
     }
 
     #[test]

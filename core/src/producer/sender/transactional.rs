@@ -105,13 +105,16 @@ fn offset_of(reply: &[u8]) -> Result<u64> {
 
 /// A failed pipelined record may be sent again (with its sequence) when
 /// it may not have been appended or the broker asked for a retry; a
-/// sequence gap follows from an earlier failure in the same pipeline.
+/// sequence gap follows from an earlier failure in the same pipeline. Its
+/// sequence makes a resend safe even after a `request_timeout` whose
+/// outcome is unknown.
 fn may_resend(e: &Error) -> bool {
     match e.kind() {
         ErrorKind::Io | ErrorKind::Timeout => true,
         ErrorKind::Broker => {
             matches!(e.class(), ErrorClass::Availability | ErrorClass::Routing)
                 || e.is_broker_code("invalid_producer_sequence")
+                || e.is_broker_code("request_timeout")
         }
         _ => false,
     }

@@ -170,25 +170,29 @@ async fn bind(addr: &str) -> Result<TcpListener, String> {
 }
 
 /// Re-reads the TLS files on every SIGHUP (a failure is logged by
-/// [`TlsReloader::reload`] and keeps the previous configuration).
-async fn reload_on_sighup(tls: Arc<TlsReloader>) {
+/// [`TlsReloader::reload`] and keeps the previous configuration). The
+/// handler is installed here, before the banner is printed: a SIGHUP sent
+/// by someone who read the banner must never meet the default action,
+/// which ends the process.
+fn reload_on_sighup(tls: Arc<TlsReloader>) -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
-    {
+    let hangup = {
         use tokio::signal::unix::{signal, SignalKind};
-        let mut hangup = match signal(SignalKind::hangup()) {
-            Ok(s) => s,
-            Err(e) => {
-                error!(error = %e, "cannot watch SIGHUP; TLS reload is unavailable");
-                return;
+        signal(SignalKind::hangup())
+            .map_err(|e| error!(error = %e, "cannot watch SIGHUP; TLS reload is unavailable"))
+            .ok()
+    };
+    async move {
+        #[cfg(unix)]
+        if let Some(mut hangup) = hangup {
+            while hangup.recv().await.is_some() {
+                info!("SIGHUP: reloading the TLS configuration");
+                let _ = tls.reload();
             }
-        };
-        while hangup.recv().await.is_some() {
-            info!("SIGHUP: reloading the TLS configuration");
-            let _ = tls.reload();
         }
+        #[cfg(not(unix))]
+        let _ = tls;
     }
-    #[cfg(not(unix))]
-    let _ = tls;
 }
 
 /// Cancels `shutdown` on SIGINT or SIGTERM.

@@ -1,0 +1,304 @@
+//! `cursus-chaos`: the crash-consistency suite (`make chaos`) and the soak
+//! benchmark (`cursus-chaos soak`, in `make bench`). See `chaos/README.md`.
+//!
+//! The chaos run starts a real broker, runs the workloads of
+//! [`workload`] against it while [`killer`] SIGKILLs and restarts it at
+//! seeded random moments, records every acknowledgement in a [`ledger`],
+//! then stops the killer, drains, and lets [`checker`] read everything
+//! back. One summary line; exit status 1 on any violation, 2 when the run
+//! itself could not be carried out.
+
+mod broker;
+mod checker;
+mod killer;
+mod ledger;
+mod rng;
+mod soak;
+mod workload;
+
+use broker::BrokerProcess;
+use clap::{Args, Parser, Subcommand};
+use ledger::Ledger;
+use rng::Rng;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
+
+/// Crash-consistency suite and soak benchmark for the Cursus engine and broker.
+#[derive(Debug, Parser)]
+#[command(name = "cursus-chaos", version)]
+struct Cli {
+    #[command(subcommand)]
+    mode: Option<Mode>,
+    #[command(flatten)]
+    chaos: ChaosArgs,
+}
+
+#[derive(Debug, Subcommand)]
+enum Mode {
+    /// Mixed load against a broker that is never killed, watching its
+    /// memory (RSS): fails when it keeps growing.
+    Soak(soak::SoakArgs),
+}
+
+/// Options of the chaos run.
+#[derive(Debug, Args)]
+struct ChaosArgs {
+    /// How long the workloads run while the broker is being killed.
+    #[arg(long, default_value_t = 60)]
+    seconds: u64,
+    /// Seed of the kill schedule and workload choices (default: from the
+    /// clock; printed so the run can be repeated).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Broker binary (default: `$CURSUS_BROKER_BIN`, else `cursus-broker`
+    /// next to this executable).
+    #[arg(long)]
+    broker_bin: Option<PathBuf>,
+    /// Shortest time between kills, in milliseconds.
+    #[arg(long, default_value_t = 1000)]
+    kill_min_ms: u64,
+    /// Longest time between kills, in milliseconds.
+    #[arg(long, default_value_t = 4000)]
+    kill_max_ms: u64,
+    /// Idempotent producers.
+    #[arg(long, default_value_t = 3)]
+    producers: u32,
+    /// Records per second of each idempotent producer.
+    #[arg(long, default_value_t = 300)]
+    producer_rate: u64,
+    /// Event-store appenders.
+    #[arg(long, default_value_t = 2)]
+    appenders: u32,
+    /// Group consumers.
+    #[arg(long, default_value_t = 2)]
+    consumers: u32,
+    /// Keep the run directory (broker data and log) even when the run passes.
+    #[arg(long)]
+    keep: bool,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .expect("tokio runtime");
+    match cli.mode {
+        Some(Mode::Soak(args)) => runtime.block_on(soak::run(args)),
+        None => runtime.block_on(chaos(cli.chaos)),
+    }
+}
+
+/// Waits for a workload task; a panic is reported, not propagated.
+async fn join(name: &str, handle: JoinHandle<()>) {
+    if let Err(e) = handle.await {
+        eprintln!("chaos: workload {name} failed: {e}");
+    }
+}
+
+async fn chaos(args: ChaosArgs) -> ExitCode {
+    let seed = args.seed.unwrap_or_else(|| {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(1, |d| d.as_nanos() as u64 % 1_000_000_007)
+    });
+    println!(
+        "chaos: seed={seed} seconds={} (rerun: cursus-chaos --seconds {} --seed {seed})",
+        args.seconds, args.seconds
+    );
+    let dir = match tempfile::Builder::new().prefix("cursus-chaos-").tempdir() {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("chaos: run directory: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match chaos_run(&args, seed, dir.path()).await {
+        Ok(true) => {
+            if args.keep {
+                println!("chaos: kept {}", dir.keep().display());
+            }
+            ExitCode::SUCCESS
+        }
+        Ok(false) => {
+            let kept = dir.keep();
+            eprintln!(
+                "chaos: seed={seed}: violations found; broker data and log kept in {} \
+                 (log: {}/broker.log)",
+                kept.display(),
+                kept.display()
+            );
+            ExitCode::FAILURE
+        }
+        Err(e) => {
+            let kept = dir.keep();
+            eprintln!(
+                "chaos: seed={seed}: the run failed: {e} (broker data and log kept in {})",
+                kept.display()
+            );
+            ExitCode::from(2)
+        }
+    }
+}
+
+/// The run: `Ok(true)` when the checker found nothing.
+async fn chaos_run(args: &ChaosArgs, seed: u64, dir: &std::path::Path) -> Result<bool, String> {
+    let bin = broker::find_binary(args.broker_bin.clone())?;
+    let mut rng = Rng::new(seed);
+    let broker = BrokerProcess::start(
+        &bin,
+        dir,
+        &[
+            "--log-level",
+            "info",
+            // Small segments: rolls (and producer-state checkpoints) happen
+            // during the run, not only in the first segment.
+            "--segment-bytes",
+            "262144",
+            // A consumer replaced after a kill gets its partitions soon.
+            "--group-session-timeout-ms",
+            "6000",
+        ],
+        rng.next_u64(),
+    )
+    .await?;
+    let addr = broker.addr.clone();
+    println!(
+        "chaos: broker {} at {addr}, run directory {}",
+        bin.display(),
+        dir.display()
+    );
+    workload::create_topics(&addr)
+        .await
+        .map_err(|e| format!("create topics: {e}"))?;
+    let broker = Arc::new(tokio::sync::Mutex::new(broker));
+    let ledger = Arc::new(Ledger::default());
+    let stop = CancellationToken::new();
+    let inputs_done = CancellationToken::new();
+    let give_up = CancellationToken::new();
+    let monitor_stop = CancellationToken::new();
+
+    let mut tasks: Vec<(String, JoinHandle<()>)> = Vec::new();
+    for id in 0..args.producers {
+        let h = tokio::spawn(workload::producers::run(
+            id,
+            addr.clone(),
+            args.producer_rate,
+            Arc::clone(&ledger),
+            stop.clone(),
+        ));
+        tasks.push((format!("producer {id}"), h));
+    }
+    tasks.push((
+        "transaction feeder".into(),
+        tokio::spawn(workload::transactions::feed(
+            addr.clone(),
+            100,
+            Arc::clone(&ledger),
+            stop.clone(),
+        )),
+    ));
+    for id in 0..args.appenders {
+        let h = tokio::spawn(workload::eventstore::run(
+            id,
+            addr.clone(),
+            40,
+            rng.fork(),
+            Arc::clone(&ledger),
+            stop.clone(),
+        ));
+        tasks.push((format!("appender {id}"), h));
+    }
+    for id in 0..args.consumers {
+        let h = tokio::spawn(workload::consumers::run(
+            id,
+            addr.clone(),
+            Arc::clone(&ledger),
+            stop.clone(),
+        ));
+        tasks.push((format!("consumer {id}"), h));
+    }
+    let processor = tokio::spawn(workload::transactions::process(
+        addr.clone(),
+        Arc::clone(&ledger),
+        inputs_done.clone(),
+        give_up.clone(),
+    ));
+    let monitor = tokio::spawn(workload::consumers::monitor(
+        addr.clone(),
+        Arc::clone(&ledger),
+        monitor_stop.clone(),
+    ));
+
+    // The killer runs for the duration, then leaves the broker up.
+    let killer_stop = CancellationToken::new();
+    let killer = {
+        let broker = Arc::clone(&broker);
+        let (rng, stop) = (rng.fork(), killer_stop.clone());
+        let (min, max) = (args.kill_min_ms, args.kill_max_ms);
+        tokio::spawn(async move { killer::run(&broker, rng, min, max, stop).await })
+    };
+    tokio::time::sleep(Duration::from_secs(args.seconds)).await;
+    killer_stop.cancel();
+    let kills = killer.await.map_err(|e| format!("killer task: {e}"))??;
+    println!(
+        "chaos: killer stopped after {} kills ({} during recovery); draining",
+        kills.kills, kills.during_recovery
+    );
+
+    // Drain: no new work; outstanding sends settle; the processor consumes
+    // its input to the end (bounded), then the monitor stops.
+    stop.cancel();
+    for (name, h) in tasks {
+        join(&name, h).await;
+    }
+    inputs_done.cancel();
+    let drain = tokio::time::timeout(Duration::from_secs(120), processor);
+    if drain.await.is_err() {
+        give_up.cancel();
+    }
+    monitor_stop.cancel();
+    join("monitor", monitor).await;
+
+    let aggregates = workload::eventstore::aggregates(args.appenders);
+    let report = checker::check(&addr, &ledger, &aggregates, seed).await?;
+    let failures = ledger
+        .produce_failures
+        .load(std::sync::atomic::Ordering::Relaxed);
+    println!(
+        "chaos: seconds={} kills={} acknowledged={} read={} lost={} duplicated={} reordered={} \
+         txn_committed={} txn_partial={} es_events={} es_gaps={} offsets_backward={} \
+         seed={seed} not_acknowledged={failures} txn_aborted={} txn_unknown={} \
+         txn_eos_duplicated={} txn_eos_missing={} es_acknowledged={} es_lost={} commits={} \
+         consumed={} violations={}",
+        args.seconds,
+        kills.kills,
+        report.acknowledged,
+        report.read,
+        report.lost,
+        report.duplicated,
+        report.reordered,
+        report.txn_committed,
+        report.txn_partial,
+        report.es_events,
+        report.es_gaps,
+        report.offsets_backward,
+        report.txn_aborted,
+        report.txn_unknown,
+        report.txn_eos_duplicated,
+        report.txn_eos_missing,
+        report.es_acknowledged,
+        report.es_lost,
+        ledger::lock(&ledger.commits).len(),
+        ledger.consumed.load(std::sync::atomic::Ordering::Relaxed),
+        report.violations.len(),
+    );
+    broker.lock().await.kill().await;
+    report.print_violations();
+    Ok(report.violations.is_empty())
+}

@@ -4,11 +4,16 @@
 #                conformance, first programs built outside the repository
 #   make bench   benchmarks; results in target/bench/*.json
 #   make fuzz    run every codec fuzz target for FUZZ_SECONDS each (nightly + cargo-fuzz)
+#   make chaos   the crash-consistency suite for CHAOS_SECONDS (chaos/README.md)
 #   make demo    a local broker and the quickstart in every language
 
 SHELL := /bin/bash
 CARGO ?= cargo
 FUZZ_SECONDS ?= 60
+CHAOS_SECONDS ?= 60
+# Empty: a seed from the clock (printed, to rerun with CHAOS_SEED=…).
+CHAOS_SEED ?=
+SOAK_SECONDS ?= 120
 FUZZ_TARGETS := frame batch record command error
 
 # Build profile of the engine, broker and bindings: debug for the tests,
@@ -16,7 +21,7 @@ FUZZ_TARGETS := frame batch record command error
 CURSUS_PROFILE ?= debug
 CARGO_PROFILE_FLAG := $(if $(filter release,$(CURSUS_PROFILE)),--release)
 
-.PHONY: all build test test-install test-rust lint fmt-check clippy doc-check bench fuzz fuzz-build demo quickstart-rust clean
+.PHONY: all build test test-install test-rust chaos test-chaos lint fmt-check clippy doc-check bench fuzz fuzz-build demo quickstart-rust clean
 
 all: build
 
@@ -29,7 +34,7 @@ include conformance/build.mk
 build:
 	$(CARGO) build --workspace --all-targets
 
-test: lint test-rust test-ffi test-python test-java conformance test-install
+test: lint test-rust test-chaos test-ffi test-python test-java conformance test-install
 
 # First programs built outside the repository from the installed artefacts,
 # the way a user would: C and C++ (pkg-config, CMake) against `make install`
@@ -57,10 +62,23 @@ doc-check:
 test-rust:
 	$(CARGO) test --workspace
 
+# Workloads against a broker killed with SIGKILL at random moments, then a
+# check of everything acknowledged (chaos/README.md). Debug builds: the
+# broker is the one `cargo test --workspace` already built.
+chaos:
+	$(CARGO) build -q -p cursus-broker --bin cursus-broker
+	$(CARGO) run -q -p cursus-chaos -- --seconds $(CHAOS_SECONDS) $(if $(CHAOS_SEED),--seed $(CHAOS_SEED))
+
+test-chaos:
+	$(MAKE) --no-print-directory chaos CHAOS_SECONDS=30
+
 bench:
 	$(CARGO) bench -p cursus-wire --bench wire
 	python3 tools/bench-summary.py target
-	$(CARGO) build --release -p cursus-broker
+	$(CARGO) build --release -p cursus-broker -p cursus-chaos
+	CURSUS_BROKER_BIN=$(abspath $(or $(CARGO_TARGET_DIR),target))/release/cursus-broker \
+	  $(abspath $(or $(CARGO_TARGET_DIR),target))/release/cursus-chaos soak --seconds $(SOAK_SECONDS) \
+	  --out $(abspath $(or $(CARGO_TARGET_DIR),target))/bench/soak.json
 	CURSUS_BROKER_BIN=$(abspath $(or $(CARGO_TARGET_DIR),target))/release/cursus-broker $(CARGO) bench -p cursus --bench engine
 	CURSUS_BROKER_BIN=$(abspath $(or $(CARGO_TARGET_DIR),target))/release/cursus-broker $(CARGO) bench -p cursus --bench transactions
 	CURSUS_BROKER_BIN=$(abspath $(or $(CARGO_TARGET_DIR),target))/release/cursus-broker $(CARGO) bench -p cursus --bench eventstore

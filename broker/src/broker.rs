@@ -131,6 +131,21 @@ impl Broker {
         }
     }
 
+    /// The first failed partition log (a failed fsync: it refuses writes
+    /// until a restart recovers it), as `/ready` reports it.
+    pub fn storage_failure(&self) -> Option<String> {
+        self.topics.list().iter().find_map(|topic| {
+            topic.partitions.iter().find_map(|p| {
+                let reason = p.log().failure()?;
+                Some(format!(
+                    "storage failed: topic={} partition={}: {reason}",
+                    topic.def.name,
+                    p.id()
+                ))
+            })
+        })
+    }
+
     /// [`Broker::advertised_to`] split into host and port.
     pub fn advertised_host_port(&self, listener: Listener) -> (&str, &str) {
         let addr = self.advertised_to(listener);

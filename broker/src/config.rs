@@ -8,6 +8,7 @@
 
 use crate::auth::users::{UserEntry, Users};
 use crate::faults::FaultRule;
+use crate::storage::io::StorageFault;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -140,6 +141,12 @@ pub struct Cli {
     /// error-after or drop-after; TIMES a count or *. Repeatable; none by default.
     #[arg(long = "fault", value_name = "SPEC")]
     pub faults: Vec<String>,
+    /// Testing only: make storage I/O fail on purpose,
+    /// OP:KIND[:after=N][:times=N|*][:path=SUBSTRING], e.g. fsync:fail:after=3
+    /// or write:enospc. OP is write or fsync; KIND fail, enospc, edquot or
+    /// short (write half, then abort). Repeatable; none by default.
+    #[arg(long = "storage-fault", value_name = "SPEC")]
+    pub storage_faults: Vec<String>,
 }
 
 /// The TOML file: the same keys as the flags, all optional.
@@ -176,6 +183,7 @@ struct FileConfig {
     crash_point: Option<String>,
     log_level: Option<String>,
     faults: Option<Vec<String>>,
+    storage_faults: Option<Vec<String>>,
 }
 
 /// A configuration problem found at startup.
@@ -277,6 +285,8 @@ pub struct Config {
     pub log_level: String,
     /// Injected faults (testing aid; see [`crate::faults`]).
     pub faults: Vec<FaultRule>,
+    /// Injected storage faults (testing only; see [`crate::storage::io`]).
+    pub storage_faults: Vec<StorageFault>,
 }
 
 impl Default for Config {
@@ -309,6 +319,7 @@ impl Default for Config {
             crash_point: None,
             log_level: "info".into(),
             faults: Vec::new(),
+            storage_faults: Vec::new(),
         }
     }
 }
@@ -345,6 +356,15 @@ impl Config {
         let faults = fault_specs
             .iter()
             .map(|spec| spec.parse::<FaultRule>())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(ConfigError::Invalid)?;
+        let storage_fault_specs = match (cli.storage_faults.is_empty(), &file.storage_faults) {
+            (true, Some(from_file)) => from_file.clone(),
+            _ => cli.storage_faults.clone(),
+        };
+        let storage_faults = storage_fault_specs
+            .iter()
+            .map(|spec| spec.parse::<StorageFault>())
             .collect::<Result<Vec<_>, _>>()
             .map_err(ConfigError::Invalid)?;
         let tls = tls_config(
@@ -391,6 +411,7 @@ impl Config {
             crash_point: pick!(crash_point).filter(|c| !c.is_empty()),
             log_level: pick!(log_level).unwrap_or(d.log_level),
             faults,
+            storage_faults,
         };
         config.validate()?;
         Ok(config)

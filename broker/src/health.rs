@@ -1,9 +1,10 @@
 //! HTTP health endpoints: `GET /live` answers 200 as soon as the process
 //! serves HTTP; `GET /ready` answers 200 only once recovery finished and the
-//! client listener accepts connections, 503 before.
+//! client listener accepts connections, 503 before, and 503 again (with the
+//! reason) while storage has failed (a failed fsync: restart to recover).
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use axum::extract::State;
 use axum::http::StatusCode;
@@ -12,9 +13,18 @@ use axum::Router;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-/// Shared readiness flag.
-#[derive(Debug, Clone, Default)]
-pub struct Readiness(Arc<AtomicBool>);
+/// Tells why the broker cannot serve writes any more, if it cannot.
+pub type FailureProbe = Box<dyn Fn() -> Option<String> + Send + Sync>;
+
+/// Shared readiness flag, plus a probe for failures found after startup.
+#[derive(Clone, Default)]
+pub struct Readiness(Arc<AtomicBool>, Arc<OnceLock<FailureProbe>>);
+
+impl std::fmt::Debug for Readiness {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("Readiness").field(&self.is_ready()).finish()
+    }
+}
 
 impl Readiness {
     /// A flag that starts "not ready".
@@ -30,6 +40,20 @@ impl Readiness {
     /// True once ready.
     pub fn is_ready(&self) -> bool {
         self.0.load(Ordering::Acquire)
+    }
+
+    /// Consults `probe` on every `/ready` once ready: a `Some(reason)` makes
+    /// the broker not ready, for that reason. Only the first probe counts.
+    pub fn set_failure_probe(&self, probe: FailureProbe) {
+        let _ = self.1.set(probe);
+    }
+
+    /// Why the broker is not ready (`None` = ready).
+    pub fn not_ready_reason(&self) -> Option<String> {
+        if !self.is_ready() {
+            return Some("recovering".into());
+        }
+        self.1.get().and_then(|probe| probe())
     }
 }
 
@@ -48,10 +72,9 @@ pub async fn serve(
         .await
 }
 
-async fn ready(State(readiness): State<Readiness>) -> (StatusCode, &'static str) {
-    if readiness.is_ready() {
-        (StatusCode::OK, "ready\n")
-    } else {
-        (StatusCode::SERVICE_UNAVAILABLE, "recovering\n")
+async fn ready(State(readiness): State<Readiness>) -> (StatusCode, String) {
+    match readiness.not_ready_reason() {
+        None => (StatusCode::OK, "ready\n".into()),
+        Some(reason) => (StatusCode::SERVICE_UNAVAILABLE, format!("{reason}\n")),
     }
 }

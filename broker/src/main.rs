@@ -88,6 +88,7 @@ async fn run(config: Config) -> Result<(), String> {
         None => tls_addr.map(|_| advertised.clone()),
         Some(_) => tls_addr.map(|a| a.to_string()),
     };
+    cursus_broker::storage::io::install(&config.storage_faults);
     let shutdown = CancellationToken::new();
     let readiness = Readiness::new();
     let health_task = tokio::spawn(health::serve(
@@ -151,6 +152,8 @@ async fn run(config: Config) -> Result<(), String> {
             e.render()
         ));
     }
+    let probed = Arc::clone(&broker);
+    readiness.set_failure_probe(Box::new(move || probed.storage_failure()));
     readiness.set_ready();
     info!(addr = %shown_addr, ?tls_addr, %health_addr, advertised = %broker.advertised, "ready");
 

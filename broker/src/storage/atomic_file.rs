@@ -7,11 +7,11 @@
 //! leave one behind, which [`remove_stale_temp_files`] deletes.
 
 use std::fs::{self, File, OpenOptions};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::error::{IoContext, Result, StorageError};
+use super::io;
 
 static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
@@ -24,7 +24,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 /// fsyncs a directory so that entries created, renamed or removed in it are
 /// durable.
 pub fn sync_dir(dir: &Path) -> Result<()> {
-    File::open(dir).and_then(|d| d.sync_all()).ctx(dir)
+    File::open(dir).and_then(|d| io::sync_all(&d, dir)).ctx(dir)
 }
 
 /// Deletes temporary files left in `path`'s directory by interrupted
@@ -74,8 +74,8 @@ pub(crate) fn replace_file(path: &Path, bytes: &[u8], sync_directory: bool) -> R
             .create_new(true)
             .open(&tmp)
             .ctx(&tmp)?;
-        f.write_all(bytes).ctx(&tmp)?;
-        f.sync_all().ctx(&tmp)?;
+        io::write_all(&mut f, &tmp, bytes).ctx(&tmp)?;
+        io::sync_all(&f, &tmp).ctx(&tmp)?;
         fs::rename(&tmp, path).ctx(path)
     })();
     if let Err(e) = written {

@@ -98,6 +98,12 @@ impl StorageError {
         }
     }
 
+    /// True if an append failed because the disk (or a quota) is full: the
+    /// write was undone and appends work again once space is free.
+    pub fn is_disk_full(&self) -> bool {
+        matches!(self, StorageError::Io { source, .. } if super::io::is_disk_full(source))
+    }
+
     /// True if this error reports damaged data on disk.
     pub fn is_corruption(&self) -> bool {
         matches!(self, StorageError::Corruption { .. })

@@ -81,6 +81,11 @@ impl GroupCommit {
         Ok(())
     }
 
+    /// Why the owner failed, if it did (until reopened or reset).
+    pub(crate) fn failure(&self) -> Option<String> {
+        lock(&self.state).failure.clone()
+    }
+
     /// Fails if the owner is poisoned or deleted.
     pub(crate) fn check(&self) -> Result<()> {
         self.check_state(&lock(&self.state))
@@ -195,12 +200,19 @@ impl GroupCommit {
                     self.cv.notify_all();
                 }
                 Err(e) => {
+                    // Never retried: the leader, like every waiter, learns
+                    // that the owner failed (not, say, that the disk is
+                    // full, which an append could recover from).
                     if st.failure.is_none() {
                         st.failure = Some(e.to_string());
                     }
+                    let err = StorageError::Failed {
+                        path: self.path.clone(),
+                        reason: st.failure.clone().unwrap_or_default(),
+                    };
                     drop(st);
                     self.cv.notify_all();
-                    return Err(e);
+                    return Err(err);
                 }
             }
         }
@@ -248,8 +260,12 @@ mod tests {
         let err = gc
             .wait_durable(3, || Err(StorageError::InvalidArgument("boom".into())))
             .unwrap_err();
-        assert!(matches!(err, StorageError::InvalidArgument(_)));
+        assert!(
+            matches!(&err, StorageError::Failed { reason, .. } if reason.contains("boom")),
+            "{err}"
+        );
         assert!(matches!(gc.check(), Err(StorageError::Failed { .. })));
+        assert!(gc.failure().is_some());
         assert!(matches!(
             gc.wait_durable(3, || Ok(3)),
             Err(StorageError::Failed { .. })

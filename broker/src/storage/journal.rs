@@ -22,6 +22,7 @@ use super::atomic_file;
 use super::error::{IoContext, Result, StorageError};
 use super::frame::{self, HARD_MAX_BODY};
 use super::group_commit::{lock, GroupCommit};
+use super::io;
 
 /// Default largest journal record: 32 MiB (the specification's limit for one
 /// encoded transaction-state snapshot).
@@ -112,7 +113,7 @@ impl Journal {
                 "truncating torn tail of journal"
             );
             file.set_len(len).ctx(&path)?;
-            file.sync_all().ctx(&path)?;
+            io::sync_all(&file, &path).ctx(&path)?;
         }
         let records: Vec<Bytes> = ranges.into_iter().map(|r| buf.slice(r)).collect();
         let journal = Journal {
@@ -143,7 +144,7 @@ impl Journal {
         let sequence = {
             let mut inner = lock(&self.inner);
             self.commit.check()?;
-            if let Err(e) = inner.file.write_all_at(&framed, inner.len) {
+            if let Err(e) = io::write_all_at(&inner.file, &self.path, &framed, inner.len) {
                 let err = StorageError::io(&self.path, e);
                 if inner.file.set_len(inner.len).is_ok() {
                     return Err(err);
@@ -163,7 +164,7 @@ impl Journal {
                 let inner = lock(&self.inner);
                 (inner.file.clone(), inner.sequence)
             };
-            file.sync_data().ctx(&self.path)?;
+            io::sync_data(&file, &self.path).ctx(&self.path)?;
             Ok(covered)
         })
     }
@@ -183,7 +184,7 @@ impl Journal {
         }
         let mut inner = lock(&self.inner);
         self.commit.check()?;
-        if let Err(e) = inner.file.sync_data() {
+        if let Err(e) = io::sync_data(&inner.file, &self.path) {
             return Err(self
                 .commit
                 .fail(format!("fdatasync before rewrite failed: {e}")));
@@ -220,6 +221,12 @@ impl Journal {
         lock(&self.inner).records
     }
 
+    /// Why the journal failed (a failed fsync or an append that could not be
+    /// undone), if it did; it refuses work until reopened.
+    pub fn failure(&self) -> Option<String> {
+        self.commit.failure()
+    }
+
     /// Number of fdatasync calls so far. For tests and metrics.
     pub fn sync_count(&self) -> u64 {
         self.commit.sync_count()
@@ -243,7 +250,7 @@ fn create_empty(path: &Path) -> Result<File> {
         .create_new(true)
         .open(path)
         .ctx(path)?;
-    file.sync_all().ctx(path)?;
+    io::sync_all(&file, path).ctx(path)?;
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         atomic_file::sync_dir(parent)?;
     }

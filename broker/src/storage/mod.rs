@@ -14,6 +14,8 @@
 //!   synchronous appends and atomic compaction, for coordinator state.
 //! * [`Manifest`] — the `__topic_metadata.json` topic manifest (format 3).
 //! * [`atomic_file`] — crash-safe whole-file replacement.
+//! * [`io`] — the durability-relevant file calls, with injectable faults
+//!   (`--storage-fault`, testing only).
 //!
 //! Durability model: an entry is durable once an fdatasync of its segment
 //! completed; the high-water mark ([`PartitionLog::durable_offset`]) is the
@@ -28,6 +30,7 @@ mod error;
 mod frame;
 mod group_commit;
 mod index;
+pub mod io;
 pub mod journal;
 pub mod manifest;
 mod partition_log;

@@ -13,6 +13,7 @@ use super::atomic_file;
 use super::error::{IoContext, Result, StorageError};
 use super::frame::HARD_MAX_BODY;
 use super::group_commit::{lock, GroupCommit};
+use super::io;
 use super::recovery;
 use super::retention::{self, RetentionOutcome, SegmentStats};
 use super::segment::{self, ReadLimits, Segment, ENTRY_OVERHEAD};
@@ -284,7 +285,7 @@ impl PartitionLog {
                 active.next_offset,
             )
         };
-        file.sync_data().ctx(&path)?;
+        io::sync_data(&file, &path).ctx(&path)?;
         Ok(covered)
     }
 
@@ -331,7 +332,12 @@ impl PartitionLog {
         loop {
             let (cursor, end) = {
                 let inner = lock(&self.inner);
-                self.check_open(&inner)?;
+                // A failed log still serves what was durable before.
+                if inner.deleted {
+                    return Err(StorageError::Deleted {
+                        path: self.dir.clone(),
+                    });
+                }
                 let hwm = self.commit.durable();
                 if first {
                     let earliest = inner.segments.front().map_or(0, |s| s.base_offset);
@@ -400,6 +406,13 @@ impl PartitionLog {
     /// Number of segments, including the active one.
     pub fn segment_count(&self) -> usize {
         lock(&self.inner).segments.len()
+    }
+
+    /// Why the log failed (a failed fsync, or a write that could not be
+    /// undone), if it did: it then refuses appends until reopened, while
+    /// reads keep serving the durable prefix.
+    pub fn failure(&self) -> Option<String> {
+        self.commit.failure()
     }
 
     /// Number of fdatasync calls on segment files so far (group-commit

@@ -276,7 +276,7 @@ fn open_last(dir: &Path, base: u64, path: &Path, config: &LogConfig) -> Result<S
             "truncating torn tail of segment"
         );
         file.set_len(valid_size).ctx(path)?;
-        file.sync_all().ctx(path)?;
+        super::io::sync_all(&file, path).ctx(path)?;
     }
     Ok(Segment {
         base_offset: base,

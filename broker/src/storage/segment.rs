@@ -26,6 +26,7 @@ use super::atomic_file;
 use super::error::{IoContext, Result, StorageError};
 use super::frame::{self, FRAME_HEADER_LEN, HARD_MAX_BODY};
 use super::index::OffsetIndex;
+use super::io;
 use super::partition_log::StoredRecord;
 
 /// Bytes of an entry's body before the record data: offset + timestamp.
@@ -185,7 +186,9 @@ impl Segment {
         buf: &[u8],
         metas: &[(u64, u64, i64)],
     ) -> std::result::Result<(), (StorageError, bool)> {
-        if let Err(e) = self.file.write_all_at(buf, self.size) {
+        if let Err(e) = io::write_all_at(&self.file, &self.log_path, buf, self.size) {
+            // A partial write (a full disk) is cut back to the last whole
+            // entry, so nothing acknowledged is touched and appends can resume.
             let rolled_back = self.file.set_len(self.size).is_ok();
             return Err((StorageError::io(&self.log_path, e), rolled_back));
         }
@@ -202,7 +205,7 @@ impl Segment {
 
     /// fdatasyncs the log file.
     pub(crate) fn sync(&self) -> Result<()> {
-        self.file.sync_data().ctx(&self.log_path)
+        io::sync_data(&self.file, &self.log_path).ctx(&self.log_path)
     }
 
     /// Writes the index file (atomically, without syncing the directory).

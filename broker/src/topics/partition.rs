@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex as StdMutex};
 
 use bytes::Bytes;
-use cursus_wire::{ErrorPayload, Record};
+use cursus_wire::{ErrorClass, ErrorPayload, Record};
 use tokio::sync::{watch, Mutex};
 
 use super::producers::ProducerTable;
@@ -407,6 +407,22 @@ pub fn storage_error(topic: &str, partition: u32, err: &StorageError) -> ErrorPa
             .with_field("partition", partition),
         StorageError::Deleted { .. } => {
             ErrorPayload::new("topic_not_found").with_field("topic", topic)
+        }
+        // docs/standalone-rules.md "Storage faults": availability, retryable.
+        StorageError::Io { .. } | StorageError::Failed { .. } => {
+            let reason = match err {
+                e if e.is_disk_full() => "disk_full",
+                StorageError::Failed { .. } => "partition_failed",
+                _ => "io_error",
+            };
+            let mut e = ErrorPayload::new("storage_unavailable")
+                .with_field("topic", topic)
+                .with_field("partition", partition)
+                .with_field("reason", reason)
+                .with_message(err.to_string());
+            e.class = ErrorClass::Availability;
+            e.retryable = true;
+            e
         }
         other => ErrorPayload::new("broker_error")
             .with_field("topic", topic)

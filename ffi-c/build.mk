@@ -81,7 +81,10 @@ endef
 # layout (target/cursus) is what the tests, the Go package and the drivers
 # build against.
 ffi-lib:
-	$(FFI_CARGO) build $(CARGO_PROFILE_FLAG) -p cursus-ffi -p cursus-broker -p cursus-testkit --bin cursus-test-pki
+	$(FFI_CARGO) build $(CARGO_PROFILE_FLAG) -p cursus-ffi -p cursus-broker
+	@# A separate call: --bin would restrict the build above to binaries,
+	@# leaving out the libraries.
+	$(FFI_CARGO) build $(CARGO_PROFILE_FLAG) -p cursus-testkit --bin cursus-test-pki
 	$(call ffi_layout,$(FFI_OUT),$(FFI_PROFILE))
 	@mkdir -p $(FFI_BUILD)
 	@echo "libcursus: $(FFI_OUT) (pkg-config: PKG_CONFIG_PATH=$(FFI_LIBDIR)/pkgconfig)"

@@ -114,6 +114,23 @@ pub struct Cli {
     /// Keepalive interval of an idle STREAM in milliseconds. [default: 1000]
     #[arg(long, value_name = "MS")]
     pub stream_keepalive_ms: Option<u64>,
+    /// A STREAM that delivered no record for this many milliseconds is closed
+    /// with STREAM_CONTROL type=CLOSE reason=timeout; 0 = never. [default: 300000]
+    #[arg(long, value_name = "MS")]
+    pub stream_timeout_ms: Option<u64>,
+    /// Interval of the background compaction pass over topics with
+    /// cleanup_policy compact or delete,compact, in milliseconds. [default: 60000]
+    #[arg(long, value_name = "MS")]
+    pub compaction_interval_ms: Option<u64>,
+    /// Compaction removes a tombstone (a keyed record with an empty value) once
+    /// its timestamp is older than this many milliseconds. [default: 86400000]
+    #[arg(long, value_name = "MS")]
+    pub compaction_tombstone_retention_ms: Option<u64>,
+    /// An idempotent producer without a publish for this many milliseconds is
+    /// dropped from memory (its state stays in the partition's durable
+    /// producer_state.checkpoint). [default: 1800000]
+    #[arg(long, value_name = "MS")]
+    pub producer_state_ttl_ms: Option<u64>,
     /// Consumer group session timeout in milliseconds: a member without a
     /// JOIN_GROUP, SYNC_GROUP or HEARTBEAT for this long is removed and its
     /// group rebalances. [default: 30000]
@@ -177,6 +194,10 @@ struct FileConfig {
     retention_check_interval_ms: Option<u64>,
     flush_interval_ms: Option<u64>,
     stream_keepalive_ms: Option<u64>,
+    stream_timeout_ms: Option<u64>,
+    compaction_interval_ms: Option<u64>,
+    compaction_tombstone_retention_ms: Option<u64>,
+    producer_state_ttl_ms: Option<u64>,
     group_session_timeout_ms: Option<u64>,
     transaction_timeout_ms: Option<u64>,
     transactional_id_expiration_ms: Option<u64>,
@@ -272,6 +293,15 @@ pub struct Config {
     pub flush_interval: Duration,
     /// STREAM keepalive interval.
     pub stream_keepalive: Duration,
+    /// A stream without a delivered record for this long is closed
+    /// (`reason=timeout`); zero = never.
+    pub stream_timeout: Duration,
+    /// Compaction pass interval.
+    pub compaction_interval: Duration,
+    /// Age after which compaction removes a tombstone.
+    pub compaction_tombstone_retention: Duration,
+    /// Idle time after which an idempotent producer leaves memory.
+    pub producer_state_ttl: Duration,
     /// Consumer group session timeout.
     pub group_session_timeout: Duration,
     /// Deadline of an open transaction.
@@ -313,6 +343,10 @@ impl Default for Config {
             retention_check_interval: Duration::from_millis(60_000),
             flush_interval: Duration::from_millis(200),
             stream_keepalive: Duration::from_millis(1_000),
+            stream_timeout: Duration::from_millis(300_000),
+            compaction_interval: Duration::from_millis(60_000),
+            compaction_tombstone_retention: Duration::from_millis(86_400_000),
+            producer_state_ttl: Duration::from_millis(1_800_000),
             group_session_timeout: Duration::from_millis(30_000),
             transaction_timeout: Duration::from_millis(60_000),
             transactional_id_expiration: Duration::from_millis(604_800_000),
@@ -402,6 +436,13 @@ impl Config {
             ),
             flush_interval: ms(pick!(flush_interval_ms), d.flush_interval),
             stream_keepalive: ms(pick!(stream_keepalive_ms), d.stream_keepalive),
+            stream_timeout: ms(pick!(stream_timeout_ms), d.stream_timeout),
+            compaction_interval: ms(pick!(compaction_interval_ms), d.compaction_interval),
+            compaction_tombstone_retention: ms(
+                pick!(compaction_tombstone_retention_ms),
+                d.compaction_tombstone_retention,
+            ),
+            producer_state_ttl: ms(pick!(producer_state_ttl_ms), d.producer_state_ttl),
             group_session_timeout: ms(pick!(group_session_timeout_ms), d.group_session_timeout),
             transaction_timeout: ms(pick!(transaction_timeout_ms), d.transaction_timeout),
             transactional_id_expiration: ms(
@@ -466,6 +507,8 @@ impl Config {
         if self.retention_check_interval.is_zero()
             || self.flush_interval.is_zero()
             || self.stream_keepalive.is_zero()
+            || self.compaction_interval.is_zero()
+            || self.producer_state_ttl.is_zero()
             || self.group_session_timeout.is_zero()
             || self.transaction_timeout.is_zero()
             || self.transactional_id_expiration.is_zero()
@@ -642,6 +685,35 @@ mod tests {
         let c = Config::from_cli(parse(&["--config", file, "--enable-sasl"])).unwrap();
         assert!(c.enable_sasl && !c.users.is_empty());
         assert!(!format!("{c:?}").contains("s3cret"));
+    }
+
+    #[test]
+    fn compaction_stream_and_producer_settings() {
+        let d = Config::default();
+        assert_eq!(d.stream_timeout, Duration::from_millis(300_000));
+        assert_eq!(d.compaction_interval, Duration::from_millis(60_000));
+        assert_eq!(
+            d.compaction_tombstone_retention,
+            Duration::from_millis(86_400_000)
+        );
+        assert_eq!(d.producer_state_ttl, Duration::from_millis(1_800_000));
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("broker.toml");
+        std::fs::write(
+            &path,
+            "stream_timeout_ms = 0\ncompaction_interval_ms = 50\n\
+             compaction_tombstone_retention_ms = 0\nproducer_state_ttl_ms = 70\n",
+        )
+        .unwrap();
+        let c = Config::from_cli(parse(&["--config", path.to_str().unwrap()])).unwrap();
+        assert_eq!(c.stream_timeout, Duration::ZERO);
+        assert_eq!(c.compaction_interval, Duration::from_millis(50));
+        assert_eq!(c.compaction_tombstone_retention, Duration::ZERO);
+        assert_eq!(c.producer_state_ttl, Duration::from_millis(70));
+        let c = Config::from_cli(parse(&["--stream-timeout-ms", "250"])).unwrap();
+        assert_eq!(c.stream_timeout, Duration::from_millis(250));
+        assert!(Config::from_cli(parse(&["--compaction-interval-ms", "0"])).is_err());
+        assert!(Config::from_cli(parse(&["--producer-state-ttl-ms", "0"])).is_err());
     }
 
     #[test]

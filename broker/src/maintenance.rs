@@ -1,19 +1,24 @@
 //! Background upkeep: periodic flush of data nobody waited for (acks=0), the
 //! retention pass that deletes expired segments (recording event stream
-//! heads first and pruning stream indexes after), consumer group session
-//! expiry, and transaction timeouts and expiration.
+//! heads first and pruning stream indexes after), the compaction pass over
+//! compacted topics, consumer group session expiry, and transaction
+//! timeouts and expiration.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+use cursus_wire::Record;
 use tokio::time::MissedTickBehavior;
 use tracing::warn;
 
 use crate::broker::Broker;
 use crate::eventsource::SnapshotStore;
-use crate::storage::{CleanupPolicy, StorageError};
+use crate::storage::compaction::{self, CompactionPolicy, RecordClass};
+use crate::storage::{CleanupPolicy, StorageError, StoredRecord};
 use crate::topics::partition::blocking;
-use crate::topics::Partition;
+use crate::topics::{is_internal_topic, Partition};
+use crate::txn::index::ReadFilter;
+use crate::txn::markers::{classify, TxnRecordKind};
 
 /// Runs until shutdown, then flushes once more.
 pub async fn run(broker: Arc<Broker>) {
@@ -23,6 +28,8 @@ pub async fn run(broker: Arc<Broker>) {
         tokio::time::interval(session_check_interval(broker.config.group_session_timeout));
     flush.set_missed_tick_behavior(MissedTickBehavior::Delay);
     retention.set_missed_tick_behavior(MissedTickBehavior::Delay);
+    let mut compaction = tokio::time::interval(broker.config.compaction_interval);
+    compaction.set_missed_tick_behavior(MissedTickBehavior::Delay);
     sessions.set_missed_tick_behavior(MissedTickBehavior::Delay);
     let mut txns = tokio::time::interval(crate::txn::expiry::check_interval(
         broker.config.transaction_timeout,
@@ -33,6 +40,7 @@ pub async fn run(broker: Arc<Broker>) {
             _ = broker.shutdown.cancelled() => break,
             _ = flush.tick() => flush_all(&broker).await,
             _ = retention.tick() => enforce_retention(&broker).await,
+            _ = compaction.tick() => compact_all(&broker).await,
             _ = sessions.tick() => broker.groups.expire_all().await,
             _ = txns.tick() => crate::txn::expiry::expire(&broker).await,
         }
@@ -84,7 +92,7 @@ pub async fn enforce_retention(broker: &Broker) {
         .map_or(0, |d| d.as_millis() as i64);
     for topic in broker.topics.list() {
         let def = &topic.def;
-        // Compaction is not implemented; compact-only topics keep everything.
+        // Compact-only topics lose records to compaction only.
         if def.cleanup_policy == CleanupPolicy::Compact {
             continue;
         }
@@ -137,5 +145,71 @@ pub async fn enforce_retention(broker: &Broker) {
                 }
             }
         }
+    }
+}
+
+/// One compaction pass over every partition of every topic whose cleanup
+/// policy compacts (never event-sourcing or internal topics); see
+/// [`crate::storage::compaction`].
+pub async fn compact_all(broker: &Broker) {
+    let now_ms = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64);
+    let tombstone_retention_ms =
+        i64::try_from(broker.config.compaction_tombstone_retention.as_millis()).unwrap_or(i64::MAX);
+    for topic in broker.topics.list() {
+        let def = &topic.def;
+        let compacted = matches!(
+            def.cleanup_policy,
+            CleanupPolicy::Compact | CleanupPolicy::DeleteCompact
+        );
+        if !compacted || def.event_sourcing || is_internal_topic(&def.name) {
+            continue;
+        }
+        for partition in &topic.partitions {
+            // Only sealed segments are rewritten.
+            if partition.log().segment_count() < 2 || partition.is_closed() {
+                continue;
+            }
+            let below = partition.stable_offset();
+            let filter = partition.with_txn_index(|index| index.filter(0, below));
+            let policy = CompactionPolicy {
+                below,
+                now_ms,
+                tombstone_retention_ms,
+            };
+            let log = Arc::clone(partition.log());
+            let result = blocking(move || {
+                compaction::compact(&log, &policy, |r| compaction_class(&filter, r))
+            })
+            .await;
+            if let Err(e) = result {
+                if !partition.is_closed() {
+                    warn!(topic = %def.name, partition = partition.id(), error = %e, "compaction failed");
+                }
+            }
+        }
+    }
+}
+
+/// What a stored record is to the cleaner: markers and keyless records are
+/// kept, records read_committed readers never see are aborted.
+fn compaction_class(filter: &ReadFilter, stored: &StoredRecord) -> RecordClass {
+    let Ok(record) = Record::decode(stored.data.clone()) else {
+        // Never drop what cannot be understood.
+        return RecordClass::Keyless;
+    };
+    if matches!(classify(&record), TxnRecordKind::Marker(_)) {
+        return RecordClass::Marker;
+    }
+    if !filter.visible(stored) {
+        return RecordClass::Aborted;
+    }
+    if record.key.is_empty() {
+        return RecordClass::Keyless;
+    }
+    RecordClass::Keyed {
+        key: record.key.to_vec(),
+        tombstone: record.payload.is_empty(),
     }
 }

@@ -26,6 +26,7 @@
 //! (HWM = LEO).
 
 pub mod atomic_file;
+pub mod compaction;
 mod error;
 mod frame;
 mod group_commit;

@@ -541,6 +541,17 @@ impl PartitionLog {
         result.map(|()| outcome)
     }
 
+    /// Runs `f` on the segments (oldest first, the last one active) under
+    /// the log lock: compaction swaps a rewritten sealed segment in here.
+    pub(crate) fn with_segments<R>(
+        &self,
+        f: impl FnOnce(&mut VecDeque<Segment>) -> Result<R>,
+    ) -> Result<R> {
+        let mut inner = lock(&self.inner);
+        self.check_open(&inner)?;
+        f(&mut inner.segments)
+    }
+
     fn check_open(&self, inner: &Inner) -> Result<()> {
         if inner.deleted {
             return Err(StorageError::Deleted {

@@ -124,24 +124,26 @@ fn read_file(file: &File, path: &Path, from: u64, to: u64) -> Result<Vec<u8>> {
 
 /// Scans `buf` (the bytes of a segment file from `file_pos` on) expecting the
 /// first entry to carry `first_offset`, feeding `index`. Returns the scan and
-/// the offset after the last valid entry.
+/// the offset after the last valid entry. With `allow_gaps` (sealed segments,
+/// which compaction may have rewritten) offsets need only increase.
 fn scan_entries(
     buf: &[u8],
     file_pos: u64,
     base: u64,
     first_offset: u64,
     index: &mut OffsetIndex,
+    allow_gaps: bool,
 ) -> (Scan, u64) {
     let mut expected = first_offset;
     let scan = frame::scan_frames(buf, 0, MIN_BODY, MAX_BODY, |pos, body| {
         let (offset, timestamp) = decode_entry_meta(body);
-        if offset != expected {
+        if offset < expected || (offset != expected && !allow_gaps) {
             return Err(format!("entry has offset {offset}, expected {expected}"));
         }
         let rel = u32::try_from(offset - base)
             .map_err(|_| format!("offset {offset} too far from segment base {base}"))?;
         index.observe(rel, file_pos + pos as u64, timestamp);
-        expected += 1;
+        expected = offset + 1;
         Ok(())
     });
     (scan, expected)
@@ -175,7 +177,7 @@ fn open_sealed(
         None => {
             let buf = read_file(&file, path, 0, size)?;
             let mut index = OffsetIndex::new(config.index_interval_bytes);
-            let (scan, next) = scan_entries(&buf, 0, base, base, &mut index);
+            let (scan, next) = scan_entries(&buf, 0, base, base, &mut index, true);
             if let Some(d) = scan.damage {
                 return Err(StorageError::corruption(
                     path,
@@ -234,6 +236,7 @@ fn open_from_index(
         base,
         base + u64::from(last_rel),
         &mut index,
+        true,
     );
     if scan.damage.is_some() {
         warn!(path = %path.display(), "segment index does not match the log; rescanning");
@@ -248,7 +251,7 @@ fn open_last(dir: &Path, base: u64, path: &Path, config: &LogConfig) -> Result<S
     let size = file.metadata().ctx(path)?.len();
     let buf = read_file(&file, path, 0, size)?;
     let mut index = OffsetIndex::new(config.index_interval_bytes);
-    let (scan, next_offset) = scan_entries(&buf, 0, base, base, &mut index);
+    let (scan, next_offset) = scan_entries(&buf, 0, base, base, &mut index, false);
     let mut valid_size = size;
     if let Some(d) = scan.damage {
         let max_more = (buf.len() / ENTRY_OVERHEAD) as u64 + 1;

@@ -230,7 +230,8 @@ impl Segment {
 /// Reads entries from `cursor` into `out` within `limits`, counting record
 /// bytes in `bytes`. Returns `Ok(Some(next))` with the offset after the last
 /// entry of the segment when the end of the segment was reached without
-/// hitting a limit, `Ok(None)` when a limit (or `limits.end`) stopped the read.
+/// hitting a limit (a compacted segment may end before its successor's base
+/// offset; the caller continues from there), `Ok(None)` when a limit (or `limits.end`) stopped the read.
 pub(crate) fn read_segment(
     cursor: &ReadCursor,
     limits: &ReadLimits,
@@ -301,12 +302,16 @@ pub(crate) fn read_segment(
         let body = frame::decode_frame(&chunk, rel, MIN_BODY, MAX_BODY)
             .map_err(|e| StorageError::corruption(&cursor.path, pos, e.to_string()))?;
         let (offset, timestamp) = decode_entry_meta(body);
-        if offset != expected {
+        // Offsets increase; a compacted segment has gaps between them.
+        if offset < expected {
             return Err(StorageError::corruption(
                 &cursor.path,
                 pos,
-                format!("entry has offset {offset}, expected {expected}"),
+                format!("entry has offset {offset}, expected at least {expected}"),
             ));
+        }
+        if offset >= limits.end {
+            return Ok(None);
         }
         if offset >= limits.from {
             let data_len = len - ENTRY_META_LEN;
@@ -321,7 +326,7 @@ pub(crate) fn read_segment(
             });
             *bytes += data_len;
         }
-        expected += 1;
+        expected = offset + 1;
         pos += total as u64;
     }
 }

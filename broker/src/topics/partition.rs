@@ -209,7 +209,8 @@ impl Partition {
         });
     }
 
-    /// Reads durable records from `from` (see [`PartitionLog::read`]).
+    /// Reads durable records from `from` (see [`PartitionLog::read`];
+    /// compaction placeholders left out, see [`read_records`]).
     pub async fn read(
         &self,
         from: u64,
@@ -217,7 +218,7 @@ impl Partition {
         max_bytes: usize,
     ) -> Result<Vec<StoredRecord>, StorageError> {
         let log = Arc::clone(&self.log);
-        blocking(move || log.read(from, max_records, max_bytes)).await
+        blocking(move || read_records(&log, from, max_records, max_bytes)).await
     }
 
     /// Reads what a read_committed reader may see from `from`: records
@@ -241,8 +242,13 @@ impl Partition {
             // Up to the stable offset only (0 still checks the range).
             let room = stable.saturating_sub(next).min(max_records as u64) as usize;
             let chunk = self.read(next, room, max_bytes).await?;
+            // Below the stable offset a compacted log has gaps, so a read of
+            // `room` records can reach past it: leave those for later.
+            let past_stable = chunk.last().is_some_and(|r| r.offset >= stable);
+            let chunk: Vec<StoredRecord> =
+                chunk.into_iter().filter(|r| r.offset < stable).collect();
             let Some(last) = chunk.last().map(|r| r.offset) else {
-                return Ok((Vec::new(), next));
+                return Ok((Vec::new(), if past_stable { stable } else { next }));
             };
             next = last + 1;
             let visible: Vec<StoredRecord> =
@@ -265,7 +271,7 @@ impl Partition {
         let mut streams = StreamIndex::new();
         let mut next = log.earliest_offset();
         loop {
-            let chunk = log.read(next, REBUILD_CHUNK, 16 << 20)?;
+            let chunk = read_records(log, next, REBUILD_CHUNK, 16 << 20)?;
             let Some(last) = chunk.last() else { break };
             next = last.offset + 1;
             for stored in &chunk {
@@ -323,6 +329,29 @@ impl Partition {
             txn,
             streams,
         })
+    }
+}
+
+/// [`PartitionLog::read`] without the data-less placeholders compaction
+/// leaves at the end of a segment (no topic record is empty); reads on past
+/// a chunk of only placeholders.
+pub fn read_records(
+    log: &PartitionLog,
+    from: u64,
+    max_records: usize,
+    max_bytes: usize,
+) -> Result<Vec<StoredRecord>, StorageError> {
+    let mut next = from;
+    loop {
+        let mut chunk = log.read(next, max_records, max_bytes)?;
+        let Some(last) = chunk.last().map(|r| r.offset) else {
+            return Ok(chunk);
+        };
+        chunk.retain(|r| !r.data.is_empty());
+        if !chunk.is_empty() {
+            return Ok(chunk);
+        }
+        next = last + 1;
     }
 }
 

@@ -8,6 +8,7 @@ use super::permissions::rule;
 use super::policy::check_topic;
 use super::users::Permissions;
 use crate::broker::Broker;
+use crate::commands::params::resolve_wildcard_topic;
 use crate::commands::{Reply, Request};
 
 /// Failed authentication attempts after which a connection is closed.
@@ -63,8 +64,8 @@ impl Session {
             _ => None,
         };
         let identity = inline_identity.as_ref().or(self.identity.as_ref());
-        match authorize(broker, identity.filter(|_| sasl), &request) {
-            Ok(()) => Admission::Run(request),
+        match authorize(broker, identity.filter(|_| sasl), request) {
+            Ok(request) => Admission::Run(request),
             Err(e) => Admission::Answer(Reply::Error(e)),
         }
     }
@@ -161,14 +162,17 @@ fn take_inline(
 
 /// The authorization of docs/security.md: authentication, the command's
 /// permissions in order, then the topic's policy when the topic exists.
-/// `identity` is `None` when SASL is off.
+/// `identity` is `None` when SASL is off. A CONSUME or STREAM `topic=` glob
+/// is resolved first (after the permission checks), so the policy checked is
+/// that of the topic the handler then reads; the request is returned with
+/// the resolved name.
 fn authorize(
     broker: &Broker,
     identity: Option<&Identity>,
-    request: &Request,
-) -> Result<(), ErrorPayload> {
+    request: Request,
+) -> Result<Request, ErrorPayload> {
     let command = request.command();
-    let payload = match request {
+    let payload = match &request {
         Request::Command { payload, .. } => Some(payload),
         Request::Batch(_) => None,
     };
@@ -190,15 +194,16 @@ fn authorize(
         }
     }
     let Some(access) = rule.access else {
-        return Ok(());
+        return Ok(request);
     };
-    let name = match request {
+    let request = resolve_wildcard_topic(broker, request)?;
+    let name = match &request {
         Request::Command { payload, .. } => payload.get("topic"),
         Request::Batch(batch) => Some(batch.topic.as_str()),
     };
     // A missing topic is left to the handler (`topic_not_found`).
-    match name.and_then(|n| broker.topics.get(n)) {
-        Some(topic) => check_topic(&topic.def, identity.map(|i| i.principal.as_str()), access),
-        None => Ok(()),
+    if let Some(topic) = name.and_then(|n| broker.topics.get(n)) {
+        check_topic(&topic.def, identity.map(|i| i.principal.as_str()), access)?;
     }
+    Ok(request)
 }

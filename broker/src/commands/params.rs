@@ -4,9 +4,12 @@
 use std::str::FromStr;
 use std::sync::Arc;
 
-use cursus_wire::{CommandPayload, ErrorPayload};
+use cursus_wire::{Command, CommandPayload, ErrorPayload};
 
+use super::Request;
 use crate::broker::Broker;
+use crate::groups::selector::is_valid_pattern;
+use crate::groups::Selector;
 use crate::topics::definition::topic_param;
 use crate::topics::{Partition, Topic};
 
@@ -70,5 +73,70 @@ pub fn partition_of(topic: &Topic, id: u32) -> Result<Arc<Partition>, ErrorPaylo
         ErrorPayload::new("partition_not_found")
             .with_field("topic", &topic.def.name)
             .with_field("partition", id)
+    })
+}
+
+/// True when a `topic=` value is a glob (`*` any run, `?` one character).
+pub fn is_topic_pattern(value: &str) -> bool {
+    value.contains(['*', '?'])
+}
+
+/// The one live topic a CONSUME or STREAM `topic=` glob matches (the same
+/// matcher as `REGISTER_GROUP pattern=`; internal topics never match): no
+/// match is `topic_not_found topic=<pattern>`, several are
+/// `invalid_consume_syntax` / `invalid_stream_syntax`
+/// `reason=ambiguous_topic_pattern matches=<a,b,...>`.
+pub fn resolve_topic_pattern(
+    broker: &Broker,
+    pattern: &str,
+    command: Command,
+) -> Result<String, ErrorPayload> {
+    if !is_valid_pattern(pattern) {
+        return Err(ErrorPayload::new("invalid_topic_name").with_field("topic", pattern));
+    }
+    let matches: Vec<String> = Selector::Pattern(pattern.to_owned())
+        .expand(&broker.topics)
+        .into_keys()
+        .collect();
+    match matches.as_slice() {
+        [] => Err(ErrorPayload::new("topic_not_found").with_field("topic", pattern)),
+        [one] => Ok(one.clone()),
+        several => {
+            let code = match command {
+                Command::Stream => "invalid_stream_syntax",
+                _ => "invalid_consume_syntax",
+            };
+            Err(ErrorPayload::new(code)
+                .with_field("reason", "ambiguous_topic_pattern")
+                .with_field("matches", several.join(",")))
+        }
+    }
+}
+
+/// A CONSUME or STREAM request whose `topic=` is a glob, rewritten to name
+/// the topic it resolves to; any other request unchanged. Runs before
+/// authorization, so the topic checked is the topic read.
+pub fn resolve_wildcard_topic(broker: &Broker, request: Request) -> Result<Request, ErrorPayload> {
+    let Request::Command { command, payload } = request else {
+        return Ok(request);
+    };
+    let pattern = match payload.get("topic") {
+        Some(t) if matches!(command, Command::Consume | Command::Stream) && is_topic_pattern(t) => {
+            t.to_owned()
+        }
+        _ => return Ok(Request::Command { command, payload }),
+    };
+    let resolved = resolve_topic_pattern(broker, &pattern, command)?;
+    let mut rewritten = CommandPayload::new();
+    for positional in payload.positionals() {
+        rewritten = rewritten.positional(positional.clone());
+    }
+    for (name, value) in payload.fields() {
+        let value = if name == "topic" { &resolved } else { value };
+        rewritten = rewritten.field(name.clone(), value);
+    }
+    Ok(Request::Command {
+        command,
+        payload: rewritten,
     })
 }

@@ -4,7 +4,8 @@
 //! partition's durable offset advances, at most about every 100 ms; an
 //! empty-payload keepalive goes out when nothing was sent for the keepalive
 //! interval; the stream ends with `STREAM_CONTROL type=CLOSE …` and status
-//! STREAM_END, or silently when the client goes away.
+//! STREAM_END (`reason=timeout` after `stream_timeout_ms` without a
+//! delivered record), or silently when the client goes away.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -42,6 +43,8 @@ enum CloseReason {
     Stopped,
     Removed,
     Error,
+    /// No record delivered for `stream_timeout_ms`.
+    Timeout,
     OffsetOutOfRange { earliest: u64, latest: u64 },
 }
 
@@ -101,8 +104,11 @@ pub async fn run(
         isolation,
     } = plan;
     let keepalive = broker.config.stream_keepalive;
+    let timeout = broker.config.stream_timeout;
     let mut signal = partition.subscribe();
     let mut last_sent = Instant::now();
+    // Keepalives do not count: only records reset the stream timeout.
+    let mut last_delivered = last_sent;
     let frame =
         |status, payload: Bytes| Frame::stream(Command::Stream, request_id, status, payload);
     let reason = loop {
@@ -121,6 +127,7 @@ pub async fn run(
                     return;
                 }
                 last_sent = Instant::now();
+                last_delivered = last_sent;
                 // Pace pushes; keep watching for shutdown and disconnects.
                 match idle(
                     broker,
@@ -148,10 +155,12 @@ pub async fn run(
                 };
             }
         }
+        let expires = (!timeout.is_zero()).then(|| last_delivered + timeout);
         let wait = async {
             tokio::select! {
                 changed = signal.changed() => changed.is_ok(),
                 _ = tokio::time::sleep_until(last_sent + keepalive) => true,
+                _ = sleep_until_some(expires) => true,
             }
         };
         match idle(broker, inbound, wait).await {
@@ -160,6 +169,9 @@ pub async fn run(
             Wake::Ready(true) => {}
             Wake::Shutdown => break CloseReason::Stopped,
             Wake::Gone => return,
+        }
+        if expires.is_some_and(|at| Instant::now() >= at) {
+            break CloseReason::Timeout;
         }
         if Instant::now() >= last_sent + keepalive {
             if writer.send(&frame(Status::Ok, Bytes::new())).await.is_err() {
@@ -173,6 +185,14 @@ pub async fn run(
     let _ = writer
         .send(&frame(Status::StreamEnd, Bytes::from(control)))
         .await;
+}
+
+/// Sleeps until `at`, or forever when `None`.
+async fn sleep_until_some(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
+    }
 }
 
 /// Outcome of waiting while streaming.
@@ -211,6 +231,7 @@ fn close_text(reason: CloseReason, next: u64) -> String {
         CloseReason::Stopped => "stopped",
         CloseReason::Removed => "removed",
         CloseReason::Error => "error",
+        CloseReason::Timeout => "timeout",
         CloseReason::OffsetOutOfRange { .. } => "offset_out_of_range",
     };
     let mut text = format!("STREAM_CONTROL type=CLOSE reason={name} offset={next}");

@@ -1,0 +1,123 @@
+//! Rules of docs/standalone-rules.md checked against the real broker: topic
+//! wildcards in CONSUME and STREAM, the STREAM timeout, request_timeout
+//! outcomes, required group parameters and the connection limit.
+
+mod common;
+
+use common::*;
+use cursus_wire::{Batch, ErrorPayload, Frame, Kind, Status};
+
+async fn fill(c: &mut Client, topic: &str, n: usize) {
+    for i in 0..n {
+        c.ok(&format!(
+            "PUBLISH topic={topic} partition=0 acks=1 producerId=p message=m{i}"
+        ))
+        .await;
+    }
+}
+
+fn text(frame: &Frame) -> String {
+    String::from_utf8_lossy(&frame.payload).into_owned()
+}
+
+#[tokio::test]
+async fn consume_topic_wildcards_resolve_to_exactly_one_topic() {
+    let broker = TestBroker::start();
+    let mut c = broker.client().await;
+    c.ok("CREATE topic=orders.eu partitions=1").await;
+    c.ok("CREATE topic=orders.us partitions=1").await;
+    c.ok("CREATE topic=payments partitions=1").await;
+    fill(&mut c, "payments", 2).await;
+    let b = c
+        .consume("CONSUME topic=pay* partition=0 offset=0 member=m")
+        .await;
+    assert_eq!((b.topic.as_str(), b.records.len()), ("payments", 2));
+    let b = c
+        .consume("CONSUME topic=orders.?u partition=0 offset=0 member=m")
+        .await;
+    assert_eq!(b.topic, "orders.eu");
+    let e = c
+        .error("CONSUME topic=refunds* partition=0 offset=0 member=m")
+        .await;
+    assert_eq!((e.code.as_str(), e.fields["topic"].as_str()), ("topic_not_found", "refunds*"));
+    let e = c
+        .error("CONSUME topic=orders.* partition=0 offset=0 member=m")
+        .await;
+    assert_eq!(e.code, "invalid_consume_syntax");
+    assert_eq!(e.fields["reason"], "ambiguous_topic_pattern");
+    assert_eq!(e.fields["matches"], "orders.eu,orders.us");
+}
+
+#[tokio::test]
+async fn a_wildcard_is_authorized_against_the_topic_it_resolves_to() {
+    let broker = TestBroker::start();
+    let mut c = broker.client().await;
+    c.ok("CREATE topic=secret partitions=1 auth_policy=deny_read")
+        .await;
+    let e = c
+        .error("CONSUME topic=sec*t partition=0 offset=0 member=m")
+        .await;
+    assert_eq!(e.code, "NOT_AUTHORIZED_FOR_TOPIC");
+    assert_eq!(e.fields["topic"], "secret");
+}
+
+#[tokio::test]
+async fn stream_topic_wildcards() {
+    let broker = TestBroker::start();
+    let mut c = broker.client().await;
+    c.ok("CREATE topic=a1 partitions=1").await;
+    c.ok("CREATE topic=a2 partitions=1").await;
+    c.ok("CREATE topic=b1 partitions=1").await;
+    fill(&mut c, "b1", 1).await;
+    let mut s = broker.client().await;
+    let id = s.send_line("STREAM topic=a? partition=0 member=m").await;
+    let frame = s.recv().await.unwrap();
+    assert_eq!(
+        (frame.kind, frame.status, frame.request_id),
+        (Kind::Stream, Status::Error, id)
+    );
+    let e = ErrorPayload::decode(frame.payload).unwrap();
+    assert_eq!(e.code, "invalid_stream_syntax");
+    assert_eq!(e.fields["reason"], "ambiguous_topic_pattern");
+    assert_eq!(e.fields["matches"], "a1,a2");
+    let id = s.send_line("STREAM topic=*1 partition=0 member=m").await;
+    let e = ErrorPayload::decode(s.recv().await.unwrap().payload).unwrap();
+    assert_eq!(e.fields["matches"], "a1,b1");
+    s.send_line("STREAM topic=b* partition=0 member=m").await;
+    let frame = s.recv().await.unwrap();
+    assert_eq!((frame.kind, frame.status), (Kind::Stream, Status::Ok));
+    assert_ne!(frame.request_id, id);
+    let b = Batch::decode(frame.payload).unwrap();
+    assert_eq!((b.topic.as_str(), b.records.len()), ("b1", 1));
+}
+
+#[tokio::test]
+async fn a_stream_without_records_for_the_timeout_is_closed() {
+    let broker = TestBroker::start_with(&[
+        "--stream-timeout-ms",
+        "300",
+        "--stream-keepalive-ms",
+        "50",
+    ]);
+    let mut c = broker.client().await;
+    c.ok("CREATE topic=s partitions=1").await;
+    fill(&mut c, "s", 2).await;
+    let mut s = broker.client().await;
+    s.send_line("STREAM topic=s partition=0 member=m").await;
+    let mut records = 0;
+    let end = loop {
+        let frame = s.recv().await.expect("stream frame");
+        if frame.status == Status::StreamEnd {
+            break frame;
+        }
+        if !frame.payload.is_empty() {
+            records += Batch::decode(frame.payload).unwrap().records.len();
+        }
+    };
+    assert_eq!(records, 2);
+    assert_eq!(
+        text(&end),
+        "STREAM_CONTROL type=CLOSE reason=timeout offset=2"
+    );
+    assert!(s.is_closed().await);
+}

@@ -11,11 +11,15 @@
 //! * `ACTION`: `error` answers with `ERROR` without executing the command;
 //!   `error-after` executes it, then answers with `ERROR` instead of its
 //!   reply; `drop-after` executes it, then closes the connection without a
-//!   reply (the client cannot know whether it was applied);
+//!   reply (the client cannot know whether it was applied); `delay` waits
+//!   before executing it and `delay-after` after executing it (a slow path,
+//!   e.g. to reach the request timeout before or after the command took
+//!   effect);
 //! * `TIMES`: how many matching requests are affected, or `*` for all;
 //! * `ERROR`: the error in the broker's text form without `ERROR:`, e.g.
 //!   `NOT_LEADER leader=10.0.0.5:9000` (class and retryable come from the
-//!   registry unless given); required for `error` and `error-after`.
+//!   registry unless given); required for `error` and `error-after`. For
+//!   `delay` and `delay-after` the fourth part is the delay in milliseconds.
 
 use std::str::FromStr;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -31,6 +35,11 @@ pub enum FaultAction {
     ErrorAfter,
     /// Execute the command, then close the connection without answering.
     DropAfter,
+    /// Wait this many milliseconds, then execute the command.
+    Delay(u64),
+    /// Execute the command, then wait this many milliseconds before
+    /// answering.
+    DelayAfter(u64),
 }
 
 /// One configured fault.
@@ -65,9 +74,12 @@ impl FromStr for FaultRule {
             "error" => FaultAction::Error,
             "error-after" => FaultAction::ErrorAfter,
             "drop-after" => FaultAction::DropAfter,
+            "delay" => FaultAction::Delay(0),
+            "delay-after" => FaultAction::DelayAfter(0),
             other => {
                 return Err(format!(
-                    "fault {spec:?}: action {other:?} is not error, error-after or drop-after"
+                    "fault {spec:?}: action {other:?} is not error, error-after, drop-after, \
+                     delay or delay-after"
                 ))
             }
         };
@@ -77,6 +89,22 @@ impl FromStr for FaultRule {
                 format!("fault {spec:?}: times {n:?} is not a positive number or *")
             })?),
         };
+        if let FaultAction::Delay(_) | FaultAction::DelayAfter(_) = action {
+            let ms = parts
+                .next()
+                .and_then(|t| t.trim().parse::<u64>().ok())
+                .ok_or_else(|| format!("fault {spec:?}: a delay needs its milliseconds"))?;
+            let action = match action {
+                FaultAction::Delay(_) => FaultAction::Delay(ms),
+                _ => FaultAction::DelayAfter(ms),
+            };
+            return Ok(FaultRule {
+                command,
+                action,
+                times,
+                error: None,
+            });
+        }
         let error = match parts.next().map(str::trim).filter(|t| !t.is_empty()) {
             Some(text) => Some(
                 ErrorPayload::from_error_text(&format!("ERROR: {text}"))
@@ -152,6 +180,12 @@ mod tests {
         );
 
         let faults = Faults::new(&[rule, "LIST:error:*:NOT_LEADER".parse().unwrap()]);
+        let delay: FaultRule = "PUBLISH:delay-after:1:250".parse().unwrap();
+        assert_eq!(
+            (delay.action, delay.error),
+            (FaultAction::DelayAfter(250), None)
+        );
+        assert!("PUBLISH:delay:1".parse::<FaultRule>().is_err());
         assert!(faults.take(Command::Publish).is_some());
         assert!(faults.take(Command::Publish).is_some());
         assert!(faults.take(Command::Publish).is_none(), "only twice");

@@ -121,3 +121,39 @@ async fn a_stream_without_records_for_the_timeout_is_closed() {
     );
     assert!(s.is_closed().await);
 }
+
+#[tokio::test]
+async fn request_timeout_outcome_follows_the_point_of_no_return() {
+    let broker = TestBroker::start_with(&[
+        "--request-timeout-ms",
+        "200",
+        "--fault",
+        "CREATE:delay:1:2000",
+        "--fault",
+        "PUBLISH:delay:1:2000",
+        "--fault",
+        "PUBLISH:delay-after:1:2000",
+        "--fault",
+        "LIST_GROUPS:delay-after:1:2000",
+    ]);
+    let mut c = broker.client().await;
+    let outcome = |e: ErrorPayload| {
+        assert_eq!(e.code, "request_timeout");
+        e.fields["outcome"].clone()
+    };
+    // Timed out before it started: not applied.
+    assert_eq!(
+        outcome(c.error("CREATE topic=zz9 partitions=1").await),
+        "not_accepted"
+    );
+    assert!(!c.ok("LIST").await.contains("zz9"), "CREATE was not applied");
+    c.ok("CREATE topic=zz9 partitions=1").await;
+    let publish = "PUBLISH topic=zz9 partition=0 acks=1 producerId=p message=x";
+    assert_eq!(outcome(c.error(publish).await), "not_accepted");
+    assert!(c.ok("LIST_OFFSETS topic=zz9").await.contains("latest=0"));
+    // Timed out after the append: applied, and the client cannot know.
+    assert_eq!(outcome(c.error(publish).await), "unknown");
+    assert!(c.ok("LIST_OFFSETS topic=zz9").await.contains("latest=1"));
+    // A read is never applied.
+    assert_eq!(outcome(c.error("LIST_GROUPS").await), "not_accepted");
+}

@@ -472,6 +472,7 @@ pub async fn append_stream(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerR
         record.encode(RecordVersion::V3, &mut buf).map_err(|e| {
             ErrorPayload::new("invalid_payload").with_field("reason", e.to_string())
         })?;
+        super::deadline::point_of_no_return()?;
         let info = partition
             .append(vec![(timestamp, buf.freeze())])
             .await

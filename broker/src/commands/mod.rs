@@ -8,6 +8,7 @@
 pub mod admin;
 pub mod aggregate;
 pub mod consume;
+pub mod deadline;
 pub mod eventsource;
 pub mod groups;
 pub mod params;
@@ -182,11 +183,61 @@ pub async fn dispatch(broker: &Arc<Broker>, request: Request, listener: Listener
             execute(broker, request, listener).await;
             Reply::Close
         }
+        FaultAction::Delay(ms) => {
+            tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+            execute(broker, request, listener).await
+        }
+        FaultAction::DelayAfter(ms) => {
+            let reply = execute(broker, request, listener).await;
+            tokio::time::sleep(std::time::Duration::from_millis(ms)).await;
+            reply
+        }
     }
+}
+
+/// Commands that never change state: a timeout of one is always
+/// `outcome=not_accepted`.
+pub fn is_read_only(command: Command) -> bool {
+    use Command::*;
+    matches!(
+        command,
+        List | Help
+            | Describe
+            | Metadata
+            | ListOffsets
+            | FindCoordinator
+            | Consume
+            | Stream
+            | GroupStatus
+            | ListGroups
+            | FetchOffset
+            | TxnStatus
+            | ReadStream
+            | StreamVersion
+            | ReadSnapshot
+            | BrowseMessages
+            | ReadStreamHistory
+            | AggregateReplayProof
+            | AggregateEventRangeRead
+            | Exit
+    )
+}
+
+/// Mutating commands whose handler takes its point of no return itself,
+/// right before it appends ([`deadline::point_of_no_return`]).
+fn has_own_point_of_no_return(command: Command) -> bool {
+    matches!(command, Command::Publish | Command::AppendStream)
 }
 
 /// Runs one request's handler.
 async fn execute(broker: &Arc<Broker>, request: Request, listener: Listener) -> Reply {
+    let command = request.command();
+    // Any other mutating command passes its point of no return as it starts.
+    if !is_read_only(command) && !has_own_point_of_no_return(command) {
+        if let Err(e) = deadline::point_of_no_return() {
+            return Reply::Error(e);
+        }
+    }
     let (command, p) = match request {
         Request::Batch(batch) => return publish::publish_batch(broker, batch, listener).await,
         Request::Command { command, payload } => (command, payload),

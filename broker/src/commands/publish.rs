@@ -425,6 +425,7 @@ async fn append_group(
             })?;
             entries.push((timestamp, buf.split().freeze()));
         }
+        super::deadline::point_of_no_return()?;
         let info = partition
             .append(entries)
             .await

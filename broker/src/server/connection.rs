@@ -27,6 +27,7 @@ use tracing::debug;
 
 use crate::auth::{Admission, Session};
 use crate::broker::{Broker, Listener};
+use crate::commands::deadline::{self, Deadline};
 use crate::commands::{self, stream, Reply, Request};
 
 /// Frames decoded ahead of the running request.
@@ -345,18 +346,23 @@ async fn serve(
             Command::Consume => broker.config.request_timeout + LONG_POLL_ALLOWANCE,
             _ => broker.config.request_timeout,
         };
-        let reply = match tokio::time::timeout(limit, commands::dispatch(broker, request, listener))
+        // The handler and the timeout race on the request's point of no
+        // return (see `commands::deadline`).
+        let deadline = Deadline::new();
+        let dispatch = commands::dispatch(broker, request, listener);
+        let reply = match tokio::time::timeout(limit, deadline::scope(deadline.clone(), dispatch))
             .await
         {
             Ok(reply) => reply,
-            Err(_) => Reply::Error(timeout_error(command)),
+            Err(_) => Reply::Error(deadline.expire().error()),
         };
         if let Reply::Deferred(durable) = reply {
             waiting.push_back(Box::pin(async move {
                 let _permit = permit;
                 let reply = match tokio::time::timeout(limit, durable).await {
                     Ok(reply) => reply,
-                    Err(_) => Reply::Error(timeout_error(command)),
+                    // Applied and waiting for durability: `unknown`.
+                    Err(_) => Reply::Error(deadline.expire().error()),
                 };
                 (command, id, reply)
             }));
@@ -457,20 +463,4 @@ pub fn error_frame(command: Command, id: u64, error: &ErrorPayload) -> Frame {
         Command::Stream => Frame::stream(command, id, Status::Error, payload),
         _ => Frame::response(command, id, Status::Error, payload),
     }
-}
-
-/// `request_timeout`: a read-only request was not applied; a mutation may
-/// or may not have been.
-fn timeout_error(command: Command) -> ErrorPayload {
-    let outcome = match command {
-        Command::Publish
-        | Command::Create
-        | Command::AlterTopicConfig
-        | Command::Delete
-        | Command::Truncate
-        | Command::AppendStream
-        | Command::SaveSnapshot => "unknown",
-        _ => "not_accepted",
-    };
-    ErrorPayload::new("request_timeout").with_field("outcome", outcome)
 }

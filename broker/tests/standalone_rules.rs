@@ -39,7 +39,10 @@ async fn consume_topic_wildcards_resolve_to_exactly_one_topic() {
     let e = c
         .error("CONSUME topic=refunds* partition=0 offset=0 member=m")
         .await;
-    assert_eq!((e.code.as_str(), e.fields["topic"].as_str()), ("topic_not_found", "refunds*"));
+    assert_eq!(
+        (e.code.as_str(), e.fields["topic"].as_str()),
+        ("topic_not_found", "refunds*")
+    );
     let e = c
         .error("CONSUME topic=orders.* partition=0 offset=0 member=m")
         .await;
@@ -93,12 +96,8 @@ async fn stream_topic_wildcards() {
 
 #[tokio::test]
 async fn a_stream_without_records_for_the_timeout_is_closed() {
-    let broker = TestBroker::start_with(&[
-        "--stream-timeout-ms",
-        "300",
-        "--stream-keepalive-ms",
-        "50",
-    ]);
+    let broker =
+        TestBroker::start_with(&["--stream-timeout-ms", "300", "--stream-keepalive-ms", "50"]);
     let mut c = broker.client().await;
     c.ok("CREATE topic=s partitions=1").await;
     fill(&mut c, "s", 2).await;
@@ -146,7 +145,10 @@ async fn request_timeout_outcome_follows_the_point_of_no_return() {
         outcome(c.error("CREATE topic=zz9 partitions=1").await),
         "not_accepted"
     );
-    assert!(!c.ok("LIST").await.contains("zz9"), "CREATE was not applied");
+    assert!(
+        !c.ok("LIST").await.contains("zz9"),
+        "CREATE was not applied"
+    );
     c.ok("CREATE topic=zz9 partitions=1").await;
     let publish = "PUBLISH topic=zz9 partition=0 acks=1 producerId=p message=x";
     assert_eq!(outcome(c.error(publish).await), "not_accepted");
@@ -156,4 +158,39 @@ async fn request_timeout_outcome_follows_the_point_of_no_return() {
     assert!(c.ok("LIST_OFFSETS topic=zz9").await.contains("latest=1"));
     // A read is never applied.
     assert_eq!(outcome(c.error("LIST_GROUPS").await), "not_accepted");
+}
+
+#[tokio::test]
+async fn group_commands_need_their_parameters() {
+    let broker = TestBroker::start();
+    let mut c = broker.client().await;
+    c.ok("CREATE topic=g1 partitions=1").await;
+    let joined = c.ok("JOIN_GROUP topic=g1 group=g member=m").await;
+    let member = kv(&joined)["member"].clone();
+    let e = c
+        .error(&format!("SYNC_GROUP topic=g1 group=g member={member}"))
+        .await;
+    assert_eq!(
+        (e.code.as_str(), e.fields["command"].as_str()),
+        ("missing_generation", "SYNC_GROUP")
+    );
+    c.ok(&format!(
+        "SYNC_GROUP topic=g1 group=g member={member} generation=1"
+    ))
+    .await;
+    for command in ["HEARTBEAT", "LEAVE_GROUP"] {
+        let e = c
+            .error(&format!("{command} group=g member={member} generation=1"))
+            .await;
+        assert_eq!(
+            (e.code.as_str(), e.fields["command"].as_str()),
+            ("missing_topic", command)
+        );
+    }
+    c.ok(&format!(
+        "HEARTBEAT topic=g1 group=g member={member} generation=1"
+    ))
+    .await;
+    c.ok(&format!("LEAVE_GROUP topic=g1 group=g member={member}"))
+        .await;
 }

@@ -179,8 +179,11 @@ pub async fn sync_group(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResu
     let group = group_param(p, "SYNC_GROUP")?;
     let member = member_param(p, "SYNC_GROUP")?;
     let topic = optional_topic(p)?;
-    let generation = optional_generation(p)?;
-    let view = broker.groups.sync(group, topic, member, generation).await?;
+    let generation = required_generation(p, "SYNC_GROUP")?;
+    let view = broker
+        .groups
+        .sync(group, topic, member, Some(generation))
+        .await?;
     Ok(Reply::text(format!(
         "OK {} generation={}",
         assignment_tokens(&view, topic),
@@ -188,8 +191,9 @@ pub async fn sync_group(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResu
     )))
 }
 
-/// HEARTBEAT topic= group= member= [generation=]. `topic=` may be omitted
-/// for multi-topic groups.
+/// HEARTBEAT topic= group= member= [generation=]. `topic=` is required
+/// (`missing_topic`) except for multi-topic groups (`topics=` / `pattern=`),
+/// which no single topic names.
 pub async fn heartbeat(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
     let group = group_param(p, "HEARTBEAT")?;
     let member = member_param(p, "HEARTBEAT")?;
@@ -204,7 +208,7 @@ pub async fn heartbeat(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResul
     )))
 }
 
-/// LEAVE_GROUP topic= group= member=.
+/// LEAVE_GROUP topic= group= member=; `topic=` as for HEARTBEAT.
 pub async fn leave_group(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
     let group = group_param(p, "LEAVE_GROUP")?;
     let member = member_param(p, "LEAVE_GROUP")?;

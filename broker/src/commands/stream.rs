@@ -45,7 +45,10 @@ enum CloseReason {
     Error,
     /// No record delivered for `stream_timeout_ms`.
     Timeout,
-    OffsetOutOfRange { earliest: u64, latest: u64 },
+    OffsetOutOfRange {
+        earliest: u64,
+        latest: u64,
+    },
 }
 
 /// STREAM topic= partition= member= [group=] [offset=] [autoOffsetReset=]

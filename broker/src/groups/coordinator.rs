@@ -348,6 +348,7 @@ impl Coordinator {
         let st = &mut *guard;
         self.expire_group(st, group);
         let (reg, live) = parts(st, group)?;
+        require_topic(reg, topic, "HEARTBEAT")?;
         check_topic(reg, group, topic)?;
         touch_member(live, group, member, generation)?;
         Ok(live.generation)
@@ -364,6 +365,7 @@ impl Coordinator {
         let st = &mut *guard;
         self.expire_group(st, group);
         let (reg, live) = parts(st, group)?;
+        require_topic(reg, topic, "LEAVE_GROUP")?;
         check_topic(reg, group, topic)?;
         if live.members.remove(member).is_none() {
             return Err(member_not_found(group, member));
@@ -591,6 +593,20 @@ fn parts<'s>(
 }
 
 /// `topic=` on a group command must be selected by the group.
+/// HEARTBEAT and LEAVE_GROUP need `topic=` (`missing_topic`) unless the
+/// group is multi-topic (`topics=` / `pattern=`): no single topic names
+/// those, and clients send none for them.
+fn require_topic(
+    reg: &Registration,
+    topic: Option<&str>,
+    command: &str,
+) -> Result<(), ErrorPayload> {
+    if topic.is_none() && reg.selector.single_topic().is_some() {
+        return Err(ErrorPayload::new("missing_topic").with_field("command", command));
+    }
+    Ok(())
+}
+
 fn check_topic(reg: &Registration, group: &str, topic: Option<&str>) -> Result<(), ErrorPayload> {
     match topic {
         Some(t) if !reg.selector.covers(t) => Err(topic_not_assigned(group, t)),

@@ -24,6 +24,8 @@ pub mod commands;
 pub mod config;
 pub mod eventsource;
 pub mod faults;
+#[doc(hidden)]
+pub mod fuzzing;
 pub mod groups;
 pub mod health;
 pub mod maintenance;

@@ -51,10 +51,10 @@ const LONG_POLL_ALLOWANCE: Duration = Duration::from_millis(crate::commands::con
 pub type Inbound = Result<(Frame, OwnedSemaphorePermit), FrameCodecError>;
 
 /// The read half of a connection, plain or TLS.
-type ReadHalf = Box<dyn AsyncRead + Send + Unpin>;
+pub type ReadHalf = Box<dyn AsyncRead + Send + Unpin>;
 
 /// The write half of a connection, plain or TLS.
-type WriteHalf = Box<dyn AsyncWrite + Send + Unpin>;
+pub type WriteHalf = Box<dyn AsyncWrite + Send + Unpin>;
 
 /// An accepted socket and how to speak on it.
 pub enum Transport {
@@ -128,27 +128,43 @@ pub async fn handle(
         debug!(%peer, "handshake timed out");
         return;
     };
-    let Some((mut frames, mut writer, compression)) = opened else {
+    let Some(negotiated) = opened else {
         return;
     };
+    debug!(%peer, compression = %negotiated.2, "negotiated");
+    run(&broker, listener, negotiated).await;
+    debug!(%peer, "connection closed");
+}
+
+/// Serves one connection over any byte stream, as the plain listener
+/// would: the Wire v2 negotiation within the handshake deadline, then
+/// requests until the client closes or the broker shuts down. In-process
+/// tests and fuzzing (see [`crate::fuzzing`]) reach the broker here.
+pub async fn serve_io(broker: Arc<Broker>, read: ReadHalf, write: WriteHalf) {
+    let deadline = broker.config.handshake_timeout();
+    if let Ok(Some(negotiated)) = tokio::time::timeout(deadline, negotiate(read, write)).await {
+        run(&broker, Listener::Plain, negotiated).await;
+    }
+}
+
+/// A negotiated connection: its frames, its writer and the compression.
+type Negotiated = (FramedRead<ReadHalf, FrameCodec>, FrameWriter, Compression);
+
+/// Requests after the negotiation, until the connection ends.
+async fn run(broker: &Arc<Broker>, listener: Listener, negotiated: Negotiated) {
+    let (mut frames, mut writer, compression) = negotiated;
     frames.decoder_mut().set_compression(compression);
     writer.compression = compression;
-    debug!(%peer, %compression, "negotiated");
-
     let (tx, rx) = mpsc::channel(READ_AHEAD);
     let reader = tokio::spawn(read_frames(frames, tx));
-    serve(&broker, listener, &mut writer, rx).await;
+    serve(broker, listener, &mut writer, rx).await;
     reader.abort();
     writer.shutdown().await;
-    debug!(%peer, "connection closed");
 }
 
 /// The TLS handshake (for a TLS connection), then the Wire v2
 /// negotiation; `None` means close without a reply.
-async fn open(
-    transport: Transport,
-    peer: SocketAddr,
-) -> Option<(FramedRead<ReadHalf, FrameCodec>, FrameWriter, Compression)> {
+async fn open(transport: Transport, peer: SocketAddr) -> Option<Negotiated> {
     let (read, write): (ReadHalf, WriteHalf) = match transport {
         Transport::Plain(socket) => {
             let _ = socket.set_nodelay(true);
@@ -170,13 +186,19 @@ async fn open(
             }
         }
     };
-    let mut frames = FramedRead::new(read, FrameCodec::new());
-    let mut writer = FrameWriter::new(write);
-    let Some(compression) = handshake(&mut frames, &mut writer).await else {
+    let negotiated = negotiate(read, write).await;
+    if negotiated.is_none() {
         // Includes a TLS client on the plain port.
         debug!(%peer, "handshake rejected");
-        return None;
-    };
+    }
+    negotiated
+}
+
+/// The Wire v2 negotiation on a byte stream; `None` means close.
+async fn negotiate(read: ReadHalf, write: WriteHalf) -> Option<Negotiated> {
+    let mut frames = FramedRead::new(read, FrameCodec::new());
+    let mut writer = FrameWriter::new(write);
+    let compression = handshake(&mut frames, &mut writer).await?;
     Some((frames, writer, compression))
 }
 

@@ -18,7 +18,7 @@ use crate::broker::{self, BrokerProcess};
 use crate::workload::{client_config, connect_retrying};
 use clap::Args;
 use cursus::admin::{Admin, NewTopic};
-use cursus::consumer::{Consumer, Subscription};
+use cursus::consumer::{is_membership_error, Consumer, Subscription};
 use cursus::producer::{Producer, ProducerRecord};
 use cursus::{ConsumerConfig, ProducerConfig};
 use std::path::PathBuf;
@@ -144,10 +144,16 @@ async fn consume(
         .await?;
     let until = lifetime.map(|l| Instant::now() + l);
     while !stop.is_cancelled() && until.map_or(true, |u| Instant::now() < u) {
-        let records = consumer.poll(Duration::from_millis(500)).await?;
+        let records = match consumer.poll(Duration::from_millis(500)).await {
+            Ok(r) => r,
+            // A rebalance (the churning member): the next poll rejoins.
+            Err(e) if is_membership_error(&e) => continue,
+            Err(e) => return Err(e),
+        };
         if !records.is_empty() {
             count.fetch_add(records.len() as u64, Ordering::Relaxed);
-            // The commit finishes in the background (the handle may go).
+            // The commit finishes in the background (the handle may go; a
+            // commit refused by a rebalance is harmless here).
             drop(consumer.commit_async().await?);
         }
     }
@@ -179,9 +185,9 @@ async fn soak(args: &SoakArgs) -> Result<bool, String> {
     .await?;
     let addr = broker.addr.clone();
     println!(
-        "soak: broker {} (pid {:?}) at {addr}, {} s",
+        "soak: broker {} (pid {}) at {addr}, {} s",
         bin.display(),
-        broker.pid(),
+        broker.pid().unwrap_or(0),
         args.seconds
     );
     let admin = Admin::connect(client_config(&addr))

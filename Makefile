@@ -14,7 +14,7 @@ CHAOS_SECONDS ?= 60
 # Empty: a seed from the clock (printed, to rerun with CHAOS_SEED=…).
 CHAOS_SEED ?=
 SOAK_SECONDS ?= 120
-FUZZ_TARGETS := frame batch record command error
+FUZZ_TARGETS := wire/frame wire/batch wire/record wire/command wire/error broker/request_path
 
 # Build profile of the engine, broker and bindings: debug for the tests,
 # release for the binding benchmarks (`make bench` passes CURSUS_PROFILE=release).
@@ -85,15 +85,24 @@ bench:
 	$(CARGO) bench -p cursus-broker --bench throughput
 	$(MAKE) --no-print-directory bench-ffi bench-python bench-java CURSUS_PROFILE=release
 
-# Fuzzing needs a nightly toolchain and cargo-fuzz; installed here on first use.
+# Long, coverage-guided fuzzing: FUZZ_SECONDS per target, the wire codec
+# targets (wire/fuzz) and the broker's whole request path in-process
+# (broker/fuzz, request_path). Each run starts from the committed seeds
+# (<crate>/fuzz/seeds/<target>, read-only) and grows <crate>/fuzz/corpus/<target>
+# (ignored by git). `make test` runs every target briefly on stable Rust
+# (wire/tests/fuzz_short.rs, broker/tests/fuzz_short.rs, same bodies).
+# Needs a nightly toolchain and cargo-fuzz; installed here on first use.
 fuzz-build:
 	@command -v cargo-fuzz >/dev/null || $(CARGO) install cargo-fuzz --locked
 	cd wire && $(CARGO) +nightly fuzz build
+	cd broker && $(CARGO) +nightly fuzz build
 
 fuzz: fuzz-build
 	@for t in $(FUZZ_TARGETS); do \
-	  echo "== fuzz $$t ($(FUZZ_SECONDS)s)"; \
-	  (cd wire && $(CARGO) +nightly fuzz run $$t -- -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048) || exit 1; \
+	  crate=$${t%%/*}; target=$${t#*/}; \
+	  echo "== fuzz $$crate $$target ($(FUZZ_SECONDS)s)"; \
+	  mkdir -p $$crate/fuzz/corpus/$$target; \
+	  (cd $$crate && $(CARGO) +nightly fuzz run $$target fuzz/corpus/$$target fuzz/seeds/$$target -- -max_total_time=$(FUZZ_SECONDS) -rss_limit_mb=2048) || exit 1; \
 	done
 
 # Builds what the quickstarts need (venv, Maven dependencies, libcursus,

@@ -1,8 +1,9 @@
 //! Background upkeep: periodic flush of data nobody waited for (acks=0), the
 //! retention pass that deletes expired segments (recording event stream
 //! heads first and pruning stream indexes after), the compaction pass over
-//! compacted topics, consumer group session expiry, and transaction
-//! timeouts and expiration.
+//! compacted topics (both checkpoint the idempotent-producer state first),
+//! consumer group session expiry, idle producer expiry
+//! (`producer_state_ttl_ms`), and transaction timeouts and expiration.
 
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -15,7 +16,7 @@ use crate::broker::Broker;
 use crate::eventsource::SnapshotStore;
 use crate::storage::compaction::{self, CompactionPolicy, RecordClass};
 use crate::storage::{CleanupPolicy, StorageError, StoredRecord};
-use crate::topics::partition::blocking;
+use crate::topics::partition::{blocking, checkpoint_producers};
 use crate::topics::{is_internal_topic, Partition};
 use crate::txn::index::ReadFilter;
 use crate::txn::markers::{classify, TxnRecordKind};
@@ -41,11 +42,37 @@ pub async fn run(broker: Arc<Broker>) {
             _ = flush.tick() => flush_all(&broker).await,
             _ = retention.tick() => enforce_retention(&broker).await,
             _ = compaction.tick() => compact_all(&broker).await,
-            _ = sessions.tick() => broker.groups.expire_all().await,
+            _ = sessions.tick() => {
+                broker.groups.expire_all().await;
+                expire_producers(&broker).await;
+            }
             _ = txns.tick() => crate::txn::expiry::expire(&broker).await,
         }
     }
     flush_all(&broker).await;
+}
+
+/// Drops idempotent producers idle for `producer_state_ttl_ms` from memory,
+/// after writing them to their partition's checkpoint.
+pub async fn expire_producers(broker: &Broker) {
+    let ttl = broker.config.producer_state_ttl;
+    for topic in broker.topics.list() {
+        for partition in &topic.partitions {
+            let mut producers = partition.writer.lock().await;
+            let idle = producers.idle(std::time::Instant::now(), ttl);
+            if idle.is_empty() {
+                continue;
+            }
+            match checkpoint_producers(&producers).await {
+                Ok(()) => producers.forget(&idle),
+                Err(e) => {
+                    if !partition.is_closed() {
+                        warn!(topic = %topic.def.name, partition = partition.id(), error = %e, "producer checkpoint failed; producers kept in memory");
+                    }
+                }
+            }
+        }
+    }
 }
 
 /// How often expired group members are looked for: a quarter of the session
@@ -114,10 +141,18 @@ pub async fn enforce_retention(broker: &Broker) {
             // Event-sourcing topics: no append between recording the heads
             // and removing segments (a new event in a segment sealed
             // meanwhile could otherwise go without a recorded head).
-            let _writer = match &topic.snapshots {
-                Some(_) => Some(partition.writer.lock().await),
-                None => None,
-            };
+            let writer = partition.writer.lock().await;
+            // Producers whose records retention is about to remove stay
+            // deduplicated through the checkpoint.
+            if partition.log().segment_count() > 1 {
+                if let Err(e) = checkpoint_producers(&writer).await {
+                    if !partition.is_closed() {
+                        warn!(topic = %def.name, partition = partition.id(), error = %e, "producer checkpoint failed; retention skipped");
+                    }
+                    continue;
+                }
+            }
+            let _writer = topic.snapshots.as_ref().map(|_| writer);
             if let Some(store) = &topic.snapshots {
                 // Only sealed segments are removed: a single segment stays.
                 if partition.log().segment_count() > 1 {
@@ -169,6 +204,14 @@ pub async fn compact_all(broker: &Broker) {
         for partition in &topic.partitions {
             // Only sealed segments are rewritten.
             if partition.log().segment_count() < 2 || partition.is_closed() {
+                continue;
+            }
+            // Producers whose records compaction may remove stay
+            // deduplicated through the checkpoint.
+            if let Err(e) = checkpoint_producers(&*partition.writer.lock().await).await {
+                if !partition.is_closed() {
+                    warn!(topic = %def.name, partition = partition.id(), error = %e, "producer checkpoint failed; compaction skipped");
+                }
                 continue;
             }
             let below = partition.stable_offset();

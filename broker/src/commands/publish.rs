@@ -23,7 +23,7 @@ use super::{HandlerResult, Reply};
 use crate::broker::{Broker, Listener};
 use crate::storage::Partitioner;
 use crate::topics::definition::{parse_bool, topic_param};
-use crate::topics::partition::storage_error;
+use crate::topics::partition::{checkpoint_producers, storage_error};
 use crate::topics::{effective_min_isr, is_internal_topic, Partition, SeqCheck, Topic};
 
 /// Attempts to find a live partition generation when a TRUNCATE or DELETE
@@ -371,7 +371,11 @@ async fn append_group(
             if dedup && tracked {
                 let pid = record.producer_id.as_str();
                 if scratch.get(pid).is_none() {
-                    if let Some(e) = producers.get(pid) {
+                    // From memory, else the durable checkpoint.
+                    let known = producers.fetch(pid).map_err(|e| {
+                        ErrorPayload::new("broker_error").with_field("reason", e.to_string())
+                    })?;
+                    if let Some(e) = known {
                         scratch.observe(pid, e.epoch, e.last_seq, e.last_offset);
                     }
                 }
@@ -426,6 +430,7 @@ async fn append_group(
             entries.push((timestamp, buf.split().freeze()));
         }
         super::deadline::point_of_no_return()?;
+        let segments = partition.log().segment_count();
         let info = partition
             .append(entries)
             .await
@@ -446,6 +451,12 @@ async fn append_group(
                     record.seq_num,
                     base + i as u64,
                 );
+            }
+        }
+        if partition.log().segment_count() > segments {
+            // A segment was sealed: checkpoint the producer state.
+            if let Err(e) = checkpoint_producers(&producers).await {
+                tracing::warn!(topic = topic_name, partition = id, error = %e, "producer checkpoint failed");
             }
         }
         return Ok((Arc::clone(&partition), info.last_offset));

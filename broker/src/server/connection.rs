@@ -372,12 +372,11 @@ async fn serve(
         // return (see `commands::deadline`).
         let deadline = Deadline::new();
         let dispatch = commands::dispatch(broker, request, listener);
-        let reply = match tokio::time::timeout(limit, deadline::scope(deadline.clone(), dispatch))
-            .await
-        {
-            Ok(reply) => reply,
-            Err(_) => Reply::Error(deadline.expire().error()),
-        };
+        let reply =
+            match tokio::time::timeout(limit, deadline::scope(deadline.clone(), dispatch)).await {
+                Ok(reply) => reply,
+                Err(_) => Reply::Error(deadline.expire().error()),
+            };
         if let Reply::Deferred(durable) = reply {
             waiting.push_back(Box::pin(async move {
                 let _permit = permit;

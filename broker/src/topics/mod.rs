@@ -4,6 +4,7 @@
 pub mod definition;
 pub mod name;
 pub mod partition;
+pub mod producer_checkpoint;
 pub mod producers;
 pub mod registry;
 

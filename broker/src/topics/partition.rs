@@ -3,6 +3,7 @@
 //! ranges, markers), the stream index of an event-sourcing topic, and the
 //! signal that wakes long polls and streams.
 
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex as StdMutex};
 
@@ -81,7 +82,8 @@ impl Partition {
 
     /// Wraps an open log with the state [`rebuild_state`](Self::rebuild_state)
     /// found in it.
-    pub fn rebuilt(id: u32, log: Arc<PartitionLog>, state: RebuiltState) -> Partition {
+    pub fn rebuilt(id: u32, log: Arc<PartitionLog>, mut state: RebuiltState) -> Partition {
+        state.producers.set_checkpoint_dir(log.dir());
         let durable = log.durable_offset();
         let (signal, _) = watch::channel(PartitionSignal {
             durable,
@@ -324,6 +326,10 @@ impl Partition {
                 }
             }
         }
+        // Producers whose records retention or compaction removed.
+        for (id, e) in super::producer_checkpoint::load(log.dir())? {
+            table.observe(&id, e.epoch, e.last_seq, e.last_offset);
+        }
         Ok(RebuiltState {
             producers: table,
             txn,
@@ -408,6 +414,16 @@ fn stage_event(streams: &mut StreamIndex, record: &Record, offset: u64) {
             event_id: record.event_id.clone(),
         },
     );
+}
+
+/// Writes the durable producer checkpoint of `producers` (see
+/// [`super::producer_checkpoint`]) off the async threads.
+pub async fn checkpoint_producers(producers: &ProducerTable) -> Result<(), StorageError> {
+    let Some(dir) = producers.checkpoint_dir().map(Path::to_path_buf) else {
+        return Ok(());
+    };
+    let snapshot = producers.clone();
+    blocking(move || super::producer_checkpoint::write(&dir, &snapshot)).await
 }
 
 /// Runs blocking storage work on the blocking pool.

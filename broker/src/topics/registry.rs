@@ -111,6 +111,7 @@ impl TopicRegistry {
                 let log = PartitionLog::open(dir.join(id.to_string()), log_config.clone())?;
                 if marker < def.lifecycle_epoch {
                     log.truncate_all(0)?;
+                    super::producer_checkpoint::remove(log.dir())?;
                 }
                 let mut state = Partition::rebuild_state(&log, def.event_sourcing)?;
                 if let Some(store) = &snapshots {
@@ -380,6 +381,7 @@ impl TopicRegistry {
         let cleanup = blocking(move || {
             for log in &to_truncate {
                 log.truncate_all(0)?;
+                super::producer_checkpoint::remove(log.dir())?;
             }
             if let Some(store) = &snapshots {
                 store.clear()?;

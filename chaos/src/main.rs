@@ -108,8 +108,9 @@ async fn chaos(args: ChaosArgs) -> ExitCode {
             .map_or(1, |d| d.as_nanos() as u64 % 1_000_000_007)
     });
     println!(
-        "chaos: seed={seed} seconds={} (rerun: cursus-chaos --seconds {} --seed {seed})",
-        args.seconds, args.seconds
+        "chaos: seed={seed} seconds={} (rerun: cursus-chaos --seconds {} --seed {seed} \
+         --kill-min-ms {} --kill-max-ms {})",
+        args.seconds, args.seconds, args.kill_min_ms, args.kill_max_ms
     );
     let dir = match tempfile::Builder::new().prefix("cursus-chaos-").tempdir() {
         Ok(d) => d,

@@ -153,9 +153,10 @@ pub struct Cli {
     /// [default: info]
     #[arg(long, value_name = "FILTER")]
     pub log_level: Option<String>,
-    /// Inject a fault, for testing clients: COMMAND:ACTION:TIMES[:ERROR], e.g.
-    /// PUBLISH:drop-after:1 or LIST:error:*:NOT_LEADER. ACTION is error,
-    /// error-after or drop-after; TIMES a count or *. Repeatable; none by default.
+    /// Inject a fault, for testing clients: COMMAND:ACTION:TIMES[:ERROR|:MS], e.g.
+    /// PUBLISH:drop-after:1, LIST:error:*:NOT_LEADER or PUBLISH:delay-after:1:500.
+    /// ACTION is error, error-after, drop-after, delay or delay-after (the last two
+    /// take milliseconds); TIMES a count or *. Repeatable; none by default.
     #[arg(long = "fault", value_name = "SPEC")]
     pub faults: Vec<String>,
     /// Testing only: make storage I/O fail on purpose,

@@ -217,6 +217,28 @@ async fn async_commit_and_stream_mode() {
     c.close().await.unwrap();
 }
 
+#[tokio::test]
+async fn a_stream_the_broker_closes_for_idleness_is_reopened() {
+    // The broker ends an idle stream with STREAM_CONTROL type=CLOSE
+    // reason=timeout; the consumer opens another from its position and
+    // hands out neither a gap nor a repeat.
+    let broker = TestBroker::start_with_config("stream_timeout_ms = 150\n");
+    create(&broker, "idle", 1).await;
+    produce(&broker, "idle", 0..5).await;
+    let c = consumer(&broker, "g-idle", &[("consume_mode", "stream")]).await;
+    c.subscribe(Subscription::Topics(vec!["idle".into()]))
+        .await
+        .unwrap();
+    let first: Vec<_> = poll_n(&c, 5).await.into_iter().map(|r| r.offset).collect();
+    assert_eq!(first, [0, 1, 2, 3, 4]);
+    // Several stream lifetimes pass with nothing to deliver.
+    assert!(c.poll(Duration::from_millis(700)).await.unwrap().is_empty());
+    produce(&broker, "idle", 5..8).await;
+    let later: Vec<_> = poll_n(&c, 3).await.into_iter().map(|r| r.offset).collect();
+    assert_eq!(later, [5, 6, 7]);
+    c.close().await.unwrap();
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn commits_survive_a_broker_crash() {
     let mut broker = TestBroker::start();

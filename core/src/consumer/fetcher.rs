@@ -249,6 +249,10 @@ fn stream_closed(spec: &mut FetchSpec, text: &str) -> Result<bool> {
         Some("removed") => Err(ErrorPayload::new("topic_not_found")
             .with_field("topic", &spec.tp.topic)
             .into()),
+        // A graceful end of an idle or stopped stream: open the next one
+        // at once (the broker starts it from the committed offset; records
+        // below our position are skipped).
+        Some("timeout" | "stopped") => Ok(true),
         reason => Err(Error::new(
             ErrorKind::Io,
             format!(

@@ -4,8 +4,7 @@
 
 mod security_common;
 
-use std::io::{BufRead, BufReader, Read};
-use std::process::{Command, Stdio};
+use std::io::Read;
 
 use cursus_wire::ErrorClass;
 use security_common::*;
@@ -138,27 +137,14 @@ fn tokens_never_reach_the_log() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("broker.toml");
     std::fs::write(&config, users()).unwrap();
-    let mut child = Command::new(broker_bin())
-        .args(["--listen", "127.0.0.1:0", "--health-listen", "127.0.0.1:0"])
-        .arg("--data-dir")
-        .arg(dir.path().join("data"))
-        .arg("--config")
-        .arg(&config)
-        .env("RUST_LOG", "trace")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut banner = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut banner)
-        .unwrap();
-    let addr = banner
-        .split_whitespace()
-        .find_map(|t| t.strip_prefix("addr="))
-        .unwrap()
-        .to_owned();
+    let logged = spawn_logged(
+        &config,
+        &dir.path().join("data"),
+        &["--listen", "127.0.0.1:0"],
+        "trace",
+    );
+    let (mut child, mut stderr) = (logged.child, logged.stderr);
+    let addr = banner_field(&logged.banner, "addr");
     let rt = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -173,12 +159,7 @@ fn tokens_never_reach_the_log() {
     let _ = child.kill();
     let _ = child.wait();
     let mut log = String::new();
-    child
-        .stderr
-        .take()
-        .unwrap()
-        .read_to_string(&mut log)
-        .unwrap();
+    stderr.read_to_string(&mut log).unwrap();
     assert!(log.contains("authentication failed"), "{log}");
     for secret in [
         "ops-token",

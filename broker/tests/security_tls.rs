@@ -6,7 +6,7 @@ mod security_common;
 
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 use cursus_testkit::pki::TestPki;
@@ -222,47 +222,20 @@ async fn sighup_reloads_the_certificate_for_new_connections_only() {
     old.ok("LIST").await;
 }
 
-/// Starts the binary with stderr piped (the reload failure is only visible
-/// in the log); returns the child, its TLS address and its stderr lines.
-fn spawn_logging(
-    config: &Path,
-    data: &Path,
-) -> (
-    Child,
-    String,
-    std::io::Lines<BufReader<std::process::ChildStderr>>,
-) {
-    let mut child = Command::new(broker_bin())
-        .args(["--listen", "127.0.0.1:0", "--health-listen", "127.0.0.1:0"])
-        .arg("--data-dir")
-        .arg(data)
-        .arg("--config")
-        .arg(config)
-        .env("RUST_LOG", "error")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("spawn broker");
-    let mut banner = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut banner)
-        .unwrap();
-    let tls = banner
-        .split_whitespace()
-        .find_map(|t| t.strip_prefix("tls_addr="))
-        .unwrap_or_else(|| panic!("no tls_addr in {banner:?}"))
-        .to_owned();
-    let lines = BufReader::new(child.stderr.take().unwrap()).lines();
-    (child, tls, lines)
-}
-
 #[tokio::test]
 async fn a_failed_reload_keeps_the_previous_certificate() {
     let s = setup();
     let config = s._dir.path().join("broker.toml");
     std::fs::write(&config, s.toml(false)).unwrap();
-    let (mut child, tls, mut log) = spawn_logging(&config, &s._dir.path().join("data"));
+    // The reload failure is only visible in the log.
+    let logged = spawn_logged(
+        &config,
+        &s._dir.path().join("data"),
+        &["--listen", "127.0.0.1:0"],
+        "error",
+    );
+    let (mut child, tls) = (logged.child, banner_field(&logged.banner, "tls_addr"));
+    let mut log = BufReader::new(logged.stderr).lines();
 
     // A certificate with a key that does not belong to it.
     s.install(&s.pki.other_server_cert, &s.pki.server_key);
@@ -367,19 +340,8 @@ fn listen_off_serves_tls_only_and_says_so_in_the_banner() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("broker.toml");
     std::fs::write(&config, format!("listen = \"off\"\n{}", s.toml(false))).unwrap();
-    let mut child = Command::new(broker_bin())
-        .args(["--health-listen", "127.0.0.1:0", "--config"])
-        .arg(&config)
-        .arg("--data-dir")
-        .arg(dir.path().join("data"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut banner = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut banner)
-        .unwrap();
+    let logged = spawn_logged(&config, &dir.path().join("data"), &[], "info");
+    let (mut child, banner) = (logged.child, logged.banner);
     let _ = child.kill();
     let _ = child.wait();
     assert!(banner.contains(" addr=off "), "{banner}");

@@ -308,3 +308,52 @@ pub fn startup_failure(toml: &str, flags: &[&str]) -> String {
     assert!(!out.status.success(), "started with {toml:?}: {stderr}");
     stderr
 }
+
+/// A broker process whose banner and log (stderr) the test reads.
+pub struct Logged {
+    /// The process; the test kills it.
+    pub child: std::process::Child,
+    /// Its first stdout line.
+    pub banner: String,
+    /// Its log.
+    pub stderr: std::process::ChildStderr,
+}
+
+/// Starts the binary with `config`, a data directory, `flags` (the
+/// listeners) and `RUST_LOG=log`, keeping its stderr.
+pub fn spawn_logged(config: &Path, data: &Path, flags: &[&str], log: &str) -> Logged {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let mut child = Command::new(broker_bin())
+        .args(flags)
+        .args(["--health-listen", "127.0.0.1:0"])
+        .arg("--data-dir")
+        .arg(data)
+        .arg("--config")
+        .arg(config)
+        .env("RUST_LOG", log)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn broker");
+    let mut banner = String::new();
+    BufReader::new(child.stdout.take().expect("stdout"))
+        .read_line(&mut banner)
+        .expect("banner");
+    let stderr = child.stderr.take().expect("stderr");
+    Logged {
+        child,
+        banner,
+        stderr,
+    }
+}
+
+/// The value of `name=` in a banner line.
+pub fn banner_field(banner: &str, name: &str) -> String {
+    banner
+        .split_whitespace()
+        .find_map(|t| t.strip_prefix(name).and_then(|v| v.strip_prefix('=')))
+        .unwrap_or_else(|| panic!("no {name}= in {banner:?}"))
+        .to_owned()
+}

@@ -2,13 +2,15 @@
  * broker with-broker.sh starts when CURSUS_TEST_PKI_BIN is set
  * ($CURSUS_TEST_SECURE_BROKER, certificates in $CURSUS_TEST_PKI; users
  * ffi-admin with every permission, ffi-reader with topic.read only).
- * Without it, each test says so on stderr and passes. */
+ * Without it each test fails: `make test-c` always provides it, and a
+ * security test that silently passes would prove nothing. */
 #include "test_util.h"
 
 static const char *secure_broker(void) {
   const char *addr = getenv("CURSUS_TEST_SECURE_BROKER");
   if (addr == NULL || *addr == '\0' || getenv("CURSUS_TEST_PKI") == NULL) {
-    fprintf(stderr, "  skipped: no secure broker (run with-broker.sh with CURSUS_TEST_PKI_BIN)\n");
+    fprintf(stderr, "  no secure broker (run with-broker.sh with CURSUS_TEST_PKI_BIN)\n");
+    failed_checks++;
     return NULL;
   }
   return addr;

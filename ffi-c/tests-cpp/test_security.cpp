@@ -23,7 +23,7 @@ class Security : public ::testing::Test {
  protected:
   void SetUp() override {
     if (env("CURSUS_TEST_SECURE_BROKER").empty() || env("CURSUS_TEST_PKI").empty())
-      GTEST_SKIP() << "no secure broker (run with-broker.sh with CURSUS_TEST_PKI_BIN)";
+      GTEST_FAIL() << "no secure broker (run with-broker.sh with CURSUS_TEST_PKI_BIN)";
   }
 
   static std::string pki(const std::string &file) { return env("CURSUS_TEST_PKI") + "/" + file; }

@@ -131,10 +131,24 @@ impl Broker {
         }
     }
 
-    /// The first failed partition log (a failed fsync: it refuses writes
-    /// until a restart recovers it), as `/ready` reports it.
+    /// The first failed journal or partition log (a failed fsync: it
+    /// refuses writes until a restart recovers it), as `/ready` reports it.
     pub fn storage_failure(&self) -> Option<String> {
+        if let Some(reason) = self.txns.journal_failure() {
+            return Some(format!(
+                "storage failed: __transaction_state.journal: {reason}"
+            ));
+        }
+        if let Some(reason) = self.groups.journal_failure() {
+            return Some(format!("storage failed: __consumer_offsets: {reason}"));
+        }
         self.topics.list().iter().find_map(|topic| {
+            if let Some(reason) = topic.snapshots.as_ref().and_then(|s| s.failure()) {
+                return Some(format!(
+                    "storage failed: topic={} snapshots: {reason}",
+                    topic.def.name
+                ));
+            }
             topic.partitions.iter().find_map(|p| {
                 let reason = p.log().failure()?;
                 Some(format!(

@@ -128,6 +128,34 @@ async fn failed_fsync_fails_the_partition_until_restart_and_reads_keep_working()
 }
 
 #[tokio::test]
+async fn a_failed_journal_fsync_turns_ready_false_and_names_the_journal() {
+    let fault = "fsync:fail:after=1:times=*:path=__transaction_state.journal";
+    let broker = TestBroker::start_with(&["--storage-fault", fault]);
+    let mut c = broker.client().await;
+    assert_eq!(http_get(broker.health, "/ready").0, 200);
+    // Transitions sync the journal; one of the first ones meets the fault
+    // and is refused, never acknowledged.
+    let mut refused = None;
+    for n in 0..4 {
+        let frame = c
+            .request(&format!("INIT_PRODUCER_ID transactional_id=t{n}"))
+            .await;
+        if frame.status == cursus_wire::Status::Error {
+            refused = Some(ErrorPayload::decode(frame.payload).expect("typed error"));
+            break;
+        }
+    }
+    let e = refused.expect("a transition met the failed fsync");
+    assert_eq!(e.class, ErrorClass::Availability, "{}", e.render());
+    let (code, body) = http_get(broker.health, "/ready");
+    assert_eq!(code, 503);
+    assert!(
+        body.contains("storage failed: __transaction_state.journal"),
+        "{body:?}"
+    );
+}
+
+#[tokio::test]
 async fn full_disk_fails_only_that_append_and_appends_resume() {
     let filter = segment_filter("d");
     let fault = format!("write:enospc:after=2:times=2:{filter}");

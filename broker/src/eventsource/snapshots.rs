@@ -114,6 +114,11 @@ pub struct SnapshotStore {
 }
 
 impl SnapshotStore {
+    /// Why the journal failed (it then refuses snapshots until a restart).
+    pub fn failure(&self) -> Option<String> {
+        self.journal.failure()
+    }
+
     /// The journal path inside `topic_dir`.
     pub fn path(topic_dir: &Path) -> PathBuf {
         topic_dir.join(SNAPSHOT_JOURNAL_FILE)

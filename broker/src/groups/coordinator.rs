@@ -105,6 +105,11 @@ impl OffsetLookup for Coordinator {
 }
 
 impl Coordinator {
+    /// Why the `__consumer_offsets` journal failed, if it did.
+    pub fn journal_failure(&self) -> Option<String> {
+        self.store.failure()
+    }
+
     /// Replays `__consumer_offsets` (blocking, before readiness) and
     /// finishes cleanup that a crash interrupted: groups and offsets of
     /// topics that no longer exist are tombstoned, expansions refreshed.

@@ -53,6 +53,11 @@ pub struct OffsetsStore {
 }
 
 impl OffsetsStore {
+    /// Why the journal failed (it then refuses commits until a restart).
+    pub fn failure(&self) -> Option<String> {
+        self.journal.failure()
+    }
+
     /// Opens (creating if missing) and replays the store (blocking). The
     /// journal is compacted when it holds more records than the state needs.
     pub fn open(data_dir: &Path) -> Result<(OffsetsStore, DurableState), ReplayError> {

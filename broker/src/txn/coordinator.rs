@@ -185,6 +185,11 @@ pub struct TxnCoordinator {
 }
 
 impl TxnCoordinator {
+    /// Why `__transaction_state.journal` failed, if it did.
+    pub fn journal_failure(&self) -> Option<String> {
+        self.journal.failure()
+    }
+
     /// A coordinator over a replayed journal.
     pub fn new(journal: TxnJournal, settings: TxnSettings) -> TxnCoordinator {
         let entries = journal

@@ -103,6 +103,11 @@ pub struct TxnJournal {
 }
 
 impl TxnJournal {
+    /// Why the journal failed (it then refuses transitions until a restart).
+    pub fn failure(&self) -> Option<String> {
+        self.journal.failure()
+    }
+
     /// Opens (creating if missing) and replays the journal (blocking).
     pub fn open(data_dir: &Path) -> Result<TxnJournal, TxnReplayError> {
         Self::open_with_threshold(data_dir, COMPACT_MIN_RECORDS)

@@ -24,6 +24,19 @@ pub struct Aggregate {
 }
 
 impl Aggregate {
+    /// An aggregate not loaded yet: at version 0, no snapshot. Appending
+    /// to it appends the stream's first event; [`load`](Self::load) reads
+    /// where the stream is.
+    pub fn new(topic: &str, key: &str, snapshot_every: u64) -> Aggregate {
+        Aggregate {
+            topic: topic.to_owned(),
+            key: key.to_owned(),
+            version: 0,
+            snapshot_version: 0,
+            snapshot_every,
+        }
+    }
+
     /// Loads `key`: returns the aggregate with the snapshot (if any) and the
     /// events after it, which the caller folds into its state in order.
     /// `snapshot_every` 0 disables automatic snapshots.
@@ -62,6 +75,16 @@ impl Aggregate {
     /// The version loaded or last appended.
     pub fn version(&self) -> u64 {
         self.version
+    }
+
+    /// The version of the last snapshot loaded or saved (0: none).
+    pub fn snapshot_version(&self) -> u64 {
+        self.snapshot_version
+    }
+
+    /// Events between automatic snapshots (0: never).
+    pub fn snapshot_every(&self) -> u64 {
+        self.snapshot_every
     }
 
     /// Appends `event` at the next version. On `version_conflict` another

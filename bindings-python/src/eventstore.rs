@@ -1,14 +1,16 @@
 //! The event store's value types (`Appended`, `Snapshot`, `StoredEvent`,
 //! `Page`, `ReplayProof`, `RangeEvent`), the paged-read cursor shared by the synchronous and the asyncio
 //! store, and argument conversion. The store classes themselves are in
-//! `sync/eventstore.rs` and `aio/eventstore.rs`; the readers and the
-//! aggregate helper are Python (`cursus/_eventstore.py`).
+//! `sync/eventstore.rs` and `aio/eventstore.rs`, with the native halves of
+//! the aggregate (`_Aggregate`, `_AsyncAggregate`: the engine's
+//! `Aggregate`); the readers and the aggregate helper's folding are Python
+//! (`cursus/_eventstore.py`).
 
 use crate::errors::to_py;
 use cursus::eventstore::{
-    Appended as EngineAppended, Cursor, Event, Page as EnginePage, PageLimits,
-    RangeEvent as EngineRangeEvent, ReplayProof as EngineProof, Snapshot as EngineSnapshot,
-    StoredEvent as EngineEvent,
+    Aggregate as EngineAggregate, Appended as EngineAppended, Cursor, Event, Page as EnginePage,
+    PageLimits, RangeEvent as EngineRangeEvent, ReplayProof as EngineProof,
+    Snapshot as EngineSnapshot, StoredEvent as EngineEvent,
 };
 use cursus::Error;
 use pyo3::prelude::*;
@@ -402,6 +404,96 @@ impl EventCursor {
     fn done(&self) -> bool {
         self.inner.try_lock().is_ok_and(|c| c.is_done())
     }
+}
+
+/// The engine's `Aggregate`, shared by `_Aggregate` and `_AsyncAggregate`.
+/// Operations (load, append, save_snapshot) take `op`, an async mutex held
+/// across their round trip, so two on one aggregate take turns; `view` is
+/// a copy published after each, which the getters read without waiting
+/// for an operation under way.
+pub struct AggregateCell {
+    op: tokio::sync::Mutex<EngineAggregate>,
+    view: std::sync::Mutex<EngineAggregate>,
+}
+
+impl AggregateCell {
+    /// An aggregate not loaded yet (version 0).
+    pub fn new(topic: &str, key: &str, snapshot_every: u64) -> Arc<AggregateCell> {
+        let a = EngineAggregate::new(topic, key, snapshot_every);
+        Arc::new(AggregateCell {
+            view: std::sync::Mutex::new(a.clone()),
+            op: tokio::sync::Mutex::new(a),
+        })
+    }
+
+    /// The aggregate as of the last operation.
+    pub fn view(&self) -> EngineAggregate {
+        self.view
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    fn publish(&self, a: &EngineAggregate) {
+        *self
+            .view
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = a.clone();
+    }
+
+    /// Loads the aggregate again (the engine's `Aggregate::load`): its
+    /// latest snapshot and the events after it, to fold.
+    pub async fn load(
+        &self,
+        store: &cursus::eventstore::EventStore,
+    ) -> cursus::Result<(Option<EngineSnapshot>, Vec<EngineEvent>)> {
+        let mut a = self.op.lock().await;
+        let (loaded, snapshot, events) =
+            EngineAggregate::load(store, a.topic(), a.key(), a.snapshot_every()).await?;
+        *a = loaded;
+        self.publish(&a);
+        Ok((snapshot, events))
+    }
+
+    /// Appends at the aggregate's next version (`Aggregate::append`).
+    pub async fn append(
+        &self,
+        store: &cursus::eventstore::EventStore,
+        event: &Event,
+    ) -> cursus::Result<EngineAppended> {
+        let mut a = self.op.lock().await;
+        let appended = a.append(store, event).await;
+        self.publish(&a);
+        appended
+    }
+
+    /// Saves `state` as the snapshot at the aggregate's version
+    /// (`Aggregate::save_snapshot`).
+    pub async fn save_snapshot(
+        &self,
+        store: &cursus::eventstore::EventStore,
+        state: &str,
+    ) -> cursus::Result<()> {
+        let mut a = self.op.lock().await;
+        let saved = a.save_snapshot(store, state).await;
+        self.publish(&a);
+        saved
+    }
+}
+
+/// What loading an aggregate read, for Python: `(snapshot or None,
+/// [StoredEvent, ...])`.
+pub fn loaded(
+    py: Python<'_>,
+    (snapshot, events): (Option<EngineSnapshot>, Vec<EngineEvent>),
+) -> PyResult<PyObject> {
+    let events = PyList::new_bound(
+        py,
+        events
+            .into_iter()
+            .map(|e| StoredEvent::from_engine(py, e).into_py(py)),
+    );
+    Ok((snapshot.map(Snapshot::from), events).into_py(py))
 }
 
 /// Text of a `str` or UTF-8 `bytes`-like argument (payloads, metadata and

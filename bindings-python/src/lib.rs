@@ -115,6 +115,8 @@ fn _cursus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<aio::AsyncAdmin>()?;
     m.add_class::<sync::EventStore>()?;
     m.add_class::<aio::AsyncEventStore>()?;
+    m.add_class::<sync::Aggregate>()?;
+    m.add_class::<aio::AsyncAggregate>()?;
     m.add_class::<eventstore::EventCursor>()?;
     m.add_class::<eventstore::Appended>()?;
     m.add_class::<eventstore::Snapshot>()?;

@@ -235,61 +235,89 @@ def _appended_event(
 
 
 class _AggregateBase(Generic[S]):
-    """State and bookkeeping shared by :class:`Aggregate` and
-    :class:`AsyncAggregate` (the engine's ``Aggregate`` rules: appends go
-    at the loaded version + 1; a snapshot is due when ``snapshot_every``
-    events were appended since the last one)."""
+    """The Python half shared by :class:`Aggregate` and
+    :class:`AsyncAggregate`: folding events into ``state`` through
+    ``apply``, and ``serialize`` / ``deserialize`` of the state. The
+    bookkeeping is the engine's ``Aggregate`` (``_cursus._Aggregate`` /
+    ``_cursus._AsyncAggregate``): the version appends go at, the snapshot
+    version, when a snapshot is due, and the appends and snapshots
+    themselves."""
 
     def __init__(
         self,
-        topic: str,
-        key: str,
+        engine: Union[_cursus._Aggregate, _cursus._AsyncAggregate],
         initial: S,
         apply: Callable[[S, StoredEvent], S],
         deserialize: Optional[Callable[[str], S]],
         serialize: Optional[Callable[[S], str]],
-        snapshot_every: int,
     ) -> None:
-        if snapshot_every < 0:
-            raise ValueError(f"snapshot_every must be >= 0, got {snapshot_every}")
-        self.topic = topic
-        self.key = key
+        self._engine = engine
         self._initial = initial
         self._apply = apply
         self._deserialize = deserialize
         self._serialize = serialize
-        self.snapshot_every = snapshot_every
         self.state: S = initial
-        self.version = 0
-        self.snapshot_version = 0
         self.loaded_snapshot: Optional[Snapshot] = None
         self.loaded_events = 0
 
-    def _start(self, snapshot: Optional[Snapshot]) -> None:
-        self.loaded_snapshot = snapshot
-        self.loaded_events = 0
-        if snapshot is None:
-            self.state = self._initial
-            self.version = self.snapshot_version = 0
-            return
-        if self._deserialize is None:
-            raise ValueError(
-                f"aggregate {self.key!r} of {self.topic!r} has a snapshot at version "
-                f"{snapshot.version}: pass deserialize= to load it"
-            )
-        self.state = self._deserialize(snapshot.state)
-        self.version = self.snapshot_version = snapshot.version
+    @staticmethod
+    def _check_snapshot_every(snapshot_every: int) -> int:
+        if snapshot_every < 0:
+            raise ValueError(f"snapshot_every must be >= 0, got {snapshot_every}")
+        return snapshot_every
 
-    def _fold(self, event: StoredEvent) -> None:
-        self.state = self._apply(self.state, event)
-        self.version = event.version
+    @property
+    def topic(self) -> str:
+        """The topic."""
+        return self._engine.topic
+
+    @property
+    def key(self) -> str:
+        """The aggregate key."""
+        return self._engine.key
+
+    @property
+    def version(self) -> int:
+        """The version loaded or last appended (the engine's)."""
+        return self._engine.version
+
+    @property
+    def snapshot_version(self) -> int:
+        """The version of the last snapshot loaded or saved (0: none)."""
+        return self._engine.snapshot_version
+
+    @property
+    def snapshot_every(self) -> int:
+        """Events between automatic snapshots (0: never)."""
+        return self._engine.snapshot_every
 
     @property
     def snapshot_due(self) -> bool:
         """True when ``snapshot_every`` (> 0) events were appended since the
-        last snapshot (the one loaded or saved)."""
-        due = self.version - self.snapshot_version >= self.snapshot_every
-        return self.snapshot_every > 0 and due
+        last snapshot (the one loaded or saved); the engine decides."""
+        return self._engine.snapshot_due
+
+    def _loaded(self, read: Tuple[Optional[Snapshot], List[StoredEvent]]) -> None:
+        """Folds what the engine's load read: the snapshot through
+        ``deserialize`` (else ``initial``), then each event."""
+        snapshot, events = read
+        self.loaded_snapshot = snapshot
+        self.loaded_events = 0
+        if snapshot is None:
+            self.state = self._initial
+        elif self._deserialize is None:
+            raise ValueError(
+                f"aggregate {self.key!r} of {self.topic!r} has a snapshot at version "
+                f"{snapshot.version}: pass deserialize= to load it"
+            )
+        else:
+            self.state = self._deserialize(snapshot.state)
+        for event in events:
+            self._fold(event)
+            self.loaded_events += 1
+
+    def _fold(self, event: StoredEvent) -> None:
+        self.state = self._apply(self.state, event)
 
     def _auto_snapshot_due(self) -> bool:
         return self._serialize is not None and self.snapshot_due
@@ -358,18 +386,15 @@ class Aggregate(_AggregateBase[S]):
         serialize: Optional[Callable[[S], str]] = None,
         snapshot_every: int = DEFAULT_SNAPSHOT_EVERY,
     ) -> None:
-        super().__init__(topic, key, initial, apply, deserialize, serialize, snapshot_every)
+        self._native = _cursus._Aggregate(topic, key, self._check_snapshot_every(snapshot_every))
+        super().__init__(self._native, initial, apply, deserialize, serialize)
         self._store = store
 
     def reload(self) -> None:
         """Loads the aggregate again: the latest snapshot (if any) and the
         events after it (the state restarts from ``initial`` without a
         snapshot)."""
-        reader = self._store.read_stream(self.topic, self.key)
-        self._start(reader.snapshot)
-        for event in reader:
-            self._fold(event)
-            self.loaded_events += 1
+        self._loaded(self._native.load(self._store._native))
 
     def append(
         self,
@@ -383,10 +408,8 @@ class Aggregate(_AggregateBase[S]):
         """Appends an event at ``version + 1``, folds it into ``state`` and
         saves a snapshot when one is due; returns where it was stored.
         ``event_id`` as :meth:`EventStore.append`."""
-        appended = self._store.append(
-            self.topic,
-            self.key,
-            self.version,
+        appended = self._native.append(
+            self._store._native,
             payload,
             event_type=event_type,
             metadata=metadata,
@@ -408,8 +431,7 @@ class Aggregate(_AggregateBase[S]):
     def save_snapshot(self) -> None:
         """Saves ``serialize(state)`` as the snapshot at ``version`` (needs
         ``serialize``)."""
-        self._store.save_snapshot(self.topic, self.key, self.version, self._state_text())
-        self.snapshot_version = self.version
+        self._native.save_snapshot(self._store._native, self._state_text())
 
 
 class AsyncAggregate(_AggregateBase[S]):
@@ -428,16 +450,15 @@ class AsyncAggregate(_AggregateBase[S]):
         serialize: Optional[Callable[[S], str]] = None,
         snapshot_every: int = DEFAULT_SNAPSHOT_EVERY,
     ) -> None:
-        super().__init__(topic, key, initial, apply, deserialize, serialize, snapshot_every)
+        self._native = _cursus._AsyncAggregate(
+            topic, key, self._check_snapshot_every(snapshot_every)
+        )
+        super().__init__(self._native, initial, apply, deserialize, serialize)
         self._store = store
 
     async def reload(self) -> None:
         """Loads the aggregate again (see :meth:`Aggregate.reload`)."""
-        reader = await self._store.read_stream(self.topic, self.key)
-        self._start(reader.snapshot)
-        async for event in reader:
-            self._fold(event)
-            self.loaded_events += 1
+        self._loaded(await self._native.load(self._store._native))
 
     async def append(
         self,
@@ -450,10 +471,8 @@ class AsyncAggregate(_AggregateBase[S]):
     ) -> Appended:
         """Appends at ``version + 1``, folds, snapshots when due (see
         :meth:`Aggregate.append`)."""
-        appended = await self._store.append(
-            self.topic,
-            self.key,
-            self.version,
+        appended = await self._native.append(
+            self._store._native,
             payload,
             event_type=event_type,
             metadata=metadata,
@@ -474,8 +493,7 @@ class AsyncAggregate(_AggregateBase[S]):
 
     async def save_snapshot(self) -> None:
         """Saves ``serialize(state)`` as the snapshot at ``version``."""
-        await self._store.save_snapshot(self.topic, self.key, self.version, self._state_text())
-        self.snapshot_version = self.version
+        await self._native.save_snapshot(self._store._native, self._state_text())
 
 
 class EventStore:

@@ -1,10 +1,12 @@
 //! `AsyncEventStore`: the event store resolved on asyncio futures (wrapped
 //! by `cursus.aio.EventStore`, which adds the readers and the aggregate
-//! helper).
+//! helper), and `_AsyncAggregate`, the engine's aggregate for it (wrapped
+//! by `cursus.aio.Aggregate`, which folds the events into the state).
 
 use super::*;
 use crate::eventstore::{
-    event_arg, page_or_none, range_result, text_arg, Appended, EventCursor, ReplayProof, Snapshot,
+    event_arg, loaded, page_or_none, range_result, text_arg, AggregateCell, Appended, EventCursor,
+    ReplayProof, Snapshot,
 };
 use cursus::eventstore::EventStore as EngineEventStore;
 
@@ -205,5 +207,121 @@ impl AsyncEventStore {
     #[getter]
     fn closed(&self) -> bool {
         self.state.get().map_or(true, |s| s.inner.is_closed())
+    }
+}
+
+/// The engine's aggregate (`cursus::eventstore::Aggregate`) for the async
+/// store: which version to append at and when a snapshot is due. Each
+/// operation takes the `AsyncEventStore` to use and returns an asyncio
+/// future resolved by that store's dispatcher.
+#[pyclass(module = "cursus._cursus", name = "_AsyncAggregate", frozen)]
+pub struct AsyncAggregate {
+    cell: Arc<AggregateCell>,
+}
+
+#[pymethods]
+impl AsyncAggregate {
+    /// An aggregate not loaded yet (version 0); `load` reads its stream.
+    #[new]
+    fn new(topic: &str, key: &str, snapshot_every: u64) -> Self {
+        AsyncAggregate {
+            cell: AggregateCell::new(topic, key, snapshot_every),
+        }
+    }
+
+    /// Loads (again); resolves to `(snapshot or None, [StoredEvent, ...])`
+    /// to fold in order.
+    fn load<'py>(&self, py: Python<'py>, store: &AsyncEventStore) -> PyResult<Bound<'py, PyAny>> {
+        let st = store.st(py)?;
+        let s = st.inner.get(py)?;
+        let cell = self.cell.clone();
+        bridge(
+            py,
+            &st.dispatcher,
+            async move { cell.load(&s).await },
+            loaded,
+        )
+    }
+
+    /// Appends an event at the aggregate's next version; resolves to
+    /// `Appended`.
+    #[pyo3(signature = (store, payload, *, event_type=String::new(), metadata=None, schema_version=None, event_id=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn append<'py>(
+        &self,
+        py: Python<'py>,
+        store: &AsyncEventStore,
+        payload: &Bound<'py, PyAny>,
+        event_type: String,
+        metadata: Option<&Bound<'py, PyAny>>,
+        schema_version: Option<u32>,
+        event_id: Option<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let st = store.st(py)?;
+        let s = st.inner.get(py)?;
+        let event = event_arg(py, payload, event_type, metadata, schema_version, event_id)?;
+        let cell = self.cell.clone();
+        bridge(
+            py,
+            &st.dispatcher,
+            async move { cell.append(&s, &event).await },
+            into::<Appended, _>,
+        )
+    }
+
+    /// Saves `state` as the snapshot at the aggregate's version.
+    fn save_snapshot<'py>(
+        &self,
+        py: Python<'py>,
+        store: &AsyncEventStore,
+        state: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let st = store.st(py)?;
+        let s = st.inner.get(py)?;
+        let state = text_arg(py, "state", state)?;
+        let cell = self.cell.clone();
+        bridge(
+            py,
+            &st.dispatcher,
+            async move { cell.save_snapshot(&s, &state).await },
+            none,
+        )
+    }
+
+    /// The topic.
+    #[getter]
+    fn topic(&self) -> String {
+        self.cell.view().topic().to_owned()
+    }
+
+    /// The aggregate key.
+    #[getter]
+    fn key(&self) -> String {
+        self.cell.view().key().to_owned()
+    }
+
+    /// The version loaded or last appended.
+    #[getter]
+    fn version(&self) -> u64 {
+        self.cell.view().version()
+    }
+
+    /// The version of the last snapshot loaded or saved (0: none).
+    #[getter]
+    fn snapshot_version(&self) -> u64 {
+        self.cell.view().snapshot_version()
+    }
+
+    /// Events between automatic snapshots (0: never).
+    #[getter]
+    fn snapshot_every(&self) -> u64 {
+        self.cell.view().snapshot_every()
+    }
+
+    /// True when `snapshot_every` (> 0) events were appended since the
+    /// last snapshot.
+    #[getter]
+    fn snapshot_due(&self) -> bool {
+        self.cell.view().snapshot_due()
     }
 }

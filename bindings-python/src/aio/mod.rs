@@ -30,7 +30,7 @@ mod producer;
 
 pub use admin::AsyncAdmin;
 pub use consumer::AsyncConsumer;
-pub use eventstore::AsyncEventStore;
+pub use eventstore::{AsyncAggregate, AsyncEventStore};
 pub use producer::AsyncProducer;
 
 /// Aborts the engine task when the asyncio future is cancelled.

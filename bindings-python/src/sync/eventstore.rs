@@ -1,9 +1,12 @@
 //! `_EventStore`: the synchronous event store's native half (wrapped by
-//! `cursus.EventStore`, which adds the readers and the aggregate helper).
+//! `cursus.EventStore`, which adds the readers and the aggregate helper),
+//! and `_Aggregate`, the engine's aggregate for it (wrapped by
+//! `cursus.Aggregate`, which folds the events into the state).
 
 use super::*;
 use crate::eventstore::{
-    event_arg, page_or_none, range_result, text_arg, Appended, EventCursor, ReplayProof, Snapshot,
+    event_arg, loaded, page_or_none, range_result, text_arg, AggregateCell, Appended, EventCursor,
+    ReplayProof, Snapshot,
 };
 
 /// Native synchronous event store client.
@@ -156,5 +159,105 @@ impl EventStore {
     #[getter]
     fn closed(&self) -> bool {
         self.inner.is_closed()
+    }
+}
+
+/// The engine's aggregate (`cursus::eventstore::Aggregate`) for the
+/// synchronous store: which version to append at and when a snapshot is
+/// due. Each operation takes the `_EventStore` to use, blocks with the GIL
+/// released and can be interrupted with Ctrl-C.
+#[pyclass(module = "cursus._cursus", name = "_Aggregate", frozen)]
+pub struct Aggregate {
+    cell: Arc<AggregateCell>,
+}
+
+#[pymethods]
+impl Aggregate {
+    /// An aggregate not loaded yet (version 0); `load` reads its stream.
+    #[new]
+    fn new(topic: &str, key: &str, snapshot_every: u64) -> Self {
+        Aggregate {
+            cell: AggregateCell::new(topic, key, snapshot_every),
+        }
+    }
+
+    /// Loads (again): the latest snapshot and every event after it, as
+    /// `(snapshot or None, [StoredEvent, ...])` to fold in order.
+    fn load(&self, py: Python<'_>, store: &EventStore) -> PyResult<PyObject> {
+        let s = store.inner.get(py)?;
+        let cell = self.cell.clone();
+        let read = interruptible(py, async { cell.load(s.as_async()?).await })?;
+        loaded(py, read)
+    }
+
+    /// Appends an event at the aggregate's next version.
+    #[pyo3(signature = (store, payload, *, event_type=String::new(), metadata=None, schema_version=None, event_id=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn append(
+        &self,
+        py: Python<'_>,
+        store: &EventStore,
+        payload: &Bound<'_, PyAny>,
+        event_type: String,
+        metadata: Option<&Bound<'_, PyAny>>,
+        schema_version: Option<u32>,
+        event_id: Option<String>,
+    ) -> PyResult<Appended> {
+        let s = store.inner.get(py)?;
+        let event = event_arg(py, payload, event_type, metadata, schema_version, event_id)?;
+        let cell = self.cell.clone();
+        interruptible(py, async { cell.append(s.as_async()?, &event).await }).map(Into::into)
+    }
+
+    /// Saves `state` as the snapshot at the aggregate's version.
+    fn save_snapshot(
+        &self,
+        py: Python<'_>,
+        store: &EventStore,
+        state: &Bound<'_, PyAny>,
+    ) -> PyResult<()> {
+        let s = store.inner.get(py)?;
+        let state = text_arg(py, "state", state)?;
+        let cell = self.cell.clone();
+        interruptible(py, async {
+            cell.save_snapshot(s.as_async()?, &state).await
+        })
+    }
+
+    /// The topic.
+    #[getter]
+    fn topic(&self) -> String {
+        self.cell.view().topic().to_owned()
+    }
+
+    /// The aggregate key.
+    #[getter]
+    fn key(&self) -> String {
+        self.cell.view().key().to_owned()
+    }
+
+    /// The version loaded or last appended.
+    #[getter]
+    fn version(&self) -> u64 {
+        self.cell.view().version()
+    }
+
+    /// The version of the last snapshot loaded or saved (0: none).
+    #[getter]
+    fn snapshot_version(&self) -> u64 {
+        self.cell.view().snapshot_version()
+    }
+
+    /// Events between automatic snapshots (0: never).
+    #[getter]
+    fn snapshot_every(&self) -> u64 {
+        self.cell.view().snapshot_every()
+    }
+
+    /// True when `snapshot_every` (> 0) events were appended since the
+    /// last snapshot.
+    #[getter]
+    fn snapshot_due(&self) -> bool {
+        self.cell.view().snapshot_due()
     }
 }

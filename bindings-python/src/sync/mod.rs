@@ -24,7 +24,7 @@ mod producer;
 
 pub use admin::AdminClient;
 pub use consumer::Consumer;
-pub use eventstore::EventStore;
+pub use eventstore::{Aggregate, EventStore};
 pub use producer::{Delivery, Producer};
 
 /// Longest uninterruptible wait: signals are checked at least this often.

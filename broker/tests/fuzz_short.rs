@@ -3,7 +3,8 @@
 //! the committed seed corpus, then deterministic mutations of it, a few
 //! seconds at most. `make fuzz` runs the coverage-guided target for long.
 //!
-//! `cargo test -p cursus-broker --test fuzz_short -- --ignored` rewrites the
+//! A test checks the committed seeds are what the code below builds;
+//! `CURSUS_UPDATE_SEEDS=1 cargo test -p cursus-broker --test fuzz_short` rewrites the
 //! seed corpus (`broker/fuzz/seeds/request_path/`).
 
 #[path = "../../wire/fuzz/short_run.rs"]
@@ -94,9 +95,10 @@ fn publish_batch(id: u64) -> Frame {
     Frame::request(Command::Publish, id, bytes)
 }
 
+/// The committed seeds match the sessions below (`CURSUS_UPDATE_SEEDS=1`
+/// rewrites them).
 #[test]
-#[ignore = "rewrites the committed seed corpus"]
-fn write_request_path_seeds() {
+fn committed_request_path_seeds_are_current() {
     let data = [
         ("handshake-only", session(Compression::None, &[])),
         (
@@ -172,9 +174,5 @@ fn write_request_path_seeds() {
             b"\x00\x02\x00\x02\x00\x04\x01GET / HTTP/1.1\r\n\r\n\xff\xff".to_vec(),
         ),
     ];
-    let dir = seed_dir();
-    std::fs::create_dir_all(&dir).unwrap();
-    for (name, bytes) in data {
-        std::fs::write(dir.join(name), bytes).unwrap();
-    }
+    short_run::check_or_write_seeds(&seed_dir(), &data);
 }

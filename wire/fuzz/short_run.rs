@@ -184,3 +184,26 @@ pub fn run(
     );
     run
 }
+
+/// The committed seeds of a target are exactly `seeds` (built from the
+/// reference vectors and the encoders). With `CURSUS_UPDATE_SEEDS` set it
+/// rewrites them instead; otherwise a missing or stale seed fails, so a
+/// format change cannot leave the corpus silently behind.
+pub fn check_or_write_seeds(dir: &Path, seeds: &[(&str, Vec<u8>)]) {
+    if std::env::var_os("CURSUS_UPDATE_SEEDS").is_some() {
+        std::fs::create_dir_all(dir).expect("seed directory");
+        for (name, bytes) in seeds {
+            std::fs::write(dir.join(name), bytes).expect("write seed");
+        }
+        return;
+    }
+    for (name, bytes) in seeds {
+        let path = dir.join(name);
+        let committed = std::fs::read(&path).unwrap_or_default();
+        assert!(
+            committed == *bytes,
+            "{} is missing or stale; regenerate with CURSUS_UPDATE_SEEDS=1 cargo test --test fuzz_short",
+            path.display()
+        );
+    }
+}

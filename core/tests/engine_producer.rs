@@ -303,3 +303,29 @@ async fn acked_records_survive_a_broker_crash() {
         .unwrap();
     assert_eq!(md.offset, Some(20));
 }
+
+#[tokio::test]
+async fn a_zero_flush_with_a_record_queued_times_out_at_once() {
+    // Linger keeps the record queued; a flush that may not wait must say
+    // so every time, however fast the broker would have acknowledged.
+    let broker = TestBroker::start();
+    setup(&broker, "zero", 1).await;
+    let producer = Producer::connect(config(&broker, &[("linger_ms", "60000")]))
+        .await
+        .unwrap();
+    for round in 0..20 {
+        let delivery = producer
+            .send(ProducerRecord::new("zero", "x").partition(0))
+            .await
+            .unwrap();
+        let e = producer.flush(Some(Duration::ZERO)).await.unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::Timeout, "round {round}: {e}");
+        // The zero flush still asked for the record to go: it is acknowledged
+        // without waiting out the linger.
+        producer.flush(Some(Duration::from_secs(10))).await.unwrap();
+        delivery.await.unwrap();
+    }
+    // Nothing queued: a zero flush succeeds.
+    producer.flush(Some(Duration::ZERO)).await.unwrap();
+    producer.close(Duration::from_secs(5)).await.unwrap();
+}

@@ -568,14 +568,24 @@ impl Producer {
                 drained.await;
             }
         };
+        let timed_out = |t: Duration| {
+            Error::timeout(format!("flush did not finish within {} ms", t.as_millis()))
+        };
         match timeout {
             None => {
                 wait.await;
                 Ok(())
             }
-            Some(t) => tokio::time::timeout(t, wait).await.map_err(|_| {
-                Error::timeout(format!("flush did not finish within {} ms", t.as_millis()))
-            }),
+            // A zero timeout does not wait: one look (which also asks for
+            // the queued records to go now). A timer of zero would only fire
+            // on the timer's next tick, letting a fast acknowledgement slip
+            // in first, so whether a zero flush timed out was a race.
+            Some(t) if t.is_zero() => {
+                futures_util::FutureExt::now_or_never(wait).ok_or_else(|| timed_out(t))
+            }
+            Some(t) => tokio::time::timeout(t, wait)
+                .await
+                .map_err(|_| timed_out(t)),
         }
     }
 

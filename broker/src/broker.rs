@@ -7,6 +7,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::groups::{Coordinator, OffsetLookup, ReplayError};
+use crate::metrics::Metrics;
 use crate::storage::{LogConfig, StorageError};
 use crate::topics::{TopicDefaults, TopicRegistry};
 use crate::txn::{TxnCoordinator, TxnJournal, TxnReplayError, TxnSettings};
@@ -60,6 +61,8 @@ pub struct Broker {
     pub shutdown: CancellationToken,
     /// Injected faults (none unless configured).
     pub faults: Faults,
+    /// The Prometheus metrics the connections record into.
+    pub metrics: Arc<Metrics>,
 }
 
 impl std::fmt::Debug for Broker {
@@ -74,12 +77,15 @@ impl std::fmt::Debug for Broker {
 impl Broker {
     /// Recovers the data directory, replays the group coordinator and the
     /// transaction journal (blocking) and builds the broker; `shutdown` is
-    /// the process-wide shutdown signal. Interrupted transactions are
-    /// finished afterwards by [`crate::txn::recover`], before readiness.
+    /// the process-wide shutdown signal and `metrics` where requests are
+    /// recorded (see [`Metrics::attach`] for the scrape-time state).
+    /// Interrupted transactions are finished afterwards by
+    /// [`crate::txn::recover`], before readiness.
     pub fn open(
         config: Config,
         advertised: String,
         tls_advertised: Option<String>,
+        metrics: Arc<Metrics>,
         shutdown: CancellationToken,
     ) -> Result<Broker, OpenError> {
         let log_config = LogConfig {
@@ -119,6 +125,7 @@ impl Broker {
             txns,
             shutdown,
             faults: Faults::new(&config_faults),
+            metrics,
         })
     }
 

@@ -46,8 +46,14 @@ pub fn request_path(data: &[u8]) {
     let broker = {
         let _context = runtime.enter();
         Arc::new(
-            Broker::open(config, "127.0.0.1:9000".into(), None, shutdown.clone())
-                .expect("a broker opens on an empty data directory"),
+            Broker::open(
+                config,
+                "127.0.0.1:9000".into(),
+                None,
+                Default::default(),
+                shutdown.clone(),
+            )
+            .expect("a broker opens on an empty data directory"),
         )
     };
     runtime.block_on(async {

@@ -2,16 +2,20 @@
 //! serves HTTP; `GET /ready` answers 200 only once recovery finished and the
 //! client listener accepts connections, 503 before, and 503 again (with the
 //! reason) while storage has failed (a failed fsync: restart to recover).
+//! `GET /metrics` answers the Prometheus metrics ([`crate::metrics`]).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use axum::extract::State;
-use axum::http::StatusCode;
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
+
+use crate::metrics::{self, Metrics};
 
 /// Tells why the broker cannot serve writes any more, if it cannot.
 pub type FailureProbe = Box<dyn Fn() -> Option<String> + Send + Sync>;
@@ -61,12 +65,18 @@ impl Readiness {
 pub async fn serve(
     listener: TcpListener,
     readiness: Readiness,
+    metrics: Arc<Metrics>,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
     let app = Router::new()
         .route("/live", get(|| async { (StatusCode::OK, "live\n") }))
         .route("/ready", get(ready))
-        .with_state(readiness);
+        .with_state(readiness)
+        .merge(
+            Router::new()
+                .route("/metrics", get(scrape))
+                .with_state(metrics),
+        );
     axum::serve(listener, app)
         .with_graceful_shutdown(async move { shutdown.cancelled().await })
         .await
@@ -76,5 +86,21 @@ async fn ready(State(readiness): State<Readiness>) -> (StatusCode, String) {
     match readiness.not_ready_reason() {
         None => (StatusCode::OK, "ready\n".into()),
         Some(reason) => (StatusCode::SERVICE_UNAVAILABLE, format!("{reason}\n")),
+    }
+}
+
+async fn scrape(State(metrics): State<Arc<Metrics>>) -> Response {
+    match metrics.render() {
+        Ok(text) => (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, metrics::CONTENT_TYPE)],
+            text,
+        )
+            .into_response(),
+        Err(_) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "cannot render the metrics\n",
+        )
+            .into_response(),
     }
 }

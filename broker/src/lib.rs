@@ -8,7 +8,8 @@
 //! * [`topics`] — the manifest-backed topic registry and live partitions;
 //! * [`broker`] — the shared state handlers work on;
 //! * [`maintenance`] — background flush and retention;
-//! * [`health`] — the `/live` and `/ready` HTTP endpoints;
+//! * [`health`] — the `/live`, `/ready` and `/metrics` HTTP endpoints;
+//! * [`metrics`] — the Prometheus metrics and their scrape-time collector;
 //! * [`faults`] — injected faults for testing clients (off by default);
 //! * [`groups`] — what the data path needs from consumer groups;
 //! * [`storage`] — durable partition logs, manifest and journals;
@@ -29,6 +30,7 @@ pub mod fuzzing;
 pub mod groups;
 pub mod health;
 pub mod maintenance;
+pub mod metrics;
 pub mod server;
 pub mod storage;
 pub mod topics;

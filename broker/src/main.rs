@@ -9,6 +9,7 @@ use clap::Parser;
 use cursus_broker::broker::{Broker, OpenError};
 use cursus_broker::config::{Cli, Config, LISTEN_OFF};
 use cursus_broker::health::{self, Readiness};
+use cursus_broker::metrics::Metrics;
 use cursus_broker::server::listener::TlsListener;
 use cursus_broker::server::tls::TlsReloader;
 use cursus_broker::{maintenance, server};
@@ -89,11 +90,15 @@ async fn run(config: Config) -> Result<(), String> {
         Some(_) => tls_addr.map(|a| a.to_string()),
     };
     cursus_broker::storage::io::install(&config.storage_faults);
+    let metrics = Arc::new(Metrics::new());
+    let observed = Arc::clone(&metrics);
+    cursus_broker::storage::io::observe_syncs(Box::new(move |took| observed.fsync(took)));
     let shutdown = CancellationToken::new();
     let readiness = Readiness::new();
     let health_task = tokio::spawn(health::serve(
         health_listener,
         readiness.clone(),
+        Arc::clone(&metrics),
         shutdown.clone(),
     ));
     tokio::spawn(signals(shutdown.clone()));
@@ -111,8 +116,9 @@ async fn run(config: Config) -> Result<(), String> {
 
     // Connections made during recovery wait in the accept backlog.
     let token = shutdown.clone();
+    let recorded = Arc::clone(&metrics);
     let opened = tokio::task::spawn_blocking(move || {
-        Broker::open(config, advertised, tls_advertised, token)
+        Broker::open(config, advertised, tls_advertised, recorded, token)
     })
     .await
     .map_err(|e| format!("recovery task failed: {e}"))?;
@@ -142,6 +148,7 @@ async fn run(config: Config) -> Result<(), String> {
         Err(e) => return Err(format!("recovery failed: {e}")),
     };
     let broker = Arc::new(broker);
+    metrics.attach(&broker);
     // Interrupted transactions are finished before the broker is ready.
     if let Err(e) = cursus_broker::txn::recover(&broker).await {
         error!(error = %e.render(), "transaction recovery failed; staying not ready");

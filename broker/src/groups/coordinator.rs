@@ -534,6 +534,20 @@ impl Coordinator {
         self.committed_offset(topic, group, partition)
     }
 
+    /// Every committed offset as `((group, topic, partition), next
+    /// offset)`, sorted, from the lock-free mirror (for metrics).
+    pub fn committed_offsets(&self) -> Vec<((String, String, u32), u64)> {
+        let mut offsets: Vec<_> = self
+            .committed
+            .read()
+            .unwrap_or_else(|e| e.into_inner())
+            .iter()
+            .map(|(key, &offset)| (key.clone(), offset))
+            .collect();
+        offsets.sort_unstable();
+        offsets
+    }
+
     /// GROUP_STATUS.
     pub async fn status(&self, group: &str) -> Result<GroupStatus, ErrorPayload> {
         let mut guard = self.lock().await;

@@ -10,7 +10,7 @@
 use std::io;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use bytes::BytesMut;
 use cursus_wire::{
@@ -29,6 +29,8 @@ use crate::auth::{Admission, Session};
 use crate::broker::{Broker, Listener};
 use crate::commands::deadline::{self, Deadline};
 use crate::commands::{self, stream, Reply, Request};
+use crate::metrics::Metrics;
+use crate::server::counting::Counted;
 
 /// Frames decoded ahead of the running request.
 const READ_AHEAD: usize = 32;
@@ -122,9 +124,11 @@ pub async fn handle(
         Transport::Plain(_) => Listener::Plain,
         Transport::Tls(..) => Listener::Tls,
     };
+    let _open = broker.metrics.connection_opened(listener);
     // The TLS handshake and the Wire v2 negotiation share one deadline.
     let deadline = broker.config.handshake_timeout();
-    let Ok(opened) = tokio::time::timeout(deadline, open(transport, peer)).await else {
+    let opened = open(transport, peer, &broker.metrics);
+    let Ok(opened) = tokio::time::timeout(deadline, opened).await else {
         debug!(%peer, "handshake timed out");
         return;
     };
@@ -142,7 +146,9 @@ pub async fn handle(
 /// tests and fuzzing (see [`crate::fuzzing`]) reach the broker here.
 pub async fn serve_io(broker: Arc<Broker>, read: ReadHalf, write: WriteHalf) {
     let deadline = broker.config.handshake_timeout();
-    if let Ok(Some(negotiated)) = tokio::time::timeout(deadline, negotiate(read, write)).await {
+    let _open = broker.metrics.connection_opened(Listener::Plain);
+    let negotiated = negotiate(read, write, &broker.metrics);
+    if let Ok(Some(negotiated)) = tokio::time::timeout(deadline, negotiated).await {
         run(&broker, Listener::Plain, negotiated).await;
     }
 }
@@ -164,7 +170,7 @@ async fn run(broker: &Arc<Broker>, listener: Listener, negotiated: Negotiated) {
 
 /// The TLS handshake (for a TLS connection), then the Wire v2
 /// negotiation; `None` means close without a reply.
-async fn open(transport: Transport, peer: SocketAddr) -> Option<Negotiated> {
+async fn open(transport: Transport, peer: SocketAddr, metrics: &Metrics) -> Option<Negotiated> {
     let (read, write): (ReadHalf, WriteHalf) = match transport {
         Transport::Plain(socket) => {
             let _ = socket.set_nodelay(true);
@@ -186,7 +192,7 @@ async fn open(transport: Transport, peer: SocketAddr) -> Option<Negotiated> {
             }
         }
     };
-    let negotiated = negotiate(read, write).await;
+    let negotiated = negotiate(read, write, metrics).await;
     if negotiated.is_none() {
         // Includes a TLS client on the plain port.
         debug!(%peer, "handshake rejected");
@@ -194,8 +200,11 @@ async fn open(transport: Transport, peer: SocketAddr) -> Option<Negotiated> {
     negotiated
 }
 
-/// The Wire v2 negotiation on a byte stream; `None` means close.
-async fn negotiate(read: ReadHalf, write: WriteHalf) -> Option<Negotiated> {
+/// The Wire v2 negotiation on a byte stream, whose traffic counts into
+/// `metrics` from here on; `None` means close.
+async fn negotiate(read: ReadHalf, write: WriteHalf, metrics: &Metrics) -> Option<Negotiated> {
+    let read: ReadHalf = Box::new(Counted::new(read, metrics.received_bytes()));
+    let write: WriteHalf = Box::new(Counted::new(write, metrics.sent_bytes()));
     let mut frames = FramedRead::new(read, FrameCodec::new());
     let mut writer = FrameWriter::new(write);
     let compression = handshake(&mut frames, &mut writer).await?;
@@ -285,7 +294,9 @@ fn decode(frame: &Frame) -> Decoded {
 const MAX_DEFERRED: usize = 64;
 
 /// A reply that is waiting for its request's durability, in arrival order.
-type Waiting = std::pin::Pin<Box<dyn std::future::Future<Output = (Command, u64, Reply)> + Send>>;
+/// The [`Instant`] is when the request was taken up.
+type Waiting =
+    std::pin::Pin<Box<dyn std::future::Future<Output = (Command, u64, Instant, Reply)> + Send>>;
 
 /// The request loop: one request at a time, replies in arrival order.
 ///
@@ -306,8 +317,8 @@ async fn serve(
     loop {
         let item = tokio::select! {
             biased;
-            Some((command, id, reply)) = waiting.next(), if !waiting.is_empty() => {
-                if !write_reply(broker, writer, &mut rx, command, id, reply).await {
+            Some((command, id, started, reply)) = waiting.next(), if !waiting.is_empty() => {
+                if !write_reply(broker, writer, &mut rx, (command, id, started), reply).await {
                     return;
                 }
                 continue;
@@ -328,10 +339,15 @@ async fn serve(
                 return;
             }
         };
-        let (id, command) = (frame.request_id, frame.command);
+        let (id, command, started) = (frame.request_id, frame.command, Instant::now());
         let request = match decode(&frame) {
-            Decoded::Request(r) => r,
+            Decoded::Request(r) => {
+                broker.metrics.request(command);
+                r
+            }
             Decoded::Reject(e) => {
+                broker.metrics.request(command);
+                broker.metrics.error(command, &e.code);
                 if flush_waiting(broker, writer, &mut rx, &mut waiting).await {
                     let _ = writer.send(&error_frame(command, id, &e)).await;
                 }
@@ -349,7 +365,7 @@ async fn serve(
             Admission::Answer(reply) => {
                 drop(permit);
                 if !flush_waiting(broker, writer, &mut rx, &mut waiting).await
-                    || !write_reply(broker, writer, &mut rx, command, id, reply).await
+                    || !write_reply(broker, writer, &mut rx, (command, id, started), reply).await
                 {
                     return;
                 }
@@ -385,14 +401,14 @@ async fn serve(
                     // Applied and waiting for durability: `unknown`.
                     Err(_) => Reply::Error(deadline.expire().error()),
                 };
-                (command, id, reply)
+                (command, id, started, reply)
             }));
             continue;
         }
         drop(permit);
         // Earlier replies still waiting go first.
         if !flush_waiting(broker, writer, &mut rx, &mut waiting).await
-            || !write_reply(broker, writer, &mut rx, command, id, reply).await
+            || !write_reply(broker, writer, &mut rx, (command, id, started), reply).await
         {
             return;
         }
@@ -406,27 +422,36 @@ async fn flush_waiting(
     rx: &mut mpsc::Receiver<Inbound>,
     waiting: &mut futures_util::stream::FuturesOrdered<Waiting>,
 ) -> bool {
-    while let Some((command, id, reply)) = waiting.next().await {
-        if !write_reply(broker, writer, rx, command, id, reply).await {
+    while let Some((command, id, started, reply)) = waiting.next().await {
+        if !write_reply(broker, writer, rx, (command, id, started), reply).await {
             return false;
         }
     }
     true
 }
 
-/// Writes one reply; false when the connection ends (a write failed, the
-/// reply closes it, or it became a stream).
+/// The request a reply answers: its command, its id and when it was
+/// taken up.
+type Answering = (Command, u64, Instant);
+
+/// Writes one reply, recording it in the metrics; false when the
+/// connection ends (a write failed, the reply closes it, or it became a
+/// stream).
 async fn write_reply(
     broker: &Arc<Broker>,
     writer: &mut FrameWriter,
     rx: &mut mpsc::Receiver<Inbound>,
-    command: Command,
-    id: u64,
+    answering: Answering,
     reply: Reply,
 ) -> bool {
+    let (command, id, started) = answering;
+    let metrics = &broker.metrics;
     let sent = match reply {
         Reply::Ok(payload) => writer.send(&ok_frame(command, id, payload)).await,
-        Reply::Error(e) => writer.send(&error_frame(command, id, &e)).await,
+        Reply::Error(e) => {
+            metrics.error(command, &e.code);
+            writer.send(&error_frame(command, id, &e)).await
+        }
         Reply::TwoFrames(envelope, batch) => {
             match writer.send(&ok_frame(command, id, envelope)).await {
                 Ok(()) => writer.send(&ok_frame(command, id, batch)).await,
@@ -438,7 +463,7 @@ async fn write_reply(
             // Only reached for a deferred reply's own outcome, which is
             // never deferred again; answer it rather than lose it.
             let reply = durable.await;
-            return Box::pin(write_reply(broker, writer, rx, command, id, reply)).await;
+            return Box::pin(write_reply(broker, writer, rx, answering, reply)).await;
         }
         Reply::Close => {
             debug!(%command, "closing without a reply (injected fault)");
@@ -449,6 +474,7 @@ async fn write_reply(
             return false;
         }
         Reply::ErrorThenClose(e) => {
+            metrics.error(command, &e.code);
             let _ = writer.send(&error_frame(command, id, &e)).await;
             return false;
         }
@@ -462,6 +488,7 @@ async fn write_reply(
         debug!(error = %e, "write failed; closing");
         return false;
     }
+    metrics.replied(command, started);
     true
 }
 

@@ -22,6 +22,9 @@
 //! * `path=SUBSTRING`: only calls on paths containing it match.
 //!
 //! The plan is process-wide ([`install`]): a broker is one process.
+//!
+//! So is the sync observer ([`observe_syncs`]): it is told how long each
+//! real fsync/fdatasync took (the broker's fsync latency metric).
 
 use std::fs::File;
 use std::io::{self, Write};
@@ -29,7 +32,8 @@ use std::os::unix::fs::FileExt;
 use std::path::Path;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
+use std::time::{Duration, Instant};
 
 use tracing::error;
 
@@ -155,6 +159,28 @@ pub fn install(faults: &[StorageFault]) {
     ACTIVE.store(!faults.is_empty(), Ordering::Release);
 }
 
+/// Told how long each real fsync/fdatasync took, whatever its outcome.
+pub type SyncObserver = Box<dyn Fn(Duration) + Send + Sync>;
+
+static SYNC_OBSERVER: OnceLock<SyncObserver> = OnceLock::new();
+
+/// Makes `observer` the process's sync observer. Only the first call
+/// counts; returns false for a later one.
+pub fn observe_syncs(observer: SyncObserver) -> bool {
+    SYNC_OBSERVER.set(observer).is_ok()
+}
+
+/// Runs the sync `f`, timing it for the observer if there is one.
+fn timed_sync(f: impl FnOnce() -> io::Result<()>) -> io::Result<()> {
+    let Some(observer) = SYNC_OBSERVER.get() else {
+        return f();
+    };
+    let started = Instant::now();
+    let outcome = f();
+    observer(started.elapsed());
+    outcome
+}
+
 /// The fault to inject into this call, if any (counts the call).
 fn injected(op: FaultOp, path: &Path) -> Option<FaultKind> {
     if !ACTIVE.load(Ordering::Acquire) {
@@ -221,7 +247,7 @@ pub(crate) fn write_all(file: &mut File, path: &Path, buf: &[u8]) -> io::Result<
 /// `file.sync_data()` (fdatasync).
 pub(crate) fn sync_data(file: &File, path: &Path) -> io::Result<()> {
     match injected(FaultOp::Fsync, path) {
-        None => file.sync_data(),
+        None => timed_sync(|| file.sync_data()),
         Some(kind) => Err(injected_error(kind, FaultOp::Fsync, path)),
     }
 }
@@ -229,7 +255,7 @@ pub(crate) fn sync_data(file: &File, path: &Path) -> io::Result<()> {
 /// `file.sync_all()` (fsync), also of directories.
 pub(crate) fn sync_all(file: &File, path: &Path) -> io::Result<()> {
     match injected(FaultOp::Fsync, path) {
-        None => file.sync_all(),
+        None => timed_sync(|| file.sync_all()),
         Some(kind) => Err(injected_error(kind, FaultOp::Fsync, path)),
     }
 }

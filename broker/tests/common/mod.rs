@@ -177,6 +177,12 @@ pub fn config_dir(toml: &str) -> (TempDir, PathBuf) {
 
 /// Minimal HTTP/1.1 GET returning the status code.
 pub fn http_status(addr: SocketAddr, path: &str) -> u16 {
+    http_fetch(addr, path).0
+}
+
+/// Minimal HTTP/1.1 GET returning the status code, the header block and
+/// the body.
+pub fn http_fetch(addr: SocketAddr, path: &str) -> (u16, String, String) {
     let mut s = std::net::TcpStream::connect(addr).expect("connect health");
     s.set_read_timeout(Some(SAFETY)).ok();
     write!(
@@ -186,11 +192,13 @@ pub fn http_status(addr: SocketAddr, path: &str) -> u16 {
     .unwrap();
     let mut response = String::new();
     s.read_to_string(&mut response).expect("read health");
-    response
+    let status = response
         .split_whitespace()
         .nth(1)
         .and_then(|c| c.parse().ok())
-        .unwrap_or_else(|| panic!("bad HTTP response {response:?}"))
+        .unwrap_or_else(|| panic!("bad HTTP response {response:?}"));
+    let (head, body) = response.split_once("\r\n\r\n").unwrap_or((&response, ""));
+    (status, head.to_owned(), body.to_owned())
 }
 
 /// A frame-level Wire v2 client.

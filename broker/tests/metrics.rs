@@ -4,7 +4,9 @@
 
 mod common;
 
+use bytes::Bytes;
 use common::*;
+use cursus_wire::{Batch, Record, Status};
 
 /// Records published to the topic.
 const N: u64 = 5;
@@ -36,12 +38,18 @@ async fn metrics_follow_publish_consume_commit_and_errors() {
     let broker = TestBroker::start();
     let mut c = broker.client().await;
     c.ok("CREATE topic=m partitions=1").await;
-    for i in 0..N {
+    // N publish requests: N - 1 text commands and one CBV2 batch.
+    for i in 0..N - 1 {
         c.ok(&format!(
             "PUBLISH topic=m partition=0 acks=1 producerId=p message=m{i}"
         ))
         .await;
     }
+    let batch = Batch {
+        records: vec![Record::new(Bytes::from_static(b"batched"))],
+        ..Batch::new("m", 0)
+    };
+    assert_eq!(c.publish_batch(&batch).await.status, Status::Ok);
     let f = kv(&c.ok("JOIN_GROUP topic=m group=g member=a").await);
     let (member, generation) = (f["member"].clone(), f["generation"].clone());
     c.ok(&format!(
@@ -78,6 +86,9 @@ async fn metrics_follow_publish_consume_commit_and_errors() {
     let e = c
         .error("CONSUME topic=missing partition=0 offset=0 member=x")
         .await;
+    // A reply's latency is recorded once it is written, which the client
+    // may see first; the next request on the connection starts only after.
+    c.ok("LIST").await;
     let (status, _, body) = scrape(&broker);
     assert_eq!(status, 200);
     assert_eq!(value(&body, LEO), N as f64);

@@ -176,7 +176,7 @@ impl Message {
             topic: r.topic.clone(),
             partition: r.partition,
             offset: r.offset,
-            key: (!r.key.is_empty()).then(|| PyBytes::new_bound(py, &r.key).unbind()),
+            key: r.key.as_ref().map(|k| PyBytes::new_bound(py, k).unbind()),
             payload: PyBytes::new_bound(py, &r.payload).unbind(),
             timestamp: r.timestamp,
         }

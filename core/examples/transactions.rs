@@ -49,8 +49,8 @@ async fn main() -> cursus::Result<()> {
             for r in &records {
                 let upper = String::from_utf8_lossy(&r.payload).to_uppercase();
                 let mut out = ProducerRecord::new(&output, upper);
-                if !r.key.is_empty() {
-                    out = out.key(r.key.clone());
+                if let Some(key) = &r.key {
+                    out = out.key(key.clone());
                 }
                 producer.send(out).await?;
             }

@@ -24,7 +24,9 @@ use crate::admin::{
     TopicInfo, TopicMetadata, TruncateOutcome,
 };
 use crate::config::{ClientConfig, ConsumerConfig, ProducerConfig};
-use crate::consumer::{Consumer as AsyncConsumer, ConsumerRecord, Subscription, TopicPartition};
+use crate::consumer::{
+    Consumer as AsyncConsumer, ConsumerRecord, RebalanceListener, Subscription, TopicPartition,
+};
 use crate::dispatch::Dispatcher;
 use crate::error::{Error, Result};
 use crate::eventstore::{
@@ -407,7 +409,56 @@ impl Consumer {
         max_records: usize,
     ) -> Result<Vec<ConsumerRecord>> {
         let timeout = timeout.unwrap_or(Duration::MAX);
+        if self.inner.get()?.in_rebalance_listener() {
+            // The listener's poll would wait for the listener to return.
+            return Err(Error::invalid_argument(
+                "poll cannot be called from the rebalance listener",
+            ));
+        }
         self.inner.run(|c| c.poll_max(timeout, max_records))
+    }
+
+    /// Makes the next poll return records of `tp` from `offset` on (see
+    /// [`crate::consumer::Consumer::seek`]).
+    pub fn seek(&self, tp: &TopicPartition, offset: u64) -> Result<()> {
+        self.inner.run(|c| c.seek(tp, offset))
+    }
+
+    /// The offset of the next record poll returns for `tp`.
+    pub fn position(&self, tp: &TopicPartition) -> Result<u64> {
+        self.inner.run(|c| c.position(tp))
+    }
+
+    /// Stops returning records of these partitions until `resume`.
+    pub fn pause(&self, partitions: &[TopicPartition]) -> Result<()> {
+        self.inner.run(|c| c.pause(partitions))
+    }
+
+    /// Returns records of these partitions again, from their positions.
+    pub fn resume(&self, partitions: &[TopicPartition]) -> Result<()> {
+        self.inner.run(|c| c.resume(partitions))
+    }
+
+    /// The paused partitions, sorted.
+    pub fn paused(&self) -> Result<Vec<TopicPartition>> {
+        self.inner.run(|c| c.paused())
+    }
+
+    /// The committed next offset of each partition (`None`: none), in the
+    /// order asked.
+    pub fn committed_offsets(
+        &self,
+        partitions: &[TopicPartition],
+    ) -> Result<Vec<(TopicPartition, Option<u64>)>> {
+        self.inner.run(|c| c.committed_offsets(partitions))
+    }
+
+    /// Sets or removes the rebalance listener (see
+    /// [`crate::consumer::RebalanceEvent`]); it runs on a thread of this
+    /// consumer's own and may call the consumer again, except `poll`.
+    pub fn set_rebalance_listener(&self, listener: Option<RebalanceListener>) -> Result<()> {
+        self.inner.get()?.set_rebalance_listener(listener);
+        Ok(())
     }
 
     /// Makes the blocked (or the next) poll return at once with what it

@@ -71,7 +71,7 @@ pub use admin::{
     TopicDescription, TopicInfo, TopicMetadata, TruncateOutcome,
 };
 pub use config::{ClientConfig, ConsumerConfig, ProducerConfig};
-pub use consumer::{ConsumerRecord, TopicPartition};
+pub use consumer::{ConsumerRecord, RebalanceEvent, RecordEvent, TopicPartition};
 pub use cursus_wire::{Compression, ErrorClass};
 pub use error::{Error, ErrorKind, Result};
 pub use producer::{GroupMetadata, ProducerRecord, RecordMetadata};

@@ -1,49 +1,16 @@
 //! The synchronous facade the bindings call: callbacks on dispatcher
 //! threads, delivery accounting, interrupting a blocked poll.
 
-use cursus::blocking::{Admin, Consumer, Producer};
+use cursus::blocking::Producer;
 use cursus::producer::ProducerRecord;
-use cursus::NewTopic;
-use cursus::{ClientConfig, ConsumerConfig, ErrorKind, ProducerConfig};
+use cursus::{ErrorKind, ProducerConfig};
 use cursus_testkit::TestBroker;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};
 use std::time::Duration;
 
-const WAIT: Duration = Duration::from_secs(20);
-
-fn topic(broker: &TestBroker, name: &str, partitions: u32) {
-    let admin = Admin::connect(ClientConfig::new(&broker.addr)).unwrap();
-    admin
-        .create_topic(&NewTopic::new(name).partitions(partitions))
-        .unwrap();
-    admin.close().unwrap();
-}
-
-fn consumer(broker: &TestBroker, group: &str, extra: &[(&str, &str)]) -> Consumer {
-    let mut config = ConsumerConfig::new(&broker.addr, group);
-    config.set("fetch_max_wait_ms", "50").unwrap();
-    for (k, v) in extra {
-        config.set(k, v).unwrap();
-    }
-    Consumer::connect(config).unwrap()
-}
-
-/// Polls until `n` records arrived (or a generous deadline passed).
-fn take(consumer: &Consumer, n: usize, max: usize) -> Vec<u64> {
-    let mut offsets = Vec::new();
-    for _ in 0..200 {
-        let want = (n - offsets.len()).min(max);
-        if want == 0 {
-            break;
-        }
-        let got = consumer
-            .poll_max(Some(Duration::from_millis(100)), want)
-            .unwrap();
-        offsets.extend(got.iter().map(|r| r.offset));
-    }
-    offsets
-}
+mod common;
+use common::{consumer, take, topic, WAIT};
 
 #[test]
 fn produce_and_consume_without_an_async_runtime() {

@@ -50,12 +50,70 @@ pub fn message_timestamp(message: &Message) -> i64 {
     message.0.timestamp
 }
 
-/// The key bytes (empty when the record has no key).
+/// The key bytes (empty when the record has no key; `message_has_key`
+/// tells the two apart).
 ///
 /// Thread-safety: safe from any thread while the message is alive.
 #[bridge_fn]
 pub fn message_key(message: &Message) -> &[u8] {
-    &message.0.key
+    message.0.key_bytes()
+}
+
+/// Whether the record has a key. The protocol carries only non-empty
+/// keys, so a producer's empty key arrives as no key.
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn]
+pub fn message_has_key(message: &Message) -> bool {
+    message.0.key.is_some()
+}
+
+/// The record's metadata (UTF-8, usually JSON on event-sourcing topics);
+/// none when the record has none.
+///
+/// Thread-safety: safe from any thread while the message is alive.
+#[bridge_fn]
+pub fn message_metadata(message: &Message) -> Option<&str> {
+    message.0.metadata.as_deref()
+}
+
+/// The event type, when the record is an event of an event-sourcing topic;
+/// none otherwise (and then the other event accessors return their
+/// fallbacks).
+///
+/// Thread-safety: safe from any thread while the message is alive.
+#[bridge_fn]
+pub fn message_event_type(message: &Message) -> Option<&str> {
+    message.0.event.as_ref().map(|e| e.event_type.as_str())
+}
+
+/// The event's schema version (0 when the record is not an event).
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn]
+pub fn message_schema_version(message: &Message) -> u32 {
+    message.0.event.as_ref().map_or(0, |e| e.schema_version)
+}
+
+/// The aggregate version the event created (-1 when the record is not an
+/// event).
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn(fallback = "-1")]
+pub fn message_aggregate_version(message: &Message) -> i64 {
+    message
+        .0
+        .event
+        .as_ref()
+        .map_or(-1, |e| e.aggregate_version as i64)
+}
+
+/// The event id, when the record is an event that has one.
+///
+/// Thread-safety: safe from any thread while the message is alive.
+#[bridge_fn]
+pub fn message_event_id(message: &Message) -> Option<&str> {
+    message.0.event.as_ref().and_then(|e| e.event_id.as_deref())
 }
 
 /// The value bytes (binary; may contain NUL bytes).

@@ -2,7 +2,8 @@
 //!
 //! Records are routed (explicit partition, key hash or round robin),
 //! checked against the idempotent-producer state, re-encoded as version-3
-//! records carrying their real offset and a broker timestamp, appended and,
+//! records carrying their real offset (and the append time when the producer
+//! set no timestamp), appended and,
 //! for acks=1/all, made durable before the AckResponse is sent. acks=0 gets
 //! no frame at all, not even for an error (§8.7).
 
@@ -421,7 +422,11 @@ async fn append_group(
             record.topic = std::mem::take(&mut topic_string);
             record.partition = id as i32;
             record.offset = offset;
-            record.timestamp = timestamp;
+            // The producer's timestamp is kept (what its delivery report
+            // said is what consumers read); unset ones get the append time.
+            if record.timestamp == 0 {
+                record.timestamp = timestamp;
+            }
             let encoded = record.encode(RecordVersion::V3, &mut buf);
             topic_string = std::mem::take(&mut record.topic);
             encoded.map_err(|e| {

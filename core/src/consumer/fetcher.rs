@@ -19,12 +19,14 @@ use std::time::Duration;
 use tokio::sync::mpsc;
 use tokio_util::sync::CancellationToken;
 
-/// What a fetcher reports.
+/// What a fetcher reports, tagged with the fetcher's id: a seek, a pause
+/// or a rebalance replaces a partition's fetcher, and what the replaced one
+/// had in flight is recognised by its id and dropped.
 pub(super) enum FetchEvent {
-    /// Records of one partition, in offset order.
-    Records(Vec<ConsumerRecord>),
+    /// Records of one partition, in offset order (never empty).
+    Records(u64, Vec<ConsumerRecord>),
     /// A failure the consumer must surface (the fetcher has stopped).
-    Failed(TopicPartition, Error),
+    Failed(u64, TopicPartition, Error),
 }
 
 /// Everything a fetcher needs.
@@ -34,17 +36,19 @@ pub(super) struct FetchSpec {
     pub tp: TopicPartition,
     pub position: u64,
     pub member_id: String,
+    /// Tags every event this fetcher sends.
+    pub id: u64,
 }
 
 /// Starts a fetcher; it stops when `cancel` fires or the channel closes.
 pub(super) fn start(spec: FetchSpec, events: mpsc::Sender<FetchEvent>, cancel: CancellationToken) {
     tokio::spawn(async move {
-        let tp = spec.tp.clone();
+        let (tp, id) = (spec.tp.clone(), spec.id);
         tokio::select! {
             _ = cancel.cancelled() => {}
             result = run(spec, &events) => {
                 if let Err(e) = result {
-                    let _ = events.send(FetchEvent::Failed(tp, e)).await;
+                    let _ = events.send(FetchEvent::Failed(id, tp, e)).await;
                 }
             }
         }
@@ -162,19 +166,15 @@ async fn deliver(
         if r.control_batch_type != ControlBatchType::None {
             continue;
         }
-        records.push(ConsumerRecord {
-            topic: spec.tp.topic.clone(),
-            partition: spec.tp.partition,
-            offset: r.offset,
-            key: r.key,
-            payload: r.payload,
-            timestamp: r.timestamp,
-        });
+        records.push(ConsumerRecord::from_wire(&spec.tp, r));
     }
     if records.is_empty() {
         return Ok(true);
     }
-    Ok(events.send(FetchEvent::Records(records)).await.is_ok())
+    Ok(events
+        .send(FetchEvent::Records(spec.id, records))
+        .await
+        .is_ok())
 }
 
 /// Runs one STREAM on a dedicated connection until it ends; true to open

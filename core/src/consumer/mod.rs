@@ -8,8 +8,11 @@
 //! re-syncs and refetches the committed offsets. The broker's committed
 //! offset is always the resume point; commits carry `lastDelivered + 1`.
 
+mod control;
 mod fetcher;
 mod group;
+mod rebalance;
+mod record;
 
 use crate::client::{Cluster, Idempotence, Lane};
 use crate::config::ConsumerConfig;
@@ -17,32 +20,16 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::protocol::group::batch_offsets;
 pub use crate::protocol::group::TopicPartition;
 use crate::wire::{Command, CommandPayload, ErrorClass};
-use bytes::Bytes;
 use fetcher::FetchEvent;
 use group::Group;
-use std::collections::{BTreeMap, HashMap, VecDeque};
+pub use rebalance::{RebalanceEvent, RebalanceListener};
+pub use record::{ConsumerRecord, RecordEvent};
+use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::sync::{mpsc, Mutex};
+use tokio::sync::{mpsc, Mutex, MutexGuard};
 use tokio_util::sync::CancellationToken;
-
-/// A record delivered to the application.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ConsumerRecord {
-    /// Topic.
-    pub topic: String,
-    /// Partition.
-    pub partition: u32,
-    /// Offset.
-    pub offset: u64,
-    /// Key (empty when none).
-    pub key: Bytes,
-    /// Value.
-    pub payload: Bytes,
-    /// Milliseconds since the epoch (0 when unknown).
-    pub timestamp: i64,
-}
 
 /// What a consumer subscribes to.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,11 +43,28 @@ pub enum Subscription {
 struct State {
     subscription: Option<Subscription>,
     group: Option<Group>,
+    /// The assignment the application was last told of (the rebalance
+    /// listener's view), which `assignment()` returns.
+    owned: Vec<TopicPartition>,
+    /// Parent of every fetcher's stop token.
     fetch_cancel: CancellationToken,
     events: Option<mpsc::Receiver<FetchEvent>>,
+    /// Where new fetchers send; `None` while no fetching may start (before
+    /// a join completed, and while the rebalance listener runs).
+    events_tx: Option<mpsc::Sender<FetchEvent>>,
+    /// The running fetcher of each partition: its id and its stop token.
+    fetchers: HashMap<TopicPartition, (u64, CancellationToken)>,
+    next_fetcher: u64,
     /// Records received but not yet returned (beyond `max_poll_records`).
     buffer: VecDeque<ConsumerRecord>,
-    /// Next offset after the last record returned, per partition.
+    /// The offset of the next record `poll` returns, per assigned
+    /// partition (moved by poll and by seek).
+    positions: HashMap<TopicPartition, u64>,
+    /// Assigned partitions whose records poll does not return.
+    paused: BTreeSet<TopicPartition>,
+    /// Next offset after the last record returned, per partition: what a
+    /// commit covers. Never moves backwards (the broker refuses commits
+    /// that regress), also after a seek backwards.
     delivered: HashMap<TopicPartition, u64>,
     /// Last offset committed by this consumer, per partition.
     committed: HashMap<TopicPartition, u64>,
@@ -101,6 +105,9 @@ pub struct Consumer {
     /// Set by the heartbeat task (or a failed commit) when membership is lost.
     rebalance: Arc<tokio::sync::Notify>,
     rebalance_needed: Arc<AtomicBool>,
+    listeners: rebalance::Listeners,
+    /// Set once `close` started (it may still be telling the listener).
+    close_started: AtomicBool,
 }
 
 impl std::fmt::Debug for Consumer {
@@ -123,9 +130,15 @@ impl Consumer {
             state: Mutex::new(State {
                 subscription: None,
                 group: None,
+                owned: Vec::new(),
                 fetch_cancel: CancellationToken::new(),
                 events: None,
+                events_tx: None,
+                fetchers: HashMap::new(),
+                next_fetcher: 0,
                 buffer: VecDeque::new(),
+                positions: HashMap::new(),
+                paused: BTreeSet::new(),
                 delivered: HashMap::new(),
                 committed: HashMap::new(),
                 last_auto_commit: Instant::now(),
@@ -136,6 +149,8 @@ impl Consumer {
             wakeup_pending: AtomicBool::new(false),
             rebalance: Arc::new(tokio::sync::Notify::new()),
             rebalance_needed: Arc::new(AtomicBool::new(false)),
+            listeners: rebalance::Listeners::new(),
+            close_started: AtomicBool::new(false),
         })
     }
 
@@ -172,10 +187,32 @@ impl Consumer {
             }
             _ => {}
         }
-        let mut state = self.state.lock().await;
+        let state = self.revoke_all().await;
+        let mut state = match state {
+            Some(s) => s,
+            None => self.state.lock().await,
+        };
         self.leave(&mut state).await;
         state.subscription = Some(subscription);
         Ok(())
+    }
+
+    /// Tells the rebalance listener (if any) that the whole assignment is
+    /// being revoked, with the state unlocked so that it may commit; then
+    /// returns the state locked again. `None` when there was nothing to
+    /// tell.
+    async fn revoke_all(&self) -> Option<MutexGuard<'_, State>> {
+        if !self.listeners.is_set() {
+            return None;
+        }
+        let state = self.state.lock().await;
+        if state.group.is_none() || state.owned.is_empty() {
+            return Some(state);
+        }
+        let owned = state.owned.clone();
+        drop(state);
+        self.listeners.tell(RebalanceEvent::Revoked(owned)).await;
+        Some(self.state.lock().await)
     }
 
     /// The partitions currently assigned (empty before the first poll).
@@ -183,11 +220,7 @@ impl Consumer {
     pub async fn assignment(&self) -> Result<Vec<TopicPartition>> {
         self.check_open()?;
         let state = self.state.lock().await;
-        Ok(state
-            .group
-            .as_ref()
-            .map(|g| g.assignments.clone())
-            .unwrap_or_default())
+        Ok(state.owned.clone())
     }
 
     /// The most records one poll returns (option `max_poll_records`).
@@ -295,7 +328,12 @@ impl Consumer {
             return Err(Error::invalid_argument("poll before subscribe"));
         }
         if state.group.is_none() || self.rebalance_needed.swap(false, Ordering::SeqCst) {
-            self.rejoin(&mut state).await?;
+            state = self.rejoin(state).await?;
+            if state.events.is_none() {
+                // The listener closed the consumer or subscribed anew.
+                self.check_open()?;
+                return Ok(Vec::new());
+            }
         }
         if self.config.enable_auto_commit
             && state.last_auto_commit.elapsed() >= self.config.auto_commit_interval
@@ -348,8 +386,21 @@ impl Consumer {
                 }
             };
             match next {
-                Some(FetchEvent::Records(records)) => state.buffer.extend(records),
-                Some(FetchEvent::Failed(tp, e)) => {
+                Some(FetchEvent::Records(id, records)) => {
+                    // Records of a replaced fetcher (seek, pause) are stale.
+                    let current = records.first().is_some_and(|r| {
+                        state.fetchers.get(&r.topic_partition()).map(|f| f.0) == Some(id)
+                    });
+                    if current {
+                        state.buffer.extend(records);
+                    }
+                }
+                Some(FetchEvent::Failed(id, tp, e)) => {
+                    if state.fetchers.get(&tp).map(|f| f.0) != Some(id) {
+                        continue;
+                    }
+                    // That fetcher has stopped: a seek or resume restarts it.
+                    state.fetchers.remove(&tp);
                     if out.is_empty() {
                         self.note_fencing(&e);
                         return Err(e.with_field("partition_failed", tp));
@@ -362,9 +413,11 @@ impl Consumer {
             }
         }
         for r in &out {
-            state
-                .delivered
-                .insert(TopicPartition::new(&r.topic, r.partition), r.offset + 1);
+            let tp = r.topic_partition();
+            let next = r.offset + 1;
+            state.positions.insert(tp.clone(), next);
+            let delivered = state.delivered.entry(tp).or_insert(next);
+            *delivered = (*delivered).max(next);
         }
         Ok(out)
     }
@@ -460,12 +513,18 @@ impl Consumer {
     /// Commits delivered positions (with auto-commit), leaves the group and
     /// closes the connections. Closing twice is harmless.
     pub async fn close(&self) -> Result<()> {
-        if self.closed.swap(true, Ordering::SeqCst) {
+        if self.close_started.swap(true, Ordering::SeqCst) {
             return Ok(());
         }
         // A poll blocked elsewhere gives the state up now.
         self.closing.cancel();
-        let mut state = self.state.lock().await;
+        // The listener may still commit (the consumer is not closed yet).
+        let state = self.revoke_all().await;
+        self.closed.store(true, Ordering::SeqCst);
+        let mut state = match state {
+            Some(s) => s,
+            None => self.state.lock().await,
+        };
         let mut result = Ok(());
         if self.config.enable_auto_commit && state.group.is_some() {
             result = self.commit_delivered(&mut state).await;
@@ -534,24 +593,29 @@ impl Consumer {
 
     /// Stops fetching and the heartbeat, and leaves the group.
     async fn leave(&self, state: &mut State) {
-        state.fetch_cancel.cancel();
-        state.events = None;
-        state.buffer.clear();
+        stop_fetching(state);
+        state.owned.clear();
+        state.positions.clear();
+        state.paused.clear();
         if let Some(g) = state.group.take() {
             g.leave(&self.cluster, &self.config.group_id).await;
         }
     }
 
     /// The rebalance of spec §6: stop, commit what was delivered while still
-    /// the owner (auto-commit), rejoin, re-sync, refetch committed offsets.
-    async fn rejoin(&self, state: &mut State) -> Result<()> {
-        state.fetch_cancel.cancel();
-        state.events = None;
-        state.buffer.clear();
+    /// the owner (auto-commit), rejoin, re-sync, tell the listener what was
+    /// revoked (or lost) and assigned, and fetch again: partitions kept
+    /// from the previous assignment continue from their position, new
+    /// ones from the committed offset.
+    async fn rejoin<'a>(
+        &'a self,
+        mut state: MutexGuard<'a, State>,
+    ) -> Result<MutexGuard<'a, State>> {
+        stop_fetching(&mut state);
         let previous = state.group.take();
         if let Some(g) = &previous {
             if self.config.enable_auto_commit {
-                if let Err(e) = self.commit_delivered_with(g, state).await {
+                if let Err(e) = self.commit_delivered_with(g, &mut state).await {
                     tracing::info!(error = %e, "commit before rebalance failed (partitions may have moved)");
                 }
             }
@@ -567,37 +631,103 @@ impl Consumer {
             Arc::clone(&self.rebalance),
         )
         .await?;
-        let positions =
-            group::initial_positions(&self.cluster, &self.config, &group.assignments).await?;
-        let (tx, rx) = mpsc::channel(2 * group.assignments.len().max(1));
-        let cancel = CancellationToken::new();
-        state.delivered.clear();
-        state.committed.clear();
-        for (tp, position) in positions {
-            fetcher::start(
-                fetcher::FetchSpec {
-                    cluster: Arc::clone(&self.cluster),
-                    config: self.config.clone(),
-                    tp,
-                    position,
-                    member_id: group.member_id.clone(),
-                },
-                tx.clone(),
-                cancel.clone(),
-            );
+        // The same member id: still a member, some partitions may have
+        // moved. A new one: the session had expired, everything was lost.
+        let same_member = previous
+            .as_ref()
+            .is_some_and(|p| p.member_id == group.member_id);
+        let old = std::mem::take(&mut state.owned);
+        let (kept, gone): (Vec<_>, Vec<_>) = old
+            .into_iter()
+            .partition(|tp| same_member && group.assignments.contains(tp));
+        let added: Vec<TopicPartition> = group
+            .assignments
+            .iter()
+            .filter(|tp| !kept.contains(tp))
+            .cloned()
+            .collect();
+        let initial = group::initial_positions(&self.cluster, &self.config, &added).await?;
+        for tp in &gone {
+            state.positions.remove(tp);
+            state.paused.remove(tp);
+            state.delivered.remove(tp);
+            state.committed.remove(tp);
         }
-        state.fetch_cancel = cancel;
-        state.events = Some(rx);
+        if !same_member {
+            state.delivered.clear();
+            state.committed.clear();
+        }
+        state.positions.extend(initial);
+        state.owned = group.assignments.clone();
         state.group = Some(group);
-        Ok(())
+        if self.listeners.is_set() {
+            drop(state);
+            if !gone.is_empty() {
+                let event = if same_member {
+                    RebalanceEvent::Revoked(gone)
+                } else {
+                    RebalanceEvent::Lost(gone)
+                };
+                self.listeners.tell(event).await;
+            }
+            self.listeners.tell(RebalanceEvent::Assigned(added)).await;
+            state = self.state.lock().await;
+            if self.closed.load(Ordering::SeqCst) || state.group.is_none() {
+                return Ok(state);
+            }
+        }
+        self.start_fetching(&mut state);
+        Ok(state)
+    }
+
+    /// Starts a fetcher for every assigned partition that is not paused.
+    fn start_fetching(&self, state: &mut State) {
+        let count = state.owned.len().max(1);
+        let (tx, rx) = mpsc::channel(2 * count);
+        state.fetch_cancel = CancellationToken::new();
+        state.events = Some(rx);
+        state.events_tx = Some(tx);
+        let owned = state.owned.clone();
+        for tp in owned {
+            if !state.paused.contains(&tp) {
+                self.start_fetcher(state, tp);
+            }
+        }
+    }
+
+    /// (Re)starts the fetcher of `tp` at its position, replacing any
+    /// running one; nothing while fetching may not start.
+    fn start_fetcher(&self, state: &mut State, tp: TopicPartition) {
+        let (Some(tx), Some(group)) = (state.events_tx.clone(), state.group.as_ref()) else {
+            return;
+        };
+        let Some(&position) = state.positions.get(&tp) else {
+            return;
+        };
+        state.next_fetcher += 1;
+        let id = state.next_fetcher;
+        let cancel = state.fetch_cancel.child_token();
+        let spec = fetcher::FetchSpec {
+            cluster: Arc::clone(&self.cluster),
+            config: self.config.clone(),
+            tp: tp.clone(),
+            position,
+            member_id: group.member_id.clone(),
+            id,
+        };
+        if let Some((_, running)) = state.fetchers.insert(tp, (id, cancel.clone())) {
+            running.cancel();
+        }
+        fetcher::start(spec, tx, cancel);
     }
 
     async fn commit_delivered_with(&self, g: &Group, state: &mut State) -> Result<()> {
+        let owned = &state.owned;
         let identity = g.clone_identity();
         let pending: Vec<(TopicPartition, u64)> = state
             .delivered
             .iter()
-            .filter(|(tp, o)| g.assignments.contains(tp) && state.committed.get(*tp) != Some(*o))
+            .filter(|(tp, o)| owned.contains(tp) && state.committed.get(*tp) != Some(*o))
             .map(|(tp, o)| (tp.clone(), *o))
             .collect();
         for (tp, offset) in pending {
@@ -605,6 +735,16 @@ impl Consumer {
         }
         Ok(())
     }
+}
+
+/// Stops every fetcher and drops what they fetched but poll did not
+/// return.
+fn stop_fetching(state: &mut State) {
+    state.fetch_cancel.cancel();
+    state.fetchers.clear();
+    state.events = None;
+    state.events_tx = None;
+    state.buffer.clear();
 }
 
 /// Errors that mean this member lost its membership or ownership.

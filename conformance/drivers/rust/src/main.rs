@@ -366,7 +366,7 @@ impl Driver {
                         consumer.poll(left).await?
                     };
                     for r in polled {
-                        let key = (!r.key.is_empty()).then(|| hex::encode(&r.key));
+                        let key = r.key.as_ref().map(hex::encode);
                         records.push(
                             json!({"topic": r.topic, "partition": r.partition, "offset": r.offset,
                                             "key": key, "value": hex::encode(&r.payload)}),

@@ -1,0 +1,43 @@
+//! Helpers of the tests of the synchronous API.
+#![allow(dead_code)] // each test binary uses some of them
+
+use cursus::blocking::{Admin, Consumer};
+use cursus::NewTopic;
+use cursus::{ClientConfig, ConsumerConfig};
+use cursus_testkit::TestBroker;
+use std::time::Duration;
+
+pub const WAIT: Duration = Duration::from_secs(20);
+
+pub fn topic(broker: &TestBroker, name: &str, partitions: u32) {
+    let admin = Admin::connect(ClientConfig::new(&broker.addr)).unwrap();
+    admin
+        .create_topic(&NewTopic::new(name).partitions(partitions))
+        .unwrap();
+    admin.close().unwrap();
+}
+
+pub fn consumer(broker: &TestBroker, group: &str, extra: &[(&str, &str)]) -> Consumer {
+    let mut config = ConsumerConfig::new(&broker.addr, group);
+    config.set("fetch_max_wait_ms", "50").unwrap();
+    for (k, v) in extra {
+        config.set(k, v).unwrap();
+    }
+    Consumer::connect(config).unwrap()
+}
+
+/// Polls until `n` records arrived (or a generous deadline passed).
+pub fn take(consumer: &Consumer, n: usize, max: usize) -> Vec<u64> {
+    let mut offsets = Vec::new();
+    for _ in 0..200 {
+        let want = (n - offsets.len()).min(max);
+        if want == 0 {
+            break;
+        }
+        let got = consumer
+            .poll_max(Some(Duration::from_millis(100)), want)
+            .unwrap();
+        offsets.extend(got.iter().map(|r| r.offset));
+    }
+    offsets
+}

@@ -1,9 +1,9 @@
 //! The synchronous facade the bindings call: callbacks on dispatcher
 //! threads, delivery accounting, interrupting a blocked poll.
 
-use cursus::blocking::Producer;
+use cursus::blocking::{Admin, Producer};
 use cursus::producer::ProducerRecord;
-use cursus::{ErrorKind, ProducerConfig};
+use cursus::{ClientConfig, ErrorKind, ProducerConfig};
 use cursus_testkit::TestBroker;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc};

@@ -79,7 +79,18 @@ def closed_port() -> int:
 
 
 def test_topics_create_list_describe_delete(bootstrap: str, name: str) -> None:
-    out = ok(cli("topics", "create", name, "--partitions", "3", "--config", "retention_hours=24", bootstrap=bootstrap))
+    out = ok(
+        cli(
+            "topics",
+            "create",
+            name,
+            "--partitions",
+            "3",
+            "--config",
+            "retention_hours=24",
+            bootstrap=bootstrap,
+        )
+    )
     assert f"created topic {name} (3 partitions)" in out
     assert name in ok(cli("topics", "list", bootstrap=bootstrap)).splitlines()
     assert name in json.loads(ok(cli("topics", "list", "--format", "json", bootstrap=bootstrap)))
@@ -112,7 +123,35 @@ def test_create_topic_options_are_checked(bootstrap: str, name: str) -> None:
     assert bad_value.returncode == 2
     assert "partitions" in error_line(bad_value)
     out = ok(cli("topics", "create", name, "--event-sourcing", "--format", "json", bootstrap=bootstrap))
-    assert json.loads(out)["event_sourcing"] is True
+    first = json.loads(out)
+    assert first["event_sourcing"] is True and first["created"] is True
+    # An existing topic is never changed by accident (the broker's CREATE
+    # would apply the new settings).
+    more = str(first["partitions"] + 1)
+    again = cli("topics", "create", name, "--partitions", more, bootstrap=bootstrap)
+    assert again.returncode == 1
+    assert f"topic {name} already exists" in error_line(again)
+    kept = json.loads(
+        ok(
+            cli(
+                "topics",
+                "create",
+                name,
+                "--partitions",
+                more,
+                "--if-not-exists",
+                "--format",
+                "json",
+                bootstrap=bootstrap,
+            )
+        )
+    )
+    assert (kept["created"], kept["partitions"], kept["revision"]) == (
+        False,
+        first["partitions"],
+        first["revision"],
+    )
+    assert "left as it is" in ok(cli("topics", "create", name, "--if-not-exists", bootstrap=bootstrap))
 
 
 def test_describe_missing_topic_is_exit_4(bootstrap: str, name: str) -> None:
@@ -132,7 +171,14 @@ def test_produce_with_key_separator_then_consume_json(bootstrap: str, name: str)
     lines = [f"key-{i}:value {i}: with the separator inside" for i in range(20)]
     lines.append("no separator here")
     produced = cli(
-        "produce", name, "--key-separator", ":", "--acks", "all", "--compression", "lz4",
+        "produce",
+        name,
+        "--key-separator",
+        ":",
+        "--acks",
+        "all",
+        "--compression",
+        "lz4",
         bootstrap=bootstrap,
         stdin=("\n".join(lines) + "\n").encode(),
     )
@@ -140,7 +186,9 @@ def test_produce_with_key_separator_then_consume_json(bootstrap: str, name: str)
     summary = produced.stderr.decode()
     assert "produced 21 of 21 records" in summary and " s" in summary, summary
 
-    out = ok(cli("consume", name, "--from-beginning", "--count", "21", "--format", "json", bootstrap=bootstrap))
+    out = ok(
+        cli("consume", name, "--from-beginning", "--count", "21", "--format", "json", bootstrap=bootstrap)
+    )
     got = json_lines(out)
     assert len(got) == 21
     assert {(g["key"], g["value"]) for g in got} == {
@@ -156,7 +204,9 @@ def test_produce_with_key_separator_then_consume_json(bootstrap: str, name: str)
             records += consumer.poll(0.2)
             if len(records) >= 21:
                 break
-    expected = {(m.partition, m.offset, m.key.decode() if m.key else None, m.payload.decode()) for m in records}
+    expected = {
+        (m.partition, m.offset, m.key.decode() if m.key else None, m.payload.decode()) for m in records
+    }
     assert {(g["partition"], g["offset"], g["key"], g["value"]) for g in got} == expected
     # Records with one key went to one partition, in order.
     assert len({g["partition"] for g in got if g["key"] == "key-3"}) == 1
@@ -166,8 +216,32 @@ def test_produce_to_one_partition_and_consume_text(bootstrap: str, name: str, tm
     ok(cli("topics", "create", name, "--partitions", "2", bootstrap=bootstrap))
     source = tmp_path / "records.txt"
     source.write_bytes(b"a=1\nb=2\nc=3")  # no newline after the last line
-    ok(cli("produce", name, "--file", str(source), "-K", "=", "--partition", "1", "--acks", "1", bootstrap=bootstrap))
-    out = cli("consume", name, "--from-beginning", "--count", "3", "--print-key", "--key-separator", " -> ", bootstrap=bootstrap)
+    ok(
+        cli(
+            "produce",
+            name,
+            "--file",
+            str(source),
+            "-K",
+            "=",
+            "--partition",
+            "1",
+            "--acks",
+            "1",
+            bootstrap=bootstrap,
+        )
+    )
+    out = cli(
+        "consume",
+        name,
+        "--from-beginning",
+        "--count",
+        "3",
+        "--print-key",
+        "--key-separator",
+        " -> ",
+        bootstrap=bootstrap,
+    )
     assert ok(out).splitlines() == ["a -> 1", "b -> 2", "c -> 3"]
     assert "consumed 3 records" in out.stderr.decode()
     desc = json.loads(ok(cli("topics", "describe", name, "--format", "json", bootstrap=bootstrap)))
@@ -180,7 +254,9 @@ def test_produce_to_one_partition_and_consume_text(bootstrap: str, name: str, tm
 def test_consume_non_utf8_as_base64(bootstrap: str, name: str) -> None:
     ok(cli("topics", "create", name, "--partitions", "1", bootstrap=bootstrap))
     ok(cli("produce", name, "-K", "\t", bootstrap=bootstrap, stdin=b"\xff\xfe\t\x80value\ncaf\xc3\xa9\n"))
-    got = json_lines(ok(cli("consume", name, "--from-beginning", "--count", "2", "--format", "json", bootstrap=bootstrap)))
+    got = json_lines(
+        ok(cli("consume", name, "--from-beginning", "--count", "2", "--format", "json", bootstrap=bootstrap))
+    )
     assert got[0]["key"] is None and got[0]["key_base64"] == "//4="
     assert got[0]["value"] is None and got[0]["value_base64"] == "gHZhbHVl"
     assert (got[1]["key"], got[1]["value"]) == (None, "caf\u00e9")
@@ -196,7 +272,9 @@ def test_consume_group_commits_and_offsets_show_no_lag(bootstrap: str, name: str
     assert sum(p["latest"] - p["earliest"] for p in before["partitions"]) == 10
     assert "group" not in before
 
-    first = ok(cli("consume", name, "--group", group, "--from-beginning", "--count", "10", bootstrap=bootstrap))
+    first = ok(
+        cli("consume", name, "--group", group, "--from-beginning", "--count", "10", bootstrap=bootstrap)
+    )
     assert sorted(first.splitlines()) == sorted(f"r{i}" for i in range(10))
     again = cli("consume", name, "--group", group, "--from-beginning", "--timeout", "2", bootstrap=bootstrap)
     assert ok(again) == ""
@@ -227,7 +305,10 @@ def test_consume_without_group_commits_nothing(bootstrap: str, name: str) -> Non
     ok(cli("topics", "create", name, "--partitions", "1", bootstrap=bootstrap))
     ok(cli("produce", name, bootstrap=bootstrap, stdin=b"one\ntwo\n"))
     for _ in range(2):  # a fresh throwaway group each time: everything again
-        assert ok(cli("consume", name, "--from-beginning", "--count", "2", bootstrap=bootstrap)).split() == ["one", "two"]
+        assert ok(cli("consume", name, "--from-beginning", "--count", "2", bootstrap=bootstrap)).split() == [
+            "one",
+            "two",
+        ]
     # Without --from-beginning a new group starts at the end.
     assert ok(cli("consume", name, "--timeout", "1", bootstrap=bootstrap)) == ""
 
@@ -279,7 +360,12 @@ def test_consume_ctrl_c_exits_130(bootstrap: str, name: str) -> None:
 def test_unreachable_bootstrap_is_exit_3(name: str) -> None:
     address = f"127.0.0.1:{closed_port()}"
     timeouts = ["--connect-timeout-ms", "1000", "--request-timeout-ms", "1000"]
-    for command in (["topics", "list"], ["consume", name, "--count", "1"], ["produce", name], ["stream", "read", name, "k"]):
+    for command in (
+        ["topics", "list"],
+        ["consume", name, "--count", "1"],
+        ["produce", name],
+        ["stream", "read", name, "k"],
+    ):
         result = cli(*command, *timeouts, bootstrap=address, stdin=b"x\n")
         assert result.returncode == 3, (command, result.stderr.decode())
         assert address in error_line(result)
@@ -315,7 +401,9 @@ def test_debug_shows_a_traceback(bootstrap: str, name: str) -> None:
     result = cli("--debug", "topics", "describe", name, bootstrap=bootstrap)
     assert result.returncode == 4
     assert "Traceback" in result.stderr.decode()
-    assert result.stderr.decode().rstrip().endswith(f"cursus: error: topic_not_found (not_found): topic={name}")
+    assert (
+        result.stderr.decode().rstrip().endswith(f"cursus: error: topic_not_found (not_found): topic={name}")
+    )
 
 
 HELP_COMMANDS: Sequence[Sequence[str]] = (
@@ -385,14 +473,37 @@ def test_stream_read(bootstrap: str, name: str) -> None:
     events = json_lines(ok(cli("stream", "read", name, "acct-1", "--format", "json", bootstrap=bootstrap)))
     assert [e["version"] for e in events] == [1, 2, 3]
     first = events[0]
-    assert (first["topic"], first["key"], first["event_type"], first["metadata"]) == (name, "acct-1", "Deposited", "m1")
+    assert (first["topic"], first["key"], first["event_type"], first["metadata"]) == (
+        name,
+        "acct-1",
+        "Deposited",
+        "m1",
+    )
     assert json.loads(first["payload"]) == {"amount": 50}
     assert events[1]["schema_version"] == 2 and events[2]["payload"] == "caf\u00e9"
     assert len({e["partition"] for e in events}) == 1 and events[0]["offset"] < events[1]["offset"]
 
-    ranged = json_lines(ok(cli("stream", "read", name, "acct-1", "--from-version", "2", "--to-version", "2", "--format", "json", bootstrap=bootstrap)))
+    ranged = json_lines(
+        ok(
+            cli(
+                "stream",
+                "read",
+                name,
+                "acct-1",
+                "--from-version",
+                "2",
+                "--to-version",
+                "2",
+                "--format",
+                "json",
+                bootstrap=bootstrap,
+            )
+        )
+    )
     assert [e["version"] for e in ranged] == [2]
-    with_snapshot = json_lines(ok(cli("stream", "read", name, "acct-1", "--snapshot", "--format", "json", bootstrap=bootstrap)))
+    with_snapshot = json_lines(
+        ok(cli("stream", "read", name, "acct-1", "--snapshot", "--format", "json", bootstrap=bootstrap))
+    )
     assert with_snapshot[0] == {"snapshot": {"version": 2, "state": "30"}}
     assert [e["version"] for e in with_snapshot[1:]] == [3]
     assert ok(cli("stream", "version", name, "acct-1", bootstrap=bootstrap)).strip() == "3"
@@ -412,13 +523,20 @@ def test_stream_read(bootstrap: str, name: str) -> None:
 def test_tls_and_token_via_flags_and_environment(secure_broker: SecureBroker, name: str) -> None:
     token = secure_broker.tokens["admin"]
     flags = [
-        "--tls-ca", secure_broker.file("ca.pem"),
-        "--tls-cert", secure_broker.file("client.pem"),
-        "--tls-key", secure_broker.file("client.key"),
-        "--tls-server-name", "localhost",
-        "--principal", "admin",
-        "--token", token,
-        "--connect-timeout-ms", "30000",
+        "--tls-ca",
+        secure_broker.file("ca.pem"),
+        "--tls-cert",
+        secure_broker.file("client.pem"),
+        "--tls-key",
+        secure_broker.file("client.key"),
+        "--tls-server-name",
+        "localhost",
+        "--principal",
+        "admin",
+        "--token",
+        token,
+        "--connect-timeout-ms",
+        "30000",
     ]
     addr = secure_broker.tls_bootstrap
     outputs: List[subprocess.CompletedProcess[bytes]] = []
@@ -451,7 +569,9 @@ def test_tls_and_token_via_flags_and_environment(secure_broker: SecureBroker, na
     outputs.append(refused)
     assert refused.returncode == 3
     # No client certificate: the handshake is refused, exit 3.
-    no_cert = cli("topics", "list", env={k: v for k, v in env.items() if k not in ("CURSUS_TLS_CERT", "CURSUS_TLS_KEY")})
+    no_cert = cli(
+        "topics", "list", env={k: v for k, v in env.items() if k not in ("CURSUS_TLS_CERT", "CURSUS_TLS_KEY")}
+    )
     assert no_cert.returncode == 3
     assert "tls_handshake_failed" in error_line(no_cert)
     # A permission the principal lacks is a failed operation (exit 1).
@@ -468,16 +588,24 @@ def test_token_file(secure_broker: SecureBroker, tmp_path: Path) -> None:
     token_file = tmp_path / "token"
     token_file.write_text(secure_broker.tokens["admin"] + "\n")
     result = cli(
-        "topics", "list",
-        "--tls-ca", secure_broker.file("ca.pem"),
-        "--tls-cert", secure_broker.file("client.pem"),
-        "--tls-key", secure_broker.file("client.key"),
-        "--principal", "admin",
-        "--token-file", str(token_file),
+        "topics",
+        "list",
+        "--tls-ca",
+        secure_broker.file("ca.pem"),
+        "--tls-cert",
+        secure_broker.file("client.pem"),
+        "--tls-key",
+        secure_broker.file("client.key"),
+        "--principal",
+        "admin",
+        "--token-file",
+        str(token_file),
         bootstrap=secure_broker.tls_bootstrap,
     )
     ok(result)
-    both = cli("topics", "list", "--principal", "admin", "--token-file", str(token_file), env={"CURSUS_TOKEN": "t"})
+    both = cli(
+        "topics", "list", "--principal", "admin", "--token-file", str(token_file), env={"CURSUS_TOKEN": "t"}
+    )
     assert both.returncode == 2
 
 
@@ -490,8 +618,20 @@ def test_progress_then_failed_delivery_is_reported(private_broker: Broker, name:
     base = {k: v for k, v in os.environ.items() if not k.startswith("CURSUS_")}
     proc = subprocess.Popen(
         [
-            sys.executable, "-m", "cursus.cli", "-b", bootstrap, "--request-timeout-ms", "500",
-            "produce", name, "--progress", "--delivery-timeout-ms", "2000", "--linger-ms", "0",
+            sys.executable,
+            "-m",
+            "cursus.cli",
+            "-b",
+            bootstrap,
+            "--request-timeout-ms",
+            "500",
+            "produce",
+            name,
+            "--progress",
+            "--delivery-timeout-ms",
+            "2000",
+            "--linger-ms",
+            "0",
         ],
         stdin=subprocess.PIPE,
         stdout=subprocess.PIPE,

@@ -42,9 +42,7 @@ def run(args: argparse.Namespace) -> int:
         # group that never subscribes reads them without joining the group.
         with cursus.Consumer(**config, group_id=args.group) as consumer:
             for o in offsets:
-                committed[o.partition] = consumer.committed(
-                    cursus.TopicPartition(args.topic, o.partition)
-                )
+                committed[o.partition] = consumer.committed(cursus.TopicPartition(args.topic, o.partition))
     rows: List[Dict[str, Any]] = []
     for o in offsets:
         row: Dict[str, Any] = {"partition": o.partition, "earliest": o.earliest, "latest": o.latest}
@@ -63,13 +61,7 @@ def run(args: argparse.Namespace) -> int:
     header = ["PARTITION", "EARLIEST", "LATEST"]
     if args.group is not None:
         header += ["COMMITTED", "LAG"]
-    cells = [
-        [
-            "-" if r.get(h.lower()) is None else str(r[h.lower()])
-            for h in header
-        ]
-        for r in rows
-    ]
+    cells = [["-" if r.get(h.lower()) is None else str(r[h.lower()]) for h in header] for r in rows]
     table(cells, header)
     if args.group is not None:
         print_out(f"total lag of {args.group}: {sum(r['lag'] for r in rows)}")

@@ -47,9 +47,7 @@ def register(subparsers: Any) -> None:
         metavar="SEP",
         help="split each line into key and value at the first SEP",
     )
-    p.add_argument(
-        "--acks", choices=("0", "1", "all"), help="acknowledgements to wait for (default: all)"
-    )
+    p.add_argument("--acks", choices=("0", "1", "all"), help="acknowledgements to wait for (default: all)")
     p.add_argument(
         "--compression",
         choices=("none", "gzip", "snappy", "lz4"),

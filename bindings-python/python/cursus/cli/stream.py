@@ -39,12 +39,14 @@ def register(subparsers: Any) -> None:
         "latest snapshot (when its version is at least --from-version), then the events "
         "after it. Text format: VERSION<TAB>EVENT_TYPE<TAB>PAYLOAD; json: one object a line "
         "(topic, partition, offset, key, version, event_type, schema_version, metadata, "
-        "timestamp, payload), a snapshot as {\"snapshot\": {\"version\", \"state\"}}. "
+        'timestamp, payload), a snapshot as {"snapshot": {"version", "state"}}. '
         "An aggregate without events prints nothing.",
     )
     p.add_argument("topic", help="event-sourcing topic")
     p.add_argument("key", metavar="AGGREGATE_KEY", help="aggregate key")
-    p.add_argument("--from-version", type=positive_int, default=1, metavar="N", help="first version (default: 1)")
+    p.add_argument(
+        "--from-version", type=positive_int, default=1, metavar="N", help="first version (default: 1)"
+    )
     p.add_argument("--to-version", type=positive_int, metavar="N", help="last version (default: the head)")
     p.add_argument("--snapshot", action="store_true", help="start at the latest snapshot (see above)")
     add_format_option(p, "one JSON object a line")
@@ -104,4 +106,3 @@ def run_version(args: argparse.Namespace) -> int:
     with cursus.EventStore(**client_config(args)) as store:
         print_out(str(store.stream_version(args.topic, args.key)))
     return EXIT_OK
-

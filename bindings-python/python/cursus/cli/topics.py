@@ -10,6 +10,7 @@ import cursus
 
 from ._common import (
     EXIT_OK,
+    CommandError,
     UsageError,
     add_format_option,
     client_config,
@@ -54,18 +55,28 @@ def register(subparsers: Any) -> None:
     p = new_parser(
         commands,
         "create",
-        "Create a topic (creating an existing one with the same settings succeeds).",
+        "Create a topic (an existing one is an error, or left as it is with --if-not-exists).",
         "  cursus topics create orders --partitions 3\n"
         "  cursus topics create ledger --event-sourcing --config retention_hours=720\n"
         "  cursus topics create audit --config cleanup_policy=compact --config read_acl=ops,audit",
         run_create,
         description="Topic options (--config NAME=VALUE, values in their text form, lists "
-        "comma-separated): " + ", ".join(TOPIC_OPTIONS) + ".",
+        "comma-separated): " + ", ".join(TOPIC_OPTIONS) + ".\n\n"
+        "The broker's CREATE of an existing topic applies the new settings to it; this "
+        "command checks first and refuses (exit code 1) rather than change a topic by "
+        "accident. --if-not-exists leaves an existing topic untouched and succeeds.",
     )
     p.add_argument("topic", help="topic name")
+    p.add_argument(
+        "--if-not-exists",
+        action="store_true",
+        help="succeed without changes when the topic exists",
+    )
     p.add_argument("--partitions", type=positive_int, metavar="N", help="number of partitions")
     p.add_argument("--replication-factor", type=positive_int, metavar="N", help="replicas per partition")
-    p.add_argument("--event-sourcing", action="store_true", help="an event-sourcing topic (per-aggregate streams)")
+    p.add_argument(
+        "--event-sourcing", action="store_true", help="an event-sourcing topic (per-aggregate streams)"
+    )
     p.add_argument("--idempotent", action="store_true", help="idempotent appends")
     p.add_argument(
         "--aggregate-replay",
@@ -154,9 +165,7 @@ def _create_options(args: argparse.Namespace) -> Dict[str, Any]:
         if not sep or not name:
             raise UsageError(f"--config expects NAME=VALUE, got {item!r}")
         if name not in TOPIC_OPTIONS:
-            raise UsageError(
-                f"unknown topic option {name!r}; known options: {', '.join(TOPIC_OPTIONS)}"
-            )
+            raise UsageError(f"unknown topic option {name!r}; known options: {', '.join(TOPIC_OPTIONS)}")
         options[name] = value
     flags: Dict[str, Any] = {
         "partitions": args.partitions,
@@ -177,14 +186,23 @@ def run_create(args: argparse.Namespace) -> int:
     """Creates the topic and prints its settings."""
     options = _create_options(args)
     with cursus.AdminClient(**client_config(args)) as admin:
-        try:
-            info = admin.create_topic(args.topic, **options)
-        except TypeError as e:  # a value of the wrong type for its option
-            raise UsageError(str(e)) from None
+        if args.topic in admin.list_topics():
+            if not args.if_not_exists:
+                raise CommandError(f"topic {args.topic} already exists (--if-not-exists: leave it as it is)")
+            info = admin.describe_topic(args.topic).definition
+            created = False
+        else:
+            try:
+                info = admin.create_topic(args.topic, **options)
+            except TypeError as e:  # a value of the wrong type for its option
+                raise UsageError(str(e)) from None
+            created = True
     if args.format == "json":
-        print_out(json.dumps(_info(info)))
-    else:
+        print_out(json.dumps({**_info(info), "created": created}))
+    elif created:
         print_out(f"created topic {info.name} ({info.partitions} partitions)")
+    else:
+        print_out(f"topic {info.name} exists ({info.partitions} partitions); left as it is")
     return EXIT_OK
 
 

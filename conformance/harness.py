@@ -57,7 +57,7 @@ OP_ARGS = {
     "list_offsets": {"topic", "partition", "admin"},
     "await_earliest": {"topic", "partition", "min", "timeout_ms", "admin"},
     "producer_open": {"name"},
-    "produce": {"producer", "topic", "key", "value", "value_fill", "value_len", "partition"},
+    "produce": {"producer", "topic", "key", "value", "value_fill", "value_len", "partition", "timestamp"},
     "produce_many": {"producer", "topic", "count", "key_prefix", "value_prefix"},
     "flush": {"producer"},
     "producer_close": {"name"},
@@ -69,6 +69,14 @@ OP_ARGS = {
     "commit_offsets": {"consumer", "topic", "partition", "offset"},
     "committed": {"consumer", "topic", "partition"},
     "assignment": {"consumer"},
+    "seek": {"consumer", "topic", "partition", "offset"},
+    "position": {"consumer", "topic", "partition"},
+    "pause": {"consumer", "partitions"},
+    "resume": {"consumer", "partitions"},
+    "paused": {"consumer"},
+    "committed_list": {"consumer", "partitions"},
+    "rebalance_listen": {"consumer", "seek_to", "commit_on_revoke"},
+    "rebalance_events": {"consumer"},
     "consumer_close": {"name"},
     "txn_init": {"producer"},
     "txn_begin": {"producer"},
@@ -308,6 +316,19 @@ def check_expectation(key: str, want: Any, result: dict[str, Any]) -> str | None
         name = key[: -len("_at_least")]
         got = len(records) if name == "count" and "records" in result else result.get(name)
         return None if isinstance(got, int) and got >= want else f"expected {name} >= {want}, got {got}"
+    if key == "record_fields":  # per record, in order: only the fields named
+        if len(records) != len(want):
+            return f"expected {len(want)} records, got {len(records)}"
+        for i, (w, r) in enumerate(zip(want, records)):
+            for name, value in w.items():
+                exp = hexed(value) if name in ("key", "value", "metadata") and value is not None else value
+                if r.get(name) != exp:
+                    return f"record {i}: expected {name}={value!r}, got {short(r)}"
+        return None
+    if key in ("event_kinds", "event_sizes"):  # rebalance_events, in order
+        events = result.get("events") or []
+        got = [e["kind"] if key == "event_kinds" else len(e["partitions"]) for e in events]
+        return None if got == want else f"expected {key} {want}, got {short(events)}"
     if key == "offset_not_null":
         ok = (result.get("offset") is not None) == bool(want)
         return None if ok else f"expected offset_not_null={want}, got {result.get('offset')}"

@@ -125,8 +125,12 @@ impl Listeners {
                     self.0.store(false, Ordering::SeqCst);
                 }
             }
-            let _clear = Clear(busy);
-            listener(&event);
+            {
+                let _clear = Clear(busy);
+                listener(&event);
+            }
+            // Only now: a poll woken by `done` may tell the next event at
+            // once, and must not find the listener still marked busy.
             let _ = done.send(());
         });
         let _ = returned.await;

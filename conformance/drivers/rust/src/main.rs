@@ -6,7 +6,7 @@
 
 use cursus::admin::Admin;
 use cursus::admin::NewTopic;
-use cursus::consumer::{Consumer, Subscription};
+use cursus::consumer::{Consumer, RebalanceEvent, Subscription};
 use cursus::eventstore::{
     Aggregate, Cursor, Event, EventStore, Page, PageLimits, Snapshot, StoredEvent,
 };
@@ -15,6 +15,7 @@ use cursus::TopicPartition;
 use cursus::{ClientConfig, ConsumerConfig, Error, ProducerConfig};
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 use std::io::Write;
 use std::time::{Duration, Instant};
 
@@ -93,7 +94,9 @@ struct Driver {
     bootstrap: String,
     admins: HashMap<String, Admin>,
     producers: HashMap<String, Producer>,
-    consumers: HashMap<String, Consumer>,
+    consumers: HashMap<String, Arc<Consumer>>,
+    /// What each consumer's rebalance listener was told (`rebalance_listen`).
+    rebalance_events: HashMap<String, Arc<Mutex<Vec<Value>>>>,
     stores: HashMap<String, EventStore>,
 }
 
@@ -155,7 +158,7 @@ impl Driver {
         Ok((snapshot, events, last, pages))
     }
 
-    fn consumer(&self, step: &Step) -> Result<&Consumer, Failure> {
+    fn consumer(&self, step: &Step) -> Result<&Arc<Consumer>, Failure> {
         let name = step.arg("consumer")?;
         self.consumers
             .get(name)
@@ -288,8 +291,13 @@ impl Driver {
                 if step.args.contains_key("partition") {
                     record = record.partition(step.num("partition")?);
                 }
+                if step.args.contains_key("timestamp") {
+                    record = record.timestamp(step.num("timestamp")?);
+                }
                 let meta = self.producer(step)?.send(record).await?.await?;
-                Ok(json!({"partition": meta.partition, "offset": meta.offset}))
+                Ok(
+                    json!({"partition": meta.partition, "offset": meta.offset, "timestamp": meta.timestamp}),
+                )
             }
             "produce_many" => {
                 let producer = self.producer(step)?;
@@ -335,7 +343,7 @@ impl Driver {
                 }
                 let consumer = Consumer::connect(config).await?;
                 self.consumers
-                    .insert(step.arg("name")?.to_string(), consumer);
+                    .insert(step.arg("name")?.to_string(), Arc::new(consumer));
                 Ok(json!({}))
             }
             "subscribe" => {
@@ -365,13 +373,7 @@ impl Driver {
                     } else {
                         consumer.poll(left).await?
                     };
-                    for r in polled {
-                        let key = r.key.as_ref().map(hex::encode);
-                        records.push(
-                            json!({"topic": r.topic, "partition": r.partition, "offset": r.offset,
-                                            "key": key, "value": hex::encode(&r.payload)}),
-                        );
-                    }
+                    records.extend(polled.iter().map(record_json));
                     if records.len() >= want.max(1) || Instant::now() >= deadline {
                         break;
                     }
@@ -402,6 +404,84 @@ impl Driver {
                     .map(|tp| format!("{}:{}", tp.topic, tp.partition))
                     .collect();
                 Ok(json!({"partitions": parts}))
+            }
+            "seek" => {
+                let tp = TopicPartition::new(step.arg("topic")?, step.num("partition")?);
+                self.consumer(step)?.seek(&tp, step.num("offset")?).await?;
+                Ok(json!({}))
+            }
+            "position" => {
+                let tp = TopicPartition::new(step.arg("topic")?, step.num("partition")?);
+                Ok(json!({"offset": self.consumer(step)?.position(&tp).await?}))
+            }
+            "pause" => {
+                let partitions = partition_list(step.arg("partitions")?)?;
+                self.consumer(step)?.pause(&partitions).await?;
+                Ok(json!({}))
+            }
+            "resume" => {
+                let partitions = partition_list(step.arg("partitions")?)?;
+                self.consumer(step)?.resume(&partitions).await?;
+                Ok(json!({}))
+            }
+            "paused" => {
+                let paused = self.consumer(step)?.paused().await?;
+                Ok(json!({"partitions": paused.iter().map(tp_name).collect::<Vec<_>>()}))
+            }
+            "committed_list" => {
+                let partitions = partition_list(step.arg("partitions")?)?;
+                let committed = self.consumer(step)?.committed_offsets(&partitions).await?;
+                Ok(json!({"committed": committed.iter().map(|(_, o)| *o).collect::<Vec<_>>()}))
+            }
+            "rebalance_listen" => {
+                let name = step.arg("consumer")?.to_string();
+                let consumer = Arc::downgrade(
+                    self.consumers
+                        .get(&name)
+                        .ok_or_else(|| missing("consumer", &name))?,
+                );
+                let seek_to: Option<u64> = match step.args.get("seek_to") {
+                    Some(_) => Some(step.num("seek_to")?),
+                    None => None,
+                };
+                let commit = step.args.get("commit_on_revoke").map(String::as_str) == Some("true");
+                let events = Arc::clone(self.rebalance_events.entry(name).or_default());
+                let runtime = tokio::runtime::Handle::current();
+                // Runs on the consumer's listener thread, which may block on
+                // the consumer's own async calls.
+                let listener = move |event: &RebalanceEvent| {
+                    let mut parts: Vec<String> = event.partitions().iter().map(tp_name).collect();
+                    parts.sort();
+                    let mut entry = json!({"kind": event.kind(), "partitions": parts});
+                    if let Some(c) = consumer.upgrade() {
+                        match event {
+                            RebalanceEvent::Assigned(tps) => {
+                                for tp in tps.iter().filter(|_| seek_to.is_some()) {
+                                    let _ = runtime.block_on(c.seek(tp, seek_to.unwrap_or(0)));
+                                }
+                            }
+                            RebalanceEvent::Revoked(_) if commit => {
+                                if let Err(e) = runtime.block_on(c.commit_sync()) {
+                                    entry["commit_error"] = json!(e.code());
+                                }
+                            }
+                            _ => {}
+                        }
+                    }
+                    events.lock().unwrap_or_else(|p| p.into_inner()).push(entry);
+                };
+                self.consumer(step)?
+                    .set_rebalance_listener(Some(Arc::new(listener)));
+                Ok(json!({}))
+            }
+            "rebalance_events" => {
+                let name = step.arg("consumer")?;
+                let events = self
+                    .rebalance_events
+                    .get(name)
+                    .ok_or_else(|| missing("rebalance listener of", name))?;
+                let events = events.lock().unwrap_or_else(|p| p.into_inner()).clone();
+                Ok(json!({"events": events}))
             }
             "consumer_close" => {
                 let name = step.arg("name")?;
@@ -664,6 +744,36 @@ fn error_json(failure: Failure) -> Value {
     }
 }
 
+/// A polled record as the protocol prints it.
+fn record_json(r: &cursus::ConsumerRecord) -> Value {
+    let event = r.event.as_ref();
+    json!({"topic": r.topic, "partition": r.partition, "offset": r.offset,
+           "key": r.key.as_ref().map(hex::encode), "value": hex::encode(&r.payload),
+           "timestamp": r.timestamp,
+           "metadata": r.metadata.as_ref().map(hex::encode),
+           "event_type": event.map(|e| e.event_type.clone()),
+           "aggregate_version": event.map(|e| e.aggregate_version)})
+}
+
+fn tp_name(tp: &TopicPartition) -> String {
+    format!("{}:{}", tp.topic, tp.partition)
+}
+
+/// `topic:p,topic:p` as partitions.
+fn partition_list(text: &str) -> Result<Vec<TopicPartition>, Failure> {
+    text.split(',')
+        .map(|item| {
+            let (topic, p) = item
+                .rsplit_once(':')
+                .ok_or_else(|| Failure::Driver(format!("not topic:partition: {item}")))?;
+            let p = p
+                .parse()
+                .map_err(|_| Failure::Driver(format!("bad partition in {item}")))?;
+            Ok(TopicPartition::new(topic, p))
+        })
+        .collect()
+}
+
 #[tokio::main]
 async fn main() {
     let args: Vec<String> = std::env::args().collect();
@@ -680,6 +790,7 @@ async fn main() {
         admins: HashMap::new(),
         producers: HashMap::new(),
         consumers: HashMap::new(),
+        rebalance_events: HashMap::new(),
         stores: HashMap::new(),
     };
     let lines = plan

@@ -29,6 +29,7 @@ use crate::consumer::{
 };
 use crate::dispatch::Dispatcher;
 use crate::error::{Error, Result};
+use crate::events::{ErrorListener, StatisticsListener};
 use crate::eventstore::{
     Aggregate, Appended, Cursor, Event, EventStore as AsyncEventStore, Page, RangeEvent,
     ReplayProof, Snapshot, StoredEvent,
@@ -38,6 +39,7 @@ use crate::producer::{
 };
 use crate::runtime::block_on;
 pub use crate::runtime::ProcessLocal;
+use crate::stats::Statistics;
 use std::time::{Duration, Instant};
 
 /// The default of `flush` and `close` timeouts in every language: 30 s.
@@ -305,6 +307,31 @@ impl Producer {
         this.dispatcher().run_after(work, callback)
     }
 
+    /// This producer's statistics now.
+    pub fn statistics(&self) -> Result<Statistics> {
+        Ok(self.inner.get()?.statistics())
+    }
+
+    /// Sets (or with `None` clears) the listener of background errors,
+    /// called on this producer's callback thread.
+    pub fn set_error_listener(&self, listener: Option<ErrorListener>) -> Result<()> {
+        self.inner.get()?.set_error_listener(listener);
+        Ok(())
+    }
+
+    /// Sets (or with `None` clears) the statistics listener, called every
+    /// `interval` (`None`: the `statistics_interval_ms` option; zero:
+    /// never) on this producer's callback thread.
+    pub fn set_statistics_listener(
+        &self,
+        interval: Option<Duration>,
+        listener: Option<StatisticsListener>,
+    ) -> Result<()> {
+        self.inner
+            .get()?
+            .set_statistics_listener(interval, listener)
+    }
+
     /// Sends everything queued and waits, at most `timeout` (`None`: no
     /// limit), until every record sent before the call is acknowledged or
     /// failed and its callback has returned. Called from a delivery
@@ -359,7 +386,8 @@ pub fn wait_delivery(delivery: &mut Delivery, timeout: Option<Duration>) -> Resu
 /// `close` and `wakeup` from another thread interrupt a blocked `poll`.
 #[derive(Debug)]
 pub struct Consumer {
-    inner: ProcessLocal<AsyncConsumer>,
+    /// Shared with the periodic statistics task (which holds it weakly).
+    inner: std::sync::Arc<ProcessLocal<AsyncConsumer>>,
     /// Runs commit callbacks. ProcessLocal like the engine consumer, so a forked
     /// child that drops a parent's consumer leaks it instead of touching
     /// the parent's dispatcher state.
@@ -370,9 +398,12 @@ impl Consumer {
     /// Connects (see [`crate::consumer::Consumer::connect`]).
     pub fn connect(config: ConsumerConfig) -> Result<Consumer> {
         let inner = block_on(AsyncConsumer::connect(config))??;
+        let dispatcher = Dispatcher::new("cursus-consumer-cb");
+        // Listeners run on the commit callback thread too.
+        inner.events().adopt(&dispatcher);
         Ok(Consumer {
-            inner: ProcessLocal::new(inner),
-            dispatcher: ProcessLocal::new(Dispatcher::new("cursus-consumer-cb")),
+            inner: std::sync::Arc::new(ProcessLocal::new(inner)),
+            dispatcher: ProcessLocal::new(dispatcher),
         })
     }
 
@@ -507,6 +538,36 @@ impl Consumer {
     /// The committed next offset of a partition, if any.
     pub fn committed(&self, tp: &TopicPartition) -> Result<Option<u64>> {
         self.inner.run(|c| c.committed(tp))
+    }
+
+    /// This consumer's statistics, with the lag of each assigned partition
+    /// (see [`crate::consumer::Consumer::statistics`]).
+    pub fn statistics(&self) -> Result<Statistics> {
+        self.inner.run(|c| c.statistics())
+    }
+
+    /// Sets (or with `None` clears) the listener of background errors,
+    /// called on this consumer's callback thread.
+    pub fn set_error_listener(&self, listener: Option<ErrorListener>) -> Result<()> {
+        self.inner.get()?.set_error_listener(listener);
+        Ok(())
+    }
+
+    /// Sets (or with `None` clears) the statistics listener, called every
+    /// `interval` (`None`: the `statistics_interval_ms` option; zero:
+    /// never) on this consumer's callback thread with
+    /// [`Consumer::statistics`]'s snapshot.
+    pub fn set_statistics_listener(
+        &self,
+        interval: Option<Duration>,
+        listener: Option<StatisticsListener>,
+    ) -> Result<()> {
+        crate::consumer::stats::set_listener_with(
+            self.inner.get()?,
+            std::sync::Arc::downgrade(&self.inner),
+            interval,
+            listener,
+        )
     }
 
     /// The assigned partitions.

@@ -69,6 +69,7 @@ const CLIENT_OPTIONS: &[OptionDoc] = &[
     OptionDoc { name: "retry_backoff_max_ms", ty: OptionType::Integer, default: "5000", doc: "Upper bound of the retry backoff." },
     OptionDoc { name: "socket_buffer_bytes", ty: OptionType::Integer, default: "2097152", doc: "TCP send and receive buffer size." },
     OptionDoc { name: "metadata_max_age_ms", ty: OptionType::Integer, default: "300000", doc: "How long cached topic metadata is trusted." },
+    OptionDoc { name: "statistics_interval_ms", ty: OptionType::Integer, default: "0", doc: "How often a statistics listener gets a snapshot; 0 (the default) never." },
 ];
 
 const PRODUCER_OPTIONS: &[OptionDoc] = &[
@@ -308,6 +309,8 @@ pub struct ClientConfig {
     pub socket_buffer_bytes: usize,
     /// Metadata cache lifetime.
     pub metadata_max_age: Duration,
+    /// How often a statistics listener gets a snapshot; zero: never.
+    pub statistics_interval: Duration,
 }
 
 impl Default for ClientConfig {
@@ -326,6 +329,7 @@ impl Default for ClientConfig {
             retry_backoff_max: Duration::from_millis(5000),
             socket_buffer_bytes: 2 * 1024 * 1024,
             metadata_max_age: Duration::from_millis(300_000),
+            statistics_interval: Duration::ZERO,
         }
     }
 }
@@ -439,6 +443,7 @@ impl ClientConfig {
                 self.socket_buffer_bytes = parse_positive(key, value)?.min(1 << 30) as usize
             }
             "metadata_max_age_ms" => self.metadata_max_age = parse_ms(key, value)?,
+            "statistics_interval_ms" => self.statistics_interval = parse_ms(key, value)?,
             _ => return Ok(false),
         }
         Ok(true)

@@ -57,10 +57,12 @@ pub mod config;
 pub mod consumer;
 pub mod dispatch;
 pub mod error;
+pub mod events;
 pub mod eventstore;
 pub mod producer;
 mod protocol;
 mod runtime;
+pub mod stats;
 
 /// The codec this engine speaks (`cursus-wire`), for code that needs the
 /// protocol's own types.
@@ -75,6 +77,7 @@ pub use consumer::{ConsumerRecord, RebalanceEvent, RecordEvent, TopicPartition};
 pub use cursus_wire::{Compression, ErrorClass};
 pub use error::{Error, ErrorKind, Result};
 pub use producer::{GroupMetadata, ProducerRecord, RecordMetadata};
+pub use stats::{Latency, PartitionLag, Statistics};
 
 /// The engine's version (the workspace version every binding carries).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -10,6 +10,7 @@ use super::connection::Connection;
 use super::retry::{decide, Backoff, Decision, Idempotence};
 use crate::config::ClientConfig;
 use crate::error::{Error, Result};
+use crate::events::ClientEvents;
 use crate::protocol::admin::TopicMetadata;
 use crate::protocol::reply::OkReply;
 use crate::wire::{Command, CommandPayload};
@@ -61,6 +62,9 @@ pub struct Cluster {
     metadata: Mutex<HashMap<String, CachedMetadata>>,
     coordinators: Mutex<HashMap<String, String>>,
     next_lane: AtomicU64,
+    /// Listeners, dispatcher and statistics counters; shared with the
+    /// connections, which report their loss.
+    events: Arc<ClientEvents>,
 }
 
 impl std::fmt::Debug for Cluster {
@@ -81,12 +85,35 @@ impl Cluster {
             metadata: Mutex::new(HashMap::new()),
             coordinators: Mutex::new(HashMap::new()),
             next_lane: AtomicU64::new(2),
+            events: Arc::new(ClientEvents::default()),
         }))
     }
 
     /// The connection settings.
     pub fn config(&self) -> &ClientConfig {
         &self.config
+    }
+
+    /// The client's listeners and statistics counters.
+    pub fn events(&self) -> &ClientEvents {
+        &self.events
+    }
+
+    /// Reports a background error to the client's error listener (see
+    /// [`ClientEvents::report_error`]).
+    pub fn report_error(&self, error: Error) {
+        self.events.report_error(error);
+    }
+
+    /// Opens a connection that reports its loss to the error listener.
+    async fn open(&self, addr: &str) -> Result<Connection> {
+        let events = Arc::downgrade(&self.events);
+        let on_lost = Box::new(move |e: Error| {
+            if let Some(events) = events.upgrade() {
+                events.report_error(e);
+            }
+        });
+        Connection::connect_reporting(addr, &self.config, Some(on_lost)).await
     }
 
     /// A fresh lane for traffic that needs its own connections.
@@ -103,14 +130,14 @@ impl Cluster {
                 return Ok(c.clone());
             }
         }
-        let c = Connection::connect(addr, &self.config).await?;
+        let c = self.open(addr).await?;
         pool.insert(key, c.clone());
         Ok(c)
     }
 
     /// A new connection not kept in the pool (for a dedicated stream).
     pub async fn dedicated_connection(&self, addr: &str) -> Result<Connection> {
-        Connection::connect(addr, &self.config).await
+        self.open(addr).await
     }
 
     /// Closes every pooled connection of `lane` (all lanes when `None`).
@@ -165,9 +192,20 @@ impl Cluster {
         timeout: Option<Duration>,
     ) -> Result<Bytes> {
         let timeout = timeout.unwrap_or(self.config.request_timeout);
+        let stats = self.events.stats();
         self.with_retries(target, lane, command, idempotence, |conn| {
             let bytes = bytes.clone();
-            async move { conn.request_with_timeout(command, bytes, timeout).await }
+            async move {
+                let started = Instant::now();
+                let reply = conn.request_with_timeout(command, bytes, timeout).await;
+                // Fetch latency: long polls that brought records.
+                if let (Command::Consume, Ok(batch)) = (command, &reply) {
+                    if crate::stats::batch_record_count(batch).is_some_and(|n| n > 0) {
+                        stats.fetch_latency(started.elapsed());
+                    }
+                }
+                reply
+            }
         })
         .await
     }
@@ -218,12 +256,18 @@ impl Cluster {
             };
             // `sent`: the request may have reached the broker.
             let (error, sent) = match conn_result {
-                Ok(conn) => match exchange(conn).await {
-                    Ok(reply) => return Ok(reply),
-                    Err(e) => (e, true),
-                },
+                Ok(conn) => {
+                    let in_flight = self.events.stats().request_started(attempt > 0);
+                    let outcome = exchange(conn).await;
+                    drop(in_flight);
+                    match outcome {
+                        Ok(reply) => return Ok(reply),
+                        Err(e) => (e, true),
+                    }
+                }
                 Err(e) => (e, false),
             };
+            self.events.stats().error(error.class());
             if attempt >= self.config.retries {
                 return Err(error);
             }

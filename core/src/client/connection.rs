@@ -64,14 +64,30 @@ struct Shared {
     request_timeout: Duration,
     outgoing: mpsc::UnboundedSender<Outgoing>,
     shutdown: CancellationToken,
+    /// Told when the connection fails (not when it is closed).
+    on_lost: Option<LossReporter>,
 }
+
+/// What a connection calls when it fails (the broker closed it, a read
+/// failed, the peer broke the protocol); never for a graceful close.
+pub type LossReporter = Box<dyn Fn(Error) + Send + Sync>;
 
 impl Shared {
     /// Marks the connection dead and fails everything waiting on it, then
     /// stops its I/O tasks.
     fn fail(&self, error: Error) {
-        if self.close_waiters(error) {
+        if self.close_waiters(error.clone()) {
             self.shutdown.cancel();
+            if let Some(report) = &self.on_lost {
+                report(
+                    Error::new(
+                        error.kind(),
+                        format!("lost the connection to {}: {}", self.addr, error.message()),
+                    )
+                    .with_code("connection_lost")
+                    .with_field("broker", &self.addr),
+                );
+            }
         }
     }
 
@@ -184,6 +200,16 @@ impl Connection {
     /// Connects, negotiates the configured compression and authenticates,
     /// all within `connect_timeout`.
     pub async fn connect(addr: &str, config: &ClientConfig) -> Result<Connection> {
+        Self::connect_reporting(addr, config, None).await
+    }
+
+    /// [`connect`](Self::connect), with `on_lost` told when the connection
+    /// fails later (see [`LossReporter`]).
+    pub async fn connect_reporting(
+        addr: &str,
+        config: &ClientConfig,
+        on_lost: Option<LossReporter>,
+    ) -> Result<Connection> {
         let setup = async {
             let io = transport::open(addr, config).await?;
             handshake(io, addr, config).await
@@ -196,13 +222,14 @@ impl Connection {
                     config.connect_timeout.as_millis()
                 ))
             })??;
-        Ok(Self::start(framed, addr, config))
+        Ok(Self::start(framed, addr, config, on_lost))
     }
 
     fn start(
         framed: Framed<Box<dyn Io>, FrameCodec>,
         addr: &str,
         config: &ClientConfig,
+        on_lost: Option<LossReporter>,
     ) -> Connection {
         let codec = framed.codec().clone();
         let parts = framed.into_parts();
@@ -222,6 +249,7 @@ impl Connection {
             request_timeout: config.request_timeout,
             outgoing: tx,
             shutdown: CancellationToken::new(),
+            on_lost,
         });
         tokio::spawn(read_loop(reader, Arc::clone(&shared)));
         tokio::spawn(write_loop(writer, rx, Arc::clone(&shared)));

@@ -156,6 +156,7 @@ async fn deliver(
     batch: Batch,
     events: &mpsc::Sender<FetchEvent>,
 ) -> Result<bool> {
+    crate::stats::batch_fetched(&spec.cluster, &batch, spec.position);
     let mut records = Vec::with_capacity(batch.records.len());
     for r in batch.records {
         if r.offset < spec.position {

@@ -181,6 +181,7 @@ async fn heartbeat_loop(
             }
             Err(e) => {
                 tracing::info!(error = %e, member = %identity.member_id, "membership lost; rejoining on next poll");
+                cluster.report_error(e.with_field("member", &identity.member_id));
                 rebalance_needed.store(true, Ordering::SeqCst);
                 rebalance.notify_waiters();
                 return;

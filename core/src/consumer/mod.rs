@@ -13,6 +13,7 @@ mod fetcher;
 mod group;
 mod rebalance;
 mod record;
+pub(crate) mod stats;
 
 use crate::client::{Cluster, Idempotence, Lane};
 use crate::config::ConsumerConfig;

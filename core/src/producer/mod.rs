@@ -198,7 +198,12 @@ impl Producer {
             closed: AtomicBool::new(false),
             terminated: AtomicBool::new(false),
             round_robin: Mutex::new(Default::default()),
-            dispatcher: Dispatcher::new("cursus-producer-cb"),
+            dispatcher: {
+                // Listeners run on the delivery callback thread too.
+                let dispatcher = Dispatcher::new("cursus-producer-cb");
+                cluster.events().adopt(&dispatcher);
+                dispatcher
+            },
             ordered: Ordered::default(),
             runtime: tokio::runtime::Handle::current(),
             txn: config
@@ -617,11 +622,53 @@ impl Producer {
         self.shared.closed.load(Ordering::SeqCst)
     }
 
+    /// This producer's statistics now (see [`crate::stats`]).
+    pub fn statistics(&self) -> crate::Statistics {
+        statistics_of(&self.shared)
+    }
+
+    /// Sets (or with `None` clears) the listener of background errors
+    /// (batches that failed, a fenced producer, lost connections): called
+    /// on this producer's callback thread, never on an I/O thread.
+    pub fn set_error_listener(&self, listener: Option<crate::events::ErrorListener>) {
+        self.shared.cluster.events().set_error_listener(listener);
+    }
+
+    /// Sets (or with `None` clears) the statistics listener: it gets a
+    /// snapshot every `interval` (`None`: the `statistics_interval_ms`
+    /// option; zero: never) on this producer's callback thread. It stops
+    /// when the producer is dropped.
+    pub fn set_statistics_listener(
+        &self,
+        interval: Option<Duration>,
+        listener: Option<crate::events::StatisticsListener>,
+    ) -> Result<()> {
+        let interval = interval.unwrap_or(self.shared.cluster.config().statistics_interval);
+        let weak = Arc::downgrade(&self.shared);
+        let snapshot: crate::events::Snapshotter = Arc::new(move || {
+            // Closed or dropped: no more snapshots.
+            let shared = weak.upgrade().filter(|s| !s.closed.load(Ordering::SeqCst));
+            Box::pin(async move { shared.map(|s| statistics_of(&s)) })
+        });
+        self.shared
+            .cluster
+            .events()
+            .set_statistics_listener(interval, listener, snapshot)
+    }
+
     /// The thread delivery callbacks run on (for the blocking facade's
     /// "flush waits for callbacks" rule).
     pub(crate) fn dispatcher(&self) -> &Dispatcher {
         &self.shared.dispatcher
     }
+}
+
+fn statistics_of(shared: &Shared) -> crate::Statistics {
+    shared
+        .cluster
+        .events()
+        .stats()
+        .snapshot(&shared.cluster.config().client_id, "producer")
 }
 
 /// Which records a producer still takes.

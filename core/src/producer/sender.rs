@@ -62,6 +62,7 @@ impl Stored {
 async fn send(shared: Arc<Shared>, batch: Drained) {
     let (topic, partition) = batch.tp.clone();
     let timeout = shared.config.delivery_timeout;
+    let started = std::time::Instant::now();
     let publishing = async {
         match &shared.txn {
             Some(txn) => transactional::publish(&shared, txn, &batch)
@@ -77,6 +78,24 @@ async fn send(shared: Arc<Shared>, batch: Drained) {
             timeout.as_millis()
         ))),
     };
+    let stats = shared.cluster.events();
+    match &result {
+        Ok(_) => stats.stats().batch_acknowledged(
+            batch.records.len() as u64,
+            batch
+                .records
+                .iter()
+                .map(|r| (r.payload.len() + r.key.len()) as u64)
+                .sum(),
+            started.elapsed(),
+        ),
+        Err(e) => stats.report_error(
+            e.clone()
+                .with_field("topic", &topic)
+                .with_field("partition", partition)
+                .with_field("records", batch.records.len()),
+        ),
+    }
     let failed_epoch = match &result {
         Err(e) => {
             if e.kind() == crate::error::ErrorKind::Broker

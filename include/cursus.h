@@ -155,6 +155,9 @@ typedef struct cursus_event_store_t cursus_event_store_t;
 // Opaque group status handle (destroy with `cursus_group_status_destroy`).
 typedef struct cursus_group_status_t cursus_group_status_t;
 
+// Opaque log record handle (destroy with `cursus_log_record_destroy`).
+typedef struct cursus_log_record_t cursus_log_record_t;
+
 // Opaque message handle (destroy with `cursus_message_destroy`).
 typedef struct cursus_message_t cursus_message_t;
 
@@ -169,6 +172,9 @@ typedef struct cursus_replay_proof_t cursus_replay_proof_t;
 
 // Opaque snapshot handle (destroy with `cursus_snapshot_destroy`).
 typedef struct cursus_snapshot_t cursus_snapshot_t;
+
+// Opaque statistics handle (destroy with `cursus_statistics_destroy`).
+typedef struct cursus_statistics_t cursus_statistics_t;
 
 // Opaque string list handle (destroy with `cursus_string_list_destroy`).
 typedef struct cursus_string_list_t cursus_string_list_t;
@@ -195,6 +201,33 @@ typedef struct cursus_truncate_outcome_t cursus_truncate_outcome_t;
 typedef void (*cursus_completion_cb)(void *user_data,
                                      enum cursus_status_t status,
                                      const struct cursus_error_t *error);
+
+// A listener of statistics events, set with the `user_data` it gets back.
+// It is called once per event on the client's callback thread (log
+// records: the process's log thread), never on an I/O thread. `event`
+// is a statistics handle valid only during the call: read it with the
+// `cursus_statistics_*` accessors and do not destroy it. `user_data` must stay
+// valid until the listener is replaced or cleared (NULL) or the client
+// is destroyed.
+typedef void (*cursus_statistics_listener)(void *user_data, const struct cursus_statistics_t *event);
+
+// A listener of error events, set with the `user_data` it gets back.
+// It is called once per event on the client's callback thread (log
+// records: the process's log thread), never on an I/O thread. `event`
+// is a error handle valid only during the call: read it with the
+// `cursus_error_*` accessors and do not destroy it. `user_data` must stay
+// valid until the listener is replaced or cleared (NULL) or the client
+// is destroyed.
+typedef void (*cursus_error_listener)(void *user_data, const struct cursus_error_t *event);
+
+// A listener of log record events, set with the `user_data` it gets back.
+// It is called once per event on the client's callback thread (log
+// records: the process's log thread), never on an I/O thread. `event`
+// is a log record handle valid only during the call: read it with the
+// `cursus_log_record_*` accessors and do not destroy it. `user_data` must stay
+// valid until the listener is replaced or cleared (NULL) or the client
+// is destroyed.
+typedef void (*cursus_log_record_listener)(void *user_data, const struct cursus_log_record_t *event);
 
 // Where a record was written.
 typedef struct cursus_record_metadata_t {
@@ -1582,7 +1615,8 @@ int64_t cursus_message_offset(const struct cursus_message_t *message);
 // writable storage.
 int64_t cursus_message_timestamp(const struct cursus_message_t *message);
 
-// The key bytes (empty when the record has no key).
+// The key bytes (empty when the record has no key; `message_has_key`
+// tells the two apart).
 //
 // Thread-safety: safe from any thread while the message is alive.
 //
@@ -1592,6 +1626,77 @@ int64_t cursus_message_timestamp(const struct cursus_message_t *message);
 // buffers hold the given length; out-parameters are NULL or point to
 // writable storage.
 const uint8_t *cursus_message_key(const struct cursus_message_t *message, size_t *out_len);
+
+// Whether the record has a key. The protocol carries only non-empty
+// keys, so a producer's empty key arrives as no key.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+bool cursus_message_has_key(const struct cursus_message_t *message);
+
+// The record's metadata (UTF-8, usually JSON on event-sourcing topics);
+// none when the record has none.
+//
+// Thread-safety: safe from any thread while the message is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_message_metadata(const struct cursus_message_t *message);
+
+// The event type, when the record is an event of an event-sourcing topic;
+// none otherwise (and then the other event accessors return their
+// fallbacks).
+//
+// Thread-safety: safe from any thread while the message is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_message_event_type(const struct cursus_message_t *message);
+
+// The event's schema version (0 when the record is not an event).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint32_t cursus_message_schema_version(const struct cursus_message_t *message);
+
+// The aggregate version the event created (-1 when the record is not an
+// event).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+int64_t cursus_message_aggregate_version(const struct cursus_message_t *message);
+
+// The event id, when the record is an event that has one.
+//
+// Thread-safety: safe from any thread while the message is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_message_event_id(const struct cursus_message_t *message);
 
 // The value bytes (binary; may contain NUL bytes).
 //
@@ -1603,6 +1708,510 @@ const uint8_t *cursus_message_key(const struct cursus_message_t *message, size_t
 // buffers hold the given length; out-parameters are NULL or point to
 // writable storage.
 const uint8_t *cursus_message_payload(const struct cursus_message_t *message, size_t *out_len);
+
+// A producer's statistics now: counters since it was created (records,
+// bytes and batches acknowledged, requests, retries, errors by class,
+// requests in flight) and the produce latency percentiles.
+//
+// Thread-safety: safe from any thread, and from a callback.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_producer_statistics(struct cursus_producer_t *producer,
+                                                struct cursus_statistics_t **out_statistics,
+                                                struct cursus_error_t **out_error);
+
+// A consumer's statistics now: counters since it was created (records and
+// bytes received, requests, retries, errors by class), the fetch latency
+// percentiles, and the lag of every assigned partition (asks the broker
+// for the partitions' end offsets).
+//
+// Thread-safety: safe from any thread, and from a callback.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_consumer_statistics(struct cursus_consumer_t *consumer,
+                                                struct cursus_statistics_t **out_statistics,
+                                                struct cursus_error_t **out_error);
+
+// The client's `client_id`.
+//
+// Thread-safety: safe from any thread while the statistics are alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_statistics_client_id(const struct cursus_statistics_t *statistics);
+
+// What client they are from: `"producer"` or `"consumer"`.
+//
+// Thread-safety: safe from any thread while the statistics are alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_statistics_kind(const struct cursus_statistics_t *statistics);
+
+// Records the broker acknowledged (producer).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_statistics_records_sent(const struct cursus_statistics_t *statistics);
+
+// Payload plus key bytes of the acknowledged records (producer).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_statistics_bytes_sent(const struct cursus_statistics_t *statistics);
+
+// Batches the broker acknowledged (producer).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_statistics_batches_sent(const struct cursus_statistics_t *statistics);
+
+// Records the consumer's fetchers received.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_statistics_records_received(const struct cursus_statistics_t *statistics);
+
+// Payload plus key bytes of the received records (consumer).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_statistics_bytes_received(const struct cursus_statistics_t *statistics);
+
+// Request attempts sent to brokers (each retry counts).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_statistics_requests(const struct cursus_statistics_t *statistics);
+
+// Request attempts that were retries.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_statistics_retries(const struct cursus_statistics_t *statistics);
+
+// Request attempts sent and not answered yet when the snapshot was taken.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_statistics_in_flight_requests(const struct cursus_statistics_t *statistics);
+
+// Failed request attempts of one error class (`class_name` as
+// `error_class_name` gives it, e.g. `"not_found"`); 0 for a class that
+// never failed or an unknown name.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_statistics_errors(const struct cursus_statistics_t *statistics,
+                                  const char *class_name);
+
+// Produce latency samples (acknowledged batches).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_statistics_produce_latency_count(const struct cursus_statistics_t *statistics);
+
+// Produce latency (send to acknowledgement of a batch), median, in
+// microseconds.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_statistics_produce_latency_p50_us(const struct cursus_statistics_t *statistics);
+
+// Produce latency, 99th percentile, in microseconds.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_statistics_produce_latency_p99_us(const struct cursus_statistics_t *statistics);
+
+// Produce latency, 99.9th percentile, in microseconds.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_statistics_produce_latency_p999_us(const struct cursus_statistics_t *statistics);
+
+// Produce latency, the largest sample, in microseconds.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_statistics_produce_latency_max_us(const struct cursus_statistics_t *statistics);
+
+// Fetch latency samples (CONSUME requests that returned records).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_statistics_fetch_latency_count(const struct cursus_statistics_t *statistics);
+
+// Fetch latency (a CONSUME request to its records), median, in
+// microseconds.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_statistics_fetch_latency_p50_us(const struct cursus_statistics_t *statistics);
+
+// Fetch latency, 99th percentile, in microseconds.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_statistics_fetch_latency_p99_us(const struct cursus_statistics_t *statistics);
+
+// Fetch latency, 99.9th percentile, in microseconds.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_statistics_fetch_latency_p999_us(const struct cursus_statistics_t *statistics);
+
+// Fetch latency, the largest sample, in microseconds.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_statistics_fetch_latency_max_us(const struct cursus_statistics_t *statistics);
+
+// How many partition rows the statistics hold (a consumer's assigned
+// partitions; 0 for a producer). Rows are read by index, `0 <= i < count`.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+size_t cursus_statistics_partition_count(const struct cursus_statistics_t *statistics);
+
+// Row `i`'s topic (NULL/null when `i` is out of range).
+//
+// Thread-safety: safe from any thread while the statistics are alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_statistics_partition_topic(const struct cursus_statistics_t *statistics,
+                                              size_t i);
+
+// Row `i`'s partition (-1 when `i` is out of range).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+int64_t cursus_statistics_partition_partition(const struct cursus_statistics_t *statistics,
+                                              size_t i);
+
+// Row `i`'s position: the offset after the last record the consumer
+// returned, else the group's committed offset, else where
+// `auto_offset_reset` starts it (-1 when unknown or out of range).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+int64_t cursus_statistics_partition_position(const struct cursus_statistics_t *statistics,
+                                             size_t i);
+
+// Row `i`'s end offset (LIST_OFFSETS latest; -1 when out of range).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+int64_t cursus_statistics_partition_end_offset(const struct cursus_statistics_t *statistics,
+                                               size_t i);
+
+// Row `i`'s lag: end offset minus position (-1 when the position is
+// unknown or `i` is out of range).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+int64_t cursus_statistics_partition_lag(const struct cursus_statistics_t *statistics, size_t i);
+
+// The statistics as one JSON object (fields as in docs/observability.md).
+//
+// Thread-safety: safe from any thread while the statistics are alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_statistics_json(const struct cursus_statistics_t *statistics);
+
+// Sets the producer's statistics listener: it gets a statistics handle
+// every `interval_ms` milliseconds (negative: the `statistics_interval_ms`
+// option; 0: never), on the producer's callback thread (never an I/O
+// thread). A NULL/null listener removes it. The handle is valid only
+// during the call. The listener may call the library, this producer
+// included.
+//
+// Thread-safety: safe from any thread, and from a callback.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_producer_set_statistics_listener(struct cursus_producer_t *producer,
+                                                             int64_t interval_ms,
+                                                             cursus_statistics_listener listener,
+                                                             void *user_data,
+                                                             struct cursus_error_t **out_error);
+
+// Sets the consumer's statistics listener: it gets a statistics handle
+// (lag included) every `interval_ms` milliseconds (negative: the
+// `statistics_interval_ms` option; 0: never), on the consumer's callback
+// thread (never an I/O thread). A NULL/null listener removes it. The
+// handle is valid only during the call.
+//
+// Thread-safety: safe from any thread, and from a callback.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_consumer_set_statistics_listener(struct cursus_consumer_t *consumer,
+                                                             int64_t interval_ms,
+                                                             cursus_statistics_listener listener,
+                                                             void *user_data,
+                                                             struct cursus_error_t **out_error);
+
+// Sets the producer's error listener: it gets each background error (a
+// batch that failed, a fenced producer, a lost broker connection) as an
+// error handle, on the producer's callback thread. A NULL/null listener
+// removes it. The handle is valid only during the call.
+//
+// Thread-safety: safe from any thread, and from a callback.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_producer_set_error_listener(struct cursus_producer_t *producer,
+                                                        cursus_error_listener listener,
+                                                        void *user_data,
+                                                        struct cursus_error_t **out_error);
+
+// Sets the consumer's error listener: it gets each background error
+// (membership lost, a lost broker connection) as an error handle, on the
+// consumer's callback thread. A NULL/null listener removes it. The handle
+// is valid only during the call.
+//
+// Thread-safety: safe from any thread, and from a callback.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_consumer_set_error_listener(struct cursus_consumer_t *consumer,
+                                                        cursus_error_listener listener,
+                                                        void *user_data,
+                                                        struct cursus_error_t **out_error);
+
+// Sends the engine's log records at `level_name` (`error`, `warn`,
+// `info`, `debug`, `trace`) and above to `listener`, for the whole
+// process, on the process's log thread (`cursus-log`, never an I/O
+// thread), in order. `off` or a NULL/null listener stops logging; records
+// below the level cost nearly nothing. The record handle is valid only
+// during the call. When the listener falls 10000 records behind, newer
+// records are dropped; the next one delivered says how many.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_log_set_listener(const char *level_name,
+                                             cursus_log_record_listener listener,
+                                             void *user_data,
+                                             struct cursus_error_t **out_error);
+
+// Changes the level of the log listener (`error`, `warn`, `info`,
+// `debug`, `trace` or `off`).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_log_set_level(const char *level_name,
+                                          struct cursus_error_t **out_error);
+
+// The record's level: `"error"`, `"warn"`, `"info"`, `"debug"` or
+// `"trace"`.
+//
+// Thread-safety: safe from any thread while the record is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_log_record_level(const struct cursus_log_record_t *record);
+
+// Where the record comes from: the engine module, e.g.
+// `"cursus::consumer::group"`.
+//
+// Thread-safety: safe from any thread while the record is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_log_record_target(const struct cursus_log_record_t *record);
+
+// The message, followed by ` key=value` per field.
+//
+// Thread-safety: safe from any thread while the record is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_log_record_message(const struct cursus_log_record_t *record);
+
+// Records dropped just before this one because the listener fell behind.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_log_record_dropped(const struct cursus_log_record_t *record);
 
 // Connects a producer with `config` (options `bootstrap_servers`, `acks`,
 // `linger_ms`, `enable_idempotence`, ...).
@@ -3014,6 +3623,19 @@ void cursus_event_store_destroy(struct cursus_event_store_t *handle);
 // writable storage.
 void cursus_group_status_destroy(struct cursus_group_status_t *handle);
 
+// Destroys a log record handle (NULL and already-destroyed handles are
+// ignored). Strings and bytes its accessors lent become invalid.
+//
+// Thread-safety: safe from any thread; calls running on the handle
+// finish normally, later ones fail with `CURSUS_ERR_INVALID_ARGUMENT`.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+void cursus_log_record_destroy(struct cursus_log_record_t *handle);
+
 // Destroys a message handle (NULL and already-destroyed handles are
 // ignored). Strings and bytes its accessors lent become invalid.
 //
@@ -3078,6 +3700,19 @@ void cursus_replay_proof_destroy(struct cursus_replay_proof_t *handle);
 // buffers hold the given length; out-parameters are NULL or point to
 // writable storage.
 void cursus_snapshot_destroy(struct cursus_snapshot_t *handle);
+
+// Destroys a statistics handle (NULL and already-destroyed handles are
+// ignored). Strings and bytes its accessors lent become invalid.
+//
+// Thread-safety: safe from any thread; calls running on the handle
+// finish normally, later ones fail with `CURSUS_ERR_INVALID_ARGUMENT`.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+void cursus_statistics_destroy(struct cursus_statistics_t *handle);
 
 // Destroys a string list handle (NULL and already-destroyed handles are
 // ignored). Strings and bytes its accessors lent become invalid.

@@ -2,10 +2,13 @@
 //! hands to Python's `logging` (logger `cursus.<module path>`).
 //!
 //! Events happen on any thread, the engine's I/O threads included, and
-//! handing one to `logging` takes the GIL: so an event is formatted where
-//! it happens and handed to the process's log thread (`cursus-log`, a
-//! `cursus::dispatch::Dispatcher`), which takes the GIL. The I/O threads
-//! never wait for Python, and records keep their order.
+//! handing one to `logging` takes the GIL: so the bridge's subscriber
+//! (`cursus_bridge::log`, shared with C and Java) formats an event where it
+//! happens and queues it, bounded, to the process's log thread
+//! (`cursus-log`, a `cursus::dispatch::Dispatcher`, this module's
+//! fork-aware one), whose listener here takes the GIL. The I/O threads
+//! never wait for Python, and records keep their order. Python's logging
+//! levels filter events before they are formatted.
 //!
 //! Records of the `log` crate itself (rustls logs through it, on the I/O
 //! threads doing TLS handshakes) take the same way: the process's `log`
@@ -15,19 +18,20 @@
 //! wait for the GIL, and one still logging while the interpreter finalizes
 //! would abort the process ("FATAL: exception not rethrown").
 //!
-//! A small subscriber instead of tracing's `log` feature: enabling that
-//! feature here would change the engine's feature set and make every other
-//! build of the workspace (e.g. `cargo build -p cursus-broker`) recompile it.
+//! A subscriber instead of tracing's `log` feature: enabling that feature
+//! here would change the engine's feature set and make every other build
+//! of the workspace (e.g. `cargo build -p cursus-broker`) recompile it.
 
 use cursus::dispatch::Dispatcher;
+use cursus_bridge::log::LogRecord;
 use pyo3::prelude::*;
-use std::fmt::Write as _;
 use std::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
-use std::sync::OnceLock;
-use tracing::field::{Field, Visit};
-use tracing::span::{Attributes, Id, Record};
-use tracing::subscriber::Interest;
-use tracing::{Event, Level, Metadata, Subscriber};
+use std::sync::{Arc, OnceLock};
+use tracing::Level;
+
+/// The subscriber: the bridge's, shared by every binding (it formats an
+/// event where it happens and queues it, bounded, to the log thread).
+pub use cursus_bridge::log::LogSubscriber as LogBridge;
 
 fn level(l: &Level) -> log::Level {
     match *l {
@@ -39,78 +43,18 @@ fn level(l: &Level) -> log::Level {
     }
 }
 
-/// Collects an event's message and `key=value` fields.
-#[derive(Default)]
-struct Text {
-    message: String,
-    fields: String,
-}
-
-impl Visit for Text {
-    fn record_debug(&mut self, field: &Field, value: &dyn std::fmt::Debug) {
-        if field.name() == "message" {
-            let _ = write!(self.message, "{value:?}");
-        } else {
-            let _ = write!(self.fields, " {}={value:?}", field.name());
-        }
+/// Whether Python wants an engine event: pyo3-log answers from its
+/// filters, without the GIL (asked after the bridge's level, which is
+/// `trace` here: Python's levels decide).
+fn python_wants(metadata: &tracing::Metadata<'_>) -> bool {
+    if crate::EXITING.load(Ordering::SeqCst) {
+        return false;
     }
-
-    fn record_str(&mut self, field: &Field, value: &str) {
-        if field.name() == "message" {
-            self.message.push_str(value);
-        } else {
-            let _ = write!(self.fields, " {}={value}", field.name());
-        }
-    }
-}
-
-/// The subscriber: events only (spans are not used by the engine's logs).
-pub struct LogBridge;
-
-impl Subscriber for LogBridge {
-    fn register_callsite(&self, _: &'static Metadata<'static>) -> Interest {
-        // Ask `enabled` every time, so level changes in Python apply.
-        Interest::sometimes()
-    }
-
-    fn enabled(&self, metadata: &Metadata<'_>) -> bool {
-        // pyo3-log answers from its filters, without the GIL.
-        if crate::EXITING.load(Ordering::SeqCst) {
-            return false;
-        }
-        let m = log::Metadata::builder()
-            .level(level(metadata.level()))
-            .target(metadata.target())
-            .build();
-        log::max_level() >= m.level() && log::logger().enabled(&m)
-    }
-
-    fn new_span(&self, _: &Attributes<'_>) -> Id {
-        Id::from_u64(1)
-    }
-
-    fn record(&self, _: &Id, _: &Record<'_>) {}
-
-    fn record_follows_from(&self, _: &Id, _: &Id) {}
-
-    fn event(&self, event: &Event<'_>) {
-        let meta = event.metadata();
-        let mut text = Text::default();
-        event.record(&mut text);
-        let record = Owned {
-            level: level(meta.level()),
-            target: meta.target().to_owned(),
-            module_path: meta.module_path().map(str::to_owned),
-            file: meta.file().map(str::to_owned),
-            line: meta.line(),
-            text: text.message + &text.fields,
-        };
-        log_thread().run(move || record.deliver());
-    }
-
-    fn enter(&self, _: &Id) {}
-
-    fn exit(&self, _: &Id) {}
+    let m = log::Metadata::builder()
+        .level(level(metadata.level()))
+        .target(metadata.target())
+        .build();
+    log::max_level() >= m.level() && log::logger().enabled(&m)
 }
 
 /// A record formatted on the thread that made it, for the log thread.
@@ -124,6 +68,17 @@ struct Owned {
 }
 
 impl Owned {
+    fn from_bridge(record: &LogRecord) -> Owned {
+        Owned {
+            level: level(&record.level),
+            target: record.target.clone(),
+            module_path: record.module_path.clone(),
+            file: record.file.clone(),
+            line: record.line,
+            text: record.message.clone(),
+        }
+    }
+
     fn of(record: &log::Record<'_>) -> Owned {
         Owned {
             level: record.level(),
@@ -181,7 +136,7 @@ impl log::Log for Threaded {
     fn log(&self, record: &log::Record<'_>) {
         if self.enabled(record.metadata()) {
             let owned = Owned::of(record);
-            log_thread().run(move || owned.deliver());
+            cursus_bridge::log::submit(move || owned.deliver());
         }
     }
 
@@ -192,6 +147,16 @@ impl log::Log for Threaded {
 /// log thread. Does nothing when the process already has a `log` logger
 /// (another extension's): engine logs then go there.
 pub(crate) fn install(python: pyo3_log::Logger, max: log::LevelFilter) {
+    // Engine events: the bridge's subscriber, filtered by Python's levels,
+    // delivered on this module's fork-aware log thread.
+    cursus_bridge::log::set_log_thread(log_thread);
+    cursus_bridge::log::set_filter(Arc::new(python_wants));
+    cursus_bridge::log::set_listener(
+        Some(Level::TRACE),
+        Some(Arc::new(|record: &LogRecord| {
+            Owned::from_bridge(record).deliver()
+        })),
+    );
     if PYTHON_LOG.set(python).is_ok() && log::set_logger(&Threaded).is_ok() {
         INSTALLED.store(true, Ordering::SeqCst);
         log::set_max_level(max);
@@ -201,7 +166,7 @@ pub(crate) fn install(python: pyo3_log::Logger, max: log::LevelFilter) {
 /// Waits until the records logged so far are handed to `logging`, at most
 /// until `deadline` (`None`: no limit); false if the deadline passed first.
 pub(crate) fn flush(deadline: Option<std::time::Instant>) -> bool {
-    log_thread().wait_idle(deadline)
+    cursus_bridge::log::flush(deadline)
 }
 
 /// Waits (GIL released) until the engine records logged so far are handed

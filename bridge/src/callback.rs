@@ -11,3 +11,10 @@ use cursus::Result;
 
 /// A callback for the outcome of one operation.
 pub type Callback<T> = Box<dyn FnOnce(Result<T>) + Send + 'static>;
+
+/// A repeating callback: called once per event (a statistics snapshot, a
+/// background error, a log record), on the client's dispatcher thread (log
+/// records: on the process's log thread), never on an I/O thread. The event
+/// is lent for the duration of the call. An `Option<Listener<T>>` argument
+/// of `None` (C NULL, Java null) clears the listener.
+pub type Listener<T> = std::sync::Arc<dyn Fn(&T) + Send + Sync + 'static>;

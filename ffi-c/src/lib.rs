@@ -12,6 +12,7 @@
 //! - `args`: reading arguments, writing out-parameters;
 //! - `lend`: NUL-terminated strings lent by handles;
 //! - `callbacks`: C callbacks as bridge callbacks;
+//! - `listeners`: C listeners (repeating callbacks) as bridge listeners;
 //! - [`library`]: version, status names, freeing strings and buffers.
 //!
 //! Handles are ids into the bridge's registry, never pointers to Rust
@@ -27,6 +28,7 @@ mod callbacks;
 mod guard;
 mod lend;
 pub mod library;
+mod listeners;
 pub mod types;
 
 pub use library::*;

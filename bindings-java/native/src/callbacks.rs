@@ -1,15 +1,17 @@
 //! Completion callbacks: a `NativeCompletion` completed from the client's
 //! callback thread (never a network thread). That thread attaches to the
 //! JVM once, as a daemon (it never keeps the JVM alive), and detaches when
-//! it ends; each completion runs inside a local frame.
+//! it ends; each completion runs inside a local frame. Listeners
+//! (`NativeListener`) are called the same way, once per event.
 
 use crate::boundary::{exception, Res};
-use cursus_bridge::api::{Callback, Error, RecordMetadata};
+use cursus_bridge::api::{Callback, Error, Listener, RecordMetadata};
+use cursus_bridge::registry::{self, Handle};
 use jni::objects::{GlobalRef, JMethodID, JObject, JValue};
 use jni::signature::{Primitive, ReturnType};
 use jni::sys::jint;
 use jni::{JNIEnv, JavaVM};
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 /// The JVM, for attaching callback threads.
 pub(crate) static VM: OnceLock<JavaVM> = OnceLock::new();
@@ -140,4 +142,44 @@ pub(crate) fn completion(env: &mut JNIEnv, completion: &JObject) -> Res<Callback
         });
         drop(target);
     }))
+}
+
+/// `NativeListener.onEvent(long)`.
+const ON_EVENT_SIG: &str = "(J)V";
+
+/// A listener calling `listener.onEvent(handle)` once per event, on the
+/// client's callback thread (attached as a daemon): the event is a
+/// registered handle during the call and released after it. A Java
+/// exception thrown by the listener is described (printed) and cleared;
+/// it never reaches the engine. A null listener is `None` (clears it).
+pub(crate) fn listener<T: Handle + Clone>(
+    env: &mut JNIEnv,
+    listener: &JObject,
+) -> Res<Option<Listener<T>>> {
+    if listener.is_null() {
+        return Ok(None);
+    }
+    let class = env.get_object_class(listener)?;
+    let on_event = env.get_method_id(&class, "onEvent", ON_EVENT_SIG)?;
+    env.delete_local_ref(class)?;
+    let target = env.new_global_ref(listener)?;
+    Ok(Some(Arc::new(move |event: &T| {
+        let id = registry::insert(event.clone());
+        with_jvm(|env| {
+            // SAFETY: `on_event` was resolved on the listener's own class
+            // with ON_EVENT_SIG (`void onEvent(long)`), which the generated
+            // Java declares through `NativeListener`; the global reference
+            // keeps that class loaded, and the argument is one `long`.
+            unsafe {
+                env.call_method_unchecked(
+                    target.as_obj(),
+                    on_event,
+                    ReturnType::Primitive(Primitive::Void),
+                    &[JValue::Long(id as i64).as_jni()],
+                )
+            }?;
+            Ok(())
+        });
+        registry::remove::<T>(id);
+    })))
 }

@@ -8,7 +8,8 @@
 //!
 //! - `boundary`: the panic boundary and exceptions (`NativeLib.error`);
 //! - `convert`: Java arguments and results;
-//! - `callbacks`: `NativeCompletion`s completed from callback threads;
+//! - `callbacks`: `NativeCompletion`s completed and `NativeListener`s
+//!   called from callback threads;
 //! - `glue`: the names the generated code calls.
 //!
 //! Handles are ids into the bridge's registry carried in a Java `long`: a
@@ -25,7 +26,7 @@ mod convert;
 #[allow(unused_imports)]
 mod glue {
     pub(crate) use crate::boundary::run;
-    pub(crate) use crate::callbacks::{completion, delivery};
+    pub(crate) use crate::callbacks::{completion, delivery, listener};
     pub(crate) use crate::convert::{
         bytes, handle, new_bytes, new_string, new_strings, opt_bytes, opt_new_string, opt_string,
         pairs, string, strings, u32_arg, u64_arg, usize_arg,

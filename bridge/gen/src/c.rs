@@ -31,6 +31,11 @@ fn callback_type(payload: &str) -> &'static str {
     }
 }
 
+/// The C function pointer type of a `Listener<T>`.
+pub fn listener_type(name: &str) -> String {
+    format!("cursus_{}_listener", snake(name))
+}
+
 fn callback_glue(payload: &str) -> &'static str {
     match payload {
         "RecordMetadata" => "delivery",
@@ -75,6 +80,10 @@ fn params(f: &BridgeFn, accessor: bool) -> Vec<String> {
             }
             ArgType::Callback(p) => {
                 out.push(format!("{n}: {}", callback_type(p)));
+                out.push("user_data: *mut c_void".to_owned());
+            }
+            ArgType::Listener(h) => {
+                out.push(format!("{n}: {}", listener_type(h)));
                 out.push("user_data: *mut c_void".to_owned());
             }
         }
@@ -138,6 +147,12 @@ fn conversions(f: &BridgeFn, accessor: bool) -> (Vec<String>, Vec<String>) {
                 stmts.push(format!(
                     "let {n} = crate::callbacks::{}({n}, user_data);",
                     callback_glue(p)
+                ));
+                pass.push(n.clone());
+            }
+            ArgType::Listener(h) => {
+                stmts.push(format!(
+                    "let {n} = crate::listeners::listener::<::cursus_bridge::api::{h}, _>({n}, user_data);"
                 ));
                 pass.push(n.clone());
             }
@@ -360,6 +375,27 @@ fn destroy(s: &mut String, handle: &str) {
     let _ = writeln!(s, "}}\n");
 }
 
+fn listener_typedef(s: &mut String, handle: &str) {
+    let words = snake(handle).replace('_', " ");
+    let _ = writeln!(
+        s,
+        "/// A listener of {words} events, set with the `user_data` it gets back.\n\
+         /// It is called once per event on the client's callback thread (log\n\
+         /// records: the process's log thread), never on an I/O thread. `event`\n\
+         /// is a {words} handle valid only during the call: read it with the\n\
+         /// `cursus_{}_*` accessors and do not destroy it. `user_data` must stay\n\
+         /// valid until the listener is replaced or cleared (NULL) or the client\n\
+         /// is destroyed.",
+        snake(handle)
+    );
+    let _ = writeln!(
+        s,
+        "pub type {} = Option<unsafe extern \"C\" fn(user_data: *mut c_void, event: *const {})>;\n",
+        listener_type(handle),
+        handle_type(handle)
+    );
+}
+
 /// The Rust source of the C entry points.
 pub fn generate(api: &crate::Api) -> String {
     let mut s = banner("//", "C entry points of libcursus");
@@ -378,6 +414,20 @@ pub fn generate(api: &crate::Api) -> String {
             handle_type(h)
         );
     }
+    let mut listeners: Vec<&str> = Vec::new();
+    for f in api.fns.iter().filter(|f| f.for_lang("c")) {
+        for (_, t) in &f.args {
+            if let ArgType::Listener(h) = t {
+                if !listeners.contains(&h.as_str()) {
+                    listeners.push(h);
+                }
+            }
+        }
+    }
+    listeners.sort_unstable();
+    for h in listeners {
+        listener_typedef(&mut s, h);
+    }
     for f in api.fns.iter().filter(|f| f.for_lang("c")) {
         if f.fallible {
             call(&mut s, f);
@@ -389,4 +439,54 @@ pub fn generate(api: &crate::Api) -> String {
         destroy(&mut s, h);
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Api, BridgeFn};
+
+    fn listener_api() -> Api {
+        Api {
+            fns: vec![BridgeFn {
+                name: "thing_set_listener".into(),
+                module: "things".into(),
+                docs: vec!["Sets it.".into()],
+                args: vec![
+                    ("thing".into(), ArgType::Handle("Thing".into())),
+                    ("listener".into(), ArgType::Listener("LogRecord".into())),
+                ],
+                ret: RetType::Unit,
+                fallible: true,
+                out: None,
+                fallback: None,
+                langs: None,
+            }],
+            handles: vec!["LogRecord".into(), "Thing".into()],
+        }
+    }
+
+    #[test]
+    fn a_listener_is_a_typedef_plus_user_data() {
+        let code = generate(&listener_api());
+        assert!(
+            code.contains("pub type cursus_log_record_listener = Option<unsafe extern \"C\" fn(user_data: *mut c_void, event: *const cursus_log_record_t)>;"),
+            "{code}"
+        );
+        assert!(code.contains("valid only during the call"), "{code}");
+        assert!(
+            code.contains(
+                "listener: cursus_log_record_listener, user_data: *mut c_void, out_error"
+            ),
+            "{code}"
+        );
+        assert!(code.contains(
+            "let listener = crate::listeners::listener::<::cursus_bridge::api::LogRecord, _>(listener, user_data);"
+        ));
+        assert_eq!(
+            code.matches("pub type cursus_log_record_listener").count(),
+            1
+        );
+        syn::parse_file(&code).unwrap();
+    }
 }

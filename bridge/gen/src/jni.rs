@@ -37,6 +37,7 @@ fn param_types(t: &ArgType) -> (&'static str, &'static str) {
         ArgType::U64 | ArgType::I64 => ("jlong", "long"),
         ArgType::Strings | ArgType::Pairs => ("JObjectArray<'l>", "String[]"),
         ArgType::Callback(_) => ("JObject<'l>", "NativeCompletion"),
+        ArgType::Listener(_) => ("JObject<'l>", "NativeListener"),
     }
 }
 
@@ -107,6 +108,12 @@ fn conversion(n: &str, t: &ArgType) -> (Option<String>, String) {
             Some(format!(
                 "let {n} = crate::glue::{}(env, &{n})?;",
                 callback_glue(p)
+            )),
+            n.to_owned(),
+        ),
+        ArgType::Listener(h) => (
+            Some(format!(
+                "let {n} = crate::glue::listener::<::cursus_bridge::api::{h}>(env, &{n})?;"
             )),
             n.to_owned(),
         ),
@@ -304,5 +311,39 @@ mod tests {
             "a {@code x<y>} b &amp; &lt;c&gt;"
         );
         assert_eq!(javadoc_line("`{a}`"), "<code>{a}</code>");
+    }
+
+    #[test]
+    fn a_listener_is_a_native_listener() {
+        let api = crate::Api {
+            fns: vec![BridgeFn {
+                name: "thing_set_listener".into(),
+                module: "things".into(),
+                docs: vec!["Sets it.".into()],
+                args: vec![
+                    ("thing".into(), ArgType::Handle("Thing".into())),
+                    ("listener".into(), ArgType::Listener("Statistics".into())),
+                ],
+                ret: RetType::Unit,
+                fallible: true,
+                out: None,
+                fallback: None,
+                langs: None,
+            }],
+            handles: vec!["Statistics".into(), "Thing".into()],
+        };
+        let java = generate_java(&api);
+        assert!(
+            java.contains(
+                "static native void thingSetListener(long thing, NativeListener listener);"
+            ),
+            "{java}"
+        );
+        let rust = generate_rust(&api);
+        assert!(rust.contains("listener: JObject<'l>"), "{rust}");
+        assert!(rust.contains(
+            "let listener = crate::glue::listener::<::cursus_bridge::api::Statistics>(env, &listener)?;"
+        ));
+        syn::parse_file(&rust).unwrap();
     }
 }

@@ -46,6 +46,9 @@ pub enum ArgType {
     Pairs,
     /// `Callback<T>`: a completion callback with a `T` on success.
     Callback(String),
+    /// `Option<Listener<T>>`: a repeating callback with a `T` handle per
+    /// event (lent for the call); `None` clears it.
+    Listener(String),
 }
 
 /// A result type the bridge knows.
@@ -169,7 +172,7 @@ pub fn read_api(dir: &Path) -> Result<Api, String> {
             .args
             .iter()
             .filter_map(|(_, t)| match t {
-                ArgType::Handle(h) => Some(h.clone()),
+                ArgType::Handle(h) | ArgType::Listener(h) => Some(h.clone()),
                 _ => None,
             })
             .chain(match &f.ret {
@@ -232,6 +235,12 @@ fn arg_type(t: &str) -> Option<ArgType> {
                 .and_then(|s| s.strip_suffix('>'))
             {
                 return Some(ArgType::Callback(inner.to_owned()));
+            }
+            if let Some(inner) = t
+                .strip_prefix("Option<Listener<")
+                .and_then(|s| s.strip_suffix(">>"))
+            {
+                return is_ident(inner).then(|| ArgType::Listener(inner.to_owned()));
             }
             let name = t.strip_prefix('&')?;
             if !is_ident(name) {
@@ -430,6 +439,16 @@ mod tests {
         );
         assert_eq!(arg_type("&mut Producer"), None);
         assert_eq!(
+            arg_type("Option<Listener<Statistics>>"),
+            Some(ArgType::Listener("Statistics".into()))
+        );
+        assert_eq!(arg_type("Option<Listener<Vec<u8>>>"), None);
+        assert_eq!(
+            arg_type("Listener<Error>"),
+            None,
+            "a listener must be clearable"
+        );
+        assert_eq!(
             ret_type("Option<Message>"),
             Some(RetType::OptHandle("Message".into()))
         );
@@ -450,6 +469,14 @@ mod tests {
             .iter()
             .any(|f| f.name == "message_offset" && !f.fallible));
         assert!(api.handles.contains(&"Producer".to_owned()));
+        assert!(api
+            .fns
+            .iter()
+            .any(|f| f.name == "consumer_set_error_listener"
+                && f.args
+                    .iter()
+                    .any(|(_, t)| *t == ArgType::Listener("Error".into()))));
+        assert!(api.handles.contains(&"LogRecord".to_owned()));
         // Everything the generators emit parses as Rust.
         syn::parse_file(&c::generate(&api)).unwrap();
         syn::parse_file(&jni::generate_rust(&api)).unwrap();

@@ -26,17 +26,20 @@ pub mod errors;
 pub mod eventstore;
 pub mod lists;
 pub mod message;
+pub mod observability;
 pub mod producer;
 pub mod replay;
 pub mod results;
 pub mod transaction;
 
-pub use crate::callback::Callback;
+pub use crate::callback::{Callback, Listener};
+pub use crate::log::LogRecord;
 pub use admin::Admin;
 pub use config::Config;
 pub use consumer::Consumer;
 pub use cursus::eventstore::{Appended, ReplayProof, Snapshot};
 pub use cursus::ErrorClass;
+pub use cursus::Statistics;
 pub use cursus::{
     DeleteOutcome, Error, GroupStatus, RecordMetadata, Result, TopicDescription, TopicInfo,
     TopicMetadata, TruncateOutcome,

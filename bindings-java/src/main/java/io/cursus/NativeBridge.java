@@ -790,11 +790,59 @@ final class NativeBridge {
     static native long messageTimestamp(long message);
 
     /**
-     * The key bytes (empty when the record has no key).
+     * The key bytes (empty when the record has no key; {@code message_has_key}
+     * tells the two apart).
      * <p>
      * Thread-safety: safe from any thread while the message is alive.
      */
     static native byte[] messageKey(long message);
+
+    /**
+     * Whether the record has a key. The protocol carries only non-empty
+     * keys, so a producer's empty key arrives as no key.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native boolean messageHasKey(long message);
+
+    /**
+     * The record's metadata (UTF-8, usually JSON on event-sourcing topics);
+     * none when the record has none.
+     * <p>
+     * Thread-safety: safe from any thread while the message is alive.
+     */
+    static native String messageMetadata(long message);
+
+    /**
+     * The event type, when the record is an event of an event-sourcing topic;
+     * none otherwise (and then the other event accessors return their
+     * fallbacks).
+     * <p>
+     * Thread-safety: safe from any thread while the message is alive.
+     */
+    static native String messageEventType(long message);
+
+    /**
+     * The event's schema version (0 when the record is not an event).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native int messageSchemaVersion(long message);
+
+    /**
+     * The aggregate version the event created (-1 when the record is not an
+     * event).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long messageAggregateVersion(long message);
+
+    /**
+     * The event id, when the record is an event that has one.
+     * <p>
+     * Thread-safety: safe from any thread while the message is alive.
+     */
+    static native String messageEventId(long message);
 
     /**
      * The value bytes (binary; may contain NUL bytes).
@@ -802,6 +850,323 @@ final class NativeBridge {
      * Thread-safety: safe from any thread while the message is alive.
      */
     static native byte[] messagePayload(long message);
+
+    /**
+     * A producer's statistics now: counters since it was created (records,
+     * bytes and batches acknowledged, requests, retries, errors by class,
+     * requests in flight) and the produce latency percentiles.
+     * <p>
+     * Thread-safety: safe from any thread, and from a callback.
+     */
+    static native long producerStatistics(long producer);
+
+    /**
+     * A consumer's statistics now: counters since it was created (records and
+     * bytes received, requests, retries, errors by class), the fetch latency
+     * percentiles, and the lag of every assigned partition (asks the broker
+     * for the partitions' end offsets).
+     * <p>
+     * Thread-safety: safe from any thread, and from a callback.
+     */
+    static native long consumerStatistics(long consumer);
+
+    /**
+     * The client's {@code client_id}.
+     * <p>
+     * Thread-safety: safe from any thread while the statistics are alive.
+     */
+    static native String statisticsClientId(long statistics);
+
+    /**
+     * What client they are from: {@code "producer"} or {@code "consumer"}.
+     * <p>
+     * Thread-safety: safe from any thread while the statistics are alive.
+     */
+    static native String statisticsKind(long statistics);
+
+    /**
+     * Records the broker acknowledged (producer).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long statisticsRecordsSent(long statistics);
+
+    /**
+     * Payload plus key bytes of the acknowledged records (producer).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long statisticsBytesSent(long statistics);
+
+    /**
+     * Batches the broker acknowledged (producer).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long statisticsBatchesSent(long statistics);
+
+    /**
+     * Records the consumer's fetchers received.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long statisticsRecordsReceived(long statistics);
+
+    /**
+     * Payload plus key bytes of the received records (consumer).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long statisticsBytesReceived(long statistics);
+
+    /**
+     * Request attempts sent to brokers (each retry counts).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long statisticsRequests(long statistics);
+
+    /**
+     * Request attempts that were retries.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long statisticsRetries(long statistics);
+
+    /**
+     * Request attempts sent and not answered yet when the snapshot was taken.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long statisticsInFlightRequests(long statistics);
+
+    /**
+     * Failed request attempts of one error class ({@code class_name} as
+     * {@code error_class_name} gives it, e.g. {@code "not_found"}); 0 for a class that
+     * never failed or an unknown name.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long statisticsErrors(long statistics, String className);
+
+    /**
+     * Produce latency samples (acknowledged batches).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long statisticsProduceLatencyCount(long statistics);
+
+    /**
+     * Produce latency (send to acknowledgement of a batch), median, in
+     * microseconds.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long statisticsProduceLatencyP50Us(long statistics);
+
+    /**
+     * Produce latency, 99th percentile, in microseconds.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long statisticsProduceLatencyP99Us(long statistics);
+
+    /**
+     * Produce latency, 99.9th percentile, in microseconds.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long statisticsProduceLatencyP999Us(long statistics);
+
+    /**
+     * Produce latency, the largest sample, in microseconds.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long statisticsProduceLatencyMaxUs(long statistics);
+
+    /**
+     * Fetch latency samples (CONSUME requests that returned records).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long statisticsFetchLatencyCount(long statistics);
+
+    /**
+     * Fetch latency (a CONSUME request to its records), median, in
+     * microseconds.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long statisticsFetchLatencyP50Us(long statistics);
+
+    /**
+     * Fetch latency, 99th percentile, in microseconds.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long statisticsFetchLatencyP99Us(long statistics);
+
+    /**
+     * Fetch latency, 99.9th percentile, in microseconds.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long statisticsFetchLatencyP999Us(long statistics);
+
+    /**
+     * Fetch latency, the largest sample, in microseconds.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long statisticsFetchLatencyMaxUs(long statistics);
+
+    /**
+     * How many partition rows the statistics hold (a consumer's assigned
+     * partitions; 0 for a producer). Rows are read by index, {@code 0 <= i < count}.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native int statisticsPartitionCount(long statistics);
+
+    /**
+     * Row {@code i}'s topic (NULL/null when {@code i} is out of range).
+     * <p>
+     * Thread-safety: safe from any thread while the statistics are alive.
+     */
+    static native String statisticsPartitionTopic(long statistics, int i);
+
+    /**
+     * Row {@code i}'s partition (-1 when {@code i} is out of range).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long statisticsPartitionPartition(long statistics, int i);
+
+    /**
+     * Row {@code i}'s position: the offset after the last record the consumer
+     * returned, else the group's committed offset, else where
+     * {@code auto_offset_reset} starts it (-1 when unknown or out of range).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long statisticsPartitionPosition(long statistics, int i);
+
+    /**
+     * Row {@code i}'s end offset (LIST_OFFSETS latest; -1 when out of range).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long statisticsPartitionEndOffset(long statistics, int i);
+
+    /**
+     * Row {@code i}'s lag: end offset minus position (-1 when the position is
+     * unknown or {@code i} is out of range).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long statisticsPartitionLag(long statistics, int i);
+
+    /**
+     * The statistics as one JSON object (fields as in docs/observability.md).
+     * <p>
+     * Thread-safety: safe from any thread while the statistics are alive.
+     */
+    static native String statisticsJson(long statistics);
+
+    /**
+     * Sets the producer's statistics listener: it gets a statistics handle
+     * every {@code interval_ms} milliseconds (negative: the {@code statistics_interval_ms}
+     * option; 0: never), on the producer's callback thread (never an I/O
+     * thread). A NULL/null listener removes it. The handle is valid only
+     * during the call. The listener may call the library, this producer
+     * included.
+     * <p>
+     * Thread-safety: safe from any thread, and from a callback.
+     */
+    static native void producerSetStatisticsListener(long producer, long intervalMs, NativeListener listener);
+
+    /**
+     * Sets the consumer's statistics listener: it gets a statistics handle
+     * (lag included) every {@code interval_ms} milliseconds (negative: the
+     * {@code statistics_interval_ms} option; 0: never), on the consumer's callback
+     * thread (never an I/O thread). A NULL/null listener removes it. The
+     * handle is valid only during the call.
+     * <p>
+     * Thread-safety: safe from any thread, and from a callback.
+     */
+    static native void consumerSetStatisticsListener(long consumer, long intervalMs, NativeListener listener);
+
+    /**
+     * Sets the producer's error listener: it gets each background error (a
+     * batch that failed, a fenced producer, a lost broker connection) as an
+     * error handle, on the producer's callback thread. A NULL/null listener
+     * removes it. The handle is valid only during the call.
+     * <p>
+     * Thread-safety: safe from any thread, and from a callback.
+     */
+    static native void producerSetErrorListener(long producer, NativeListener listener);
+
+    /**
+     * Sets the consumer's error listener: it gets each background error
+     * (membership lost, a lost broker connection) as an error handle, on the
+     * consumer's callback thread. A NULL/null listener removes it. The handle
+     * is valid only during the call.
+     * <p>
+     * Thread-safety: safe from any thread, and from a callback.
+     */
+    static native void consumerSetErrorListener(long consumer, NativeListener listener);
+
+    /**
+     * Sends the engine's log records at {@code level_name} ({@code error}, {@code warn},
+     * {@code info}, {@code debug}, {@code trace}) and above to {@code listener}, for the whole
+     * process, on the process's log thread ({@code cursus-log}, never an I/O
+     * thread), in order. {@code off} or a NULL/null listener stops logging; records
+     * below the level cost nearly nothing. The record handle is valid only
+     * during the call. When the listener falls 10000 records behind, newer
+     * records are dropped; the next one delivered says how many.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native void logSetListener(String levelName, NativeListener listener);
+
+    /**
+     * Changes the level of the log listener ({@code error}, {@code warn}, {@code info},
+     * {@code debug}, {@code trace} or {@code off}).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native void logSetLevel(String levelName);
+
+    /**
+     * The record's level: {@code "error"}, {@code "warn"}, {@code "info"}, {@code "debug"} or
+     * {@code "trace"}.
+     * <p>
+     * Thread-safety: safe from any thread while the record is alive.
+     */
+    static native String logRecordLevel(long record);
+
+    /**
+     * Where the record comes from: the engine module, e.g.
+     * {@code "cursus::consumer::group"}.
+     * <p>
+     * Thread-safety: safe from any thread while the record is alive.
+     */
+    static native String logRecordTarget(long record);
+
+    /**
+     * The message, followed by {@code  key=value} per field.
+     * <p>
+     * Thread-safety: safe from any thread while the record is alive.
+     */
+    static native String logRecordMessage(long record);
+
+    /**
+     * Records dropped just before this one because the listener fell behind.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long logRecordDropped(long record);
 
     /**
      * Connects a producer with {@code config} (options {@code bootstrap_servers}, {@code acks},
@@ -1598,6 +1963,11 @@ final class NativeBridge {
     static native void groupStatusDestroy(long handle);
 
     /**
+     * Releases a log record handle (0 and released handles are ignored).
+     */
+    static native void logRecordDestroy(long handle);
+
+    /**
      * Releases a message handle (0 and released handles are ignored).
      */
     static native void messageDestroy(long handle);
@@ -1621,6 +1991,11 @@ final class NativeBridge {
      * Releases a snapshot handle (0 and released handles are ignored).
      */
     static native void snapshotDestroy(long handle);
+
+    /**
+     * Releases a statistics handle (0 and released handles are ignored).
+     */
+    static native void statisticsDestroy(long handle);
 
     /**
      * Releases a string list handle (0 and released handles are ignored).

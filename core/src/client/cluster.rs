@@ -105,7 +105,8 @@ impl Cluster {
         self.events.report_error(error);
     }
 
-    /// Opens a connection that reports its loss to the error listener.
+    /// Opens a pooled connection, which reports its loss to the error
+    /// listener.
     async fn open(&self, addr: &str) -> Result<Connection> {
         let events = Arc::downgrade(&self.events);
         let on_lost = Box::new(move |e: Error| {
@@ -135,9 +136,12 @@ impl Cluster {
         Ok(c)
     }
 
-    /// A new connection not kept in the pool (for a dedicated stream).
+    /// A new connection not kept in the pool (for a dedicated stream). Its
+    /// loss is not reported to the error listener: the broker ends a
+    /// stream's connection when the stream ends, and its owner handles that
+    /// (a broker that went away is reported by the pooled connections).
     pub async fn dedicated_connection(&self, addr: &str) -> Result<Connection> {
-        self.open(addr).await
+        Connection::connect(addr, &self.config).await
     }
 
     /// Closes every pooled connection of `lane` (all lanes when `None`).

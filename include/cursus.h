@@ -167,6 +167,9 @@ typedef struct cursus_partition_offsets_list_t cursus_partition_offsets_list_t;
 // Opaque producer handle (destroy with `cursus_producer_destroy`).
 typedef struct cursus_producer_t cursus_producer_t;
 
+// Opaque rebalance event handle (destroy with `cursus_rebalance_event_destroy`).
+typedef struct cursus_rebalance_event_t cursus_rebalance_event_t;
+
 // Opaque replay proof handle (destroy with `cursus_replay_proof_destroy`).
 typedef struct cursus_replay_proof_t cursus_replay_proof_t;
 
@@ -201,6 +204,16 @@ typedef struct cursus_truncate_outcome_t cursus_truncate_outcome_t;
 typedef void (*cursus_completion_cb)(void *user_data,
                                      enum cursus_status_t status,
                                      const struct cursus_error_t *error);
+
+// A listener of rebalance event events, set with the `user_data` it gets back.
+// It is called once per event on the client's callback thread (log
+// records: the process's log thread), never on an I/O thread. `event`
+// is a rebalance event handle valid only during the call: read it with the
+// `cursus_rebalance_event_*` accessors and do not destroy it. `user_data` must stay
+// valid until the listener is replaced or cleared (NULL) or the client
+// is destroyed.
+typedef void (*cursus_rebalance_event_listener)(void *user_data,
+                                                const struct cursus_rebalance_event_t *event);
 
 // A listener of statistics events, set with the `user_data` it gets back.
 // It is called once per event on the client's callback thread (log
@@ -757,6 +770,166 @@ enum cursus_status_t cursus_consumer_assignment(struct cursus_consumer_t *consum
 // writable storage.
 enum cursus_status_t cursus_consumer_close(struct cursus_consumer_t *consumer,
                                            struct cursus_error_t **out_error);
+
+// Makes the next poll return records of a partition from `offset` on;
+// records already fetched for it are dropped. The partition must be
+// assigned (`partition_not_assigned` otherwise: poll joins the group
+// first; a rebalance listener's `assigned` event is the place to seek
+// before any record is returned). Commits never move backwards: after a
+// seek backwards they stay at the furthest offset returned.
+//
+// Thread-safety: safe from any thread, and from the rebalance listener.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_consumer_seek(struct cursus_consumer_t *consumer,
+                                          const char *topic,
+                                          uint32_t partition,
+                                          uint64_t offset,
+                                          struct cursus_error_t **out_error);
+
+// The offset of the next record poll returns for an assigned partition.
+//
+// Thread-safety: safe from any thread, and from the rebalance listener.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_consumer_position(struct cursus_consumer_t *consumer,
+                                              const char *topic,
+                                              uint32_t partition,
+                                              uint64_t *out_offset,
+                                              struct cursus_error_t **out_error);
+
+// Stops returning records of these assigned partitions (their offsets in
+// the list are ignored) until `consumer_resume`; the consumer stays in its
+// group and their positions are kept.
+//
+// Thread-safety: safe from any thread, and from the rebalance listener.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_consumer_pause(struct cursus_consumer_t *consumer,
+                                           struct cursus_topic_partition_list_t *partitions,
+                                           struct cursus_error_t **out_error);
+
+// Returns records of these partitions again, from their positions.
+//
+// Thread-safety: safe from any thread, and from the rebalance listener.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_consumer_resume(struct cursus_consumer_t *consumer,
+                                            struct cursus_topic_partition_list_t *partitions,
+                                            struct cursus_error_t **out_error);
+
+// The paused partitions, sorted.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_consumer_paused(struct cursus_consumer_t *consumer,
+                                            struct cursus_topic_partition_list_t **out_partitions,
+                                            struct cursus_error_t **out_error);
+
+// The group's committed next offset of each listed partition, in list
+// order: a new list whose offsets are the committed ones (-1 where the
+// group committed nothing).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_consumer_committed_list(struct cursus_consumer_t *consumer,
+                                                    struct cursus_topic_partition_list_t *partitions,
+                                                    struct cursus_topic_partition_list_t **out_committed,
+                                                    struct cursus_error_t **out_error);
+
+// Sets the rebalance listener (NULL/null removes it). It is called with
+// each change of the assignment: `assigned` after every join of the group
+// (possibly empty), before any record of those partitions is returned;
+// `revoked` before partitions are taken away while still a member (by
+// close, a new subscribe, or a rebalance); `lost` when the session had
+// expired. It runs on a thread of the consumer's own while poll (or close,
+// or subscribe) waits for it, so it may call the consumer again (commit,
+// seek, pause, position), except poll, which fails there. The event is
+// lent for the duration of the call.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_consumer_set_rebalance_listener(struct cursus_consumer_t *consumer,
+                                                            cursus_rebalance_event_listener listener,
+                                                            void *user_data,
+                                                            struct cursus_error_t **out_error);
+
+// The kind of change: `"assigned"`, `"revoked"` or `"lost"`.
+//
+// Thread-safety: safe from any thread while the event is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_rebalance_event_kind(const struct cursus_rebalance_event_t *event);
+
+// How many partitions the event is about.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+size_t cursus_rebalance_event_count(const struct cursus_rebalance_event_t *event);
+
+// The topic of the partition at `index` (none past the end).
+//
+// Thread-safety: safe from any thread while the event is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_rebalance_event_topic(const struct cursus_rebalance_event_t *event,
+                                         size_t index);
+
+// The partition number at `index` (-1 past the end).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+int64_t cursus_rebalance_event_partition(const struct cursus_rebalance_event_t *event,
+                                         size_t index);
 
 // The status this error reports (its class, or its local kind).
 //
@@ -3674,6 +3847,19 @@ void cursus_partition_offsets_list_destroy(struct cursus_partition_offsets_list_
 // buffers hold the given length; out-parameters are NULL or point to
 // writable storage.
 void cursus_producer_destroy(struct cursus_producer_t *handle);
+
+// Destroys a rebalance event handle (NULL and already-destroyed handles are
+// ignored). Strings and bytes its accessors lent become invalid.
+//
+// Thread-safety: safe from any thread; calls running on the handle
+// finish normally, later ones fail with `CURSUS_ERR_INVALID_ARGUMENT`.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+void cursus_rebalance_event_destroy(struct cursus_rebalance_event_t *handle);
 
 // Destroys a replay proof handle (NULL and already-destroyed handles are
 // ignored). Strings and bytes its accessors lent become invalid.

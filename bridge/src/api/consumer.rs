@@ -2,10 +2,12 @@
 
 use super::lists::TopicPartitionList;
 use super::{Callback, Config, Message};
+use crate::callback::Listener;
 use crate::registry::Handle;
 use crate::{records, timeout};
 use cursus::{Result, TopicPartition};
 use cursus_bridge_macros::bridge_fn;
+use std::sync::Arc;
 
 pub use cursus::blocking::Consumer;
 
@@ -154,4 +156,141 @@ pub fn consumer_assignment(consumer: &Consumer) -> Result<TopicPartitionList> {
 #[bridge_fn]
 pub fn consumer_close(consumer: &Consumer) -> Result<()> {
     consumer.close()
+}
+
+/// Makes the next poll return records of a partition from `offset` on;
+/// records already fetched for it are dropped. The partition must be
+/// assigned (`partition_not_assigned` otherwise: poll joins the group
+/// first; a rebalance listener's `assigned` event is the place to seek
+/// before any record is returned). Commits never move backwards: after a
+/// seek backwards they stay at the furthest offset returned.
+///
+/// Thread-safety: safe from any thread, and from the rebalance listener.
+#[bridge_fn]
+pub fn consumer_seek(consumer: &Consumer, topic: &str, partition: u32, offset: u64) -> Result<()> {
+    consumer.seek(&TopicPartition::new(topic, partition), offset)
+}
+
+/// The offset of the next record poll returns for an assigned partition.
+///
+/// Thread-safety: safe from any thread, and from the rebalance listener.
+#[bridge_fn(out = "offset")]
+pub fn consumer_position(consumer: &Consumer, topic: &str, partition: u32) -> Result<u64> {
+    consumer.position(&TopicPartition::new(topic, partition))
+}
+
+/// Stops returning records of these assigned partitions (their offsets in
+/// the list are ignored) until `consumer_resume`; the consumer stays in its
+/// group and their positions are kept.
+///
+/// Thread-safety: safe from any thread, and from the rebalance listener.
+#[bridge_fn]
+pub fn consumer_pause(consumer: &Consumer, partitions: &TopicPartitionList) -> Result<()> {
+    consumer.pause(&partitions_of(partitions))
+}
+
+/// Returns records of these partitions again, from their positions.
+///
+/// Thread-safety: safe from any thread, and from the rebalance listener.
+#[bridge_fn]
+pub fn consumer_resume(consumer: &Consumer, partitions: &TopicPartitionList) -> Result<()> {
+    consumer.resume(&partitions_of(partitions))
+}
+
+/// The paused partitions, sorted.
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn(out = "partitions")]
+pub fn consumer_paused(consumer: &Consumer) -> Result<TopicPartitionList> {
+    Ok(TopicPartitionList::from_partitions(consumer.paused()?))
+}
+
+/// The group's committed next offset of each listed partition, in list
+/// order: a new list whose offsets are the committed ones (-1 where the
+/// group committed nothing).
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn(out = "committed")]
+pub fn consumer_committed_list(
+    consumer: &Consumer,
+    partitions: &TopicPartitionList,
+) -> Result<TopicPartitionList> {
+    let committed = consumer.committed_offsets(&partitions_of(partitions))?;
+    Ok(TopicPartitionList::from_offsets(
+        committed
+            .into_iter()
+            .map(|(tp, o)| (tp, o.map_or(-1, |o| o as i64)))
+            .collect(),
+    ))
+}
+
+/// Sets the rebalance listener (NULL/null removes it). It is called with
+/// each change of the assignment: `assigned` after every join of the group
+/// (possibly empty), before any record of those partitions is returned;
+/// `revoked` before partitions are taken away while still a member (by
+/// close, a new subscribe, or a rebalance); `lost` when the session had
+/// expired. It runs on a thread of the consumer's own while poll (or close,
+/// or subscribe) waits for it, so it may call the consumer again (commit,
+/// seek, pause, position), except poll, which fails there. The event is
+/// lent for the duration of the call.
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn]
+pub fn consumer_set_rebalance_listener(
+    consumer: &Consumer,
+    listener: Option<Listener<RebalanceEvent>>,
+) -> Result<()> {
+    consumer.set_rebalance_listener(listener.map(|l| {
+        Arc::new(move |e: &cursus::RebalanceEvent| l(&RebalanceEvent(e.clone())))
+            as cursus::consumer::RebalanceListener
+    }))
+}
+
+/// A change of a consumer's assignment, as the rebalance listener gets it.
+#[derive(Debug, Clone)]
+pub struct RebalanceEvent(pub cursus::RebalanceEvent);
+
+impl Handle for RebalanceEvent {
+    const KIND: &'static str = "rebalance event";
+}
+
+/// The kind of change: `"assigned"`, `"revoked"` or `"lost"`.
+///
+/// Thread-safety: safe from any thread while the event is alive.
+#[bridge_fn]
+pub fn rebalance_event_kind(event: &RebalanceEvent) -> &str {
+    event.0.kind()
+}
+
+/// How many partitions the event is about.
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn]
+pub fn rebalance_event_count(event: &RebalanceEvent) -> usize {
+    event.0.partitions().len()
+}
+
+/// The topic of the partition at `index` (none past the end).
+///
+/// Thread-safety: safe from any thread while the event is alive.
+#[bridge_fn]
+pub fn rebalance_event_topic(event: &RebalanceEvent, index: usize) -> Option<&str> {
+    event.0.partitions().get(index).map(|tp| tp.topic.as_str())
+}
+
+/// The partition number at `index` (-1 past the end).
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn(fallback = "-1")]
+pub fn rebalance_event_partition(event: &RebalanceEvent, index: usize) -> i64 {
+    event
+        .0
+        .partitions()
+        .get(index)
+        .map_or(-1, |tp| i64::from(tp.partition))
+}
+
+/// The partitions of a list (its offsets are not looked at).
+fn partitions_of(list: &TopicPartitionList) -> Vec<TopicPartition> {
+    list.entries().into_iter().map(|(tp, _)| tp).collect()
 }

@@ -22,6 +22,11 @@ impl TopicPartitionList {
         ))
     }
 
+    /// A list of partitions with offsets (-1: none).
+    pub fn from_offsets(entries: Vec<(TopicPartition, i64)>) -> TopicPartitionList {
+        TopicPartitionList(Mutex::new(entries))
+    }
+
     /// The entries, in order.
     pub fn entries(&self) -> Vec<(TopicPartition, i64)> {
         self.0.lock().unwrap_or_else(|p| p.into_inner()).clone()

@@ -36,7 +36,7 @@ pub use crate::callback::{Callback, Listener};
 pub use crate::log::LogRecord;
 pub use admin::Admin;
 pub use config::Config;
-pub use consumer::Consumer;
+pub use consumer::{Consumer, RebalanceEvent};
 pub use cursus::eventstore::{Appended, ReplayProof, Snapshot};
 pub use cursus::ErrorClass;
 pub use cursus::Statistics;

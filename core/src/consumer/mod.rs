@@ -342,6 +342,7 @@ impl Consumer {
             state.last_auto_commit = Instant::now();
             if let Err(e) = self.commit_delivered(&mut state).await {
                 tracing::warn!(error = %e, "auto-commit failed");
+                self.cluster.report_error(e);
             }
         }
         let mut out: Vec<ConsumerRecord> = Vec::new();

@@ -299,6 +299,100 @@ final class NativeBridge {
     static native void consumerClose(long consumer);
 
     /**
+     * Makes the next poll return records of a partition from {@code offset} on;
+     * records already fetched for it are dropped. The partition must be
+     * assigned ({@code partition_not_assigned} otherwise: poll joins the group
+     * first; a rebalance listener's {@code assigned} event is the place to seek
+     * before any record is returned). Commits never move backwards: after a
+     * seek backwards they stay at the furthest offset returned.
+     * <p>
+     * Thread-safety: safe from any thread, and from the rebalance listener.
+     */
+    static native void consumerSeek(long consumer, String topic, int partition, long offset);
+
+    /**
+     * The offset of the next record poll returns for an assigned partition.
+     * <p>
+     * Thread-safety: safe from any thread, and from the rebalance listener.
+     */
+    static native long consumerPosition(long consumer, String topic, int partition);
+
+    /**
+     * Stops returning records of these assigned partitions (their offsets in
+     * the list are ignored) until {@code consumer_resume}; the consumer stays in its
+     * group and their positions are kept.
+     * <p>
+     * Thread-safety: safe from any thread, and from the rebalance listener.
+     */
+    static native void consumerPause(long consumer, long partitions);
+
+    /**
+     * Returns records of these partitions again, from their positions.
+     * <p>
+     * Thread-safety: safe from any thread, and from the rebalance listener.
+     */
+    static native void consumerResume(long consumer, long partitions);
+
+    /**
+     * The paused partitions, sorted.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long consumerPaused(long consumer);
+
+    /**
+     * The group's committed next offset of each listed partition, in list
+     * order: a new list whose offsets are the committed ones (-1 where the
+     * group committed nothing).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long consumerCommittedList(long consumer, long partitions);
+
+    /**
+     * Sets the rebalance listener (NULL/null removes it). It is called with
+     * each change of the assignment: {@code assigned} after every join of the group
+     * (possibly empty), before any record of those partitions is returned;
+     * {@code revoked} before partitions are taken away while still a member (by
+     * close, a new subscribe, or a rebalance); {@code lost} when the session had
+     * expired. It runs on a thread of the consumer's own while poll (or close,
+     * or subscribe) waits for it, so it may call the consumer again (commit,
+     * seek, pause, position), except poll, which fails there. The event is
+     * lent for the duration of the call.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native void consumerSetRebalanceListener(long consumer, NativeListener listener);
+
+    /**
+     * The kind of change: {@code "assigned"}, {@code "revoked"} or {@code "lost"}.
+     * <p>
+     * Thread-safety: safe from any thread while the event is alive.
+     */
+    static native String rebalanceEventKind(long event);
+
+    /**
+     * How many partitions the event is about.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native int rebalanceEventCount(long event);
+
+    /**
+     * The topic of the partition at {@code index} (none past the end).
+     * <p>
+     * Thread-safety: safe from any thread while the event is alive.
+     */
+    static native String rebalanceEventTopic(long event, int index);
+
+    /**
+     * The partition number at {@code index} (-1 past the end).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long rebalanceEventPartition(long event, int index);
+
+    /**
      * The status this error reports (its class, or its local kind).
      * <p>
      * Thread-safety: safe from any thread.
@@ -1981,6 +2075,11 @@ final class NativeBridge {
      * Releases a producer handle (0 and released handles are ignored).
      */
     static native void producerDestroy(long handle);
+
+    /**
+     * Releases a rebalance event handle (0 and released handles are ignored).
+     */
+    static native void rebalanceEventDestroy(long handle);
 
     /**
      * Releases a replay proof handle (0 and released handles are ignored).

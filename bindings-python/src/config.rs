@@ -79,13 +79,24 @@ pub fn builder(
     kind: ClientKind,
     kwargs: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<ConfigBuilder> {
+    // A client is being made: the engine's log level follows the `cursus`
+    // logger's (levels set after this apply from the next client on, or
+    // at once after `cursus.sync_log_level()`).
+    crate::logbridge::sync_level(py);
     let options = kind.options();
     let mut b = ConfigBuilder::new(Some(kind));
+    let with_callbacks = matches!(kind, ClientKind::Producer | ClientKind::Consumer);
     for (k, v) in kwargs.into_iter().flat_map(|kw| kw.iter()) {
         if v.is_none() {
             continue;
         }
         let name: String = k.extract()?;
+        // `error_cb` / `stats_cb`: callables, not engine options (taken by
+        // `listeners::ClientCallbacks`).
+        if with_callbacks && crate::listeners::CALLBACK_OPTIONS.contains(&name.as_str()) {
+            crate::listeners::check_callable(&name, &v)?;
+            continue;
+        }
         let text = match options.iter().find(|o| o.name == name) {
             Some(o) => option_text("option", &name, o.ty, &v)?,
             // Unknown: the bridge names the kind and lists its options.
@@ -98,16 +109,43 @@ pub fn builder(
 
 /// A producer config from keyword arguments.
 pub fn producer(py: Python<'_>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<ProducerConfig> {
-    builder(py, ClientKind::Producer, kwargs)?
+    let cfg = builder(py, ClientKind::Producer, kwargs)?
         .producer()
-        .py_err(py)
+        .py_err(py)?;
+    check_stats_interval(py, &cfg.client, kwargs)?;
+    Ok(cfg)
 }
 
 /// A consumer config from keyword arguments.
 pub fn consumer(py: Python<'_>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<ConsumerConfig> {
-    builder(py, ClientKind::Consumer, kwargs)?
+    let cfg = builder(py, ClientKind::Consumer, kwargs)?
         .consumer()
-        .py_err(py)
+        .py_err(py)?;
+    check_stats_interval(py, &cfg.client, kwargs)?;
+    Ok(cfg)
+}
+
+/// A `stats_cb` needs `statistics_interval_ms` (without it, it would never
+/// be called): a `ValidationError` rather than silence.
+fn check_stats_interval(
+    py: Python<'_>,
+    client: &ClientConfig,
+    kwargs: Option<&Bound<'_, PyDict>>,
+) -> PyResult<()> {
+    let has_stats_cb = match kwargs {
+        Some(kw) => kw.get_item("stats_cb")?.is_some_and(|v| !v.is_none()),
+        None => false,
+    };
+    if has_stats_cb && client.statistics_interval.is_zero() {
+        return Err(crate::errors::to_py(
+            py,
+            &cursus::Error::invalid_argument(
+                "stats_cb is called every statistics_interval_ms: set statistics_interval_ms > 0",
+            )
+            .with_field("option", "statistics_interval_ms"),
+        ));
+    }
+    Ok(())
 }
 
 /// An admin client config from keyword arguments.
@@ -149,7 +187,11 @@ pub fn _check_config(
     config: Option<&Bound<'_, PyDict>>,
 ) -> PyResult<()> {
     let kind: ClientKind = kind.parse().py_err(py)?;
-    builder(py, kind, config)?.validate().py_err(py)
+    match kind {
+        ClientKind::Producer => producer(py, config).map(drop),
+        ClientKind::Consumer => consumer(py, config).map(drop),
+        _ => builder(py, kind, config)?.validate().py_err(py),
+    }
 }
 
 fn table(kind: ClientKind) -> Vec<(&'static str, &'static str, &'static str)> {

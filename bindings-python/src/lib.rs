@@ -15,6 +15,7 @@ mod aio;
 mod config;
 mod errors;
 mod eventstore;
+mod listeners;
 mod logbridge;
 mod sync;
 mod types;
@@ -97,6 +98,7 @@ fn _cursus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     // Records of the `log` crate (rustls, ...) reach pyo3-log through the
     // log thread too (logbridge::install), never on an engine I/O thread.
     logbridge::install(
+        m.py(),
         pyo3_log::Logger::new(m.py(), pyo3_log::Caching::Loggers)?.filter(log::LevelFilter::Debug),
         log::LevelFilter::Debug,
     );
@@ -136,9 +138,13 @@ fn _cursus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<types::PartitionDescription>()?;
     m.add_class::<types::GroupStatus>()?;
     m.add_class::<types::GroupMember>()?;
+    m.add_class::<types::Statistics>()?;
+    m.add_class::<types::Latency>()?;
+    m.add_class::<types::PartitionLag>()?;
     m.add_function(wrap_pyfunction!(config::_check_config, m)?)?;
     m.add_function(wrap_pyfunction!(errors::_closed_error, m)?)?;
     m.add_function(wrap_pyfunction!(logbridge::_flush_logs, m)?)?;
+    m.add_function(wrap_pyfunction!(logbridge::sync_log_level, m)?)?;
     m.add_function(wrap_pyfunction!(config::client_options, m)?)?;
     m.add_function(wrap_pyfunction!(config::producer_options, m)?)?;
     m.add_function(wrap_pyfunction!(config::consumer_options, m)?)?;

@@ -146,13 +146,15 @@ impl log::Log for Threaded {
 /// Makes `python` (pyo3-log) the destination of `log` records, through the
 /// log thread. Does nothing when the process already has a `log` logger
 /// (another extension's): engine logs then go there.
-pub(crate) fn install(python: pyo3_log::Logger, max: log::LevelFilter) {
+pub(crate) fn install(py: Python<'_>, python: pyo3_log::Logger, max: log::LevelFilter) {
     // Engine events: the bridge's subscriber, filtered by Python's levels,
-    // delivered on this module's fork-aware log thread.
+    // delivered on this module's fork-aware log thread. Its level (checked
+    // first, on an atomic) is the `cursus` logger's: a level Python does
+    // not log costs the engine nothing.
     cursus_bridge::log::set_log_thread(log_thread);
     cursus_bridge::log::set_filter(Arc::new(python_wants));
     cursus_bridge::log::set_listener(
-        Some(Level::TRACE),
+        python_level(py),
         Some(Arc::new(|record: &LogRecord| {
             Owned::from_bridge(record).deliver()
         })),
@@ -161,6 +163,67 @@ pub(crate) fn install(python: pyo3_log::Logger, max: log::LevelFilter) {
         INSTALLED.store(true, Ordering::SeqCst);
         log::set_max_level(max);
     }
+}
+
+/// The engine level matching a Python level threshold: the most verbose
+/// engine level whose records Python would log (pyo3-log maps error,
+/// warn, info, debug to 40, 30, 20, 10; trace is never forwarded).
+fn engine_level(threshold: i64) -> Option<Level> {
+    match threshold {
+        i64::MIN..=10 => Some(Level::DEBUG),
+        11..=20 => Some(Level::INFO),
+        21..=30 => Some(Level::WARN),
+        31..=40 => Some(Level::ERROR),
+        _ => None,
+    }
+}
+
+/// The threshold Python applies to engine records: the lowest effective
+/// level of the `cursus` logger and of its configured descendants
+/// (`cursus.consumer.group` ...), raised by `logging.disable()`.
+fn python_threshold(py: Python<'_>) -> PyResult<i64> {
+    let logging = py.import_bound("logging")?;
+    let logger_class = logging.getattr("Logger")?;
+    let mut lowest: i64 = logging
+        .call_method1("getLogger", ("cursus",))?
+        .call_method0("getEffectiveLevel")?
+        .extract()?;
+    let manager = logging.getattr("root")?.getattr("manager")?;
+    // A copy: other threads may add loggers meanwhile.
+    let loggers = manager.getattr("loggerDict")?.call_method0("copy")?;
+    for item in loggers.call_method0("items")?.iter()? {
+        let (name, logger): (String, Bound<'_, PyAny>) = item?.extract()?;
+        if name.starts_with("cursus.") && logger.is_instance(&logger_class)? {
+            let level: i64 = logger.call_method0("getEffectiveLevel")?.extract()?;
+            lowest = lowest.min(level);
+        }
+    }
+    let disabled: i64 = manager.getattr("disable")?.extract()?;
+    Ok(lowest.max(disabled.saturating_add(1)))
+}
+
+/// The engine level for Python's current configuration (`debug` if it
+/// cannot be read: Python's own filters still apply).
+fn python_level(py: Python<'_>) -> Option<Level> {
+    python_threshold(py).map_or(Some(Level::DEBUG), engine_level)
+}
+
+/// Sets the engine's log level from the `cursus` logger's effective level
+/// (done when the module is imported and whenever a client is made).
+pub(crate) fn sync_level(py: Python<'_>) {
+    cursus_bridge::log::set_level(python_level(py));
+}
+
+/// Sets the engine's log level from the effective level of the `cursus`
+/// logger (and of its descendants): call it after changing those levels
+/// while clients exist (each new client does it too). Returns the engine
+/// level now in force (`"off"`, `"error"`, `"warn"`, `"info"`, `"debug"`).
+#[pyfunction]
+pub fn sync_log_level(py: Python<'_>) -> &'static str {
+    sync_level(py);
+    cursus_bridge::log::level()
+        .as_ref()
+        .map_or("off", cursus_bridge::log::level_name)
 }
 
 /// Waits until the records logged so far are handed to `logging`, at most

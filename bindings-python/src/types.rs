@@ -142,8 +142,20 @@ pub struct Message {
     pub key: Option<Py<PyBytes>>,
     /// Payload.
     pub payload: Py<PyBytes>,
-    /// Timestamp (ms since the epoch).
+    /// Timestamp (ms since the epoch): the producer's, or the broker's
+    /// append time when the producer set none.
     pub timestamp: i64,
+    /// The record's metadata (event-sourcing topics: usually JSON), or
+    /// `None` when it has none.
+    pub metadata: Option<String>,
+    /// The event type of an event of an event-sourcing topic, else `None`.
+    pub event_type: Option<String>,
+    /// The event's payload schema version, else `None`.
+    pub schema_version: Option<u32>,
+    /// The aggregate version the event created, else `None`.
+    pub aggregate_version: Option<u64>,
+    /// The event id, when the event has one, else `None`.
+    pub event_id: Option<String>,
 }
 
 #[pymethods]
@@ -156,7 +168,7 @@ impl Message {
 
     fn __repr__(&self, py: Python<'_>) -> String {
         format!(
-            "Message(topic={:?}, partition={}, offset={}, timestamp={}, key={}, payload=<{} bytes>)",
+            "Message(topic={:?}, partition={}, offset={}, timestamp={}, key={}, payload=<{} bytes>{})",
             self.topic,
             self.partition,
             self.offset,
@@ -164,7 +176,14 @@ impl Message {
             self.key
                 .as_ref()
                 .map_or_else(|| "None".to_owned(), |k| format!("<{} bytes>", k.bind(py).as_bytes().len())),
-            self.payload.bind(py).as_bytes().len()
+            self.payload.bind(py).as_bytes().len(),
+            match &self.event_type {
+                Some(t) => format!(
+                    ", event_type={t:?}, aggregate_version={}",
+                    self.aggregate_version.unwrap_or_default()
+                ),
+                None => String::new(),
+            }
         )
     }
 }
@@ -179,6 +198,11 @@ impl Message {
             key: r.key.as_ref().map(|k| PyBytes::new_bound(py, k).unbind()),
             payload: PyBytes::new_bound(py, &r.payload).unbind(),
             timestamp: r.timestamp,
+            metadata: r.metadata.clone(),
+            event_type: r.event.as_ref().map(|e| e.event_type.clone()),
+            schema_version: r.event.as_ref().map(|e| e.schema_version),
+            aggregate_version: r.event.as_ref().map(|e| e.aggregate_version),
+            event_id: r.event.as_ref().and_then(|e| e.event_id.clone()),
         }
     }
 }
@@ -500,6 +524,193 @@ impl From<pa::GroupStatus> for GroupStatus {
                     assignments: m.assignments,
                 })
                 .collect(),
+        }
+    }
+}
+
+/// Latency percentiles in microseconds (all 0 while `count` is 0).
+#[pyclass(module = "cursus", frozen, get_all)]
+#[derive(Clone, Debug)]
+pub struct Latency {
+    /// Samples recorded.
+    pub count: u64,
+    /// Median.
+    pub p50_us: u64,
+    /// 99th percentile.
+    pub p99_us: u64,
+    /// 99.9th percentile.
+    pub p999_us: u64,
+    /// The largest sample.
+    pub max_us: u64,
+}
+
+#[pymethods]
+impl Latency {
+    fn __repr__(&self) -> String {
+        format!(
+            "Latency(count={}, p50_us={}, p99_us={}, p999_us={}, max_us={})",
+            self.count, self.p50_us, self.p99_us, self.p999_us, self.max_us
+        )
+    }
+}
+
+impl From<pa::Latency> for Latency {
+    fn from(l: pa::Latency) -> Self {
+        Latency {
+            count: l.count,
+            p50_us: l.p50_us,
+            p99_us: l.p99_us,
+            p999_us: l.p999_us,
+            max_us: l.max_us,
+        }
+    }
+}
+
+/// How far a consumer is behind on one assigned partition.
+#[pyclass(module = "cursus", frozen, get_all)]
+#[derive(Clone, Debug)]
+pub struct PartitionLag {
+    /// Topic.
+    pub topic: String,
+    /// Partition.
+    pub partition: u32,
+    /// The consumer's position (the offset after the last record it
+    /// returned, else the committed offset, else where `auto_offset_reset`
+    /// starts it); `None` when unknown.
+    pub position: Option<u64>,
+    /// The partition's end offset.
+    pub end_offset: u64,
+    /// `end_offset - position`; `None` when the position is unknown.
+    pub lag: Option<u64>,
+}
+
+#[pymethods]
+impl PartitionLag {
+    fn __repr__(&self) -> String {
+        let opt = |v: Option<u64>| v.map_or_else(|| "None".to_owned(), |v| v.to_string());
+        format!(
+            "PartitionLag(topic={:?}, partition={}, position={}, end_offset={}, lag={})",
+            self.topic,
+            self.partition,
+            opt(self.position),
+            self.end_offset,
+            opt(self.lag)
+        )
+    }
+}
+
+impl From<pa::PartitionLag> for PartitionLag {
+    fn from(p: pa::PartitionLag) -> Self {
+        PartitionLag {
+            topic: p.topic,
+            partition: p.partition,
+            position: p.position,
+            end_offset: p.end_offset,
+            lag: p.lag,
+        }
+    }
+}
+
+/// A client's statistics at one moment (see docs/observability.md):
+/// counters since the client was made, latency percentiles, and for a
+/// consumer the lag of each assigned partition.
+#[pyclass(module = "cursus", frozen)]
+#[derive(Clone, Debug)]
+pub struct Statistics {
+    /// The client's `client_id` option.
+    #[pyo3(get)]
+    pub client_id: String,
+    /// `"producer"` or `"consumer"`.
+    #[pyo3(get)]
+    pub kind: String,
+    /// Records acknowledged by the broker (producer).
+    #[pyo3(get)]
+    pub records_sent: u64,
+    /// Payload plus key bytes of the acknowledged records (producer).
+    #[pyo3(get)]
+    pub bytes_sent: u64,
+    /// Batches acknowledged by the broker (producer).
+    #[pyo3(get)]
+    pub batches_sent: u64,
+    /// Records the consumer's fetchers received (consumer).
+    #[pyo3(get)]
+    pub records_received: u64,
+    /// Payload plus key bytes of the received records (consumer).
+    #[pyo3(get)]
+    pub bytes_received: u64,
+    /// Request attempts sent to brokers (each retry counts).
+    #[pyo3(get)]
+    pub requests: u64,
+    /// Request attempts that were retries.
+    #[pyo3(get)]
+    pub retries: u64,
+    /// Failed request attempts by error class (classes that never failed
+    /// are absent).
+    #[pyo3(get)]
+    pub errors: std::collections::BTreeMap<String, u64>,
+    /// Request attempts sent and not answered yet.
+    #[pyo3(get)]
+    pub in_flight_requests: u64,
+    /// Produce latency: a batch's send to its acknowledgement.
+    #[pyo3(get)]
+    pub produce_latency: Latency,
+    /// Fetch latency: a fetch request to the batch it returned.
+    #[pyo3(get)]
+    pub fetch_latency: Latency,
+    /// The lag of each assigned partition (consumer; empty otherwise).
+    #[pyo3(get)]
+    pub partitions: Vec<PartitionLag>,
+    /// The engine's snapshot (for `to_json`).
+    engine: pa::Statistics,
+}
+
+#[pymethods]
+impl Statistics {
+    /// The snapshot as JSON text (the attribute names as keys; the same
+    /// document every language's statistics give).
+    fn to_json(&self) -> String {
+        self.engine.to_json()
+    }
+
+    /// The snapshot as a `dict` of plain values (nested dicts and lists).
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        py.import_bound("json")?
+            .call_method1("loads", (self.engine.to_json(),))
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Statistics(kind={:?}, client_id={:?}, records_sent={}, records_received={}, requests={}, retries={}, in_flight_requests={}, partitions={})",
+            self.kind,
+            self.client_id,
+            self.records_sent,
+            self.records_received,
+            self.requests,
+            self.retries,
+            self.in_flight_requests,
+            self.partitions.len()
+        )
+    }
+}
+
+impl From<pa::Statistics> for Statistics {
+    fn from(s: pa::Statistics) -> Self {
+        Statistics {
+            client_id: s.client_id.clone(),
+            kind: s.kind.clone(),
+            records_sent: s.records_sent,
+            bytes_sent: s.bytes_sent,
+            batches_sent: s.batches_sent,
+            records_received: s.records_received,
+            bytes_received: s.bytes_received,
+            requests: s.requests,
+            retries: s.retries,
+            errors: s.errors.clone(),
+            in_flight_requests: s.in_flight_requests,
+            produce_latency: s.produce_latency.into(),
+            fetch_latency: s.fetch_latency.into(),
+            partitions: s.partitions.iter().cloned().map(Into::into).collect(),
+            engine: s,
         }
     }
 }

@@ -206,7 +206,7 @@ def test_a_forked_child_creates_and_uses_its_own_clients(bootstrap: str, name: s
 @pytest.mark.parametrize("value", [True, {}, 1.5, [5]])
 def test_wrong_value_types_are_type_errors(value: object) -> None:
     with pytest.raises(TypeError, match="option linger_ms: expected an int"):
-        cursus.Producer(bootstrap_servers="127.0.0.1:1", linger_ms=value)  # type: ignore[arg-type]
+        cursus.Producer(bootstrap_servers="127.0.0.1:1", linger_ms=value)  # type: ignore[call-overload]
 
 
 def test_text_values_are_checked_by_the_engine() -> None:

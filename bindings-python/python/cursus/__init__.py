@@ -13,7 +13,18 @@ transaction. The
 asyncio API is :mod:`cursus.aio`.
 Configuration is passed as keyword arguments named like the engine's options
 (see :func:`producer_options`, :func:`consumer_options`,
-:func:`client_options`). Engine logs go to the ``logging`` logger ``cursus``.
+:func:`client_options`); a producer or consumer also takes ``error_cb`` (called
+with each background :class:`CursusError`) and ``stats_cb`` (called with a
+:class:`Statistics` every ``statistics_interval_ms``). A consumer seeks, pauses
+and resumes partitions and tells a :class:`RebalanceListener` (or the
+``on_assign``/``on_revoke``/``on_lost`` callables given to ``subscribe``) of
+assignment changes.
+
+Engine logs go to the ``logging`` logger ``cursus`` (and its children, named
+after the engine modules). The engine logs only at the levels that logger
+lets through: its effective level is read when ``cursus`` is imported and when
+a client is made; after changing it while clients exist, call
+:func:`sync_log_level`.
 """
 
 from __future__ import annotations
@@ -26,7 +37,9 @@ from ._cursus import (
     Delivery,
     GroupMember,
     GroupStatus,
+    Latency,
     Message,
+    PartitionLag,
     PartitionDescription,
     PartitionOffsets,
     Producer,
@@ -35,6 +48,7 @@ from ._cursus import (
     RecordMetadata,
     ReplayProof,
     Snapshot,
+    Statistics,
     StoredEvent,
     TopicDescription,
     TopicInfo,
@@ -45,6 +59,7 @@ from ._cursus import (
     client_options,
     consumer_options,
     producer_options,
+    sync_log_level,
 )
 from ._errors import (
     AuthorizationError,
@@ -60,6 +75,7 @@ from ._errors import (
     ValidationError,
 )
 from ._eventstore import Aggregate, EventReader, EventStore
+from ._rebalance import RebalanceCallback, RebalanceListener
 from ._transaction import Transaction
 
 __all__ = [
@@ -80,17 +96,22 @@ __all__ = [
     "GroupMember",
     "GroupStatus",
     "InternalError",
+    "Latency",
     "Message",
     "NotFoundError",
     "Page",
     "PartitionDescription",
+    "PartitionLag",
     "PartitionOffsets",
     "Producer",
     "RangeEvent",
+    "RebalanceCallback",
+    "RebalanceListener",
     "RecordMetadata",
     "ReplayProof",
     "RoutingError",
     "Snapshot",
+    "Statistics",
     "StoredEvent",
     "TimeoutError",
     "TopicDescription",
@@ -104,4 +125,5 @@ __all__ = [
     "client_options",
     "consumer_options",
     "producer_options",
+    "sync_log_level",
 ]

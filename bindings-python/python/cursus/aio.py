@@ -16,15 +16,34 @@ limit). Objects are used as::
         meta = await p.send("topic", b"payload")
 
 or created with ``await cursus.aio.Producer.connect(**config)``.
+
+Callbacks: the rebalance listener (``Consumer.subscribe(on_assign=...,
+on_revoke=..., on_lost=...)`` or :meth:`Consumer.set_rebalance_listener`)
+and ``error_cb``/``stats_cb`` run on the client's own threads, **not** on the
+event loop. Each may be a plain function (called on that thread: keep it
+short, and use ``loop.call_soon_threadsafe`` to touch loop objects) or a
+coroutine function (``async def``), which is run on the loop the client was
+used from (``asyncio.run_coroutine_threadsafe``). A rebalance coroutine is
+waited for -- records of newly assigned partitions are returned only after
+it finished, and inside it ``await consumer.seek(...)``/``commit()`` work --
+while an ``error_cb``/``stats_cb`` coroutine is scheduled in order and not
+waited for. ``poll`` inside a rebalance callback raises
+:class:`cursus.ValidationError`. Exceptions a callback raises are logged
+(logger ``cursus``) and ignored.
 """
 
 from __future__ import annotations
 
 import abc
 import asyncio
+import concurrent.futures
+import inspect
+import logging
 from types import TracebackType
 from typing import (
+    Any,
     AsyncIterator,
+    Awaitable,
     Callable,
     Dict,
     Iterable,
@@ -37,11 +56,14 @@ from typing import (
     Type,
     TypeVar,
     Union,
+    overload,
 )
 
 from . import _cursus
 from ._eventstore import DEFAULT_SNAPSHOT_EVERY, AsyncAggregate, AsyncEventReader, Text
+from ._rebalance import RebalanceListener as _SyncRebalanceListener
 from ._transaction import AsyncTransaction
+from ._errors import CursusError
 from ._cursus import (
     Appended,
     DeleteOutcome,
@@ -52,6 +74,7 @@ from ._cursus import (
     RecordMetadata,
     ReplayProof,
     Snapshot,
+    Statistics,
     StoredEvent,
     TopicDescription,
     TopicInfo,
@@ -63,6 +86,8 @@ from ._cursus import (
 __all__ = [
     "Producer",
     "Consumer",
+    "RebalanceListener",
+    "RebalanceCallback",
     "AdminClient",
     "Transaction",
     "EventStore",
@@ -75,6 +100,141 @@ Offsets = Union[Mapping[TopicPartition, int], Sequence[Tuple[TopicPartition, int
 ConfigValue = Union[str, int, bool, Sequence[str], None]
 _T = TypeVar("_T", bound="_Client")
 _S = TypeVar("_S")
+
+
+#: A rebalance callback of the asyncio consumer: a plain function or a
+#: coroutine function, called with the partitions of the event.
+RebalanceCallback = Callable[[List[TopicPartition]], Union[Awaitable[object], object]]
+#: ``error_cb``: called with each background error (plain or ``async def``).
+ErrorCallback = Callable[[CursusError], Union[Awaitable[object], object]]
+#: ``stats_cb``: called with a :class:`cursus.Statistics` every
+#: ``statistics_interval_ms`` (plain or ``async def``).
+StatsCallback = Callable[[Statistics], Union[Awaitable[object], object]]
+
+_log = logging.getLogger("cursus")
+
+
+class RebalanceListener:
+    """Base class of the asyncio consumer's rebalance listeners: override the
+    methods you need, as coroutines (``async def``) or plain methods.
+
+    Same semantics as :class:`cursus.RebalanceListener`: the methods are
+    called one at a time while ``poll`` (or ``close``, ``subscribe``) waits;
+    a coroutine runs on the consumer's event loop and is waited for, so
+    ``await consumer.seek(...)`` or ``await consumer.commit()`` work in it,
+    but ``poll`` raises :class:`cursus.ValidationError`. A loss calls
+    :meth:`on_partitions_revoked` unless :meth:`on_partitions_lost` is
+    overridden.
+    """
+
+    async def on_partitions_assigned(self, partitions: List[TopicPartition]) -> None:
+        """These partitions were added to the assignment (before any of
+        their records is returned)."""
+
+    async def on_partitions_revoked(self, partitions: List[TopicPartition]) -> None:
+        """These partitions are being taken away; a commit here counts."""
+
+    async def on_partitions_lost(self, partitions: List[TopicPartition]) -> None:
+        """These partitions were lost (session expired); by default calls
+        :meth:`on_partitions_revoked`."""
+        await self.on_partitions_revoked(partitions)
+
+
+async def _awaited(value: Awaitable[object]) -> object:
+    return await value
+
+
+def _run_on_loop(loop: asyncio.AbstractEventLoop, value: Awaitable[object], wait: bool) -> None:
+    """Runs an awaitable a callback returned on ``loop`` (from a client
+    thread); with ``wait``, until it finished (its exception is raised here,
+    to be logged by the caller)."""
+    if loop.is_closed():
+        if inspect.iscoroutine(value):
+            value.close()
+        raise RuntimeError("the callback's event loop is closed")
+    future = asyncio.run_coroutine_threadsafe(_awaited(value), loop)
+    if not wait:
+        future.add_done_callback(_log_outcome)
+        return
+    while True:
+        try:
+            future.result(timeout=0.5)
+            return
+        except concurrent.futures.TimeoutError:
+            # A loop that stopped would never run it: give up then.
+            if loop.is_closed() or not loop.is_running():
+                future.cancel()
+                raise RuntimeError("the callback's event loop stopped") from None
+
+
+def _log_outcome(future: "concurrent.futures.Future[object]") -> None:
+    if future.cancelled():
+        return
+    error = future.exception()
+    if error is not None:
+        _log.error("exception in a callback coroutine (ignored)", exc_info=error)
+
+
+def _threaded(
+    loop: asyncio.AbstractEventLoop, callback: Callable[[_S], object], wait: bool
+) -> Callable[[_S], None]:
+    """A plain callable for a client thread that calls ``callback`` and runs
+    the awaitable it may return on ``loop``."""
+
+    def call(arg: _S) -> None:
+        result = callback(arg)
+        if inspect.isawaitable(result):
+            _run_on_loop(loop, result, wait)
+
+    return call
+
+
+class _ThreadedListener(_SyncRebalanceListener):
+    """Adapts a listener whose methods may be coroutines to the consumer's
+    listener thread."""
+
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        listener: Union[RebalanceListener, _SyncRebalanceListener],
+    ) -> None:
+        self._loop = loop
+        self._listener = listener
+
+    def _call(self, result: object) -> None:
+        if inspect.isawaitable(result):
+            _run_on_loop(self._loop, result, True)
+
+    def on_partitions_assigned(self, partitions: List[TopicPartition]) -> None:
+        self._call(self._listener.on_partitions_assigned(partitions))
+
+    def on_partitions_revoked(self, partitions: List[TopicPartition]) -> None:
+        self._call(self._listener.on_partitions_revoked(partitions))
+
+    def on_partitions_lost(self, partitions: List[TopicPartition]) -> None:
+        self._call(self._listener.on_partitions_lost(partitions))
+
+
+def _callbacks_of(
+    error_cb: Optional[ErrorCallback], stats_cb: Optional[StatsCallback]
+) -> Dict[str, Any]:
+    callbacks: Dict[str, Any] = {}
+    if error_cb is not None:
+        callbacks["error_cb"] = error_cb
+    if stats_cb is not None:
+        callbacks["stats_cb"] = stats_cb
+    return callbacks
+
+
+def _client_callbacks(config: Dict[str, Any]) -> Dict[str, Any]:
+    """``config`` with ``error_cb``/``stats_cb`` adapted to the running loop."""
+    loop = asyncio.get_running_loop()
+    adapted = dict(config)
+    for name in ("error_cb", "stats_cb"):
+        callback = adapted.get(name)
+        if callback is not None:
+            adapted[name] = _threaded(loop, callback, wait=False)
+    return adapted
 
 
 # Options whose values are secrets: shown as <redacted> (docs/security.md).
@@ -96,11 +256,14 @@ class _Config(Dict[str, ConfigValue]):
 class _Client(abc.ABC):
     _what = "client"
     _kind = "admin"
+    #: ``error_cb``/``stats_cb`` of a producer or consumer (set before
+    #: ``_Client.__init__`` runs).
+    _callbacks: Dict[str, Any] = {}
 
     def __init__(self, **config: ConfigValue) -> None:
         # Checked now, so an unknown or mistyped option fails where it is
         # written, not at connect().
-        _cursus._check_config(self._kind, **config)
+        _cursus._check_config(self._kind, **config, **self._callbacks)
         self._config = _Config(config)
         self._native_obj: Optional[object] = None
         self._closed = False
@@ -179,7 +342,30 @@ class Producer(_Client):
     _what = "producer"
     _kind = "producer"
 
-    def __init__(self, **config: ConfigValue) -> None:
+    @overload
+    def __init__(self, **config: ConfigValue) -> None: ...
+
+    @overload
+    def __init__(
+        self,
+        *,
+        error_cb: Optional[ErrorCallback] = None,
+        stats_cb: Optional[StatsCallback] = None,
+        **config: ConfigValue,
+    ) -> None: ...
+
+    def __init__(
+        self,
+        *,
+        error_cb: Optional[ErrorCallback] = None,
+        stats_cb: Optional[StatsCallback] = None,
+        **config: ConfigValue,
+    ) -> None:
+        """Options as keyword arguments (see :func:`cursus.producer_options`);
+        ``error_cb(error)`` is called with each background error,
+        ``stats_cb(statistics)`` every ``statistics_interval_ms`` (see the
+        module docs for where they run)."""
+        self._callbacks = _callbacks_of(error_cb, stats_cb)
         super().__init__(**config)
         # Send futures not resolved yet: flush and close return only after
         # the ones sent before them (acknowledged or failed by then) are.
@@ -187,7 +373,9 @@ class Producer(_Client):
         self._transactional_id: Optional[str] = None
 
     async def _connect(self) -> object:
-        native = await _cursus.AsyncProducer.connect(**self._config)
+        native = await _cursus.AsyncProducer.connect(
+            **self._config, **_client_callbacks(self._callbacks)
+        )
         self._transactional_id = native.transactional_id
         return native
 
@@ -200,6 +388,10 @@ class Producer(_Client):
     @property
     def _native(self) -> _cursus.AsyncProducer:
         return self._require()  # type: ignore[return-value]
+
+    def statistics(self) -> Statistics:
+        """This producer's statistics now (a plain call: it does no I/O)."""
+        return self._native.statistics()
 
     def send(
         self,
@@ -353,20 +545,121 @@ class Consumer(_Client):
     _what = "consumer"
     _kind = "consumer"
 
+    @overload
+    def __init__(self, **config: ConfigValue) -> None: ...
+
+    @overload
+    def __init__(
+        self,
+        *,
+        error_cb: Optional[ErrorCallback] = None,
+        stats_cb: Optional[StatsCallback] = None,
+        **config: ConfigValue,
+    ) -> None: ...
+
+    def __init__(
+        self,
+        *,
+        error_cb: Optional[ErrorCallback] = None,
+        stats_cb: Optional[StatsCallback] = None,
+        **config: ConfigValue,
+    ) -> None:
+        """Options as keyword arguments (see :func:`cursus.consumer_options`;
+        ``group_id`` is required); ``error_cb(error)`` is called with each
+        background error, ``stats_cb(statistics)`` every
+        ``statistics_interval_ms`` (see the module docs for where they run)."""
+        self._callbacks = _callbacks_of(error_cb, stats_cb)
+        super().__init__(**config)
+
     async def _connect(self) -> object:
-        return await _cursus.AsyncConsumer.connect(**self._config)
+        return await _cursus.AsyncConsumer.connect(
+            **self._config, **_client_callbacks(self._callbacks)
+        )
 
     @property
     def _native(self) -> _cursus.AsyncConsumer:
         return self._require()  # type: ignore[return-value]
 
-    async def subscribe(self, topics: Union[str, Iterable[str]]) -> None:
-        """Subscribes to a topic or topics."""
-        await self._native.subscribe(topics if isinstance(topics, str) else list(topics))
+    def _rebalance_callables(
+        self,
+        on_assign: Optional[RebalanceCallback],
+        on_revoke: Optional[RebalanceCallback],
+        on_lost: Optional[RebalanceCallback],
+    ) -> Dict[str, Optional[Callable[[List[TopicPartition]], None]]]:
+        loop = asyncio.get_running_loop()
+        return {
+            name: None if cb is None else _threaded(loop, cb, wait=True)
+            for name, cb in (("on_assign", on_assign), ("on_revoke", on_revoke), ("on_lost", on_lost))
+        }
 
-    async def subscribe_pattern(self, pattern: str) -> None:
-        """Subscribes to every topic matching a glob pattern."""
-        await self._native.subscribe_pattern(pattern)
+    async def subscribe(
+        self,
+        topics: Union[str, Iterable[str]],
+        on_assign: Optional[RebalanceCallback] = None,
+        on_revoke: Optional[RebalanceCallback] = None,
+        on_lost: Optional[RebalanceCallback] = None,
+    ) -> None:
+        """Subscribes to a topic or topics. ``on_assign``, ``on_revoke`` and
+        ``on_lost`` (plain or coroutine functions, called with a list of
+        :class:`cursus.TopicPartition`) replace the rebalance listener when
+        any is given; a loss without ``on_lost`` calls ``on_revoke``."""
+        callbacks = self._rebalance_callables(on_assign, on_revoke, on_lost)
+        await self._native.subscribe(
+            topics if isinstance(topics, str) else list(topics), **callbacks
+        )
+
+    async def subscribe_pattern(
+        self,
+        pattern: str,
+        on_assign: Optional[RebalanceCallback] = None,
+        on_revoke: Optional[RebalanceCallback] = None,
+        on_lost: Optional[RebalanceCallback] = None,
+    ) -> None:
+        """Subscribes to every topic matching a glob pattern; the callbacks
+        as for :meth:`subscribe`."""
+        callbacks = self._rebalance_callables(on_assign, on_revoke, on_lost)
+        await self._native.subscribe_pattern(pattern, **callbacks)
+
+    def set_rebalance_listener(
+        self, listener: Union[RebalanceListener, _SyncRebalanceListener, None]
+    ) -> None:
+        """Sets (or with ``None`` removes) the rebalance listener: a
+        :class:`RebalanceListener` (coroutine methods) or a
+        :class:`cursus.RebalanceListener` (plain methods). Call it from the
+        event loop the consumer is used on (its coroutines run there)."""
+        if listener is None:
+            self._native.set_rebalance_listener(None)
+        else:
+            loop = asyncio.get_running_loop()
+            self._native.set_rebalance_listener(_ThreadedListener(loop, listener))
+
+    async def seek(self, partition: TopicPartition, offset: int) -> None:
+        """Makes the next :meth:`poll` return records of an assigned
+        partition from ``offset`` on (see :meth:`cursus.Consumer.seek`)."""
+        await self._native.seek(partition, offset)
+
+    async def position(self, partition: TopicPartition) -> int:
+        """The offset of the next record :meth:`poll` returns for an
+        assigned partition."""
+        return await self._native.position(partition)
+
+    async def pause(self, partitions: Iterable[TopicPartition]) -> None:
+        """Stops returning records of these assigned partitions until
+        :meth:`resume` (the consumer stays in its group)."""
+        await self._native.pause(list(partitions))
+
+    async def resume(self, partitions: Iterable[TopicPartition]) -> None:
+        """Returns records of these partitions again, from their positions."""
+        await self._native.resume(list(partitions))
+
+    async def paused(self) -> List[TopicPartition]:
+        """The paused partitions, sorted."""
+        return await self._native.paused()
+
+    async def statistics(self) -> Statistics:
+        """This consumer's statistics, with the lag of each assigned
+        partition (asks the broker for the end offsets)."""
+        return await self._native.statistics()
 
     async def poll(
         self, timeout: Optional[float] = None, max_records: Optional[int] = None
@@ -393,9 +686,23 @@ class Consumer(_Client):
         """Commits explicit next offsets."""
         await self._native.commit_offsets(offsets)
 
-    async def committed(self, tp: TopicPartition) -> Optional[int]:
-        """The committed next offset of a partition."""
-        return await self._native.committed(tp)
+    @overload
+    async def committed(self, partitions: TopicPartition) -> Optional[int]: ...
+
+    @overload
+    async def committed(
+        self, partitions: Iterable[TopicPartition]
+    ) -> Dict[TopicPartition, Optional[int]]: ...
+
+    async def committed(
+        self, partitions: Union[TopicPartition, Iterable[TopicPartition]]
+    ) -> Union[Optional[int], Dict[TopicPartition, Optional[int]]]:
+        """The group's committed next offset of one partition (``None``:
+        nothing committed), or of each partition of a list, as a dict in
+        the order asked."""
+        if isinstance(partitions, TopicPartition):
+            return await self._native.committed(partitions)
+        return await self._native.committed(list(partitions))
 
     async def assignment(self) -> List[TopicPartition]:
         """The partitions currently assigned to this member."""

@@ -24,12 +24,20 @@ impl AsyncProducer {
         py: Python<'py>,
         config: Option<&Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyAny>> {
+        let callbacks = crate::listeners::ClientCallbacks::from_kwargs(config)?;
         let cfg = config::producer(py, config)?;
+        let on_error = callbacks.error_listener(py);
+        let on_stats = callbacks.statistics_listener(py);
         connect_client(
             py,
             "producer",
             "producer",
-            EngineProducer::connect(cfg),
+            async {
+                let p = EngineProducer::connect(cfg).await?;
+                p.set_error_listener(on_error);
+                p.set_statistics_listener(None, on_stats)?;
+                Ok(p)
+            },
             |state| AsyncProducer { state },
         )
     }
@@ -81,12 +89,23 @@ impl AsyncProducer {
             &self.st(py)?.dispatcher,
             async move {
                 match closing {
-                    Some(p) => p.close(t).await,
+                    Some(p) => {
+                        let closed = p.close(t).await;
+                        // Let go of the Python callbacks.
+                        p.set_error_listener(None);
+                        let _ = p.set_statistics_listener(None, None);
+                        closed
+                    }
                     None => Ok(()),
                 }
             },
             none,
         )
+    }
+
+    /// This producer's statistics now (no I/O: a plain call).
+    fn statistics(&self, py: Python<'_>) -> PyResult<crate::types::Statistics> {
+        Ok(self.st(py)?.inner.get(py)?.statistics().into())
     }
 
     /// True once `close()` was called.

@@ -1,6 +1,9 @@
-//! `Consumer`: subscribe, poll (interruptible), wakeup, commits, close.
+//! `Consumer`: subscribe, poll (interruptible), wakeup, commits, consumer
+//! control (seek, position, pause/resume, committed offsets), the
+//! rebalance listener, statistics, close.
 
 use super::*;
+use crate::listeners::{ClientCallbacks, RebalanceTarget};
 
 /// A consumer-group member.
 #[pyclass(module = "cursus", frozen)]
@@ -10,36 +13,101 @@ pub struct Consumer {
     /// Polls run in short slices (for Ctrl-C), so the engine's own wakeup
     /// only ends the current slice; this flag ends the whole poll.
     woken: Arc<AtomicBool>,
+    /// The consumer while `close()` runs: the rebalance listener (told of
+    /// the revocation) may still commit, seek ... through it.
+    closing: Mutex<Option<Arc<blocking::Consumer>>>,
+}
+
+impl Consumer {
+    /// The consumer, or while `close()` runs, the closing one for calls
+    /// from its rebalance listener.
+    fn handle(&self, py: Python<'_>) -> PyResult<Arc<blocking::Consumer>> {
+        self.inner.get(py).or_else(|closed| {
+            let closing = self
+                .closing
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .clone();
+            match closing {
+                Some(c) if c.as_async().is_ok_and(|a| a.in_rebalance_listener()) => Ok(c),
+                _ => Err(closed),
+            }
+        })
+    }
+
+    fn install_listener(
+        &self,
+        py: Python<'_>,
+        c: &blocking::Consumer,
+        target: Option<RebalanceTarget>,
+    ) -> PyResult<()> {
+        let listener = target.map(|t| t.into_listener(Arc::new(AtomicBool::new(false))));
+        c.set_rebalance_listener(listener).py_err(py)
+    }
 }
 
 #[pymethods]
 impl Consumer {
     /// Connects; keyword arguments are engine consumer/client options
-    /// (`group_id` is required).
+    /// (`group_id` is required), plus `error_cb(error)` for background
+    /// errors and `stats_cb(statistics)` called every
+    /// `statistics_interval_ms` (both on the consumer's callback thread).
     #[new]
     #[pyo3(signature = (**config))]
     fn new(py: Python<'_>, config: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        let callbacks = ClientCallbacks::from_kwargs(config)?;
         let cfg = config::consumer(py, config)?;
         let c = off_thread(py, move || blocking::Consumer::connect(cfg))?;
+        c.set_error_listener(callbacks.error_listener(py))
+            .py_err(py)?;
+        c.set_statistics_listener(None, callbacks.statistics_listener(py))
+            .py_err(py)?;
         Ok(Consumer {
             inner: Slot::new("consumer", Arc::new(c)),
             woken: Arc::new(AtomicBool::new(false)),
+            closing: Mutex::new(None),
         })
     }
 
     /// Subscribes to a topic or a list of topics (the group is joined on
-    /// the next `poll`).
-    fn subscribe(&self, py: Python<'_>, topics: &Bound<'_, PyAny>) -> PyResult<()> {
+    /// the next `poll`). `on_assign`, `on_revoke`, `on_lost` (each called
+    /// with a list of `TopicPartition`) replace the rebalance listener when
+    /// any is given (see `set_rebalance_listener`); a loss without
+    /// `on_lost` calls `on_revoke`.
+    #[pyo3(signature = (topics, on_assign=None, on_revoke=None, on_lost=None))]
+    fn subscribe(
+        &self,
+        py: Python<'_>,
+        topics: &Bound<'_, PyAny>,
+        on_assign: Option<Py<PyAny>>,
+        on_revoke: Option<Py<PyAny>>,
+        on_lost: Option<Py<PyAny>>,
+    ) -> PyResult<()> {
         let c = self.inner.get(py)?;
         let topics = topics_arg(topics)?;
+        if let Some(target) = RebalanceTarget::callables(on_assign, on_revoke, on_lost, py)? {
+            self.install_listener(py, &c, Some(target))?;
+        }
         interruptible(py, async {
             c.as_async()?.subscribe(Subscription::Topics(topics)).await
         })
     }
 
-    /// Subscribes to every topic matching a glob pattern.
-    fn subscribe_pattern(&self, py: Python<'_>, pattern: String) -> PyResult<()> {
+    /// Subscribes to every topic matching a glob pattern; the callbacks
+    /// as for `subscribe`.
+    #[pyo3(signature = (pattern, on_assign=None, on_revoke=None, on_lost=None))]
+    fn subscribe_pattern(
+        &self,
+        py: Python<'_>,
+        pattern: String,
+        on_assign: Option<Py<PyAny>>,
+        on_revoke: Option<Py<PyAny>>,
+        on_lost: Option<Py<PyAny>>,
+    ) -> PyResult<()> {
         let c = self.inner.get(py)?;
+        if let Some(target) = RebalanceTarget::callables(on_assign, on_revoke, on_lost, py)? {
+            self.install_listener(py, &c, Some(target))?;
+        }
         interruptible(py, async {
             c.as_async()?
                 .subscribe(Subscription::Pattern(pattern))
@@ -91,14 +159,14 @@ impl Consumer {
 
     /// Commits the positions of the records returned so far.
     fn commit(&self, py: Python<'_>) -> PyResult<()> {
-        let c = self.inner.get(py)?;
+        let c = self.handle(py)?;
         interruptible(py, async { c.as_async()?.commit_sync().await })
     }
 
     /// Commits explicit next offsets: `{TopicPartition: offset}` or a list
     /// of `(TopicPartition, offset)`.
     fn commit_offsets(&self, py: Python<'_>, offsets: &Bound<'_, PyAny>) -> PyResult<()> {
-        let c = self.inner.get(py)?;
+        let c = self.handle(py)?;
         let offsets = offsets_arg(offsets)?;
         interruptible(py, async { c.as_async()?.commit_offsets(&offsets).await })
     }
@@ -126,16 +194,94 @@ impl Consumer {
         })
     }
 
-    /// The committed next offset of a partition, or `None`.
-    fn committed(&self, py: Python<'_>, tp: TopicPartition) -> PyResult<Option<u64>> {
+    /// The group's committed next offset: of one `TopicPartition`
+    /// (`int`, or `None` when nothing was committed), or of each partition
+    /// of a list (a `dict` in the order asked, values `int` or `None`).
+    /// Any partition of the group's topics may be asked, assigned or not.
+    fn committed(&self, py: Python<'_>, partitions: &Bound<'_, PyAny>) -> PyResult<PyObject> {
+        let c = self.handle(py)?;
+        if let Ok(tp) = partitions.extract::<TopicPartition>() {
+            let tp = tp.engine();
+            let offset = interruptible(py, async { c.as_async()?.committed(&tp).await })?;
+            return Ok(offset.into_py(py));
+        }
+        let tps = partitions_arg(partitions)?;
+        let offsets = interruptible(py, async { c.as_async()?.committed_offsets(&tps).await })?;
+        committed_dict(py, offsets)
+    }
+
+    /// Makes the next `poll` return records of `partition` from `offset`
+    /// on (records already fetched for it are dropped). The partition must
+    /// be assigned; inside `on_assign` this starts somewhere else than the
+    /// committed offset. Commits never move back: after a seek backwards
+    /// records are returned again, but commits stay at the furthest offset
+    /// returned.
+    fn seek(&self, py: Python<'_>, partition: TopicPartition, offset: u64) -> PyResult<()> {
+        let c = self.handle(py)?;
+        let tp = partition.engine();
+        interruptible(py, async { c.as_async()?.seek(&tp, offset).await })
+    }
+
+    /// The offset of the next record `poll` returns for an assigned
+    /// partition.
+    fn position(&self, py: Python<'_>, partition: TopicPartition) -> PyResult<u64> {
+        let c = self.handle(py)?;
+        let tp = partition.engine();
+        interruptible(py, async { c.as_async()?.position(&tp).await })
+    }
+
+    /// Stops returning records of these assigned partitions until
+    /// `resume`; the consumer stays in its group and keeps their
+    /// positions. Pausing a paused partition is harmless.
+    fn pause(&self, py: Python<'_>, partitions: &Bound<'_, PyAny>) -> PyResult<()> {
+        let c = self.handle(py)?;
+        let tps = partitions_arg(partitions)?;
+        interruptible(py, async { c.as_async()?.pause(&tps).await })
+    }
+
+    /// Returns records of these partitions again, from their positions.
+    fn resume(&self, py: Python<'_>, partitions: &Bound<'_, PyAny>) -> PyResult<()> {
+        let c = self.handle(py)?;
+        let tps = partitions_arg(partitions)?;
+        interruptible(py, async { c.as_async()?.resume(&tps).await })
+    }
+
+    /// The paused partitions, sorted.
+    fn paused(&self, py: Python<'_>) -> PyResult<Vec<TopicPartition>> {
+        let c = self.handle(py)?;
+        let p = interruptible(py, async { c.as_async()?.paused().await })?;
+        Ok(p.into_iter().map(TopicPartition::from).collect())
+    }
+
+    /// Sets (or with `None` removes) the rebalance listener: an object
+    /// with `on_partitions_assigned(partitions)`,
+    /// `on_partitions_revoked(partitions)` and optionally
+    /// `on_partitions_lost(partitions)` (subclass `cursus.RebalanceListener`).
+    /// It runs on the consumer's listener thread while `poll` (or `close`,
+    /// or `subscribe`) waits for it; it may call `commit`, `seek`, `pause`,
+    /// `position` ... on this consumer, but `poll` there raises
+    /// `ValidationError`. Exceptions it raises are logged (logger
+    /// `cursus`) and ignored.
+    #[pyo3(signature = (listener))]
+    fn set_rebalance_listener(&self, py: Python<'_>, listener: Option<Py<PyAny>>) -> PyResult<()> {
         let c = self.inner.get(py)?;
-        let tp = tp.engine();
-        interruptible(py, async { c.as_async()?.committed(&tp).await })
+        let target = listener
+            .map(|l| RebalanceTarget::object(py, l))
+            .transpose()?;
+        self.install_listener(py, &c, target)
+    }
+
+    /// This consumer's statistics now, with the lag of each assigned
+    /// partition (asks the broker for the end offsets).
+    fn statistics(&self, py: Python<'_>) -> PyResult<types::Statistics> {
+        let c = self.inner.get(py)?;
+        let s = interruptible(py, async { c.as_async()?.statistics().await })?;
+        Ok(s.into())
     }
 
     /// The partitions currently assigned to this member.
     fn assignment(&self, py: Python<'_>) -> PyResult<Vec<TopicPartition>> {
-        let c = self.inner.get(py)?;
+        let c = self.handle(py)?;
         let a = interruptible(py, async { c.as_async()?.assignment().await })?;
         Ok(a.into_iter().map(TopicPartition::from).collect())
     }
@@ -154,19 +300,10 @@ impl Consumer {
         let Some(c) = self.inner.take() else {
             return Ok(());
         };
-        // The engine's close (commit, leave the group), interruptible; a
-        // poll blocked in another thread fails with `closed` at once.
-        let closed = interruptible(py, async { c.as_async()?.close().await });
-        if let Err(e) = &closed {
-            if !is_engine_error(py, e) {
-                return closed; // Ctrl-C: stop here
-            }
-        }
-        // Then the blocking close, on this thread: the engine part is done
-        // (closing twice is harmless), and it waits (at most 30 s) for
-        // pending commit callbacks, except when called from one of them.
-        let callbacks = blocking(py, || c.close());
-        closed.and(callbacks)
+        *self.closing.lock().unwrap_or_else(|p| p.into_inner()) = Some(Arc::clone(&c));
+        let closed = self.close_engine(py, &c);
+        *self.closing.lock().unwrap_or_else(|p| p.into_inner()) = None;
+        closed
     }
 
     /// True once `close()` was called.
@@ -183,5 +320,28 @@ impl Consumer {
     fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
         self.close(py)?;
         Ok(false)
+    }
+}
+
+impl Consumer {
+    /// `close()` of the engine consumer.
+    fn close_engine(&self, py: Python<'_>, c: &Arc<blocking::Consumer>) -> PyResult<()> {
+        // The engine's close (commit, leave the group), interruptible; a
+        // poll blocked in another thread fails with `closed` at once.
+        let closed = interruptible(py, async { c.as_async()?.close().await });
+        if let Err(e) = &closed {
+            if !is_engine_error(py, e) {
+                return closed; // Ctrl-C: stop here
+            }
+        }
+        // Then the blocking close, on this thread: the engine part is done
+        // (closing twice is harmless), and it waits (at most 30 s) for
+        // pending commit callbacks, except when called from one of them.
+        let callbacks = blocking(py, || c.close());
+        // Let go of the Python listeners (they may refer to this consumer).
+        let _ = c.set_rebalance_listener(None);
+        let _ = c.set_error_listener(None);
+        let _ = c.set_statistics_listener(None, None);
+        closed.and(callbacks)
     }
 }

@@ -262,3 +262,31 @@ pub(crate) fn offsets_arg(
     };
     Ok(items.into_iter().map(|(tp, o)| (tp.engine(), o)).collect())
 }
+
+/// A sequence of `TopicPartition`s, for the engine.
+pub(crate) fn partitions_arg(
+    partitions: &Bound<'_, PyAny>,
+) -> PyResult<Vec<cursus::TopicPartition>> {
+    if partitions.extract::<TopicPartition>().is_ok() {
+        return Err(pyo3::exceptions::PyTypeError::new_err(
+            "expected a list of TopicPartition, got one TopicPartition (wrap it in a list)",
+        ));
+    }
+    let mut out = Vec::new();
+    for item in partitions.iter()? {
+        out.push(item?.extract::<TopicPartition>()?.engine());
+    }
+    Ok(out)
+}
+
+/// `{TopicPartition: offset or None}` in the order asked.
+pub(crate) fn committed_dict(
+    py: Python<'_>,
+    offsets: Vec<(cursus::TopicPartition, Option<u64>)>,
+) -> PyResult<PyObject> {
+    let d = PyDict::new_bound(py);
+    for (tp, offset) in offsets {
+        d.set_item(TopicPartition::from(tp).into_py(py), offset)?;
+    }
+    Ok(d.into_py(py))
+}

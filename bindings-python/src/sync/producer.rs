@@ -13,13 +13,21 @@ pub struct Producer {
 
 #[pymethods]
 impl Producer {
-    /// Connects; keyword arguments are engine producer/client options.
+    /// Connects; keyword arguments are engine producer/client options,
+    /// plus `error_cb(error)` for background errors and
+    /// `stats_cb(statistics)` called every `statistics_interval_ms` (both
+    /// on the producer's callback thread).
     #[new]
     #[pyo3(signature = (**config))]
     fn new(py: Python<'_>, config: Option<&Bound<'_, PyDict>>) -> PyResult<Self> {
+        let callbacks = crate::listeners::ClientCallbacks::from_kwargs(config)?;
         let cfg = config::producer(py, config)?;
         let transactional_id = cfg.transactional_id.clone();
         let p = off_thread(py, move || blocking::Producer::connect(cfg))?;
+        p.set_error_listener(callbacks.error_listener(py))
+            .py_err(py)?;
+        p.set_statistics_listener(None, callbacks.statistics_listener(py))
+            .py_err(py)?;
         Ok(Producer {
             inner: Slot::new("producer", p),
             transactional_id,
@@ -108,7 +116,16 @@ impl Producer {
         }
         self.inner.take();
         blocking(py, || p.close(Some(Duration::ZERO)))?;
+        // Let go of the Python callbacks (they may refer to this producer).
+        let _ = p.set_error_listener(None);
+        let _ = p.set_statistics_listener(None, None);
         flushed
+    }
+
+    /// This producer's statistics now.
+    fn statistics(&self, py: Python<'_>) -> PyResult<types::Statistics> {
+        let p = self.inner.get(py)?;
+        Ok(p.statistics().py_err(py)?.into())
     }
 
     /// True once `close()` was called.

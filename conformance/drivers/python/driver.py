@@ -66,6 +66,8 @@ class Driver:
         self.producers: Dict[str, Any] = {}
         self.consumers: Dict[str, Any] = {}
         self.stores: Dict[str, Any] = {}
+        # What each consumer's rebalance listener was told (rebalance_listen).
+        self.rebalance_events: Dict[str, List[Dict[str, Any]]] = {}
 
     def options(self, step: Step) -> Dict[str, Any]:
         return {"bootstrap_servers": self.bootstrap, **step.config}
@@ -179,12 +181,13 @@ class Driver:
                 raise DriverError("produce: no value")
             value = fill * step.num("value_len")
         partition = step.num("partition") if "partition" in step.args else None
+        timestamp = step.num("timestamp") if "timestamp" in step.args else None
         producer, topic, key = self.producer(step), step.arg("topic"), step.data("key")
         if self.asyncio:
-            meta = await producer.send(topic, value, key=key, partition=partition)
+            meta = await producer.send(topic, value, key=key, partition=partition, timestamp=timestamp)
         else:
-            meta = producer.send_and_wait(topic, value, key=key, partition=partition)
-        return {"partition": meta.partition, "offset": meta.offset}
+            meta = producer.send_and_wait(topic, value, key=key, partition=partition, timestamp=timestamp)
+        return {"partition": meta.partition, "offset": meta.offset, "timestamp": meta.timestamp}
 
     async def op_produce_many(self, step: Step) -> Dict[str, Any]:
         producer, topic = self.producer(step), step.arg("topic")
@@ -275,7 +278,10 @@ class Driver:
             for m in await call(consumer.poll(left, max_records=wanted)):
                 records.append({
                     "topic": m.topic, "partition": m.partition, "offset": m.offset,
-                    "key": m.key.hex() if m.key else None, "value": m.value.hex(),
+                    "key": m.key.hex() if m.key is not None else None, "value": m.value.hex(),
+                    "timestamp": m.timestamp,
+                    "metadata": m.metadata.encode().hex() if m.metadata is not None else None,
+                    "event_type": m.event_type, "aggregate_version": m.aggregate_version,
                 })
             if len(records) >= want or time.monotonic() >= deadline:
                 return {"records": records}
@@ -296,6 +302,95 @@ class Driver:
     async def op_assignment(self, step: Step) -> Dict[str, Any]:
         partitions = await call(self.consumer(step).assignment())
         return {"partitions": [f"{tp.topic}:{tp.partition}" for tp in partitions]}
+
+    async def op_seek(self, step: Step) -> Dict[str, Any]:
+        tp = cursus.TopicPartition(step.arg("topic"), step.num("partition"))
+        await call(self.consumer(step).seek(tp, step.num("offset")))
+        return {}
+
+    async def op_position(self, step: Step) -> Dict[str, Any]:
+        tp = cursus.TopicPartition(step.arg("topic"), step.num("partition"))
+        return {"offset": await call(self.consumer(step).position(tp))}
+
+    async def op_pause(self, step: Step) -> Dict[str, Any]:
+        await call(self.consumer(step).pause(partition_list(step.arg("partitions"))))
+        return {}
+
+    async def op_resume(self, step: Step) -> Dict[str, Any]:
+        await call(self.consumer(step).resume(partition_list(step.arg("partitions"))))
+        return {}
+
+    async def op_paused(self, step: Step) -> Dict[str, Any]:
+        paused = await call(self.consumer(step).paused())
+        return {"partitions": sorted(tp_name(tp) for tp in paused)}
+
+    async def op_committed_list(self, step: Step) -> Dict[str, Any]:
+        partitions = partition_list(step.arg("partitions"))
+        committed = await call(self.consumer(step).committed(partitions))
+        return {"committed": [committed[tp] for tp in partitions]}
+
+    async def op_rebalance_listen(self, step: Step) -> Dict[str, Any]:
+        """Installs the binding's listener: a cursus.RebalanceListener
+        (plain methods, on the listener thread) or, asyncio, a
+        cursus.aio.RebalanceListener (coroutines, on the loop)."""
+        name = step.arg("consumer")
+        consumer = self.consumer(step)
+        seek_to = step.num("seek_to") if "seek_to" in step.args else None
+        commit = step.args.get("commit_on_revoke") == "true"
+        events = self.rebalance_events.setdefault(name, [])
+
+        def entry(kind: str, partitions: List[cursus.TopicPartition]) -> Dict[str, Any]:
+            return {"kind": kind, "partitions": sorted(tp_name(tp) for tp in partitions)}
+
+        listener: Any
+        if self.asyncio:
+            class AsyncListener(cursus.aio.RebalanceListener):
+                async def on_partitions_assigned(self, partitions: List[cursus.TopicPartition]) -> None:
+                    if seek_to is not None:
+                        for tp in partitions:
+                            await consumer.seek(tp, seek_to)
+                    events.append(entry("assigned", partitions))
+
+                async def on_partitions_revoked(self, partitions: List[cursus.TopicPartition]) -> None:
+                    event = entry("revoked", partitions)
+                    if commit:
+                        try:
+                            await consumer.commit()
+                        except cursus.CursusError as e:
+                            event["commit_error"] = e.code
+                    events.append(event)
+
+                async def on_partitions_lost(self, partitions: List[cursus.TopicPartition]) -> None:
+                    events.append(entry("lost", partitions))
+
+            listener = AsyncListener()
+        else:
+            class Listener(cursus.RebalanceListener):
+                def on_partitions_assigned(self, partitions: List[cursus.TopicPartition]) -> None:
+                    if seek_to is not None:
+                        for tp in partitions:
+                            consumer.seek(tp, seek_to)
+                    events.append(entry("assigned", partitions))
+
+                def on_partitions_revoked(self, partitions: List[cursus.TopicPartition]) -> None:
+                    event = entry("revoked", partitions)
+                    if commit:
+                        try:
+                            consumer.commit()
+                        except cursus.CursusError as e:
+                            event["commit_error"] = e.code
+                    events.append(event)
+
+                def on_partitions_lost(self, partitions: List[cursus.TopicPartition]) -> None:
+                    events.append(entry("lost", partitions))
+
+            listener = Listener()
+        consumer.set_rebalance_listener(listener)
+        return {}
+
+    async def op_rebalance_events(self, step: Step) -> Dict[str, Any]:
+        events = lookup(self.rebalance_events, step.arg("consumer"), "rebalance listener of")
+        return {"events": list(events)}
 
     async def op_consumer_close(self, step: Step) -> Dict[str, Any]:
         await call(lookup(self.consumers, step.arg("name"), "consumer").close())
@@ -399,6 +494,21 @@ class Driver:
         return {"version": aggregate.version, "state": aggregate.state,
                 "loaded_snapshot_version": loaded.version if loaded is not None else None,
                 "loaded_events": aggregate.loaded_events}
+
+
+def partition_list(text: str) -> List[cursus.TopicPartition]:
+    """`topic:p,topic:p` as TopicPartitions."""
+    out = []
+    for item in text.split(","):
+        topic, sep, partition = item.rpartition(":")
+        if not sep:
+            raise DriverError(f"not a topic:partition: {item}")
+        out.append(cursus.TopicPartition(topic, int(partition)))
+    return out
+
+
+def tp_name(tp: cursus.TopicPartition) -> str:
+    return f"{tp.topic}:{tp.partition}"
 
 
 def text(step: Step, name: str) -> str:

@@ -357,8 +357,10 @@ class Producer(_Client):
     def __init__(
         self,
         *,
-        error_cb: Optional[ErrorCallback] = None,
-        stats_cb: Optional[StatsCallback] = None,
+        # Any: the first overload lets them through typed as options; the
+        # runtime check (`_callbacks_of`) rejects what is not callable.
+        error_cb: Any = None,
+        stats_cb: Any = None,
         **config: ConfigValue,
     ) -> None:
         """Options as keyword arguments (see :func:`cursus.producer_options`);
@@ -560,8 +562,10 @@ class Consumer(_Client):
     def __init__(
         self,
         *,
-        error_cb: Optional[ErrorCallback] = None,
-        stats_cb: Optional[StatsCallback] = None,
+        # Any: the first overload lets them through typed as options; the
+        # runtime check (`_callbacks_of`) rejects what is not callable.
+        error_cb: Any = None,
+        stats_cb: Any = None,
         **config: ConfigValue,
     ) -> None:
         """Options as keyword arguments (see :func:`cursus.consumer_options`;

@@ -56,6 +56,9 @@ struct Entry {
 
 const SHARDS: usize = 16;
 
+/// The first handle id (see `registry()` for why not 1).
+pub const FIRST_ID: HandleId = 0x1_0000;
+
 struct Registry {
     next: AtomicU64,
     shards: [Mutex<HashMap<HandleId, Entry>>; SHARDS],
@@ -64,7 +67,11 @@ struct Registry {
 fn registry() -> &'static Registry {
     static REGISTRY: std::sync::OnceLock<Registry> = std::sync::OnceLock::new();
     REGISTRY.get_or_init(|| Registry {
-        next: AtomicU64::new(1),
+        // Go keeps handles in pointer-typed cgo values (`*C.cursus_consumer_t`),
+        // and its runtime aborts ("invalid pointer found on stack") when a
+        // stack copy meets a pointer below 4096: ids start well above that
+        // (and far below any Go heap address, which the GC would check).
+        next: AtomicU64::new(FIRST_ID),
         shards: std::array::from_fn(|_| Mutex::new(HashMap::new())),
     })
 }
@@ -141,6 +148,17 @@ pub fn remove<T: Handle>(id: HandleId) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn handle_ids_are_never_small_enough_to_trip_go_pointer_checks() {
+        struct Probe;
+        impl Handle for Probe {
+            const KIND: &'static str = "probe";
+        }
+        let id = insert(Probe);
+        assert!(id >= FIRST_ID && id >= 4096);
+        remove::<Probe>(id);
+    }
 
     struct Thing(u32);
     impl Handle for Thing {

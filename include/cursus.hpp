@@ -13,6 +13,13 @@
 //   ClosedError and InvalidArgumentError for local failures). what() is the
 //   error's readable text, the same in every Cursus language; code(),
 //   error_class(), kind(), retryable() and fields() give it typed.
+// - Observability: set_log_handler (process-wide engine log records),
+//   statistics() snapshots and periodic set_statistics_handler, and
+//   set_error_handler for background errors, per producer and consumer.
+//   Consumer control: seek, position, pause/resume/paused, committed for a
+//   list of partitions, and a RebalanceListener (cursus/observability.hpp,
+//   cursus/consumer.hpp). Exceptions thrown by listeners are caught and
+//   logged, never passed to C.
 // - Callbacks run on the client's own callback thread, never a network
 //   thread; they may call the wrapper again (send and flush included).
 // - flush and close wait cursus::default_timeout (30 s) unless told
@@ -27,6 +34,7 @@
 // The wrapper is split by concern under cursus/; this header includes all of it.
 #include "cursus/error.hpp"
 #include "cursus/types.hpp"
+#include "cursus/observability.hpp"
 #include "cursus/admin.hpp"
 #include "cursus/producer.hpp"
 #include "cursus/consumer.hpp"

@@ -47,3 +47,54 @@ cursus_status_t cursus_go_txn_send_offsets(cursus_producer_t *p, cursus_consumer
                                            cursus_error_t **err) {
   return cursus_producer_send_consumer_offsets_async(p, c, cursus_go_completion, (void *)handle, err);
 }
+
+// Listeners (see listeners.go): user_data is a listener id of the package's
+// registry (an integer), 0 clears the listener.
+static void cursus_go_rebalance(void *user_data, const cursus_rebalance_event_t *event) {
+  in_go_callback++;
+  cursusGoRebalance((uintptr_t)user_data, (cursus_rebalance_event_t *)event);
+  in_go_callback--;
+}
+
+static void cursus_go_statistics(void *user_data, const cursus_statistics_t *stats) {
+  in_go_callback++;
+  cursusGoStatistics((uintptr_t)user_data, (cursus_statistics_t *)stats);
+  in_go_callback--;
+}
+
+static void cursus_go_error(void *user_data, const cursus_error_t *error) {
+  in_go_callback++;
+  cursusGoError((uintptr_t)user_data, (cursus_error_t *)error);
+  in_go_callback--;
+}
+
+static void cursus_go_log(void *user_data, const cursus_log_record_t *record) {
+  (void)user_data;
+  cursusGoLog((cursus_log_record_t *)record);
+}
+
+cursus_status_t cursus_go_set_rebalance(cursus_consumer_t *c, uintptr_t id, cursus_error_t **err) {
+  return cursus_consumer_set_rebalance_listener(c, id ? cursus_go_rebalance : NULL, (void *)id, err);
+}
+
+cursus_status_t cursus_go_producer_set_statistics(cursus_producer_t *p, int64_t interval_ms, uintptr_t id,
+                                                  cursus_error_t **err) {
+  return cursus_producer_set_statistics_listener(p, interval_ms, id ? cursus_go_statistics : NULL, (void *)id, err);
+}
+
+cursus_status_t cursus_go_consumer_set_statistics(cursus_consumer_t *c, int64_t interval_ms, uintptr_t id,
+                                                  cursus_error_t **err) {
+  return cursus_consumer_set_statistics_listener(c, interval_ms, id ? cursus_go_statistics : NULL, (void *)id, err);
+}
+
+cursus_status_t cursus_go_producer_set_errors(cursus_producer_t *p, uintptr_t id, cursus_error_t **err) {
+  return cursus_producer_set_error_listener(p, id ? cursus_go_error : NULL, (void *)id, err);
+}
+
+cursus_status_t cursus_go_consumer_set_errors(cursus_consumer_t *c, uintptr_t id, cursus_error_t **err) {
+  return cursus_consumer_set_error_listener(c, id ? cursus_go_error : NULL, (void *)id, err);
+}
+
+cursus_status_t cursus_go_log_set(const char *level, int on, cursus_error_t **err) {
+  return cursus_log_set_listener(level, on ? cursus_go_log : NULL, NULL, err);
+}

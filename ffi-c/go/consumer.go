@@ -26,12 +26,35 @@ type Message struct {
 	Partition int32
 	// Offset is the record's offset in its partition.
 	Offset int64
-	// Key is the record's key (empty when the record has no key).
+	// Key is the record's key: nil when the record has none, non-nil
+	// (possibly empty) when it has one. The protocol carries only
+	// non-empty keys, so a producer's empty key arrives as nil.
 	Key []byte
-	// Value is the record's value.
+	// Value is the record's value (never nil).
 	Value []byte
-	// Timestamp is the record's timestamp (the Unix epoch when unknown).
+	// Timestamp is the record's timestamp: the one the producer gave
+	// (Record.Timestamp) or else the time it was sent; the Unix epoch
+	// when unknown.
 	Timestamp time.Time
+	// Metadata is the record's metadata (UTF-8, usually JSON on
+	// event-sourcing topics), nil when the record has none.
+	Metadata *string
+	// Event holds the event fields when the record is an event of an
+	// event-sourcing topic, nil otherwise.
+	Event *RecordEvent
+}
+
+// RecordEvent is what a record of an event-sourcing topic carries as an
+// event (Message.Event).
+type RecordEvent struct {
+	// Type is the event type, e.g. "OrderPlaced".
+	Type string
+	// SchemaVersion is the event's schema version.
+	SchemaVersion uint32
+	// AggregateVersion is the version of its aggregate this event created.
+	AggregateVersion int64
+	// ID is the event id, "" when the event has none.
+	ID string
 }
 
 // TopicPartition names one partition of a topic.
@@ -46,8 +69,9 @@ type TopicPartition struct {
 // Wakeup from another goroutine interrupt a blocked Poll (no Go lock is
 // held while the library waits). One Poll at a time is the intended use.
 type Consumer struct {
-	h     *C.cursus_consumer_t
-	woken atomic.Bool // set by Wakeup: the poll in progress (or the next) returns
+	h         *C.cursus_consumer_t
+	woken     atomic.Bool // set by Wakeup: the poll in progress (or the next) returns
+	listeners listenerSet // rebalance, statistics and error listeners, until Close
 }
 
 // NewConsumer connects a group consumer (WithGroup is required; options
@@ -67,7 +91,10 @@ func NewConsumer(ctx context.Context, opts ...Option) (*Consumer, error) {
 	}
 	h := (*C.cursus_consumer_t)(ptr)
 	c := &Consumer{h: h}
-	runtime.SetFinalizer(c, func(c *Consumer) { C.cursus_consumer_destroy(c.h) })
+	runtime.SetFinalizer(c, func(c *Consumer) {
+		C.cursus_consumer_destroy(c.h)
+		c.listeners.releaseAll()
+	})
 	return c, nil
 }
 
@@ -203,24 +230,48 @@ func copyMessage(m *C.cursus_message_t) *Message {
 	var klen, vlen C.size_t
 	k := C.cursus_message_key(m, &klen)
 	v := C.cursus_message_payload(m, &vlen)
-	return &Message{
+	out := &Message{
 		Topic:     goString(C.cursus_message_topic(m)),
 		Partition: int32(C.cursus_message_partition(m)),
 		Offset:    int64(C.cursus_message_offset(m)),
-		Key:       C.GoBytes(unsafe.Pointer(k), C.int(klen)),
 		Value:     C.GoBytes(unsafe.Pointer(v), C.int(vlen)),
 		Timestamp: time.UnixMilli(int64(C.cursus_message_timestamp(m))),
 	}
+	if C.cursus_message_has_key(m) {
+		out.Key = C.GoBytes(unsafe.Pointer(k), C.int(klen))
+	}
+	if md := C.cursus_message_metadata(m); md != nil {
+		s := C.GoString(md)
+		out.Metadata = &s
+	}
+	if et := C.cursus_message_event_type(m); et != nil {
+		out.Event = &RecordEvent{
+			Type:             C.GoString(et),
+			SchemaVersion:    uint32(C.cursus_message_schema_version(m)),
+			AggregateVersion: int64(C.cursus_message_aggregate_version(m)),
+			ID:               goString(C.cursus_message_event_id(m)),
+		}
+	}
+	return out
 }
 
-// decodeRecords reads the record view of bridge/src/records.rs
-// (little-endian), copying every byte into Go memory.
+// decodeRecords reads the packed record view of bridge/src/records.rs
+// (little-endian; a length of -1 is an absent field), copying every byte
+// into Go memory.
 func decodeRecords(b []byte) []Message {
 	le := binary.LittleEndian
 	take := func(n int) []byte {
 		out := b[:n:n]
 		b = b[n:]
 		return out
+	}
+	// optional reads an i32 length and that many bytes; nil for -1.
+	optional := func() []byte {
+		n := int32(le.Uint32(take(4)))
+		if n < 0 {
+			return nil
+		}
+		return append([]byte{}, take(int(n))...)
 	}
 	count := le.Uint32(take(4))
 	out := make([]Message, 0, count)
@@ -230,8 +281,19 @@ func decodeRecords(b []byte) []Message {
 		m.Partition = int32(le.Uint32(take(4)))
 		m.Offset = int64(le.Uint64(take(8)))
 		m.Timestamp = time.UnixMilli(int64(le.Uint64(take(8))))
-		m.Key = append([]byte{}, take(int(le.Uint32(take(4))))...)
+		m.Key = optional()
 		m.Value = append([]byte{}, take(int(le.Uint32(take(4))))...)
+		if md := optional(); md != nil {
+			s := string(md)
+			m.Metadata = &s
+		}
+		if et := optional(); et != nil {
+			ev := &RecordEvent{Type: string(et)}
+			ev.SchemaVersion = le.Uint32(take(4))
+			ev.AggregateVersion = int64(le.Uint64(take(8)))
+			ev.ID = string(optional())
+			m.Event = ev
+		}
 		out = append(out, m)
 	}
 	return out
@@ -385,9 +447,13 @@ func (c *Consumer) MemberID(ctx context.Context) (string, error) {
 
 // Close commits what was returned (with enable_auto_commit), leaves the
 // group and closes the consumer; a Poll blocked in another goroutine
-// returns an error matching ErrClosed at once. Idempotent.
+// returns an error matching ErrClosed at once. The rebalance listener is
+// told of the revoked partitions (a Commit there still succeeds) before
+// Close returns; then the consumer's listeners are released. Idempotent.
 func (c *Consumer) Close() error {
 	defer runtime.KeepAlive(c)
 	var e *C.cursus_error_t
-	return check(C.cursus_consumer_close(c.h, &e), e)
+	err := check(C.cursus_consumer_close(c.h, &e), e)
+	c.listeners.releaseAll()
+	return err
 }

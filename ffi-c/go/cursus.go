@@ -77,6 +77,20 @@
 // the later events folded into an S, Append at the next version, and a
 // snapshot saved every AggregateConfig.SnapshotEvery events.
 //
+// # Consumer control, logging, statistics
+//
+// A Consumer can Seek, report its Position, Pause and Resume partitions,
+// list the Paused ones and read CommittedOffsets of many partitions; a
+// RebalanceListener (SetRebalanceListener) is told of assigned, revoked and
+// lost partitions on a thread of the consumer's own, and may call the
+// consumer there (Poll excepted). Messages carry every field of a record:
+// Key (nil when absent), Timestamp (the producer's Record.Timestamp),
+// Metadata and Event. SetLogger sends the engine's log records to a
+// *slog.Logger, with the engine's level taken from the logger; Statistics,
+// SetStatisticsHandler and SetErrorHandler on producers and consumers give
+// counters, lag and background errors. Listener panics are logged and
+// contained.
+//
 // # Errors
 //
 // Errors from the library are *Error: Error() is the readable text every

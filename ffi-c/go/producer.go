@@ -54,7 +54,8 @@ const AnyPartition int32 = C.CURSUS_ANY_PARTITION
 // Producer sends records. It is safe for concurrent use by many
 // goroutines, and from its own delivery callbacks.
 type Producer struct {
-	h *C.cursus_producer_t
+	h         *C.cursus_producer_t
+	listeners listenerSet // statistics and error listeners, until closed
 }
 
 // NewProducer connects a producer (options bootstrap_servers, acks,
@@ -74,7 +75,10 @@ func NewProducer(ctx context.Context, opts ...Option) (*Producer, error) {
 	}
 	h := (*C.cursus_producer_t)(ptr)
 	p := &Producer{h: h}
-	runtime.SetFinalizer(p, func(p *Producer) { C.cursus_producer_destroy(p.h) })
+	runtime.SetFinalizer(p, func(p *Producer) {
+		C.cursus_producer_destroy(p.h)
+		p.listeners.releaseAll()
+	})
 	return p, nil
 }
 
@@ -256,5 +260,7 @@ func (p *Producer) Close(ctx context.Context) error {
 func (p *Producer) close(limit int64) error {
 	defer runtime.KeepAlive(p)
 	var e *C.cursus_error_t
-	return check(C.cursus_producer_close(p.h, C.int64_t(limit), &e), e)
+	err := check(C.cursus_producer_close(p.h, C.int64_t(limit), &e), e)
+	p.listeners.releaseAll() // closed: its listeners are no longer wanted
+	return err
 }

@@ -46,6 +46,12 @@ void test_replay_proof_and_range(void);
 void test_replay_proof_needs_a_replay_topic(void);
 void test_txn_append_stream_commit(void);
 void test_txn_append_stream_abort(void);
+/* test_control.c */
+void test_record_fields_and_timestamps(void);
+void test_seek_position_pause_resume_and_committed_list(void);
+void test_rebalance_listener_seeks_and_commits_on_close(void);
+void test_statistics_snapshot_and_listener(void);
+void test_log_listener_gets_engine_records(void);
 /* test_security.c */
 void test_tls_mutual_auth_produce_and_consume(void);
 void test_wrong_token_is_authentication_failed(void);
@@ -100,6 +106,11 @@ int main(void) {
       TEST(replay_proof_needs_a_replay_topic),
       TEST(txn_append_stream_commit),
       TEST(txn_append_stream_abort),
+      TEST(record_fields_and_timestamps),
+      TEST(seek_position_pause_resume_and_committed_list),
+      TEST(rebalance_listener_seeks_and_commits_on_close),
+      TEST(statistics_snapshot_and_listener),
+      TEST(log_listener_gets_engine_records),
       TEST(tls_mutual_auth_produce_and_consume),
       TEST(wrong_token_is_authentication_failed),
       TEST(tls_without_client_certificate_is_refused),

@@ -32,7 +32,8 @@ class Producer {
   Producer &operator=(Producer &&o) noexcept {
     if (this != &o) {
       close_quietly();
-      h_ = std::move(o.h_);
+      h_ = std::move(o.h_);  // destroys the old C producer first,
+      listeners_ = std::move(o.listeners_);  // then the listeners it may have called
     }
     return *this;
   }
@@ -156,6 +157,35 @@ class Producer {
   /// The C handle (owned by this Producer).
   cursus_producer_t *c_handle() const noexcept { return h_.get(); }
 
+  /// The producer's statistics now.
+  Statistics statistics() { return detail::statistics_of(cursus_producer_statistics, h_.get()); }
+  /// Calls `handler` with the producer's statistics every `interval` (zero:
+  /// the statistics_interval_ms option) on its callback thread; an empty
+  /// handler removes it. An exception it throws is caught and logged. The
+  /// handler (and any it replaced) is kept until this Producer is destroyed.
+  void set_statistics_handler(std::chrono::milliseconds interval, StatisticsHandler handler) {
+    if (!handler) {
+      detail::call(cursus_producer_set_statistics_listener, h_.get(), detail::interval(interval),
+                   cursus_statistics_listener(nullptr), static_cast<void *>(nullptr));
+      return;
+    }
+    StatisticsHandler *kept = store().keep(std::move(handler));
+    detail::call(cursus_producer_set_statistics_listener, h_.get(), detail::interval(interval),
+                 &detail::statistics_trampoline, static_cast<void *>(kept));
+  }
+  /// Calls `handler` with each background error (a batch that failed, a
+  /// fenced producer, a lost broker connection) on the producer's callback
+  /// thread; an empty handler removes it. An exception it throws is caught and logged.
+  void set_error_handler(ErrorHandler handler) {
+    if (!handler) {
+      detail::call(cursus_producer_set_error_listener, h_.get(), cursus_error_listener(nullptr),
+                   static_cast<void *>(nullptr));
+      return;
+    }
+    ErrorHandler *kept = store().keep(std::move(handler));
+    detail::call(cursus_producer_set_error_listener, h_.get(), &detail::error_trampoline, static_cast<void *>(kept));
+  }
+
  private:
   static void trampoline(void *user_data, const cursus_delivery_report_t *report) {
     std::unique_ptr<Callback> cb(static_cast<Callback *>(user_data));
@@ -171,6 +201,12 @@ class Producer {
   void close_quietly() noexcept {
     if (h_.get()) cursus_producer_close(h_.get(), CURSUS_DEFAULT_TIMEOUT, nullptr);
   }
+  detail::ListenerStore &store() {
+    if (!listeners_) listeners_ = std::make_unique<detail::ListenerStore>();  // a moved-from object
+    return *listeners_;
+  }
+  // Declared before h_: destroyed after the C producer, which may call them until then.
+  std::unique_ptr<detail::ListenerStore> listeners_ = std::make_unique<detail::ListenerStore>();
   detail::Handle<cursus_producer_t, cursus_producer_destroy> h_;
 };
 

@@ -265,6 +265,14 @@ inline std::vector<std::string> replicas(const cursus_topic_description_t *d, si
 
 }  // namespace detail
 
+/// The event fields of a record of an event-sourcing topic.
+struct RecordEvent {
+  std::string type;                ///< Event type, e.g. "OrderPlaced".
+  uint32_t schema_version = 0;     ///< The event's schema version.
+  int64_t aggregate_version = 0;   ///< The aggregate version this event created.
+  std::optional<std::string> id;   ///< The event id, when it has one.
+};
+
 /// A consumed record (owns its C message; views are valid while it lives).
 class Message {
  public:
@@ -278,7 +286,22 @@ class Message {
   int64_t offset() const { return cursus_message_offset(h_.get()); }
   /// Milliseconds since the epoch (0 when unknown).
   int64_t timestamp() const { return cursus_message_timestamp(h_.get()); }
-  /// Key bytes (empty when none).
+  /// Whether the record has a key (an empty key arrives as none).
+  bool has_key() const { return cursus_message_has_key(h_.get()); }
+  /// The record's metadata (UTF-8, usually JSON on event-sourcing topics), none when it has none.
+  std::optional<std::string_view> metadata() const {
+    const char *m = cursus_message_metadata(h_.get());
+    return m ? std::optional<std::string_view>(m) : std::nullopt;
+  }
+  /// The event fields when the record is an event of an event-sourcing topic.
+  std::optional<RecordEvent> event() const {
+    const char *type = cursus_message_event_type(h_.get());
+    if (!type) return std::nullopt;
+    const char *id = cursus_message_event_id(h_.get());
+    return RecordEvent{type, cursus_message_schema_version(h_.get()), cursus_message_aggregate_version(h_.get()),
+                       id ? std::optional<std::string>(id) : std::nullopt};
+  }
+  /// Key bytes (empty when none; has_key() tells the two apart).
   std::string_view key() const {
     size_t n = 0;
     const uint8_t *p = cursus_message_key(h_.get(), &n);
@@ -301,8 +324,10 @@ struct Record {
   uint32_t partition; ///< Partition.
   uint64_t offset;    ///< Offset.
   int64_t timestamp;  ///< Milliseconds since the epoch (0 when unknown).
-  std::string key;    ///< Key bytes (empty when none).
-  std::string value;  ///< Value bytes.
+  std::optional<std::string> key;       ///< Key bytes (none when the record has no key).
+  std::string value;                    ///< Value bytes.
+  std::optional<std::string> metadata;  ///< Metadata (UTF-8), none when absent.
+  std::optional<RecordEvent> event;     ///< Event fields, when the record is an event.
 };
 
 }  // namespace cursus

@@ -629,10 +629,11 @@ static int op_produce(const step_t *s, buf_t *out, char **err) {
   uint8_t *key = NULL, *value = NULL;
   size_t key_len = 0, value_len = 0;
   int has_key, has_value;
-  int64_t partition = -1;
+  int64_t partition = -1, timestamp = CURSUS_NO_TIMESTAMP;
   cursus_producer_t *p = get_named(s, "producer", &producers, err);
   if (!p || !need(s, "topic", &topic, err)) return 0;
   if (arg(s, "partition") && !num_i64(s, "partition", &partition, err)) return 0;
+  if (arg(s, "timestamp") && !num_i64(s, "timestamp", &timestamp, err)) return 0;
   if (!hex_arg(s, "key", &key, &key_len, &has_key, err)) return 0;
   if (!hex_arg(s, "value", &value, &value_len, &has_value, err)) goto fail;
   if (!has_value) {
@@ -658,12 +659,13 @@ static int op_produce(const step_t *s, buf_t *out, char **err) {
   /* A present but empty key is an empty key, not "no key". */
   const uint8_t *key_ptr = has_key ? (key ? key : (const uint8_t *)"") : NULL;
   cursus_record_metadata_t md;
-  BINDING(cursus_producer_send(p, topic, (int32_t)partition, key_ptr, key_len, value, value_len, CURSUS_NO_TIMESTAMP,
-                               &md, &e_));
+  BINDING(cursus_producer_send(p, topic, (int32_t)partition, key_ptr, key_len, value, value_len, timestamp, &md, &e_));
   if (md.offset < 0)
-    buf_printf(out, "{\"partition\": %" PRId32 ", \"offset\": null}", md.partition);
+    buf_printf(out, "{\"partition\": %" PRId32 ", \"offset\": null, \"timestamp\": %" PRId64 "}", md.partition,
+               md.timestamp);
   else
-    buf_printf(out, "{\"partition\": %" PRId32 ", \"offset\": %" PRId64 "}", md.partition, md.offset);
+    buf_printf(out, "{\"partition\": %" PRId32 ", \"offset\": %" PRId64 ", \"timestamp\": %" PRId64 "}",
+               md.partition, md.offset, md.timestamp);
   free(key);
   free(value);
   return 1;
@@ -870,14 +872,26 @@ static int poll_records(const step_t *s, buf_t *out, char **err, int exact) {
       buf_json_str(&records, cursus_message_topic(m));
       buf_printf(&records, ", \"partition\": %" PRId32 ", \"offset\": %" PRId64 ", \"key\": ",
                  cursus_message_partition(m), cursus_message_offset(m));
-      /* The binding reports a missing key as an empty one (length 0). */
-      if (klen)
+      if (cursus_message_has_key(m))
         buf_hex(&records, k, klen);
       else
         buf_puts(&records, "null");
       buf_puts(&records, ", \"value\": ");
       buf_hex(&records, v, vlen);
-      buf_puts(&records, "}");
+      buf_printf(&records, ", \"timestamp\": %" PRId64 ", \"metadata\": ", cursus_message_timestamp(m));
+      const char *metadata = cursus_message_metadata(m);
+      if (metadata)
+        buf_hex(&records, (const uint8_t *)metadata, strlen(metadata));
+      else
+        buf_puts(&records, "null");
+      const char *event_type = cursus_message_event_type(m);
+      buf_puts(&records, ", \"event_type\": ");
+      if (event_type) {
+        buf_json_str(&records, event_type);
+        buf_printf(&records, ", \"aggregate_version\": %" PRId64 "}", cursus_message_aggregate_version(m));
+      } else {
+        buf_puts(&records, "null, \"aggregate_version\": null}");
+      }
       cursus_message_destroy(m);
       got++;
     }
@@ -969,6 +983,265 @@ static int op_consumer_close(const step_t *s, buf_t *out, char **err) {
   return 1;
 fail:
   return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Consumer control and the rebalance listener                               */
+
+static int op_seek(const step_t *s, buf_t *out, char **err) {
+  const char *topic;
+  uint32_t partition;
+  uint64_t offset;
+  cursus_consumer_t *c = get_named(s, "consumer", &consumers, err);
+  if (!c || !need(s, "topic", &topic, err) || !num_u32(s, "partition", &partition, err) ||
+      !num_u64(s, "offset", &offset, err))
+    return 0;
+  BINDING(cursus_consumer_seek(c, topic, partition, offset, &e_));
+  buf_puts(out, "{}");
+  return 1;
+fail:
+  return 0;
+}
+
+static int op_position(const step_t *s, buf_t *out, char **err) {
+  const char *topic;
+  uint32_t partition;
+  uint64_t offset = 0;
+  cursus_consumer_t *c = get_named(s, "consumer", &consumers, err);
+  if (!c || !need(s, "topic", &topic, err) || !num_u32(s, "partition", &partition, err)) return 0;
+  BINDING(cursus_consumer_position(c, topic, partition, &offset, &e_));
+  buf_printf(out, "{\"offset\": %" PRIu64 "}", offset);
+  return 1;
+fail:
+  return 0;
+}
+
+/* The `partitions` argument ("topic:p,topic:p") as a new list (offsets -1). */
+static cursus_topic_partition_list_t *partition_list(const step_t *s, char **err) {
+  const char *all;
+  if (!need(s, "partitions", &all, err)) return NULL;
+  cursus_topic_partition_list_t *list = NULL;
+  cursus_error_t *e = NULL;
+  if (cursus_topic_partition_list_new(&list, &e) != CURSUS_OK) {
+    *err = error_json(e);
+    cursus_error_destroy(e);
+    return NULL;
+  }
+  char *copy = dupn(all, strlen(all));
+  for (char *item = copy; item;) {
+    char *comma = strchr(item, ',');
+    if (comma) *comma = '\0';
+    char *colon = strrchr(item, ':');
+    char *end = NULL;
+    unsigned long p = colon ? strtoul(colon + 1, &end, 10) : 0;
+    if (!colon || end == colon + 1 || *end) {
+      *err = driver_error_json("%s: %s is not topic:p", s->op, item);
+      goto fail;
+    }
+    *colon = '\0';
+    if (cursus_topic_partition_list_add(list, item, (uint32_t)p, -1, &e) != CURSUS_OK) {
+      *err = error_json(e);
+      cursus_error_destroy(e);
+      goto fail;
+    }
+    item = comma ? comma + 1 : NULL;
+  }
+  free(copy);
+  return list;
+fail:
+  free(copy);
+  cursus_topic_partition_list_destroy(list);
+  return NULL;
+}
+
+typedef cursus_status_t (*partitions_call_t)(cursus_consumer_t *, cursus_topic_partition_list_t *, cursus_error_t **);
+
+static int partitions_step(const step_t *s, buf_t *out, char **err, partitions_call_t call) {
+  cursus_consumer_t *c = get_named(s, "consumer", &consumers, err);
+  if (!c) return 0;
+  cursus_topic_partition_list_t *list = partition_list(s, err);
+  if (!list) return 0;
+  BINDING(call(c, list, &e_));
+  cursus_topic_partition_list_destroy(list);
+  buf_puts(out, "{}");
+  return 1;
+fail:
+  cursus_topic_partition_list_destroy(list);
+  return 0;
+}
+
+static int op_pause(const step_t *s, buf_t *out, char **err) { return partitions_step(s, out, err, cursus_consumer_pause); }
+
+static int op_resume(const step_t *s, buf_t *out, char **err) {
+  return partitions_step(s, out, err, cursus_consumer_resume);
+}
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+/* Appends partitions as a sorted JSON list of "topic:p" (count/topic/partition read them by index). */
+static void buf_partitions(buf_t *out, size_t n, const char *(*topic)(const void *, size_t),
+                           int64_t (*partition)(const void *, size_t), const void *from) {
+  char **names = n ? xrealloc(NULL, n * sizeof *names) : NULL;
+  for (size_t i = 0; i < n; i++) {
+    buf_t tp = {0};
+    buf_printf(&tp, "%s:%" PRId64, topic(from, i), partition(from, i));
+    names[i] = buf_take(&tp);
+  }
+  if (n) qsort(names, n, sizeof *names, cmp_str);
+  buf_puts(out, "[");
+  for (size_t i = 0; i < n; i++) {
+    if (i) buf_puts(out, ", ");
+    buf_json_str(out, names[i]);
+    free(names[i]);
+  }
+  buf_puts(out, "]");
+  free(names);
+}
+
+static const char *list_topic(const void *l, size_t i) { return cursus_topic_partition_list_topic(l, i); }
+static int64_t list_partition(const void *l, size_t i) { return cursus_topic_partition_list_partition(l, i); }
+static const char *event_topic(const void *ev, size_t i) { return cursus_rebalance_event_topic(ev, i); }
+static int64_t event_partition(const void *ev, size_t i) { return cursus_rebalance_event_partition(ev, i); }
+
+static int op_paused(const step_t *s, buf_t *out, char **err) {
+  cursus_topic_partition_list_t *parts = NULL;
+  cursus_consumer_t *c = get_named(s, "consumer", &consumers, err);
+  if (!c) return 0;
+  BINDING(cursus_consumer_paused(c, &parts, &e_));
+  buf_puts(out, "{\"partitions\": ");
+  buf_partitions(out, cursus_topic_partition_list_count(parts), list_topic, list_partition, parts);
+  buf_puts(out, "}");
+  cursus_topic_partition_list_destroy(parts);
+  return 1;
+fail:
+  return 0;
+}
+
+static int op_committed_list(const step_t *s, buf_t *out, char **err) {
+  cursus_topic_partition_list_t *committed = NULL;
+  cursus_consumer_t *c = get_named(s, "consumer", &consumers, err);
+  if (!c) return 0;
+  cursus_topic_partition_list_t *list = partition_list(s, err);
+  if (!list) return 0;
+  BINDING(cursus_consumer_committed_list(c, list, &committed, &e_));
+  buf_puts(out, "{\"committed\": [");
+  for (size_t i = 0, n = cursus_topic_partition_list_count(committed); i < n; i++) {
+    int64_t off = cursus_topic_partition_list_offset(committed, i);
+    if (i) buf_puts(out, ", ");
+    if (off >= 0)
+      buf_printf(out, "%" PRId64, off);
+    else
+      buf_puts(out, "null");
+  }
+  buf_puts(out, "]}");
+  cursus_topic_partition_list_destroy(committed);
+  cursus_topic_partition_list_destroy(list);
+  return 1;
+fail:
+  cursus_topic_partition_list_destroy(list);
+  return 0;
+}
+
+/* A consumer's rebalance listener state: what it was told (JSON objects,
+ * comma-separated), appended on the consumer's listener thread. Freed at
+ * exit, after the consumers are destroyed. */
+typedef struct {
+  char *name;
+  cursus_consumer_t *consumer;
+  int has_seek, commit;
+  uint64_t seek_to;
+  pthread_mutex_t lock;
+  buf_t events;
+  size_t count;
+} rebalance_log_t;
+
+static rebalance_log_t **rebalance_logs;
+static size_t rebalance_count;
+
+static rebalance_log_t *rebalance_log(const char *name) {
+  for (size_t i = rebalance_count; i-- > 0;)
+    if (strcmp(rebalance_logs[i]->name, name) == 0) return rebalance_logs[i];
+  return NULL;
+}
+
+static void on_rebalance(void *user_data, const cursus_rebalance_event_t *event) {
+  rebalance_log_t *log = user_data;
+  const char *kind = cursus_rebalance_event_kind(event);
+  size_t n = cursus_rebalance_event_count(event);
+  buf_t entry = {0};
+  buf_puts(&entry, "{\"kind\": ");
+  buf_json_str(&entry, kind);
+  buf_puts(&entry, ", \"partitions\": ");
+  buf_partitions(&entry, n, event_topic, event_partition, event);
+  if (strcmp(kind, "assigned") == 0 && log->has_seek) {
+    for (size_t i = 0; i < n; i++)
+      cursus_consumer_seek(log->consumer, cursus_rebalance_event_topic(event, i),
+                           (uint32_t)cursus_rebalance_event_partition(event, i), log->seek_to, NULL);
+  } else if (strcmp(kind, "revoked") == 0 && log->commit) {
+    cursus_error_t *e = NULL;
+    if (cursus_consumer_commit(log->consumer, &e) != CURSUS_OK) {
+      buf_puts(&entry, ", \"commit_error\": ");
+      buf_json_str(&entry, cursus_error_code(e));
+    }
+    cursus_error_destroy(e);
+  }
+  buf_puts(&entry, "}");
+  pthread_mutex_lock(&log->lock);
+  buf_puts(&log->events, log->count++ ? ", " : "");
+  buf_puts(&log->events, entry.data);
+  pthread_mutex_unlock(&log->lock);
+  buf_free(&entry);
+}
+
+static int op_rebalance_listen(const step_t *s, buf_t *out, char **err) {
+  const char *name;
+  if (!need(s, "consumer", &name, err)) return 0;
+  cursus_consumer_t *c = get_named(s, "consumer", &consumers, err);
+  if (!c) return 0;
+  uint64_t seek_to = 0;
+  if (arg(s, "seek_to") && !num_u64(s, "seek_to", &seek_to, err)) return 0;
+  rebalance_log_t *log = xrealloc(NULL, sizeof *log);
+  memset(log, 0, sizeof *log);
+  log->name = dupn(name, strlen(name));
+  log->consumer = c;
+  log->has_seek = arg(s, "seek_to") != NULL;
+  log->seek_to = seek_to;
+  log->commit = arg(s, "commit_on_revoke") && strcmp(arg(s, "commit_on_revoke"), "true") == 0;
+  pthread_mutex_init(&log->lock, NULL);
+  /* Kept until exit (a replaced listener's state too: it may still be running). */
+  rebalance_logs = xrealloc(rebalance_logs, (rebalance_count + 1) * sizeof *rebalance_logs);
+  rebalance_logs[rebalance_count++] = log;
+  BINDING(cursus_consumer_set_rebalance_listener(c, on_rebalance, log, &e_));
+  buf_puts(out, "{}");
+  return 1;
+fail:
+  return 0;
+}
+
+static int op_rebalance_events(const step_t *s, buf_t *out, char **err) {
+  const char *name;
+  if (!need(s, "consumer", &name, err)) return 0;
+  rebalance_log_t *log = rebalance_log(name);
+  if (!log) {
+    *err = driver_error_json("%s: no rebalance listener of consumer %s", s->op, name);
+    return 0;
+  }
+  pthread_mutex_lock(&log->lock);
+  buf_puts(out, "{\"events\": [");
+  if (log->events.data) buf_puts(out, log->events.data);
+  buf_puts(out, "]}");
+  pthread_mutex_unlock(&log->lock);
+  return 1;
+}
+
+static void free_rebalance_logs(void) {
+  for (size_t i = 0; i < rebalance_count; i++) {
+    pthread_mutex_destroy(&rebalance_logs[i]->lock);
+    buf_free(&rebalance_logs[i]->events);
+    free(rebalance_logs[i]->name);
+    free(rebalance_logs[i]);
+  }
+  free(rebalance_logs);
 }
 
 /* Transactions (PROTOCOL.md): the producer's transaction calls, blocking. */
@@ -1539,6 +1812,14 @@ static const struct {
     {"committed", op_committed},
     {"assignment", op_assignment},
     {"consumer_close", op_consumer_close},
+    {"seek", op_seek},
+    {"position", op_position},
+    {"pause", op_pause},
+    {"resume", op_resume},
+    {"paused", op_paused},
+    {"committed_list", op_committed_list},
+    {"rebalance_listen", op_rebalance_listen},
+    {"rebalance_events", op_rebalance_events},
     {"txn_init", op_txn_init},
     {"txn_begin", op_txn_begin},
     {"txn_send_offsets", op_txn_send_offsets},
@@ -1620,6 +1901,7 @@ static void destroy_all(void) {
   free(producers.items);
   free(admins.items);
   free(stores.items);
+  free_rebalance_logs(); /* after the consumers that called them */
 }
 
 int main(int argc, char **argv) {

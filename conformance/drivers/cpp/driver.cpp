@@ -17,6 +17,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <sstream>
 #include <stdexcept>
@@ -290,6 +291,37 @@ class Driver {
       named(consumers_, s.arg("name"), "consumer").close();
       return "{}";
     }
+    if (op == "seek") {
+      consumer(s).seek(cursus::TopicPartition{s.arg("topic"), s.unsigned_num<uint32_t>("partition")},
+                       s.unsigned_num<uint64_t>("offset"));
+      return "{}";
+    }
+    if (op == "position") {
+      auto offset = consumer(s).position(cursus::TopicPartition{s.arg("topic"), s.unsigned_num<uint32_t>("partition")});
+      return "{\"offset\": " + std::to_string(offset) + "}";
+    }
+    if (op == "pause") {
+      consumer(s).pause(partition_list(s.arg("partitions")));
+      return "{}";
+    }
+    if (op == "resume") {
+      consumer(s).resume(partition_list(s.arg("partitions")));
+      return "{}";
+    }
+    if (op == "paused") return "{\"partitions\": " + tp_names(consumer(s).paused()) + "}";
+    if (op == "committed_list") {
+      auto committed = consumer(s).committed(partition_list(s.arg("partitions")));
+      return "{\"committed\": " + json_list(committed, [](const auto &c) {
+               return c.second ? std::to_string(*c.second) : std::string("null");
+             }) + "}";
+    }
+    if (op == "rebalance_listen") return rebalance_listen(s);
+    if (op == "rebalance_events") {
+      auto it = rebalance_.find(s.arg("consumer"));
+      if (it == rebalance_.end()) throw DriverError("no rebalance listener of consumer " + s.arg("consumer"));
+      std::lock_guard<std::mutex> lock(it->second->mu);
+      return "{\"events\": " + json_list(it->second->events, [](const std::string &e) { return e; }) + "}";
+    }
     if (op == "txn_init") {
       producer(s).init_transactions();
       return "{}";
@@ -364,9 +396,83 @@ class Driver {
     }
     std::optional<std::string> key = s.bytes("key");
     int32_t partition = s.has("partition") ? static_cast<int32_t>(s.num("partition")) : -1;
-    auto md = p.send(s.arg("topic"), *value, key ? std::optional<std::string_view>(*key) : std::nullopt, partition);
+    std::optional<int64_t> timestamp;
+    if (s.has("timestamp")) timestamp = s.num("timestamp");
+    auto md = p.send(s.arg("topic"), *value, key ? std::optional<std::string_view>(*key) : std::nullopt, partition,
+                     timestamp);
     return "{\"partition\": " + std::to_string(md.partition) +
-           ", \"offset\": " + (md.offset < 0 ? std::string("null") : std::to_string(md.offset)) + "}";
+           ", \"offset\": " + (md.offset < 0 ? std::string("null") : std::to_string(md.offset)) +
+           ", \"timestamp\": " + std::to_string(md.timestamp) + "}";
+  }
+
+  /// A comma-separated "topic:p" list.
+  static cursus::Partitions partition_list(const std::string &all) {
+    cursus::Partitions out;
+    for (size_t start = 0;;) {
+      size_t comma = all.find(',', start);
+      std::string item = all.substr(start, comma - start);
+      size_t colon = item.rfind(':');
+      if (colon == std::string::npos) throw DriverError("partitions: " + item + " is not topic:p");
+      out.push_back(cursus::TopicPartition{item.substr(0, colon),
+                                           static_cast<uint32_t>(std::stoul(item.substr(colon + 1)))});
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+    return out;
+  }
+
+  /// Partitions as a sorted JSON list of "topic:p".
+  static std::string tp_names(const cursus::Partitions &partitions) {
+    std::vector<std::string> names;
+    for (const auto &tp : partitions) names.push_back(tp.topic + ":" + std::to_string(tp.partition));
+    std::sort(names.begin(), names.end());
+    return json_list(names, [](const std::string &n) { return json_str(n); });
+  }
+
+  /// What a consumer's rebalance listener was told (JSON objects), kept
+  /// after consumer_close; appended on the consumer's listener thread.
+  struct EventLog {
+    std::mutex mu;
+    std::vector<std::string> events;
+  };
+
+  std::string rebalance_listen(const Step &s) {
+    auto &c = consumer(s);
+    auto &log = rebalance_[s.arg("consumer")];
+    if (!log) log = std::make_shared<EventLog>();
+    std::optional<uint64_t> seek_to;
+    if (s.has("seek_to")) seek_to = s.unsigned_num<uint64_t>("seek_to");
+    bool commit = s.has("commit_on_revoke") && s.arg("commit_on_revoke") == "true";
+    auto record = [log](const char *kind, const cursus::Partitions &parts, const std::string &extra) {
+      std::lock_guard<std::mutex> lock(log->mu);
+      log->events.push_back("{\"kind\": " + json_str(kind) + ", \"partitions\": " + tp_names(parts) + extra + "}");
+    };
+    cursus::RebalanceListener l;
+    cursus::Consumer *cp = &c;  // the map owns it (unique_ptr): the address is stable
+    l.on_assigned = [cp, seek_to, record](const cursus::Partitions &parts) {
+      if (seek_to)
+        for (const auto &tp : parts) {
+          try {
+            cp->seek(tp, *seek_to);
+          } catch (const cursus::Error &) {
+          }
+        }
+      record("assigned", parts, "");
+    };
+    l.on_revoked = [cp, commit, record](const cursus::Partitions &parts) {
+      std::string extra;
+      if (commit) {
+        try {
+          cp->commit();
+        } catch (const cursus::Error &e) {
+          extra = ", \"commit_error\": " + json_str(e.code());
+        }
+      }
+      record("revoked", parts, extra);
+    };
+    l.on_lost = [record](const cursus::Partitions &parts) { record("lost", parts, ""); };
+    c.set_rebalance_listener(std::move(l));
+    return "{}";
   }
 
   std::string produce_many(const Step &s) {
@@ -417,11 +523,16 @@ class Driver {
     while (records.size() < stop_at) {
       auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
       if (auto m = c.poll(std::max(left, milliseconds(0)))) {
-        // The binding reports a missing key as an empty one.
-        std::string key = m->key().empty() ? "null" : json_hex(m->key());
+        std::string key = m->has_key() ? json_hex(m->key()) : "null";
+        auto metadata = m->metadata();
+        auto event = m->event();
         records.push_back("{\"topic\": " + json_str(m->topic()) + ", \"partition\": " + std::to_string(m->partition()) +
                           ", \"offset\": " + std::to_string(m->offset()) + ", \"key\": " + key +
-                          ", \"value\": " + json_hex(m->payload()) + "}");
+                          ", \"value\": " + json_hex(m->payload()) + ", \"timestamp\": " + std::to_string(m->timestamp()) +
+                          ", \"metadata\": " + (metadata ? json_hex(*metadata) : "null") +
+                          ", \"event_type\": " + (event ? json_str(event->type) : "null") +
+                          ", \"aggregate_version\": " + (event ? std::to_string(event->aggregate_version) : "null") +
+                          "}");
       }
       if (Clock::now() >= deadline) break;
     }
@@ -592,6 +703,7 @@ class Driver {
   std::map<std::string, std::unique_ptr<cursus::Producer>> producers_;
   std::map<std::string, std::unique_ptr<cursus::Consumer>> consumers_;
   std::map<std::string, std::unique_ptr<cursus::EventStore>> stores_;
+  std::map<std::string, std::shared_ptr<EventLog>> rebalance_;
 
  public:
   Driver(const Driver &) = delete;

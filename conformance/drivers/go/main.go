@@ -17,6 +17,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -118,6 +119,11 @@ type record struct {
 	Offset    int64   `json:"offset"`
 	Key       *string `json:"key"`
 	Value     string  `json:"value"`
+	// Timestamp is in milliseconds since the epoch.
+	Timestamp        int64   `json:"timestamp"`
+	Metadata         *string `json:"metadata"`
+	EventType        *string `json:"event_type"`
+	AggregateVersion *int64  `json:"aggregate_version"`
 }
 
 type driver struct {
@@ -126,6 +132,16 @@ type driver struct {
 	producers map[string]*cursus.Producer
 	consumers map[string]*cursus.Consumer
 	stores    map[string]*cursus.EventStore
+	// rebalance holds what each consumer's rebalance listener was told
+	// (rebalance_listen), kept after consumer_close.
+	rebalance map[string]*eventLog
+}
+
+// eventLog is the events a rebalance listener appended (it runs on the
+// consumer's listener thread while the driver's poll waits).
+type eventLog struct {
+	mu     sync.Mutex
+	events []map[string]any
 }
 
 func (d *driver) options(s *step) []cursus.Option {
@@ -426,6 +442,8 @@ func (d *driver) run(s *step) (result, error) {
 			return nil, err
 		}
 		return result{}, c.Close()
+	case "seek", "position", "pause", "resume", "paused", "committed_list", "rebalance_listen", "rebalance_events":
+		return d.control(ctx, s)
 	case "txn_init", "txn_begin", "txn_commit", "txn_abort":
 		p, err := lookup(d.producers, s, "producer", "producer")
 		if err != nil {
@@ -560,14 +578,23 @@ func (d *driver) produce(ctx context.Context, s *step) (result, error) {
 		}
 		partition = int32(n)
 	}
-	md, err := p.Send(ctx, cursus.Record{Topic: topic, Partition: partition, Key: key, Value: value})
+	r := cursus.Record{Topic: topic, Partition: partition, Key: key, Value: value}
+	if _, ok := s.args["timestamp"]; ok {
+		ms, err := s.num("timestamp")
+		if err != nil {
+			return nil, err
+		}
+		r.Timestamp = time.UnixMilli(ms)
+	}
+	md, err := p.Send(ctx, r)
 	if err != nil {
 		return nil, err
 	}
+	out := result{"partition": md.Partition, "offset": md.Offset, "timestamp": md.Timestamp.UnixMilli()}
 	if md.Offset < 0 {
-		return result{"partition": md.Partition, "offset": nil}, nil
+		out["offset"] = nil
 	}
-	return result{"partition": md.Partition, "offset": md.Offset}, nil
+	return out, nil
 }
 
 func (d *driver) produceMany(ctx context.Context, s *step) (result, error) {
@@ -665,10 +692,19 @@ func (d *driver) poll(s *step, exact bool) (result, error) {
 			return nil, err // records received before a failed poll are dropped
 		}
 		for _, m := range got {
-			r := record{Topic: m.Topic, Partition: m.Partition, Offset: m.Offset, Value: hex.EncodeToString(m.Value)}
-			if len(m.Key) > 0 { // the binding reports a missing key as an empty one
+			r := record{Topic: m.Topic, Partition: m.Partition, Offset: m.Offset, Value: hex.EncodeToString(m.Value),
+				Timestamp: m.Timestamp.UnixMilli()}
+			if m.Key != nil { // nil: the record has no key
 				k := hex.EncodeToString(m.Key)
 				r.Key = &k
+			}
+			if m.Metadata != nil {
+				md := hex.EncodeToString([]byte(*m.Metadata))
+				r.Metadata = &md
+			}
+			if m.Event != nil {
+				et, av := m.Event.Type, m.Event.AggregateVersion
+				r.EventType, r.AggregateVersion = &et, &av
 			}
 			records = append(records, r)
 		}
@@ -725,6 +761,7 @@ func main() {
 		admins:    map[string]*cursus.Admin{},
 		producers: map[string]*cursus.Producer{},
 		consumers: map[string]*cursus.Consumer{},
+		rebalance: map[string]*eventLog{},
 		stores:    map[string]*cursus.EventStore{},
 	}
 	out := bufio.NewWriter(os.Stdout)
@@ -751,4 +788,163 @@ func main() {
 	}
 	// Handles are left as they are: closing them could leave a group or
 	// commit, which the plan did not ask for. The process ends here.
+}
+
+// partitionList reads a comma-separated "topic:p" list.
+func partitionList(s *step) ([]cursus.TopicPartition, error) {
+	text, err := s.arg("partitions")
+	if err != nil {
+		return nil, err
+	}
+	out := []cursus.TopicPartition{}
+	for _, item := range strings.Split(text, ",") {
+		i := strings.LastIndex(item, ":")
+		if i < 0 {
+			return nil, fail("partitions: %q is not topic:p", item)
+		}
+		p, err := strconv.ParseUint(item[i+1:], 10, 32)
+		if err != nil {
+			return nil, fail("partitions: %q is not topic:p", item)
+		}
+		out = append(out, cursus.TopicPartition{Topic: item[:i], Partition: uint32(p)})
+	}
+	return out, nil
+}
+
+// tpNames is partitions as sorted "topic:p" strings.
+func tpNames(partitions []cursus.TopicPartition) []string {
+	out := []string{}
+	for _, tp := range partitions {
+		out = append(out, fmt.Sprintf("%s:%d", tp.Topic, tp.Partition))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// control runs the consumer control ops (seek ... rebalance_events).
+func (d *driver) control(ctx context.Context, s *step) (result, error) {
+	if s.op == "rebalance_events" {
+		name, err := s.arg("consumer")
+		if err != nil {
+			return nil, err
+		}
+		log, ok := d.rebalance[name]
+		if !ok {
+			return nil, fail("no rebalance listener of consumer %q", name)
+		}
+		log.mu.Lock()
+		defer log.mu.Unlock()
+		events := append([]map[string]any{}, log.events...)
+		return result{"events": events}, nil
+	}
+	c, err := lookup(d.consumers, s, "consumer", "consumer")
+	if err != nil {
+		return nil, err
+	}
+	switch s.op {
+	case "seek":
+		tp, err := topicPartition(s)
+		if err != nil {
+			return nil, err
+		}
+		offset, err := s.num("offset")
+		if err != nil {
+			return nil, err
+		}
+		return result{}, c.Seek(ctx, tp, offset)
+	case "position":
+		tp, err := topicPartition(s)
+		if err != nil {
+			return nil, err
+		}
+		offset, err := c.Position(ctx, tp)
+		if err != nil {
+			return nil, err
+		}
+		return result{"offset": offset}, nil
+	case "pause", "resume":
+		partitions, err := partitionList(s)
+		if err != nil {
+			return nil, err
+		}
+		if s.op == "pause" {
+			return result{}, c.Pause(ctx, partitions...)
+		}
+		return result{}, c.Resume(ctx, partitions...)
+	case "paused":
+		partitions, err := c.Paused(ctx)
+		if err != nil {
+			return nil, err
+		}
+		return result{"partitions": tpNames(partitions)}, nil
+	case "committed_list":
+		partitions, err := partitionList(s)
+		if err != nil {
+			return nil, err
+		}
+		committed, err := c.CommittedOffsets(ctx, partitions)
+		if err != nil {
+			return nil, err
+		}
+		out := []any{}
+		for _, tp := range partitions {
+			if off, ok := committed[tp]; ok {
+				out = append(out, off)
+			} else {
+				out = append(out, nil)
+			}
+		}
+		return result{"committed": out}, nil
+	case "rebalance_listen":
+		name, _ := s.arg("consumer")
+		var seekTo *int64
+		if _, ok := s.args["seek_to"]; ok {
+			n, err := s.num("seek_to")
+			if err != nil {
+				return nil, err
+			}
+			seekTo = &n
+		}
+		commit := s.args["commit_on_revoke"] == "true"
+		log := d.rebalance[name]
+		if log == nil {
+			log = &eventLog{}
+			d.rebalance[name] = log
+		}
+		record := func(kind string, partitions []cursus.TopicPartition, extra func(map[string]any)) {
+			entry := map[string]any{"kind": kind, "partitions": tpNames(partitions)}
+			extra(entry)
+			log.mu.Lock()
+			log.events = append(log.events, entry)
+			log.mu.Unlock()
+		}
+		return result{}, c.SetRebalanceListener(&cursus.RebalanceListener{
+			OnAssigned: func(partitions []cursus.TopicPartition) {
+				if seekTo != nil {
+					for _, tp := range partitions {
+						_ = c.Seek(context.Background(), tp, *seekTo)
+					}
+				}
+				record("assigned", partitions, func(map[string]any) {})
+			},
+			OnRevoked: func(partitions []cursus.TopicPartition) {
+				var commitErr error
+				if commit {
+					commitErr = c.Commit(context.Background())
+				}
+				record("revoked", partitions, func(e map[string]any) {
+					var ce *cursus.Error
+					if errors.As(commitErr, &ce) {
+						e["commit_error"] = ce.Code
+					} else if commitErr != nil {
+						e["commit_error"] = commitErr.Error()
+					}
+				})
+			},
+			OnLost: func(partitions []cursus.TopicPartition) {
+				record("lost", partitions, func(map[string]any) {})
+			},
+		})
+	}
+	return nil, fail("unknown op %q", s.op)
 }

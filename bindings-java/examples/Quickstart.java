@@ -8,6 +8,7 @@ import io.cursus.NewTopic;
 import io.cursus.ProducerConfig;
 import io.cursus.ProducerRecord;
 import io.cursus.RecordMetadata;
+import io.cursus.Statistics;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -87,6 +88,9 @@ public final class Quickstart {
                 consumed += records.size();
             }
             consumer.commitSync();
+            Statistics stats = consumer.statistics(); // lag per assigned partition (0: all read)
+            System.out.printf("java: lag %d over %d partitions, %d records received%n",
+                    stats.totalLag(), stats.partitions().size(), stats.recordsReceived());
             return consumed;
         }
     }

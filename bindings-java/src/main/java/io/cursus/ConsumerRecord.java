@@ -3,24 +3,71 @@ package io.cursus;
 import java.nio.charset.StandardCharsets;
 
 /**
- * A record delivered by {@link CursusConsumer#poll}. Key and value are binary-safe.
+ * A record delivered by {@link CursusConsumer#poll}. Key, value and metadata are
+ * binary-safe; fields a record does not carry are {@code null} (the event fields are set only
+ * for an event of an event-sourcing topic).
  *
  * @param topic topic
  * @param partition partition
  * @param offset offset
- * @param timestamp milliseconds since the epoch (0 when unknown)
- * @param key key bytes (empty when the record has none); do not modify
+ * @param timestamp milliseconds since the epoch: the producer's timestamp (the one its
+ *     {@link RecordMetadata#timestamp()} reported), 0 when unknown
+ * @param key key bytes, or {@code null} when the record has no key (the protocol carries only
+ *     non-empty keys, so a producer's empty key arrives as no key); do not modify
  * @param value value bytes; do not modify
+ * @param metadata the record's metadata (UTF-8, usually JSON on event-sourcing topics), or
+ *     {@code null} when it has none
+ * @param eventType the event type when the record is an event, else {@code null}
+ * @param schemaVersion the event's payload schema version (0 when the record is not an event)
+ * @param aggregateVersion the aggregate version the event created (-1 when the record is not
+ *     an event)
+ * @param eventId the event's id, or {@code null} when the record is not an event or the event
+ *     has no id
  */
-public record ConsumerRecord(String topic, int partition, long offset, long timestamp, byte[] key, byte[] value) {
+public record ConsumerRecord(
+        String topic,
+        int partition,
+        long offset,
+        long timestamp,
+        byte[] key,
+        byte[] value,
+        String metadata,
+        String eventType,
+        int schemaVersion,
+        long aggregateVersion,
+        String eventId) {
+    /**
+     * A record that is not an event and has no metadata.
+     *
+     * @param topic topic
+     * @param partition partition
+     * @param offset offset
+     * @param timestamp milliseconds since the epoch (0 when unknown)
+     * @param key key bytes, or null for none
+     * @param value value bytes
+     */
+    public ConsumerRecord(String topic, int partition, long offset, long timestamp, byte[] key, byte[] value) {
+        this(topic, partition, offset, timestamp, key, value, null, null, 0, -1, null);
+    }
+
     /** The value decoded as UTF-8. */
     public String valueAsString() {
         return new String(value, StandardCharsets.UTF_8);
     }
 
-    /** The key decoded as UTF-8 (empty when none). */
+    /** The key decoded as UTF-8, or {@code null} when the record has no key. */
     public String keyAsString() {
-        return new String(key, StandardCharsets.UTF_8);
+        return key == null ? null : new String(key, StandardCharsets.UTF_8);
+    }
+
+    /** Whether the record has a key. */
+    public boolean hasKey() {
+        return key != null;
+    }
+
+    /** Whether the record is an event of an event-sourcing topic (then {@link #eventType()} is set). */
+    public boolean isEvent() {
+        return eventType != null;
     }
 
     /** The partition of this record. */

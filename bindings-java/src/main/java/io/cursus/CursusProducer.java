@@ -5,6 +5,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
+import java.util.function.Consumer;
 
 /**
  * Sends records to Cursus topics, batching them per partition. Thread-safe: share one
@@ -43,12 +44,21 @@ import java.util.concurrent.ExecutionException;
  * {@link FencingException} (code {@code producer_fenced}: another producer initialised the
  * same {@code transactional_id}) is final: every later call of this producer fails with it;
  * close it. After any other failure of a send or of the commit, abort the transaction.
+ *
+ * <p><b>Observability.</b> {@link #statistics()}, a periodic
+ * {@link #setStatisticsListener statistics listener} and an {@link #setErrorListener error
+ * listener} for background errors (a failed batch, a fenced producer, a lost connection);
+ * the engine's log records go to {@link System.Logger} {@code io.cursus} (see
+ * {@link CursusLogging}).
  */
 public final class CursusProducer extends NativeResource {
     /** {@code CURSUS_NO_TIMESTAMP}: let the library stamp the send time. */
     private static final long NO_TIMESTAMP = Long.MIN_VALUE;
 
     private final Callbacks callbacks;
+    /** The user's listeners, kept reachable until replaced or the producer is closed. */
+    private volatile Consumer<CursusException> errorListener;
+    private volatile Consumer<Statistics> statisticsListener;
 
     /**
      * Connects and starts the sender.
@@ -302,8 +312,74 @@ public final class CursusProducer extends NativeResource {
                 b -> NativeBridge.producerAppendStream(h, topic, key, expectedVersion, b))));
     }
 
+    /**
+     * This producer's statistics now: counters since it was created (records, bytes and
+     * batches acknowledged, requests, retries, errors by class, requests in flight) and the
+     * produce latency.
+     *
+     * @return the snapshot
+     */
+    public Statistics statistics() {
+        return call(h -> Results.take(NativeBridge.producerStatistics(h), Statistics::read,
+                NativeBridge::statisticsDestroy));
+    }
+
+    /**
+     * Sets (or, with a null listener, removes) the periodic statistics listener: it gets a
+     * snapshot every {@code interval}, on this producer's {@code cursus-producer-N-callbacks}
+     * thread (in order with the send futures). An exception it throws is logged and ignored.
+     *
+     * @param interval how often; null for the {@code statistics_interval_ms} option;
+     *     {@link Duration#ZERO} for never
+     * @param listener the listener, or null
+     */
+    public void setStatisticsListener(Duration interval, Consumer<Statistics> listener) {
+        long ms = CursusConsumer.intervalMillis(interval);
+        NativeListener relay = listener == null ? null
+                : new WeakListener<>(this, "statistics listener", CursusProducer::onStatistics);
+        run(h -> {
+            statisticsListener = listener;
+            NativeBridge.producerSetStatisticsListener(h, ms, relay);
+        });
+    }
+
+    private void onStatistics(long handle) {
+        Statistics s = Statistics.read(handle);
+        Consumer<Statistics> l = statisticsListener;
+        if (l != null) {
+            callbacks.execute(() -> CursusConsumer.deliver("statistics listener", l, s));
+        }
+    }
+
+    /**
+     * Sets (or, with null, removes) the error listener: it gets each background error
+     * nobody is waiting for (a batch that failed, a fenced producer, a lost broker
+     * connection), on this producer's {@code cursus-producer-N-callbacks} thread. Errors a
+     * call throws are not reported again. An exception it throws is logged and ignored.
+     *
+     * @param listener the listener, or null
+     */
+    public void setErrorListener(Consumer<CursusException> listener) {
+        NativeListener relay = listener == null ? null
+                : new WeakListener<>(this, "error listener", CursusProducer::onError);
+        run(h -> {
+            errorListener = listener;
+            NativeBridge.producerSetErrorListener(h, relay);
+        });
+    }
+
+    private void onError(long handle) {
+        CursusException e = NativeLib.fromHandle(handle);
+        Consumer<CursusException> l = errorListener;
+        if (l != null) {
+            callbacks.execute(() -> CursusConsumer.deliver("error listener", l, e));
+        }
+    }
+
     @Override
     void afterClose() {
         callbacks.shutdown();
+        errorListener = null;
+        statisticsListener = null;
     }
 }

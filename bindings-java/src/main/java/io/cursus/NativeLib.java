@@ -15,7 +15,8 @@ import java.util.Properties;
 
 /**
  * Loads {@code libcursus_jni} (extracted from the jar), checks that its version matches
- * these classes, and builds the exceptions the library throws. The entry points themselves
+ * these classes, installs the engine's log forwarding ({@link EngineLog}), and builds the
+ * exceptions the library throws. The entry points themselves
  * are in the generated {@link NativeBridge}.
  */
 final class NativeLib {
@@ -58,6 +59,9 @@ final class NativeLib {
                         "libcursus_jni " + nativeVersion + " loaded from " + loadedFrom
                                 + " does not match the Java classes " + VERSION
                                 + "; use the jar's own library (unset -Dcursus.native.library)");
+            } else {
+                // Engine log records go to System.Logger "io.cursus" from now on.
+                EngineLog.install();
             }
         } catch (CursusException e) {
             loadError = e;
@@ -189,6 +193,18 @@ final class NativeLib {
         }
         return CursusException.create(kind, code, ErrorClass.fromWireName(errorClass), retryable, message,
                 map, text);
+    }
+
+    /** Reads an engine error handle (lent or owned; not destroyed here) into an exception. */
+    static CursusException fromHandle(long error) {
+        String[] fields = new String[2 * NativeBridge.errorFieldCount(error)];
+        for (int i = 0; i < fields.length / 2; i++) {
+            fields[2 * i] = NativeBridge.errorFieldName(error, i);
+            fields[2 * i + 1] = NativeBridge.errorFieldValue(error, i);
+        }
+        return error(NativeBridge.errorKind(error), NativeBridge.errorCode(error),
+                NativeBridge.errorClassName(error), NativeBridge.errorRetryable(error),
+                NativeBridge.errorMessage(error), NativeBridge.errorText(error), fields);
     }
 
     /** The error for use of a closed object (the engine's code for it). */

@@ -74,7 +74,7 @@ abstract class NativeResource implements AutoCloseable {
 
     /** Runs {@code call} with the live handle; throws {@link CursusClosedException} if closed. */
     final <T> T call(Call<T> call) {
-        if (closed.get()) {
+        if (closed.get() && !callableWhileClosing()) {
             throw NativeLib.closed(what);
         }
         try {
@@ -121,6 +121,15 @@ abstract class NativeResource implements AutoCloseable {
             afterClose();
             Reference.reachabilityFence(this);
         }
+    }
+
+    /**
+     * Whether the current thread may still use the handle after {@link #close()} has begun
+     * (until the handle is destroyed): a listener the engine's close itself runs, such as a
+     * consumer's rebalance listener committing in {@code onPartitionsRevoked}.
+     */
+    boolean callableWhileClosing() {
+        return false;
     }
 
     /** Runs once the handle is destroyed (e.g. to stop a callback pool). */

@@ -4,6 +4,7 @@ import io.cursus.Aggregate;
 import io.cursus.Appended;
 import io.cursus.ClientConfig;
 import io.cursus.ConsumerConfig;
+import io.cursus.ConsumerRebalanceListener;
 import io.cursus.ConsumerRecord;
 import io.cursus.CursusAdmin;
 import io.cursus.CursusConsumer;
@@ -36,8 +37,11 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -45,6 +49,7 @@ import java.util.OptionalLong;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutionException;
 
 /**
@@ -61,6 +66,8 @@ public final class Driver {
     private final Map<String, CursusProducer> producers = new HashMap<>();
     private final Map<String, CursusConsumer> consumers = new HashMap<>();
     private final Map<String, CursusEventStore> stores = new HashMap<>();
+    /** What each consumer's rebalance listener was told ({@code rebalance_listen}). */
+    private final Map<String, List<Object>> rebalanceEvents = new HashMap<>();
     private CursusAdmin implicitAdmin;
 
     private Driver(String bootstrap) {
@@ -368,6 +375,43 @@ public final class Driver {
             case "txn_begin":
                 lookup(producers, "producer", a.str("producer")).beginTransaction().join();
                 return r;
+            case "seek":
+                consumer(a).seek(new TopicPartition(a.str("topic"), a.int32("partition")), a.num("offset"));
+                return r;
+            case "position":
+                r.put("offset", consumer(a).position(new TopicPartition(a.str("topic"), a.int32("partition"))));
+                return r;
+            case "pause":
+                consumer(a).pause(partitionList(a.str("partitions")));
+                return r;
+            case "resume":
+                consumer(a).resume(partitionList(a.str("partitions")));
+                return r;
+            case "paused": {
+                List<Object> names = new ArrayList<>();
+                consumer(a).paused().forEach(tp -> names.add(tpName(tp)));
+                r.put("partitions", names);
+                return r;
+            }
+            case "committed_list": {
+                List<TopicPartition> asked = partitionList(a.str("partitions"));
+                Map<TopicPartition, Long> committed = consumer(a).committed(new LinkedHashSet<>(asked));
+                List<Object> offsets = new ArrayList<>();
+                asked.forEach(tp -> offsets.add(committed.get(tp)));
+                r.put("committed", offsets);
+                return r;
+            }
+            case "rebalance_listen":
+                return rebalanceListen(a);
+            case "rebalance_events": {
+                String name = a.str("consumer");
+                List<Object> events = rebalanceEvents.get(name);
+                if (events == null) {
+                    throw new DriverError("no rebalance listener on consumer " + name);
+                }
+                r.put("events", new ArrayList<>(events));
+                return r;
+            }
             case "txn_send_offsets": {
                 CursusProducer p = lookup(producers, "producer", a.str("producer"));
                 CursusConsumer c = lookup(consumers, "consumer", a.str("consumer"));
@@ -646,10 +690,14 @@ public final class Driver {
         if (a.has("partition")) {
             rec = rec.withPartition(a.int32("partition"));
         }
+        if (a.has("timestamp")) {
+            rec = rec.withTimestamp(a.num("timestamp"));
+        }
         RecordMetadata md = p.sendAndWait(rec);
         Map<String, Object> r = new LinkedHashMap<>();
         r.put("partition", md.partition());
         r.put("offset", md.hasOffset() ? (Object) md.offset() : null);
+        r.put("timestamp", md.timestamp());
         return r;
     }
 
@@ -697,6 +745,84 @@ public final class Driver {
         return r;
     }
 
+    private CursusConsumer consumer(Args a) throws DriverError {
+        return lookup(consumers, "consumer", a.str("consumer"));
+    }
+
+    private static String tpName(TopicPartition tp) {
+        return tp.topic() + ":" + tp.partition();
+    }
+
+    /** {@code topic:p,topic:p} as partitions, in order. */
+    private static List<TopicPartition> partitionList(String text) throws DriverError {
+        List<TopicPartition> out = new ArrayList<>();
+        for (String item : text.split(",")) {
+            int colon = item.lastIndexOf(':');
+            if (colon < 0) {
+                throw new DriverError("not topic:partition: " + item);
+            }
+            try {
+                out.add(new TopicPartition(item.substring(0, colon), Integer.parseInt(item.substring(colon + 1))));
+            } catch (IllegalArgumentException e) {
+                throw new DriverError("bad partition in " + item);
+            }
+        }
+        return out;
+    }
+
+    /**
+     * Installs a rebalance listener that records every event (PROTOCOL.md,
+     * {@code rebalance_listen}): seeks on {@code assigned} with {@code seek_to}, commits on
+     * {@code revoked} with {@code commit_on_revoke=true}.
+     */
+    private Map<String, Object> rebalanceListen(Args a) throws DriverError {
+        String name = a.str("consumer");
+        CursusConsumer c = lookup(consumers, "consumer", name);
+        long seekTo = a.has("seek_to") ? a.num("seek_to") : -1;
+        boolean commit = a.has("commit_on_revoke") && a.flag("commit_on_revoke");
+        List<Object> events = rebalanceEvents.computeIfAbsent(name, n -> new CopyOnWriteArrayList<>());
+        c.setRebalanceListener(new ConsumerRebalanceListener() {
+            private Map<String, Object> entry(String kind, Collection<TopicPartition> partitions) {
+                List<String> names = new ArrayList<>();
+                partitions.forEach(tp -> names.add(tpName(tp)));
+                Collections.sort(names);
+                Map<String, Object> e = new LinkedHashMap<>();
+                e.put("kind", kind);
+                e.put("partitions", new ArrayList<Object>(names));
+                return e;
+            }
+
+            @Override
+            public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+                if (seekTo >= 0) {
+                    for (TopicPartition tp : partitions) {
+                        c.seek(tp, seekTo);
+                    }
+                }
+                events.add(entry("assigned", partitions));
+            }
+
+            @Override
+            public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+                Map<String, Object> e = entry("revoked", partitions);
+                if (commit) {
+                    try {
+                        c.commitSync();
+                    } catch (CursusException failed) {
+                        e.put("commit_error", failed.code());
+                    }
+                }
+                events.add(e);
+            }
+
+            @Override
+            public void onPartitionsLost(Collection<TopicPartition> partitions) {
+                events.add(entry("lost", partitions));
+            }
+        });
+        return new LinkedHashMap<>();
+    }
+
     /** {@code poll}, or {@code take} ({@code exact}): each poll asks for at most what is still wanted. */
     private Map<String, Object> poll(Args a, boolean exact) throws DriverError {
         CursusConsumer c = lookup(consumers, "consumer", a.str("consumer"));
@@ -713,9 +839,13 @@ public final class Driver {
                 m.put("topic", rec.topic());
                 m.put("partition", rec.partition());
                 m.put("offset", rec.offset());
-                // The binding (like the engine) gives an empty key for a record without one.
-                m.put("key", rec.key().length == 0 ? null : hex(rec.key()));
+                m.put("key", rec.key() == null ? null : hex(rec.key()));
                 m.put("value", hex(rec.value()));
+                m.put("timestamp", rec.timestamp());
+                m.put("metadata", rec.metadata() == null ? null
+                        : hex(rec.metadata().getBytes(StandardCharsets.UTF_8)));
+                m.put("event_type", rec.eventType());
+                m.put("aggregate_version", rec.isEvent() ? (Object) rec.aggregateVersion() : null);
                 records.add(m);
             }
         } while (records.size() < Math.max(count, 1) && System.nanoTime() < deadline);

@@ -444,31 +444,10 @@ pub fn generate(api: &crate::Api) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Api, BridgeFn};
-
-    fn listener_api() -> Api {
-        Api {
-            fns: vec![BridgeFn {
-                name: "thing_set_listener".into(),
-                module: "things".into(),
-                docs: vec!["Sets it.".into()],
-                args: vec![
-                    ("thing".into(), ArgType::Handle("Thing".into())),
-                    ("listener".into(), ArgType::Listener("LogRecord".into())),
-                ],
-                ret: RetType::Unit,
-                fallible: true,
-                out: None,
-                fallback: None,
-                langs: None,
-            }],
-            handles: vec!["LogRecord".into(), "Thing".into()],
-        }
-    }
 
     #[test]
     fn a_listener_is_a_typedef_plus_user_data() {
-        let code = generate(&listener_api());
+        let code = generate(&crate::listener_api("LogRecord"));
         assert!(
             code.contains("pub type cursus_log_record_listener = Option<unsafe extern \"C\" fn(user_data: *mut c_void, event: *const cursus_log_record_t)>;"),
             "{code}"

@@ -315,23 +315,7 @@ mod tests {
 
     #[test]
     fn a_listener_is_a_native_listener() {
-        let api = crate::Api {
-            fns: vec![BridgeFn {
-                name: "thing_set_listener".into(),
-                module: "things".into(),
-                docs: vec!["Sets it.".into()],
-                args: vec![
-                    ("thing".into(), ArgType::Handle("Thing".into())),
-                    ("listener".into(), ArgType::Listener("Statistics".into())),
-                ],
-                ret: RetType::Unit,
-                fallible: true,
-                out: None,
-                fallback: None,
-                langs: None,
-            }],
-            handles: vec!["Statistics".into(), "Thing".into()],
-        };
+        let api = crate::listener_api("Statistics");
         let java = generate_java(&api);
         assert!(
             java.contains(

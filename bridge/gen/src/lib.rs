@@ -420,6 +420,28 @@ pub fn banner(comment: &str, what: &str) -> String {
     s
 }
 
+/// A one-function API taking a `Listener<event>`, for the generators' tests.
+#[cfg(test)]
+pub(crate) fn listener_api(event: &str) -> Api {
+    Api {
+        fns: vec![BridgeFn {
+            name: "thing_set_listener".into(),
+            module: "things".into(),
+            docs: vec!["Sets it.".into()],
+            args: vec![
+                ("thing".into(), ArgType::Handle("Thing".into())),
+                ("listener".into(), ArgType::Listener(event.into())),
+            ],
+            ret: RetType::Unit,
+            fallible: true,
+            out: None,
+            fallback: None,
+            langs: None,
+        }],
+        handles: vec![event.into(), "Thing".into()],
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,8 +15,8 @@ use cursus::TopicPartition;
 use cursus::{ClientConfig, ConsumerConfig, Error, ProducerConfig};
 use serde_json::{json, Map, Value};
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
 use std::io::Write;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Arguments named `config.<option>` are configuration (PROTOCOL.md, "Plan file").

@@ -3,7 +3,7 @@
 //! listener), both run on the client's dispatcher thread (never on an
 //! engine I/O thread), and the client's [`StatsRecorder`].
 //!
-//! Every client's [`Cluster`](crate::client::Cluster) owns one
+//! Every client's `Cluster` (the connection pool) owns one
 //! [`ClientEvents`], so engine code anywhere reports with
 //! `cluster.events().report_error(e)`.
 //!

@@ -214,6 +214,47 @@ impl Producer {
         self.inner.run(|p| p.send_with_callback(record, callback))
     }
 
+    /// Queues every record of `records`, in order, in one blocking call
+    /// (each waits up to `max_block_ms` for buffer space); `callback` is
+    /// then called exactly once, on this producer's callback thread, with
+    /// every record's outcome in the order of `records`.
+    ///
+    /// A record that cannot be queued (an invalid partition, a record too
+    /// large, buffer space that stayed full) fails alone: its slot holds
+    /// the error and the records after it are still sent. Only a batch
+    /// that cannot start (a closed producer, one used after `fork`)
+    /// returns an error, and then the callback is never called. `flush`
+    /// and `close` wait for the callback as for `send_with_callback`'s.
+    pub fn send_batch<F>(&self, records: Vec<ProducerRecord>, callback: F) -> Result<()>
+    where
+        F: FnOnce(Vec<Result<RecordMetadata>>) + Send + 'static,
+    {
+        let this = self.inner.get()?;
+        if this.is_closed() {
+            return Err(Error::closed("producer"));
+        }
+        // One engine crossing for the whole batch: queue each record, keep
+        // its pending delivery (or why it was refused).
+        let queued = block_on(async {
+            let mut queued = Vec::with_capacity(records.len());
+            for record in records {
+                queued.push(this.send(record).await);
+            }
+            queued
+        })?;
+        let settle = async move {
+            let mut outcomes = Vec::with_capacity(queued.len());
+            for delivery in queued {
+                outcomes.push(match delivery {
+                    Ok(delivery) => delivery.await,
+                    Err(e) => Err(e),
+                });
+            }
+            outcomes
+        };
+        this.dispatcher().run_after(settle, callback)
+    }
+
     /// Waits for a pending delivery, at most `timeout` (`None`: no limit).
     /// A timed-out wait returns a timeout error and the delivery continues.
     pub fn wait(
@@ -604,6 +645,59 @@ mod tests {
         assert!(deadline_of(Some(Duration::MAX)).is_none());
         assert!(deadline_of(None).is_none());
         assert!(deadline_of(Some(Duration::from_secs(1))).is_some());
+    }
+
+    #[test]
+    fn a_batch_reports_every_record_once_in_order() {
+        let broker = cursus_testkit::TestBroker::start();
+        let admin = Admin::connect(ClientConfig::new(&broker.addr)).unwrap();
+        admin
+            .create_topic(&crate::admin::NewTopic::new("batch").partitions(2))
+            .unwrap();
+        admin.close().unwrap();
+        let producer = Producer::connect(ProducerConfig::new(&broker.addr)).unwrap();
+        let mut records: Vec<ProducerRecord> = (0..10)
+            .map(|i| ProducerRecord::new("batch", format!("v{i}")).partition(0))
+            .collect();
+        // Partition 9 does not exist: that record alone fails.
+        records[4] = ProducerRecord::new("batch", "bad").partition(9);
+        let calls = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let (tx, rx) = std::sync::mpsc::channel();
+        let counted = std::sync::Arc::clone(&calls);
+        let same = producer.clone();
+        producer
+            .send_batch(records, move |outcomes| {
+                counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let on_dispatcher = same.as_async().unwrap().dispatcher().is_current_thread();
+                tx.send((outcomes, on_dispatcher)).unwrap();
+            })
+            .unwrap();
+        // flush waits for the batch's callback.
+        producer.flush(Some(Duration::from_secs(20))).unwrap();
+        let (outcomes, on_dispatcher) = rx.try_recv().unwrap();
+        assert!(on_dispatcher);
+        assert_eq!(calls.load(std::sync::atomic::Ordering::SeqCst), 1);
+        assert_eq!(outcomes.len(), 10);
+        let err = outcomes[4].as_ref().unwrap_err();
+        assert_eq!(err.kind(), crate::ErrorKind::InvalidArgument);
+        let offsets: Vec<u64> = outcomes
+            .iter()
+            .enumerate()
+            .filter(|(i, _)| *i != 4)
+            .map(|(_, o)| {
+                let md = o.as_ref().unwrap();
+                assert_eq!(md.partition, 0);
+                md.offset.unwrap()
+            })
+            .collect();
+        assert_eq!(offsets, (0..9).collect::<Vec<u64>>());
+
+        // A closed producer refuses the batch and never calls back.
+        producer.close(Some(Duration::from_secs(5))).unwrap();
+        let refused = producer.send_batch(vec![ProducerRecord::new("batch", "x")], |_| {
+            panic!("a refused batch has no callback")
+        });
+        assert_eq!(refused.unwrap_err().kind(), crate::ErrorKind::Closed);
     }
 }
 

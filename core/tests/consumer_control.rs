@@ -290,3 +290,32 @@ fn records_carry_every_field_and_the_producer_timestamp() {
     assert_eq!(got[0].key.as_deref(), Some(&b"agg-1"[..]));
     c.close().unwrap();
 }
+
+#[test]
+fn an_expired_session_is_told_as_lost_then_assigned_anew() {
+    // Heartbeats far apart and a short session: the broker expires the
+    // member before its next heartbeat, which then learns it is gone.
+    let broker = TestBroker::start_with_config("group_session_timeout_ms = 300\n");
+    topic(&broker, "x", 1);
+    let c = consumer(&broker, "g", &[("heartbeat_interval_ms", "1500")]);
+    let (events, _threads) = record_events(&c);
+    c.subscribe(&["x".into()]).unwrap();
+    join(&c);
+    let first = c.member_id().unwrap();
+    for _ in 0..400 {
+        if events.lock().unwrap().len() >= 3 {
+            break;
+        }
+        c.poll(Some(Duration::from_millis(50))).unwrap();
+    }
+    assert_eq!(
+        events.lock().unwrap().clone(),
+        vec![
+            RebalanceEvent::Assigned(vec![tp("x", 0)]),
+            RebalanceEvent::Lost(vec![tp("x", 0)]),
+            RebalanceEvent::Assigned(vec![tp("x", 0)]),
+        ]
+    );
+    assert_ne!(c.member_id().unwrap(), first, "a new member after the expiry");
+    c.close().unwrap();
+}

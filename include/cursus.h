@@ -134,6 +134,9 @@ typedef struct cursus_consumer_t cursus_consumer_t;
 // Opaque delete outcome handle (destroy with `cursus_delete_outcome_destroy`).
 typedef struct cursus_delete_outcome_t cursus_delete_outcome_t;
 
+// Opaque delivery batch handle (destroy with `cursus_delivery_batch_destroy`).
+typedef struct cursus_delivery_batch_t cursus_delivery_batch_t;
+
 // Opaque error handle (destroy with `cursus_error_destroy`).
 typedef struct cursus_error_t cursus_error_t;
 
@@ -271,6 +274,17 @@ typedef struct cursus_delivery_report_t {
 // `flush` of the same producer; while it runs, the producer's later
 // callbacks wait.
 typedef void (*cursus_delivery_cb)(void *user_data, const struct cursus_delivery_report_t *report);
+
+// A completion callback with a delivery batch, passed with the `user_data` it
+// gets back. It is called exactly once on the client's callback thread,
+// never on an I/O thread. On success `status` is `CURSUS_OK`, `result`
+// a delivery batch handle valid only during the call (read it with the
+// `cursus_delivery_batch_*` accessors and do not destroy it) and `error` NULL;
+// otherwise `result` is NULL and `error` is borrowed for the call.
+typedef void (*cursus_delivery_batch_cb)(void *user_data,
+                                         enum cursus_status_t status,
+                                         struct cursus_delivery_batch_t *result,
+                                         const struct cursus_error_t *error);
 
 #ifdef __cplusplus
 extern "C" {
@@ -2457,6 +2471,134 @@ enum cursus_status_t cursus_producer_send_cb(struct cursus_producer_t *producer,
                                              void *user_data,
                                              struct cursus_error_t **out_error);
 
+// Queues a batch of records of `topic`, packed as `bridge/src/records_in.rs`
+// describes (u32 count; per record i32 partition (-1: any), i64 timestamp
+// (`CURSUS_NO_TIMESTAMP`: the send time), i32 key_len (-1: no key), key,
+// u32 value_len, value; little-endian), in one call, and returns once
+// every record is queued (each waits at most `max_block_ms` for buffer
+// space). The buffer is copied before the call returns.
+//
+// `callback` is then called exactly once for the whole batch, on this
+// producer's callback thread, with a delivery batch handle lent for the
+// call: every record's outcome in packed order. A record that cannot be
+// queued (a partition that does not exist, a record too large) fails
+// alone, in its slot; the others are sent. A malformed buffer or a
+// closed producer fails the call, and then the callback is never called.
+//
+// Thread-safety: safe from any thread, concurrently on one producer, and
+// from a delivery callback.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_producer_send_batch(struct cursus_producer_t *producer,
+                                                const char *topic,
+                                                const uint8_t *packed,
+                                                size_t packed_len,
+                                                cursus_delivery_batch_cb callback,
+                                                void *user_data,
+                                                struct cursus_error_t **out_error);
+
+// The number of records in the batch.
+//
+// Thread-safety: safe from any thread while the batch is lent.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+size_t cursus_delivery_batch_count(const struct cursus_delivery_batch_t *batch);
+
+// The topic of the batch.
+//
+// Thread-safety: safe from any thread while the batch is lent.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_delivery_batch_topic(const struct cursus_delivery_batch_t *batch);
+
+// Record `index`'s status: `ok` when it was delivered, else the status of
+// its error (`invalid_argument` for an index out of range).
+//
+// Thread-safety: safe from any thread while the batch is lent.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_delivery_batch_status(const struct cursus_delivery_batch_t *batch,
+                                                  size_t index);
+
+// Succeeds when record `index` was delivered; else fails with its error
+// (or `invalid_argument` for an index out of range).
+//
+// Thread-safety: safe from any thread while the batch is lent.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_delivery_batch_check(struct cursus_delivery_batch_t *batch,
+                                                 size_t index,
+                                                 struct cursus_error_t **out_error);
+
+// The partition record `index` was written to, or -1 when it failed.
+//
+// Thread-safety: safe from any thread while the batch is lent.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+int32_t cursus_delivery_batch_partition(const struct cursus_delivery_batch_t *batch, size_t index);
+
+// The offset of record `index`, or -1 when it failed (or with acks=0).
+//
+// Thread-safety: safe from any thread while the batch is lent.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+int64_t cursus_delivery_batch_offset(const struct cursus_delivery_batch_t *batch, size_t index);
+
+// The timestamp of record `index` (milliseconds since the epoch), or 0
+// when it failed.
+//
+// Thread-safety: safe from any thread while the batch is lent.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+int64_t cursus_delivery_batch_timestamp(const struct cursus_delivery_batch_t *batch, size_t index);
+
+// Every record's report in one buffer, 24 bytes each after a u32 count
+// (i32 status, i32 partition, i64 offset, i64 timestamp; little-endian;
+// see `bridge/src/records_in.rs`), lent by the batch: for languages where
+// a call per record is expensive (cgo, JNI).
+//
+// Thread-safety: safe from any thread while the batch is lent.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const uint8_t *cursus_delivery_batch_packed(const struct cursus_delivery_batch_t *batch,
+                                            size_t *out_len);
+
 // Sends everything queued and waits until every record sent before the
 // call is acknowledged or failed and its callback has returned, at most
 // `timeout_ms` (`-1`: no limit, `-2`: the default, 30 s). Fails with
@@ -3704,6 +3846,19 @@ void cursus_consumer_destroy(struct cursus_consumer_t *handle);
 // buffers hold the given length; out-parameters are NULL or point to
 // writable storage.
 void cursus_delete_outcome_destroy(struct cursus_delete_outcome_t *handle);
+
+// Destroys a delivery batch handle (NULL and already-destroyed handles are
+// ignored). Strings and bytes its accessors lent become invalid.
+//
+// Thread-safety: safe from any thread; calls running on the handle
+// finish normally, later ones fail with `CURSUS_ERR_INVALID_ARGUMENT`.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+void cursus_delivery_batch_destroy(struct cursus_delivery_batch_t *handle);
 
 // Destroys a error handle (NULL and already-destroyed handles are
 // ignored). Strings and bytes its accessors lent become invalid.

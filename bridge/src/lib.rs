@@ -10,6 +10,8 @@
 //! - [`error`]: statuses, kind and class names, the readable message;
 //! - [`timeout`]: the one timeout contract (default, no limit);
 //! - [`records`]: the packed record view a batch poll returns;
+//! - [`records_in`]: the packed records a batch send takes, and its
+//!   packed delivery reports;
 //! - [`registry`]: handles (ids, never pointers) for C and Java;
 //! - [`callback`]: completion callbacks and listeners, run on the client's
 //!   dispatcher;
@@ -30,6 +32,7 @@ pub mod config;
 pub mod error;
 pub mod log;
 pub mod records;
+pub mod records_in;
 pub mod registry;
 pub mod timeout;
 pub mod topic;

@@ -80,3 +80,51 @@ pub(crate) fn completion(cb: cursus_completion_cb, user_data: *mut c_void) -> Ca
         }
     })
 }
+
+/// A completion callback whose result is a handle `T` (a delivery batch),
+/// lent to the C callback for the duration of the call (NULL: the outcome
+/// is dropped).
+pub(crate) fn handle<T: cursus_bridge::registry::Handle, R: 'static>(
+    cb: Option<
+        unsafe extern "C" fn(
+            user_data: *mut c_void,
+            status: cursus_status_t,
+            result: *mut R,
+            error: *const crate::cursus_error_t,
+        ),
+    >,
+    user_data: *mut c_void,
+) -> Callback<T> {
+    let user_data = UserData(user_data);
+    Box::new(move |outcome| {
+        let user_data = user_data;
+        let Some(cb) = cb else { return };
+        match outcome {
+            Ok(result) => {
+                let id = cursus_bridge::registry::insert(result);
+                // SAFETY: `cb` is a C function pointer the caller supplied
+                // with the documented signature; the handle stays registered
+                // during the call.
+                unsafe {
+                    cb(
+                        user_data.0,
+                        cursus_status_t::CURSUS_OK,
+                        id as usize as *mut R,
+                        std::ptr::null(),
+                    )
+                };
+                cursus_bridge::registry::remove::<T>(id);
+            }
+            Err(e) => {
+                let status = cursus_status_t::from(Status::of(&e));
+                let handle = crate::guard::error_handle(e);
+                // SAFETY: as above; the error handle stays registered during
+                // the call.
+                unsafe { cb(user_data.0, status, std::ptr::null_mut(), handle) };
+                cursus_bridge::registry::remove::<cursus_bridge::api::Error>(
+                    handle as usize as u64,
+                );
+            }
+        }
+    })
+}

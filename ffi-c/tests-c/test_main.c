@@ -15,6 +15,8 @@ void test_commits_assignment_and_group_status(void);
 void test_send_to_missing_topic_fails_with_class(void);
 void test_concurrent_sends_on_one_producer(void);
 void test_poll_batch_record_view(void);
+/* test_batch.c */
+void test_send_batch_reports_each_record_once_per_batch(void);
 /* test_edges.c */
 void test_callback_may_send_and_flush_its_producer(void);
 void test_blocked_callback_does_not_stall_another_producer(void);
@@ -79,6 +81,7 @@ int main(void) {
       TEST(send_to_missing_topic_fails_with_class),
       TEST(concurrent_sends_on_one_producer),
       TEST(poll_batch_record_view),
+      TEST(send_batch_reports_each_record_once_per_batch),
       TEST(callback_may_send_and_flush_its_producer),
       TEST(blocked_callback_does_not_stall_another_producer),
       TEST(close_and_wakeup_interrupt_a_blocked_poll),

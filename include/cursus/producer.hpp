@@ -14,11 +14,54 @@ struct DeliveryReport {
   RecordMetadata metadata;  ///< Where it was stored (when no error).
 };
 
+/// One record of a batch send (`Producer::send_batch`). The views must stay
+/// valid during the call only: the batch is copied before it returns.
+struct BatchRecord {
+  std::string_view value{};                            ///< The value (any bytes).
+  std::optional<std::string_view> key = std::nullopt;  ///< The key; none: no key.
+  int32_t partition = CURSUS_ANY_PARTITION;            ///< < 0: the partitioner chooses.
+  std::optional<int64_t> timestamp = std::nullopt;     ///< Milliseconds since the epoch; none: now.
+};
+
+namespace detail {
+inline void put_le(std::string &out, uint64_t v, int n) {
+  for (int i = 0; i < n; i++) out.push_back(static_cast<char>(v >> (8 * i)));
+}
+/// Packs records as cursus_producer_send_batch takes them (bridge/src/records_in.rs).
+inline std::string pack_batch(const std::vector<BatchRecord> &records) {
+  size_t size = 4;
+  for (const auto &r : records) size += 20 + r.value.size() + (r.key ? r.key->size() : 0);
+  std::string out;
+  out.reserve(size);
+  put_le(out, records.size(), 4);
+  for (const auto &r : records) {
+    put_le(out, static_cast<uint32_t>(r.partition), 4);
+    put_le(out, static_cast<uint64_t>(r.timestamp.value_or(CURSUS_NO_TIMESTAMP)), 8);
+    if (r.key) {
+      put_le(out, r.key->size(), 4);
+      out.append(r.key->data(), r.key->size());
+    } else {
+      put_le(out, 0xffffffffu, 4);  // -1: no key
+    }
+    put_le(out, r.value.size(), 4);
+    out.append(r.value.data(), r.value.size());
+  }
+  return out;
+}
+inline uint64_t get_le(const uint8_t *p, int n) {
+  uint64_t v = 0;
+  for (int i = 0; i < n; i++) v |= static_cast<uint64_t>(p[i]) << (8 * i);
+  return v;
+}
+}  // namespace detail
+
 /// Sends records. May be shared between threads.
 class Producer {
  public:
   /// A delivery callback (runs on the producer's callback thread; may call the producer).
   using Callback = std::function<void(const DeliveryReport &)>;
+  /// A batch's delivery callback: every record's report, in the order sent.
+  using BatchCallback = std::function<void(std::vector<DeliveryReport> &)>;
 
   /// Connects with a configuration of kind Producer (or Any).
   explicit Producer(const Config &config) {
@@ -86,6 +129,35 @@ class Producer {
             promise->set_value(r.metadata);
         },
         key, partition, timestamp);
+    return f;
+  }
+
+  /// Queues every record of `records` (all of `topic`) in one call; `callback`
+  /// then runs ONCE, on the producer's callback thread, with every record's
+  /// report in order. A record that cannot be queued (a partition that does
+  /// not exist, too large) fails alone, in its report. Throws (and never
+  /// calls back) when the batch cannot start (a closed producer).
+  void send_batch(const std::string &topic, const std::vector<BatchRecord> &records, BatchCallback callback) {
+    std::string packed = detail::pack_batch(records);
+    auto *boxed = new BatchCallback(std::move(callback));
+    cursus_error_t *err = nullptr;
+    cursus_status_t s = cursus_producer_send_batch(h_.get(), topic.c_str(), detail::bytes(packed), packed.size(),
+                                                   &Producer::batch_trampoline, boxed, &err);
+    if (s != CURSUS_OK) {
+      delete boxed;
+      std::unique_ptr<cursus_error_t, void (*)(cursus_error_t *)> guard(err, cursus_error_destroy);
+      detail::throw_from(s, err);
+    }
+  }
+
+  /// Queues a batch (as send_batch); the future holds every record's report.
+  std::future<std::vector<DeliveryReport>> send_batch_async(const std::string &topic,
+                                                           const std::vector<BatchRecord> &records) {
+    auto promise = std::make_shared<std::promise<std::vector<DeliveryReport>>>();
+    std::future<std::vector<DeliveryReport>> f = promise->get_future();
+    send_batch(topic, records, [promise](std::vector<DeliveryReport> &reports) {
+      promise->set_value(std::move(reports));
+    });
     return f;
   }
 
@@ -194,6 +266,39 @@ class Producer {
     if (report->status != CURSUS_OK) r.error = detail::capture(report->status, report->error);
     try {
       (*cb)(r);
+    } catch (...) {
+      // An exception must not unwind into C; a callback reports its own errors.
+    }
+  }
+  static void batch_trampoline(void *user_data, cursus_status_t status, cursus_delivery_batch_t *batch,
+                               const cursus_error_t *error) {
+    std::unique_ptr<BatchCallback> cb(static_cast<BatchCallback *>(user_data));
+    try {
+      std::vector<DeliveryReport> reports;
+      if (status == CURSUS_OK) {
+        std::string topic = detail::str(cursus_delivery_batch_topic(batch));
+        size_t len = 0;
+        const uint8_t *p = cursus_delivery_batch_packed(batch, &len);
+        size_t n = len >= 4 ? static_cast<size_t>(detail::get_le(p, 4)) : 0;
+        reports.reserve(n);
+        for (size_t i = 0; i < n && 4 + (i + 1) * 24 <= len; i++) {
+          const uint8_t *r = p + 4 + i * 24;
+          DeliveryReport report{nullptr, topic,
+                                RecordMetadata{static_cast<int32_t>(detail::get_le(r + 4, 4)),
+                                               static_cast<int64_t>(detail::get_le(r + 8, 8)),
+                                               static_cast<int64_t>(detail::get_le(r + 16, 8))}};
+          if (detail::get_le(r, 4) != 0) {
+            cursus_error_t *e = nullptr;
+            cursus_status_t s = cursus_delivery_batch_check(batch, i, &e);
+            report.error = detail::capture(s, e);
+            cursus_error_destroy(e);
+          }
+          reports.push_back(std::move(report));
+        }
+      } else {
+        (void)error;  // the batch callback is only ever called with a batch
+      }
+      (*cb)(reports);
     } catch (...) {
       // An exception must not unwind into C; a callback reports its own errors.
     }

@@ -24,11 +24,17 @@ pub fn handle_type(name: &str) -> String {
     format!("cursus_{}_t", snake(name))
 }
 
-fn callback_type(payload: &str) -> &'static str {
-    match payload {
-        "RecordMetadata" => "cursus_delivery_cb",
-        _ => "cursus_completion_cb",
+fn callback_type(payload: &str) -> String {
+    match (payload, crate::callback_handle(payload)) {
+        ("RecordMetadata", _) => "cursus_delivery_cb".to_owned(),
+        (_, Some(h)) => handle_callback_type(h),
+        _ => "cursus_completion_cb".to_owned(),
     }
+}
+
+/// The C function pointer type of a `Callback<T>` with `T` a handle.
+pub fn handle_callback_type(name: &str) -> String {
+    format!("cursus_{}_cb", snake(name))
 }
 
 /// The C function pointer type of a `Listener<T>`.
@@ -144,10 +150,15 @@ fn conversions(f: &BridgeFn, accessor: bool) -> (Vec<String>, Vec<String>) {
                 pass.push(format!("&{n}"));
             }
             ArgType::Callback(p) => {
-                stmts.push(format!(
-                    "let {n} = crate::callbacks::{}({n}, user_data);",
-                    callback_glue(p)
-                ));
+                match crate::callback_handle(p) {
+                    Some(h) => stmts.push(format!(
+                        "let {n} = crate::callbacks::handle::<::cursus_bridge::api::{h}, _>({n}, user_data);"
+                    )),
+                    None => stmts.push(format!(
+                        "let {n} = crate::callbacks::{}({n}, user_data);",
+                        callback_glue(p)
+                    )),
+                }
                 pass.push(n.clone());
             }
             ArgType::Listener(h) => {
@@ -396,6 +407,26 @@ fn listener_typedef(s: &mut String, handle: &str) {
     );
 }
 
+fn callback_typedef(s: &mut String, handle: &str) {
+    let words = snake(handle).replace('_', " ");
+    let _ = writeln!(
+        s,
+        "/// A completion callback with a {words}, passed with the `user_data` it\n\
+         /// gets back. It is called exactly once on the client's callback thread,\n\
+         /// never on an I/O thread. On success `status` is `CURSUS_OK`, `result`\n\
+         /// a {words} handle valid only during the call (read it with the\n\
+         /// `cursus_{}_*` accessors and do not destroy it) and `error` NULL;\n\
+         /// otherwise `result` is NULL and `error` is borrowed for the call.",
+        snake(handle)
+    );
+    let _ = writeln!(
+        s,
+        "pub type {} = Option<unsafe extern \"C\" fn(user_data: *mut c_void, status: cursus_status_t, result: *mut {}, error: *const cursus_error_t)>;\n",
+        handle_callback_type(handle),
+        handle_type(handle)
+    );
+}
+
 /// The Rust source of the C entry points.
 pub fn generate(api: &crate::Api) -> String {
     let mut s = banner("//", "C entry points of libcursus");
@@ -427,6 +458,22 @@ pub fn generate(api: &crate::Api) -> String {
     listeners.sort_unstable();
     for h in listeners {
         listener_typedef(&mut s, h);
+    }
+    let mut callbacks: Vec<&str> = Vec::new();
+    for f in api.fns.iter().filter(|f| f.for_lang("c")) {
+        for (_, t) in &f.args {
+            if let ArgType::Callback(p) = t {
+                if let Some(h) = crate::callback_handle(p) {
+                    if !callbacks.contains(&h) {
+                        callbacks.push(h);
+                    }
+                }
+            }
+        }
+    }
+    callbacks.sort_unstable();
+    for h in callbacks {
+        callback_typedef(&mut s, h);
     }
     for f in api.fns.iter().filter(|f| f.for_lang("c")) {
         if f.fallible {
@@ -466,6 +513,27 @@ mod tests {
             code.matches("pub type cursus_log_record_listener").count(),
             1
         );
+        syn::parse_file(&code).unwrap();
+    }
+
+    #[test]
+    fn a_handle_callback_is_a_typedef_with_a_lent_result() {
+        let code = generate(&crate::callback_api("DeliveryBatch"));
+        assert!(
+            code.contains("pub type cursus_delivery_batch_cb = Option<unsafe extern \"C\" fn(user_data: *mut c_void, status: cursus_status_t, result: *mut cursus_delivery_batch_t, error: *const cursus_error_t)>;"),
+            "{code}"
+        );
+        assert!(
+            code.contains("callback: cursus_delivery_batch_cb, user_data: *mut c_void, out_error"),
+            "{code}"
+        );
+        assert!(code.contains(
+            "let callback = crate::callbacks::handle::<::cursus_bridge::api::DeliveryBatch, _>(callback, user_data);"
+        ));
+        // RecordMetadata and () keep their own shapes.
+        let code = generate(&crate::callback_api("RecordMetadata"));
+        assert!(code.contains("callback: cursus_delivery_cb"), "{code}");
+        assert!(!code.contains("cursus_record_metadata_cb"), "{code}");
         syn::parse_file(&code).unwrap();
     }
 }

@@ -105,10 +105,12 @@ fn conversion(n: &str, t: &ArgType) -> (Option<String>, String) {
             format!("&{n}"),
         ),
         ArgType::Callback(p) => (
-            Some(format!(
-                "let {n} = crate::glue::{}(env, &{n})?;",
-                callback_glue(p)
-            )),
+            Some(match crate::callback_handle(p) {
+                Some(h) => format!(
+                    "let {n} = crate::glue::handle_completion::<::cursus_bridge::api::{h}>(env, &{n})?;"
+                ),
+                None => format!("let {n} = crate::glue::{}(env, &{n})?;", callback_glue(p)),
+            }),
             n.to_owned(),
         ),
         ArgType::Listener(h) => (
@@ -328,6 +330,22 @@ mod tests {
         assert!(rust.contains(
             "let listener = crate::glue::listener::<::cursus_bridge::api::Statistics>(env, &listener)?;"
         ));
+        syn::parse_file(&rust).unwrap();
+    }
+
+    #[test]
+    fn a_handle_callback_is_a_native_completion_with_a_handle() {
+        let api = crate::callback_api("DeliveryBatch");
+        let java = generate_java(&api);
+        assert!(
+            java.contains("static native void thingDo(long thing, NativeCompletion callback);"),
+            "{java}"
+        );
+        assert!(java.contains("static native void deliveryBatchDestroy(long handle);"));
+        let rust = generate_rust(&api);
+        assert!(rust.contains(
+            "let callback = crate::glue::handle_completion::<::cursus_bridge::api::DeliveryBatch>(env, &callback)?;"
+        ), "{rust}");
         syn::parse_file(&rust).unwrap();
     }
 }

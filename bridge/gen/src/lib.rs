@@ -173,6 +173,7 @@ pub fn read_api(dir: &Path) -> Result<Api, String> {
             .iter()
             .filter_map(|(_, t)| match t {
                 ArgType::Handle(h) | ArgType::Listener(h) => Some(h.clone()),
+                ArgType::Callback(p) => callback_handle(p).map(str::to_owned),
                 _ => None,
             })
             .chain(match &f.ret {
@@ -207,6 +208,13 @@ fn tokens(ty: &syn::Type) -> String {
         }
     }
     out
+}
+
+/// The handle type a `Callback<T>` completes with, when `T` is a handle
+/// (not `RecordMetadata` or `()`, which have their own callback shapes):
+/// the outcome is lent to the callback as a handle valid during the call.
+pub fn callback_handle(payload: &str) -> Option<&str> {
+    (payload != "RecordMetadata" && is_ident(payload)).then_some(payload)
 }
 
 fn is_ident(s: &str) -> bool {
@@ -440,6 +448,15 @@ pub(crate) fn listener_api(event: &str) -> Api {
         }],
         handles: vec![event.into(), "Thing".into()],
     }
+}
+
+/// A one-function API taking a `Callback<payload>`, for the generators' tests.
+#[cfg(test)]
+pub(crate) fn callback_api(payload: &str) -> Api {
+    let mut api = listener_api(payload);
+    api.fns[0].name = "thing_do".into();
+    api.fns[0].args[1] = ("callback".into(), ArgType::Callback(payload.into()));
+    api
 }
 
 #[cfg(test)]

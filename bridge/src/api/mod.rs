@@ -48,7 +48,7 @@ pub use errors::Status;
 pub use eventstore::{Aggregate, EventCursor, EventPage, EventStore};
 pub use lists::{PartitionOffsetsList, StringList, TopicPartitionList};
 pub use message::Message;
-pub use producer::Producer;
+pub use producer::{DeliveryBatch, Producer};
 pub use replay::{EventBuilder, EventRange};
 
 use crate::registry::Handle;

@@ -1,10 +1,11 @@
 //! The producer.
 
 use super::{partition_arg, Callback, Config, NO_TIMESTAMP};
+use crate::error::Status;
 use crate::registry::Handle;
 use crate::timeout;
 use bytes::Bytes;
-use cursus::{ProducerRecord, RecordMetadata, Result};
+use cursus::{Error, ProducerRecord, RecordMetadata, Result};
 use cursus_bridge_macros::bridge_fn;
 
 pub use cursus::blocking::Producer;
@@ -92,6 +93,168 @@ pub fn producer_send_cb(
         }))
     };
     producer.send_with_callback(record(topic, partition, key, value, timestamp), callback)
+}
+
+/// The outcomes of one batch send, in the order the records were packed:
+/// what a batch's single delivery callback gets.
+#[derive(Debug, Clone)]
+pub struct DeliveryBatch {
+    topic: String,
+    outcomes: Vec<Result<RecordMetadata>>,
+    packed: Vec<u8>,
+}
+
+impl Handle for DeliveryBatch {
+    const KIND: &'static str = "delivery batch";
+}
+
+impl DeliveryBatch {
+    /// The outcomes of `topic`'s records, in order; a failure names the
+    /// topic, as a single send's does.
+    pub fn new(topic: &str, outcomes: Vec<Result<RecordMetadata>>) -> DeliveryBatch {
+        let outcomes: Vec<_> = outcomes
+            .into_iter()
+            .map(|o| {
+                o.map_err(|e| match e.field("topic") {
+                    Some(_) => e,
+                    None => e.with_field("topic", topic),
+                })
+            })
+            .collect();
+        DeliveryBatch {
+            topic: topic.to_owned(),
+            packed: crate::records_in::pack_reports(&outcomes),
+            outcomes,
+        }
+    }
+
+    /// Every record's outcome, in order.
+    pub fn outcomes(&self) -> &[Result<RecordMetadata>] {
+        &self.outcomes
+    }
+
+    /// Takes the outcomes.
+    pub fn into_outcomes(self) -> Vec<Result<RecordMetadata>> {
+        self.outcomes
+    }
+
+    fn delivered(&self, index: usize) -> Option<&RecordMetadata> {
+        self.outcomes.get(index).and_then(|o| o.as_ref().ok())
+    }
+}
+
+/// Queues a batch of records of `topic`, packed as `bridge/src/records_in.rs`
+/// describes (u32 count; per record i32 partition (-1: any), i64 timestamp
+/// (`CURSUS_NO_TIMESTAMP`: the send time), i32 key_len (-1: no key), key,
+/// u32 value_len, value; little-endian), in one call, and returns once
+/// every record is queued (each waits at most `max_block_ms` for buffer
+/// space). The buffer is copied before the call returns.
+///
+/// `callback` is then called exactly once for the whole batch, on this
+/// producer's callback thread, with a delivery batch handle lent for the
+/// call: every record's outcome in packed order. A record that cannot be
+/// queued (a partition that does not exist, a record too large) fails
+/// alone, in its slot; the others are sent. A malformed buffer or a
+/// closed producer fails the call, and then the callback is never called.
+///
+/// Thread-safety: safe from any thread, concurrently on one producer, and
+/// from a delivery callback.
+#[bridge_fn]
+pub fn producer_send_batch(
+    producer: &Producer,
+    topic: &str,
+    packed: &[u8],
+    callback: Callback<DeliveryBatch>,
+) -> Result<()> {
+    let records = crate::records_in::unpack(topic, packed)?;
+    let named = topic.to_owned();
+    producer.send_batch(records, move |outcomes| {
+        callback(Ok(DeliveryBatch::new(&named, outcomes)))
+    })
+}
+
+/// The number of records in the batch.
+///
+/// Thread-safety: safe from any thread while the batch is lent.
+#[bridge_fn]
+pub fn delivery_batch_count(batch: &DeliveryBatch) -> usize {
+    batch.outcomes.len()
+}
+
+/// The topic of the batch.
+///
+/// Thread-safety: safe from any thread while the batch is lent.
+#[bridge_fn]
+pub fn delivery_batch_topic(batch: &DeliveryBatch) -> &str {
+    &batch.topic
+}
+
+/// Record `index`'s status: `ok` when it was delivered, else the status of
+/// its error (`invalid_argument` for an index out of range).
+///
+/// Thread-safety: safe from any thread while the batch is lent.
+#[bridge_fn(fallback = "InvalidArgument")]
+pub fn delivery_batch_status(batch: &DeliveryBatch, index: usize) -> Status {
+    match batch.outcomes.get(index) {
+        Some(Ok(_)) => Status::Ok,
+        Some(Err(e)) => Status::of(e),
+        None => Status::InvalidArgument,
+    }
+}
+
+/// Succeeds when record `index` was delivered; else fails with its error
+/// (or `invalid_argument` for an index out of range).
+///
+/// Thread-safety: safe from any thread while the batch is lent.
+#[bridge_fn]
+pub fn delivery_batch_check(batch: &DeliveryBatch, index: usize) -> Result<()> {
+    match batch.outcomes.get(index) {
+        Some(Ok(_)) => Ok(()),
+        Some(Err(e)) => Err(e.clone()),
+        None => Err(Error::invalid_argument(format!(
+            "record {index} is out of range: the batch has {}",
+            batch.outcomes.len()
+        ))),
+    }
+}
+
+/// The partition record `index` was written to, or -1 when it failed.
+///
+/// Thread-safety: safe from any thread while the batch is lent.
+#[bridge_fn(fallback = "-1")]
+pub fn delivery_batch_partition(batch: &DeliveryBatch, index: usize) -> i32 {
+    batch.delivered(index).map_or(-1, |m| m.partition as i32)
+}
+
+/// The offset of record `index`, or -1 when it failed (or with acks=0).
+///
+/// Thread-safety: safe from any thread while the batch is lent.
+#[bridge_fn(fallback = "-1")]
+pub fn delivery_batch_offset(batch: &DeliveryBatch, index: usize) -> i64 {
+    batch
+        .delivered(index)
+        .and_then(|m| m.offset)
+        .map_or(-1, |o| o as i64)
+}
+
+/// The timestamp of record `index` (milliseconds since the epoch), or 0
+/// when it failed.
+///
+/// Thread-safety: safe from any thread while the batch is lent.
+#[bridge_fn]
+pub fn delivery_batch_timestamp(batch: &DeliveryBatch, index: usize) -> i64 {
+    batch.delivered(index).map_or(0, |m| m.timestamp)
+}
+
+/// Every record's report in one buffer, 24 bytes each after a u32 count
+/// (i32 status, i32 partition, i64 offset, i64 timestamp; little-endian;
+/// see `bridge/src/records_in.rs`), lent by the batch: for languages where
+/// a call per record is expensive (cgo, JNI).
+///
+/// Thread-safety: safe from any thread while the batch is lent.
+#[bridge_fn]
+pub fn delivery_batch_packed(batch: &DeliveryBatch) -> &[u8] {
+    &batch.packed
 }
 
 /// Sends everything queued and waits until every record sent before the

@@ -1,0 +1,70 @@
+// C++ tests of Producer::send_batch against a real broker ($CURSUS_TEST_BROKER).
+#include "cursus.hpp"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdlib>
+
+using namespace std::chrono_literals;
+
+namespace {
+
+std::string batch_broker() {
+  const char *b = std::getenv("CURSUS_TEST_BROKER");
+  return b ? b : "";
+}
+
+std::string batch_topic() {
+  static int n = 0;
+  return "cpp-batch-" + std::to_string(getpid()) + "-" + std::to_string(++n);
+}
+
+}  // namespace
+
+TEST(SendBatch, OneCallbackWithEveryRecordInOrder) {
+  std::string topic = batch_topic();
+  {
+    cursus::Admin admin(cursus::Config(cursus::Kind::Admin, {{"bootstrap_servers", batch_broker()}}));
+    admin.create_topic(topic, 1);
+  }
+  cursus::Producer producer(cursus::Config(cursus::Kind::Producer, {{"bootstrap_servers", batch_broker()}}));
+  std::vector<cursus::BatchRecord> records;
+  for (int i = 0; i < 6; i++) records.push_back(cursus::BatchRecord{"value", std::string_view("key"), 0, 42});
+  records[3].partition = 9;  // does not exist: this record alone fails
+  records[4].key.reset();
+  std::atomic<int> calls{0};
+  std::vector<cursus::DeliveryReport> seen;
+  producer.send_batch(topic, records, [&](std::vector<cursus::DeliveryReport> &reports) {
+    calls++;
+    seen = std::move(reports);
+  });
+  producer.flush();  // waits for the batch's callback
+  EXPECT_EQ(calls.load(), 1);
+  ASSERT_EQ(seen.size(), 6u);
+  int64_t expected = 0;
+  for (size_t i = 0; i < seen.size(); i++) {
+    EXPECT_EQ(seen[i].topic, topic);
+    if (i == 3) {
+      ASSERT_TRUE(seen[i].error);
+      EXPECT_THROW(std::rethrow_exception(seen[i].error), cursus::InvalidArgumentError);
+      continue;
+    }
+    EXPECT_FALSE(seen[i].error) << i;
+    EXPECT_EQ(seen[i].metadata.partition, 0);
+    EXPECT_EQ(seen[i].metadata.offset, expected++);
+    EXPECT_EQ(seen[i].metadata.timestamp, 42);
+  }
+
+  auto f = producer.send_batch_async(topic, {cursus::BatchRecord{"a"}, cursus::BatchRecord{"b"}});
+  ASSERT_EQ(f.wait_for(30s), std::future_status::ready);
+  auto reports = f.get();
+  ASSERT_EQ(reports.size(), 2u);
+  EXPECT_EQ(reports[0].metadata.offset, 5);
+  EXPECT_EQ(reports[1].metadata.offset, 6);
+
+  producer.close();
+  EXPECT_THROW(producer.send_batch(topic, records, [](std::vector<cursus::DeliveryReport> &) { FAIL(); }),
+               cursus::ClosedError);
+}

@@ -98,3 +98,17 @@ cursus_status_t cursus_go_consumer_set_errors(cursus_consumer_t *c, uintptr_t id
 cursus_status_t cursus_go_log_set(const char *level, int on, cursus_error_t **err) {
   return cursus_log_set_listener(level, on ? cursus_go_log : NULL, NULL, err);
 }
+
+// A batch send (see batch.go): one callback per batch, the delivery batch
+// lent for the call.
+static void cursus_go_delivery_batch(void *user_data, cursus_status_t status, cursus_delivery_batch_t *batch,
+                                     const cursus_error_t *error) {
+  in_go_callback++;
+  cursusGoDeliveryBatch((uintptr_t)user_data, status, batch, (cursus_error_t *)error);
+  in_go_callback--;
+}
+
+cursus_status_t cursus_go_send_batch(cursus_producer_t *p, const char *topic, const uint8_t *packed,
+                                     size_t packed_len, uintptr_t handle, cursus_error_t **err) {
+  return cursus_producer_send_batch(p, topic, packed, packed_len, cursus_go_delivery_batch, (void *)handle, err);
+}

@@ -1,0 +1,214 @@
+package cursus
+
+// #include <stdlib.h>
+// #include "cursus.h"
+// int cursus_go_in_callback(void);
+// cursus_status_t cursus_go_send_batch(cursus_producer_t *p, const char *topic, const uint8_t *packed,
+//                                      size_t packed_len, uintptr_t handle, cursus_error_t **err);
+import "C"
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"runtime"
+	"runtime/cgo"
+	"time"
+	"unsafe"
+)
+
+// BatchError is what SendBatch returns when some records of a batch failed:
+// Errors holds one entry per record, in order, nil for a record that was
+// delivered. errors.Is and errors.As look through it (Unwrap).
+type BatchError struct {
+	// Errors is every record's error (nil: delivered), in record order.
+	Errors []error
+	// Failed is how many records failed.
+	Failed int
+}
+
+// Error says how many records failed and the first failure.
+func (e *BatchError) Error() string {
+	for i, err := range e.Errors {
+		if err != nil {
+			return fmt.Sprintf("%d of %d records failed; record %d: %v", e.Failed, len(e.Errors), i, err)
+		}
+	}
+	return "no record failed"
+}
+
+// Unwrap returns the records' errors (nil entries left out).
+func (e *BatchError) Unwrap() []error {
+	out := make([]error, 0, e.Failed)
+	for _, err := range e.Errors {
+		if err != nil {
+			out = append(out, err)
+		}
+	}
+	return out
+}
+
+type batchDelivery struct {
+	fn func([]RecordMetadata, []error)
+}
+
+// reportSize is the size of one packed delivery report
+// (bridge/src/records_in.rs): i32 status, i32 partition, i64 offset,
+// i64 timestamp.
+const reportSize = 24
+
+//export cursusGoDeliveryBatch
+func cursusGoDeliveryBatch(handle C.uintptr_t, status C.enum_cursus_status_t, batch *C.cursus_delivery_batch_t,
+	e *C.cursus_error_t) {
+	h := cgo.Handle(handle)
+	d := h.Value().(*batchDelivery)
+	h.Delete()
+	if Status(status) != StatusOK {
+		err := errorFrom(Status(status), e)
+		d.fn(nil, []error{err})
+		return
+	}
+	topic := goString(C.cursus_delivery_batch_topic(batch))
+	var n C.size_t
+	p := C.cursus_delivery_batch_packed(batch, &n)
+	// One copy of the reports out of the lent buffer, then plain Go reads.
+	packed := C.GoBytes(unsafe.Pointer(p), C.int(n))
+	count := 0
+	if len(packed) >= 4 {
+		count = int(binary.LittleEndian.Uint32(packed))
+	}
+	mds := make([]RecordMetadata, count)
+	var errs []error
+	for i := 0; i < count && 4+(i+1)*reportSize <= len(packed); i++ {
+		r := packed[4+i*reportSize:]
+		if s := int32(binary.LittleEndian.Uint32(r)); s != 0 {
+			if errs == nil {
+				errs = make([]error, count)
+			}
+			var ce *C.cursus_error_t
+			st := C.cursus_delivery_batch_check(batch, C.size_t(i), &ce)
+			errs[i] = check(st, ce)
+			mds[i] = RecordMetadata{Topic: topic, Partition: -1, Offset: -1}
+			continue
+		}
+		mds[i] = RecordMetadata{
+			Topic:     topic,
+			Partition: int32(binary.LittleEndian.Uint32(r[4:])),
+			Offset:    int64(binary.LittleEndian.Uint64(r[8:])),
+			Timestamp: time.UnixMilli(int64(binary.LittleEndian.Uint64(r[16:]))),
+		}
+	}
+	d.fn(mds, errs)
+}
+
+// packBatch packs records as cursus_producer_send_batch takes them
+// (bridge/src/records_in.rs), checking that they share one topic.
+func packBatch(records []Record) ([]byte, error) {
+	size := 4
+	for i := range records {
+		if records[i].Topic != records[0].Topic {
+			return nil, invalidArgument(fmt.Sprintf(
+				"a batch has one topic: record %d is for %q, record 0 for %q", i, records[i].Topic, records[0].Topic))
+		}
+		size += 20 + len(records[i].Key) + len(records[i].Value)
+	}
+	out := make([]byte, 0, size)
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(records)))
+	for i := range records {
+		r := &records[i]
+		out = binary.LittleEndian.AppendUint32(out, uint32(r.Partition))
+		ts := int64(C.CURSUS_NO_TIMESTAMP)
+		if !r.Timestamp.IsZero() {
+			ts = r.Timestamp.UnixMilli()
+		}
+		out = binary.LittleEndian.AppendUint64(out, uint64(ts))
+		if r.Key == nil {
+			out = binary.LittleEndian.AppendUint32(out, 0xffffffff) // -1: no key
+		} else {
+			out = binary.LittleEndian.AppendUint32(out, uint32(len(r.Key)))
+			out = append(out, r.Key...)
+		}
+		out = binary.LittleEndian.AppendUint32(out, uint32(len(r.Value)))
+		out = append(out, r.Value...)
+	}
+	return out, nil
+}
+
+// SendBatchAsync queues every record of records (all of one topic) with
+// ONE call into the library and returns once they are queued; fn is then
+// called ONCE, on the producer's callback thread, with every record's
+// metadata in order and, when any record failed, errs holding each
+// record's error (nil for the delivered ones; errs itself is nil when all
+// were delivered). A record that cannot be queued (a partition that does
+// not exist, too large) fails alone. If the batch cannot start (records of
+// several topics, a closed producer) the error is returned and fn is never
+// called. fn may call the producer again.
+func (p *Producer) SendBatchAsync(ctx context.Context, records []Record, fn func(mds []RecordMetadata, errs []error)) error {
+	defer runtime.KeepAlive(p)
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if fn == nil {
+		fn = func([]RecordMetadata, []error) {}
+	}
+	topic := ""
+	if len(records) > 0 {
+		topic = records[0].Topic
+	}
+	packed, err := packBatch(records)
+	if err != nil {
+		return err
+	}
+	t := cstr(topic)
+	defer C.free(unsafe.Pointer(t))
+	h := cgo.NewHandle(&batchDelivery{fn: fn})
+	var e *C.cursus_error_t
+	s := C.cursus_go_send_batch(p.h, t, (*C.uint8_t)(unsafe.SliceData(packed)), C.size_t(len(packed)),
+		C.uintptr_t(h), &e)
+	if err := check(s, e); err != nil {
+		h.Delete()
+		return err
+	}
+	return nil
+}
+
+// SendBatch sends records (all of one topic) with one call into the
+// library and waits until every one is acknowledged or failed, or for ctx.
+// It returns every record's metadata in order; when some records failed,
+// the error is a *BatchError with each record's error (the others' metadata
+// are still set). On cancellation it returns ctx.Err(); the records may
+// still be delivered. From a delivery callback of the same producer use
+// SendBatchAsync (the callback thread cannot wait for its own callbacks).
+func (p *Producer) SendBatch(ctx context.Context, records []Record) ([]RecordMetadata, error) {
+	if C.cursus_go_in_callback() != 0 {
+		return nil, invalidArgument("SendBatch waits for a callback: from a delivery callback use SendBatchAsync")
+	}
+	type outcome struct {
+		mds  []RecordMetadata
+		errs []error
+	}
+	done := make(chan outcome, 1) // never blocks the callback thread
+	if err := p.SendBatchAsync(ctx, records, func(mds []RecordMetadata, errs []error) {
+		done <- outcome{mds, errs}
+	}); err != nil {
+		return nil, err
+	}
+	select {
+	case o := <-done:
+		if o.mds == nil && len(o.errs) == 1 {
+			return nil, o.errs[0]
+		}
+		if o.errs != nil {
+			failed := 0
+			for _, err := range o.errs {
+				if err != nil {
+					failed++
+				}
+			}
+			return o.mds, &BatchError{Errors: o.errs, Failed: failed}
+		}
+		return o.mds, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}

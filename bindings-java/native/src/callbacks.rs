@@ -23,23 +23,28 @@ pub(crate) static COMPLETION: OnceLock<CompletionIds> = OnceLock::new();
 pub(crate) struct CompletionIds {
     _class: GlobalRef,
     succeed: JMethodID,
+    succeed_handle: JMethodID,
     fail: JMethodID,
 }
 
 const COMPLETION_CLASS: &str = "io/cursus/NativeCompletion";
 const SUCCEED_SIG: &str = "(Ljava/lang/String;IJJ)V";
 const FAIL_SIG: &str = "(Lio/cursus/CursusException;)V";
+/// `NativeCompletion.succeedHandle(long)`: a result lent as a handle.
+const SUCCEED_HANDLE_SIG: &str = "(J)V";
 
 /// Resolves the completion methods (at load, on a JVM thread).
 pub(crate) fn completion_ids(env: &mut JNIEnv) -> jni::errors::Result<CompletionIds> {
     let class = env.find_class(COMPLETION_CLASS)?;
     let succeed = env.get_method_id(&class, "succeed", SUCCEED_SIG)?;
+    let succeed_handle = env.get_method_id(&class, "succeedHandle", SUCCEED_HANDLE_SIG)?;
     let fail = env.get_method_id(&class, "fail", FAIL_SIG)?;
     let global = env.new_global_ref(&class)?;
     env.delete_local_ref(class)?;
     Ok(CompletionIds {
         _class: global,
         succeed,
+        succeed_handle,
         fail,
     })
 }
@@ -140,6 +145,46 @@ pub(crate) fn completion(env: &mut JNIEnv, completion: &JObject) -> Res<Callback
             ),
             Err(e) => fail(env, &target, e),
         });
+        drop(target);
+    }))
+}
+
+/// A completion callback whose result is a handle `T` (a delivery batch):
+/// `completion.succeedHandle(handle)` with the handle lent for the call
+/// (read it there with the `NativeBridge` accessors, never destroy it).
+pub(crate) fn handle_completion<T: Handle>(
+    env: &mut JNIEnv,
+    completion: &JObject,
+) -> Res<Callback<T>> {
+    let target = target(env, completion)?;
+    Ok(Box::new(move |outcome| {
+        match outcome {
+            Ok(result) => {
+                let id = registry::insert(result);
+                with_jvm(|env| {
+                    let ids = COMPLETION.get().ok_or(jni::errors::Error::MethodNotFound {
+                        name: "succeedHandle".into(),
+                        sig: SUCCEED_HANDLE_SIG.into(),
+                    })?;
+                    // SAFETY: `succeed_handle` was resolved on
+                    // NativeCompletion with SUCCEED_HANDLE_SIG (`void
+                    // succeedHandle(long)`), `target` is a NativeCompletion
+                    // (the generated Java declares the parameter so), and the
+                    // argument is one `long`.
+                    unsafe {
+                        env.call_method_unchecked(
+                            target.as_obj(),
+                            ids.succeed_handle,
+                            ReturnType::Primitive(Primitive::Void),
+                            &[JValue::Long(id as i64).as_jni()],
+                        )
+                    }?;
+                    Ok(())
+                });
+                registry::remove::<T>(id);
+            }
+            Err(e) => with_jvm(|env| fail(env, &target, &e)),
+        }
         drop(target);
     }))
 }

@@ -26,7 +26,7 @@ mod convert;
 #[allow(unused_imports)]
 mod glue {
     pub(crate) use crate::boundary::run;
-    pub(crate) use crate::callbacks::{completion, delivery, listener};
+    pub(crate) use crate::callbacks::{completion, delivery, handle_completion, listener};
     pub(crate) use crate::convert::{
         bytes, handle, new_bytes, new_string, new_strings, opt_bytes, opt_new_string, opt_string,
         pairs, string, strings, u32_arg, u64_arg, usize_arg,

@@ -1,6 +1,12 @@
 package io.cursus;
 
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
@@ -91,6 +97,83 @@ public final class CursusProducer extends NativeResource {
         run(h -> NativeBridge.producerSendCb(h, record.topic(), partition, record.key(), record.value(), ts,
                 completion));
         return future;
+    }
+
+    /**
+     * Queues every record of {@code records} (all of one topic) with ONE call into the native
+     * library, blocking at most {@code max_block_ms} per record for buffer space. The future
+     * completes ONCE, on this producer's callback thread, with every record's metadata in the
+     * order given; if some records failed it completes exceptionally with a
+     * {@link BatchDeliveryException} holding every record's outcome. A record that cannot be
+     * queued (a partition that does not exist, too large) fails alone; the others are sent.
+     *
+     * @param records the records, all of one topic
+     * @return a future of every record's metadata, in order
+     * @throws CursusException if the batch cannot start (records of several topics: {@code
+     *     invalid_argument}; a closed producer); its future then never exists
+     */
+    public CompletableFuture<List<RecordMetadata>> sendBatch(List<ProducerRecord> records) {
+        Objects.requireNonNull(records, "records");
+        String topic = records.isEmpty() ? "" : records.get(0).topic();
+        int size = 4;
+        for (ProducerRecord r : records) {
+            if (!r.topic().equals(topic)) {
+                throw CursusException.of("invalid_argument", "invalid_argument", ErrorClass.VALIDATION, false,
+                        "a batch has one topic: " + r.topic() + " is not " + topic, Map.of());
+            }
+            size += 20 + (r.key() == null ? 0 : r.key().length) + r.value().length;
+        }
+        // The packed layout of bridge/src/records_in.rs.
+        ByteBuffer b = ByteBuffer.allocate(size).order(ByteOrder.LITTLE_ENDIAN);
+        b.putInt(records.size());
+        for (ProducerRecord r : records) {
+            b.putInt(r.partition() == null ? -1 : r.partition());
+            b.putLong(r.timestamp() == null ? NO_TIMESTAMP : r.timestamp());
+            if (r.key() == null) {
+                b.putInt(-1);
+            } else {
+                b.putInt(r.key().length).put(r.key());
+            }
+            b.putInt(r.value().length).put(r.value());
+        }
+        byte[] packed = b.array();
+        CompletableFuture<List<RecordMetadata>> future = new CompletableFuture<>();
+        NativeCompletion completion = NativeCompletion.forHandle(future, CursusProducer::readBatch, callbacks);
+        run(h -> NativeBridge.producerSendBatch(h, topic, packed, completion));
+        return future;
+    }
+
+    /** Reads a delivery batch lent for the upcall: one native call, plus one per failed record. */
+    private static List<RecordMetadata> readBatch(long batch) {
+        String topic = NativeBridge.deliveryBatchTopic(batch);
+        ByteBuffer b = ByteBuffer.wrap(NativeBridge.deliveryBatchPacked(batch)).order(ByteOrder.LITTLE_ENDIAN);
+        int n = b.getInt();
+        RecordMetadata[] mds = new RecordMetadata[n];
+        CursusException[] errors = null;
+        int failed = 0;
+        for (int i = 0; i < n; i++) {
+            int status = b.getInt();
+            int partition = b.getInt();
+            long offset = b.getLong();
+            long timestamp = b.getLong();
+            if (status == 0) {
+                mds[i] = new RecordMetadata(topic, partition, offset, timestamp);
+                continue;
+            }
+            if (errors == null) {
+                errors = new CursusException[n];
+            }
+            failed++;
+            try {
+                NativeBridge.deliveryBatchCheck(batch, i);
+            } catch (CursusException e) {
+                errors[i] = e;
+            }
+        }
+        if (errors != null) {
+            throw new BatchDeliveryException(Arrays.asList(mds), Arrays.asList(errors), failed);
+        }
+        return Collections.unmodifiableList(new ArrayList<>(Arrays.asList(mds)));
     }
 
     /**

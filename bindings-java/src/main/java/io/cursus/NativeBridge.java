@@ -1286,6 +1286,88 @@ final class NativeBridge {
     static native void producerSendCb(long producer, String topic, int partition, byte[] key, byte[] value, long timestamp, NativeCompletion callback);
 
     /**
+     * Queues a batch of records of {@code topic}, packed as {@code bridge/src/records_in.rs}
+     * describes (u32 count; per record i32 partition (-1: any), i64 timestamp
+     * ({@code CURSUS_NO_TIMESTAMP}: the send time), i32 key_len (-1: no key), key,
+     * u32 value_len, value; little-endian), in one call, and returns once
+     * every record is queued (each waits at most {@code max_block_ms} for buffer
+     * space). The buffer is copied before the call returns.
+     * <p>
+     * {@code callback} is then called exactly once for the whole batch, on this
+     * producer's callback thread, with a delivery batch handle lent for the
+     * call: every record's outcome in packed order. A record that cannot be
+     * queued (a partition that does not exist, a record too large) fails
+     * alone, in its slot; the others are sent. A malformed buffer or a
+     * closed producer fails the call, and then the callback is never called.
+     * <p>
+     * Thread-safety: safe from any thread, concurrently on one producer, and
+     * from a delivery callback.
+     */
+    static native void producerSendBatch(long producer, String topic, byte[] packed, NativeCompletion callback);
+
+    /**
+     * The number of records in the batch.
+     * <p>
+     * Thread-safety: safe from any thread while the batch is lent.
+     */
+    static native int deliveryBatchCount(long batch);
+
+    /**
+     * The topic of the batch.
+     * <p>
+     * Thread-safety: safe from any thread while the batch is lent.
+     */
+    static native String deliveryBatchTopic(long batch);
+
+    /**
+     * Record {@code index}'s status: {@code ok} when it was delivered, else the status of
+     * its error ({@code invalid_argument} for an index out of range).
+     * <p>
+     * Thread-safety: safe from any thread while the batch is lent.
+     */
+    static native int deliveryBatchStatus(long batch, int index);
+
+    /**
+     * Succeeds when record {@code index} was delivered; else fails with its error
+     * (or {@code invalid_argument} for an index out of range).
+     * <p>
+     * Thread-safety: safe from any thread while the batch is lent.
+     */
+    static native void deliveryBatchCheck(long batch, int index);
+
+    /**
+     * The partition record {@code index} was written to, or -1 when it failed.
+     * <p>
+     * Thread-safety: safe from any thread while the batch is lent.
+     */
+    static native int deliveryBatchPartition(long batch, int index);
+
+    /**
+     * The offset of record {@code index}, or -1 when it failed (or with acks=0).
+     * <p>
+     * Thread-safety: safe from any thread while the batch is lent.
+     */
+    static native long deliveryBatchOffset(long batch, int index);
+
+    /**
+     * The timestamp of record {@code index} (milliseconds since the epoch), or 0
+     * when it failed.
+     * <p>
+     * Thread-safety: safe from any thread while the batch is lent.
+     */
+    static native long deliveryBatchTimestamp(long batch, int index);
+
+    /**
+     * Every record's report in one buffer, 24 bytes each after a u32 count
+     * (i32 status, i32 partition, i64 offset, i64 timestamp; little-endian;
+     * see {@code bridge/src/records_in.rs}), lent by the batch: for languages where
+     * a call per record is expensive (cgo, JNI).
+     * <p>
+     * Thread-safety: safe from any thread while the batch is lent.
+     */
+    static native byte[] deliveryBatchPacked(long batch);
+
+    /**
      * Sends everything queued and waits until every record sent before the
      * call is acknowledged or failed and its callback has returned, at most
      * {@code timeout_ms} ({@code -1}: no limit, {@code -2}: the default, 30 s). Fails with
@@ -2020,6 +2102,11 @@ final class NativeBridge {
      * Releases a delete outcome handle (0 and released handles are ignored).
      */
     static native void deleteOutcomeDestroy(long handle);
+
+    /**
+     * Releases a delivery batch handle (0 and released handles are ignored).
+     */
+    static native void deliveryBatchDestroy(long handle);
 
     /**
      * Releases a error handle (0 and released handles are ignored).

@@ -233,26 +233,40 @@ impl Producer {
         if this.is_closed() {
             return Err(Error::closed("producer"));
         }
-        // One engine crossing for the whole batch: queue each record, keep
-        // its pending delivery (or why it was refused).
-        let queued = block_on(async {
-            let mut queued = Vec::with_capacity(records.len());
-            for record in records {
-                queued.push(this.send(record).await);
+        // One engine crossing for the whole batch. Each record's outcome
+        // lands in its slot on the dispatcher thread, in the order the
+        // engine settles them (offset order per partition, as single sends'
+        // callbacks); the record settled last runs `callback`, so batches'
+        // callbacks keep that order too. The extra count is this call's own:
+        // a batch whose records all settled while it was still queueing
+        // (or that had none) is handed to the dispatcher below.
+        let batch = std::sync::Arc::new(BatchSlots {
+            state: std::sync::Mutex::new(BatchState {
+                outcomes: (0..records.len()).map(|_| None).collect(),
+                remaining: records.len() + 1,
+                callback: Some(callback),
+            }),
+        });
+        block_on(async {
+            for (i, record) in records.into_iter().enumerate() {
+                let slot = std::sync::Arc::clone(&batch);
+                let queued = this
+                    .send_with_callback(record, move |outcome| {
+                        if let Some(done) = slot.settle(i, outcome) {
+                            done();
+                        }
+                    })
+                    .await;
+                if let Err(e) = queued {
+                    // Never the last settlement: this call's count is held.
+                    let _ = batch.settle(i, Err(e));
+                }
             }
-            queued
         })?;
-        let settle = async move {
-            let mut outcomes = Vec::with_capacity(queued.len());
-            for delivery in queued {
-                outcomes.push(match delivery {
-                    Ok(delivery) => delivery.await,
-                    Err(e) => Err(e),
-                });
-            }
-            outcomes
-        };
-        this.dispatcher().run_after(settle, callback)
+        if let Some(done) = batch.release() {
+            this.dispatcher().run(done);
+        }
+        Ok(())
     }
 
     /// Waits for a pending delivery, at most `timeout` (`None`: no limit).
@@ -405,6 +419,48 @@ impl Producer {
                 "{what}: delivery callbacks were still running at the deadline"
             )))
         }
+    }
+}
+
+/// The outcomes of one `send_batch`, filled in as its records settle.
+struct BatchSlots<F> {
+    state: std::sync::Mutex<BatchState<F>>,
+}
+
+struct BatchState<F> {
+    outcomes: Vec<Option<Result<RecordMetadata>>>,
+    /// Records not settled yet, plus one while `send_batch` runs.
+    remaining: usize,
+    callback: Option<F>,
+}
+
+impl<F: FnOnce(Vec<Result<RecordMetadata>>) + Send + 'static> BatchSlots<F> {
+    /// Records record `i`'s outcome; returns the batch's callback, bound to
+    /// every outcome, once nothing remains.
+    fn settle(&self, i: usize, outcome: Result<RecordMetadata>) -> Option<impl FnOnce() + Send> {
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        st.outcomes[i] = Some(outcome);
+        st.remaining -= 1;
+        Self::finished(&mut st)
+    }
+
+    /// Drops `send_batch`'s own count (every record was handed over).
+    fn release(&self) -> Option<impl FnOnce() + Send> {
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        st.remaining -= 1;
+        Self::finished(&mut st)
+    }
+
+    fn finished(st: &mut BatchState<F>) -> Option<impl FnOnce() + Send> {
+        if st.remaining > 0 {
+            return None;
+        }
+        let callback = st.callback.take()?;
+        let outcomes: Vec<Result<RecordMetadata>> = std::mem::take(&mut st.outcomes)
+            .into_iter()
+            .map(|o| o.unwrap_or_else(|| Err(Error::internal("a batch record was never settled"))))
+            .collect();
+        Some(move || callback(outcomes))
     }
 }
 
@@ -691,6 +747,44 @@ mod tests {
             })
             .collect();
         assert_eq!(offsets, (0..9).collect::<Vec<u64>>());
+
+        // Batches' callbacks run in the order their records settle.
+        let (tx, rx) = std::sync::mpsc::channel();
+        for name in ["a", "b", "c"] {
+            let tx = tx.clone();
+            let batch = (0..3)
+                .map(|_| ProducerRecord::new("batch", name).partition(1))
+                .collect();
+            producer
+                .send_batch(batch, move |outcomes| {
+                    let offsets: Vec<u64> = outcomes
+                        .iter()
+                        .map(|o| o.as_ref().unwrap().offset.unwrap())
+                        .collect();
+                    tx.send((name, offsets)).unwrap();
+                })
+                .unwrap();
+        }
+        // An empty batch calls back too, with nothing.
+        let empty = tx.clone();
+        producer
+            .send_batch(Vec::new(), move |outcomes| {
+                assert!(outcomes.is_empty());
+                empty.send(("empty", Vec::new())).unwrap();
+            })
+            .unwrap();
+        producer.flush(Some(Duration::from_secs(20))).unwrap();
+        let seen: Vec<_> = rx.try_iter().collect();
+        assert!(seen.contains(&("empty", Vec::new())));
+        let ordered: Vec<_> = seen.into_iter().filter(|(n, _)| *n != "empty").collect();
+        assert_eq!(
+            ordered,
+            vec![
+                ("a", vec![0, 1, 2]),
+                ("b", vec![3, 4, 5]),
+                ("c", vec![6, 7, 8])
+            ]
+        );
 
         // A closed producer refuses the batch and never calls back.
         producer.close(Some(Duration::from_secs(5))).unwrap();

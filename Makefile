@@ -30,6 +30,7 @@ include ffi-c/build.mk
 include bindings-python/build.mk
 include bindings-java/build.mk
 include conformance/build.mk
+include tools/bench-peer/build.mk
 
 build:
 	$(CARGO) build --workspace --all-targets
@@ -84,6 +85,7 @@ bench:
 	CURSUS_BROKER_BIN=$(abspath $(or $(CARGO_TARGET_DIR),target))/release/cursus-broker $(CARGO) bench -p cursus --bench eventstore
 	$(CARGO) bench -p cursus-broker --bench throughput
 	$(MAKE) --no-print-directory bench-ffi bench-python bench-java CURSUS_PROFILE=release
+	python3 tools/bench-table.py $(abspath $(or $(CARGO_TARGET_DIR),target))
 
 # Long, coverage-guided fuzzing: FUZZ_SECONDS per target, the wire codec
 # targets (wire/fuzz) and the broker's whole request path in-process

@@ -1,0 +1,368 @@
+#!/usr/bin/env python3
+"""`make bench-peer`: the same workloads against Apache Kafka and our broker.
+
+Starts a single-node KRaft Kafka (combined controller + broker, loopback,
+free ports, its own temp dir) at its defaults, then again with
+`log.flush.interval.messages=1` ("Kafka sync"), then our reference broker
+(release build, default config: it syncs before acknowledging). Against
+each: the Python workloads (py_workloads.py: confluent-kafka / cursus) and
+the native ones (KafkaBench.java: the Kafka Java client / bench_native: the
+Rust engine). Prints one table and writes it, with every raw figure, to
+target/bench/peer.json. Every broker it started is stopped, and its temp
+dir removed, whatever happens (also on SIGINT / SIGTERM).
+
+Run by tools/bench-peer/build.mk; see tools/bench-peer/README.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import json
+import math
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+from typing import Any, Callable, Dict, List, Optional
+
+HERE = Path(__file__).resolve().parent
+SYSTEMS = [("kafka", "Kafka"), ("kafka_sync", "Kafka sync"), ("ours", "Ours")]
+
+
+def log(msg: str) -> None:
+    print(f"bench-peer: {msg}", file=sys.stderr, flush=True)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def port_open(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+class Broker:
+    """A broker process this run started, with its temp dir."""
+
+    def __init__(self, name: str, argv: List[str], tmp: Path, cwd: Optional[Path] = None,
+                 stdout: Any = None) -> None:
+        self.name = name
+        self.tmp = tmp
+        self.log_path = tmp / "broker.log"
+        self.log = open(self.log_path, "wb")
+        try:
+            self.proc = subprocess.Popen(argv, cwd=cwd, stdout=stdout or self.log,
+                                         stderr=self.log, stdin=subprocess.DEVNULL)
+        except OSError:
+            self.log.close()
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
+        self.bootstrap = ""
+
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def fail(self, why: str) -> None:
+        tail = self.log_path.read_text(errors="replace")[-4000:]
+        raise RuntimeError(f"{self.name}: {why}\n--- its log (tail) ---\n{tail}")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(20)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+        shutil.rmtree(self.tmp, ignore_errors=True)
+
+
+STARTED: List[Broker] = []
+
+
+def stop_all() -> None:
+    while STARTED:
+        b = STARTED.pop()
+        try:
+            b.stop()
+            log(f"stopped {b.name}")
+        except Exception as e:  # keep stopping the others
+            log(f"stopping {b.name}: {e}")
+
+
+def start_kafka(lib: Path, sync: bool) -> Broker:
+    tmp = Path(tempfile.mkdtemp(prefix="cursus-peer-kafka-"))
+    port, cport = free_port(), free_port()
+    while cport == port:
+        cport = free_port()
+    props = {
+        "process.roles": "broker,controller",
+        "node.id": "1",
+        "controller.quorum.voters": f"1@127.0.0.1:{cport}",
+        "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{cport}",
+        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
+        "controller.listener.names": "CONTROLLER",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "inter.broker.listener.name": "PLAINTEXT",
+        "log.dirs": str(tmp / "data"),
+        "num.partitions": "4",
+        "offsets.topic.replication.factor": "1",
+        "transaction.state.log.replication.factor": "1",
+        "transaction.state.log.min.isr": "1",
+        "share.coordinator.state.topic.replication.factor": "1",
+        "share.coordinator.state.topic.min.isr": "1",
+        "group.initial.rebalance.delay.ms": "0",
+    }
+    if sync:
+        props["log.flush.interval.messages"] = "1"
+    conf = tmp / "server.properties"
+    conf.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+    java = ["java", "-Xms1g", "-Xmx1g", "-XX:+UseG1GC",
+            f"-Dlog4j2.configurationFile={HERE / 'log4j2.properties'}",
+            f"-Dlog4j.configuration=file:{HERE / 'log4j.properties'}",
+            "-cp", f"{lib}/*"]
+    cluster = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+    fmt = subprocess.run(java + ["kafka.tools.StorageTool", "format", "-t", cluster, "-c", str(conf)],
+                         capture_output=True, text=True, timeout=120)
+    if fmt.returncode != 0:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise RuntimeError(f"kafka storage format failed:\n{fmt.stdout}\n{fmt.stderr}")
+    name = "kafka (sync)" if sync else "kafka"
+    broker = Broker(name, java + ["kafka.Kafka", str(conf)], tmp)
+    STARTED.append(broker)
+    broker.bootstrap = f"127.0.0.1:{port}"
+    wait_kafka_ready(broker, port)
+    return broker
+
+
+def wait_kafka_ready(broker: Broker, port: int) -> None:
+    """Polls the port, then the metadata (a broker listed by the cluster)."""
+    from confluent_kafka.admin import AdminClient
+
+    deadline = time.monotonic() + 180
+    while not port_open(port):
+        if not broker.alive():
+            broker.fail("exited before listening")
+        if time.monotonic() > deadline:
+            broker.fail("not listening after 180 s")
+        time.sleep(0.1)
+    admin = AdminClient({"bootstrap.servers": broker.bootstrap})
+    while True:
+        try:
+            if admin.list_topics(timeout=2).brokers:
+                return
+        except Exception:
+            pass
+        if not broker.alive():
+            broker.fail("exited before serving metadata")
+        if time.monotonic() > deadline:
+            broker.fail("no metadata after 180 s")
+
+
+def start_ours(broker_bin: Path) -> Broker:
+    tmp = Path(tempfile.mkdtemp(prefix="cursus-peer-ours-"))
+    (tmp / "data").mkdir()
+    broker = Broker("ours", [str(broker_bin), "--listen", "127.0.0.1:0",
+                             "--health-listen", "127.0.0.1:0",
+                             "--data-dir", str(tmp / "data")],
+                    tmp, stdout=subprocess.PIPE)
+    STARTED.append(broker)
+    assert broker.proc.stdout is not None
+    line = broker.proc.stdout.readline().decode(errors="replace")  # says addr= once listening
+    fields = dict(p.split("=", 1) for p in line.split() if "=" in p)
+    if "addr" not in fields:
+        broker.fail(f"did not start: {line!r}")
+    broker.bootstrap = fields["addr"]
+    return broker
+
+
+def run_json(argv: List[str], timeout: float, env: Optional[Dict[str, str]] = None) -> Dict[str, Any]:
+    """Runs one workload process; its last stdout line is a JSON object."""
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **(env or {})})
+    if proc.returncode != 0:
+        raise RuntimeError(f"{' '.join(argv[:4])}… failed ({proc.returncode}):\n"
+                           f"{proc.stdout[-2000:]}\n{proc.stderr[-4000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def run_system(key: str, args: argparse.Namespace) -> Dict[str, Any]:
+    kafka = key != "ours"
+    broker = start_kafka(args.kafka_lib, key == "kafka_sync") if kafka else start_ours(args.broker_bin)
+    log(f"{broker.name} up at {broker.bootstrap}")
+    try:
+        result: Dict[str, Any] = {}
+        result["python"] = run_json(
+            [sys.executable, str(HERE / "py_workloads.py"), "--client",
+             "kafka" if kafka else "cursus", "--bootstrap", broker.bootstrap,
+             "--records", str(args.records), "--roundtrips", str(args.roundtrips)],
+            timeout=1800, env={"RUST_LOG": "warn"})
+        log(f"{broker.name}: python {json.dumps(result['python'])}")
+        topic = f"peer-native-{uuid.uuid4().hex[:8]}"
+        for mode in ("produce", "consume"):
+            if kafka:
+                argv = ["java", "-Xmx1g", f"-Dlog4j.configuration=file:{HERE / 'log4j.properties'}",
+                        "-cp", f"{args.classes}:{args.kafka_lib}/*", "KafkaBench"]
+            else:
+                argv = [str(args.native_bin)]
+            result[f"native_{mode}"] = run_json(
+                argv + [mode, broker.bootstrap, topic, str(args.native_records)], timeout=1800)
+            log(f"{broker.name}: native {mode} {json.dumps(result[f'native_{mode}'])}")
+        return result
+    finally:
+        broker.stop()
+        if broker in STARTED:
+            STARTED.remove(broker)
+        log(f"stopped {broker.name}")
+
+
+# --- the table ---------------------------------------------------------------
+
+def fmt_rate(v: float) -> str:
+    if v >= 1e6:
+        return f"{v / 1e6:.2f}M"
+    if v >= 1e3:
+        return f"{v / 1e3:.0f}k"
+    return f"{v:.0f}"
+
+
+def ratio(ours: float, theirs: float, higher_better: bool) -> Optional[float]:
+    """Ours against theirs, above 1 when ours is better."""
+    if not ours or not theirs or math.isnan(ours) or math.isnan(theirs):
+        return None
+    return ours / theirs if higher_better else theirs / ours
+
+
+def fmt_ratio(r: Optional[float]) -> str:
+    return "n/a" if r is None else f"{r:.2f}"
+
+
+def build_rows(res: Dict[str, Dict[str, Any]], n: int, native_n: int) -> List[Dict[str, Any]]:
+    def get(sys_key: str, path: Callable[[Dict[str, Any]], float]) -> Optional[float]:
+        try:
+            return float(path(res[sys_key]))
+        except (KeyError, TypeError, ValueError):
+            return None
+
+    specs = [
+        (f"Python produce {n:,}, records/s", "records/s", True,
+         [lambda r: r["python"]["produce"]["records_per_s"]], fmt_rate),
+        (f"Python consume {n:,} (group), records/s", "records/s", True,
+         [lambda r: r["python"]["consume"]["records_per_s"]], fmt_rate),
+        ("Python per call, produce() vs send(), µs", "us", False,
+         [lambda r: r["python"]["produce"]["per_call_us"]], lambda v: f"{v:.2f} µs"),
+        ("Round trip, linger 5: p50 / p99, ms", "ms", False,
+         [lambda r: r["python"]["round_trip_linger_5"]["p50_ms"],
+          lambda r: r["python"]["round_trip_linger_5"]["p99_ms"]], lambda v: f"{v:.2f}"),
+        ("Round trip, linger 0: p50 / p99, ms", "ms", False,
+         [lambda r: r["python"]["round_trip_linger_0"]["p50_ms"],
+          lambda r: r["python"]["round_trip_linger_0"]["p99_ms"]], lambda v: f"{v:.2f}"),
+        (f"Native produce {native_n:,}: Java client vs Rust engine, records/s", "records/s", True,
+         [lambda r: r["native_produce"]["records_per_s"]], fmt_rate),
+        (f"Native consume {native_n:,}: Java client vs Rust engine, records/s", "records/s", True,
+         [lambda r: r["native_consume"]["records_per_s"]], fmt_rate),
+    ]
+    rows = []
+    for label, unit, higher, paths, fmt in specs:
+        row: Dict[str, Any] = {"workload": label, "unit": unit,
+                               "higher_is_better": higher}
+        cells = {}
+        for key, _ in SYSTEMS:
+            vals = [get(key, p) for p in paths]
+            row[key] = vals[0] if len(vals) == 1 else vals
+            cells[key] = " / ".join("—" if v is None else fmt(v) for v in vals)
+        for theirs in ("kafka", "kafka_sync"):
+            rs = [ratio(o, t, higher) if o is not None and t is not None else None
+                  for o, t in zip(*(row[k] if isinstance(row[k], list) else [row[k]]
+                                    for k in ("ours", theirs)))]
+            row[f"ours_vs_{theirs}"] = rs[0] if len(rs) == 1 else rs
+            cells[f"r_{theirs}"] = " / ".join(fmt_ratio(r) for r in rs)
+        row["cells"] = cells
+        rows.append(row)
+    return rows
+
+
+def print_table(rows: List[Dict[str, Any]]) -> str:
+    head = ["Workload", "Kafka", "Kafka sync", "Ours", "ours/Kafka", "ours/Kafka sync"]
+    body = [[r["workload"], r["cells"]["kafka"], r["cells"]["kafka_sync"], r["cells"]["ours"],
+             r["cells"]["r_kafka"], r["cells"]["r_kafka_sync"]] for r in rows]
+    widths = [max(len(x[i]) for x in [head] + body) for i in range(len(head))]
+    lines = ["| " + " | ".join(c.ljust(w) for c, w in zip(line, widths)) + " |"
+             for line in [head] + body]
+    lines.insert(1, "|" + "|".join("-" * (w + 2) for w in widths) + "|")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--kafka-lib", type=Path, required=True)
+    parser.add_argument("--classes", type=Path, required=True)
+    parser.add_argument("--broker-bin", type=Path, required=True)
+    parser.add_argument("--native-bin", type=Path, required=True)
+    parser.add_argument("--records", type=int, default=500_000)
+    parser.add_argument("--native-records", type=int, default=2_000_000)
+    parser.add_argument("--roundtrips", type=int, default=2_000)
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--command", default="make bench-peer")
+    args = parser.parse_args()
+
+    def on_signal(signum: int, _frame: Any) -> None:
+        raise SystemExit(128 + signum)
+
+    for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(s, on_signal)
+    try:
+        args.classes.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["javac", "-nowarn", "-d", str(args.classes), "-cp", f"{args.kafka_lib}/*",
+                        str(HERE / "KafkaBench.java")], check=True)
+        results: Dict[str, Dict[str, Any]] = {}
+        for key, _ in SYSTEMS:
+            results[key] = run_system(key, args)
+    finally:
+        stop_all()
+    rows = build_rows(results, args.records, args.native_records)
+    table = print_table(rows)
+    python = results["kafka"]["python"]
+    out = {
+        "command": args.command,
+        "records": args.records,
+        "native_records": args.native_records,
+        "roundtrips": args.roundtrips,
+        "payload_bytes": 100,
+        "acks": 1,
+        "kafka": "4.1.1 (single-node KRaft, Maven Central)",
+        "confluent_kafka": python.get("confluent_kafka"),
+        "librdkafka": python.get("librdkafka"),
+        "ratio": "ours/Kafka: above 1 means ours is better (records/s: ours ÷ Kafka; "
+                 "µs and ms: Kafka ÷ ours)",
+        "rows": [{k: v for k, v in r.items() if k != "cells"} for r in rows],
+        "raw": results,
+        "table": table,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(out, indent=2) + "\n")
+    print()
+    print(f"Side by side with Apache Kafka 4.1.1 (librdkafka {out['librdkafka']} via "
+          f"confluent-kafka {out['confluent_kafka']}; Kafka Java client 4.1.1), "
+          f"100 B records, acks=1, one machine, one run")
+    print(table)
+    print("ratios: above 1 means ours is better (records/s: ours ÷ Kafka; µs/ms: Kafka ÷ ours)")
+    print(f"wrote {args.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -110,6 +110,7 @@ fn _cursus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("_DEFAULT_TIMEOUT", sync::DEFAULT_TIMEOUT_S)?;
     m.add_class::<sync::Producer>()?;
     m.add_class::<sync::Delivery>()?;
+    m.add_class::<sync::BatchDelivery>()?;
     m.add_class::<sync::Consumer>()?;
     m.add_class::<sync::AdminClient>()?;
     m.add_class::<aio::AsyncProducer>()?;

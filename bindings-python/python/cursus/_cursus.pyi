@@ -287,6 +287,19 @@ class Delivery:
 
 DeliveryCallback = Callable[[Optional[CursusError], Optional[RecordMetadata]], object]
 
+BatchRecord = Union[Buffer, str, Tuple[Key, Union[Buffer, str]]]
+"""A record of a batch send: a value, or a ``(key, value)`` tuple."""
+
+BatchResult = Union[RecordMetadata, CursusError]
+"""A batch record's result: where it was stored, or its error (not raised)."""
+
+BatchCallback = Callable[[List[BatchResult]], object]
+
+@final
+class BatchDelivery:
+    def result(self, timeout: Optional[float] = None) -> List[BatchResult]: ...
+    def done(self) -> bool: ...
+
 @final
 class Producer:
     @overload
@@ -332,6 +345,26 @@ class Producer:
         timestamp: Optional[int] = None,
         timeout: Optional[float] = None,
     ) -> RecordMetadata: ...
+    @overload
+    def send_batch(
+        self,
+        topic: str,
+        records: Iterable[BatchRecord],
+        *,
+        partition: Optional[int] = None,
+        timestamp: Optional[int] = None,
+        on_delivery: None = None,
+    ) -> BatchDelivery: ...
+    @overload
+    def send_batch(
+        self,
+        topic: str,
+        records: Iterable[BatchRecord],
+        *,
+        partition: Optional[int] = None,
+        timestamp: Optional[int] = None,
+        on_delivery: BatchCallback,
+    ) -> None: ...
     def flush(self, timeout: Optional[float] = 30.0) -> None: ...
     def close(self, timeout: Optional[float] = 30.0) -> None: ...
     @property
@@ -496,6 +529,14 @@ class AsyncProducer:
         partition: Optional[int] = None,
         timestamp: Optional[int] = None,
     ) -> asyncio.Future[RecordMetadata]: ...
+    def send_batch(
+        self,
+        topic: str,
+        records: Iterable[BatchRecord],
+        *,
+        partition: Optional[int] = None,
+        timestamp: Optional[int] = None,
+    ) -> asyncio.Future[List[BatchResult]]: ...
     def flush(self, timeout: Optional[float] = 30.0) -> asyncio.Future[None]: ...
     def close(self, timeout: Optional[float] = 30.0) -> asyncio.Future[None]: ...
     @property

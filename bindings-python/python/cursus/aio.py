@@ -51,6 +51,7 @@ from typing import (
     Mapping,
     Optional,
     Sequence,
+    TYPE_CHECKING,
     Set,
     Tuple,
     Type,
@@ -60,6 +61,9 @@ from typing import (
 )
 
 from . import _cursus
+
+if TYPE_CHECKING:
+    from ._cursus import BatchRecord, BatchResult
 from ._eventstore import DEFAULT_SNAPSHOT_EVERY, AsyncAggregate, AsyncEventReader, Text
 from ._rebalance import RebalanceListener as _SyncRebalanceListener
 from ._transaction import AsyncTransaction
@@ -371,7 +375,7 @@ class Producer(_Client):
         super().__init__(**config)
         # Send futures not resolved yet: flush and close return only after
         # the ones sent before them (acknowledged or failed by then) are.
-        self._unresolved: Set["asyncio.Future[RecordMetadata]"] = set()
+        self._unresolved: Set["asyncio.Future[Any]"] = set()
         self._transactional_id: Optional[str] = None
 
     async def _connect(self) -> object:
@@ -420,7 +424,27 @@ class Producer(_Client):
         future.add_done_callback(self._unresolved.discard)
         return future
 
-    async def _settle(self, sent: List["asyncio.Future[RecordMetadata]"]) -> None:
+    def send_batch(
+        self,
+        topic: str,
+        records: Iterable[BatchRecord],
+        *,
+        partition: Optional[int] = None,
+        timestamp: Optional[int] = None,
+    ) -> "asyncio.Future[List[BatchResult]]":
+        """Hands a batch of records of ``topic`` over at once, in one call
+        into the engine, and returns ONE awaitable that resolves with every
+        record's result in order: a :class:`RecordMetadata`, or the exception
+        (not raised) of a record that failed. Each item of ``records`` is a
+        value or a ``(key, value)`` tuple; ``partition`` and ``timestamp``
+        apply to every record. Ordered with :meth:`send` calls like a send.
+        """
+        future = self._native.send_batch(topic, records, partition=partition, timestamp=timestamp)
+        self._unresolved.add(future)
+        future.add_done_callback(self._unresolved.discard)
+        return future
+
+    async def _settle(self, sent: List["asyncio.Future[Any]"]) -> None:
         # Every record of `sent` is acknowledged or failed: their futures
         # are being resolved on this loop; let that happen first.
         if sent:

@@ -62,6 +62,40 @@ impl AsyncProducer {
         bridge_with(py, &st.dispatcher, move || p.send_in_order(rec), metadata)
     }
 
+    /// Hands a batch of records of `topic` over now (records as for
+    /// `Producer.send_batch`: values or `(key, value)` tuples) and resolves
+    /// ONCE with every record's result in order: a `RecordMetadata`, or the
+    /// exception (not raised) of a record that failed. Records keep the
+    /// order of the calls.
+    #[pyo3(signature = (topic, records, *, partition=None, timestamp=None))]
+    fn send_batch<'py>(
+        &self,
+        py: Python<'py>,
+        topic: String,
+        records: &Bound<'py, PyAny>,
+        partition: Option<u32>,
+        timestamp: Option<i64>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let st = self.st(py)?;
+        let p = st.inner.get(py)?;
+        let batch = crate::sync::batch_records(&topic, records, partition, timestamp)?;
+        bridge_with(
+            py,
+            &st.dispatcher,
+            move || {
+                let pending: Vec<_> = batch.into_iter().map(|r| p.send_in_order(r)).collect();
+                async move {
+                    let mut outcomes = Vec::with_capacity(pending.len());
+                    for d in pending {
+                        outcomes.push(d.await);
+                    }
+                    Ok(outcomes)
+                }
+            },
+            |py, outcomes: Vec<_>| Ok(crate::sync::batch_results(py, &outcomes)),
+        )
+    }
+
     /// Sends everything handed over before the call (the engine counts
     /// records still waiting for buffer space) and waits until it is
     /// acknowledged or failed, at most `timeout` seconds (30 by default;

@@ -25,7 +25,7 @@ mod producer;
 pub use admin::AdminClient;
 pub use consumer::Consumer;
 pub use eventstore::{Aggregate, EventStore};
-pub use producer::{Delivery, Producer};
+pub use producer::{BatchDelivery, Delivery, Producer};
 
 /// Longest uninterruptible wait: signals are checked at least this often.
 pub(crate) const SLICE: Duration = Duration::from_millis(100);
@@ -208,6 +208,65 @@ pub(crate) fn record(
         payload: types::payload(value)?,
         timestamp,
     })
+}
+
+/// The records of a batch send: each item of `records` is a value
+/// (bytes-like or str) or a `(key, value)` tuple; every record gets
+/// `topic`, `partition` and `timestamp`. Payloads are shared, not copied
+/// (see `types::payload`).
+pub(crate) fn batch_records(
+    topic: &str,
+    records: &Bound<'_, PyAny>,
+    partition: Option<u32>,
+    timestamp: Option<i64>,
+) -> PyResult<Vec<ProducerRecord>> {
+    let mut out = Vec::with_capacity(records.len().unwrap_or(0));
+    for item in records.iter()? {
+        let item = item?;
+        let (key, value) = match item.downcast::<pyo3::types::PyTuple>() {
+            Ok(t) if t.len() == 2 => (Some(t.get_item(0)?), t.get_item(1)?),
+            Ok(t) => {
+                return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                    "a batch record is a value or a (key, value) tuple, not a tuple of {}",
+                    t.len()
+                )))
+            }
+            Err(_) => (None, item),
+        };
+        let key = match key {
+            Some(k) => types::key(Some(&k))?,
+            None => None,
+        };
+        let payload = if value.is_instance_of::<PyString>() {
+            bytes::Bytes::from(value.extract::<String>()?)
+        } else {
+            types::payload(&value)?
+        };
+        out.push(ProducerRecord {
+            topic: topic.to_owned(),
+            partition,
+            key,
+            payload,
+            timestamp,
+        });
+    }
+    Ok(out)
+}
+
+/// A batch's outcomes as Python objects: `RecordMetadata` for a delivered
+/// record, the exception instance (not raised) for a failed one.
+pub(crate) fn batch_results(
+    py: Python<'_>,
+    outcomes: &[cursus::Result<cursus::producer::RecordMetadata>],
+) -> PyObject {
+    let items: Vec<PyObject> = outcomes
+        .iter()
+        .map(|o| match o {
+            Ok(m) => RecordMetadata::from(m.clone()).into_py(py),
+            Err(e) => to_py(py, e).into_value(py).into_py(py),
+        })
+        .collect();
+    pyo3::types::PyList::new_bound(py, items).into_py(py)
 }
 
 /// Calls a Python `on_delivery(error, metadata)` callback (on the

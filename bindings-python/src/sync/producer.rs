@@ -70,6 +70,56 @@ impl Producer {
         }
     }
 
+    /// Queues a batch of records of `topic` in one call, the GIL released
+    /// while the engine queues them (each waits at most `max_block_ms` for
+    /// buffer space). Each item of `records` is a value (bytes-like or str)
+    /// or a `(key, value)` tuple; `partition` (None: the partitioner) and
+    /// `timestamp` apply to every record. Returns a `BatchDelivery`, or
+    /// `None` when `on_delivery(results)` is given: that is then called ONCE,
+    /// on this producer's callback thread, with every record's result in
+    /// order (a `RecordMetadata`, or the exception of a record that failed).
+    /// A record that cannot be queued (a partition that does not exist, too
+    /// large) fails alone; a closed producer raises and never calls back.
+    #[pyo3(signature = (topic, records, *, partition=None, timestamp=None, on_delivery=None))]
+    fn send_batch(
+        &self,
+        py: Python<'_>,
+        topic: String,
+        records: &Bound<'_, PyAny>,
+        partition: Option<u32>,
+        timestamp: Option<i64>,
+        on_delivery: Option<Py<PyAny>>,
+    ) -> PyResult<Option<BatchDelivery>> {
+        let p = self.inner.get(py)?;
+        let batch = batch_records(&topic, records, partition, timestamp)?;
+        match on_delivery {
+            Some(cb) => {
+                blocking(py, move || {
+                    p.send_batch(batch, move |outcomes| {
+                        crate::with_gil_if_alive(|py| {
+                            let results = batch_results(py, &outcomes);
+                            if let Err(err) = cb.call1(py, (results,)) {
+                                err.write_unraisable_bound(py, Some(cb.bind(py)));
+                            }
+                        });
+                    })
+                })?;
+                Ok(None)
+            }
+            None => {
+                let (tx, rx) = std::sync::mpsc::sync_channel(1);
+                blocking(py, move || {
+                    p.send_batch(batch, move |outcomes| {
+                        let _ = tx.send(outcomes);
+                    })
+                })?;
+                Ok(Some(BatchDelivery {
+                    state: Mutex::new(BatchState::Pending(rx)),
+                }))
+            }
+        }
+    }
+
     /// Sends a record and waits for its acknowledgement.
     #[pyo3(signature = (topic, value, *, key=None, partition=None, timestamp=None, timeout=None))]
     #[allow(clippy::too_many_arguments)]
@@ -336,5 +386,68 @@ impl Delivery {
             let st = self.state.lock().unwrap_or_else(|p| p.into_inner());
             matches!(*st, DeliveryState::Done(_))
         })
+    }
+}
+
+enum BatchState {
+    Pending(std::sync::mpsc::Receiver<Vec<cursus::Result<cursus::producer::RecordMetadata>>>),
+    Done(Vec<cursus::Result<cursus::producer::RecordMetadata>>),
+}
+
+/// The pending outcomes of one batch send (`Producer.send_batch`).
+#[pyclass(module = "cursus", frozen)]
+pub struct BatchDelivery {
+    state: Mutex<BatchState>,
+}
+
+#[pymethods]
+impl BatchDelivery {
+    /// Waits until every record of the batch is acknowledged or failed
+    /// (`timeout` in seconds; `None`: no limit) and returns their results
+    /// in order: a `RecordMetadata` per delivered record, the exception
+    /// (not raised) of a failed one. A timed-out wait raises
+    /// `cursus.TimeoutError`; the batch goes on.
+    #[pyo3(signature = (timeout=None))]
+    fn result(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<PyObject> {
+        let timeout = duration(py, timeout)?;
+        let done = sliced(py, timeout, |slice| {
+            let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+            if let BatchState::Pending(rx) = &*st {
+                match rx.recv_timeout(slice) {
+                    Ok(outcomes) => *st = BatchState::Done(outcomes),
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => return Ok(None),
+                    Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+                        return Err(Error::closed("producer"))
+                    }
+                }
+            }
+            Ok(Some(()))
+        })?;
+        if done.is_none() {
+            return Err(to_py(
+                py,
+                &Error::timeout(format!(
+                    "batch not acknowledged within {} ms",
+                    timeout.unwrap_or_default().as_millis()
+                )),
+            ));
+        }
+        let st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        match &*st {
+            BatchState::Done(outcomes) => Ok(batch_results(py, outcomes)),
+            BatchState::Pending(_) => unreachable!("the wait above settled the batch"),
+        }
+    }
+
+    /// True once every record of the batch was acknowledged or failed
+    /// (never blocks).
+    fn done(&self) -> bool {
+        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
+        if let BatchState::Pending(rx) = &*st {
+            if let Ok(outcomes) = rx.try_recv() {
+                *st = BatchState::Done(outcomes);
+            }
+        }
+        matches!(*st, BatchState::Done(_))
     }
 }

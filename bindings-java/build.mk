@@ -9,7 +9,9 @@
 #                     item without docs) into the local Maven repository (~/.m2)
 #   make java-bridge  regenerate src/main/java/io/cursus/NativeBridge.java (generated
 #                     from bridge/src/api; `cargo test -p cursus-jni` fails when stale)
-#   make bench-java   records/s from Java (CURSUS_PROFILE=release for an optimised engine)
+#   make bench-java   records/s produced (per record, batch) and consumed from Java, send-call
+#                     cost and idle RSS, next to the engine's on the same broker
+#                     (target/bench/java.json; CURSUS_PROFILE=release for an optimised engine)
 #   make quickstart-java  compile examples/Quickstart.java against the jar and run it
 #                     against $(DEMO_BOOTSTRAP) (default 127.0.0.1:9000)
 #
@@ -67,10 +69,15 @@ jar-java: java-native
 install-java: java-native
 	cd $(JAVA_DIR) && $(JAVA_MVN) $(JAVA_MVN_ARGS) -Pdist -DskipTests install
 
+JAVA_BENCH_RECORDS ?= 200000
 bench-java: java-native
+	$(JAVA_CARGO) build $(CARGO_PROFILE_FLAG) -p cursus-ffi --example bench_send
 	cd $(JAVA_DIR) && $(JAVA_MVN) $(JAVA_MVN_ARGS) -q -DskipTests test-compile && \
 	  java -cp target/classes:target/test-classes \
-	    -Dcursus.broker.bin=$(JAVA_PROFILE_DIR)/cursus-broker io.cursus.bench.ProducerBench
+	    -Dcursus.broker.bin=$(JAVA_PROFILE_DIR)/cursus-broker \
+	    -Dcursus.engine.bench=$(JAVA_PROFILE_DIR)/examples/bench_send \
+	    -Dcursus.bench.out=$(JAVA_TARGET_DIR)/bench/java.json \
+	    io.cursus.bench.ProducerBench $(JAVA_BENCH_RECORDS)
 
 # The quickstart lives outside src/ so Maven neither compiles nor tests it.
 quickstart-java: jar-java

@@ -6,8 +6,9 @@
 #                       (TLS tests: a secure one with a PKI made at test time),
 #                       mypy --strict on the examples and tests, and on the
 #                       package itself (its stubs and the CLI)
-#   make bench-python   records/s produced and consumed from Python
-#                       (target/bench/python.json)
+#   make bench-python   records/s produced (per record, batch) and consumed
+#                       from Python, send-call cost and idle RSS, next to the
+#                       engine's on the same broker (target/bench/python.json)
 #
 # The venv is .venv at the root (git-ignored); tool versions are pinned.
 
@@ -46,10 +47,13 @@ test-python: python-wheel
 	$(PY_BIN) -m mypy --strict --cache-dir $(PY_TARGET)/mypy-python-package \
 	  --python-executable $(abspath $(PY_BIN)) bindings-python/python/cursus
 
+PY_BENCH_RECORDS ?= 200000
 bench-python: python-wheel
 	CARGO_TARGET_DIR=$(PY_TARGET) $(CARGO) build $(CARGO_PROFILE_FLAG) -p cursus-broker
-	CURSUS_BUILD_PROFILE=$(or $(CURSUS_PROFILE),debug) CURSUS_BROKER_BIN=$(PY_BROKER_BIN) $(PY_BIN) bindings-python/bench/bench.py \
-	  --out $(PY_TARGET)/bench/python.json
+	CARGO_TARGET_DIR=$(PY_TARGET) $(CARGO) build $(CARGO_PROFILE_FLAG) -p cursus-ffi --example bench_send
+	CURSUS_BUILD_PROFILE=$(or $(CURSUS_PROFILE),debug) CURSUS_BROKER_BIN=$(PY_BROKER_BIN) \
+	  CURSUS_ENGINE_BENCH_BIN=$(PY_TARGET)/$(or $(CURSUS_PROFILE),debug)/examples/bench_send \
+	  $(PY_BIN) bindings-python/bench/bench.py --records $(PY_BENCH_RECORDS) --out $(PY_TARGET)/bench/python.json
 
 # The quickstart `make demo` runs (DEMO_BOOTSTRAP from the top-level Makefile).
 quickstart-python: python-wheel

@@ -19,7 +19,9 @@
 #   make examples-c examples-cpp examples-go   build and run the examples
 #   make quickstart-c quickstart-cpp quickstart-go   build the quickstart and run
 #                       it against $(DEMO_BOOTSTRAP) (default 127.0.0.1:9000)
-#   make bench-ffi      cost of one send: Rust engine vs C ABI vs cgo
+#   make bench-ffi      C and Go produce (per record, batch), consume, send-call
+#                       cost and idle RSS next to the engine's, same broker
+#                       (target/bench/ffi.json, go.json)
 
 # Keep the includer's default goal (restored at the end of this file).
 FFI_SAVED_DEFAULT_GOAL := $(.DEFAULT_GOAL)
@@ -174,11 +176,24 @@ quickstart-go: ffi-lib
 	cd ffi-c/go && $(FFI_GO_ENV) go build -o $(FFI_BUILD)/quickstart_go ./examples/quickstart
 	$(FFI_BUILD)/quickstart_go $(DEMO_BOOTSTRAP)
 
+# Each figure next to the engine's, measured against the same broker just
+# before (bench_send engine): C (bench_send.c -> target/bench/ffi.json), Go
+# (examples/bench -> target/bench/go.json), and the C ABI called from Rust in
+# the engine's own process (target/bench/ffi-rust.json). FFI_BENCH_RECORDS
+# records of 100 B each way (default 200,000; docs/performance-bindings.md).
+FFI_BENCH_RECORDS ?= 200000
+FFI_BENCH_OUT     := $(FFI_TARGET)/bench
+FFI_BENCH_ENGINE  := $(FFI_PROFILE)/examples/bench_send engine "$$CURSUS_TEST_BROKER" $(FFI_BENCH_RECORDS)
 bench-ffi: ffi-lib
 	$(CC) $(FFI_CFLAGS) -O2 -o $(FFI_BUILD)/bench_c ffi-c/examples/bench_send.c $(FFI_LDFLAGS)
 	$(FFI_CARGO) build $(CARGO_PROFILE_FLAG) -p cursus-ffi --example bench_send
-	$(FFI_WITH_BROKER) sh -c '$(FFI_PROFILE)/examples/bench_send "$$CURSUS_TEST_BROKER" 500 && \
-	  $(FFI_BUILD)/bench_c "$$CURSUS_TEST_BROKER" 500 && \
-	  cd $(CURDIR)/ffi-c/go && $(FFI_GO_ENV) go test -run XXX -bench . -benchtime 5000x ./...'
+	cd ffi-c/go && $(FFI_GO_ENV) go build -o $(FFI_BUILD)/bench_go ./examples/bench
+	@mkdir -p $(FFI_BENCH_OUT)
+	$(FFI_WITH_BROKER) sh -c '\
+	  $(FFI_PROFILE)/examples/bench_send ffi "$$CURSUS_TEST_BROKER" $(FFI_BENCH_RECORDS) $(FFI_BENCH_OUT)/ffi-rust.json && \
+	  $(FFI_BENCH_ENGINE) $(FFI_BENCH_OUT)/engine-ref-c.json && \
+	  $(FFI_BUILD)/bench_c "$$CURSUS_TEST_BROKER" $(FFI_BENCH_RECORDS) $(FFI_BENCH_OUT)/engine-ref-c.json $(FFI_BENCH_OUT)/ffi.json && \
+	  $(FFI_BENCH_ENGINE) $(FFI_BENCH_OUT)/engine-ref-go.json && \
+	  $(FFI_BUILD)/bench_go "$$CURSUS_TEST_BROKER" $(FFI_BENCH_RECORDS) $(FFI_BENCH_OUT)/engine-ref-go.json $(FFI_BENCH_OUT)/go.json'
 
 .DEFAULT_GOAL := $(FFI_SAVED_DEFAULT_GOAL)

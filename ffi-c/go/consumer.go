@@ -6,6 +6,7 @@ package cursus
 import "C"
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"math"
@@ -258,8 +259,11 @@ func copyMessage(m *C.cursus_message_t) *Message {
 // decodeRecords reads the packed record view of bridge/src/records.rs
 // (little-endian; a length of -1 is an absent field), copying every byte
 // into Go memory.
-func decodeRecords(b []byte) []Message {
+func decodeRecords(c []byte) []Message {
 	le := binary.LittleEndian
+	// One copy of the whole view into Go memory: every key and value is a
+	// (capacity-limited) slice of it, not an allocation of its own.
+	b := bytes.Clone(c)
 	take := func(n int) []byte {
 		out := b[:n:n]
 		b = b[n:]
@@ -271,18 +275,22 @@ func decodeRecords(b []byte) []Message {
 		if n < 0 {
 			return nil
 		}
-		return append([]byte{}, take(int(n))...)
+		return take(int(n))
 	}
+	topic := "" // records of one poll mostly share their topic: one string
 	count := le.Uint32(take(4))
 	out := make([]Message, 0, count)
 	for i := uint32(0); i < count; i++ {
 		var m Message
-		m.Topic = string(take(int(le.Uint32(take(4)))))
+		if t := take(int(le.Uint32(take(4)))); string(t) != topic {
+			topic = string(t)
+		}
+		m.Topic = topic
 		m.Partition = int32(le.Uint32(take(4)))
 		m.Offset = int64(le.Uint64(take(8)))
 		m.Timestamp = time.UnixMilli(int64(le.Uint64(take(8))))
 		m.Key = optional()
-		m.Value = append([]byte{}, take(int(le.Uint32(take(4))))...)
+		m.Value = take(int(le.Uint32(take(4))))
 		if md := optional(); md != nil {
 			s := string(md)
 			m.Metadata = &s

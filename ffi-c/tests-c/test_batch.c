@@ -62,7 +62,7 @@ static void on_batch(void *user_data, cursus_status_t status, cursus_delivery_ba
   cursus_error_destroy(e);
   size_t len = 0;
   const uint8_t *p = cursus_delivery_batch_packed(batch, &len);
-  if (len == 4 + 24 * s->count) {
+  if (s->count == 5 && len == 4 + 24 * s->count) {
     memcpy(&s->packed_count, p, 4);
     memcpy(&s->packed_status2, p + 4 + 2 * 24, 4);
     memcpy(&s->packed_offset3, p + 4 + 3 * 24 + 8, 8);

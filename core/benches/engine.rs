@@ -1,12 +1,19 @@
 //! Producer and consumer throughput through the engine against the
 //! reference broker (a release build started on a free loopback port):
 //! 100-byte records, acks=1, default batching, first over plain TCP, then
-//! over TLS 1.3 with mutual TLS on the same broker.
+//! over TLS 1.3 with mutual TLS on the same broker; then the cost of one
+//! send on the hot path alone (queue only: a linger of ten minutes and a
+//! batch larger than what is sent, so nothing leaves during the timed
+//! loop), for `send`, `send_with_callback` and `send_in_order`.
 //! Writes target/bench/engine.json.
 //!
 //! ```sh
 //! cargo bench -p cursus --bench engine            # 200,000 records each way
 //! CURSUS_BENCH_RECORDS=1000000 cargo bench -p cursus --bench engine
+//! # batching of the produce run (defaults: the producer's own defaults)
+//! CURSUS_BENCH_BATCH_SIZE=65536 CURSUS_BENCH_LINGER_MS=1 cargo bench -p cursus --bench engine
+//! # only the queue-only send cost (for profiling)
+//! CURSUS_BENCH_ONLY=send cargo bench -p cursus --bench engine
 //! ```
 
 use cursus::admin::Admin;
@@ -32,6 +39,7 @@ async fn main() -> cursus::Result<()> {
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(200_000);
+    let only_send = std::env::var("CURSUS_BENCH_ONLY").is_ok_and(|v| v == "send");
     let dir = tempfile::tempdir().expect("temp dir");
     let pki = TestPki::generate(dir.path()).expect("test PKI");
     let broker = TestBroker::start_with_config(&format!(
@@ -51,8 +59,18 @@ async fn main() -> cursus::Result<()> {
         ],
     );
     let admin = Admin::connect(ClientConfig::new(&broker.addr)).await?;
+    let send_records = records.min(1_000_000);
+    let send_cost = send_cost(&admin, &broker.addr, send_records).await?;
+    for (what, ns) in &send_cost {
+        println!("engine {what}, queue only: {send_records} x {PAYLOAD} B = {ns:.0} ns per record");
+    }
     let mut rates = Vec::new();
-    for (name, (addr, options)) in [("plain", plain), ("tls", tls)] {
+    let transports = if only_send {
+        vec![]
+    } else {
+        vec![("plain", plain), ("tls", tls)]
+    };
+    for (name, (addr, options)) in transports {
         let topic = format!("bench-{name}");
         admin
             .create_topic(&NewTopic::new(&topic).partitions(PARTITIONS))
@@ -76,8 +94,15 @@ async fn main() -> cursus::Result<()> {
             format!("\"{prefix}produce_records_per_s\": {p:.0}, \"{prefix}consume_records_per_s\": {c:.0}")
         })
         .collect();
+    let mut fields = fields;
+    for (what, ns) in &send_cost {
+        fields.push(format!("\"{what}_queue_ns_per_record\": {ns:.0}"));
+    }
+    let (batch_size, linger) = batching();
     let json = format!(
-        "{{\"records\": {records}, \"payload_bytes\": {PAYLOAD}, \"partitions\": {PARTITIONS}, {}}}\n",
+        "{{\"command\": \"cargo bench -p cursus --bench engine\", \"records\": {records}, \"payload_bytes\": {PAYLOAD}, \"partitions\": {PARTITIONS}, \"batch_size\": {}, \"linger_ms\": {}, {}}}\n",
+        batch_size.map_or("null".into(), |b| b.to_string()),
+        linger.map_or("null".into(), |l| l.to_string()),
         fields.join(", ")
     );
     std::fs::write(out.join("engine.json"), json).ok();
@@ -96,7 +121,11 @@ async fn produce(
         config.set(k, v)?;
     }
     config.set("acks", "1")?;
-    config.set("batch_size", "262144")?;
+    let (batch_size, linger) = batching();
+    config.set("batch_size", &batch_size.unwrap_or(262_144).to_string())?;
+    if let Some(linger) = linger {
+        config.set("linger_ms", &linger.to_string())?;
+    }
     let producer = Producer::connect(config).await?;
     let payload = bytes::Bytes::from(vec![b'x'; PAYLOAD]);
     let started = Instant::now();
@@ -143,4 +172,63 @@ async fn consume(
     let secs = started.elapsed().as_secs_f64();
     consumer.close().await?;
     Ok(records as f64 / secs)
+}
+
+/// The produce run's `batch_size` and `linger_ms` from
+/// `CURSUS_BENCH_BATCH_SIZE` / `CURSUS_BENCH_LINGER_MS` (unset: 256 KiB and
+/// the producer's default linger).
+fn batching() -> (Option<usize>, Option<u64>) {
+    let var = |name: &str| std::env::var(name).ok().and_then(|v| v.parse().ok());
+    (
+        var("CURSUS_BENCH_BATCH_SIZE").map(|b: u64| b as usize),
+        var("CURSUS_BENCH_LINGER_MS"),
+    )
+}
+
+/// Nanoseconds per record spent in `send`, `send_with_callback` and
+/// `send_in_order` with nothing sent meanwhile: a linger of ten minutes, a
+/// batch size and buffer memory above what the loop queues. Only the call
+/// is timed; the records are sent by `close` afterwards.
+async fn send_cost(
+    admin: &Admin,
+    addr: &str,
+    records: usize,
+) -> cursus::Result<Vec<(&'static str, f64)>> {
+    let topic = "bench-send-cost";
+    admin
+        .create_topic(&NewTopic::new(topic).partitions(PARTITIONS))
+        .await?;
+    let payload = bytes::Bytes::from(vec![b'x'; PAYLOAD]);
+    let mut out = Vec::new();
+    for what in ["send", "send_with_callback", "send_in_order"] {
+        let mut config = ProducerConfig::new(addr);
+        config.set("acks", "1")?;
+        config.set("linger_ms", "600000")?;
+        // 64 MiB queued at most per partition before a batch is "full".
+        config.set("batch_size", &(64usize << 20).to_string())?;
+        config.set("buffer_memory", &(u32::MAX as u64).to_string())?;
+        let producer = Producer::connect(config).await?;
+        // Warm the metadata cache outside the timed loop.
+        producer
+            .send(ProducerRecord::new(topic, payload.clone()).partition(0))
+            .await?;
+        let mut deliveries = Vec::with_capacity(records);
+        let mut in_order = Vec::with_capacity(records);
+        let started = Instant::now();
+        for i in 0..records {
+            let record =
+                ProducerRecord::new(topic, payload.clone()).partition(i as u32 % PARTITIONS);
+            match what {
+                "send" => deliveries.push(producer.send(record).await?),
+                "send_with_callback" => producer.send_with_callback(record, |_| {}).await?,
+                _ => in_order.push(producer.send_in_order(record)),
+            }
+        }
+        let ns = started.elapsed().as_nanos() as f64 / records as f64;
+        producer.close(Duration::from_secs(120)).await?;
+        drop(deliveries);
+        drop(in_order);
+        out.push((what, ns));
+    }
+    Ok(out)
 }

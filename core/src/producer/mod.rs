@@ -27,14 +27,14 @@ use crate::TopicPartition;
 use accumulator::{Accumulator, Queued};
 use bytes::Bytes;
 use ordered::Ordered;
-use reply::Reply;
+use reply::{Slot, Want};
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{Semaphore, SemaphorePermit, TryAcquireError};
 use tokio::time::Instant;
 
 /// Bookkeeping bytes counted per record on top of its payload and key.
@@ -98,18 +98,36 @@ pub struct RecordMetadata {
 }
 
 /// Resolves when the record has been acknowledged (or has failed).
+///
+/// Awaiting it (polling it the first time) asks the producer to send the
+/// batch holding the record at once instead of at the end of `linger_ms`:
+/// a caller waiting for one record does not wait out the linger. Only that
+/// record's partition is sent early; a delivery never awaited changes
+/// nothing. A delivery points into its batch's shared outcome (no channel
+/// per record).
 #[derive(Debug)]
 pub struct Delivery {
-    pub(crate) rx: oneshot::Receiver<Result<RecordMetadata>>,
+    slot: Arc<Slot>,
+    index: usize,
+    timestamp: i64,
+}
+
+impl Delivery {
+    /// Record `index` of the batch whose outcome `slot` will hold.
+    pub(crate) fn batch(slot: Arc<Slot>, index: usize, timestamp: i64) -> Delivery {
+        Delivery {
+            slot,
+            index,
+            timestamp,
+        }
+    }
 }
 
 impl Future for Delivery {
     type Output = Result<RecordMetadata>;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        Pin::new(&mut self.rx)
-            .poll(cx)
-            .map(|r| r.unwrap_or_else(|_| Err(Error::closed("producer"))))
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.slot.poll(self.index, self.timestamp, cx)
     }
 }
 
@@ -125,7 +143,6 @@ pub(crate) struct Shared {
     /// Close failed what was left: nothing may be queued any more, not
     /// even records handed over in order before close.
     terminated: AtomicBool,
-    round_robin: Mutex<std::collections::HashMap<String, AtomicU32>>,
     producer_id: String,
     /// Runs delivery callbacks (see [`crate::dispatch`]).
     dispatcher: Dispatcher,
@@ -188,16 +205,16 @@ impl Producer {
         let cluster = Cluster::new(config.client.clone())?;
         cluster.any_broker(Lane::PRODUCE).await?;
         let producer_id = format!("{}-{:016x}", config.client.client_id, unique_u64());
+        let memory = Arc::new(Semaphore::new(
+            config.buffer_memory.min(Semaphore::MAX_PERMITS),
+        ));
         let shared = Arc::new(Shared {
-            memory: Arc::new(Semaphore::new(
-                config.buffer_memory.min(Semaphore::MAX_PERMITS),
-            )),
-            accumulator: Mutex::new(Accumulator::default()),
+            accumulator: Mutex::new(Accumulator::new(Arc::clone(&memory))),
+            memory,
             wake: tokio::sync::Notify::new(),
             drained: tokio::sync::Notify::new(),
             closed: AtomicBool::new(false),
             terminated: AtomicBool::new(false),
-            round_robin: Mutex::new(Default::default()),
             dispatcher: {
                 // Listeners run on the delivery callback thread too.
                 let dispatcher = Dispatcher::new("cursus-producer-cb");
@@ -230,13 +247,9 @@ impl Producer {
     /// full, for space (up to `max_block_ms`). The returned [`Delivery`]
     /// resolves with the record's partition and offset.
     pub async fn send(&self, record: ProducerRecord) -> Result<Delivery> {
-        let mut delivery = None;
-        self.enqueue(record, Admission::New, self.block_deadline(), || {
-            let (reply, d) = Reply::future();
-            delivery = Some(d);
-            reply
-        })
-        .await?;
+        let delivery = self
+            .enqueue(record, Admission::New, None, Want::Delivery)
+            .await?;
         Ok(delivery.expect("a queued record has its delivery"))
     }
 
@@ -251,11 +264,14 @@ impl Producer {
         record: ProducerRecord,
         callback: impl FnOnce(Result<RecordMetadata>) + Send + 'static,
     ) -> Result<()> {
-        let dispatcher = &self.shared.dispatcher;
-        self.enqueue(record, Admission::New, self.block_deadline(), || {
-            Reply::callback(dispatcher, Box::new(callback))
-        })
+        self.enqueue(
+            record,
+            Admission::New,
+            None,
+            Want::Callback(Box::new(callback)),
+        )
         .await
+        .map(drop)
     }
 
     /// Hands the record over now and returns a future of its
@@ -271,12 +287,8 @@ impl Producer {
         &self,
         record: ProducerRecord,
     ) -> impl Future<Output = Result<RecordMetadata>> + Send + 'static {
-        let (reply, delivery) = Reply::future();
-        let admitted = self.admit_in_order(record, reply);
-        async move {
-            admitted?;
-            delivery.await
-        }
+        let admitted = self.admit_in_order(record);
+        async move { admitted?.await }
     }
 
     fn block_deadline(&self) -> Instant {
@@ -305,73 +317,111 @@ impl Producer {
         Ok(size)
     }
 
-    /// Picks the partition, reserves buffer memory (until `deadline`) and
-    /// queues the record with the reply `make_reply` builds, which is built
-    /// only once the record is certain to be queued.
+    /// Reserves buffer memory (waiting until `deadline`, by default
+    /// `max_block_ms` from now, only when it is full), picks the partition
+    /// and queues the record with its reply; returns its delivery when one
+    /// is wanted.
     async fn enqueue(
         &self,
         record: ProducerRecord,
         admission: Admission,
-        deadline: Instant,
-        make_reply: impl FnOnce() -> Reply,
-    ) -> Result<()> {
-        let shared = &self.shared;
+        deadline: Option<Instant>,
+        want: Want,
+    ) -> Result<Option<Delivery>> {
         self.check_admission(admission)?;
         let size = self.check_record(&record)?;
-        let partition = self.choose_partition(&record).await?;
-        let permit = tokio::time::timeout_at(
-            deadline,
-            Arc::clone(&shared.memory).acquire_many_owned(size as u32),
-        )
-        .await
-        .map_err(|_| {
-            Error::timeout(format!(
-                "buffer_memory ({} bytes) stayed full for max_block_ms ({} ms)",
-                shared.config.buffer_memory,
-                shared.config.max_block.as_millis()
-            ))
-            .with_code("max_block_exceeded")
-        })?
-        .map_err(|_| Error::closed("producer"))?;
-        self.push(record, partition, size, permit, admission, make_reply)
+        let permit = match self.shared.memory.try_acquire_many(size as u32) {
+            Ok(permit) => permit,
+            Err(TryAcquireError::Closed) => return Err(Error::closed("producer")),
+            Err(TryAcquireError::NoPermits) => {
+                let deadline = deadline.unwrap_or_else(|| self.block_deadline());
+                self.wait_for_memory(size, deadline).await?
+            }
+        };
+        let (mut record, mut want) = (record, want);
+        loop {
+            match self.push(record, size, admission, want)? {
+                Pushed::Queued(delivery) => {
+                    // Now held by the record's batch, released with it.
+                    permit.forget();
+                    return Ok(delivery);
+                }
+                Pushed::NoMetadata(r, w) => {
+                    let metadata = self.shared.cluster.metadata(&r.topic, false).await?;
+                    self.lock_accumulator().cache_topic(&r.topic, metadata);
+                    (record, want) = (r, w);
+                }
+            }
+        }
     }
 
-    /// Queues a record whose partition and memory are settled; refused when
+    /// Waits until `deadline` for `size` bytes of buffer memory.
+    async fn wait_for_memory(&self, size: usize, deadline: Instant) -> Result<SemaphorePermit<'_>> {
+        let shared = &self.shared;
+        tokio::time::timeout_at(deadline, shared.memory.acquire_many(size as u32))
+            .await
+            .map_err(|_| {
+                Error::timeout(format!(
+                    "buffer_memory ({} bytes) stayed full for max_block_ms ({} ms)",
+                    shared.config.buffer_memory,
+                    shared.config.max_block.as_millis()
+                ))
+                .with_code("max_block_exceeded")
+            })?
+            .map_err(|_| Error::closed("producer"))
+    }
+
+    fn lock_accumulator(&self) -> std::sync::MutexGuard<'_, Accumulator> {
+        self.shared
+            .accumulator
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Queues a record whose memory is reserved, under one lock: picks its
+    /// partition from the cached metadata (or gives the record back when
+    /// there is none) and adds it to its partition's batch. Refused when
     /// the producer no longer admits it.
     fn push(
         &self,
         record: ProducerRecord,
-        partition: u32,
         size: usize,
-        permit: OwnedSemaphorePermit,
         admission: Admission,
-        make_reply: impl FnOnce() -> Reply,
-    ) -> Result<()> {
+        want: Want,
+    ) -> Result<Pushed> {
         let shared = &self.shared;
-        let timestamp = record.timestamp.unwrap_or_else(now_ms);
-        let mut accumulator = shared.accumulator.lock().unwrap_or_else(|p| p.into_inner());
+        // The one clock read of a send: the record's timestamp and the
+        // age of the cached metadata.
+        let now = now_ms();
+        let timestamp = record.timestamp.unwrap_or(now);
+        let mut accumulator = self.lock_accumulator();
         // Checked again under the lock: `close` sets the flags before its
         // final `fail_all`, so a record is either queued before that (and
         // flushed or failed) or refused here, never stranded after the
         // sender exits.
         self.check_admission(admission)?;
-        let ready = accumulator.push(
+        let max_age = shared.cluster.config().metadata_max_age;
+        let Some((metadata, round_robin)) = accumulator.topic(&record.topic, max_age, now) else {
+            return Ok(Pushed::NoMetadata(record, want));
+        };
+        let partition = partition_in(&record, &metadata.topic, round_robin)?;
+        let (delivery, ready) = accumulator.push(
             (record.topic, partition),
             Queued {
                 key: record.key.unwrap_or_default(),
                 payload: record.payload,
                 timestamp,
-                size,
-                reply: make_reply(),
-                _permit: permit,
             },
+            size,
+            want,
             shared.config.batch_size,
+            &self.shared,
         );
         drop(accumulator);
         if ready {
             shared.wake.notify_one();
         }
-        Ok(())
+        Ok(Pushed::Queued(delivery))
     }
 
     fn check_admission(&self, admission: Admission) -> Result<()> {
@@ -384,46 +434,6 @@ impl Producer {
             Err(Error::closed("producer"))
         } else {
             Ok(())
-        }
-    }
-
-    async fn choose_partition(&self, record: &ProducerRecord) -> Result<u32> {
-        let metadata = self.shared.cluster.metadata(&record.topic, false).await?;
-        self.partition_in(record, &metadata.topic)
-    }
-
-    /// The partition of `record` in a topic described by `topic`.
-    fn partition_in(&self, record: &ProducerRecord, topic: &crate::TopicInfo) -> Result<u32> {
-        let count = topic.partitions;
-        if count == 0 {
-            return Err(Error::protocol(format!(
-                "topic {} reports no partitions",
-                record.topic
-            )));
-        }
-        if let Some(p) = record.partition {
-            if p >= count {
-                return Err(Error::invalid_argument(format!(
-                    "partition {p} does not exist: topic {} has {count}",
-                    record.topic
-                )));
-            }
-            return Ok(p);
-        }
-        let by_key = topic.partitioner != "round_robin";
-        match &record.key {
-            Some(key) if by_key && !key.is_empty() => Ok(partition_for_key(key, count)),
-            _ => {
-                let mut counters = self
-                    .shared
-                    .round_robin
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner());
-                let counter = counters
-                    .entry(record.topic.clone())
-                    .or_insert_with(|| AtomicU32::new(0));
-                Ok(counter.fetch_add(1, Ordering::Relaxed) % count)
-            }
         }
     }
 
@@ -669,6 +679,48 @@ fn statistics_of(shared: &Shared) -> crate::Statistics {
         .events()
         .stats()
         .snapshot(&shared.cluster.config().client_id, "producer")
+}
+
+/// The partition of `record` in a topic described by `topic`;
+/// `round_robin` is the topic's counter for records without a key.
+fn partition_in(
+    record: &ProducerRecord,
+    topic: &crate::TopicInfo,
+    round_robin: &mut u32,
+) -> Result<u32> {
+    let count = topic.partitions;
+    if count == 0 {
+        return Err(Error::protocol(format!(
+            "topic {} reports no partitions",
+            record.topic
+        )));
+    }
+    if let Some(p) = record.partition {
+        if p >= count {
+            return Err(Error::invalid_argument(format!(
+                "partition {p} does not exist: topic {} has {count}",
+                record.topic
+            )));
+        }
+        return Ok(p);
+    }
+    let by_key = topic.partitioner != "round_robin";
+    match &record.key {
+        Some(key) if by_key && !key.is_empty() => Ok(partition_for_key(key, count)),
+        _ => {
+            let next = *round_robin;
+            *round_robin = round_robin.wrapping_add(1);
+            Ok(next % count)
+        }
+    }
+}
+
+/// The outcome of [`Producer::push`].
+enum Pushed {
+    /// Queued, with its delivery when one was wanted.
+    Queued(Option<Delivery>),
+    /// The topic's metadata is not cached: fetch it, then push again.
+    NoMetadata(ProducerRecord, Want),
 }
 
 /// Which records a producer still takes.

@@ -16,17 +16,21 @@
 //! `flush` and `close` count the waiting room as queued, so they cover
 //! every record handed over before them.
 
-use super::reply::Reply;
-use super::{Admission, Producer, ProducerRecord};
+use super::reply::{own_slot, Want};
+use super::{Admission, Delivery, Producer, ProducerRecord, Pushed};
 use crate::error::{Error, Result};
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Mutex, MutexGuard};
 use tokio::time::Instant;
 
 /// The waiting room of one producer.
 #[derive(Default)]
 pub(super) struct Ordered {
     state: Mutex<State>,
+    /// Records wait or a worker runs (mirrors `State`, set under its
+    /// lock): while false a send may skip the room without locking it.
+    busy: AtomicBool,
 }
 
 #[derive(Default)]
@@ -38,7 +42,7 @@ struct State {
 
 struct Waiting {
     record: ProducerRecord,
-    reply: Reply,
+    want: Want,
     deadline: Instant,
 }
 
@@ -57,37 +61,48 @@ impl Ordered {
     pub(super) fn fail_all(&self, error: &Error) {
         let waiting: Vec<Waiting> = self.lock().waiting.drain(..).collect();
         for w in waiting {
-            w.reply.send(Err(error.clone()));
+            w.want.fail(error);
         }
     }
 }
 
 impl Producer {
     /// The synchronous half of `send_in_order`: queues the record now or
-    /// puts it in the waiting room.
-    pub(super) fn admit_in_order(&self, record: ProducerRecord, reply: Reply) -> Result<()> {
+    /// puts it in the waiting room; returns its delivery.
+    pub(super) fn admit_in_order(&self, record: ProducerRecord) -> Result<Delivery> {
         self.check_admission(Admission::New)?;
         let size = self.check_record(&record)?;
         let shared = &self.shared;
-        let mut state = shared.ordered.lock();
-        if state.waiting.is_empty() && !state.worker {
-            if let Some(metadata) = shared.cluster.cached_metadata(&record.topic) {
-                let partition = self.partition_in(&record, &metadata.topic)?;
-                if let Ok(permit) = Arc::clone(&shared.memory).try_acquire_many_owned(size as u32) {
-                    return self.push(record, partition, size, permit, Admission::New, || reply);
-                }
+        // Fast path, without a task: nothing waits before this record (a
+        // record of the same caller in the room set `busy` before its call
+        // returned), the metadata is cached and memory is free.
+        let record = if shared.ordered.busy.load(Ordering::SeqCst) {
+            record
+        } else {
+            match shared.memory.try_acquire_many(size as u32) {
+                Ok(permit) => match self.push(record, size, Admission::New, Want::Delivery)? {
+                    Pushed::Queued(delivery) => {
+                        permit.forget();
+                        return Ok(delivery.expect("a delivery was wanted"));
+                    }
+                    Pushed::NoMetadata(record, _) => record,
+                },
+                Err(_) => record,
             }
-        }
+        };
+        let (slot, delivery) = own_slot(&record.topic, shared);
+        let mut state = shared.ordered.lock();
         state.waiting.push_back(Waiting {
             record,
-            reply,
+            want: Want::Forward(slot),
             deadline: self.block_deadline(),
         });
+        shared.ordered.busy.store(true, Ordering::SeqCst);
         if !state.worker {
             state.worker = true;
             shared.runtime.spawn(worker(self.clone()));
         }
-        Ok(())
+        Ok(delivery)
     }
 }
 
@@ -100,18 +115,24 @@ async fn worker(producer: Producer) {
                 Some(w) => w,
                 None => {
                     state.worker = false;
+                    producer.shared.ordered.busy.store(false, Ordering::SeqCst);
                     break;
                 }
             }
         };
-        let mut reply = Some(next.reply);
+        let Want::Forward(slot) = next.want else {
+            unreachable!("the waiting room holds forwarded replies only")
+        };
         let queued = producer
-            .enqueue(next.record, Admission::HandedOver, next.deadline, || {
-                reply.take().expect("the reply is built once")
-            })
+            .enqueue(
+                next.record,
+                Admission::HandedOver,
+                Some(next.deadline),
+                Want::Forward(std::sync::Arc::clone(&slot)),
+            )
             .await;
-        if let (Err(e), Some(reply)) = (queued, reply.take()) {
-            reply.send(Err(e));
+        if let Err(e) = queued {
+            Want::Forward(slot).fail(&e);
         }
     }
     producer.shared.drained.notify_waiters();

@@ -2,7 +2,8 @@
 //! completes each record's delivery.
 
 use super::accumulator::Drained;
-use super::{RecordMetadata, Shared};
+use super::reply::Stored;
+use super::Shared;
 use crate::client::{Idempotence, Lane};
 use crate::config::ProducerAcks;
 use crate::error::{Error, Result};
@@ -36,24 +37,6 @@ pub(super) async fn run(shared: Arc<Shared>) {
                 }
             }
             None => shared.wake.notified().await,
-        }
-    }
-}
-
-/// Where the records of a published batch were stored.
-enum Stored {
-    /// Consecutively, ending at this offset (`None` with acks=0).
-    Ending(Option<u64>),
-    /// Record by record (transactions: one TXN_PUBLISH per record).
-    Each(Vec<u64>),
-}
-
-impl Stored {
-    /// The offset of record `i` of `n`.
-    fn offset(&self, i: usize, n: usize) -> Option<u64> {
-        match self {
-            Stored::Ending(last) => last.map(|last| last + 1 + i as u64 - n as u64),
-            Stored::Each(offsets) => offsets.get(i).copied(),
         }
     }
 }
@@ -102,6 +85,11 @@ async fn send(shared: Arc<Shared>, batch: Drained) {
                 && e.class() == crate::wire::ErrorClass::Routing
             {
                 shared.cluster.invalidate_metadata(&topic);
+                shared
+                    .accumulator
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .forget_topic(&topic);
             }
             match &shared.txn {
                 // The transaction can only abort now; its epoch (and so
@@ -115,24 +103,16 @@ async fn send(shared: Arc<Shared>, batch: Drained) {
         }
         Ok(_) => None,
     };
-    let n = batch.records.len();
-    for (i, record) in batch.records.into_iter().enumerate() {
-        let outcome = match &result {
-            Ok(stored) => Ok(RecordMetadata {
-                topic: topic.clone(),
-                partition,
-                offset: stored.offset(i, n),
-                timestamp: record.timestamp,
-            }),
-            Err(e) => Err(e.clone()),
-        };
-        record.reply.send(outcome);
-    }
+    // One settlement for the whole batch, then its memory goes back.
+    let tp = batch.tp;
+    batch.replies.settle(&topic, partition, result.as_ref());
+    drop(batch.records);
+    drop(batch._memory);
     shared
         .accumulator
         .lock()
         .unwrap_or_else(|p| p.into_inner())
-        .complete(&batch.tp, failed_epoch);
+        .complete(&tp, failed_epoch);
     shared.drained.notify_waiters();
     shared.wake.notify_one();
 }

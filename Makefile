@@ -81,6 +81,8 @@ bench:
 	  $(abspath $(or $(CARGO_TARGET_DIR),target))/release/cursus-chaos soak --seconds $(SOAK_SECONDS) \
 	  --out $(abspath $(or $(CARGO_TARGET_DIR),target))/bench/soak.json
 	CURSUS_BROKER_BIN=$(abspath $(or $(CARGO_TARGET_DIR),target))/release/cursus-broker $(CARGO) bench -p cursus --bench engine
+	CURSUS_BROKER_BIN=$(abspath $(or $(CARGO_TARGET_DIR),target))/release/cursus-broker $(CARGO) bench -p cursus --bench latency
+	CURSUS_BROKER_BIN=$(abspath $(or $(CARGO_TARGET_DIR),target))/release/cursus-broker $(CARGO) bench -p cursus --bench memory
 	CURSUS_BROKER_BIN=$(abspath $(or $(CARGO_TARGET_DIR),target))/release/cursus-broker $(CARGO) bench -p cursus --bench transactions
 	CURSUS_BROKER_BIN=$(abspath $(or $(CARGO_TARGET_DIR),target))/release/cursus-broker $(CARGO) bench -p cursus --bench eventstore
 	$(CARGO) bench -p cursus-broker --bench throughput

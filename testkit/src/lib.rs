@@ -156,6 +156,12 @@ impl TestBroker {
         self.child.as_ref().map(Child::id)
     }
 
+    /// The broker's resident set size in KiB (VmRSS of
+    /// `/proc/<pid>/status`), while it runs on Linux.
+    pub fn rss_kib(&self) -> Option<u64> {
+        rss_kib_of(self.pid()?)
+    }
+
     /// Kills the broker without restarting it.
     pub fn kill(&mut self) {
         if let Some(mut c) = self.child.take() {
@@ -163,6 +169,16 @@ impl TestBroker {
             let _ = c.wait();
         }
     }
+}
+
+/// The resident set size in KiB of process `pid` (VmRSS of
+/// `/proc/<pid>/status`); `None` where that is not readable.
+pub fn rss_kib_of(pid: u32) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
 }
 
 impl Drop for TestBroker {

@@ -316,6 +316,10 @@ fn an_expired_session_is_told_as_lost_then_assigned_anew() {
             RebalanceEvent::Assigned(vec![tp("x", 0)]),
         ]
     );
-    assert_ne!(c.member_id().unwrap(), first, "a new member after the expiry");
+    assert_ne!(
+        c.member_id().unwrap(),
+        first,
+        "a new member after the expiry"
+    );
     c.close().unwrap();
 }

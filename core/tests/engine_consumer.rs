@@ -9,16 +9,8 @@ use cursus::{ClientConfig, ConsumerConfig, ErrorKind, ProducerConfig};
 use cursus_testkit::TestBroker;
 use std::time::Duration;
 
-async fn create(broker: &TestBroker, topic: &str, partitions: u32) {
-    let admin = Admin::connect(ClientConfig::new(&broker.addr))
-        .await
-        .unwrap();
-    admin
-        .create_topic(&NewTopic::new(topic).partitions(partitions))
-        .await
-        .unwrap();
-    admin.close().await;
-}
+mod common;
+use common::create_topic as create;
 
 async fn produce(broker: &TestBroker, topic: &str, range: std::ops::Range<u32>) {
     let producer = Producer::connect(ProducerConfig::new(&broker.addr))

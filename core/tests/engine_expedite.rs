@@ -9,10 +9,9 @@
 //! before the awaited one and nothing else. The outer timeout only turns a
 //! regression (waiting out the hour) into a failure instead of a hang.
 
-use cursus::admin::{Admin, NewTopic};
 use cursus::blocking;
 use cursus::producer::{Producer, ProducerRecord};
-use cursus::{ClientConfig, ProducerConfig};
+use cursus::ProducerConfig;
 use cursus_testkit::TestBroker;
 use std::sync::mpsc;
 use std::time::Duration;
@@ -22,16 +21,8 @@ const LINGER_MS: &str = "3600000";
 /// Only guards against a hang; no assertion depends on it.
 const HANG_GUARD: Duration = Duration::from_secs(120);
 
-async fn setup(broker: &TestBroker, topic: &str, partitions: u32) {
-    let admin = Admin::connect(ClientConfig::new(&broker.addr))
-        .await
-        .unwrap();
-    admin
-        .create_topic(&NewTopic::new(topic).partitions(partitions))
-        .await
-        .unwrap();
-    admin.close().await;
-}
+mod common;
+use common::create_topic as setup;
 
 fn config(broker: &TestBroker) -> ProducerConfig {
     let mut c = ProducerConfig::new(&broker.addr);

@@ -1,6 +1,6 @@
 //! Statistics, the statistics and error listeners, against a real broker.
 
-use cursus::admin::{Admin, NewTopic};
+use cursus::admin::NewTopic;
 use cursus::blocking;
 use cursus::consumer::{Consumer, Subscription};
 use cursus::producer::{Producer, ProducerRecord};
@@ -11,16 +11,8 @@ use std::time::Duration;
 
 const WAIT: Duration = Duration::from_secs(20);
 
-async fn create(broker: &TestBroker, topic: &str, partitions: u32) {
-    let admin = Admin::connect(ClientConfig::new(&broker.addr))
-        .await
-        .unwrap();
-    admin
-        .create_topic(&NewTopic::new(topic).partitions(partitions))
-        .await
-        .unwrap();
-    admin.close().await;
-}
+mod common;
+use common::create_topic as create;
 
 /// Sends `n` records (`key-i`, `value-i`); returns their payload+key bytes.
 async fn produce(producer: &Producer, topic: &str, n: usize) -> u64 {

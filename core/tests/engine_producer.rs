@@ -2,7 +2,6 @@
 
 use bytes::Bytes;
 use cursus::admin::Admin;
-use cursus::admin::NewTopic;
 use cursus::client::{Cluster, Idempotence, Lane};
 use cursus::producer::{Producer, ProducerRecord};
 use cursus::{ClientConfig, ErrorKind, ProducerConfig};
@@ -11,16 +10,8 @@ use cursus_wire::partitioner::partition_for_key;
 use cursus_wire::{Batch, Command, CommandPayload, Compression, Record};
 use std::time::Duration;
 
-async fn setup(broker: &TestBroker, topic: &str, partitions: u32) {
-    let admin = Admin::connect(ClientConfig::new(&broker.addr))
-        .await
-        .unwrap();
-    admin
-        .create_topic(&NewTopic::new(topic).partitions(partitions))
-        .await
-        .unwrap();
-    admin.close().await;
-}
+mod common;
+use common::create_topic as setup;
 
 fn config(broker: &TestBroker, pairs: &[(&str, &str)]) -> ProducerConfig {
     let mut c = ProducerConfig::new(&broker.addr);

@@ -1,7 +1,6 @@
 //! The transactional producer against a real broker
 //! (`docs/transactions.md`).
 
-use cursus::admin::{Admin, NewTopic};
 use cursus::client::{Cluster, Idempotence, Lane};
 use cursus::consumer::{Consumer, Subscription};
 use cursus::producer::{Producer, ProducerRecord};
@@ -10,16 +9,8 @@ use cursus_testkit::TestBroker;
 use cursus_wire::{Batch, Command, CommandPayload};
 use std::time::Duration;
 
-async fn create(broker: &TestBroker, topic: &str, partitions: u32) {
-    let admin = Admin::connect(ClientConfig::new(&broker.addr))
-        .await
-        .unwrap();
-    admin
-        .create_topic(&NewTopic::new(topic).partitions(partitions))
-        .await
-        .unwrap();
-    admin.close().await;
-}
+mod common;
+use common::create_topic as create;
 
 async fn transactional(broker: &TestBroker, id: &str) -> Producer {
     let mut c = ProducerConfig::new(&broker.addr);

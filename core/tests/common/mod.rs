@@ -41,3 +41,15 @@ pub fn take(consumer: &Consumer, n: usize, max: usize) -> Vec<u64> {
     }
     offsets
 }
+
+/// Creates a topic through the async admin (for the async engine tests).
+pub async fn create_topic(broker: &TestBroker, topic: &str, partitions: u32) {
+    let admin = cursus::admin::Admin::connect(ClientConfig::new(&broker.addr))
+        .await
+        .unwrap();
+    admin
+        .create_topic(&NewTopic::new(topic).partitions(partitions))
+        .await
+        .unwrap();
+    admin.close().await;
+}

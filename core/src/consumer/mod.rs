@@ -549,6 +549,11 @@ impl Consumer {
         let Some(group) = state.group.as_ref().map(Group::clone_identity) else {
             return Ok(());
         };
+        self.commit_delivered_as(&group, state).await
+    }
+
+    /// Commits, as `group`, what was delivered and not yet committed.
+    async fn commit_delivered_as(&self, group: &group::Identity, state: &mut State) -> Result<()> {
         let pending: Vec<(TopicPartition, u64)> = state
             .delivered
             .iter()
@@ -556,7 +561,7 @@ impl Consumer {
             .map(|(tp, o)| (tp.clone(), *o))
             .collect();
         for (tp, offset) in pending {
-            self.commit_one(&group, &tp, offset).await?;
+            self.commit_one(group, &tp, offset).await?;
             state.committed.insert(tp, offset);
         }
         Ok(())
@@ -617,7 +622,12 @@ impl Consumer {
         let previous = state.group.take();
         if let Some(g) = &previous {
             if self.config.enable_auto_commit {
-                if let Err(e) = self.commit_delivered_with(g, &mut state).await {
+                // Delivered partitions are all still owned here: entries of
+                // partitions a rebalance took away were dropped then.
+                if let Err(e) = self
+                    .commit_delivered_as(&g.clone_identity(), &mut state)
+                    .await
+                {
                     tracing::info!(error = %e, "commit before rebalance failed (partitions may have moved)");
                 }
             }
@@ -721,21 +731,6 @@ impl Consumer {
             running.cancel();
         }
         fetcher::start(spec, tx, cancel);
-    }
-
-    async fn commit_delivered_with(&self, g: &Group, state: &mut State) -> Result<()> {
-        let owned = &state.owned;
-        let identity = g.clone_identity();
-        let pending: Vec<(TopicPartition, u64)> = state
-            .delivered
-            .iter()
-            .filter(|(tp, o)| owned.contains(tp) && state.committed.get(*tp) != Some(*o))
-            .map(|(tp, o)| (tp.clone(), *o))
-            .collect();
-        for (tp, offset) in pending {
-            self.commit_one(&identity, &tp, offset).await?;
-        }
-        Ok(())
     }
 }
 

@@ -49,7 +49,8 @@ func (e *BatchError) Unwrap() []error {
 }
 
 type batchDelivery struct {
-	fn func([]RecordMetadata, []error)
+	fn    func([]RecordMetadata, []error)
+	topic string // the batch's topic as the library saw it: what its reports say
 }
 
 // reportSize is the size of one packed delivery report
@@ -68,11 +69,15 @@ func cursusGoDeliveryBatch(handle C.uintptr_t, status C.enum_cursus_status_t, ba
 		d.fn(nil, []error{err})
 		return
 	}
-	topic := goString(C.cursus_delivery_batch_topic(batch))
+	topic := d.topic // cursus_delivery_batch_topic, without reading it into a new string
 	var n C.size_t
 	p := C.cursus_delivery_batch_packed(batch, &n)
-	// One copy of the reports out of the lent buffer, then plain Go reads.
-	packed := C.GoBytes(unsafe.Pointer(p), C.int(n))
+	// The reports are read where they are: the buffer is lent for this
+	// call, and nothing read from it outlives the call (no copy).
+	var packed []byte
+	if p != nil && n > 0 {
+		packed = unsafe.Slice((*byte)(unsafe.Pointer(p)), int(n))
+	}
 	count := 0
 	if len(packed) >= 4 {
 		count = int(binary.LittleEndian.Uint32(packed))
@@ -142,14 +147,13 @@ func packBatch(records []Record) ([]byte, error) {
 // were delivered). A record that cannot be queued (a partition that does
 // not exist, too large) fails alone. If the batch cannot start (records of
 // several topics, a closed producer) the error is returned and fn is never
-// called. fn may call the producer again.
+// called. fn may call the producer again. With a nil fn the outcomes are
+// dropped (Flush still waits for the records): no callback crosses back
+// into Go.
 func (p *Producer) SendBatchAsync(ctx context.Context, records []Record, fn func(mds []RecordMetadata, errs []error)) error {
 	defer runtime.KeepAlive(p)
 	if err := ctx.Err(); err != nil {
 		return err
-	}
-	if fn == nil {
-		fn = func([]RecordMetadata, []error) {}
 	}
 	topic := ""
 	if len(records) > 0 {
@@ -159,14 +163,18 @@ func (p *Producer) SendBatchAsync(ctx context.Context, records []Record, fn func
 	if err != nil {
 		return err
 	}
-	t := cstr(topic)
-	defer C.free(unsafe.Pointer(t))
-	h := cgo.NewHandle(&batchDelivery{fn: fn})
+	t := p.topicArg(topic)
+	var h cgo.Handle // 0: no callback (cgo.NewHandle never returns 0)
+	if fn != nil {
+		h = cgo.NewHandle(&batchDelivery{fn: fn, topic: t.seen})
+	}
 	var e *C.cursus_error_t
-	s := C.cursus_go_send_batch(p.h, t, (*C.uint8_t)(unsafe.SliceData(packed)), C.size_t(len(packed)),
+	s := C.cursus_go_send_batch(p.h, t.ptr(), (*C.uint8_t)(unsafe.SliceData(packed)), C.size_t(len(packed)),
 		C.uintptr_t(h), &e)
 	if err := check(s, e); err != nil {
-		h.Delete()
+		if h != 0 {
+			h.Delete()
+		}
 		return err
 	}
 	return nil

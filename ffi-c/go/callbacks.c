@@ -18,8 +18,9 @@ static void cursus_go_delivery(void *user_data, const cursus_delivery_report_t *
 cursus_status_t cursus_go_send(cursus_producer_t *p, const char *topic, int32_t partition, const uint8_t *key,
                                size_t key_len, const uint8_t *payload, size_t payload_len, int64_t timestamp,
                                uintptr_t handle, cursus_error_t **err) {
+  // Handle 0 (never a cgo.Handle): no callback; the library drops the outcome.
   return cursus_producer_send_cb(p, topic, partition, key, key_len, payload, payload_len, timestamp,
-                                 cursus_go_delivery, (void *)handle, err);
+                                 handle ? cursus_go_delivery : NULL, (void *)handle, err);
 }
 
 static void cursus_go_completion(void *user_data, cursus_status_t status, const cursus_error_t *error) {
@@ -110,5 +111,7 @@ static void cursus_go_delivery_batch(void *user_data, cursus_status_t status, cu
 
 cursus_status_t cursus_go_send_batch(cursus_producer_t *p, const char *topic, const uint8_t *packed,
                                      size_t packed_len, uintptr_t handle, cursus_error_t **err) {
-  return cursus_producer_send_batch(p, topic, packed, packed_len, cursus_go_delivery_batch, (void *)handle, err);
+  // Handle 0 (never a cgo.Handle): no callback; the library drops the outcomes.
+  return cursus_producer_send_batch(p, topic, packed, packed_len, handle ? cursus_go_delivery_batch : NULL,
+                                    (void *)handle, err);
 }

@@ -152,9 +152,12 @@ func errorFrom(status Status, e *C.cursus_error_t) *Error {
 
 // check converts a status + owned C error into a Go error, destroying the C
 // error. (Generic because cgo sees `enum cursus_status_t` and its typedef as
-// two types.)
+// two types.) A call that succeeded leaves no error to destroy: then check
+// makes no cgo call (it runs after every call of the send path).
 func check[S ~int32 | ~uint32](status S, e *C.cursus_error_t) error {
-	defer C.cursus_error_destroy(e)
+	if e != nil {
+		defer C.cursus_error_destroy(e)
+	}
 	if Status(status) == StatusOK {
 		return nil
 	}

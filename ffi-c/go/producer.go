@@ -14,6 +14,8 @@ import (
 	"errors"
 	"runtime"
 	"runtime/cgo"
+	"strings"
+	"sync/atomic"
 	"time"
 	"unsafe"
 )
@@ -55,8 +57,37 @@ const AnyPartition int32 = C.CURSUS_ANY_PARTITION
 // goroutines, and from its own delivery callbacks.
 type Producer struct {
 	h         *C.cursus_producer_t
-	listeners listenerSet // statistics and error listeners, until closed
+	listeners listenerSet            // statistics and error listeners, until closed
+	topic     atomic.Pointer[cTopic] // the topic sent to last, as C takes it
 }
+
+// cTopic is a topic name as the library takes it: NUL-terminated, in Go
+// memory (the library copies it during the call; cgo pins it meanwhile).
+// Kept for the next send to the same topic, it spares a C.CString and a
+// C.free (two cgo calls) per record; the garbage collector frees it.
+type cTopic struct {
+	name string // as the caller gave it
+	seen string // as the library sees it: up to a NUL byte, as C.CString gave it
+	c    []byte // name and a NUL
+}
+
+// topicArg returns topic as the library takes it, reusing the last one
+// this producer was given when it is the same (concurrent senders to
+// several topics only build it more often).
+func (p *Producer) topicArg(topic string) *cTopic {
+	if t := p.topic.Load(); t != nil && t.name == topic {
+		return t
+	}
+	t := &cTopic{name: topic, seen: topic, c: append([]byte(topic), 0)}
+	if i := strings.IndexByte(topic, 0); i >= 0 {
+		t.seen = topic[:i]
+	}
+	p.topic.Store(t)
+	return t
+}
+
+// ptr is the NUL-terminated name for a call (valid while t is reachable).
+func (t *cTopic) ptr() *C.char { return (*C.char)(unsafe.Pointer(unsafe.SliceData(t.c))) }
 
 // NewProducer connects a producer (options bootstrap_servers, acks,
 // linger_ms, enable_idempotence, ...). ctx bounds connecting: its
@@ -83,7 +114,8 @@ func NewProducer(ctx context.Context, opts ...Option) (*Producer, error) {
 }
 
 type delivery struct {
-	fn func(RecordMetadata, error)
+	fn    func(RecordMetadata, error)
+	topic string // the record's topic as the library saw it: what its report says
 }
 
 //export cursusGoDelivery
@@ -97,7 +129,7 @@ func cursusGoDelivery(handle C.uintptr_t, report *C.cursus_delivery_report_t) {
 	}
 	m := report.metadata
 	d.fn(RecordMetadata{
-		Topic:     goString(report.topic),
+		Topic:     d.topic, // report.topic, without reading it into a new string
 		Partition: int32(m.partition),
 		Offset:    int64(m.offset),
 		Timestamp: time.UnixMilli(int64(m.timestamp)),
@@ -108,24 +140,27 @@ func cursusGoDelivery(handle C.uintptr_t, report *C.cursus_delivery_report_t) {
 // most max_block_ms for buffer space); fn is then called once with the
 // outcome on the producer's callback thread, never a network thread. fn
 // may call the producer again (Send and Flush included). If queueing
-// fails, the error is returned and fn is never called.
+// fails, the error is returned and fn is never called. With a nil fn the
+// outcome is dropped (Flush still waits for the record): no callback
+// crosses back into Go.
 func (p *Producer) SendAsync(ctx context.Context, r Record, fn func(RecordMetadata, error)) error {
 	defer runtime.KeepAlive(p)
 	if err := ctx.Err(); err != nil {
 		return err
 	}
-	if fn == nil {
-		fn = func(RecordMetadata, error) {}
+	t := p.topicArg(r.Topic)
+	keyPtr, valPtr, ts := r.cArgs(t.ptr())
+	var h cgo.Handle // 0: no callback (cgo.NewHandle never returns 0)
+	if fn != nil {
+		h = cgo.NewHandle(&delivery{fn: fn, topic: t.seen})
 	}
-	t := cstr(r.Topic)
-	defer C.free(unsafe.Pointer(t))
-	keyPtr, valPtr, ts := r.cArgs(t)
-	h := cgo.NewHandle(&delivery{fn: fn})
 	var e *C.cursus_error_t
-	s := C.cursus_go_send(p.h, t, C.int32_t(r.Partition), keyPtr, C.size_t(len(r.Key)), valPtr,
+	s := C.cursus_go_send(p.h, t.ptr(), C.int32_t(r.Partition), keyPtr, C.size_t(len(r.Key)), valPtr,
 		C.size_t(len(r.Value)), C.int64_t(ts), C.uintptr_t(h), &e)
 	if err := check(s, e); err != nil {
-		h.Delete()
+		if h != 0 {
+			h.Delete()
+		}
 		return err
 	}
 	return nil

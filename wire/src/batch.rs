@@ -151,7 +151,7 @@ pub enum RecordVersionPolicy {
 }
 
 impl RecordVersionPolicy {
-    fn version_for(self, record: &Record) -> RecordVersion {
+    fn version_for(self, record: &RecordRef<'_>) -> RecordVersion {
         match self {
             RecordVersionPolicy::Minimal => record.minimal_version(),
             RecordVersionPolicy::Fixed(v) => v,
@@ -244,163 +244,54 @@ impl Record {
         }
     }
 
+    /// The record's fields borrowed, as the encoder reads them.
+    pub fn borrowed(&self) -> RecordRef<'_> {
+        RecordRef {
+            offset: self.offset,
+            payload: &self.payload,
+            timestamp: self.timestamp,
+            producer_id: &self.producer_id,
+            seq_num: self.seq_num,
+            epoch: self.epoch,
+            key: &self.key,
+            event_type: &self.event_type,
+            schema_version: self.schema_version,
+            aggregate_version: self.aggregate_version,
+            metadata: &self.metadata,
+            transactional_id: &self.transactional_id,
+            transaction_state: self.transaction_state,
+            transaction_marker: self.transaction_marker,
+            control_batch_type: self.control_batch_type,
+            control_batch_version: self.control_batch_version,
+            control_batch_coordinator_epoch: self.control_batch_coordinator_epoch,
+            control_batch_key: self.control_batch_key.as_deref(),
+            control_batch_value: self.control_batch_value.as_deref(),
+            event_id: &self.event_id,
+            payload_digest: &self.payload_digest,
+        }
+    }
+
     /// The presence bitmap this record encodes with.
     pub fn presence(&self) -> u64 {
-        let mut p = 0;
-        let mut set = |cond: bool, b: u64| {
-            if cond {
-                p |= b
-            }
-        };
-        set(self.timestamp != 0, bit::TIMESTAMP);
-        set(
-            !self.producer_id.is_empty() || self.seq_num != 0 || self.epoch != 0,
-            bit::PRODUCER,
-        );
-        set(!self.key.is_empty(), bit::KEY);
-        set(!self.event_type.is_empty(), bit::EVENT_TYPE);
-        set(self.schema_version != 0, bit::SCHEMA_VERSION);
-        set(self.aggregate_version != 0, bit::AGGREGATE_VERSION);
-        set(!self.metadata.is_empty(), bit::METADATA);
-        set(!self.transactional_id.is_empty(), bit::TRANSACTIONAL_ID);
-        set(
-            self.transaction_state != TransactionState::None,
-            bit::TRANSACTION_STATE,
-        );
-        set(
-            self.transaction_marker != TransactionMarker::None,
-            bit::TRANSACTION_MARKER,
-        );
-        set(
-            self.control_batch_type != ControlBatchType::None,
-            bit::CONTROL_TYPE,
-        );
-        set(self.control_batch_version != 0, bit::CONTROL_VERSION);
-        set(
-            self.control_batch_coordinator_epoch != 0,
-            bit::CONTROL_EPOCH,
-        );
-        set(self.control_batch_key.is_some(), bit::CONTROL_KEY);
-        set(self.control_batch_value.is_some(), bit::CONTROL_VALUE);
-        set(!self.event_id.is_empty(), bit::EVENT_ID);
-        set(!self.payload_digest.is_empty(), bit::PAYLOAD_DIGEST);
-        p
+        self.borrowed().presence()
     }
 
     /// Version 2 unless a version-3-only field is set (the project's rule).
     pub fn minimal_version(&self) -> RecordVersion {
-        if self.event_id.is_empty() && self.payload_digest.is_empty() {
-            RecordVersion::V2
-        } else {
-            RecordVersion::V3
-        }
+        self.borrowed().minimal_version()
     }
 
     /// Appends the record (without a length prefix) using its own topic and partition.
     pub fn encode(&self, version: RecordVersion, dst: &mut BytesMut) -> WireResult<()> {
-        self.encode_routed(&self.topic, self.partition, version, dst)
+        self.borrowed()
+            .encode_routed(&self.topic, self.partition, version, dst)
     }
 
     /// The record's encoding as a new buffer.
     pub fn to_bytes(&self, version: RecordVersion) -> WireResult<Bytes> {
-        let mut dst = BytesMut::with_capacity(self.encoded_len_hint());
+        let mut dst = BytesMut::with_capacity(self.borrowed().encoded_len_hint(&self.topic));
         self.encode(version, &mut dst)?;
         Ok(dst.freeze())
-    }
-
-    fn encoded_len_hint(&self) -> usize {
-        64 + self.topic.len() + self.payload.len() + self.key.len() + self.producer_id.len()
-    }
-
-    fn encode_routed(
-        &self,
-        topic: &str,
-        partition: i32,
-        version: RecordVersion,
-        dst: &mut BytesMut,
-    ) -> WireResult<()> {
-        let presence = self.presence();
-        if version == RecordVersion::V2 {
-            if presence & bit::EVENT_ID != 0 {
-                return Err(WireError::NeedsRecordVersion3("event_id"));
-            }
-            if presence & bit::PAYLOAD_DIGEST != 0 {
-                return Err(WireError::NeedsRecordVersion3("payload_digest"));
-            }
-        }
-        dst.reserve(self.encoded_len_hint());
-        dst.put_u16(version as u16);
-        dst.put_u64(presence);
-        put_str(dst, topic, "topic")?;
-        dst.put_i32(partition);
-        dst.put_u64(self.offset);
-        put_bytes(dst, &self.payload, "payload")?;
-        if presence & bit::TIMESTAMP != 0 {
-            dst.put_i64(self.timestamp);
-        }
-        if presence & bit::PRODUCER != 0 {
-            put_str(dst, &self.producer_id, "producer_id")?;
-            dst.put_u64(self.seq_num);
-            dst.put_i64(self.epoch);
-        }
-        if presence & bit::KEY != 0 {
-            put_bytes(dst, &self.key, "key")?;
-        }
-        if presence & bit::EVENT_TYPE != 0 {
-            put_str(dst, &self.event_type, "event_type")?;
-        }
-        if presence & bit::SCHEMA_VERSION != 0 {
-            dst.put_u32(self.schema_version);
-        }
-        if presence & bit::AGGREGATE_VERSION != 0 {
-            dst.put_u64(self.aggregate_version);
-        }
-        for (b, value, what) in [
-            (bit::METADATA, self.metadata.as_str(), "metadata"),
-            (
-                bit::TRANSACTIONAL_ID,
-                &self.transactional_id,
-                "transactional_id",
-            ),
-            (
-                bit::TRANSACTION_STATE,
-                self.transaction_state.as_str(),
-                "transaction_state",
-            ),
-            (
-                bit::TRANSACTION_MARKER,
-                self.transaction_marker.as_str(),
-                "transaction_marker",
-            ),
-            (
-                bit::CONTROL_TYPE,
-                self.control_batch_type.as_str(),
-                "control_batch_type",
-            ),
-        ] {
-            if presence & b != 0 {
-                put_str(dst, value, what)?;
-            }
-        }
-        if presence & bit::CONTROL_VERSION != 0 {
-            dst.put_i16(self.control_batch_version);
-        }
-        if presence & bit::CONTROL_EPOCH != 0 {
-            dst.put_i64(self.control_batch_coordinator_epoch);
-        }
-        if let Some(k) = &self.control_batch_key {
-            put_bytes(dst, k, "control_batch_key")?;
-        }
-        if let Some(v) = &self.control_batch_value {
-            put_bytes(dst, v, "control_batch_value")?;
-        }
-        if presence & bit::EVENT_ID != 0 {
-            put_str(dst, &self.event_id, "event_id")?;
-        }
-        if presence & bit::PAYLOAD_DIGEST != 0 {
-            put_str(dst, &self.payload_digest, "payload_digest")?;
-        }
-        Ok(())
     }
 
     /// Decodes one record occupying all of `buf`.
@@ -515,6 +406,209 @@ impl Record {
     }
 }
 
+/// A record's fields borrowed from wherever the caller keeps them: what the
+/// encoder reads. Building one allocates nothing, so a producer encodes its
+/// queued records straight into the batch buffer (no `Record` with its own
+/// `String`s per record). Same absence rules as [`Record`]; the topic and
+/// partition come from the batch (or [`RecordRef::encode_routed`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct RecordRef<'a> {
+    /// Offset (the broker assigns it; producers leave 0).
+    pub offset: u64,
+    /// The record's value.
+    pub payload: &'a [u8],
+    /// Milliseconds since the epoch; 0 means unset.
+    pub timestamp: i64,
+    /// Producer id (idempotent and transactional producers).
+    pub producer_id: &'a str,
+    /// Producer sequence number.
+    pub seq_num: u64,
+    /// Producer epoch.
+    pub epoch: i64,
+    /// Partitioning key; empty means none.
+    pub key: &'a [u8],
+    /// Event type (event sourcing).
+    pub event_type: &'a str,
+    /// Event schema version.
+    pub schema_version: u32,
+    /// Aggregate version (event sourcing).
+    pub aggregate_version: u64,
+    /// Event metadata.
+    pub metadata: &'a str,
+    /// Transactional id.
+    pub transactional_id: &'a str,
+    /// Transaction state.
+    pub transaction_state: TransactionState,
+    /// Transaction marker (control records).
+    pub transaction_marker: TransactionMarker,
+    /// Control batch type.
+    pub control_batch_type: ControlBatchType,
+    /// Control batch version.
+    pub control_batch_version: i16,
+    /// Control batch coordinator epoch.
+    pub control_batch_coordinator_epoch: i64,
+    /// Control record key bytes.
+    pub control_batch_key: Option<&'a [u8]>,
+    /// Control record value bytes.
+    pub control_batch_value: Option<&'a [u8]>,
+    /// Event id (version 3 only).
+    pub event_id: &'a str,
+    /// Payload digest (version 3 only).
+    pub payload_digest: &'a str,
+}
+
+impl RecordRef<'_> {
+    /// The presence bitmap this record encodes with.
+    pub fn presence(&self) -> u64 {
+        let mut p = 0;
+        let mut set = |cond: bool, b: u64| {
+            if cond {
+                p |= b
+            }
+        };
+        set(self.timestamp != 0, bit::TIMESTAMP);
+        set(
+            !self.producer_id.is_empty() || self.seq_num != 0 || self.epoch != 0,
+            bit::PRODUCER,
+        );
+        set(!self.key.is_empty(), bit::KEY);
+        set(!self.event_type.is_empty(), bit::EVENT_TYPE);
+        set(self.schema_version != 0, bit::SCHEMA_VERSION);
+        set(self.aggregate_version != 0, bit::AGGREGATE_VERSION);
+        set(!self.metadata.is_empty(), bit::METADATA);
+        set(!self.transactional_id.is_empty(), bit::TRANSACTIONAL_ID);
+        set(
+            self.transaction_state != TransactionState::None,
+            bit::TRANSACTION_STATE,
+        );
+        set(
+            self.transaction_marker != TransactionMarker::None,
+            bit::TRANSACTION_MARKER,
+        );
+        set(
+            self.control_batch_type != ControlBatchType::None,
+            bit::CONTROL_TYPE,
+        );
+        set(self.control_batch_version != 0, bit::CONTROL_VERSION);
+        set(
+            self.control_batch_coordinator_epoch != 0,
+            bit::CONTROL_EPOCH,
+        );
+        set(self.control_batch_key.is_some(), bit::CONTROL_KEY);
+        set(self.control_batch_value.is_some(), bit::CONTROL_VALUE);
+        set(!self.event_id.is_empty(), bit::EVENT_ID);
+        set(!self.payload_digest.is_empty(), bit::PAYLOAD_DIGEST);
+        p
+    }
+
+    /// Version 2 unless a version-3-only field is set (the project's rule).
+    pub fn minimal_version(&self) -> RecordVersion {
+        if self.event_id.is_empty() && self.payload_digest.is_empty() {
+            RecordVersion::V2
+        } else {
+            RecordVersion::V3
+        }
+    }
+
+    /// A size hint for the encoding with `topic` (exact for the fields a
+    /// producer sets; the encoder grows the buffer for the rest).
+    fn encoded_len_hint(&self, topic: &str) -> usize {
+        64 + topic.len() + self.payload.len() + self.key.len() + self.producer_id.len()
+    }
+
+    /// Appends the record (without a length prefix) under `topic` and `partition`.
+    pub fn encode_routed(
+        &self,
+        topic: &str,
+        partition: i32,
+        version: RecordVersion,
+        dst: &mut BytesMut,
+    ) -> WireResult<()> {
+        let presence = self.presence();
+        if version == RecordVersion::V2 {
+            if presence & bit::EVENT_ID != 0 {
+                return Err(WireError::NeedsRecordVersion3("event_id"));
+            }
+            if presence & bit::PAYLOAD_DIGEST != 0 {
+                return Err(WireError::NeedsRecordVersion3("payload_digest"));
+            }
+        }
+        dst.reserve(self.encoded_len_hint(topic));
+        dst.put_u16(version as u16);
+        dst.put_u64(presence);
+        put_str(dst, topic, "topic")?;
+        dst.put_i32(partition);
+        dst.put_u64(self.offset);
+        put_bytes(dst, self.payload, "payload")?;
+        if presence & bit::TIMESTAMP != 0 {
+            dst.put_i64(self.timestamp);
+        }
+        if presence & bit::PRODUCER != 0 {
+            put_str(dst, self.producer_id, "producer_id")?;
+            dst.put_u64(self.seq_num);
+            dst.put_i64(self.epoch);
+        }
+        if presence & bit::KEY != 0 {
+            put_bytes(dst, self.key, "key")?;
+        }
+        if presence & bit::EVENT_TYPE != 0 {
+            put_str(dst, self.event_type, "event_type")?;
+        }
+        if presence & bit::SCHEMA_VERSION != 0 {
+            dst.put_u32(self.schema_version);
+        }
+        if presence & bit::AGGREGATE_VERSION != 0 {
+            dst.put_u64(self.aggregate_version);
+        }
+        for (b, value, what) in [
+            (bit::METADATA, self.metadata, "metadata"),
+            (
+                bit::TRANSACTIONAL_ID,
+                self.transactional_id,
+                "transactional_id",
+            ),
+            (
+                bit::TRANSACTION_STATE,
+                self.transaction_state.as_str(),
+                "transaction_state",
+            ),
+            (
+                bit::TRANSACTION_MARKER,
+                self.transaction_marker.as_str(),
+                "transaction_marker",
+            ),
+            (
+                bit::CONTROL_TYPE,
+                self.control_batch_type.as_str(),
+                "control_batch_type",
+            ),
+        ] {
+            if presence & b != 0 {
+                put_str(dst, value, what)?;
+            }
+        }
+        if presence & bit::CONTROL_VERSION != 0 {
+            dst.put_i16(self.control_batch_version);
+        }
+        if presence & bit::CONTROL_EPOCH != 0 {
+            dst.put_i64(self.control_batch_coordinator_epoch);
+        }
+        if let Some(k) = self.control_batch_key {
+            put_bytes(dst, k, "control_batch_key")?;
+        }
+        if let Some(v) = self.control_batch_value {
+            put_bytes(dst, v, "control_batch_value")?;
+        }
+        if presence & bit::EVENT_ID != 0 {
+            put_str(dst, self.event_id, "event_id")?;
+        }
+        if presence & bit::PAYLOAD_DIGEST != 0 {
+            put_str(dst, self.payload_digest, "payload_digest")?;
+        }
+        Ok(())
+    }
+}
+
 /// A CBV2 batch: records for one topic partition.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Batch {
@@ -586,9 +680,6 @@ impl Batch {
 
     /// Appends the batch encoding to `dst`.
     pub fn encode(&self, policy: RecordVersionPolicy, dst: &mut BytesMut) -> WireResult<()> {
-        if self.records.len() > MAX_BATCH_RECORDS {
-            return Err(WireError::TooManyRecords(self.records.len() as u64));
-        }
         let (mut start, mut end) = (self.batch_start, self.batch_end);
         if start == 0 {
             if let (Some(first), Some(last)) = (self.records.first(), self.records.last()) {
@@ -596,14 +687,38 @@ impl Batch {
                 end = last.seq_num;
             }
         }
-        dst.reserve(
-            48 + self.topic.len()
-                + self
-                    .records
-                    .iter()
-                    .map(|r| 4 + r.encoded_len_hint())
-                    .sum::<usize>(),
-        );
+        self.encode_header(start, end, self.records.len(), dst)?;
+        self.encode_records(self.records.iter().map(Record::borrowed), policy, dst)
+    }
+
+    /// Appends a batch with `self`'s header fields (`batch_start` and
+    /// `batch_end` as they are) and `records` borrowed from the caller;
+    /// `self.records` is ignored. What a producer sends: no `Record` (and no
+    /// `String`) is built per record.
+    pub fn encode_borrowed<'a, I>(
+        &self,
+        records: I,
+        policy: RecordVersionPolicy,
+        dst: &mut BytesMut,
+    ) -> WireResult<()>
+    where
+        I: ExactSizeIterator<Item = RecordRef<'a>> + Clone,
+    {
+        self.encode_header(self.batch_start, self.batch_end, records.len(), dst)?;
+        self.encode_records(records, policy, dst)
+    }
+
+    fn encode_header(
+        &self,
+        start: u64,
+        end: u64,
+        count: usize,
+        dst: &mut BytesMut,
+    ) -> WireResult<()> {
+        if count > MAX_BATCH_RECORDS {
+            return Err(WireError::TooManyRecords(count as u64));
+        }
+        dst.reserve(48 + self.topic.len());
         dst.put_u32(BATCH_MAGIC);
         dst.put_u16(BATCH_VERSION);
         dst.put_u16(if self.idempotent { FLAG_IDEMPOTENT } else { 0 });
@@ -612,12 +727,33 @@ impl Batch {
         put_str(dst, self.acks.as_str(), "acks")?;
         dst.put_u64(start);
         dst.put_u64(end);
-        dst.put_u32(self.records.len() as u32);
-        for record in &self.records {
+        dst.put_u32(count as u32);
+        Ok(())
+    }
+
+    fn encode_records<'a>(
+        &self,
+        records: impl Iterator<Item = RecordRef<'a>> + Clone,
+        policy: RecordVersionPolicy,
+        dst: &mut BytesMut,
+    ) -> WireResult<()> {
+        // One allocation for the whole batch.
+        dst.reserve(
+            records
+                .clone()
+                .map(|r| 4 + r.encoded_len_hint(&self.topic))
+                .sum::<usize>(),
+        );
+        for record in records {
             // Length prefix patched once the record is written.
             let at = dst.len();
             dst.put_u32(0);
-            record.encode_routed(&self.topic, self.partition, policy.version_for(record), dst)?;
+            record.encode_routed(
+                &self.topic,
+                self.partition,
+                policy.version_for(&record),
+                dst,
+            )?;
             let len = (dst.len() - at - 4) as u32;
             dst[at..at + 4].copy_from_slice(&len.to_be_bytes());
         }

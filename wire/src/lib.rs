@@ -40,8 +40,8 @@ pub mod registry;
 pub const MAX_PAYLOAD: usize = 64 * 1024 * 1024;
 
 pub use batch::{
-    Acks, Batch, ControlBatchType, Record, RecordVersion, RecordVersionPolicy, TransactionMarker,
-    TransactionState,
+    Acks, Batch, ControlBatchType, Record, RecordRef, RecordVersion, RecordVersionPolicy,
+    TransactionMarker, TransactionState,
 };
 pub use codec::{FrameCodec, FrameCodecError};
 pub use command::CommandPayload;

@@ -267,6 +267,27 @@ proptest! {
     }
 
     #[test]
+    fn borrowed_records_encode_like_owned_ones(batch in any_batch()) {
+        // What a producer sends (borrowed records) is byte for byte what the
+        // owned batch encodes, given the same header.
+        let mut header = batch.clone();
+        if header.batch_start == 0 {
+            if let (Some(f), Some(l)) = (batch.records.first(), batch.records.last()) {
+                header.batch_start = f.seq_num;
+                header.batch_end = l.seq_num;
+            }
+        }
+        header.records.clear();
+        for policy in [RecordVersionPolicy::Minimal, RecordVersionPolicy::Fixed(RecordVersion::V3)] {
+            let mut borrowed = BytesMut::new();
+            header
+                .encode_borrowed(batch.records.iter().map(Record::borrowed), policy, &mut borrowed)
+                .unwrap();
+            prop_assert_eq!(&borrowed[..], &batch.to_bytes(policy).unwrap()[..]);
+        }
+    }
+
+    #[test]
     fn command_payload_round_trips(p in any_command_payload()) {
         let bytes = p.to_bytes().unwrap();
         prop_assert_eq!(CommandPayload::decode(bytes).unwrap(), p);

@@ -9,7 +9,8 @@ use crate::config::ProducerAcks;
 use crate::error::{Error, Result};
 use crate::protocol::publish::AckResponse;
 use crate::protocol::reply::parse_json;
-use crate::wire::{Batch, Command, Record, RecordVersionPolicy};
+use crate::wire::{Batch, Command, RecordRef, RecordVersionPolicy};
+use bytes::BytesMut;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 
@@ -123,37 +124,37 @@ async fn publish(shared: &Shared, batch: &Drained) -> Result<Option<u64>> {
     let (topic, partition) = &batch.tp;
     let config = &shared.config;
     let idempotent = config.enable_idempotence;
-    let records = batch
-        .records
-        .iter()
-        .enumerate()
-        .map(|(i, q)| Record {
-            topic: topic.clone(),
-            partition: *partition as i32,
-            payload: q.payload.clone(),
-            key: q.key.clone(),
-            timestamp: q.timestamp,
-            producer_id: shared.producer_id.clone(),
-            seq_num: if idempotent {
-                batch.first_seq + i as u64
-            } else {
-                0
-            },
-            epoch: if idempotent { batch.epoch } else { 0 },
-            ..Default::default()
-        })
-        .collect::<Vec<_>>();
-    let last_seq = batch.first_seq + records.len() as u64 - 1;
-    let wire = Batch {
+    let count = batch.records.len() as u64;
+    let header = Batch {
         topic: topic.clone(),
         partition: *partition as i32,
         acks: config.acks.wire(),
         idempotent,
         batch_start: if idempotent { batch.first_seq } else { 0 },
-        batch_end: if idempotent { last_seq } else { 0 },
-        records,
+        batch_end: if idempotent {
+            batch.first_seq + count - 1
+        } else {
+            0
+        },
+        records: Vec::new(),
     };
-    let bytes = wire.to_bytes(RecordVersionPolicy::Minimal)?;
+    // Encoded straight from the queue: nothing is built per record.
+    let records = batch.records.iter().enumerate().map(|(i, q)| RecordRef {
+        payload: &q.payload,
+        key: &q.key,
+        timestamp: q.timestamp,
+        producer_id: &shared.producer_id,
+        seq_num: if idempotent {
+            batch.first_seq + i as u64
+        } else {
+            0
+        },
+        epoch: if idempotent { batch.epoch } else { 0 },
+        ..Default::default()
+    });
+    let mut encoded = BytesMut::new();
+    header.encode_borrowed(records, RecordVersionPolicy::Minimal, &mut encoded)?;
+    let bytes = encoded.freeze();
     let leader = shared.cluster.leader(topic, *partition).await?;
     if config.acks == ProducerAcks::None {
         let conn = shared.cluster.connection(&leader, Lane::PRODUCE).await?;

@@ -8,6 +8,7 @@
 //! Any framing error or correlation mismatch kills the connection and fails
 //! every pending request, since the stream cannot be resynchronised.
 
+use super::frame_sink::FrameSink;
 use super::transport::{self, Io};
 use crate::config::ClientConfig;
 use crate::error::{Error, ErrorKind, Result};
@@ -23,7 +24,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{ReadHalf, WriteHalf};
 use tokio::sync::{mpsc, oneshot, OwnedSemaphorePermit, Semaphore};
-use tokio_util::codec::{Framed, FramedRead, FramedWrite};
+use tokio_util::codec::{Framed, FramedRead};
 use tokio_util::sync::CancellationToken;
 
 /// Where a reply goes.
@@ -236,7 +237,7 @@ impl Connection {
         let (read, write) = tokio::io::split(parts.io);
         let mut reader = FramedRead::new(read, codec.clone());
         *reader.read_buffer_mut() = parts.read_buf;
-        let writer = FramedWrite::new(write, codec);
+        let writer = FrameSink::new(write, codec.compression());
         let (tx, rx) = mpsc::unbounded_channel();
         let shared = Arc::new(Shared {
             addr: addr.to_owned(),
@@ -633,7 +634,7 @@ fn is_error_envelope(payload: &[u8]) -> bool {
 }
 
 async fn write_loop(
-    mut writer: FramedWrite<WriteHalf<Box<dyn Io>>, FrameCodec>,
+    mut writer: FrameSink<WriteHalf<Box<dyn Io>>>,
     mut rx: mpsc::UnboundedReceiver<Outgoing>,
     shared: Arc<Shared>,
 ) {
@@ -644,7 +645,7 @@ async fn write_loop(
             _ = shared.shutdown.cancelled() => None,
         };
         let Some(first) = first else {
-            let _ = SinkExt::<Frame>::close(&mut writer).await;
+            let _ = writer.close().await;
             return;
         };
         // Coalesce whatever is queued into one flush.
@@ -666,12 +667,12 @@ async fn write_loop(
                     continue;
                 }
                 if result.is_ok() {
-                    result = writer.feed(out.frame).await;
+                    result = writer.feed(&out.frame).await;
                 }
                 notify.extend(out.written);
             }
             if result.is_ok() {
-                result = SinkExt::<Frame>::flush(&mut writer).await;
+                result = writer.flush().await;
             }
             result
         };
@@ -682,7 +683,7 @@ async fn write_loop(
         };
         match result {
             Ok(()) if exit => {
-                let _ = SinkExt::<Frame>::close(&mut writer).await;
+                let _ = writer.close().await;
                 shared.shutdown.cancel();
                 return;
             }

@@ -4,6 +4,7 @@
 
 pub mod cluster;
 pub mod connection;
+mod frame_sink;
 pub mod retry;
 pub mod transport;
 

@@ -120,6 +120,9 @@ struct PartitionQueue {
     bytes: usize,
     oldest: Option<Instant>,
     in_flight: bool,
+    /// Records in the last batch taken: a new batch reserves room for as
+    /// many, so a busy partition's batch does not grow (and move) by doubling.
+    last_batch_len: usize,
 }
 
 /// A batch taken from a queue, with its idempotent sequence range.
@@ -235,6 +238,7 @@ impl Accumulator {
                 bytes: 0,
                 oldest: None,
                 in_flight: false,
+                last_batch_len: 0,
             });
         let was_empty = q.batches.is_empty();
         let open = q.batches.back().is_some_and(|b| {
@@ -242,7 +246,7 @@ impl Accumulator {
         });
         if !open {
             q.batches.push_back(Building {
-                records: Vec::new(),
+                records: Vec::with_capacity(q.last_batch_len.min(MAX_BATCH_RECORDS)),
                 replies: Replies::new(),
                 memory: Memory {
                     semaphore: Arc::clone(memory),
@@ -308,6 +312,7 @@ impl Accumulator {
             q.bytes -= batch.memory.bytes;
             q.oldest = (!q.batches.is_empty()).then_some(now);
             q.in_flight = true;
+            q.last_batch_len = batch.records.len();
             let seq = self.next_seq.entry(tp.clone()).or_insert(1);
             let first_seq = *seq;
             *seq += batch.records.len() as u64;

@@ -12,8 +12,9 @@
 //! CURSUS_BENCH_RECORDS=1000000 cargo bench -p cursus --bench engine
 //! # batching of the produce run (defaults: the producer's own defaults)
 //! CURSUS_BENCH_BATCH_SIZE=65536 CURSUS_BENCH_LINGER_MS=1 cargo bench -p cursus --bench engine
-//! # only the queue-only send cost (for profiling)
+//! # only the queue-only send cost, or only the plain produce run (for profiling)
 //! CURSUS_BENCH_ONLY=send cargo bench -p cursus --bench engine
+//! CURSUS_BENCH_ONLY=produce cargo bench -p cursus --bench engine
 //! ```
 
 use cursus::admin::Admin;
@@ -22,7 +23,7 @@ use cursus::consumer::{Consumer, Subscription};
 use cursus::producer::{Producer, ProducerRecord};
 use cursus::{ClientConfig, ConsumerConfig, ProducerConfig};
 use cursus_testkit::pki::TestPki;
-use cursus_testkit::TestBroker;
+use cursus_testkit::{cpu_time_of, TestBroker};
 use std::time::{Duration, Instant};
 
 const PAYLOAD: usize = 100;
@@ -39,7 +40,8 @@ async fn main() -> cursus::Result<()> {
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(200_000);
-    let only_send = std::env::var("CURSUS_BENCH_ONLY").is_ok_and(|v| v == "send");
+    let only = std::env::var("CURSUS_BENCH_ONLY").unwrap_or_default();
+    let (only_send, only_produce) = (only == "send", only == "produce");
     let dir = tempfile::tempdir().expect("temp dir");
     let pki = TestPki::generate(dir.path()).expect("test PKI");
     let broker = TestBroker::start_with_config(&format!(
@@ -60,13 +62,20 @@ async fn main() -> cursus::Result<()> {
     );
     let admin = Admin::connect(ClientConfig::new(&broker.addr)).await?;
     let send_records = records.min(1_000_000);
-    let send_cost = send_cost(&admin, &broker.addr, send_records).await?;
+    let send_cost = if only_produce {
+        Vec::new()
+    } else {
+        send_cost(&admin, &broker.addr, send_records).await?
+    };
     for (what, ns) in &send_cost {
         println!("engine {what}, queue only: {send_records} x {PAYLOAD} B = {ns:.0} ns per record");
     }
     let mut rates = Vec::new();
+    let mut cpu_costs = Vec::new();
     let transports = if only_send {
         vec![]
+    } else if only_produce {
+        vec![("plain", plain)]
     } else {
         vec![("plain", plain), ("tls", tls)]
     };
@@ -75,15 +84,28 @@ async fn main() -> cursus::Result<()> {
         admin
             .create_topic(&NewTopic::new(&topic).partitions(PARTITIONS))
             .await?;
+        let cpu = CpuClock::start(&broker);
         let produce = produce(&addr, &options, &topic, records).await?;
-        let consume = consume(&addr, &options, &topic, records).await?;
-        for (what, rate) in [("produce", produce), ("consume", consume)] {
+        let produce_cpu = cpu.per_record(records);
+        let cpu = CpuClock::start(&broker);
+        let consume = if only_produce {
+            0.0
+        } else {
+            consume(&addr, &options, &topic, records).await?
+        };
+        let consume_cpu = cpu.per_record(records);
+        for (what, rate, (client, broker)) in [
+            ("produce", produce, produce_cpu),
+            ("consume", consume, consume_cpu),
+        ] {
             println!(
-                "engine {what} ({name}): {records} x {PAYLOAD} B = {rate:.0} records/s ({:.1} MB/s)",
+                "engine {what} ({name}): {records} x {PAYLOAD} B = {rate:.0} records/s ({:.1} MB/s), \
+                 CPU per record: client {client:.2} µs, broker {broker:.2} µs",
                 rate * PAYLOAD as f64 / 1e6
             );
         }
         rates.push((name, produce, consume));
+        cpu_costs.push((name, produce_cpu, consume_cpu));
     }
     let out = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench");
     std::fs::create_dir_all(&out).ok();
@@ -98,6 +120,17 @@ async fn main() -> cursus::Result<()> {
     for (what, ns) in &send_cost {
         fields.push(format!("\"{what}_queue_ns_per_record\": {ns:.0}"));
     }
+    for (name, (pc, pb), (cc, cb)) in &cpu_costs {
+        let prefix = if *name == "plain" {
+            String::new()
+        } else {
+            format!("{name}_")
+        };
+        fields.push(format!(
+            "\"{prefix}produce_client_cpu_us_per_record\": {pc:.3}, \"{prefix}produce_broker_cpu_us_per_record\": {pb:.3}, \
+             \"{prefix}consume_client_cpu_us_per_record\": {cc:.3}, \"{prefix}consume_broker_cpu_us_per_record\": {cb:.3}"
+        ));
+    }
     let (batch_size, linger) = batching();
     let json = format!(
         "{{\"command\": \"cargo bench -p cursus --bench engine\", \"records\": {records}, \"payload_bytes\": {PAYLOAD}, \"partitions\": {PARTITIONS}, \"batch_size\": {}, \"linger_ms\": {}, {}}}\n",
@@ -105,8 +138,38 @@ async fn main() -> cursus::Result<()> {
         linger.map_or("null".into(), |l| l.to_string()),
         fields.join(", ")
     );
-    std::fs::write(out.join("engine.json"), json).ok();
+    // A partial run (CURSUS_BENCH_ONLY) leaves the figures of record alone.
+    if only.is_empty() {
+        std::fs::write(out.join("engine.json"), json).ok();
+    }
     Ok(())
+}
+
+/// CPU time used by this process (the client) and by the broker over one
+/// run: costs per record that hold on a busy machine, where records/s does
+/// not (10 ms resolution: meaningful over runs of a second or more).
+struct CpuClock<'a> {
+    broker: &'a TestBroker,
+    client: Duration,
+    broker_at: Duration,
+}
+
+impl<'a> CpuClock<'a> {
+    fn start(broker: &'a TestBroker) -> Self {
+        CpuClock {
+            broker,
+            client: cpu_time_of(std::process::id()).unwrap_or_default(),
+            broker_at: broker.cpu_time().unwrap_or_default(),
+        }
+    }
+
+    /// (client, broker) microseconds of CPU per record since `start`.
+    fn per_record(&self, records: usize) -> (f64, f64) {
+        let client = cpu_time_of(std::process::id()).unwrap_or_default() - self.client;
+        let broker = self.broker.cpu_time().unwrap_or_default() - self.broker_at;
+        let us = |d: Duration| d.as_secs_f64() * 1e6 / records as f64;
+        (us(client), us(broker))
+    }
 }
 
 /// Records per second produced (acks=1) until every one is acknowledged.

@@ -162,6 +162,11 @@ impl TestBroker {
         rss_kib_of(self.pid()?)
     }
 
+    /// CPU time the broker process has used so far (see [`cpu_time_of`]).
+    pub fn cpu_time(&self) -> Option<std::time::Duration> {
+        cpu_time_of(self.pid()?)
+    }
+
     /// Kills the broker without restarting it.
     pub fn kill(&mut self) {
         if let Some(mut c) = self.child.take() {
@@ -169,6 +174,20 @@ impl TestBroker {
             let _ = c.wait();
         }
     }
+}
+
+/// CPU time (user + system, every thread) process `pid` has used so far,
+/// from `/proc/<pid>/stat` (in USER_HZ ticks, 10 ms on Linux); `None` where
+/// that is not readable. Benches divide it by the records handled, a cost
+/// that holds on a busy machine where throughput does not.
+pub fn cpu_time_of(pid: u32) -> Option<std::time::Duration> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name may hold spaces: the fields start after its ')'.
+    let fields: Vec<&str> = stat.rsplit_once(')')?.1.split_whitespace().collect();
+    // utime and stime are fields 14 and 15 of the whole line (1-based), 12
+    // and 13 after the name.
+    let ticks: u64 = fields.get(11)?.parse::<u64>().ok()? + fields.get(12)?.parse::<u64>().ok()?;
+    Some(std::time::Duration::from_millis(ticks * 10))
 }
 
 /// The resident set size in KiB of process `pid` (VmRSS of

@@ -2,11 +2,11 @@
 
 use bytes::Bytes;
 use cursus as pa;
-use cursus::consumer::ConsumerRecord;
+use cursus::consumer::{ConsumerRecord, RecordEvent};
 use cursus::producer::RecordMetadata as EngineMetadata;
 use cursus::TopicPartition as EngineTp;
 use pyo3::prelude::*;
-use pyo3::types::PyBytes;
+use pyo3::types::{PyBytes, PyString};
 
 /// Payloads at least this large are sent without copying (the `bytes`
 /// object is kept alive until the engine is done with it); smaller ones are
@@ -129,47 +129,111 @@ impl From<EngineMetadata> for RecordMetadata {
 }
 
 /// A consumed record.
-#[pyclass(module = "cursus", frozen, get_all)]
+///
+/// Lean on purpose (issue #20): `poll` makes one per record under the GIL,
+/// so the object holds only what every record has (the topic `str` is
+/// shared by the records of one poll, key and payload are `bytes` made once
+/// from the engine's buffer); the rarer metadata and event fields sit behind
+/// one pointer and become Python objects only when read.
+#[pyclass(module = "cursus", frozen)]
 #[derive(Debug)]
 pub struct Message {
-    /// Topic.
-    pub topic: String,
-    /// Partition.
-    pub partition: u32,
-    /// Offset.
-    pub offset: u64,
-    /// Key; `None` when the record has no (or an empty) key.
-    pub key: Option<Py<PyBytes>>,
-    /// Payload.
-    pub payload: Py<PyBytes>,
-    /// Timestamp (ms since the epoch): the producer's, or the broker's
-    /// append time when the producer set none.
-    pub timestamp: i64,
-    /// The record's metadata (event-sourcing topics: usually JSON), or
-    /// `None` when it has none.
-    pub metadata: Option<String>,
-    /// The event type of an event of an event-sourcing topic, else `None`.
-    pub event_type: Option<String>,
-    /// The event's payload schema version, else `None`.
-    pub schema_version: Option<u32>,
-    /// The aggregate version the event created, else `None`.
-    pub aggregate_version: Option<u64>,
-    /// The event id, when the event has one, else `None`.
-    pub event_id: Option<String>,
+    topic: Py<PyString>,
+    key: Option<Py<PyBytes>>,
+    payload: Py<PyBytes>,
+    offset: u64,
+    timestamp: i64,
+    partition: u32,
+    extra: Option<Box<MessageExtra>>,
+}
+
+/// The fields of a message most records do not have.
+#[derive(Debug)]
+struct MessageExtra {
+    metadata: Option<String>,
+    event: Option<RecordEvent>,
 }
 
 #[pymethods]
 impl Message {
+    /// Topic.
+    #[getter]
+    fn topic(&self, py: Python<'_>) -> Py<PyString> {
+        self.topic.clone_ref(py)
+    }
+
+    /// Partition.
+    #[getter]
+    fn partition(&self) -> u32 {
+        self.partition
+    }
+
+    /// Offset.
+    #[getter]
+    fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// Key; `None` when the record has no (or an empty) key.
+    #[getter]
+    fn key(&self, py: Python<'_>) -> Option<Py<PyBytes>> {
+        self.key.as_ref().map(|k| k.clone_ref(py))
+    }
+
+    /// Payload.
+    #[getter]
+    fn payload(&self, py: Python<'_>) -> Py<PyBytes> {
+        self.payload.clone_ref(py)
+    }
+
     /// The payload (alias of `payload`).
     #[getter]
     fn value(&self, py: Python<'_>) -> Py<PyBytes> {
         self.payload.clone_ref(py)
     }
 
+    /// Timestamp (ms since the epoch): the producer's, or the broker's
+    /// append time when the producer set none.
+    #[getter]
+    fn timestamp(&self) -> i64 {
+        self.timestamp
+    }
+
+    /// The record's metadata (event-sourcing topics: usually JSON), or
+    /// `None` when it has none.
+    #[getter]
+    fn metadata(&self) -> Option<&str> {
+        self.extra.as_ref()?.metadata.as_deref()
+    }
+
+    /// The event type of an event of an event-sourcing topic, else `None`.
+    #[getter]
+    fn event_type(&self) -> Option<&str> {
+        self.event().map(|e| e.event_type.as_str())
+    }
+
+    /// The event's payload schema version, else `None`.
+    #[getter]
+    fn schema_version(&self) -> Option<u32> {
+        self.event().map(|e| e.schema_version)
+    }
+
+    /// The aggregate version the event created, else `None`.
+    #[getter]
+    fn aggregate_version(&self) -> Option<u64> {
+        self.event().map(|e| e.aggregate_version)
+    }
+
+    /// The event id, when the event has one, else `None`.
+    #[getter]
+    fn event_id(&self) -> Option<&str> {
+        self.event()?.event_id.as_deref()
+    }
+
     fn __repr__(&self, py: Python<'_>) -> String {
         format!(
             "Message(topic={:?}, partition={}, offset={}, timestamp={}, key={}, payload=<{} bytes>{})",
-            self.topic,
+            self.topic.bind(py).to_string_lossy(),
             self.partition,
             self.offset,
             self.timestamp,
@@ -177,10 +241,10 @@ impl Message {
                 .as_ref()
                 .map_or_else(|| "None".to_owned(), |k| format!("<{} bytes>", k.bind(py).as_bytes().len())),
             self.payload.bind(py).as_bytes().len(),
-            match &self.event_type {
-                Some(t) => format!(
-                    ", event_type={t:?}, aggregate_version={}",
-                    self.aggregate_version.unwrap_or_default()
+            match self.event() {
+                Some(e) => format!(
+                    ", event_type={:?}, aggregate_version={}",
+                    e.event_type, e.aggregate_version
                 ),
                 None => String::new(),
             }
@@ -189,21 +253,58 @@ impl Message {
 }
 
 impl Message {
-    /// Converts an engine record (one copy of key and payload into `bytes`).
-    pub fn from_engine(py: Python<'_>, r: &ConsumerRecord) -> Message {
+    fn event(&self) -> Option<&RecordEvent> {
+        self.extra.as_ref()?.event.as_ref()
+    }
+
+    /// Converts an engine record (one copy of key and payload into
+    /// `bytes`), with its topic as the `str` given.
+    fn from_engine(py: Python<'_>, topic: Py<PyString>, r: ConsumerRecord) -> Message {
+        let extra = (r.metadata.is_some() || r.event.is_some()).then(|| {
+            Box::new(MessageExtra {
+                metadata: r.metadata,
+                event: r.event,
+            })
+        });
         Message {
-            topic: r.topic.clone(),
-            partition: r.partition,
-            offset: r.offset,
+            topic,
             key: r.key.as_ref().map(|k| PyBytes::new_bound(py, k).unbind()),
             payload: PyBytes::new_bound(py, &r.payload).unbind(),
+            offset: r.offset,
             timestamp: r.timestamp,
-            metadata: r.metadata.clone(),
-            event_type: r.event.as_ref().map(|e| e.event_type.clone()),
-            schema_version: r.event.as_ref().map(|e| e.schema_version),
-            aggregate_version: r.event.as_ref().map(|e| e.aggregate_version),
-            event_id: r.event.as_ref().and_then(|e| e.event_id.clone()),
+            partition: r.partition,
+            extra,
         }
+    }
+
+    /// The records of one poll as a Python `list` of `Message`, made in
+    /// one pass with the GIL held: one `str` per topic of the batch (the
+    /// records of a poll come a partition at a time, so comparing with the
+    /// previous record's topic finds it), one `bytes` per payload and key.
+    pub fn list(py: Python<'_>, records: Vec<ConsumerRecord>) -> PyResult<PyObject> {
+        let mut topics: Vec<(String, Py<PyString>)> = Vec::new();
+        let mut last: Option<usize> = None;
+        let mut out: Vec<Py<Message>> = Vec::with_capacity(records.len());
+        for r in records {
+            let i = match last {
+                Some(i) if topics[i].0 == r.topic => i,
+                _ => {
+                    let i = match topics.iter().position(|(t, _)| *t == r.topic) {
+                        Some(i) => i,
+                        None => {
+                            let s = PyString::new_bound(py, &r.topic).unbind();
+                            topics.push((r.topic.clone(), s));
+                            topics.len() - 1
+                        }
+                    };
+                    last = Some(i);
+                    i
+                }
+            };
+            let topic = topics[i].1.clone_ref(py);
+            out.push(Py::new(py, Message::from_engine(py, topic, r))?);
+        }
+        Ok(out.into_py(py))
     }
 }
 

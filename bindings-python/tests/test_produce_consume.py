@@ -106,3 +106,29 @@ def test_poll_without_records_returns_empty(bootstrap: str, name: str) -> None:
     with cursus.Consumer(bootstrap_servers=bootstrap, group_id=name) as c:
         c.subscribe(name)
         assert c.poll(0.3) == []
+
+
+def test_messages_of_several_topics_keep_their_own_topic(bootstrap: str, name: str) -> None:
+    # A poll's messages share one `str` per topic (issue #20): records of
+    # several topics, interleaved in the polls, must each keep their own.
+    topics = [name + "-a", name + "-b", name + "-c"]
+    with cursus.AdminClient(bootstrap_servers=bootstrap) as admin:
+        for t in topics:
+            admin.create_topic(t, partitions=2)
+    with cursus.Producer(bootstrap_servers=bootstrap, linger_ms=5) as producer:
+        for i in range(60):
+            t = topics[i % 3]
+            producer.send(t, ("%s|%d" % (t, i)).encode(), key=b"k%d" % i)
+        producer.flush(timeout=30)
+    with cursus.Consumer(
+        bootstrap_servers=bootstrap, group_id=name, auto_offset_reset="earliest"
+    ) as consumer:
+        consumer.subscribe(topics)
+        got = consume(consumer, 60)
+    assert len(got) == 60
+    for m in got:
+        assert type(m.topic) is str and m.topic is m.topic
+        assert m.payload.decode().split("|")[0] == m.topic
+        assert m.key == b"k" + m.payload.split(b"|")[1]
+        assert repr(m).startswith('Message(topic="%s", partition=%d' % (m.topic, m.partition))
+    assert sorted(int(m.payload.split(b"|")[1]) for m in got) == list(range(60))

@@ -147,10 +147,7 @@ fn list<T: IntoPy<PyObject>, U: Into<T>>(py: Python<'_>, v: Vec<U>) -> PyResult<
 }
 
 fn messages(py: Python<'_>, v: Vec<cursus::consumer::ConsumerRecord>) -> PyResult<PyObject> {
-    Ok(v.iter()
-        .map(|r| Message::from_engine(py, r).into_py(py))
-        .collect::<Vec<PyObject>>()
-        .into_py(py))
+    Message::list(py, v)
 }
 
 fn strings(py: Python<'_>, v: Vec<String>) -> PyResult<PyObject> {

@@ -128,7 +128,7 @@ impl Consumer {
         py: Python<'_>,
         timeout: Option<f64>,
         max_records: Option<usize>,
-    ) -> PyResult<Vec<Message>> {
+    ) -> PyResult<PyObject> {
         let c = self.inner.get(py)?;
         let timeout = duration(py, timeout)?;
         let woken = Arc::clone(&self.woken);
@@ -143,10 +143,7 @@ impl Consumer {
             Ok((!r.is_empty() || woken.swap(false, Ordering::SeqCst)).then_some(r))
         })?
         .unwrap_or_default();
-        Ok(records
-            .iter()
-            .map(|r| Message::from_engine(py, r))
-            .collect())
+        Message::list(py, records)
     }
 
     /// Makes the poll blocked in another thread (or else the next poll)

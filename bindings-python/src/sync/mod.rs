@@ -58,7 +58,15 @@ where
     F: std::future::Future<Output = cursus::Result<T>> + Send,
     T: Send,
 {
-    let mut future = Box::pin(future);
+    drive(py, std::pin::pin!(future))
+}
+
+/// `interruptible` for a future already pinned (and maybe polled before).
+fn drive<F, T>(py: Python<'_>, mut future: std::pin::Pin<&mut F>) -> PyResult<T>
+where
+    F: std::future::Future<Output = cursus::Result<T>> + Send,
+    T: Send,
+{
     loop {
         let step = blocking(py, || {
             // The timer is made inside the runtime (it needs its clock).
@@ -69,6 +77,55 @@ where
             Err(_elapsed) => py.check_signals()?,
         }
     }
+}
+
+/// A waker that does nothing: the one poll `at_once` makes with the GIL
+/// held needs none (when the future is not ready, `drive` polls it again
+/// at once with its own waker, which is the one the engine then keeps).
+struct NoWake;
+
+impl std::task::Wake for NoWake {
+    fn wake(self: Arc<Self>) {}
+}
+
+fn no_waker() -> &'static std::task::Waker {
+    static WAKER: std::sync::OnceLock<std::task::Waker> = std::sync::OnceLock::new();
+    WAKER.get_or_init(|| std::task::Waker::from(Arc::new(NoWake)))
+}
+
+/// Like `interruptible`, for a call that is usually ready at once (a
+/// `send` with buffer space and the topic's metadata cached): polls the
+/// future once on this thread, in the engine runtime's context given by
+/// `runtime`, WITHOUT releasing the GIL (releasing and taking it back cost
+/// more than the call itself); only when it is not ready does it wait as
+/// `interruptible` does, GIL released. The engine holds none of its locks
+/// while it calls Python (callbacks may call the client), so the GIL held
+/// here cannot wait on an engine thread that waits for the GIL.
+pub(crate) fn at_once<F, T>(
+    py: Python<'_>,
+    runtime: &tokio::runtime::Handle,
+    future: F,
+) -> PyResult<T>
+where
+    F: std::future::Future<Output = cursus::Result<T>> + Send,
+    T: Send,
+{
+    let mut future = std::pin::pin!(future);
+    // Inside another runtime `drive` refuses the call, as every blocking
+    // call is refused there.
+    if tokio::runtime::Handle::try_current().is_err() {
+        let polled = {
+            let _entered = runtime.enter();
+            let mut cx = std::task::Context::from_waker(no_waker());
+            std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx)))
+        };
+        match polled {
+            Ok(std::task::Poll::Ready(outcome)) => return outcome.py_err(py),
+            Ok(std::task::Poll::Pending) => {}
+            Err(payload) => return Err(to_py(py, &panic_error(&*payload))),
+        }
+    }
+    drive(py, future)
 }
 
 /// Runs a blocking engine call that has no future of its own to slice

@@ -9,6 +9,9 @@ pub struct Producer {
     inner: Slot<blocking::Producer>,
     /// The configured `transactional_id` (readable after close too).
     transactional_id: Option<String>,
+    /// The engine runtime (this process's), for `send`'s poll made with
+    /// the GIL held (see `at_once`).
+    runtime: tokio::runtime::Handle,
 }
 
 #[pymethods]
@@ -28,9 +31,11 @@ impl Producer {
             .py_err(py)?;
         p.set_statistics_listener(None, callbacks.statistics_listener(py))
             .py_err(py)?;
+        let runtime = blocking::runtime_handle().py_err(py)?;
         Ok(Producer {
             inner: Slot::new("producer", p),
             transactional_id,
+            runtime,
         })
     }
 
@@ -56,13 +61,13 @@ impl Producer {
         match on_delivery {
             Some(cb) => {
                 let callback = move |r| call_delivery_callback(cb, r);
-                interruptible(py, async {
+                at_once(py, &self.runtime, async {
                     p.as_async()?.send_with_callback(rec, callback).await
                 })?;
                 Ok(None)
             }
             None => {
-                let d = interruptible(py, async { p.as_async()?.send(rec).await })?;
+                let d = at_once(py, &self.runtime, async { p.as_async()?.send(rec).await })?;
                 Ok(Some(Delivery {
                     state: Mutex::new(DeliveryState::Pending(d)),
                 }))

@@ -4,6 +4,7 @@ package cursus
 
 import (
 	"context"
+	"encoding/binary"
 	"testing"
 )
 
@@ -58,5 +59,40 @@ func BenchmarkPollBatch(b *testing.B) {
 			b.Fatal(err)
 		}
 		got += len(batch)
+	}
+}
+
+// packedView packs n records of topic, one partition, no key and a value of
+// size bytes the way bridge/src/records.rs does (the packed record view).
+func packedView(topic string, n, size int) []byte {
+	le := binary.LittleEndian
+	out := le.AppendUint32(nil, uint32(n))
+	value := make([]byte, size)
+	for i := 0; i < n; i++ {
+		out = le.AppendUint32(out, uint32(len(topic)))
+		out = append(out, topic...)
+		out = le.AppendUint32(out, uint32(i%4))
+		out = le.AppendUint64(out, uint64(i))
+		out = le.AppendUint64(out, 1_700_000_000_000)
+		out = le.AppendUint32(out, 0xffffffff) // no key
+		out = le.AppendUint32(out, uint32(size))
+		out = append(out, value...)
+		out = le.AppendUint32(out, 0xffffffff) // no metadata
+		out = le.AppendUint32(out, 0xffffffff) // not an event
+	}
+	return out
+}
+
+// BenchmarkDecodeRecords measures the Go side of PollBatch alone: turning
+// one poll's packed view (10,000 records of 100 B, as make bench-ffi
+// consumes them) into Messages. ns/op / 10,000 is the cost per record.
+func BenchmarkDecodeRecords(b *testing.B) {
+	view := packedView("bench-go-batch-12345", 10_000, 100)
+	b.SetBytes(int64(len(view)))
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if got := decodeRecords(view); len(got) != 10_000 {
+			b.Fatal(len(got))
+		}
 	}
 }

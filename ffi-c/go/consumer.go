@@ -256,53 +256,78 @@ func copyMessage(m *C.cursus_message_t) *Message {
 	return out
 }
 
+// viewReader reads the packed record view front to back (little-endian).
+// The view comes from the library, so a short one is a bug there: reading
+// past its end panics (index out of range), as it did before.
+type viewReader struct {
+	b   []byte
+	off int
+}
+
+func (r *viewReader) u32() uint32 {
+	v := binary.LittleEndian.Uint32(r.b[r.off:])
+	r.off += 4
+	return v
+}
+
+func (r *viewReader) u64() uint64 {
+	v := binary.LittleEndian.Uint64(r.b[r.off:])
+	r.off += 8
+	return v
+}
+
+// bytes returns the next n bytes, capacity-limited so that appending to
+// them never writes over the next field.
+func (r *viewReader) bytes(n int) []byte {
+	out := r.b[r.off : r.off+n : r.off+n]
+	r.off += n
+	return out
+}
+
+// optional reads an i32 length and that many bytes; nil for -1.
+func (r *viewReader) optional() []byte {
+	n := int32(r.u32())
+	if n < 0 {
+		return nil
+	}
+	return r.bytes(int(n))
+}
+
 // decodeRecords reads the packed record view of bridge/src/records.rs
 // (little-endian; a length of -1 is an absent field), copying every byte
 // into Go memory.
 func decodeRecords(c []byte) []Message {
-	le := binary.LittleEndian
 	// One copy of the whole view into Go memory: every key and value is a
 	// (capacity-limited) slice of it, not an allocation of its own.
-	b := bytes.Clone(c)
-	take := func(n int) []byte {
-		out := b[:n:n]
-		b = b[n:]
-		return out
-	}
-	// optional reads an i32 length and that many bytes; nil for -1.
-	optional := func() []byte {
-		n := int32(le.Uint32(take(4)))
-		if n < 0 {
-			return nil
-		}
-		return take(int(n))
-	}
+	r := viewReader{b: bytes.Clone(c)}
 	topic := "" // records of one poll mostly share their topic: one string
-	count := le.Uint32(take(4))
-	out := make([]Message, 0, count)
-	for i := uint32(0); i < count; i++ {
-		var m Message
-		if t := take(int(le.Uint32(take(4)))); string(t) != topic {
+	out := make([]Message, r.u32())
+	// Every field is written in place: no Message is built and then copied
+	// into the slice (a copy with write barriers for its six pointers).
+	for i := range out {
+		m := &out[i]
+		if t := r.bytes(int(r.u32())); string(t) != topic {
 			topic = string(t)
 		}
 		m.Topic = topic
-		m.Partition = int32(le.Uint32(take(4)))
-		m.Offset = int64(le.Uint64(take(8)))
-		m.Timestamp = time.UnixMilli(int64(le.Uint64(take(8))))
-		m.Key = optional()
-		m.Value = take(int(le.Uint32(take(4))))
-		if md := optional(); md != nil {
+		m.Partition = int32(r.u32())
+		m.Offset = int64(r.u64())
+		m.Timestamp = time.UnixMilli(int64(r.u64()))
+		if k := r.optional(); k != nil { // fields left nil are not written (a write barrier each during a GC)
+			m.Key = k
+		}
+		m.Value = r.bytes(int(r.u32()))
+		if md := r.optional(); md != nil {
 			s := string(md)
 			m.Metadata = &s
 		}
-		if et := optional(); et != nil {
+		if et := r.optional(); et != nil {
 			ev := &RecordEvent{Type: string(et)}
-			ev.SchemaVersion = le.Uint32(take(4))
-			ev.AggregateVersion = int64(le.Uint64(take(8)))
-			ev.ID = string(optional())
+			ev.SchemaVersion = r.u32()
+			ev.AggregateVersion = int64(r.u64())
+			ev.ID = string(r.optional())
 			m.Event = ev
 		}
-		out = append(out, m)
 	}
 	return out
 }

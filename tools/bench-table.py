@@ -78,16 +78,26 @@ def first(files: Dict[str, Any], stem: str, *keys: str) -> Optional[float]:
     return None
 
 
-def broker_ingest(files: Dict[str, Any]) -> Tuple[Optional[float], str]:
-    """The best publish rate of 100 B records in broker.json, and its case."""
-    best: Tuple[Optional[float], str] = (None, "")
+def broker_ingest(files: Dict[str, Any], partitions: Optional[float]) -> Tuple[Optional[float], str, Optional[float]]:
+    """The broker's publish rate of 100 B records in broker.json for the
+    engine bench's partition count (the same workload; the best rate when
+    that case is missing), its case, and the broker's CPU µs per record."""
+    best: Tuple[Optional[float], str, Optional[float]] = (None, "", None)
+    best_matches = False
     results = files.get("broker", {}).get("results") if isinstance(files.get("broker"), dict) else None
     for r in results or []:
         if not isinstance(r, dict) or r.get("op") != "publish" or r.get("record_bytes") != 100:
             continue
         rate = num(r.get("records_per_s"))
-        if rate is not None and (best[0] is None or rate > best[0]):
-            best = (rate, f"{r.get('connections')} conn, {r.get('partitions')} part")
+        if rate is None:
+            continue
+        matches = partitions is not None and num(r.get("partitions")) == partitions
+        if best[0] is None or (matches and not best_matches) or (matches == best_matches and rate > best[0]):
+            cpu = num(r.get("broker_cpu_seconds"))
+            count = num(r.get("records"))
+            best = (rate, f"{r.get('connections')} conn, {r.get('partitions')} part",
+                    cpu * 1e6 / count if cpu is not None and count else None)
+            best_matches = matches
     return best
 
 
@@ -136,13 +146,21 @@ def known_rows(files: Dict[str, Any], shown: set) -> List[Row]:
         shown.add((stem, path[0]))
         return field(files, stem, *path)
 
-    ingest, case = broker_ingest(files)
+    ingest, case, ingest_cpu = broker_ingest(files, field(files, "engine", "partitions"))
     add("Broker ingest, 100 B, its own bench client", ingest, rate(ingest),
         f"broker.json ({case})" if case else "broker.json")
     engine_p = take("engine", "produce_records_per_s")
     engine_c = take("engine", "consume_records_per_s")
     add("Rust engine produce, 100 B", engine_p, rate(engine_p), "engine.json",
         div(engine_p, ingest), "engine ÷ broker ingest", 0.8)
+    client_cpu = take("engine", "produce_client_cpu_us_per_record")
+    broker_cpu = take("engine", "produce_broker_cpu_us_per_record")
+    take("engine", "consume_client_cpu_us_per_record")
+    take("engine", "consume_broker_cpu_us_per_record")
+    if client_cpu is not None or ingest_cpu is not None:
+        add("CPU per record produced: engine client / broker (broker in its own bench)",
+            client_cpu, f"{plain(client_cpu, ' µs')} / {plain(broker_cpu, ' µs')} ({plain(ingest_cpu, ' µs')})",
+            "engine.json, broker.json")
     add("Rust engine consume, 100 B", engine_c, rate(engine_c), "engine.json")
     for key in ("tls_produce_records_per_s", "tls_consume_records_per_s"):
         v = take("engine", key)

@@ -23,6 +23,7 @@ pub(crate) static COMPLETION: OnceLock<CompletionIds> = OnceLock::new();
 pub(crate) struct CompletionIds {
     _class: GlobalRef,
     succeed: JMethodID,
+    succeed_send: JMethodID,
     succeed_handle: JMethodID,
     fail: JMethodID,
 }
@@ -30,6 +31,9 @@ pub(crate) struct CompletionIds {
 const COMPLETION_CLASS: &str = "io/cursus/NativeCompletion";
 const SUCCEED_SIG: &str = "(Ljava/lang/String;IJJ)V";
 const FAIL_SIG: &str = "(Lio/cursus/CursusException;)V";
+/// `NativeCompletion.succeedSend(int, long, long)`: a send acknowledged (the
+/// Java side knows its topic).
+const SUCCEED_SEND_SIG: &str = "(IJJ)V";
 /// `NativeCompletion.succeedHandle(long)`: a result lent as a handle.
 const SUCCEED_HANDLE_SIG: &str = "(J)V";
 
@@ -37,6 +41,7 @@ const SUCCEED_HANDLE_SIG: &str = "(J)V";
 pub(crate) fn completion_ids(env: &mut JNIEnv) -> jni::errors::Result<CompletionIds> {
     let class = env.find_class(COMPLETION_CLASS)?;
     let succeed = env.get_method_id(&class, "succeed", SUCCEED_SIG)?;
+    let succeed_send = env.get_method_id(&class, "succeedSend", SUCCEED_SEND_SIG)?;
     let succeed_handle = env.get_method_id(&class, "succeedHandle", SUCCEED_HANDLE_SIG)?;
     let fail = env.get_method_id(&class, "fail", FAIL_SIG)?;
     let global = env.new_global_ref(&class)?;
@@ -44,6 +49,7 @@ pub(crate) fn completion_ids(env: &mut JNIEnv) -> jni::errors::Result<Completion
     Ok(CompletionIds {
         _class: global,
         succeed,
+        succeed_send,
         succeed_handle,
         fail,
     })
@@ -101,24 +107,37 @@ fn target(env: &mut JNIEnv, completion: &JObject) -> Res<GlobalRef> {
     Ok(env.new_global_ref(completion)?)
 }
 
-/// A delivery callback completing `completion` with the record's metadata.
+/// A delivery callback completing `completion` with the record's metadata:
+/// `succeedSend(partition, offset, timestamp)`, three numbers (the Java
+/// completion holds the topic the record was sent to, which is the one the
+/// metadata names).
 pub(crate) fn delivery(env: &mut JNIEnv, completion: &JObject) -> Res<Callback<RecordMetadata>> {
     let target = target(env, completion)?;
     Ok(Box::new(move |outcome| {
         with_jvm(|env| match &outcome {
             Ok(md) => {
-                let topic = env.new_string(&md.topic)?;
-                call(
-                    env,
-                    &target,
-                    true,
-                    &[
-                        JValue::Object(&topic),
-                        JValue::Int(md.partition as jint),
-                        JValue::Long(md.offset.map_or(-1, |o| o as i64)),
-                        JValue::Long(md.timestamp),
-                    ],
-                )
+                let ids = COMPLETION.get().ok_or(jni::errors::Error::MethodNotFound {
+                    name: "succeedSend".into(),
+                    sig: SUCCEED_SEND_SIG.into(),
+                })?;
+                let args = [
+                    JValue::Int(md.partition as jint).as_jni(),
+                    JValue::Long(md.offset.map_or(-1, |o| o as i64)).as_jni(),
+                    JValue::Long(md.timestamp).as_jni(),
+                ];
+                // SAFETY: `succeed_send` was resolved on NativeCompletion with
+                // SUCCEED_SEND_SIG (`void succeedSend(int, long, long)`),
+                // `target` is a NativeCompletion (the generated Java declares
+                // the parameter so), and `args` follow that signature.
+                unsafe {
+                    env.call_method_unchecked(
+                        target.as_obj(),
+                        ids.succeed_send,
+                        ReturnType::Primitive(Primitive::Void),
+                        &args,
+                    )
+                }?;
+                Ok(())
             }
             Err(e) => fail(env, &target, e),
         });

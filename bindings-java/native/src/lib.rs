@@ -10,6 +10,7 @@
 //! - `convert`: Java arguments and results;
 //! - `callbacks`: `NativeCompletion`s completed and `NativeListener`s
 //!   called from callback threads;
+//! - `poll`: the consumer's batch poll into an array the Java side reuses;
 //! - `glue`: the names the generated code calls.
 //!
 //! Handles are ids into the bridge's registry carried in a Java `long`: a
@@ -20,6 +21,7 @@
 mod boundary;
 mod callbacks;
 mod convert;
+mod poll;
 
 /// What the generated entry points call (not every declaration uses every
 /// conversion).

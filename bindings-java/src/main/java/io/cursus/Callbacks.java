@@ -1,9 +1,11 @@
 package io.cursus;
 
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ForkJoinPool;
 import java.util.concurrent.ForkJoinWorkerThread;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -11,10 +13,18 @@ import java.util.concurrent.atomic.AtomicInteger;
  * engine thread (nor on the client's native callback thread, which only hands outcomes
  * over). One per client: a continuation that blocks stalls only its own client's futures.
  *
- * <p>A {@link ForkJoinPool} of one FIFO worker keeps completions in order. A continuation
- * that waits on another future of the same client ({@code get}/{@code join} use
- * {@link ForkJoinPool#managedBlock}) makes the pool add a compensating worker, so
- * {@code producer.send(r).get()} inside a continuation completes instead of deadlocking.
+ * <p>Completions are queued in order and run by a drain task on a {@link ForkJoinPool} of
+ * one FIFO worker: the native thread hands over a completion with a queue insertion, and
+ * wakes the worker only when no drain task is scheduled, so a burst of acknowledgements costs
+ * one pool task and one wake-up, not one per record. One thread drains at a time, so
+ * completions run in the order they were handed over.
+ *
+ * <p>A continuation that waits on another future of the same client ({@code get}/{@code join}
+ * use {@link ForkJoinPool#managedBlock}) makes the pool add a compensating worker. For that
+ * worker to find the completions queued behind the blocked one, a drain task keeps a second
+ * drain task scheduled while completions are waiting; it runs them if the first one blocks,
+ * and finds the queue empty (and ends at once) otherwise. So {@code producer.send(r).get()}
+ * inside a continuation completes instead of deadlocking.
  *
  * <p>Every completion handed over runs exactly once, also around {@link #shutdown()}: the
  * pool is shut down only once every completion handed to it has finished, and a completion
@@ -27,8 +37,13 @@ final class Callbacks implements Executor {
     private static final AtomicInteger IDS = new AtomicInteger();
 
     private final ForkJoinPool pool;
+    /** Completions handed over and not taken by a drain task yet, in order. */
+    private final ConcurrentLinkedQueue<Runnable> queue = new ConcurrentLinkedQueue<>();
+    /** A drain task is in the pool and has not started yet. */
+    private final AtomicBoolean scheduled = new AtomicBoolean();
+    private final Runnable drain = this::drain;
     private final Object lock = new Object();
-    /** Completions handed to the pool and not finished yet (guarded by {@code lock}). */
+    /** Completions handed over and not finished yet (guarded by {@code lock}). */
     private int pending;
     /** {@link #shutdown()} was called (guarded by {@code lock}). */
     private boolean closing;
@@ -48,31 +63,88 @@ final class Callbacks implements Executor {
 
     @Override
     public void execute(Runnable completion) {
+        boolean afterClose;
         synchronized (lock) {
-            if (!stopped) {
+            afterClose = stopped;
+            if (!afterClose) {
                 pending++;
-                try {
-                    pool.execute(() -> {
-                        try {
-                            completion.run();
-                        } finally {
-                            finished();
-                        }
-                    });
+                queue.offer(completion);
+                if (schedule()) {
                     return;
-                } catch (RejectedExecutionException notTaken) {
-                    // Not taken (a full queue): run it here rather than lose it.
-                    pending--;
                 }
+                scheduled.set(false);
             }
         }
-        // After close: complete on the calling (native callback) thread.
-        completion.run();
+        if (afterClose) {
+            // After close: complete on the calling (native callback) thread.
+            completion.run();
+            return;
+        }
+        // Not taken (a full pool queue): run what is queued here, in order, rather than lose it.
+        drainHere();
     }
 
-    private void finished() {
+    /** Makes sure a drain task is scheduled; false if the pool refused it. */
+    private boolean schedule() {
+        if (!scheduled.compareAndSet(false, true)) {
+            return true;
+        }
+        try {
+            pool.execute(drain);
+            return true;
+        } catch (RejectedExecutionException notTaken) {
+            return false;
+        }
+    }
+
+    /** The drain task: runs queued completions until the queue is empty. */
+    private void drain() {
+        scheduled.set(false);
+        int ran = 0;
+        try {
+            Runnable next;
+            while ((next = queue.poll()) != null) {
+                if (!queue.isEmpty()) {
+                    // Someone to run the rest should this completion block.
+                    schedule();
+                }
+                ran++;
+                run(next);
+            }
+        } finally {
+            finished(ran);
+        }
+    }
+
+    /** Runs what is queued on the calling thread (the pool refused a drain task). */
+    private void drainHere() {
+        int ran = 0;
+        try {
+            Runnable next;
+            while ((next = queue.poll()) != null) {
+                ran++;
+                run(next);
+            }
+        } finally {
+            finished(ran);
+        }
+    }
+
+    private static void run(Runnable completion) {
+        try {
+            completion.run();
+        } catch (RuntimeException | Error e) {
+            Thread t = Thread.currentThread();
+            t.getUncaughtExceptionHandler().uncaughtException(t, e);
+        }
+    }
+
+    private void finished(int count) {
+        if (count == 0) {
+            return;
+        }
         synchronized (lock) {
-            pending--;
+            pending -= count;
             stopIfDone();
         }
     }

@@ -91,7 +91,7 @@ public final class CursusProducer extends NativeResource {
     public CompletableFuture<RecordMetadata> send(ProducerRecord record) {
         Objects.requireNonNull(record, "record");
         CompletableFuture<RecordMetadata> future = new CompletableFuture<>();
-        NativeCompletion completion = NativeCompletion.forSend(future, callbacks);
+        NativeCompletion completion = NativeCompletion.forSend(future, record.topic(), callbacks);
         int partition = record.partition() == null ? -1 : record.partition();
         long ts = record.timestamp() == null ? NO_TIMESTAMP : record.timestamp();
         run(h -> NativeBridge.producerSendCb(h, record.topic(), partition, record.key(), record.value(), ts,

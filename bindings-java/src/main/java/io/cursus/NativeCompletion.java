@@ -8,9 +8,15 @@ import java.util.function.LongFunction;
  * What the native library completes, on the client's native callback thread (never an I/O
  * thread). It only hands the outcome to the client's {@link Callbacks}, which completes the
  * user's future there.
+ *
+ * <p>A send's completion hands itself over (it is the {@link Runnable} the callback thread
+ * runs): one object per record carries the future, the topic and the outcome, and the
+ * native side passes three numbers instead of building a topic string per acknowledgement.
  */
-final class NativeCompletion {
+final class NativeCompletion implements Runnable {
     private final CompletableFuture<RecordMetadata> sendFuture;
+    /** The topic of a send (what its metadata names). */
+    private final String topic;
     private final CompletableFuture<Void> voidFuture;
     private final Executor executor;
 
@@ -18,17 +24,21 @@ final class NativeCompletion {
     private final LongFunction<Runnable> handleReader;
     private final CompletableFuture<?> handleFuture;
 
-    private NativeCompletion(CompletableFuture<RecordMetadata> send, CompletableFuture<Void> v, Executor executor) {
-        this(send, v, executor, null, null);
-    }
+    /** A send's outcome, set on the native callback thread before {@link #run()} is handed over. */
+    private int partition;
+    private long offset;
+    private long timestamp;
+    private CursusException error;
 
     private NativeCompletion(
             CompletableFuture<RecordMetadata> send,
+            String topic,
             CompletableFuture<Void> v,
             Executor executor,
             LongFunction<Runnable> handleReader,
             CompletableFuture<?> handleFuture) {
         this.sendFuture = send;
+        this.topic = topic;
         this.voidFuture = v;
         this.executor = executor;
         this.handleReader = handleReader;
@@ -46,15 +56,16 @@ final class NativeCompletion {
             T value = reader.apply(handle);
             return () -> future.complete(value);
         };
-        return new NativeCompletion(null, null, executor, read, future);
+        return new NativeCompletion(null, null, null, executor, read, future);
     }
 
-    static NativeCompletion forSend(CompletableFuture<RecordMetadata> future, Executor executor) {
-        return new NativeCompletion(future, null, executor);
+    /** A send's completion: {@code future} gets the metadata of the record sent to {@code topic}. */
+    static NativeCompletion forSend(CompletableFuture<RecordMetadata> future, String topic, Executor executor) {
+        return new NativeCompletion(future, topic, null, executor, null, null);
     }
 
     static NativeCompletion forVoid(CompletableFuture<Void> future, Executor executor) {
-        return new NativeCompletion(null, future, executor);
+        return new NativeCompletion(null, null, future, executor, null, null);
     }
 
     /** Called by native code: success (topic is null for commits). */
@@ -64,6 +75,26 @@ final class NativeCompletion {
             executor.execute(() -> sendFuture.complete(md));
         } else {
             executor.execute(() -> voidFuture.complete(null));
+        }
+    }
+
+    /** Called by native code: a send was acknowledged (its topic is the one it was sent to). */
+    void succeedSend(int partition, long offset, long timestamp) {
+        this.partition = partition;
+        this.offset = offset;
+        this.timestamp = timestamp;
+        // The executor's queue publishes these fields to the thread that runs this.
+        executor.execute(this);
+    }
+
+    /** Completes a send's future on the executor's thread. */
+    @Override
+    public void run() {
+        CursusException e = error;
+        if (e != null) {
+            sendFuture.completeExceptionally(e);
+        } else {
+            sendFuture.complete(new RecordMetadata(topic, partition, offset, timestamp));
         }
     }
 
@@ -81,7 +112,12 @@ final class NativeCompletion {
 
     /** Called by native code: failure. */
     void fail(CursusException error) {
-        CompletableFuture<?> f = sendFuture != null ? sendFuture : voidFuture != null ? voidFuture : handleFuture;
+        if (sendFuture != null) {
+            this.error = error;
+            executor.execute(this);
+            return;
+        }
+        CompletableFuture<?> f = voidFuture != null ? voidFuture : handleFuture;
         executor.execute(() -> f.completeExceptionally(error));
     }
 }

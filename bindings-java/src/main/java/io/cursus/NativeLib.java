@@ -214,4 +214,11 @@ final class NativeLib {
 
     /** The library version, which must equal {@link #VERSION}. */
     static native String nativeVersion();
+
+    /**
+     * {@link NativeBridge#consumerPollBatch} into {@code buffer} (null for none): returns
+     * {@code buffer} holding the packed record view when it fits, else a new, larger array
+     * (bytes past the view are unspecified). Hand-written in {@code native/src/poll.rs}.
+     */
+    static native byte[] consumerPollInto(long consumer, long timeoutMs, int maxRecords, byte[] buffer);
 }

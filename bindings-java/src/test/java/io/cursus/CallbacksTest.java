@@ -1,7 +1,10 @@
 package io.cursus;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ThreadLocalRandom;
@@ -79,6 +82,68 @@ class CallbacksTest {
             } catch (java.util.concurrent.TimeoutException e) {
                 assertEquals(n, ran.get(), "round " + round + ": completions lost at shutdown");
             }
+        }
+    }
+
+    /** Completions handed over in a burst run one at a time, in order, on the client's thread. */
+    @Test
+    void completionsRunInOrderOnTheCallbackThread() throws Exception {
+        Callbacks callbacks = new Callbacks("order");
+        int n = 100_000;
+        List<Integer> seen = new ArrayList<>();
+        List<String> threads = new ArrayList<>();
+        CompletableFuture<Void> all = new CompletableFuture<>();
+        for (int i = 0; i < n; i++) {
+            int index = i;
+            // Only one completion runs at a time (the lists are not thread-safe on purpose).
+            callbacks.execute(() -> {
+                seen.add(index);
+                if (index % 1000 == 0) {
+                    threads.add(Thread.currentThread().getName());
+                }
+                if (index == n - 1) {
+                    all.complete(null);
+                }
+            });
+        }
+        all.get(30, TimeUnit.SECONDS);
+        callbacks.shutdown();
+        assertEquals(n, seen.size());
+        for (int i = 0; i < n; i++) {
+            assertEquals(i, seen.get(i));
+        }
+        for (String t : threads) {
+            assertTrue(t.matches("cursus-order-\\d+-callbacks"), t);
+        }
+    }
+
+    /**
+     * A completion that blocks (as {@code get} does) until a completion queued behind it has
+     * run does not deadlock: the queue is drained by another worker meanwhile.
+     */
+    @Test
+    void aCompletionWaitingForALaterOneDoesNotDeadlock() throws Exception {
+        for (int round = 0; round < 50; round++) {
+            Callbacks callbacks = new Callbacks("blocking");
+            CompletableFuture<String> later = new CompletableFuture<>();
+            CompletableFuture<String> outcome = new CompletableFuture<>();
+            // Both are queued before the first runs (a burst of acknowledgements).
+            CountDownLatch handedOver = new CountDownLatch(1);
+            callbacks.execute(() -> {
+                try {
+                    handedOver.await();
+                    outcome.complete("first saw " + later.get(30, TimeUnit.SECONDS));
+                } catch (Exception e) {
+                    outcome.completeExceptionally(e);
+                }
+            });
+            for (int i = 0; i < round % 3; i++) {
+                callbacks.execute(() -> { });
+            }
+            callbacks.execute(() -> later.complete("second"));
+            handedOver.countDown();
+            assertEquals("first saw second", outcome.get(30, TimeUnit.SECONDS));
+            callbacks.shutdown();
         }
     }
 }

@@ -98,4 +98,49 @@ class ProduceConsumeTest {
             assertFalse(md.hasOffset());
         }
     }
+
+    /**
+     * A poll decodes into the array the previous poll used: records already returned keep
+     * their own bytes, polls of growing size and records of several topics in one poll decode
+     * as sent.
+     */
+    @Test
+    void recordsOfEarlierPollsStayIntactAcrossPolls() throws Exception {
+        BROKER.createTopic("reuse-a", 1);
+        BROKER.createTopic("reuse-b", 1);
+        int n = 3000;
+        try (CursusProducer producer = new CursusProducer(ProducerConfig.builder()
+                .bootstrapServers(BROKER.addr()).build())) {
+            for (int i = 0; i < n; i++) {
+                // Values grow, so later polls need a larger buffer than earlier ones.
+                String topic = i % 2 == 0 ? "reuse-a" : "reuse-b";
+                ProducerRecord r = ProducerRecord.of(topic, topic + ":" + i + ":" + "x".repeat(i / 10));
+                producer.send(i % 7 == 0 ? r : r.withKey(("k" + i).getBytes(StandardCharsets.UTF_8)));
+            }
+            producer.flush(Duration.ofSeconds(30));
+        }
+        List<ConsumerRecord> all = new ArrayList<>();
+        try (CursusConsumer consumer = new CursusConsumer(consumerConfig("reuse-g"))) {
+            consumer.subscribe(List.of("reuse-a", "reuse-b"));
+            int maxRecords = 1;
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (all.size() < n && System.nanoTime() < deadline) {
+                all.addAll(consumer.poll(Duration.ofMillis(200), maxRecords));
+                maxRecords = Math.min(maxRecords * 2, 1000);
+            }
+        }
+        assertEquals(n, all.size());
+        Map<String, Long> nextOffset = new HashMap<>();
+        for (ConsumerRecord r : all) {
+            String[] parts = r.valueAsString().split(":");
+            int i = Integer.parseInt(parts[1]);
+            assertEquals(r.topic(), parts[0]);
+            assertEquals(i % 2 == 0 ? "reuse-a" : "reuse-b", r.topic());
+            assertEquals("x".repeat(i / 10), parts.length > 2 ? parts[2] : "");
+            assertEquals(i % 7 == 0 ? null : "k" + i, r.keyAsString());
+            long expected = nextOffset.getOrDefault(r.topic(), 0L);
+            assertEquals(expected, r.offset());
+            nextOffset.put(r.topic(), expected + 1);
+        }
+    }
 }

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/cgo"
+	"sync"
 	"time"
 	"unsafe"
 )
@@ -106,8 +107,18 @@ func cursusGoDeliveryBatch(handle C.uintptr_t, status C.enum_cursus_status_t, ba
 	d.fn(mds, errs)
 }
 
+// packBuffers keeps packed batches' buffers for the next batch: the
+// library copies a batch before cursus_producer_send_batch returns, so a
+// buffer is free again at once (no allocation per batch once warm).
+var packBuffers sync.Pool // of *[]byte
+
+// maxPooledPack is the largest buffer kept (a rare huge batch's buffer is
+// left to the garbage collector).
+const maxPooledPack = 4 << 20
+
 // packBatch packs records as cursus_producer_send_batch takes them
-// (bridge/src/records_in.rs), checking that they share one topic.
+// (bridge/src/records_in.rs) into a buffer of packBuffers (give it back
+// with releasePacked), checking that they share one topic.
 func packBatch(records []Record) ([]byte, error) {
 	size := 4
 	for i := range records {
@@ -117,7 +128,12 @@ func packBatch(records []Record) ([]byte, error) {
 		}
 		size += 20 + len(records[i].Key) + len(records[i].Value)
 	}
-	out := make([]byte, 0, size)
+	var out []byte
+	if b, _ := packBuffers.Get().(*[]byte); b != nil && cap(*b) >= size {
+		out = (*b)[:0]
+	} else {
+		out = make([]byte, 0, size)
+	}
 	out = binary.LittleEndian.AppendUint32(out, uint32(len(records)))
 	for i := range records {
 		r := &records[i]
@@ -137,6 +153,14 @@ func packBatch(records []Record) ([]byte, error) {
 		out = append(out, r.Value...)
 	}
 	return out, nil
+}
+
+// releasePacked gives a packed batch's buffer back to packBuffers once
+// the library has copied it.
+func releasePacked(b []byte) {
+	if cap(b) <= maxPooledPack {
+		packBuffers.Put(&b)
+	}
 }
 
 // SendBatchAsync queues every record of records (all of one topic) with
@@ -171,6 +195,7 @@ func (p *Producer) SendBatchAsync(ctx context.Context, records []Record, fn func
 	var e *C.cursus_error_t
 	s := C.cursus_go_send_batch(p.h, t.ptr(), (*C.uint8_t)(unsafe.SliceData(packed)), C.size_t(len(packed)),
 		C.uintptr_t(h), &e)
+	releasePacked(packed) // copied by the library
 	if err := check(s, e); err != nil {
 		if h != 0 {
 			h.Delete()

@@ -96,3 +96,21 @@ func BenchmarkDecodeRecords(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPackBatch measures packing one batch of 1,000 records of 100 B
+// (the Go side of SendBatchAsync before its one cgo call).
+func BenchmarkPackBatch(b *testing.B) {
+	value := make([]byte, 100)
+	records := make([]Record, 1000)
+	for i := range records {
+		records[i] = Record{Topic: "bench-go-batch-12345", Partition: AnyPartition, Value: value}
+	}
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		packed, err := packBatch(records)
+		if err != nil {
+			b.Fatal(err)
+		}
+		releasePacked(packed)
+	}
+}

@@ -15,12 +15,15 @@ static void cursus_go_delivery(void *user_data, const cursus_delivery_report_t *
   in_go_callback--;
 }
 
-cursus_status_t cursus_go_send(cursus_producer_t *p, const char *topic, int32_t partition, const uint8_t *key,
-                               size_t key_len, const uint8_t *payload, size_t payload_len, int64_t timestamp,
-                               uintptr_t handle, cursus_error_t **err) {
+// cursus_go_result_t comes from producer.go's preamble (via _cgo_export.h).
+cursus_go_result_t cursus_go_send(cursus_producer_t *p, const char *topic, int32_t partition, const uint8_t *key,
+                                  size_t key_len, const uint8_t *payload, size_t payload_len, int64_t timestamp,
+                                  uintptr_t handle) {
+  cursus_go_result_t r = {CURSUS_OK, NULL};
   // Handle 0 (never a cgo.Handle): no callback; the library drops the outcome.
-  return cursus_producer_send_cb(p, topic, partition, key, key_len, payload, payload_len, timestamp,
-                                 handle ? cursus_go_delivery : NULL, (void *)handle, err);
+  r.status = cursus_producer_send_cb(p, topic, partition, key, key_len, payload, payload_len, timestamp,
+                                     handle ? cursus_go_delivery : NULL, (void *)handle, &r.error);
+  return r;
 }
 
 static void cursus_go_completion(void *user_data, cursus_status_t status, const cursus_error_t *error) {

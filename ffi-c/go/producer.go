@@ -2,10 +2,15 @@ package cursus
 
 // #include <stdlib.h>
 // #include "cursus.h"
-// cursus_status_t cursus_go_send(cursus_producer_t *p, const char *topic, int32_t partition,
-//                                const uint8_t *key, size_t key_len, const uint8_t *payload,
-//                                size_t payload_len, int64_t timestamp, uintptr_t handle,
-//                                cursus_error_t **err);
+// #ifndef CURSUS_GO_RESULT
+// #define CURSUS_GO_RESULT
+// // A call's status and error, returned by value: an out-parameter would be
+// // a Go variable escaping to the heap (an allocation per send).
+// typedef struct { cursus_status_t status; cursus_error_t *error; } cursus_go_result_t;
+// #endif
+// cursus_go_result_t cursus_go_send(cursus_producer_t *p, const char *topic, int32_t partition,
+//                                   const uint8_t *key, size_t key_len, const uint8_t *payload,
+//                                   size_t payload_len, int64_t timestamp, uintptr_t handle);
 import "C"
 
 import (
@@ -154,10 +159,9 @@ func (p *Producer) SendAsync(ctx context.Context, r Record, fn func(RecordMetada
 	if fn != nil {
 		h = cgo.NewHandle(&delivery{fn: fn, topic: t.seen})
 	}
-	var e *C.cursus_error_t
-	s := C.cursus_go_send(p.h, t.ptr(), C.int32_t(r.Partition), keyPtr, C.size_t(len(r.Key)), valPtr,
-		C.size_t(len(r.Value)), C.int64_t(ts), C.uintptr_t(h), &e)
-	if err := check(s, e); err != nil {
+	res := C.cursus_go_send(p.h, t.ptr(), C.int32_t(r.Partition), keyPtr, C.size_t(len(r.Key)), valPtr,
+		C.size_t(len(r.Value)), C.int64_t(ts), C.uintptr_t(h))
+	if err := check(res.status, res.error); err != nil {
 		if h != 0 {
 			h.Delete()
 		}

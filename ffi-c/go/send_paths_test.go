@@ -1,6 +1,7 @@
 package cursus
 
 import (
+	"errors"
 	"fmt"
 	"sort"
 	"testing"
@@ -84,4 +85,19 @@ func TestSendsWithoutCallbackAndAcrossTopics(t *testing.T) {
 		}
 	}
 	assertNothingMore(t, c)
+
+	// A send that cannot be queued returns its error (the library's, read
+	// from the returned result), with or without a callback, which is
+	// never called.
+	if err := p.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, fn := range []func(RecordMetadata, error){nil, func(RecordMetadata, error) { t.Error("called back") }} {
+		if err := p.SendAsync(ctx, Record{Topic: a, Value: []byte("late")}, fn); !errors.Is(err, ErrClosed) {
+			t.Fatalf("closed: %v", err)
+		}
+		if err := p.SendBatchAsync(ctx, []Record{{Topic: b, Value: []byte("late")}}, nil); !errors.Is(err, ErrClosed) {
+			t.Fatalf("closed, a batch: %v", err)
+		}
+	}
 }

@@ -15,6 +15,7 @@ mod aio;
 mod config;
 mod errors;
 mod eventstore;
+mod fork;
 mod listeners;
 mod logbridge;
 mod sync;

@@ -12,7 +12,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"runtime"
-	"runtime/cgo"
 	"sync"
 	"time"
 	"unsafe"
@@ -54,6 +53,9 @@ type batchDelivery struct {
 	topic string // the batch's topic as the library saw it: what its reports say
 }
 
+// batchDeliveries holds SendBatchAsync's callbacks until their reports arrive.
+var batchDeliveries slots[batchDelivery]
+
 // reportSize is the size of one packed delivery report
 // (bridge/src/records_in.rs): i32 status, i32 partition, i64 offset,
 // i64 timestamp.
@@ -62,9 +64,7 @@ const reportSize = 24
 //export cursusGoDeliveryBatch
 func cursusGoDeliveryBatch(handle C.uintptr_t, status C.enum_cursus_status_t, batch *C.cursus_delivery_batch_t,
 	e *C.cursus_error_t) {
-	h := cgo.Handle(handle)
-	d := h.Value().(*batchDelivery)
-	h.Delete()
+	d := batchDeliveries.take(uintptr(handle))
 	if Status(status) != StatusOK {
 		err := errorFrom(Status(status), e)
 		d.fn(nil, []error{err})
@@ -188,9 +188,9 @@ func (p *Producer) SendBatchAsync(ctx context.Context, records []Record, fn func
 		return err
 	}
 	t := p.topicArg(topic)
-	var h cgo.Handle // 0: no callback (cgo.NewHandle never returns 0)
+	var h uintptr // 0: no callback (a slot's handle is never 0)
 	if fn != nil {
-		h = cgo.NewHandle(&batchDelivery{fn: fn, topic: t.seen})
+		h = batchDeliveries.put(batchDelivery{fn: fn, topic: t.seen})
 	}
 	var e *C.cursus_error_t
 	s := C.cursus_go_send_batch(p.h, t.ptr(), (*C.uint8_t)(unsafe.SliceData(packed)), C.size_t(len(packed)),
@@ -198,7 +198,7 @@ func (p *Producer) SendBatchAsync(ctx context.Context, records []Record, fn func
 	releasePacked(packed) // copied by the library
 	if err := check(s, e); err != nil {
 		if h != 0 {
-			h.Delete()
+			batchDeliveries.take(h) // never called back
 		}
 		return err
 	}

@@ -1,5 +1,6 @@
-// C side of the Go callbacks: user_data carries a runtime/cgo.Handle value
-// (an integer), never a Go pointer.
+// C side of the Go callbacks: user_data carries a handle (an integer: a
+// runtime/cgo.Handle, or a slot of handles.go for the send paths), never a
+// Go pointer.
 #include "cursus.h"
 #include "_cgo_export.h"
 
@@ -20,7 +21,7 @@ cursus_go_result_t cursus_go_send(cursus_producer_t *p, const char *topic, int32
                                   size_t key_len, const uint8_t *payload, size_t payload_len, int64_t timestamp,
                                   uintptr_t handle) {
   cursus_go_result_t r = {CURSUS_OK, NULL};
-  // Handle 0 (never a cgo.Handle): no callback; the library drops the outcome.
+  // Handle 0 (never a slot of handles.go): no callback; the library drops the outcome.
   r.status = cursus_producer_send_cb(p, topic, partition, key, key_len, payload, payload_len, timestamp,
                                      handle ? cursus_go_delivery : NULL, (void *)handle, &r.error);
   return r;
@@ -114,7 +115,7 @@ static void cursus_go_delivery_batch(void *user_data, cursus_status_t status, cu
 
 cursus_status_t cursus_go_send_batch(cursus_producer_t *p, const char *topic, const uint8_t *packed,
                                      size_t packed_len, uintptr_t handle, cursus_error_t **err) {
-  // Handle 0 (never a cgo.Handle): no callback; the library drops the outcomes.
+  // Handle 0 (never a slot of handles.go): no callback; the library drops the outcomes.
   return cursus_producer_send_batch(p, topic, packed, packed_len, handle ? cursus_go_delivery_batch : NULL,
                                     (void *)handle, err);
 }

@@ -18,7 +18,6 @@ import (
 	"context"
 	"errors"
 	"runtime"
-	"runtime/cgo"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -123,11 +122,12 @@ type delivery struct {
 	topic string // the record's topic as the library saw it: what its report says
 }
 
+// deliveries holds SendAsync's callbacks until their reports arrive.
+var deliveries slots[delivery]
+
 //export cursusGoDelivery
 func cursusGoDelivery(handle C.uintptr_t, report *C.cursus_delivery_report_t) {
-	h := cgo.Handle(handle)
-	d := h.Value().(*delivery)
-	h.Delete()
+	d := deliveries.take(uintptr(handle))
 	if Status(report.status) != StatusOK {
 		d.fn(RecordMetadata{}, errorFrom(Status(report.status), report.error))
 		return
@@ -155,15 +155,15 @@ func (p *Producer) SendAsync(ctx context.Context, r Record, fn func(RecordMetada
 	}
 	t := p.topicArg(r.Topic)
 	keyPtr, valPtr, ts := r.cArgs(t.ptr())
-	var h cgo.Handle // 0: no callback (cgo.NewHandle never returns 0)
+	var h uintptr // 0: no callback (a slot's handle is never 0)
 	if fn != nil {
-		h = cgo.NewHandle(&delivery{fn: fn, topic: t.seen})
+		h = deliveries.put(delivery{fn: fn, topic: t.seen})
 	}
 	res := C.cursus_go_send(p.h, t.ptr(), C.int32_t(r.Partition), keyPtr, C.size_t(len(r.Key)), valPtr,
 		C.size_t(len(r.Value)), C.int64_t(ts), C.uintptr_t(h))
 	if err := check(res.status, res.error); err != nil {
 		if h != 0 {
-			h.Delete()
+			deliveries.take(h) // never called back
 		}
 		return err
 	}

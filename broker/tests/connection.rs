@@ -130,6 +130,44 @@ async fn pipelined_requests_are_answered_in_order() {
 }
 
 #[tokio::test]
+async fn pipelined_publishes_to_several_partitions_then_a_read_sees_them_all() {
+    // A PUBLISH is answered once durable while the connection reads on, so
+    // batches for several partitions are in flight together; replies still
+    // come in request order, and a CONSUME queued behind them answers only
+    // after them, with every acknowledged record.
+    let broker = TestBroker::start();
+    let mut c = broker.client().await;
+    c.ok("CREATE topic=overlap partitions=4").await;
+    let mut ids = Vec::new();
+    for i in 0..40 {
+        ids.push(
+            c.send_line(&format!(
+                "PUBLISH topic=overlap partition={} acks=1 producerId=p message=m{i}",
+                i % 4
+            ))
+            .await,
+        );
+    }
+    let read = c
+        .send_line("CONSUME topic=overlap partition=3 offset=0 member=m batch=100")
+        .await;
+    for (i, id) in ids.iter().enumerate() {
+        let frame = c.recv().await.expect("ack");
+        assert_eq!((frame.request_id, frame.status), (*id, Status::Ok));
+        let ack: serde_json::Value = serde_json::from_slice(&frame.payload).unwrap();
+        assert_eq!(ack["last_offset"], (i / 4) as u64, "ack {i}");
+    }
+    let frame = c.recv().await.expect("consume reply");
+    assert_eq!((frame.request_id, frame.status), (read, Status::Ok));
+    let batch = Batch::decode(frame.payload).unwrap();
+    let got: Vec<_> = batch.records.iter().map(|r| r.payload.clone()).collect();
+    let want: Vec<_> = (0..10)
+        .map(|k| Bytes::from(format!("m{}", 4 * k + 3)))
+        .collect();
+    assert_eq!(got, want);
+}
+
+#[tokio::test]
 async fn malformed_frame_closes_only_that_connection() {
     let broker = TestBroker::start();
     let mut good = broker.client().await;

@@ -20,7 +20,7 @@ use cursus_wire::{
 use serde::Serialize;
 
 use super::params::{optional_number, partition_number, required};
-use super::{HandlerResult, Reply};
+use super::{Durable, HandlerResult, Reply};
 use crate::broker::{Broker, Listener};
 use crate::storage::Partitioner;
 use crate::topics::definition::{parse_bool, topic_param};
@@ -288,24 +288,37 @@ async fn publish(broker: &Arc<Broker>, input: PublishInput, listener: Listener) 
         }
         return Ok(Reply::Silent);
     }
-    for (partition, offset) in &to_sync {
-        partition
-            .sync_to(*offset)
-            .await
-            .map_err(|e| storage_error(&topic.def.name, partition.id(), &e))?;
-    }
-    let ack = AckResponse {
-        status: "OK",
-        last_offset: last.map_or(0, |(_, o)| o),
-        producer_id: &input.producer_id,
-        producer_epoch: input.producer_epoch,
-        seq_start: input.seq_start,
-        seq_end: input.seq_end,
-        leader: broker.advertised_to(listener),
-    };
-    let json = serde_json::to_vec(&ack)
-        .map_err(|e| ErrorPayload::new("marshal_ack_failed").with_field("reason", e.to_string()))?;
-    Ok(Reply::Ok(Bytes::from(json)))
+    // Acknowledged once durable. The connection takes its next request
+    // meanwhile (replies still go out in order), so the appends of one
+    // connection's pipelined batches share fsyncs instead of each waiting
+    // for the one before it.
+    let topic_name = topic.def.name.clone();
+    let last_offset = last.map_or(0, |(_, o)| o);
+    let leader = broker.advertised_to(listener).to_owned();
+    let (producer_id, producer_epoch) = (input.producer_id, input.producer_epoch);
+    let (seq_start, seq_end) = (input.seq_start, input.seq_end);
+    Ok(Reply::Deferred(Durable(Box::pin(async move {
+        for (partition, offset) in &to_sync {
+            if let Err(e) = partition.sync_to(*offset).await {
+                return Reply::Error(storage_error(&topic_name, partition.id(), &e));
+            }
+        }
+        let ack = AckResponse {
+            status: "OK",
+            last_offset,
+            producer_id: &producer_id,
+            producer_epoch,
+            seq_start,
+            seq_end,
+            leader: &leader,
+        };
+        match serde_json::to_vec(&ack) {
+            Ok(json) => Reply::Ok(Bytes::from(json)),
+            Err(e) => Reply::Error(
+                ErrorPayload::new("marshal_ack_failed").with_field("reason", e.to_string()),
+            ),
+        }
+    }))))
 }
 
 /// Groups records by target partition, keeping their order. Each group is

@@ -375,8 +375,10 @@ async fn serve(
         // Only appends overlap with the durability wait of earlier appends;
         // any other request first waits for those replies, so a connection
         // always reads its own acknowledged writes.
-        if !matches!(command, Command::AppendStream | Command::TxnPublish)
-            && !flush_waiting(broker, writer, &mut rx, &mut waiting).await
+        if !matches!(
+            command,
+            Command::Publish | Command::AppendStream | Command::TxnPublish
+        ) && !flush_waiting(broker, writer, &mut rx, &mut waiting).await
         {
             return;
         }

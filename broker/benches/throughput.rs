@@ -136,14 +136,16 @@ fn batch_bytes(record_bytes: usize, partition: usize) -> Bytes {
         .expect("encode batch")
 }
 
-/// One publishing connection: `batches` pipelined PUBLISHes of the same
-/// pre-encoded batch (the broker re-encodes every record with its offset, so
-/// client-side encoding is kept out of the measurement).
-async fn publish_conn(addr: std::net::SocketAddr, bytes: Bytes, batches: usize) {
+/// One publishing connection: `batches` pipelined PUBLISHes of pre-encoded
+/// batches, one per partition it serves in turn (the broker re-encodes every
+/// record with its offset, so client-side encoding is kept out of the
+/// measurement).
+async fn publish_conn(addr: std::net::SocketAddr, per_partition: Vec<Bytes>, batches: usize) {
     let mut c = Client::connect(addr, Compression::None).await;
     let (mut sent, mut acked) = (0, 0);
     while acked < batches {
         while sent < batches && sent - acked < WINDOW {
+            let bytes = &per_partition[sent % per_partition.len()];
             c.send(Command::Publish, bytes.clone()).await;
             sent += 1;
         }
@@ -201,7 +203,17 @@ async fn run_case(case: Case, root: &std::path::Path) -> (Measured, Measured) {
     let phase = Phase::start(&broker);
     let tasks: Vec<_> = (0..case.connections)
         .map(|i| {
-            let bytes = batch_bytes(case.record_bytes, i % case.partitions);
+            // Connection i serves the partitions p with p % connections == i
+            // (with more connections than partitions: partition i % partitions).
+            let partitions: Vec<usize> = if case.connections >= case.partitions {
+                vec![i % case.partitions]
+            } else {
+                (i..case.partitions).step_by(case.connections).collect()
+            };
+            let bytes = partitions
+                .into_iter()
+                .map(|p| batch_bytes(case.record_bytes, p))
+                .collect();
             tokio::spawn(publish_conn(broker.addr, bytes, batches_per_conn))
         })
         .collect();
@@ -247,6 +259,14 @@ fn main() {
             records: scaled(1_000_000),
             connections: 4,
             partitions: 1,
+        },
+        // One connection, as one client producer uses: the broker serves a
+        // connection's requests in order, on one task.
+        Case {
+            record_bytes: 100,
+            records: scaled(2_000_000),
+            connections: 1,
+            partitions: 4,
         },
         Case {
             record_bytes: 1024,

@@ -55,6 +55,17 @@ pub(crate) fn completion_ids(env: &mut JNIEnv) -> jni::errors::Result<Completion
     })
 }
 
+/// The cached completion methods, or the error saying they are missing (built
+/// only then: an eager `ok_or` allocated two strings per acknowledgement).
+fn completion_ids_or(name: &str, sig: &str) -> jni::errors::Result<&'static CompletionIds> {
+    COMPLETION
+        .get()
+        .ok_or_else(|| jni::errors::Error::MethodNotFound {
+            name: name.into(),
+            sig: sig.into(),
+        })
+}
+
 /// Runs `f` on this (callback) thread attached to the JVM, in a local frame.
 fn with_jvm(f: impl FnOnce(&mut JNIEnv) -> jni::errors::Result<()>) {
     let Some(vm) = VM.get() else { return };
@@ -74,10 +85,7 @@ fn call(
     succeed: bool,
     args: &[JValue],
 ) -> jni::errors::Result<()> {
-    let ids = COMPLETION.get().ok_or(jni::errors::Error::MethodNotFound {
-        name: "succeed/fail".into(),
-        sig: SUCCEED_SIG.into(),
-    })?;
+    let ids = completion_ids_or("succeed/fail", SUCCEED_SIG)?;
     let id = if succeed { ids.succeed } else { ids.fail };
     let raw: Vec<jni::sys::jvalue> = args.iter().map(JValue::as_jni).collect();
     // SAFETY: `id` was resolved on NativeCompletion with the signature that
@@ -116,10 +124,7 @@ pub(crate) fn delivery(env: &mut JNIEnv, completion: &JObject) -> Res<Callback<R
     Ok(Box::new(move |outcome| {
         with_jvm(|env| match &outcome {
             Ok(md) => {
-                let ids = COMPLETION.get().ok_or(jni::errors::Error::MethodNotFound {
-                    name: "succeedSend".into(),
-                    sig: SUCCEED_SEND_SIG.into(),
-                })?;
+                let ids = completion_ids_or("succeedSend", SUCCEED_SEND_SIG)?;
                 let args = [
                     JValue::Int(md.partition as jint).as_jni(),
                     JValue::Long(md.offset.map_or(-1, |o| o as i64)).as_jni(),
@@ -181,10 +186,7 @@ pub(crate) fn handle_completion<T: Handle>(
             Ok(result) => {
                 let id = registry::insert(result);
                 with_jvm(|env| {
-                    let ids = COMPLETION.get().ok_or(jni::errors::Error::MethodNotFound {
-                        name: "succeedHandle".into(),
-                        sig: SUCCEED_HANDLE_SIG.into(),
-                    })?;
+                    let ids = completion_ids_or("succeedHandle", SUCCEED_HANDLE_SIG)?;
                     // SAFETY: `succeed_handle` was resolved on
                     // NativeCompletion with SUCCEED_HANDLE_SIG (`void
                     // succeedHandle(long)`), `target` is a NativeCompletion

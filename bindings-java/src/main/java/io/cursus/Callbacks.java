@@ -35,6 +35,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 final class Callbacks implements Executor {
     private static final AtomicInteger IDS = new AtomicInteger();
+    /** The bit of {@link #state} saying the pool is shut down. */
+    private static final int STOPPED = 1 << 30;
 
     private final ForkJoinPool pool;
     /** Completions handed over and not taken by a drain task yet, in order. */
@@ -42,13 +44,14 @@ final class Callbacks implements Executor {
     /** A drain task is in the pool and has not started yet. */
     private final AtomicBoolean scheduled = new AtomicBoolean();
     private final Runnable drain = this::drain;
-    private final Object lock = new Object();
-    /** Completions handed over and not finished yet (guarded by {@code lock}). */
-    private int pending;
-    /** {@link #shutdown()} was called (guarded by {@code lock}). */
-    private boolean closing;
-    /** The pool is shut down: completions run on the caller (guarded by {@code lock}). */
-    private boolean stopped;
+    /**
+     * Completions handed over and not finished yet, plus {@link #STOPPED} once the pool is shut
+     * down: one atomic word, so a hand-over either counts before the pool stops or sees it
+     * stopped (no lock on the per-record path).
+     */
+    private final AtomicInteger state = new AtomicInteger();
+    /** {@link #shutdown()} was called. */
+    private volatile boolean closing;
 
     /** @param what the client kind, for the thread names ({@code cursus-producer-1-callbacks}) */
     Callbacks(String what) {
@@ -63,25 +66,23 @@ final class Callbacks implements Executor {
 
     @Override
     public void execute(Runnable completion) {
-        boolean afterClose;
-        synchronized (lock) {
-            afterClose = stopped;
-            if (!afterClose) {
-                pending++;
-                queue.offer(completion);
-                if (schedule()) {
-                    return;
-                }
-                scheduled.set(false);
+        for (int s = state.get(); ; s = state.get()) {
+            if ((s & STOPPED) != 0) {
+                // After close: complete on the calling (native callback) thread.
+                completion.run();
+                return;
+            }
+            if (state.compareAndSet(s, s + 1)) {
+                break;
             }
         }
-        if (afterClose) {
-            // After close: complete on the calling (native callback) thread.
-            completion.run();
-            return;
+        // Counted: the pool cannot stop before this completion has run.
+        queue.offer(completion);
+        if (!schedule()) {
+            // Not taken (a full pool queue): run what is queued here, in order, rather than lose it.
+            scheduled.set(false);
+            drainHere();
         }
-        // Not taken (a full pool queue): run what is queued here, in order, rather than lose it.
-        drainHere();
     }
 
     /** Makes sure a drain task is scheduled; false if the pool refused it. */
@@ -140,11 +141,7 @@ final class Callbacks implements Executor {
     }
 
     private void finished(int count) {
-        if (count == 0) {
-            return;
-        }
-        synchronized (lock) {
-            pending -= count;
+        if (count != 0 && state.addAndGet(-count) == 0 && closing) {
             stopIfDone();
         }
     }
@@ -154,15 +151,13 @@ final class Callbacks implements Executor {
      * over later run on the caller's thread.
      */
     void shutdown() {
-        synchronized (lock) {
-            closing = true;
-            stopIfDone();
-        }
+        closing = true;
+        stopIfDone();
     }
 
+    /** Stops the pool if nothing is pending (only the first caller to see that does). */
     private void stopIfDone() {
-        if (closing && pending == 0 && !stopped) {
-            stopped = true;
+        if (state.compareAndSet(0, STOPPED)) {
             pool.shutdown();
         }
     }

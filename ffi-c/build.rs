@@ -48,6 +48,9 @@ fn main() {
     // The shared library's soname carries the ABI version, so a program
     // linked against 0.1 never loads an incompatible 0.2.
     println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,libcursus.so.{abi}");
+    // Never unmapped by dlclose: its fork hook stays registered with
+    // pthread_atfork for the life of the process (src/fork_watch.rs).
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-z,nodelete");
     println!("cargo:rustc-env=CURSUS_ABI_VERSION={abi}");
 
     let mut config =

@@ -16,15 +16,49 @@
 //!   dropped there it leaks its engine state instead of tearing it down
 //!   (closing its sockets would deregister them from the epoll instance the
 //!   parent still shares).
+//!
+//! Knowing the process costs a system call (glibc does not cache `getpid`),
+//! which was a fifth of a binding's `send`. A binding that can hook `fork()`
+//! calls [`watch_forks`] once: from then on an object knows it is still in
+//! the process that made it while no `fork()` happened since (a generation
+//! the child handler bumps), and asks for the pid only after one.
 
 use crate::error::{Error, ErrorKind, Result};
 use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
 use tokio::runtime::{Handle, Runtime};
 
 struct Engine {
     runtime: Runtime,
-    pid: u32,
+    owner: Owner,
+}
+
+/// Bumped in every `fork()`ed child, by [`fork_child_hook`].
+static FORK_GENERATION: AtomicU64 = AtomicU64::new(0);
+/// True once [`fork_child_hook`] is registered for this process.
+static FORKS_WATCHED: AtomicBool = AtomicBool::new(false);
+
+/// The `fork()` child handler: one atomic add (async-signal-safe, as a
+/// child of a multithreaded process requires).
+extern "C" fn fork_child_hook() {
+    FORK_GENERATION.fetch_add(1, Ordering::SeqCst);
+}
+
+/// Lets objects made from now on know their process without a system call.
+/// `register` must arrange for the given handler to run in every `fork()`ed
+/// child before `fork()` returns there (`pthread_atfork(NULL, NULL,
+/// handler)`) and say whether it did; only the first call registers. A
+/// binding that cannot hook `fork()` never calls this and keeps the pid
+/// check. (A child made by a raw `fork` system call, bypassing libc's
+/// handlers, is not seen: it must `exec` or not use Cursus.)
+pub fn watch_forks(register: impl FnOnce(extern "C" fn()) -> bool) {
+    static REGISTERED: OnceLock<()> = OnceLock::new();
+    REGISTERED.get_or_init(|| {
+        if register(fork_child_hook) {
+            FORKS_WATCHED.store(true, Ordering::SeqCst);
+        }
+    });
 }
 
 /// Keeps what a forked child inherited but must not tear down, reachable
@@ -37,9 +71,8 @@ fn keep_forever(value: Box<dyn std::any::Any + Send>) {
 /// The current process's runtime, started if this process has none yet.
 fn engine() -> Result<Arc<Engine>> {
     static ENGINE: Mutex<Option<Arc<Engine>>> = Mutex::new(None);
-    let pid = std::process::id();
     let mut slot = ENGINE.lock().unwrap_or_else(|p| p.into_inner());
-    if let Some(e) = slot.as_ref().filter(|e| e.pid == pid) {
+    if let Some(e) = slot.as_ref().filter(|e| e.owner.is_current()) {
         return Ok(Arc::clone(e));
     }
     if let Some(inherited) = slot.take() {
@@ -52,7 +85,10 @@ fn engine() -> Result<Arc<Engine>> {
         .enable_all()
         .build()
         .map_err(|e| Error::internal(format!("cannot start the engine runtime: {e}")))?;
-    let e = Arc::new(Engine { runtime, pid });
+    let e = Arc::new(Engine {
+        runtime,
+        owner: Owner::current(),
+    });
     *slot = Some(Arc::clone(&e));
     Ok(e)
 }
@@ -77,18 +113,30 @@ pub(crate) fn handle() -> Result<Handle> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Owner {
     pid: u32,
+    /// The fork generation at creation, when forks are watched: while it is
+    /// still current, no `fork()` happened since, so this is the process.
+    generation: Option<u64>,
 }
 
 impl Owner {
     /// The current process.
     pub(crate) fn current() -> Owner {
+        // The generation is read before the pid: a fork in between leaves
+        // a generation that is already stale in the child.
+        let generation = FORKS_WATCHED
+            .load(Ordering::SeqCst)
+            .then(|| FORK_GENERATION.load(Ordering::SeqCst));
         Owner {
             pid: std::process::id(),
+            generation,
         }
     }
 
     /// True in the process that created the object.
     pub(crate) fn is_current(self) -> bool {
+        if self.generation == Some(FORK_GENERATION.load(Ordering::SeqCst)) {
+            return true;
+        }
         self.pid == std::process::id()
     }
 

@@ -25,6 +25,7 @@
 
 mod args;
 mod callbacks;
+mod fork_watch;
 mod guard;
 mod lend;
 pub mod library;

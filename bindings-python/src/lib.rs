@@ -107,6 +107,7 @@ fn _cursus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.py()
         .import_bound("atexit")?
         .call_method1("register", (wrap_pyfunction!(_mark_exiting, m)?,))?;
+    fork::watch();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add("_DEFAULT_TIMEOUT", sync::DEFAULT_TIMEOUT_S)?;
     m.add_class::<sync::Producer>()?;

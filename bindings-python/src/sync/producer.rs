@@ -12,9 +12,6 @@ pub struct Producer {
     /// The engine runtime (this process's), for `send`'s poll made with
     /// the GIL held (see `at_once`).
     runtime: tokio::runtime::Handle,
-    /// The async engine producer, for `send` without the engine's pid
-    /// check while no `fork()` happened (see `crate::fork`).
-    fast: crate::fork::SameProcess<cursus::producer::Producer>,
 }
 
 #[pymethods]
@@ -35,12 +32,10 @@ impl Producer {
         p.set_statistics_listener(None, callbacks.statistics_listener(py))
             .py_err(py)?;
         let runtime = blocking::runtime_handle().py_err(py)?;
-        let fast = crate::fork::SameProcess::new(p.as_async().py_err(py)?.clone());
         Ok(Producer {
             inner: Slot::new("producer", p),
             transactional_id,
             runtime,
-            fast,
         })
     }
 
@@ -63,22 +58,16 @@ impl Producer {
     ) -> PyResult<Option<Delivery>> {
         let p = self.inner.get(py)?;
         let rec = record(topic, value, key, partition, timestamp)?;
-        // The engine producer, checked for a fork only when one happened.
-        let fast = self.fast.get();
-        let engine = || match fast {
-            Some(e) => Ok(e),
-            None => p.as_async(),
-        };
         match on_delivery {
             Some(cb) => {
                 let callback = move |r| call_delivery_callback(cb, r);
                 at_once(py, &self.runtime, async {
-                    engine()?.send_with_callback(rec, callback).await
+                    p.as_async()?.send_with_callback(rec, callback).await
                 })?;
                 Ok(None)
             }
             None => {
-                let d = at_once(py, &self.runtime, async { engine()?.send(rec).await })?;
+                let d = at_once(py, &self.runtime, async { p.as_async()?.send(rec).await })?;
                 Ok(Some(Delivery {
                     state: Mutex::new(DeliveryState::Pending(d)),
                 }))

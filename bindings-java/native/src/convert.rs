@@ -35,53 +35,17 @@ pub(crate) fn opt_string(env: &mut JNIEnv, s: &JString) -> Res<Option<String>> {
     Ok(Some(unsafe { env.get_string_unchecked(s) }?.into()))
 }
 
-/// The bytes of a Java `byte[]` argument: on the stack up to [`INLINE`]
-/// bytes (a record's key and value usually are), else on the heap. The
-/// bridge copies what it keeps, so a heap allocation per argument was pure
-/// overhead on the per-record send path.
-// The large inline variant is the point: it lives on the stack for one call.
-#[allow(clippy::large_enum_variant)]
-pub(crate) enum ArgBytes {
-    /// Up to `INLINE` bytes, the first `len` of the array.
-    Inline { len: usize, buf: [u8; INLINE] },
-    /// Longer arrays.
-    Heap(Vec<u8>),
-}
-
-/// The longest array [`ArgBytes`] keeps on the stack.
-pub(crate) const INLINE: usize = 256;
-
-impl std::ops::Deref for ArgBytes {
-    type Target = [u8];
-
-    fn deref(&self) -> &[u8] {
-        match self {
-            ArgBytes::Inline { len, buf } => &buf[..*len],
-            ArgBytes::Heap(v) => v,
-        }
-    }
-}
-
 /// A required byte array (null is an `invalid_argument` error).
-pub(crate) fn bytes(env: &mut JNIEnv, b: &JByteArray, name: &str) -> Res<ArgBytes> {
+pub(crate) fn bytes(env: &mut JNIEnv, b: &JByteArray, name: &str) -> Res<Vec<u8>> {
     opt_bytes(env, b)?.ok_or_else(|| invalid(format!("argument {name} is null")).into())
 }
 
 /// An optional byte array (null: none).
-pub(crate) fn opt_bytes(env: &mut JNIEnv, b: &JByteArray) -> Res<Option<ArgBytes>> {
+pub(crate) fn opt_bytes(env: &mut JNIEnv, b: &JByteArray) -> Res<Option<Vec<u8>>> {
     if b.is_null() {
         return Ok(None);
     }
-    let len = env.get_array_length(b)? as usize;
-    if len > INLINE {
-        return Ok(Some(ArgBytes::Heap(env.convert_byte_array(b)?)));
-    }
-    let mut buf = [0i8; INLINE];
-    env.get_byte_array_region(b, 0, &mut buf[..len])?;
-    // SAFETY: `i8` (`jbyte`) and `u8` have the same size, alignment and
-    // valid bit patterns; this reinterprets the filled array as bytes.
-    let buf: [u8; INLINE] = unsafe { std::mem::transmute(buf) };
-    Ok(Some(ArgBytes::Inline { len, buf }))
+    Ok(Some(env.convert_byte_array(b)?))
 }
 
 /// A non-negative `int` as `u32`.

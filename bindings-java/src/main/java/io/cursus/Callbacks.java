@@ -37,6 +37,8 @@ final class Callbacks implements Executor {
     private static final AtomicInteger IDS = new AtomicInteger();
     /** The bit of {@link #state} saying the pool is shut down. */
     private static final int STOPPED = 1 << 30;
+    /** How long a drain task waits for the next completion before it ends. */
+    private static final long SPIN_NANOS = 10_000;
 
     private final ForkJoinPool pool;
     /** Completions handed over and not taken by a drain task yet, in order. */
@@ -98,13 +100,13 @@ final class Callbacks implements Executor {
         }
     }
 
-    /** The drain task: runs queued completions until the queue is empty. */
+    /** The drain task: runs queued completions until the queue stays empty. */
     private void drain() {
         scheduled.set(false);
         int ran = 0;
         try {
             Runnable next;
-            while ((next = queue.poll()) != null) {
+            while ((next = nextOrWait()) != null) {
                 if (!queue.isEmpty()) {
                     // Someone to run the rest should this completion block.
                     schedule();
@@ -115,6 +117,27 @@ final class Callbacks implements Executor {
         } finally {
             finished(ran);
         }
+    }
+
+    /**
+     * The next completion, waiting a few microseconds for one when the queue is empty:
+     * acknowledgements arrive in bursts a microsecond or two apart, and a worker that parked
+     * between two of them cost a park and an unpark (two system calls and a context switch)
+     * per completion.
+     */
+    private Runnable nextOrWait() {
+        Runnable next = queue.poll();
+        if (next != null) {
+            return next;
+        }
+        long deadline = System.nanoTime() + SPIN_NANOS;
+        do {
+            for (int i = 0; i < 64; i++) {
+                Thread.onSpinWait();
+            }
+            next = queue.poll();
+        } while (next == null && System.nanoTime() < deadline);
+        return next;
     }
 
     /** Runs what is queued on the calling thread (the pool refused a drain task). */

@@ -345,14 +345,10 @@ impl Consumer {
                 self.cluster.report_error(e);
             }
         }
-        let mut out: Vec<ConsumerRecord> = Vec::new();
+        let mut out: Vec<ConsumerRecord> = Vec::with_capacity(state.buffer.len().min(max));
         loop {
-            while out.len() < max {
-                match state.buffer.pop_front() {
-                    Some(r) => out.push(r),
-                    None => break,
-                }
-            }
+            let take = (max - out.len()).min(state.buffer.len());
+            out.extend(state.buffer.drain(..take));
             if out.len() >= max {
                 break;
             }
@@ -414,9 +410,12 @@ impl Consumer {
                 None => break,
             }
         }
-        for r in &out {
-            let tp = r.topic_partition();
-            let next = r.offset + 1;
+        // Once per run of one partition's records (a fetch's worth), not
+        // per record: the position after the run's last record.
+        for run in out.chunk_by(|a, b| a.partition == b.partition && a.topic == b.topic) {
+            let last = run.last().expect("chunks are never empty");
+            let tp = last.topic_partition();
+            let next = last.offset + 1;
             state.positions.insert(tp.clone(), next);
             let delivered = state.delivered.entry(tp).or_insert(next);
             *delivered = (*delivered).max(next);

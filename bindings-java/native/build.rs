@@ -13,6 +13,9 @@ fn main() {
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("out dir"));
     let api_dir = crate_dir.join("../../bridge/src/api");
     println!("cargo:rerun-if-changed={}", api_dir.display());
+    // Never unmapped: its fork hook stays registered with pthread_atfork for
+    // the life of the process (src/fork_watch.rs).
+    println!("cargo:rustc-cdylib-link-arg=-Wl,-z,nodelete");
     let api = cursus_bridge_gen::read_api(&api_dir).unwrap_or_else(|e| panic!("{e}"));
     std::fs::write(
         out_dir.join("bridge_jni.rs"),

@@ -9,15 +9,6 @@
 //! `pthread_atfork`; CPython never unloads an extension module, so it stays
 //! mapped while the process lives.
 
-#[cfg(unix)]
-extern "C" {
-    fn pthread_atfork(
-        prepare: Option<extern "C" fn()>,
-        parent: Option<extern "C" fn()>,
-        child: Option<extern "C" fn()>,
-    ) -> std::os::raw::c_int;
-}
-
 /// Hooks `fork()` for the engine (once; later calls do nothing). Where it
 /// cannot, calls keep the engine's pid check.
 pub(crate) fn watch() {
@@ -27,6 +18,6 @@ pub(crate) fn watch() {
         // function of the engine linked into this extension, which CPython
         // never unloads (see the module doc), and does one atomic add, which
         // is safe in the child of a multithreaded process.
-        unsafe { pthread_atfork(None, None, Some(hook)) == 0 }
+        unsafe { libc::pthread_atfork(None, None, Some(hook)) == 0 }
     });
 }

@@ -38,3 +38,7 @@ pub mod timeout;
 pub mod topic;
 
 pub use cursus::{Error, ErrorKind, Result};
+
+/// The engine's `fork()` hook, which each FFI crate registers with
+/// `pthread_atfork` when it is loaded (see `cursus::blocking::watch_forks`).
+pub use cursus::blocking::watch_forks;

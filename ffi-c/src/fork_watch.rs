@@ -7,16 +7,6 @@
 //! so the library must never be unmapped while the process lives: build.rs
 //! links it with `-z nodelete` (a `dlclose` keeps it loaded).
 
-use std::ffi::c_int;
-
-extern "C" {
-    fn pthread_atfork(
-        prepare: Option<extern "C" fn()>,
-        parent: Option<extern "C" fn()>,
-        child: Option<extern "C" fn()>,
-    ) -> c_int;
-}
-
 /// Run by the dynamic loader when the library is loaded (an ELF
 /// constructor). A static link may drop it; calls then keep the pid check.
 #[cfg(target_os = "linux")]
@@ -27,12 +17,12 @@ static WATCH_FORKS_AT_LOAD: extern "C" fn() = watch_forks_at_load;
 extern "C" fn watch_forks_at_load() {
     // A panic must not unwind into the loader.
     let _ = std::panic::catch_unwind(|| {
-        cursus::blocking::watch_forks(|hook| {
+        cursus_bridge::watch_forks(|hook| {
             // SAFETY: pthread_atfork only records the pointers; `hook` is a
             // plain function of this library, which is never unloaded (see
             // the module doc), and does one atomic add, which is safe in
             // the child of a multithreaded process.
-            unsafe { pthread_atfork(None, None, Some(hook)) == 0 }
+            unsafe { libc::pthread_atfork(None, None, Some(hook)) == 0 }
         })
     });
 }

@@ -21,6 +21,7 @@
 mod boundary;
 mod callbacks;
 mod convert;
+mod fork_watch;
 mod poll;
 
 /// What the generated entry points call (not every declaration uses every
@@ -84,6 +85,7 @@ pub unsafe extern "system" fn JNI_OnLoad(
             }
         }
         let _ = callbacks::VM.set(vm);
+        fork_watch::watch();
         JNI_VERSION_1_8
     });
     outcome.unwrap_or(JNI_ERR)

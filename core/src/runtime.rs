@@ -25,9 +25,9 @@
 
 use crate::error::{Error, ErrorKind, Result};
 use std::future::Future;
-use std::task::{Context, Poll};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
+use std::task::{Context, Poll};
 use tokio::runtime::{Handle, Runtime};
 
 struct Engine {

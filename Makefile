@@ -21,7 +21,7 @@ FUZZ_TARGETS := wire/frame wire/batch wire/record wire/command wire/error broker
 CURSUS_PROFILE ?= debug
 CARGO_PROFILE_FLAG := $(if $(filter release,$(CURSUS_PROFILE)),--release)
 
-.PHONY: all build test test-install test-rust chaos test-chaos lint fmt-check clippy doc-check bench fuzz fuzz-build demo quickstart-rust clean
+.PHONY: all build test test-install test-rust chaos test-chaos lint fmt-check clippy doc-check bench bench-bindings fuzz fuzz-build demo quickstart-rust clean
 
 all: build
 
@@ -86,8 +86,25 @@ bench:
 	CURSUS_BROKER_BIN=$(abspath $(or $(CARGO_TARGET_DIR),target))/release/cursus-broker $(CARGO) bench -p cursus --bench transactions
 	CURSUS_BROKER_BIN=$(abspath $(or $(CARGO_TARGET_DIR),target))/release/cursus-broker $(CARGO) bench -p cursus --bench eventstore
 	$(CARGO) bench -p cursus-broker --bench throughput
-	$(MAKE) --no-print-directory bench-ffi bench-python bench-java CURSUS_PROFILE=release
+	$(MAKE) --no-print-directory bench-bindings
 	python3 tools/bench-table.py $(abspath $(or $(CARGO_TARGET_DIR),target))
+
+# The binding benches (C, Go, the C ABI from Rust, Python, Java; release
+# builds) BENCH_RUNS times, each run's files kept under target/bench/runs/<i>/,
+# then the median of every figure written to target/bench/ by
+# tools/bench-median.py (one run's binding ÷ engine ratio moves by ±20 % on
+# a two-core machine; the ratios' min and max go along).
+BENCH_RUNS ?= 3
+BENCH_DIR := $(abspath $(or $(CARGO_TARGET_DIR),target))/bench
+BENCH_BINDING_FILES := ffi.json go.json ffi-rust.json engine-ref-c.json engine-ref-go.json python.json java.json
+bench-bindings:
+	rm -rf $(BENCH_DIR)/runs
+	for i in $$(seq 1 $(BENCH_RUNS)); do \
+	  $(MAKE) --no-print-directory bench-ffi bench-python bench-java CURSUS_PROFILE=release || exit 1; \
+	  mkdir -p $(BENCH_DIR)/runs/$$i || exit 1; \
+	  for f in $(BENCH_BINDING_FILES); do cp $(BENCH_DIR)/$$f $(BENCH_DIR)/runs/$$i/ || exit 1; done; \
+	done
+	python3 tools/bench-median.py $(BENCH_DIR) $(BENCH_DIR)/runs/*
 
 # Long, coverage-guided fuzzing: FUZZ_SECONDS per target, the wire codec
 # targets (wire/fuzz) and the broker's whole request path in-process

@@ -205,13 +205,26 @@ def known_rows(files: Dict[str, Any], shown: set) -> List[Row]:
         if same_run:
             add(f"{name}: engine reference produce / consume", ref_p,
                 f"{rate(ref_p)} / {rate(ref_c)}", src)
+        runs = num(data.get("runs"))
+
+        def ratio(key: str, computed: Optional[float]) -> Tuple[Optional[float], str]:
+            """The file's own ratio when it has one (with repeated runs, the
+            median of each run's ratio, and their spread), else `computed`."""
+            r = num(data.get(key))
+            if r is None:
+                return computed, f"{name} ÷ {ref}"
+            lo, hi = num(data.get(f"{key}_min")), num(data.get(f"{key}_max"))
+            spread = f", median of {runs:.0f} runs [{lo:.2f}–{hi:.2f}]" if runs and lo is not None and hi is not None else ""
+            return r, f"{name} ÷ {ref}{spread}"
+
         if batch is not None:
             add(f"{name} produce, batch send", batch, rate(batch), src,
-                div(batch, ref_p), f"{name} ÷ {ref}", goal)
+                *ratio("ratio_produce_batch", div(batch, ref_p)), goal)
         add(f"{name} produce" + (", one send per record" if batch is not None else ""),
-            per_record, rate(per_record), src, div(per_record, ref_p), f"{name} ÷ {ref}", goal)
-        add(f"{name} consume", consume, rate(consume), src, div(consume, ref_c),
-            f"{name} ÷ {ref}", goal)
+            per_record, rate(per_record), src,
+            *ratio("ratio_produce_per_record", div(per_record, ref_p)), goal)
+        add(f"{name} consume", consume, rate(consume), src,
+            *ratio("ratio_consume", div(consume, ref_c)), goal)
         for key in sorted(data):
             v = num(data.get(key))
             if v is None or (stem, key) in shown:
@@ -225,8 +238,8 @@ def known_rows(files: Dict[str, Any], shown: set) -> List[Row]:
             elif "rss" in key:
                 shown.add((stem, key))
                 add(f"{name} {key}", v, plain(v / 1024, " MiB"), src)
-            elif key.startswith("ratio"):
-                shown.add((stem, key))  # recomputed above
+            elif key.startswith("ratio") or key == "runs":
+                shown.add((stem, key))  # shown above
     for stem in ("python", "java", "ffi", "go"):
         if stem not in files:
             add(f"{stem} produce / consume", None, NOT_MEASURED, f"{stem}.json")

@@ -2449,6 +2449,9 @@ enum cursus_status_t cursus_producer_send(struct cursus_producer_t *producer,
 // I/O thread), in offset order per partition. If queueing fails, the
 // error is returned and the callback is never called. The callback may
 // call the library, including `send` and `flush` of this producer.
+// Without a callback (NULL) the record is sent all the same and nothing
+// is called for it: the cheapest send; a failure reaches the producer's
+// error listener, and `flush` waits for it as for any record.
 // Arguments are as for `producer_send`.
 //
 // Thread-safety: safe from any thread, concurrently on one producer, and

@@ -84,7 +84,7 @@ fn params(f: &BridgeFn, accessor: bool) -> Vec<String> {
                 out.push(format!("{n}_values: *const *const c_char"));
                 out.push(format!("{n}_count: usize"));
             }
-            ArgType::Callback(p) => {
+            ArgType::Callback(p) | ArgType::OptCallback(p) => {
                 out.push(format!("{n}: {}", callback_type(p)));
                 out.push("user_data: *mut c_void".to_owned());
             }
@@ -148,6 +148,17 @@ fn conversions(f: &BridgeFn, accessor: bool) -> (Vec<String>, Vec<String>) {
                     "let {n} = crate::args::pairs_arg({n}_keys, {n}_values, {n}_count, \"{n}\")?;"
                 ));
                 pass.push(format!("&{n}"));
+            }
+            ArgType::OptCallback(p) => {
+                // NULL: no completion at all (not one that drops the outcome).
+                let glue = match crate::callback_handle(p) {
+                    Some(h) => format!("handle::<::cursus_bridge::api::{h}, _>"),
+                    None => callback_glue(p).to_owned(),
+                };
+                stmts.push(format!(
+                    "let {n} = {n}.is_some().then(|| crate::callbacks::{glue}({n}, user_data));"
+                ));
+                pass.push(n.clone());
             }
             ArgType::Callback(p) => {
                 match crate::callback_handle(p) {
@@ -462,7 +473,7 @@ pub fn generate(api: &crate::Api) -> String {
     let mut callbacks: Vec<&str> = Vec::new();
     for f in api.fns.iter().filter(|f| f.for_lang("c")) {
         for (_, t) in &f.args {
-            if let ArgType::Callback(p) = t {
+            if let ArgType::Callback(p) | ArgType::OptCallback(p) = t {
                 if let Some(h) = crate::callback_handle(p) {
                     if !callbacks.contains(&h) {
                         callbacks.push(h);

@@ -36,7 +36,7 @@ fn param_types(t: &ArgType) -> (&'static str, &'static str) {
         ArgType::U32 | ArgType::I32 | ArgType::Usize => ("jint", "int"),
         ArgType::U64 | ArgType::I64 => ("jlong", "long"),
         ArgType::Strings | ArgType::Pairs => ("JObjectArray<'l>", "String[]"),
-        ArgType::Callback(_) => ("JObject<'l>", "NativeCompletion"),
+        ArgType::Callback(_) | ArgType::OptCallback(_) => ("JObject<'l>", "NativeCompletion"),
         ArgType::Listener(_) => ("JObject<'l>", "NativeListener"),
     }
 }
@@ -103,6 +103,19 @@ fn conversion(n: &str, t: &ArgType) -> (Option<String>, String) {
                 "let {n} = crate::glue::pairs(env, &{n}, \"{n}\")?;"
             )),
             format!("&{n}"),
+        ),
+        ArgType::OptCallback(p) => (
+            // null: no completion at all.
+            Some(format!(
+                "let {n} = if {n}.is_null() {{ None }} else {{ Some({}) }};",
+                match crate::callback_handle(p) {
+                    Some(h) => format!(
+                        "crate::glue::handle_completion::<::cursus_bridge::api::{h}>(env, &{n})?"
+                    ),
+                    None => format!("crate::glue::{}(env, &{n})?", callback_glue(p)),
+                }
+            )),
+            n.to_owned(),
         ),
         ArgType::Callback(p) => (
             Some(match crate::callback_handle(p) {

@@ -46,6 +46,9 @@ pub enum ArgType {
     Pairs,
     /// `Callback<T>`: a completion callback with a `T` on success.
     Callback(String),
+    /// `Option<Callback<T>>`: as `Callback<T>`, and C NULL / Java null
+    /// pass `None` (the call then needs no completion at all).
+    OptCallback(String),
     /// `Option<Listener<T>>`: a repeating callback with a `T` handle per
     /// event (lent for the call); `None` clears it.
     Listener(String),
@@ -173,7 +176,9 @@ pub fn read_api(dir: &Path) -> Result<Api, String> {
             .iter()
             .filter_map(|(_, t)| match t {
                 ArgType::Handle(h) | ArgType::Listener(h) => Some(h.clone()),
-                ArgType::Callback(p) => callback_handle(p).map(str::to_owned),
+                ArgType::Callback(p) | ArgType::OptCallback(p) => {
+                    callback_handle(p).map(str::to_owned)
+                }
                 _ => None,
             })
             .chain(match &f.ret {
@@ -238,6 +243,12 @@ fn arg_type(t: &str) -> Option<ArgType> {
         "&[String]" => ArgType::Strings,
         "&[(String,String)]" => ArgType::Pairs,
         _ => {
+            if let Some(inner) = t
+                .strip_prefix("Option<Callback<")
+                .and_then(|s| s.strip_suffix(">>"))
+            {
+                return Some(ArgType::OptCallback(inner.to_owned()));
+            }
             if let Some(inner) = t
                 .strip_prefix("Callback<")
                 .and_then(|s| s.strip_suffix('>'))
@@ -471,6 +482,10 @@ mod tests {
         assert_eq!(
             arg_type("Callback<RecordMetadata>"),
             Some(ArgType::Callback("RecordMetadata".into()))
+        );
+        assert_eq!(
+            arg_type("Option<Callback<RecordMetadata>>"),
+            Some(ArgType::OptCallback("RecordMetadata".into()))
         );
         assert_eq!(
             arg_type("&Producer"),

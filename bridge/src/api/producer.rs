@@ -70,6 +70,9 @@ pub fn producer_send(
 /// I/O thread), in offset order per partition. If queueing fails, the
 /// error is returned and the callback is never called. The callback may
 /// call the library, including `send` and `flush` of this producer.
+/// Without a callback (NULL) the record is sent all the same and nothing
+/// is called for it: the cheapest send; a failure reaches the producer's
+/// error listener, and `flush` waits for it as for any record.
 /// Arguments are as for `producer_send`.
 ///
 /// Thread-safety: safe from any thread, concurrently on one producer, and
@@ -82,8 +85,15 @@ pub fn producer_send_cb(
     key: Option<&[u8]>,
     value: &[u8],
     timestamp: i64,
-    callback: Callback<RecordMetadata>,
+    callback: Option<Callback<RecordMetadata>>,
 ) -> Result<()> {
+    let record = record(topic, partition, key, value, timestamp);
+    let Some(callback) = callback else {
+        // No callback (C NULL): no completion to box, queue and run on the
+        // callback thread per record. A failure still reaches the error
+        // listener (a failed batch); `flush` still waits for the record.
+        return producer.send(record).map(drop);
+    };
     // A failed delivery names its topic, whatever failed.
     let named = topic.to_owned();
     let callback = move |outcome: Result<RecordMetadata>| {
@@ -92,7 +102,7 @@ pub fn producer_send_cb(
             None => e.with_field("topic", named),
         }))
     };
-    producer.send_with_callback(record(topic, partition, key, value, timestamp), callback)
+    producer.send_with_callback(record, callback)
 }
 
 /// The outcomes of one batch send, in the order the records were packed:

@@ -1278,6 +1278,9 @@ final class NativeBridge {
      * I/O thread), in offset order per partition. If queueing fails, the
      * error is returned and the callback is never called. The callback may
      * call the library, including {@code send} and {@code flush} of this producer.
+     * Without a callback (NULL) the record is sent all the same and nothing
+     * is called for it: the cheapest send; a failure reaches the producer's
+     * error listener, and {@code flush} waits for it as for any record.
      * Arguments are as for {@code producer_send}.
      * <p>
      * Thread-safety: safe from any thread, concurrently on one producer, and

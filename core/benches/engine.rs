@@ -26,6 +26,9 @@ use cursus_testkit::pki::TestPki;
 use cursus_testkit::{cpu_time_of, TestBroker};
 use std::time::{Duration, Instant};
 
+#[path = "support/workload.rs"]
+mod workload;
+
 const PAYLOAD: usize = 100;
 const PARTITIONS: u32 = 4;
 
@@ -191,23 +194,12 @@ async fn produce(
     }
     let producer = Producer::connect(config).await?;
     let payload = bytes::Bytes::from(vec![b'x'; PAYLOAD]);
-    let started = Instant::now();
-    let mut pending = std::collections::VecDeque::new();
-    for i in 0..records {
-        let record = ProducerRecord::new(topic, payload.clone()).partition(i as u32 % PARTITIONS);
-        pending.push_back(producer.send(record).await?);
-        // Keep memory flat: settle acknowledgements as we go.
-        while pending.len() > 50_000 {
-            pending.pop_front().expect("non-empty").await?;
-        }
-    }
-    producer.flush(None).await?;
-    for d in pending {
-        d.await?;
-    }
-    let secs = started.elapsed().as_secs_f64();
+    let rate = workload::produce_all(&producer, records, |i| {
+        ProducerRecord::new(topic, payload.clone()).partition(i as u32 % PARTITIONS)
+    })
+    .await?;
     producer.close(Duration::from_secs(10)).await?;
-    Ok(records as f64 / secs)
+    Ok(rate)
 }
 
 /// Records per second consumed by one group member reading every record.
@@ -227,14 +219,9 @@ async fn consume(
     consumer
         .subscribe(Subscription::Topics(vec![topic.into()]))
         .await?;
-    let started = Instant::now();
-    let mut seen = 0;
-    while seen < records {
-        seen += consumer.poll(Duration::from_secs(5)).await?.len();
-    }
-    let secs = started.elapsed().as_secs_f64();
+    let rate = workload::consume_all(&consumer, records).await?;
     consumer.close().await?;
-    Ok(records as f64 / secs)
+    Ok(rate)
 }
 
 /// The produce run's `batch_size` and `linger_ms` from

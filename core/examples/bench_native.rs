@@ -17,8 +17,10 @@ use cursus::admin::{Admin, NewTopic};
 use cursus::consumer::{Consumer, Subscription};
 use cursus::producer::{Producer, ProducerRecord};
 use cursus::{ClientConfig, ConsumerConfig, ProducerConfig};
-use std::collections::VecDeque;
 use std::time::{Duration, Instant};
+
+#[path = "../benches/support/workload.rs"]
+mod workload;
 
 const PAYLOAD: usize = 100;
 const PARTITIONS: u32 = 4;
@@ -60,23 +62,12 @@ async fn produce(bootstrap: &str, topic: &str, records: usize) -> cursus::Result
     config.set("batch_size", "262144")?;
     let producer = Producer::connect(config).await?;
     let payload = bytes::Bytes::from(vec![b'x'; PAYLOAD]);
-    let started = Instant::now();
-    let mut pending = VecDeque::new();
-    for i in 0..records {
-        let record = ProducerRecord::new(topic, payload.clone()).partition(i as u32 % PARTITIONS);
-        pending.push_back(producer.send(record).await?);
-        // Keep memory flat: settle acknowledgements as we go.
-        while pending.len() > 50_000 {
-            pending.pop_front().expect("non-empty").await?;
-        }
-    }
-    producer.flush(None).await?;
-    for delivery in pending {
-        delivery.await?;
-    }
-    let secs = started.elapsed().as_secs_f64();
+    let rate = workload::produce_all(&producer, records, |i| {
+        ProducerRecord::new(topic, payload.clone()).partition(i as u32 % PARTITIONS)
+    })
+    .await?;
     producer.close(Duration::from_secs(10)).await?;
-    Ok(records as f64 / secs)
+    Ok(rate)
 }
 
 /// Records/s of one group member reading `records` records of `topic`, from

@@ -22,6 +22,10 @@ use cursus_ffi::*;
 use std::ffi::CString;
 use std::time::{Duration, Instant};
 
+// The engine's reference loops, as core/benches/engine.rs times them.
+#[path = "../../core/benches/support/workload.rs"]
+mod workload;
+
 const PAYLOAD: usize = 100;
 const PARTITIONS: u32 = 4;
 const BATCH: usize = 1000;
@@ -107,19 +111,7 @@ fn engine(broker: &str, n: usize) -> (f64, f64) {
         // Cloning the record clones its topic and shares its payload, as
         // `core/benches/engine.rs` does.
         let record = ProducerRecord::new(&topic, vec![b'x'; PAYLOAD]);
-        let started = Instant::now();
-        let mut pending = std::collections::VecDeque::new();
-        for _ in 0..n {
-            pending.push_back(producer.send(record.clone()).await?);
-            while pending.len() > 50_000 {
-                pending.pop_front().expect("non-empty").await?;
-            }
-        }
-        producer.flush(None).await?;
-        for d in pending {
-            d.await?;
-        }
-        let produce = n as f64 / started.elapsed().as_secs_f64();
+        let produce = workload::produce_all(&producer, n, |_| record.clone()).await?;
         producer.close(Duration::from_secs(10)).await?;
 
         let mut config = ConsumerConfig::new(broker, format!("{topic}-group"));
@@ -129,12 +121,7 @@ fn engine(broker: &str, n: usize) -> (f64, f64) {
         consumer
             .subscribe(Subscription::Topics(vec![topic.clone()]))
             .await?;
-        let started = Instant::now();
-        let mut seen = 0;
-        while seen < n {
-            seen += consumer.poll(Duration::from_secs(5)).await?.len();
-        }
-        let consume = n as f64 / started.elapsed().as_secs_f64();
+        let consume = workload::consume_all(&consumer, n).await?;
         consumer.close().await?;
         Ok::<_, cursus::Error>((produce, consume))
     })

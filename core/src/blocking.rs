@@ -38,7 +38,7 @@ use crate::producer::{
     Delivery, GroupMetadata, Producer as AsyncProducer, ProducerRecord, RecordMetadata,
 };
 use crate::runtime::block_on;
-pub use crate::runtime::{watch_forks, ProcessLocal};
+pub use crate::runtime::{poll_once, watch_forks, ProcessLocal};
 use crate::stats::Statistics;
 use std::time::{Duration, Instant};
 

@@ -111,14 +111,26 @@ pub(crate) fn block_on<F: Future>(future: F) -> Result<F::Output> {
     }
     let engine = engine()?;
     let mut future = std::pin::pin!(future);
-    {
-        let _entered = engine.runtime.enter();
-        let mut cx = Context::from_waker(futures_util::task::noop_waker_ref());
-        if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
-            return Ok(output);
-        }
+    if let Poll::Ready(output) = poll_once(engine.runtime.handle(), future.as_mut()) {
+        return Ok(output);
     }
     Ok(engine.runtime.block_on(future))
+}
+
+/// Polls `future` once on this thread, inside `runtime`'s context, with a
+/// waker that does nothing: the first step of a blocking call that is
+/// usually done at once (see [`block_on`]; Python's `send` takes it with
+/// the GIL held). A future still pending must be polled again with a real
+/// waker; a future relies only on the waker of its latest poll, so nothing
+/// is missed.
+pub fn poll_once<F: Future + ?Sized>(
+    runtime: &Handle,
+    future: std::pin::Pin<&mut F>,
+) -> Poll<F::Output> {
+    let _entered = runtime.enter();
+    future.poll(&mut Context::from_waker(
+        futures_util::task::noop_waker_ref(),
+    ))
 }
 
 /// A handle to this process's engine runtime.

@@ -79,20 +79,6 @@ where
     }
 }
 
-/// A waker that does nothing: the one poll `at_once` makes with the GIL
-/// held needs none (when the future is not ready, `drive` polls it again
-/// at once with its own waker, which is the one the engine then keeps).
-struct NoWake;
-
-impl std::task::Wake for NoWake {
-    fn wake(self: Arc<Self>) {}
-}
-
-fn no_waker() -> &'static std::task::Waker {
-    static WAKER: std::sync::OnceLock<std::task::Waker> = std::sync::OnceLock::new();
-    WAKER.get_or_init(|| std::task::Waker::from(Arc::new(NoWake)))
-}
-
 /// Like `interruptible`, for a call that is usually ready at once (a
 /// `send` with buffer space and the topic's metadata cached): polls the
 /// future once on this thread, in the engine runtime's context given by
@@ -114,11 +100,11 @@ where
     // Inside another runtime `drive` refuses the call, as every blocking
     // call is refused there.
     if tokio::runtime::Handle::try_current().is_err() {
-        let polled = {
-            let _entered = runtime.enter();
-            let mut cx = std::task::Context::from_waker(no_waker());
-            std::panic::catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(&mut cx)))
-        };
+        // When not ready, `drive` polls again at once with its own waker,
+        // the one the engine then keeps.
+        let polled = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            cursus::blocking::poll_once(runtime, future.as_mut())
+        }));
         match polled {
             Ok(std::task::Poll::Ready(outcome)) => return outcome.py_err(py),
             Ok(std::task::Poll::Pending) => {}

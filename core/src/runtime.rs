@@ -119,10 +119,10 @@ pub(crate) fn block_on<F: Future>(future: F) -> Result<F::Output> {
 
 /// Polls `future` once on this thread, inside `runtime`'s context, with a
 /// waker that does nothing: the first step of a blocking call that is
-/// usually done at once (see [`block_on`]; Python's `send` takes it with
-/// the GIL held). A future still pending must be polled again with a real
-/// waker; a future relies only on the waker of its latest poll, so nothing
-/// is missed.
+/// usually done at once (every blocking call of the engine takes it first;
+/// Python's `send` takes it with the GIL held). A future still pending must
+/// be polled again with a real waker; a future relies only on the waker of
+/// its latest poll, so nothing is missed.
 pub fn poll_once<F: Future + ?Sized>(
     runtime: &Handle,
     future: std::pin::Pin<&mut F>,

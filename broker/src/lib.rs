@@ -21,6 +21,7 @@
 
 pub mod auth;
 pub mod broker;
+pub mod cluster;
 pub mod commands;
 pub mod config;
 pub mod eventsource;

@@ -1,0 +1,692 @@
+//! The replicated cluster state (the Raft state machine's data) and the
+//! commands that change it. Pure: `apply` is deterministic, does no I/O and
+//! is unit-tested on its own; `raft::state_machine` feeds it committed
+//! entries and snapshots it.
+//!
+//! Invariants `apply` keeps (docs/cluster.md, "Replicated state"):
+//! * a partition's leader, when it has one, is an active broker in its ISR;
+//! * the ISR is a non-empty subset of the replicas (a dead last member
+//!   stays: it is the only one known to hold every committed record);
+//! * every leader change bumps the leader epoch exactly once;
+//! * the committed high-water mark only grows within a lifecycle epoch and
+//!   is fenced by the leader epoch of whoever advances it.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::storage::TopicDefinition;
+
+/// A Raft node id.
+pub type NodeId = u64;
+
+/// The snapshot format version (the spec's "snapshot version 9").
+pub const SNAPSHOT_VERSION: u32 = 9;
+
+/// The committed-HWM provenance version every partition carries.
+pub const COMMITTED_HWM_VERSION: u32 = 1;
+
+/// The replicated cluster metadata.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClusterState {
+    /// Snapshot format version; [`SNAPSHOT_VERSION`] once anything was applied.
+    pub version: u32,
+    /// Registered brokers by node id.
+    pub brokers: BTreeMap<NodeId, BrokerEntry>,
+    /// Topics by name.
+    pub topics: BTreeMap<String, TopicEntry>,
+}
+
+/// A broker known to the cluster.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BrokerEntry {
+    /// The broker id string clients see.
+    pub broker_id: String,
+    /// Broker-to-broker (cluster listener) address.
+    pub cluster_addr: String,
+    /// Advertised plain client address.
+    pub client_addr: String,
+    /// Advertised TLS client address, if the broker has a TLS listener.
+    #[serde(default)]
+    pub tls_client_addr: Option<String>,
+    /// Active (heartbeating) or not.
+    #[serde(default = "active")]
+    pub active: bool,
+    /// The topic lifecycle protocol version the broker speaks.
+    #[serde(default)]
+    pub lifecycle_protocol: u32,
+    /// When the status last changed (Unix milliseconds, from the proposer).
+    #[serde(default)]
+    pub since_ms: u64,
+}
+
+fn active() -> bool {
+    true
+}
+
+/// A topic: its definition and per-partition replication state.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TopicEntry {
+    /// The authoritative definition.
+    pub def: TopicDefinition,
+    /// Partition states, by partition id.
+    pub partitions: Vec<PartitionState>,
+}
+
+/// Replication state of one partition.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartitionState {
+    /// Assigned replicas, preferred leader first.
+    pub replicas: Vec<NodeId>,
+    /// In-sync replicas.
+    pub isr: Vec<NodeId>,
+    /// The leader, `None` while no in-sync replica is active.
+    pub leader: Option<NodeId>,
+    /// Bumped once per leader change.
+    pub leader_epoch: u64,
+    /// Committed high-water mark: every ISR member holds the records below.
+    pub committed_hwm: u64,
+    /// Provenance of `committed_hwm` ([`COMMITTED_HWM_VERSION`]).
+    pub committed_hwm_version: u32,
+}
+
+/// A change to the cluster state, proposed through Raft.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum FsmCommand {
+    /// Registers or updates a broker (JOIN_CLUSTER); it becomes active.
+    RegisterBroker {
+        /// Its node id.
+        node: NodeId,
+        /// Its entry.
+        entry: BrokerEntry,
+    },
+    /// Marks a broker active or inactive (missed heartbeats) and moves
+    /// partition leadership accordingly.
+    SetBrokerActive {
+        /// The broker.
+        node: NodeId,
+        /// Its new status.
+        active: bool,
+        /// Proposer's clock, Unix milliseconds.
+        now_ms: u64,
+    },
+    /// Creates or replaces a topic definition (CREATE, ALTER_TOPIC_CONFIG),
+    /// compare-and-set on the revision the proposer computed it from.
+    PutTopic {
+        /// The new definition.
+        def: TopicDefinition,
+        /// The revision it was computed from (`None`: the topic was absent).
+        expected_revision: Option<u64>,
+    },
+    /// Deletes a topic.
+    DeleteTopic {
+        /// Its name.
+        name: String,
+    },
+    /// Advances a partition's committed high-water mark.
+    AdvanceHwm {
+        /// Topic.
+        topic: String,
+        /// Partition.
+        partition: u32,
+        /// The proposing leader's epoch (fence).
+        leader_epoch: u64,
+        /// The new committed high-water mark.
+        hwm: u64,
+    },
+    /// Replaces a partition's ISR (the leader shrinking or expanding it).
+    SetIsr {
+        /// Topic.
+        topic: String,
+        /// Partition.
+        partition: u32,
+        /// The proposing leader's epoch (fence).
+        leader_epoch: u64,
+        /// The new ISR (must contain the leader).
+        isr: Vec<NodeId>,
+    },
+    /// ELECT_LEADER: makes an active in-sync replica the leader.
+    ElectLeader {
+        /// Topic.
+        topic: String,
+        /// Partition.
+        partition: u32,
+        /// The broker to lead.
+        target: NodeId,
+    },
+}
+
+/// What applying a command answered.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum FsmReply {
+    /// Applied (or a no-op).
+    Done,
+    /// A leader election's outcome.
+    Elected {
+        /// The leader before.
+        previous: Option<NodeId>,
+        /// The leader now.
+        leader: NodeId,
+        /// Its epoch.
+        leader_epoch: u64,
+        /// Whether anything changed.
+        changed: bool,
+    },
+    /// Refused: a typed error for the client.
+    Rejected {
+        /// The error code (e.g. `leader_election_rejected`).
+        code: String,
+        /// The error's `reason` field.
+        reason: String,
+    },
+}
+
+fn rejected(code: &str, reason: impl Into<String>) -> FsmReply {
+    FsmReply::Rejected {
+        code: code.to_string(),
+        reason: reason.into(),
+    }
+}
+
+impl ClusterState {
+    /// Applies one committed command.
+    pub fn apply(&mut self, cmd: &FsmCommand) -> FsmReply {
+        self.version = SNAPSHOT_VERSION;
+        match cmd {
+            FsmCommand::RegisterBroker { node, entry } => {
+                let mut entry = entry.clone();
+                entry.active = true;
+                self.brokers.insert(*node, entry);
+                self.broker_came_back(*node);
+                FsmReply::Done
+            }
+            FsmCommand::SetBrokerActive {
+                node,
+                active,
+                now_ms,
+            } => {
+                let Some(b) = self.brokers.get_mut(node) else {
+                    return rejected("broker_not_found", format!("node {node}"));
+                };
+                if b.active == *active {
+                    return FsmReply::Done;
+                }
+                b.active = *active;
+                b.since_ms = *now_ms;
+                if *active {
+                    self.broker_came_back(*node);
+                } else {
+                    self.broker_went_away(*node);
+                }
+                FsmReply::Done
+            }
+            FsmCommand::PutTopic {
+                def,
+                expected_revision,
+            } => self.put_topic(def, *expected_revision),
+            FsmCommand::DeleteTopic { name } => {
+                self.topics.remove(name);
+                FsmReply::Done
+            }
+            FsmCommand::AdvanceHwm {
+                topic,
+                partition,
+                leader_epoch,
+                hwm,
+            } => match self.partition_mut(topic, *partition) {
+                Some(p) if p.leader_epoch == *leader_epoch => {
+                    if *hwm > p.committed_hwm {
+                        p.committed_hwm = *hwm;
+                    }
+                    FsmReply::Done
+                }
+                Some(p) => rejected(
+                    "PARTITION_LEADER_FENCED",
+                    format!("epoch {} is not {}", leader_epoch, p.leader_epoch),
+                ),
+                None => rejected("partition_metadata_not_found", topic.clone()),
+            },
+            FsmCommand::SetIsr {
+                topic,
+                partition,
+                leader_epoch,
+                isr,
+            } => {
+                let Some(p) = self.partition_mut(topic, *partition) else {
+                    return rejected("partition_metadata_not_found", topic.clone());
+                };
+                if p.leader_epoch != *leader_epoch {
+                    return rejected("PARTITION_LEADER_FENCED", "stale leader epoch");
+                }
+                let leader_kept = p.leader.is_some_and(|l| isr.contains(&l));
+                if !leader_kept || !isr.iter().all(|n| p.replicas.contains(n)) {
+                    return rejected(
+                        "invalid_isr",
+                        "the ISR must hold the leader and only replicas",
+                    );
+                }
+                p.isr = p
+                    .replicas
+                    .iter()
+                    .copied()
+                    .filter(|n| isr.contains(n))
+                    .collect();
+                FsmReply::Done
+            }
+            FsmCommand::ElectLeader {
+                topic,
+                partition,
+                target,
+            } => self.elect_leader(topic, *partition, *target),
+        }
+    }
+
+    /// The partition state of `topic`/`partition`.
+    pub fn partition(&self, topic: &str, partition: u32) -> Option<&PartitionState> {
+        self.topics.get(topic)?.partitions.get(partition as usize)
+    }
+
+    fn partition_mut(&mut self, topic: &str, partition: u32) -> Option<&mut PartitionState> {
+        self.topics
+            .get_mut(topic)?
+            .partitions
+            .get_mut(partition as usize)
+    }
+
+    /// Active brokers, by node id.
+    pub fn active_brokers(&self) -> Vec<NodeId> {
+        self.brokers
+            .iter()
+            .filter(|(_, b)| b.active)
+            .map(|(n, _)| *n)
+            .collect()
+    }
+
+    /// The node registered with broker id `broker_id`.
+    pub fn node_of(&self, broker_id: &str) -> Option<NodeId> {
+        self.brokers
+            .iter()
+            .find(|(_, b)| b.broker_id == broker_id)
+            .map(|(n, _)| *n)
+    }
+
+    fn is_active(&self, node: NodeId) -> bool {
+        self.brokers.get(&node).is_some_and(|b| b.active)
+    }
+
+    fn put_topic(&mut self, def: &TopicDefinition, expected: Option<u64>) -> FsmReply {
+        let current = self.topics.get(&def.name);
+        if current.map(|t| t.def.revision) != expected {
+            return rejected(
+                "topic_definition_conflict",
+                "the definition changed meanwhile; retry",
+            );
+        }
+        let existing = current.map_or(0, |t| t.partitions.len());
+        let brokers = self.active_brokers();
+        let needed = existing < def.partitions as usize;
+        if needed && (def.replication_factor as usize) > brokers.len() {
+            return rejected(
+                "invalid_replication_factor",
+                format!(
+                    "replication_factor {} exceeds the {} active brokers",
+                    def.replication_factor,
+                    brokers.len()
+                ),
+            );
+        }
+        let mut partitions = current.map(|t| t.partitions.clone()).unwrap_or_default();
+        // A topic-dependent start spreads leaders of different topics.
+        let start = topic_hash(&def.name) as usize;
+        for id in existing..def.partitions as usize {
+            let replicas: Vec<NodeId> = (0..def.replication_factor as usize)
+                .map(|r| brokers[(start + id + r) % brokers.len()])
+                .collect();
+            partitions.push(PartitionState {
+                leader: replicas.first().copied(),
+                isr: replicas.clone(),
+                replicas,
+                leader_epoch: 1,
+                committed_hwm: 0,
+                committed_hwm_version: COMMITTED_HWM_VERSION,
+            });
+        }
+        self.topics.insert(
+            def.name.clone(),
+            TopicEntry {
+                def: def.clone(),
+                partitions,
+            },
+        );
+        FsmReply::Done
+    }
+
+    fn elect_leader(&mut self, topic: &str, partition: u32, target: NodeId) -> FsmReply {
+        let target_active = self.is_active(target);
+        let Some(p) = self.partition_mut(topic, partition) else {
+            return rejected("partition_not_found", format!("{topic}/{partition}"));
+        };
+        if p.leader == Some(target) {
+            return FsmReply::Elected {
+                previous: Some(target),
+                leader: target,
+                leader_epoch: p.leader_epoch,
+                changed: false,
+            };
+        }
+        if !target_active || !p.replicas.contains(&target) || !p.isr.contains(&target) {
+            return rejected(
+                "leader_election_rejected",
+                "the target is not an active in-sync replica",
+            );
+        }
+        let previous = p.leader;
+        p.leader = Some(target);
+        p.leader_epoch += 1;
+        FsmReply::Elected {
+            previous,
+            leader: target,
+            leader_epoch: p.leader_epoch,
+            changed: true,
+        }
+    }
+
+    /// A broker stopped heartbeating: it leaves every ISR it can leave,
+    /// and partitions it led get another active in-sync leader (or none).
+    fn broker_went_away(&mut self, node: NodeId) {
+        let active: Vec<NodeId> = self.active_brokers();
+        for p in self
+            .topics
+            .values_mut()
+            .flat_map(|t| t.partitions.iter_mut())
+        {
+            if p.isr.len() > 1 && p.isr.contains(&node) {
+                p.isr.retain(|n| *n != node);
+            }
+            if p.leader == Some(node) {
+                p.leader = p.isr.iter().copied().find(|n| active.contains(n));
+                p.leader_epoch += 1;
+            }
+        }
+    }
+
+    /// A broker is back: partitions left without a leader whose ISR holds
+    /// it are led by it again.
+    fn broker_came_back(&mut self, node: NodeId) {
+        for p in self
+            .topics
+            .values_mut()
+            .flat_map(|t| t.partitions.iter_mut())
+        {
+            if p.leader.is_none() && p.isr.contains(&node) {
+                p.leader = Some(node);
+                p.leader_epoch += 1;
+            }
+        }
+    }
+}
+
+/// FNV-1a of a topic name: a stable placement offset (the same on every
+/// node and across versions, unlike `std`'s hasher).
+fn topic_hash(name: &str) -> u64 {
+    name.bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::{AuthPolicy, CleanupPolicy, Partitioner};
+
+    fn def(name: &str, partitions: u32, rf: u32, revision: u64) -> TopicDefinition {
+        TopicDefinition {
+            name: name.into(),
+            partitions,
+            idempotent: false,
+            event_sourcing: false,
+            replication_factor: rf,
+            min_in_sync_replicas: None,
+            cleanup_policy: CleanupPolicy::Delete,
+            retention_hours: 0,
+            retention_bytes: 0,
+            partitioner: Partitioner::HashKey,
+            auth_policy: AuthPolicy::Open,
+            read_acl: vec![],
+            write_acl: vec![],
+            revision,
+            lifecycle_epoch: 0,
+            aggregate_replay: false,
+        }
+    }
+
+    fn three() -> ClusterState {
+        let mut s = ClusterState::default();
+        for n in 1..=3 {
+            s.apply(&FsmCommand::RegisterBroker {
+                node: n,
+                entry: BrokerEntry {
+                    broker_id: format!("broker-{n}"),
+                    cluster_addr: format!("127.0.0.1:710{n}"),
+                    client_addr: format!("127.0.0.1:910{n}"),
+                    tls_client_addr: None,
+                    active: true,
+                    lifecycle_protocol: 2,
+                    since_ms: 0,
+                },
+            });
+        }
+        s
+    }
+
+    fn put(s: &mut ClusterState, d: TopicDefinition, expected: Option<u64>) -> FsmReply {
+        s.apply(&FsmCommand::PutTopic {
+            def: d,
+            expected_revision: expected,
+        })
+    }
+
+    #[test]
+    fn placement_spreads_replicas_and_leaders() {
+        let mut s = three();
+        assert_eq!(put(&mut s, def("t", 6, 3, 1), None), FsmReply::Done);
+        let t = &s.topics["t"];
+        let mut leaders = std::collections::BTreeSet::new();
+        for p in &t.partitions {
+            let mut r = p.replicas.clone();
+            r.sort();
+            assert_eq!(r, vec![1, 2, 3]);
+            assert_eq!(p.isr, p.replicas);
+            assert_eq!(p.leader, Some(p.replicas[0]));
+            assert_eq!(p.leader_epoch, 1);
+            assert_eq!(p.committed_hwm_version, COMMITTED_HWM_VERSION);
+            leaders.insert(p.leader.unwrap());
+        }
+        assert_eq!(leaders.len(), 3, "every broker leads some partition");
+    }
+
+    #[test]
+    fn put_topic_is_compare_and_set_and_keeps_partition_state() {
+        let mut s = three();
+        put(&mut s, def("t", 2, 2, 1), None);
+        s.apply(&FsmCommand::AdvanceHwm {
+            topic: "t".into(),
+            partition: 0,
+            leader_epoch: 1,
+            hwm: 7,
+        });
+        // A proposer that computed from a stale revision is refused.
+        assert!(matches!(
+            put(&mut s, def("t", 3, 2, 2), None),
+            FsmReply::Rejected { ref code, .. } if code == "topic_definition_conflict"
+        ));
+        assert_eq!(put(&mut s, def("t", 3, 2, 2), Some(1)), FsmReply::Done);
+        let t = &s.topics["t"];
+        assert_eq!(t.partitions.len(), 3);
+        assert_eq!(t.partitions[0].committed_hwm, 7, "existing state kept");
+        assert_eq!(t.def.revision, 2);
+    }
+
+    #[test]
+    fn replication_factor_above_active_brokers_is_refused() {
+        let mut s = three();
+        assert!(matches!(
+            put(&mut s, def("t", 1, 4, 1), None),
+            FsmReply::Rejected { ref code, .. } if code == "invalid_replication_factor"
+        ));
+        assert!(s.topics.is_empty());
+    }
+
+    #[test]
+    fn hwm_is_fenced_by_epoch_and_monotonic() {
+        let mut s = three();
+        put(&mut s, def("t", 1, 3, 1), None);
+        let adv = |hwm, epoch| FsmCommand::AdvanceHwm {
+            topic: "t".into(),
+            partition: 0,
+            leader_epoch: epoch,
+            hwm,
+        };
+        assert_eq!(s.apply(&adv(5, 1)), FsmReply::Done);
+        assert_eq!(s.apply(&adv(3, 1)), FsmReply::Done);
+        assert_eq!(s.partition("t", 0).unwrap().committed_hwm, 5);
+        assert!(matches!(s.apply(&adv(9, 0)), FsmReply::Rejected { .. }));
+        assert_eq!(s.partition("t", 0).unwrap().committed_hwm, 5);
+    }
+
+    #[test]
+    fn a_dead_leader_is_replaced_by_an_in_sync_replica_once() {
+        let mut s = three();
+        put(&mut s, def("t", 1, 3, 1), None);
+        let before = s.partition("t", 0).unwrap().clone();
+        let old = before.leader.unwrap();
+        s.apply(&FsmCommand::SetBrokerActive {
+            node: old,
+            active: false,
+            now_ms: 1,
+        });
+        let p = s.partition("t", 0).unwrap();
+        assert_ne!(p.leader, Some(old));
+        assert!(p.isr.contains(&p.leader.unwrap()));
+        assert!(!p.isr.contains(&old));
+        assert_eq!(p.leader_epoch, before.leader_epoch + 1);
+        // Repeating the status change changes nothing.
+        let epoch = p.leader_epoch;
+        s.apply(&FsmCommand::SetBrokerActive {
+            node: old,
+            active: false,
+            now_ms: 2,
+        });
+        assert_eq!(s.partition("t", 0).unwrap().leader_epoch, epoch);
+    }
+
+    #[test]
+    fn the_last_in_sync_replica_stays_and_leads_again_when_back() {
+        let mut s = three();
+        put(&mut s, def("t", 1, 1, 1), None);
+        let only = s.partition("t", 0).unwrap().leader.unwrap();
+        s.apply(&FsmCommand::SetBrokerActive {
+            node: only,
+            active: false,
+            now_ms: 1,
+        });
+        let p = s.partition("t", 0).unwrap();
+        assert_eq!(p.leader, None, "no out-of-sync replica is promoted");
+        assert_eq!(p.isr, vec![only]);
+        s.apply(&FsmCommand::SetBrokerActive {
+            node: only,
+            active: true,
+            now_ms: 2,
+        });
+        assert_eq!(s.partition("t", 0).unwrap().leader, Some(only));
+    }
+
+    #[test]
+    fn elect_leader_rules() {
+        let mut s = three();
+        put(&mut s, def("t", 1, 3, 1), None);
+        let p = s.partition("t", 0).unwrap().clone();
+        let leader = p.leader.unwrap();
+        let other = p.replicas[1];
+        let elect = |target| FsmCommand::ElectLeader {
+            topic: "t".into(),
+            partition: 0,
+            target,
+        };
+        // The current leader: idempotent, nothing changes.
+        assert_eq!(
+            s.apply(&elect(leader)),
+            FsmReply::Elected {
+                previous: Some(leader),
+                leader,
+                leader_epoch: 1,
+                changed: false
+            }
+        );
+        assert_eq!(
+            s.apply(&elect(other)),
+            FsmReply::Elected {
+                previous: Some(leader),
+                leader: other,
+                leader_epoch: 2,
+                changed: true
+            }
+        );
+        // A retry is idempotent: the epoch moves once.
+        assert!(matches!(
+            s.apply(&elect(other)),
+            FsmReply::Elected {
+                changed: false,
+                leader_epoch: 2,
+                ..
+            }
+        ));
+        // Out of the ISR: refused.
+        let third = p.replicas[2];
+        s.apply(&FsmCommand::SetIsr {
+            topic: "t".into(),
+            partition: 0,
+            leader_epoch: 2,
+            isr: vec![other, leader],
+        });
+        assert!(matches!(
+            s.apply(&elect(third)),
+            FsmReply::Rejected { ref code, .. } if code == "leader_election_rejected"
+        ));
+        assert!(matches!(s.apply(&elect(99)), FsmReply::Rejected { .. }));
+    }
+
+    #[test]
+    fn isr_changes_are_fenced_and_keep_the_leader() {
+        let mut s = three();
+        put(&mut s, def("t", 1, 3, 1), None);
+        let p = s.partition("t", 0).unwrap().clone();
+        let leader = p.leader.unwrap();
+        let set = |isr: Vec<NodeId>, epoch| FsmCommand::SetIsr {
+            topic: "t".into(),
+            partition: 0,
+            leader_epoch: epoch,
+            isr,
+        };
+        assert!(matches!(
+            s.apply(&set(vec![p.replicas[1]], 1)),
+            FsmReply::Rejected { .. }
+        ));
+        assert!(matches!(
+            s.apply(&set(vec![leader], 0)),
+            FsmReply::Rejected { .. }
+        ));
+        assert_eq!(s.apply(&set(vec![leader], 1)), FsmReply::Done);
+        assert_eq!(s.partition("t", 0).unwrap().isr, vec![leader]);
+    }
+
+    #[test]
+    fn snapshot_round_trips_as_json() {
+        let mut s = three();
+        put(&mut s, def("t", 2, 3, 1), None);
+        let json = serde_json::to_string(&s).unwrap();
+        let back: ClusterState = serde_json::from_str(&json).unwrap();
+        assert_eq!(back, s);
+        assert_eq!(back.version, SNAPSHOT_VERSION);
+    }
+}

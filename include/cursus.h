@@ -125,6 +125,12 @@ typedef struct cursus_aggregate_t cursus_aggregate_t;
 // Opaque appended handle (destroy with `cursus_appended_destroy`).
 typedef struct cursus_appended_t cursus_appended_t;
 
+// Opaque cluster broker list handle (destroy with `cursus_cluster_broker_list_destroy`).
+typedef struct cursus_cluster_broker_list_t cursus_cluster_broker_list_t;
+
+// Opaque cluster status handle (destroy with `cursus_cluster_status_destroy`).
+typedef struct cursus_cluster_status_t cursus_cluster_status_t;
+
 // Opaque config handle (destroy with `cursus_config_destroy`).
 typedef struct cursus_config_t cursus_config_t;
 
@@ -157,6 +163,9 @@ typedef struct cursus_event_store_t cursus_event_store_t;
 
 // Opaque group status handle (destroy with `cursus_group_status_destroy`).
 typedef struct cursus_group_status_t cursus_group_status_t;
+
+// Opaque leader election handle (destroy with `cursus_leader_election_destroy`).
+typedef struct cursus_leader_election_t cursus_leader_election_t;
 
 // Opaque log record handle (destroy with `cursus_log_record_destroy`).
 typedef struct cursus_log_record_t cursus_log_record_t;
@@ -503,6 +512,378 @@ enum cursus_status_t cursus_admin_help(struct cursus_admin_t *admin,
 // writable storage.
 enum cursus_status_t cursus_admin_close(struct cursus_admin_t *admin,
                                         struct cursus_error_t **out_error);
+
+// The cluster's state (CLUSTER_STATUS): the Raft leader, every broker and
+// every partition with its leader, epoch, high-water mark and replicas.
+//
+// Thread-safety: safe from any thread, concurrently on one client.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_admin_cluster_status(struct cursus_admin_t *admin,
+                                                 struct cursus_cluster_status_t **out_status,
+                                                 struct cursus_error_t **out_error);
+
+// Makes broker `broker_id` (an active in-sync replica) the leader of
+// `topic`/`partition` (ELECT_LEADER). Electing the current leader again
+// changes nothing (`changed` is false). Errors: `leader_election_rejected`
+// (conflict), `topic_not_found`, `partition_not_found`.
+//
+// Thread-safety: safe from any thread, concurrently on one client.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_admin_elect_leader(struct cursus_admin_t *admin,
+                                               const char *topic,
+                                               uint32_t partition,
+                                               const char *broker_id,
+                                               struct cursus_leader_election_t **out_election,
+                                               struct cursus_error_t **out_error);
+
+// The brokers registered in the cluster (LIST_CLUSTER).
+//
+// Thread-safety: safe from any thread, concurrently on one client.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_admin_list_cluster(struct cursus_admin_t *admin,
+                                               struct cursus_cluster_broker_list_t **out_brokers,
+                                               struct cursus_error_t **out_error);
+
+// The broker id of the Raft leader (none while no leader is known).
+//
+// Thread-safety: safe from any thread while the handle is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_cluster_status_raft_leader(const struct cursus_cluster_status_t *status);
+
+// The number of partitions without an active leader.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_cluster_status_leaderless(const struct cursus_cluster_status_t *status);
+
+// The number of partitions whose ISR is smaller than their replica set.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_cluster_status_under_replicated(const struct cursus_cluster_status_t *status);
+
+// The cluster's brokers, as a broker list of their own (destroy it too).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_cluster_status_brokers(struct cursus_cluster_status_t *status,
+                                                   struct cursus_cluster_broker_list_t **out_brokers,
+                                                   struct cursus_error_t **out_error);
+
+// The number of partitions listed.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+size_t cursus_cluster_status_partition_count(const struct cursus_cluster_status_t *status);
+
+// The topic of partition entry `index` (none when out of range).
+//
+// Thread-safety: safe from any thread while the handle is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_cluster_status_partition_topic(const struct cursus_cluster_status_t *status,
+                                                  size_t index);
+
+// The partition id of partition entry `index` (-1 when out of range).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+int64_t cursus_cluster_status_partition_id(const struct cursus_cluster_status_t *status,
+                                           size_t index);
+
+// The broker id of the leader of partition entry `index` (none for a
+// leaderless partition or when out of range).
+//
+// Thread-safety: safe from any thread while the handle is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_cluster_status_partition_leader(const struct cursus_cluster_status_t *status,
+                                                   size_t index);
+
+// The leader epoch of partition entry `index` (-1 when out of range).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+int64_t cursus_cluster_status_partition_leader_epoch(const struct cursus_cluster_status_t *status,
+                                                     size_t index);
+
+// The committed high-water mark of partition entry `index` (-1 when out
+// of range).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+int64_t cursus_cluster_status_partition_hwm(const struct cursus_cluster_status_t *status,
+                                            size_t index);
+
+// The number of replicas of partition entry `index` (0 when out of range).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+size_t cursus_cluster_status_partition_replica_count(const struct cursus_cluster_status_t *status,
+                                                     size_t index);
+
+// The broker id of replica `replica` of partition entry `index` (none
+// when out of range).
+//
+// Thread-safety: safe from any thread while the handle is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_cluster_status_partition_replica(const struct cursus_cluster_status_t *status,
+                                                    size_t index,
+                                                    size_t replica);
+
+// The number of in-sync replicas of partition entry `index` (0 when out
+// of range).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+size_t cursus_cluster_status_partition_isr_count(const struct cursus_cluster_status_t *status,
+                                                 size_t index);
+
+// The broker id of in-sync replica `replica` of partition entry `index`
+// (none when out of range).
+//
+// Thread-safety: safe from any thread while the handle is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_cluster_status_partition_isr(const struct cursus_cluster_status_t *status,
+                                                size_t index,
+                                                size_t replica);
+
+// The number of brokers listed.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+size_t cursus_cluster_broker_list_count(const struct cursus_cluster_broker_list_t *list);
+
+// The broker id of entry `index` (none when out of range).
+//
+// Thread-safety: safe from any thread while the handle is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_cluster_broker_list_id(const struct cursus_cluster_broker_list_t *list,
+                                          size_t index);
+
+// The cluster (peer) address of entry `index` (none when out of range).
+//
+// Thread-safety: safe from any thread while the handle is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_cluster_broker_list_addr(const struct cursus_cluster_broker_list_t *list,
+                                            size_t index);
+
+// The client address of entry `index` (none when the broker reports none
+// or out of range).
+//
+// Thread-safety: safe from any thread while the handle is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_cluster_broker_list_client_addr(const struct cursus_cluster_broker_list_t *list,
+                                                   size_t index);
+
+// The status of entry `index`, `active` or `inactive` (none when out of
+// range).
+//
+// Thread-safety: safe from any thread while the handle is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_cluster_broker_list_status(const struct cursus_cluster_broker_list_t *list,
+                                              size_t index);
+
+// When entry `index` was last heard from, RFC 3339 (none when not
+// reported or out of range).
+//
+// Thread-safety: safe from any thread while the handle is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_cluster_broker_list_last_seen(const struct cursus_cluster_broker_list_t *list,
+                                                 size_t index);
+
+// The lifecycle protocol version of entry `index` (-1 when not reported
+// or out of range).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+int64_t cursus_cluster_broker_list_lifecycle_protocol(const struct cursus_cluster_broker_list_t *list,
+                                                      size_t index);
+
+// The topic of the election.
+//
+// Thread-safety: safe from any thread while the handle is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_leader_election_topic(const struct cursus_leader_election_t *election);
+
+// The partition of the election.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint32_t cursus_leader_election_partition(const struct cursus_leader_election_t *election);
+
+// The broker id of the leader before the election (none when the
+// partition had no leader).
+//
+// Thread-safety: safe from any thread while the handle is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_leader_election_previous_leader(const struct cursus_leader_election_t *election);
+
+// The broker id of the leader now.
+//
+// Thread-safety: safe from any thread while the handle is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_leader_election_leader(const struct cursus_leader_election_t *election);
+
+// The leader epoch now.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_leader_election_leader_epoch(const struct cursus_leader_election_t *election);
+
+// Whether the election changed the leader (false: the broker already led).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+bool cursus_leader_election_changed(const struct cursus_leader_election_t *election);
 
 // Creates an empty configuration (every option at its default) that any
 // kind of client may use: `set` accepts an option some kind knows, and
@@ -3811,6 +4192,32 @@ void cursus_aggregate_destroy(struct cursus_aggregate_t *handle);
 // writable storage.
 void cursus_appended_destroy(struct cursus_appended_t *handle);
 
+// Destroys a cluster broker list handle (NULL and already-destroyed handles are
+// ignored). Strings and bytes its accessors lent become invalid.
+//
+// Thread-safety: safe from any thread; calls running on the handle
+// finish normally, later ones fail with `CURSUS_ERR_INVALID_ARGUMENT`.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+void cursus_cluster_broker_list_destroy(struct cursus_cluster_broker_list_t *handle);
+
+// Destroys a cluster status handle (NULL and already-destroyed handles are
+// ignored). Strings and bytes its accessors lent become invalid.
+//
+// Thread-safety: safe from any thread; calls running on the handle
+// finish normally, later ones fail with `CURSUS_ERR_INVALID_ARGUMENT`.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+void cursus_cluster_status_destroy(struct cursus_cluster_status_t *handle);
+
 // Destroys a config handle (NULL and already-destroyed handles are
 // ignored). Strings and bytes its accessors lent become invalid.
 //
@@ -3953,6 +4360,19 @@ void cursus_event_store_destroy(struct cursus_event_store_t *handle);
 // buffers hold the given length; out-parameters are NULL or point to
 // writable storage.
 void cursus_group_status_destroy(struct cursus_group_status_t *handle);
+
+// Destroys a leader election handle (NULL and already-destroyed handles are
+// ignored). Strings and bytes its accessors lent become invalid.
+//
+// Thread-safety: safe from any thread; calls running on the handle
+// finish normally, later ones fail with `CURSUS_ERR_INVALID_ARGUMENT`.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+void cursus_leader_election_destroy(struct cursus_leader_election_t *handle);
 
 // Destroys a log record handle (NULL and already-destroyed handles are
 // ignored). Strings and bytes its accessors lent become invalid.

@@ -1,4 +1,4 @@
-//! The admin client: topic and group administration.
+//! The admin client: topic, group and cluster administration.
 
 use crate::client::{Cluster, Idempotence, Lane};
 use crate::config::ClientConfig;
@@ -7,6 +7,10 @@ use crate::protocol::admin::parse_offsets;
 pub use crate::protocol::admin::{
     DeleteOutcome, GroupMember, GroupStatus, NewTopic, PartitionDescription, PartitionOffsets,
     TopicDescription, TopicInfo, TopicMetadata, TruncateOutcome,
+};
+use crate::protocol::cluster::parse_cluster_brokers;
+pub use crate::protocol::cluster::{
+    ClusterBroker, ClusterPartition, ClusterStatus, LeaderElection,
 };
 use crate::protocol::reply::{bool_text, parse_json, OkReply};
 use crate::wire::{Command, CommandPayload};
@@ -65,6 +69,20 @@ impl Admin {
         self.check_open()?;
         self.cluster
             .ok_request(command, &payload, idempotence)
+            .await
+    }
+
+    /// A request whose reply is parsed whole (JSON after `OK name=` may
+    /// hold spaces, which [`OkReply`] would split).
+    async fn raw(
+        &self,
+        command: Command,
+        payload: CommandPayload,
+        idempotence: Idempotence,
+    ) -> Result<bytes::Bytes> {
+        self.check_open()?;
+        self.cluster
+            .request(None, Lane::CONTROL, command, &payload, idempotence)
             .await
     }
 
@@ -211,6 +229,58 @@ impl Admin {
         Ok(reply.list("groups"))
     }
 
+    /// CLUSTER_STATUS: the Raft leader, every broker and every partition's
+    /// leader, epoch and replicas (distributed mode, `docs/cluster.md`).
+    /// A standalone broker refuses it with `distribution_not_enabled`
+    /// (class validation).
+    pub async fn cluster_status(&self) -> Result<ClusterStatus> {
+        let reply = self
+            .raw(
+                Command::ClusterStatus,
+                CommandPayload::new(),
+                Idempotence::Safe,
+            )
+            .await?;
+        ClusterStatus::from_reply(&reply)
+    }
+
+    /// ELECT_LEADER: makes `broker_id` (an active in-sync replica) the
+    /// leader of `topic`/`partition`. Electing the current leader again
+    /// changes nothing (`changed` false), so the call is retried like any
+    /// idempotent admin change. Errors: `leader_election_rejected`
+    /// (conflict: not an active ISR member), `topic_not_found`,
+    /// `partition_not_found`, and `distribution_not_enabled` on a
+    /// standalone broker.
+    pub async fn elect_leader(
+        &self,
+        topic: &str,
+        partition: u32,
+        broker_id: &str,
+    ) -> Result<LeaderElection> {
+        let payload = CommandPayload::new()
+            .field("topic", topic)
+            .field("partition", partition)
+            .field("broker", broker_id);
+        let reply = self
+            .ok(Command::ElectLeader, payload, Idempotence::Safe)
+            .await?;
+        self.cluster.invalidate_metadata(topic);
+        LeaderElection::from_reply(&reply)
+    }
+
+    /// LIST_CLUSTER: the registered brokers (distributed mode). A
+    /// standalone broker refuses it with `distribution_not_enabled`.
+    pub async fn list_cluster(&self) -> Result<Vec<ClusterBroker>> {
+        let reply = self
+            .raw(
+                Command::ListCluster,
+                CommandPayload::new(),
+                Idempotence::Safe,
+            )
+            .await?;
+        parse_cluster_brokers(&reply)
+    }
+
     /// The commands the broker supports.
     pub async fn help(&self) -> Result<Vec<String>> {
         let reply = self
@@ -230,5 +300,36 @@ impl Admin {
     /// The shared cluster view (for engine components built on this client).
     pub fn cluster(&self) -> &Arc<Cluster> {
         &self.cluster
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::wire::ErrorClass;
+
+    #[tokio::test]
+    async fn a_standalone_broker_refuses_cluster_admin() {
+        let broker = cursus_testkit::TestBroker::start();
+        let admin = Admin::connect(ClientConfig::new(&broker.addr))
+            .await
+            .unwrap();
+        let errors = [
+            admin.cluster_status().await.unwrap_err(),
+            admin
+                .elect_leader("orders", 0, "broker-1")
+                .await
+                .unwrap_err(),
+            admin.list_cluster().await.unwrap_err(),
+        ];
+        for e in errors {
+            assert_eq!(e.code(), "distribution_not_enabled", "{e}");
+            assert_eq!(e.class(), ErrorClass::Validation, "{e}");
+        }
+        admin.close().await;
+        assert_eq!(
+            admin.cluster_status().await.unwrap_err().kind(),
+            crate::ErrorKind::Closed
+        );
     }
 }

@@ -69,8 +69,9 @@ pub mod stats;
 pub(crate) use cursus_wire as wire;
 
 pub use admin::{
-    DeleteOutcome, GroupMember, GroupStatus, NewTopic, PartitionDescription, PartitionOffsets,
-    TopicDescription, TopicInfo, TopicMetadata, TruncateOutcome,
+    ClusterBroker, ClusterPartition, ClusterStatus, DeleteOutcome, GroupMember, GroupStatus,
+    LeaderElection, NewTopic, PartitionDescription, PartitionOffsets, TopicDescription, TopicInfo,
+    TopicMetadata, TruncateOutcome,
 };
 pub use config::{ClientConfig, ConsumerConfig, ProducerConfig};
 pub use consumer::{ConsumerRecord, RebalanceEvent, RecordEvent, TopicPartition};

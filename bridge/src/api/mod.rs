@@ -20,6 +20,7 @@
 //! conventions on plain integers, checked here.
 
 pub mod admin;
+pub mod cluster;
 pub mod config;
 pub mod consumer;
 pub mod errors;
@@ -35,14 +36,15 @@ pub mod transaction;
 pub use crate::callback::{Callback, Listener};
 pub use crate::log::LogRecord;
 pub use admin::Admin;
+pub use cluster::ClusterBrokerList;
 pub use config::Config;
 pub use consumer::{Consumer, RebalanceEvent};
 pub use cursus::eventstore::{Appended, ReplayProof, Snapshot};
 pub use cursus::ErrorClass;
 pub use cursus::Statistics;
 pub use cursus::{
-    DeleteOutcome, Error, GroupStatus, RecordMetadata, Result, TopicDescription, TopicInfo,
-    TopicMetadata, TruncateOutcome,
+    ClusterStatus, DeleteOutcome, Error, GroupStatus, LeaderElection, RecordMetadata, Result,
+    TopicDescription, TopicInfo, TopicMetadata, TruncateOutcome,
 };
 pub use errors::Status;
 pub use eventstore::{Aggregate, EventCursor, EventPage, EventStore};

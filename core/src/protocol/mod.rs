@@ -3,6 +3,7 @@
 //!
 //! - [`reply`]: parsing `OK key=value …` lines and JSON envelopes;
 //! - [`admin`]: topic administration requests and results;
+//! - [`cluster`]: cluster administration replies (distributed mode);
 //! - [`eventsource`]: event-sourcing requests and two-frame replies;
 //! - [`group`]: consumer-group coordination requests and results;
 //! - [`publish`]: the PUBLISH batch and its AckResponse;
@@ -10,6 +11,7 @@
 //! - [`txn`]: transaction coordinator requests and replies.
 
 pub mod admin;
+pub mod cluster;
 pub mod eventsource;
 pub mod group;
 pub mod publish;

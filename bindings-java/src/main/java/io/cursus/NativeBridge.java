@@ -130,6 +130,230 @@ final class NativeBridge {
     static native void adminClose(long admin);
 
     /**
+     * The cluster's state (CLUSTER_STATUS): the Raft leader, every broker and
+     * every partition with its leader, epoch, high-water mark and replicas.
+     * <p>
+     * Thread-safety: safe from any thread, concurrently on one client.
+     */
+    static native long adminClusterStatus(long admin);
+
+    /**
+     * Makes broker {@code broker_id} (an active in-sync replica) the leader of
+     * {@code topic}/{@code partition} (ELECT_LEADER). Electing the current leader again
+     * changes nothing ({@code changed} is false). Errors: {@code leader_election_rejected}
+     * (conflict), {@code topic_not_found}, {@code partition_not_found}.
+     * <p>
+     * Thread-safety: safe from any thread, concurrently on one client.
+     */
+    static native long adminElectLeader(long admin, String topic, int partition, String brokerId);
+
+    /**
+     * The brokers registered in the cluster (LIST_CLUSTER).
+     * <p>
+     * Thread-safety: safe from any thread, concurrently on one client.
+     */
+    static native long adminListCluster(long admin);
+
+    /**
+     * The broker id of the Raft leader (none while no leader is known).
+     * <p>
+     * Thread-safety: safe from any thread while the handle is alive.
+     */
+    static native String clusterStatusRaftLeader(long status);
+
+    /**
+     * The number of partitions without an active leader.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long clusterStatusLeaderless(long status);
+
+    /**
+     * The number of partitions whose ISR is smaller than their replica set.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long clusterStatusUnderReplicated(long status);
+
+    /**
+     * The cluster's brokers, as a broker list of their own (destroy it too).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long clusterStatusBrokers(long status);
+
+    /**
+     * The number of partitions listed.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native int clusterStatusPartitionCount(long status);
+
+    /**
+     * The topic of partition entry {@code index} (none when out of range).
+     * <p>
+     * Thread-safety: safe from any thread while the handle is alive.
+     */
+    static native String clusterStatusPartitionTopic(long status, int index);
+
+    /**
+     * The partition id of partition entry {@code index} (-1 when out of range).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long clusterStatusPartitionId(long status, int index);
+
+    /**
+     * The broker id of the leader of partition entry {@code index} (none for a
+     * leaderless partition or when out of range).
+     * <p>
+     * Thread-safety: safe from any thread while the handle is alive.
+     */
+    static native String clusterStatusPartitionLeader(long status, int index);
+
+    /**
+     * The leader epoch of partition entry {@code index} (-1 when out of range).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long clusterStatusPartitionLeaderEpoch(long status, int index);
+
+    /**
+     * The committed high-water mark of partition entry {@code index} (-1 when out
+     * of range).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long clusterStatusPartitionHwm(long status, int index);
+
+    /**
+     * The number of replicas of partition entry {@code index} (0 when out of range).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native int clusterStatusPartitionReplicaCount(long status, int index);
+
+    /**
+     * The broker id of replica {@code replica} of partition entry {@code index} (none
+     * when out of range).
+     * <p>
+     * Thread-safety: safe from any thread while the handle is alive.
+     */
+    static native String clusterStatusPartitionReplica(long status, int index, int replica);
+
+    /**
+     * The number of in-sync replicas of partition entry {@code index} (0 when out
+     * of range).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native int clusterStatusPartitionIsrCount(long status, int index);
+
+    /**
+     * The broker id of in-sync replica {@code replica} of partition entry {@code index}
+     * (none when out of range).
+     * <p>
+     * Thread-safety: safe from any thread while the handle is alive.
+     */
+    static native String clusterStatusPartitionIsr(long status, int index, int replica);
+
+    /**
+     * The number of brokers listed.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native int clusterBrokerListCount(long list);
+
+    /**
+     * The broker id of entry {@code index} (none when out of range).
+     * <p>
+     * Thread-safety: safe from any thread while the handle is alive.
+     */
+    static native String clusterBrokerListId(long list, int index);
+
+    /**
+     * The cluster (peer) address of entry {@code index} (none when out of range).
+     * <p>
+     * Thread-safety: safe from any thread while the handle is alive.
+     */
+    static native String clusterBrokerListAddr(long list, int index);
+
+    /**
+     * The client address of entry {@code index} (none when the broker reports none
+     * or out of range).
+     * <p>
+     * Thread-safety: safe from any thread while the handle is alive.
+     */
+    static native String clusterBrokerListClientAddr(long list, int index);
+
+    /**
+     * The status of entry {@code index}, {@code active} or {@code inactive} (none when out of
+     * range).
+     * <p>
+     * Thread-safety: safe from any thread while the handle is alive.
+     */
+    static native String clusterBrokerListStatus(long list, int index);
+
+    /**
+     * When entry {@code index} was last heard from, RFC 3339 (none when not
+     * reported or out of range).
+     * <p>
+     * Thread-safety: safe from any thread while the handle is alive.
+     */
+    static native String clusterBrokerListLastSeen(long list, int index);
+
+    /**
+     * The lifecycle protocol version of entry {@code index} (-1 when not reported
+     * or out of range).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long clusterBrokerListLifecycleProtocol(long list, int index);
+
+    /**
+     * The topic of the election.
+     * <p>
+     * Thread-safety: safe from any thread while the handle is alive.
+     */
+    static native String leaderElectionTopic(long election);
+
+    /**
+     * The partition of the election.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native int leaderElectionPartition(long election);
+
+    /**
+     * The broker id of the leader before the election (none when the
+     * partition had no leader).
+     * <p>
+     * Thread-safety: safe from any thread while the handle is alive.
+     */
+    static native String leaderElectionPreviousLeader(long election);
+
+    /**
+     * The broker id of the leader now.
+     * <p>
+     * Thread-safety: safe from any thread while the handle is alive.
+     */
+    static native String leaderElectionLeader(long election);
+
+    /**
+     * The leader epoch now.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long leaderElectionLeaderEpoch(long election);
+
+    /**
+     * Whether the election changed the leader (false: the broker already led).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native boolean leaderElectionChanged(long election);
+
+    /**
      * Creates an empty configuration (every option at its default) that any
      * kind of client may use: {@code set} accepts an option some kind knows, and
      * each client uses the options of its own kind. A configuration may be
@@ -2092,6 +2316,16 @@ final class NativeBridge {
     static native void appendedDestroy(long handle);
 
     /**
+     * Releases a cluster broker list handle (0 and released handles are ignored).
+     */
+    static native void clusterBrokerListDestroy(long handle);
+
+    /**
+     * Releases a cluster status handle (0 and released handles are ignored).
+     */
+    static native void clusterStatusDestroy(long handle);
+
+    /**
      * Releases a config handle (0 and released handles are ignored).
      */
     static native void configDestroy(long handle);
@@ -2145,6 +2379,11 @@ final class NativeBridge {
      * Releases a group status handle (0 and released handles are ignored).
      */
     static native void groupStatusDestroy(long handle);
+
+    /**
+     * Releases a leader election handle (0 and released handles are ignored).
+     */
+    static native void leaderElectionDestroy(long handle);
 
     /**
      * Releases a log record handle (0 and released handles are ignored).

@@ -435,6 +435,10 @@ impl PartitionLog {
                 path: self.dir.clone(),
             });
         }
+        self.truncate_all_locked(&mut inner, new_start_offset)
+    }
+
+    fn truncate_all_locked(&self, inner: &mut Inner, new_start_offset: u64) -> Result<()> {
         let result = (|| -> Result<Segment> {
             while let Some(seg) = inner.segments.back() {
                 remove_if_exists(&seg.log_path)?;
@@ -460,6 +464,106 @@ impl PartitionLog {
             // a retry succeeds or the log is reopened.
             Err(e) => Err(self.commit.fail(format!("truncate failed: {e}"))),
         }
+    }
+
+    /// Removes every entry at or above `offset` (a replica dropping a tail
+    /// its new leader does not have): afterwards LEO = HWM = `offset` and
+    /// appends continue there. Later segments are deleted whole, the segment
+    /// holding `offset` is cut and its sparse index trimmed; the kept entries
+    /// are durable when this returns.
+    ///
+    /// `offset >= log_end_offset()` changes nothing; `offset <
+    /// earliest_offset()` empties the log like
+    /// [`truncate_all(offset)`](Self::truncate_all). Fails on a failed log
+    /// (reopen it first). Reads running at the same time may still return
+    /// removed entries or fail with an I/O error; the broker ends the
+    /// partition generation around it. A failure part-way poisons the log
+    /// until it is reopened.
+    ///
+    /// Crash safety (a crash part-way leaves a log that opens, holding the
+    /// kept entries and maybe some of the removed tail; the caller truncates
+    /// again after restart, as replicas do before every fetch from a new
+    /// leader). The steps, in order:
+    ///
+    /// 1. If the segment to cut is sealed and compaction left gaps in it,
+    ///    they are filled with placeholders first ([`Segment::fill_gaps`],
+    ///    as crash-safe as compaction): the cut segment becomes the last one,
+    ///    and recovery accepts no gap in the last segment.
+    /// 2. Later segments are deleted newest first (log file, then index
+    ///    file): at every moment the files on disk are a contiguous prefix of
+    ///    the segments, whose last one is complete (sealed segments were
+    ///    fdatasynced when sealed), and an index without its log is removed
+    ///    by recovery.
+    /// 3. The directory is synced, so no deleted segment can reappear: a
+    ///    segment coming back after the cut of step 4 was durable would start
+    ///    past the cut segment's new end, a gap recovery refuses.
+    /// 4. The segment is cut (`set_len`) and fsynced. Before the fsync a
+    ///    crash leaves the old length or a shorter one; the cut falls on an
+    ///    entry boundary, and anything else is a torn tail of the last
+    ///    segment, which recovery truncates.
+    /// 5. Its index file, now stale, is removed: the last segment's index
+    ///    lives in memory, recovery never reads it (and a roll rewrites it).
+    pub fn truncate_to(&self, offset: u64) -> Result<()> {
+        let mut inner = lock(&self.inner);
+        self.check_open(&inner)?;
+        let leo = inner.active(&self.dir)?.next_offset;
+        if offset >= leo {
+            return Ok(());
+        }
+        let earliest = inner.segments.front().map_or(0, |s| s.base_offset);
+        if offset < earliest {
+            return self.truncate_all_locked(&mut inner, offset);
+        }
+        let result = self.cut_locked(&mut inner, offset);
+        match result {
+            Ok(()) => {
+                self.commit.reset(offset);
+                info!(dir = %self.dir.display(), offset, previous_end = leo, "partition log truncated to offset");
+                Ok(())
+            }
+            Err(e) => Err(self
+                .commit
+                .fail(format!("truncate to {offset} failed: {e}"))),
+        }
+    }
+
+    /// Steps of [`truncate_to`](Self::truncate_to) for `earliest <= offset <
+    /// LEO`.
+    fn cut_locked(&self, inner: &mut Inner, offset: u64) -> Result<()> {
+        let interval = self.config.index_interval_bytes;
+        // The segment holding `offset`: the last one starting at or before it.
+        let keep = inner
+            .segments
+            .partition_point(|s| s.base_offset <= offset)
+            .checked_sub(1)
+            .ok_or_else(|| no_segment(&self.dir))?;
+        let last = inner.segments.len() - 1;
+        let mut plan = inner.segments[keep].plan_cut(offset, interval)?;
+        if !plan.consecutive && keep < last {
+            inner.segments[keep].fill_gaps(&self.dir, interval)?;
+            plan = inner.segments[keep].plan_cut(offset, interval)?;
+        }
+        let deleted = inner.segments.len() - 1 - keep;
+        while inner.segments.len() > keep + 1 {
+            let Some(seg) = inner.segments.back() else {
+                break;
+            };
+            remove_if_exists(&seg.log_path)?;
+            remove_if_exists(&seg.index_path)?;
+            inner.segments.pop_back();
+        }
+        if deleted > 0 {
+            atomic_file::sync_dir(&self.dir)?;
+        }
+        let seg = inner.active_mut(&self.dir)?;
+        seg.file.set_len(plan.position).ctx(&seg.log_path)?;
+        io::sync_all(&seg.file, &seg.log_path).ctx(&seg.log_path)?;
+        seg.size = plan.position;
+        seg.next_offset = offset;
+        seg.index = plan.index;
+        remove_if_exists(&seg.index_path)?;
+        self.commit.count_sync();
+        Ok(())
     }
 
     /// Removes the partition directory and everything in it. The log is
@@ -567,5 +671,265 @@ fn remove_if_exists(path: &Path) -> Result<()> {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
         Err(e) => Err(StorageError::io(path, e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::storage::compaction::{compact, CompactionPolicy, RecordClass};
+
+    /// Entries of 16 data bytes are 40 bytes encoded: with these settings a
+    /// segment holds 4 entries and every second entry is indexed.
+    fn config() -> LogConfig {
+        LogConfig {
+            segment_bytes: 160,
+            index_interval_bytes: 80,
+            ..LogConfig::default()
+        }
+    }
+
+    fn data(i: u64) -> Bytes {
+        Bytes::from(format!("record-{i:09}"))
+    }
+
+    /// Appends entries until the log ends at `end`, syncing them when `sync`.
+    fn fill_to(log: &PartitionLog, end: u64, sync: bool) {
+        while log.log_end_offset() < end {
+            let next = log.log_end_offset();
+            log.append(&[(next as i64 * 10, data(next))]).unwrap();
+        }
+        if sync && end > 0 {
+            log.sync_to(end - 1).unwrap();
+        }
+    }
+
+    /// Every entry from the earliest offset, checked against `data`.
+    fn offsets(log: &PartitionLog) -> Vec<u64> {
+        let records = log
+            .read(log.earliest_offset(), usize::MAX, usize::MAX)
+            .unwrap();
+        for r in &records {
+            assert_eq!(r.data, data(r.offset));
+            assert_eq!(r.timestamp, r.offset as i64 * 10);
+        }
+        records.iter().map(|r| r.offset).collect()
+    }
+
+    fn bases(log: &PartitionLog) -> Vec<u64> {
+        log.with_segments(|s| Ok(s.iter().map(|s| s.base_offset).collect()))
+            .unwrap()
+    }
+
+    fn index_files(dir: &Path) -> Vec<String> {
+        let mut names: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".index"))
+            .collect();
+        names.sort();
+        names
+    }
+
+    /// After a truncation to `offset`: the ends, an append continuing at
+    /// `offset`, and the same log after a reopen.
+    fn check_truncated(dir: &Path, log: PartitionLog, earliest: u64, offset: u64) {
+        assert_eq!(log.log_end_offset(), offset);
+        assert_eq!(log.durable_offset(), offset);
+        assert_eq!(log.earliest_offset(), earliest);
+        assert_eq!(offsets(&log), (earliest..offset).collect::<Vec<_>>());
+        // Reads at the new end wait; past it they are out of range.
+        assert!(log.read(offset, 10, 1 << 20).unwrap().is_empty());
+        assert!(matches!(
+            log.read(offset + 1, 10, 1 << 20),
+            Err(StorageError::OffsetOutOfRange { .. })
+        ));
+        let info = log.append(&[(offset as i64 * 10, data(offset))]).unwrap();
+        assert_eq!(info.base_offset, offset);
+        fill_to(&log, offset + 6, true);
+        let want: Vec<u64> = (earliest..offset + 6).collect();
+        assert_eq!(offsets(&log), want);
+        let segments = bases(&log);
+        drop(log);
+        let log = PartitionLog::open(dir, config()).unwrap();
+        assert_eq!(bases(&log), segments);
+        assert_eq!(log.log_end_offset(), offset + 6);
+        assert_eq!(offsets(&log), want);
+        // The sparse indexes are right: a read from every offset starts there.
+        for from in earliest..offset + 6 {
+            assert_eq!(log.read(from, 1, 1 << 20).unwrap()[0].offset, from);
+        }
+    }
+
+    #[test]
+    fn truncate_in_the_middle_of_the_active_segment() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = PartitionLog::open(dir.path(), config()).unwrap();
+        fill_to(&log, 11, true);
+        assert_eq!(bases(&log), vec![0, 4, 8]);
+        log.truncate_to(9).unwrap();
+        assert_eq!(bases(&log), vec![0, 4, 8]);
+        check_truncated(dir.path(), log, 0, 9);
+    }
+
+    #[test]
+    fn truncate_in_the_middle_of_a_sealed_segment_trims_its_index() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = PartitionLog::open(dir.path(), config()).unwrap();
+        fill_to(&log, 11, true);
+        // Segment 4 is sealed with an index file; it becomes the active one.
+        assert!(index_files(dir.path()).contains(&segment::index_file_name(4)));
+        log.truncate_to(7).unwrap();
+        assert_eq!(bases(&log), vec![0, 4]);
+        assert_eq!(index_files(dir.path()), vec![segment::index_file_name(0)]);
+        assert_eq!(log.size_bytes(), 7 * 40);
+        check_truncated(dir.path(), log, 0, 7);
+    }
+
+    #[test]
+    fn truncate_at_a_segment_boundary() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = PartitionLog::open(dir.path(), config()).unwrap();
+        fill_to(&log, 14, true);
+        log.truncate_to(8).unwrap();
+        // The segment starting at the cut stays, empty.
+        assert_eq!(bases(&log), vec![0, 4, 8]);
+        assert_eq!(log.size_bytes(), 8 * 40);
+        check_truncated(dir.path(), log, 0, 8);
+    }
+
+    #[test]
+    fn truncate_across_several_segments() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = PartitionLog::open(dir.path(), config()).unwrap();
+        fill_to(&log, 23, true);
+        assert_eq!(bases(&log), vec![0, 4, 8, 12, 16, 20]);
+        log.truncate_to(2).unwrap();
+        assert_eq!(bases(&log), vec![0]);
+        check_truncated(dir.path(), log, 0, 2);
+    }
+
+    #[test]
+    fn truncate_to_the_earliest_offset_empties_the_log() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = PartitionLog::open(dir.path(), config()).unwrap();
+        fill_to(&log, 10, true);
+        log.truncate_to(0).unwrap();
+        assert_eq!(bases(&log), vec![0]);
+        check_truncated(dir.path(), log, 0, 0);
+    }
+
+    #[test]
+    fn truncate_at_or_past_the_end_changes_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = PartitionLog::open(dir.path(), config()).unwrap();
+        fill_to(&log, 10, true);
+        let syncs = log.sync_count();
+        log.truncate_to(10).unwrap();
+        log.truncate_to(u64::MAX).unwrap();
+        assert_eq!(bases(&log), vec![0, 4, 8]);
+        assert_eq!(log.sync_count(), syncs);
+        check_truncated(dir.path(), log, 0, 10);
+    }
+
+    #[test]
+    fn truncate_below_the_earliest_offset_restarts_the_log_there() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = PartitionLog::open(dir.path(), config()).unwrap();
+        fill_to(&log, 14, true);
+        let outcome = log.enforce_retention(Some(0), None, 0).unwrap();
+        assert_eq!(outcome.earliest_offset, 12);
+        log.truncate_to(5).unwrap();
+        assert_eq!(bases(&log), vec![5]);
+        check_truncated(dir.path(), log, 5, 5);
+    }
+
+    #[test]
+    fn truncate_into_the_unsynced_tail_makes_the_kept_part_durable() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = PartitionLog::open(dir.path(), config()).unwrap();
+        fill_to(&log, 5, true);
+        fill_to(&log, 8, false);
+        assert_eq!((log.durable_offset(), log.log_end_offset()), (5, 8));
+        log.truncate_to(7).unwrap();
+        check_truncated(dir.path(), log, 0, 7);
+    }
+
+    #[test]
+    fn reopen_right_after_truncate() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = PartitionLog::open(dir.path(), config()).unwrap();
+        fill_to(&log, 18, true);
+        log.truncate_to(10).unwrap();
+        drop(log);
+        let log = PartitionLog::open(dir.path(), config()).unwrap();
+        assert_eq!(bases(&log), vec![0, 4, 8]);
+        check_truncated(dir.path(), log, 0, 10);
+    }
+
+    #[test]
+    fn truncate_into_a_compacted_segment_fills_its_gaps() {
+        let dir = tempfile::tempdir().unwrap();
+        // "k=<i>" entries are 27 bytes: 10 per segment.
+        let config = LogConfig {
+            segment_bytes: 270,
+            index_interval_bytes: 60,
+            ..LogConfig::default()
+        };
+        let log = PartitionLog::open(dir.path(), config.clone()).unwrap();
+        for i in 0..12u64 {
+            log.append(&[(i as i64, Bytes::from(format!("k={i}")))])
+                .unwrap();
+        }
+        log.sync_to(11).unwrap();
+        assert_eq!(bases(&log), vec![0, 10]);
+        let policy = CompactionPolicy {
+            below: 10,
+            now_ms: 0,
+            tombstone_retention_ms: 0,
+        };
+        let classify = |r: &StoredRecord| RecordClass::Keyed {
+            key: r.data[..1].to_vec(),
+            tombstone: false,
+        };
+        let outcome = compact(&log, &policy, classify).unwrap();
+        assert_eq!(outcome.records_removed, 9);
+        log.truncate_to(4).unwrap();
+        assert_eq!(log.log_end_offset(), 4);
+        let kept = log.read(0, 100, 1 << 20).unwrap();
+        // The removed records' offsets hold data-less placeholders now.
+        assert_eq!(
+            kept.iter().map(|r| r.offset).collect::<Vec<_>>(),
+            vec![0, 1, 2, 3]
+        );
+        assert!(kept.iter().all(|r| r.data.is_empty()));
+        log.append(&[(4, Bytes::from("k=new"))]).unwrap();
+        log.sync_to(4).unwrap();
+        drop(log);
+        let log = PartitionLog::open(dir.path(), config).unwrap();
+        assert_eq!(log.log_end_offset(), 5);
+        assert_eq!(log.read(4, 1, 1 << 20).unwrap()[0].data, "k=new");
+        assert!(!fs::read_dir(dir.path()).unwrap().any(|e| e
+            .unwrap()
+            .file_name()
+            .to_string_lossy()
+            .contains(".tmp.")));
+    }
+
+    #[test]
+    fn truncate_refuses_a_failed_or_deleted_log() {
+        let dir = tempfile::tempdir().unwrap();
+        let log = PartitionLog::open(dir.path().join("p"), config()).unwrap();
+        fill_to(&log, 3, true);
+        let _ = log.commit.fail("test failure".into());
+        assert!(matches!(
+            log.truncate_to(1),
+            Err(StorageError::Failed { .. })
+        ));
+        log.delete().unwrap();
+        assert!(matches!(
+            log.truncate_to(1),
+            Err(StorageError::Deleted { .. })
+        ));
     }
 }

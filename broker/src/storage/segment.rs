@@ -16,6 +16,7 @@
 //! `00000000000000000000.index`.
 
 use std::fs::{File, OpenOptions};
+use std::io::{BufWriter, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -213,6 +214,174 @@ impl Segment {
         atomic_file::replace_file(&self.index_path, &self.index.encode(), false)
     }
 
+    /// Calls `f` with the location of every entry of the segment in file
+    /// order, reading only entry headers (checksums are not verified: the
+    /// entries were checked when the segment was opened or written).
+    /// Structural damage is [`StorageError::Corruption`].
+    pub(crate) fn scan_headers(&self, mut f: impl FnMut(EntryLocation)) -> Result<()> {
+        let mut chunk: Vec<u8> = Vec::new();
+        let mut chunk_start = 0u64;
+        let mut pos = 0u64;
+        let mut expected = self.base_offset;
+        while pos < self.size {
+            if chunk_start + (chunk.len() as u64) < pos + ENTRY_OVERHEAD as u64 {
+                let len = (HEADER_SCAN_CHUNK as u64).min(self.size - pos) as usize;
+                chunk.resize(len, 0);
+                self.file
+                    .read_exact_at(&mut chunk, pos)
+                    .ctx(&self.log_path)?;
+                chunk_start = pos;
+            }
+            let rel = (pos - chunk_start) as usize;
+            let Some(header) = chunk.get(rel..rel + ENTRY_OVERHEAD) else {
+                return Err(StorageError::corruption(
+                    &self.log_path,
+                    pos,
+                    "entry header extends past the end of the segment",
+                ));
+            };
+            let body_len =
+                u32::from_be_bytes([header[4], header[5], header[6], header[7]]) as usize;
+            let len = (FRAME_HEADER_LEN + body_len) as u64;
+            if !(MIN_BODY..=MAX_BODY).contains(&body_len) || pos + len > self.size {
+                return Err(StorageError::corruption(
+                    &self.log_path,
+                    pos,
+                    format!("implausible entry length {body_len}"),
+                ));
+            }
+            let (offset, timestamp) = decode_entry_meta(&header[FRAME_HEADER_LEN..]);
+            if offset < expected {
+                return Err(StorageError::corruption(
+                    &self.log_path,
+                    pos,
+                    format!("entry has offset {offset}, expected at least {expected}"),
+                ));
+            }
+            f(EntryLocation {
+                position: pos,
+                len,
+                offset,
+                timestamp,
+            });
+            expected = offset + 1;
+            pos += len;
+        }
+        Ok(())
+    }
+
+    /// Plans cutting the segment so that it keeps only the entries below
+    /// `offset`; scans the whole segment (see [`CutPlan::consecutive`]).
+    pub(crate) fn plan_cut(&self, offset: u64, index_interval: u32) -> Result<CutPlan> {
+        let mut plan = CutPlan {
+            position: self.size,
+            index: OffsetIndex::new(index_interval),
+            consecutive: true,
+        };
+        let mut expected = self.base_offset;
+        let mut cut_found = false;
+        self.scan_headers(|e| {
+            plan.consecutive &= e.offset == expected;
+            expected = e.offset + 1;
+            if e.offset >= offset {
+                if !cut_found {
+                    plan.position = e.position;
+                    cut_found = true;
+                }
+                return;
+            }
+            // Within a segment relative offsets fit in u32 (see append).
+            let rel = u32::try_from(e.offset - self.base_offset).unwrap_or(u32::MAX);
+            plan.index.observe(rel, e.position, e.timestamp);
+        })?;
+        plan.consecutive &= expected == self.next_offset;
+        Ok(plan)
+    }
+
+    /// Rewrites a sealed segment that compaction left with gaps so that every
+    /// offset from its base to its end has an entry again: each missing
+    /// offset gets a data-less placeholder entry (as compaction leaves at a
+    /// segment's last offset; topic readers skip them). The offsets and the
+    /// data of existing entries are unchanged. Crash-safe like compaction's
+    /// swap: the new file is written and fsynced beside the old one (a
+    /// temporary file recovery deletes), the old index file is removed
+    /// (directory synced), the new file renamed over the old one (directory
+    /// synced) and the new index written; a crash leaves either file, with
+    /// or without an index, which recovery rebuilds.
+    pub(crate) fn fill_gaps(&mut self, dir: &Path, index_interval: u32) -> Result<()> {
+        let mut entries = Vec::new();
+        self.scan_headers(|e| entries.push(e))?;
+        let tmp_path = dir.join(format!(".{}.tmp.fill", log_file_name(self.base_offset)));
+        let staged = (|| -> Result<(File, u64, OffsetIndex)> {
+            let file = OpenOptions::new()
+                .read(true)
+                .write(true)
+                .create(true)
+                .truncate(true)
+                .open(&tmp_path)
+                .ctx(&tmp_path)?;
+            let mut index = OffsetIndex::new(index_interval);
+            let mut size = 0u64;
+            let mut buf = Vec::new();
+            let mut next = self.base_offset;
+            let placeholder = crate::storage::compaction::PLACEHOLDER_TIMESTAMP;
+            {
+                let mut out = BufWriter::new(&file);
+                let mut put = |buf: &[u8], offset: u64, timestamp: i64| {
+                    let rel = u32::try_from(offset - self.base_offset).unwrap_or(u32::MAX);
+                    index.observe(rel, size, timestamp);
+                    out.write_all(buf).ctx(&tmp_path)?;
+                    size += buf.len() as u64;
+                    Ok::<(), StorageError>(())
+                };
+                for e in &entries {
+                    while next < e.offset {
+                        buf.clear();
+                        encode_entry(&mut buf, next, placeholder, &[]);
+                        put(&buf, next, placeholder)?;
+                        next += 1;
+                    }
+                    buf.resize(e.len as usize, 0);
+                    self.file
+                        .read_exact_at(&mut buf, e.position)
+                        .ctx(&self.log_path)?;
+                    put(&buf, e.offset, e.timestamp)?;
+                    next = e.offset + 1;
+                }
+                while next < self.next_offset {
+                    buf.clear();
+                    encode_entry(&mut buf, next, placeholder, &[]);
+                    put(&buf, next, placeholder)?;
+                    next += 1;
+                }
+                out.flush().ctx(&tmp_path)?;
+            }
+            io::sync_all(&file, &tmp_path).ctx(&tmp_path)?;
+            Ok((file, size, index))
+        })();
+        let (file, size, index) = match staged {
+            Ok(staged) => staged,
+            Err(e) => {
+                let _ = std::fs::remove_file(&tmp_path);
+                return Err(e);
+            }
+        };
+        // The old index must never describe the new log file.
+        match std::fs::remove_file(&self.index_path) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(StorageError::io(&self.index_path, e)),
+        }
+        atomic_file::sync_dir(dir)?;
+        std::fs::rename(&tmp_path, &self.log_path).ctx(&self.log_path)?;
+        self.file = Arc::new(file);
+        self.size = size;
+        self.index = index;
+        atomic_file::sync_dir(dir)?;
+        self.write_index_file()?;
+        atomic_file::sync_dir(dir)
+    }
+
     /// A cursor for reading from `offset` (which must lie in this segment).
     pub(crate) fn cursor(&self, offset: u64) -> ReadCursor {
         let rel = u32::try_from(offset.saturating_sub(self.base_offset)).unwrap_or(u32::MAX);
@@ -226,6 +395,35 @@ impl Segment {
         }
     }
 }
+
+/// Where one entry lies in a segment file, read from its header only.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct EntryLocation {
+    /// Byte position of the entry in the file.
+    pub position: u64,
+    /// Encoded size of the entry (frame header included).
+    pub len: u64,
+    /// The entry's offset.
+    pub offset: u64,
+    /// The entry's timestamp.
+    pub timestamp: i64,
+}
+
+/// What cutting a segment at an offset leaves (see [`Segment::plan_cut`]).
+#[derive(Debug)]
+pub(crate) struct CutPlan {
+    /// Byte position of the first entry at or above the cut offset (the
+    /// segment size when there is none): the new file length.
+    pub position: u64,
+    /// The sparse index of the entries below the cut.
+    pub index: OffsetIndex,
+    /// Every offset from the base to the segment's end has an entry (no
+    /// compaction gap anywhere in the segment, above the cut included).
+    pub consecutive: bool,
+}
+
+/// Bytes read per chunk by [`Segment::scan_headers`].
+const HEADER_SCAN_CHUNK: usize = 1 << 20;
 
 /// Reads entries from `cursor` into `out` within `limits`, counting record
 /// bytes in `bytes`. Returns `Ok(Some(next))` with the offset after the last

@@ -33,6 +33,27 @@ pub struct PartitionSignal {
     pub closed: bool,
 }
 
+/// Why [`Partition::append_replica`] appended nothing.
+#[derive(Debug, thiserror::Error)]
+pub enum ReplicaAppendError {
+    /// The entries do not start at this replica's log end: the leader
+    /// resends from `log_end`.
+    #[error("replica log ends at offset {log_end}, not at {expected}")]
+    OffsetMismatch {
+        /// The base offset the leader sent the entries for.
+        expected: u64,
+        /// This replica's log end offset.
+        log_end: u64,
+    },
+    /// This partition generation ended (reset or deleted): look the
+    /// partition up again.
+    #[error("partition generation closed")]
+    Closed,
+    /// The log refused the append or the sync.
+    #[error(transparent)]
+    Storage(#[from] StorageError),
+}
+
 /// A partition of a live topic.
 ///
 /// A TRUNCATE replaces the `Partition` (same log, fresh state and signal)
@@ -170,6 +191,38 @@ impl Partition {
     pub async fn append(&self, entries: Vec<(i64, Bytes)>) -> Result<AppendInfo, StorageError> {
         let log = Arc::clone(&self.log);
         blocking(move || log.append(&entries)).await
+    }
+
+    /// Appends a leader's stored entries (`(timestamp, record bytes)` as
+    /// [`StoredRecord`] carries them) at the same offsets, then waits until
+    /// they are durable and wakes readers. Under [`writer`](Self::writer):
+    /// refuses with [`ReplicaAppendError::OffsetMismatch`] when the log does
+    /// not end at `expected_base`. Producer state, the transaction index and
+    /// the stream index are left alone (a follower rebuilds them from the
+    /// log when promoted, see `TopicRegistry::reset_partition`).
+    pub async fn append_replica(
+        &self,
+        entries: Vec<(i64, Bytes)>,
+        expected_base: u64,
+    ) -> Result<AppendInfo, ReplicaAppendError> {
+        let info = {
+            let _writer = self.writer.lock().await;
+            if self.is_closed() {
+                return Err(ReplicaAppendError::Closed);
+            }
+            let log_end = self.log.log_end_offset();
+            if log_end != expected_base {
+                return Err(ReplicaAppendError::OffsetMismatch {
+                    expected: expected_base,
+                    log_end,
+                });
+            }
+            self.append(entries).await?
+        };
+        // Outside the writer lock, as publishes sync: concurrent syncs share
+        // one fdatasync.
+        self.sync_to(info.last_offset).await?;
+        Ok(info)
     }
 
     /// Waits until `offset` is durable, then wakes readers.
@@ -326,9 +379,15 @@ impl Partition {
                 }
             }
         }
-        // Producers whose records retention or compaction removed.
+        // Producers whose records retention or compaction removed. An entry
+        // at or past the log end names a record the log no longer has (cut
+        // by `truncate_to`, or an unsynced tail lost in a crash): a retry of
+        // it must be appended again, so it is left out.
+        let log_end = log.log_end_offset();
         for (id, e) in super::producer_checkpoint::load(log.dir())? {
-            table.observe(&id, e.epoch, e.last_seq, e.last_offset);
+            if e.last_offset < log_end {
+                table.observe(&id, e.epoch, e.last_seq, e.last_offset);
+            }
         }
         Ok(RebuiltState {
             producers: table,

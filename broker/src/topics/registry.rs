@@ -20,7 +20,7 @@ use cursus_wire::ErrorPayload;
 use tracing::{info, warn};
 
 use super::definition::{validate_definition, MinIsr, TopicDefaults, TopicPatch};
-use super::partition::{blocking, Partition};
+use super::partition::{blocking, storage_error, Partition, RebuiltState};
 use super::producers::ProducerTable;
 use crate::eventsource::SnapshotStore;
 use crate::storage::{
@@ -113,12 +113,7 @@ impl TopicRegistry {
                     log.truncate_all(0)?;
                     super::producer_checkpoint::remove(log.dir())?;
                 }
-                let mut state = Partition::rebuild_state(&log, def.event_sourcing)?;
-                if let Some(store) = &snapshots {
-                    for (key, floor) in store.floors(id) {
-                        state.streams.raise_floor(&key, floor);
-                    }
-                }
+                let state = rebuild_partition_state(&log, def, snapshots.as_deref(), id)?;
                 partitions.push(Arc::new(Partition::rebuilt(id, Arc::new(log), state)));
             }
             if marker != def.lifecycle_epoch {
@@ -409,6 +404,119 @@ impl TopicRegistry {
         info!(topic = name, epoch, "topic truncated");
         Ok((next, cleanup.is_err()))
     }
+
+    /// Replication (distributed mode): optionally truncates partition
+    /// `partition` of `topic` to `truncate_to` (see
+    /// [`PartitionLog::truncate_to`]), rebuilds its producer state,
+    /// transaction index and stream index from the log as startup recovery
+    /// does, and replaces the live partition with the rebuilt one. The old
+    /// generation is fenced (in-flight appends finish first, none start)
+    /// and closed, so long polls, streams and late writers see it end, as
+    /// after TRUNCATE; publishes retry on the new one.
+    ///
+    /// Serialized with topic mutations. On failure the old generation is
+    /// closed all the same (its state may no longer match its log) and the
+    /// partition refuses work until a `reset_partition` succeeds.
+    pub async fn reset_partition(
+        &self,
+        topic: &str,
+        partition: u32,
+        truncate_to: Option<u64>,
+    ) -> Result<(), ErrorPayload> {
+        let _manifest = self.manifest.lock().await;
+        let Some(current) = self.get(topic) else {
+            return Err(ErrorPayload::new("topic_not_found").with_field("topic", topic));
+        };
+        let Some(old) = current.partition(partition).cloned() else {
+            return Err(ErrorPayload::new("partition_not_found")
+                .with_field("topic", topic)
+                .with_field("partition", partition));
+        };
+        let mut writer = old.writer.lock().await;
+        let log = Arc::clone(old.log());
+        let (def, snapshots) = (current.def.clone(), current.snapshots.clone());
+        let rebuilt = blocking(move || {
+            let state =
+                truncate_and_rebuild(&log, truncate_to, &def, snapshots.as_deref(), partition)?;
+            Ok((log, state))
+        })
+        .await;
+        // The old generation must not checkpoint its producers any more:
+        // they may name records that were just cut.
+        *writer = ProducerTable::new();
+        let (log, state) = match rebuilt {
+            Ok(rebuilt) => rebuilt,
+            Err(e) => {
+                old.close();
+                warn!(topic, partition, error = %e, "partition reset failed");
+                return Err(storage_error(topic, partition, &e));
+            }
+        };
+        let log_end = log.log_end_offset();
+        let mut partitions = current.partitions.clone();
+        partitions[partition as usize] = Arc::new(Partition::rebuilt(partition, log, state));
+        self.write_live().insert(
+            topic.to_owned(),
+            Arc::new(Topic {
+                def: current.def.clone(),
+                partitions,
+                snapshots: current.snapshots.clone(),
+                round_robin: Arc::clone(&current.round_robin),
+            }),
+        );
+        // Closed after the new generation is live, while appends still wait
+        // on the old writer lock: they then retry on the new one.
+        old.close();
+        drop(writer);
+        info!(topic, partition, ?truncate_to, log_end, "partition reset");
+        Ok(())
+    }
+}
+
+/// The state of partition `id` of `def` rebuilt from its log (producers,
+/// transactions, streams with the floors its snapshot store recorded):
+/// startup recovery and [`TopicRegistry::reset_partition`].
+fn rebuild_partition_state(
+    log: &PartitionLog,
+    def: &TopicDefinition,
+    snapshots: Option<&SnapshotStore>,
+    id: u32,
+) -> Result<RebuiltState, StorageError> {
+    let mut state = Partition::rebuild_state(log, def.event_sourcing)?;
+    if let Some(store) = snapshots {
+        for (key, floor) in store.floors(id) {
+            state.streams.raise_floor(&key, floor);
+        }
+    }
+    Ok(state)
+}
+
+/// Truncates `log` to `truncate_to` (if given) and rebuilds the state of
+/// partition `id` from it (blocking; see [`TopicRegistry::reset_partition`]).
+fn truncate_and_rebuild(
+    log: &PartitionLog,
+    truncate_to: Option<u64>,
+    def: &TopicDefinition,
+    snapshots: Option<&SnapshotStore>,
+    id: u32,
+) -> Result<RebuiltState, StorageError> {
+    if let Some(offset) = truncate_to {
+        log.truncate_to(offset)?;
+    }
+    let state = rebuild_partition_state(log, def, snapshots, id)?;
+    // The checkpoint may name records that are no longer in the log
+    // (`rebuild_state` leaves those out while they lie at or past the log
+    // end, but new appends would make them look valid again): replace it
+    // with the rebuilt producers, which include its valid entries. It is
+    // merged on write, so it is removed first; a crash in between loses
+    // only the entries of producers whose records retention removed.
+    let log_end = log.log_end_offset();
+    let checkpoint = super::producer_checkpoint::load(log.dir())?;
+    if checkpoint.values().any(|e| e.last_offset >= log_end) {
+        super::producer_checkpoint::remove(log.dir())?;
+        super::producer_checkpoint::write(log.dir(), &state.producers)?;
+    }
+    Ok(state)
 }
 
 /// Ends a partition generation: waits for in-flight appends (the writer

@@ -916,6 +916,94 @@ mod tests {
             .contains(".tmp.")));
     }
 
+    /// The states a crash can leave part-way through `truncate_to` (see its
+    /// steps) all open, hold the kept entries, and a second `truncate_to`
+    /// finishes the job.
+    #[test]
+    fn every_state_a_crash_can_leave_opens() {
+        type Damage = fn(&Path);
+        fn remove_segments(dir: &Path, bases: &[u64]) {
+            for base in bases {
+                fs::remove_file(dir.join(segment::log_file_name(*base))).unwrap();
+                // The last segment has no index file.
+                let _ = fs::remove_file(dir.join(segment::index_file_name(*base)));
+            }
+        }
+        fn cut_segment_4(dir: &Path, len: u64) {
+            let f = fs::OpenOptions::new()
+                .write(true)
+                .open(dir.join(segment::log_file_name(4)))
+                .unwrap();
+            f.set_len(len).unwrap();
+        }
+        // 5 segments (bases 0, 4, 8, 12, 16), truncated to 6.
+        let states: [(&str, Damage, u64); 5] = [
+            (
+                "step 2: newest segment gone, the next one's index left",
+                |d| {
+                    remove_segments(d, &[16]);
+                    fs::remove_file(d.join(segment::log_file_name(12))).unwrap();
+                    assert!(d.join(segment::index_file_name(12)).exists());
+                },
+                12,
+            ),
+            (
+                "step 2: two newest segments gone",
+                |d| {
+                    remove_segments(d, &[16, 12]);
+                    assert!(!d.join(segment::index_file_name(12)).exists());
+                },
+                12,
+            ),
+            (
+                "step 3: every later segment gone, not cut yet",
+                |d| {
+                    remove_segments(d, &[16, 12, 8]);
+                },
+                8,
+            ),
+            (
+                "step 4: cut inside an entry (a torn tail)",
+                |d| {
+                    remove_segments(d, &[16, 12, 8]);
+                    cut_segment_4(d, 2 * 40 + 17);
+                },
+                6,
+            ),
+            (
+                "step 5: cut, stale index left",
+                |d| {
+                    remove_segments(d, &[16, 12, 8]);
+                    cut_segment_4(d, 2 * 40);
+                },
+                6,
+            ),
+        ];
+        for (what, damage, end) in states {
+            let dir = tempfile::tempdir().unwrap();
+            let log = PartitionLog::open(dir.path(), config()).unwrap();
+            fill_to(&log, 18, true);
+            drop(log);
+            damage(dir.path());
+            let log = PartitionLog::open(dir.path(), config())
+                .unwrap_or_else(|e| panic!("{what}: does not open: {e}"));
+            assert_eq!(log.log_end_offset(), end, "{what}");
+            assert_eq!(offsets(&log), (0..end).collect::<Vec<_>>(), "{what}");
+            log.truncate_to(6).unwrap();
+            check_truncated(dir.path(), log, 0, 6);
+        }
+        // Why the directory is synced before the cut: a cut segment followed
+        // by a deleted one that came back is a gap recovery refuses.
+        let dir = tempfile::tempdir().unwrap();
+        let log = PartitionLog::open(dir.path(), config()).unwrap();
+        fill_to(&log, 18, true);
+        drop(log);
+        remove_segments(dir.path(), &[16, 12]);
+        cut_segment_4(dir.path(), 2 * 40);
+        let err = PartitionLog::open(dir.path(), config()).unwrap_err();
+        assert!(err.is_corruption(), "{err}");
+    }
+
     #[test]
     fn truncate_refuses_a_failed_or_deleted_log() {
         let dir = tempfile::tempdir().unwrap();

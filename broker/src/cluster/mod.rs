@@ -3,3 +3,4 @@
 
 pub mod fsm;
 pub mod raft;
+pub mod transport;

@@ -1,0 +1,496 @@
+//! Raft plumbing of distributed mode, on openraft 0.9.
+//!
+//! * [`types`]: the openraft type configuration (`FsmCommand` entries).
+//! * [`log_store`]: the durable log, vote and committed id in
+//!   `<data_dir>/raft/`.
+//! * [`state_machine`]: applies entries to the shared `ClusterState`,
+//!   snapshots to `<data_dir>/raft/snapshot.json`.
+//! * [`store`]: both behind openraft's storage traits.
+//! * [`network`]: Raft RPCs as JSON envelopes on `RAFT_APPLY` over the
+//!   cluster transport.
+//!
+//! [`RaftNode`] ties them together. It does not own a listener: the broker's
+//! cluster listener passes `RAFT_APPLY` bodies to [`RaftNode::handle_rpc`]
+//! (or uses [`RaftNode::cluster_handler`], which does that and delegates
+//! every other command), so raft, replication and heartbeats share one port.
+
+pub mod log_store;
+pub mod network;
+pub mod state_machine;
+pub mod store;
+pub mod types;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use bytes::Bytes;
+use cursus_wire::{Command, ErrorPayload};
+use openraft::error::{ClientWriteError, InitializeError, RaftError};
+use openraft::{BasicNode, Config, SnapshotPolicy};
+use serde::Serialize;
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio::task::JoinHandle;
+use tokio::time::Instant;
+use tokio_util::sync::CancellationToken;
+
+use self::log_store::StoreError;
+use self::network::{ForwardReply, Network, RpcRequest};
+use self::store::RaftStore;
+use self::types::{Raft, RaftMetrics};
+use crate::cluster::fsm::{ClusterState, FsmCommand, FsmReply, NodeId};
+use crate::cluster::transport::{
+    self, BoxFuture, ClusterHandler, PeerClientConfig, PeerPool, TransportError,
+};
+
+/// Settings of a [`RaftNode`].
+#[derive(Debug, Clone)]
+pub struct RaftNodeConfig {
+    /// This node's Raft id.
+    pub node_id: NodeId,
+    /// This node's cluster listener address (`host:port`, what peers dial).
+    pub cluster_addr: String,
+    /// All voters, this node included, with their cluster addresses.
+    pub peers: BTreeMap<NodeId, String>,
+    /// The broker's data directory; Raft keeps its files in `raft/` below.
+    pub data_dir: PathBuf,
+    /// The internal token sent to and required from peers.
+    pub token: Option<String>,
+    /// Leader heartbeat interval (default 250 ms).
+    pub heartbeat_ms: u64,
+    /// Lower bound of the election timeout (default 1000 ms).
+    pub election_timeout_min_ms: u64,
+    /// Upper bound of the election timeout (default 2000 ms).
+    pub election_timeout_max_ms: u64,
+    /// How long [`RaftNode::propose`] keeps trying (default 5 s).
+    pub propose_timeout: Duration,
+    /// A snapshot is built after this many new log entries (default 5000);
+    /// the log is then purged up to it, keeping `logs_kept_after_snapshot`.
+    pub snapshot_every_logs: u64,
+    /// Entries kept in the log behind a snapshot, for lagging followers
+    /// (default 1000).
+    pub logs_kept_after_snapshot: u64,
+}
+
+impl Default for RaftNodeConfig {
+    /// Node 0 with no peers and the default timings: set at least
+    /// `node_id`, `cluster_addr`, `peers` and `data_dir`.
+    fn default() -> Self {
+        RaftNodeConfig::new(0, String::new(), BTreeMap::new(), PathBuf::new())
+    }
+}
+
+impl RaftNodeConfig {
+    /// A configuration with the default timings.
+    pub fn new(
+        node_id: NodeId,
+        cluster_addr: impl Into<String>,
+        peers: BTreeMap<NodeId, String>,
+        data_dir: impl Into<PathBuf>,
+    ) -> Self {
+        RaftNodeConfig {
+            node_id,
+            cluster_addr: cluster_addr.into(),
+            peers,
+            data_dir: data_dir.into(),
+            token: None,
+            heartbeat_ms: 250,
+            election_timeout_min_ms: 1000,
+            election_timeout_max_ms: 2000,
+            propose_timeout: Duration::from_secs(5),
+            snapshot_every_logs: 5000,
+            logs_kept_after_snapshot: 1000,
+        }
+    }
+}
+
+/// Why [`RaftNode::start`] failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RaftStartError {
+    /// The storage could not be opened (corrupt log, foreign marker, I/O).
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// The timings are inconsistent.
+    #[error("invalid raft configuration: {0}")]
+    Config(String),
+    /// This node is not among `peers`.
+    #[error("node {0} is not among the configured raft peers")]
+    NotAPeer(NodeId),
+    /// openraft failed to start or to initialize the cluster.
+    #[error("raft failed to start: {0}")]
+    Raft(String),
+}
+
+/// Why [`RaftNode::propose`] (or [`RaftNode::wait_for_leader`]) failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum ProposeError {
+    /// No leader could take the command before the deadline.
+    #[error("no raft leader within {0:?}")]
+    NoLeader(Duration),
+    /// The leader took the command but it did not commit before the deadline
+    /// (it may still commit).
+    #[error("raft proposal not committed within {0:?}")]
+    Timeout(Duration),
+    /// The leader refused to write it.
+    #[error("raft leader refused the proposal: {0}")]
+    Refused(String),
+    /// This node is shutting down.
+    #[error("raft node is shut down: {0}")]
+    Shutdown(String),
+}
+
+impl ProposeError {
+    /// The typed error a client sees for this failure.
+    pub fn to_error_payload(&self) -> ErrorPayload {
+        let code = match self {
+            ProposeError::NoLeader(_) => "no_raft_leader",
+            ProposeError::Timeout(_) | ProposeError::Shutdown(_) => "fsm_not_available",
+            ProposeError::Refused(_) => "raft_apply_failed",
+        };
+        ErrorPayload::new(code).with_message(self.to_string())
+    }
+}
+
+/// One member of the cluster metadata Raft group.
+pub struct RaftNode {
+    id: NodeId,
+    raft: Raft,
+    state: Arc<RwLock<ClusterState>>,
+    applied: watch::Receiver<u64>,
+    peers: Arc<PeerPool>,
+    addrs: BTreeMap<NodeId, String>,
+    propose_timeout: Duration,
+}
+
+impl std::fmt::Debug for RaftNode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RaftNode").field("id", &self.id).finish()
+    }
+}
+
+const RETRY_BACKOFF: Duration = Duration::from_millis(50);
+
+impl RaftNode {
+    /// Opens the storage in `<data_dir>/raft/`, starts Raft and, if this is
+    /// the smallest id among `peers` and the node has never been part of a
+    /// cluster, initializes the cluster with `peers` as voters. Peers must
+    /// be able to reach this node's [`handle_rpc`](Self::handle_rpc) on
+    /// `cluster_addr` (the caller serves the listener).
+    pub async fn start(cfg: RaftNodeConfig) -> Result<RaftNode, RaftStartError> {
+        if !cfg.peers.contains_key(&cfg.node_id) {
+            return Err(RaftStartError::NotAPeer(cfg.node_id));
+        }
+        let config = Config {
+            cluster_name: "cursus".into(),
+            heartbeat_interval: cfg.heartbeat_ms,
+            election_timeout_min: cfg.election_timeout_min_ms,
+            election_timeout_max: cfg.election_timeout_max_ms,
+            snapshot_policy: SnapshotPolicy::LogsSinceLast(cfg.snapshot_every_logs),
+            max_in_snapshot_log_to_keep: cfg.logs_kept_after_snapshot,
+            ..Config::default()
+        }
+        .validate()
+        .map_err(|e| RaftStartError::Config(e.to_string()))?;
+
+        let store = RaftStore::open(&cfg.data_dir.join("raft"))?;
+        let pristine = store.is_pristine();
+        let state = store.state_machine().state();
+        let applied = store.state_machine().subscribe();
+        let (log_store, state_machine) = store.into_adaptors();
+
+        let peers = Arc::new(PeerPool::new(PeerClientConfig {
+            token: cfg.token.clone(),
+            ..PeerClientConfig::default()
+        }));
+        let raft = Raft::new(
+            cfg.node_id,
+            Arc::new(config),
+            Network::new(peers.clone()),
+            log_store,
+            state_machine,
+        )
+        .await
+        .map_err(|e| RaftStartError::Raft(e.to_string()))?;
+
+        let smallest = cfg.peers.keys().next() == Some(&cfg.node_id);
+        if smallest && pristine {
+            let members: BTreeMap<NodeId, BasicNode> = cfg
+                .peers
+                .iter()
+                .map(|(id, addr)| (*id, BasicNode::new(addr)))
+                .collect();
+            match raft.initialize(members).await {
+                Ok(()) | Err(RaftError::APIError(InitializeError::NotAllowed(_))) => {}
+                Err(e) => {
+                    let _ = raft.shutdown().await;
+                    return Err(RaftStartError::Raft(e.to_string()));
+                }
+            }
+        }
+        tracing::debug!(node = cfg.node_id, addr = %cfg.cluster_addr, "raft node started");
+        Ok(RaftNode {
+            id: cfg.node_id,
+            raft,
+            state,
+            applied,
+            peers,
+            addrs: cfg.peers,
+            propose_timeout: cfg.propose_timeout,
+        })
+    }
+
+    /// This node's id.
+    pub fn id(&self) -> NodeId {
+        self.id
+    }
+
+    /// The replicated cluster state (read-only for the broker: changes go
+    /// through [`propose`](Self::propose)).
+    pub fn state(&self) -> Arc<RwLock<ClusterState>> {
+        self.state.clone()
+    }
+
+    /// The applied log index, bumped after every applied batch.
+    pub fn applied(&self) -> watch::Receiver<u64> {
+        self.applied.clone()
+    }
+
+    /// openraft's metrics.
+    pub fn metrics(&self) -> watch::Receiver<RaftMetrics> {
+        self.raft.metrics()
+    }
+
+    /// The current leader as this node knows it.
+    pub fn leader(&self) -> Option<NodeId> {
+        self.raft.metrics().borrow().current_leader
+    }
+
+    /// True while this node is the leader.
+    pub fn is_leader(&self) -> bool {
+        self.leader() == Some(self.id)
+    }
+
+    /// The clients to peers' cluster listeners (also usable for the
+    /// broker's own internal commands).
+    pub fn peers(&self) -> Arc<PeerPool> {
+        self.peers.clone()
+    }
+
+    /// The openraft instance.
+    pub fn raft(&self) -> &Raft {
+        &self.raft
+    }
+
+    /// Waits until a leader is known.
+    pub async fn wait_for_leader(&self, timeout: Duration) -> Result<NodeId, ProposeError> {
+        let mut metrics = self.raft.metrics();
+        let wait = async {
+            loop {
+                if let Some(leader) = metrics.borrow_and_update().current_leader {
+                    return Ok(leader);
+                }
+                if metrics.changed().await.is_err() {
+                    return Err(ProposeError::Shutdown("metrics closed".into()));
+                }
+            }
+        };
+        tokio::time::timeout(timeout, wait)
+            .await
+            .unwrap_or(Err(ProposeError::NoLeader(timeout)))
+    }
+
+    /// Commits `cmd` through the leader and returns the state machine's
+    /// reply: written here when this node leads, else forwarded to the
+    /// leader over the cluster transport. Retries while no leader is known
+    /// or the leader is unreachable, up to the propose timeout. A retry
+    /// after a lost connection may apply the command twice: commands must
+    /// be idempotent.
+    pub async fn propose(&self, cmd: FsmCommand) -> Result<FsmReply, ProposeError> {
+        let timeout = self.propose_timeout;
+        let deadline = Instant::now() + timeout;
+        let mut metrics = self.raft.metrics();
+        loop {
+            let leader = metrics.borrow_and_update().current_leader;
+            let remaining = deadline.saturating_duration_since(Instant::now());
+            if remaining.is_zero() {
+                return Err(ProposeError::NoLeader(timeout));
+            }
+            match leader {
+                Some(leader) if leader == self.id => {
+                    match tokio::time::timeout(remaining, self.write_local(cmd.clone())).await {
+                        Err(_) => return Err(ProposeError::Timeout(timeout)),
+                        Ok(ForwardReply::Applied(reply)) => return Ok(reply),
+                        Ok(ForwardReply::NotLeader(_)) => {}
+                        Ok(ForwardReply::Failed(message)) => {
+                            return Err(if self.raft.metrics().borrow().running_state.is_err() {
+                                ProposeError::Shutdown(message)
+                            } else {
+                                ProposeError::Refused(message)
+                            })
+                        }
+                    }
+                }
+                Some(leader) => match self.forward(leader, &cmd, remaining).await {
+                    Ok(ForwardReply::Applied(reply)) => return Ok(reply),
+                    Ok(ForwardReply::Failed(message)) => {
+                        return Err(ProposeError::Refused(message))
+                    }
+                    Ok(ForwardReply::NotLeader(_)) => {}
+                    Err(e) => {
+                        tracing::debug!(node = self.id, leader, error = %e, "raft forward failed; retrying");
+                    }
+                },
+                None => {
+                    // Wait for a leader to be known.
+                    let remaining = deadline.saturating_duration_since(Instant::now());
+                    match tokio::time::timeout(remaining, metrics.changed()).await {
+                        Ok(Ok(())) => continue,
+                        Ok(Err(_)) => return Err(ProposeError::Shutdown("metrics closed".into())),
+                        Err(_) => return Err(ProposeError::NoLeader(timeout)),
+                    }
+                }
+            }
+            let remaining = deadline.saturating_duration_since(Instant::now());
+            tokio::time::sleep(RETRY_BACKOFF.min(remaining)).await;
+        }
+    }
+
+    async fn write_local(&self, cmd: FsmCommand) -> ForwardReply {
+        match self.raft.client_write(cmd).await {
+            Ok(resp) => ForwardReply::Applied(resp.data),
+            Err(RaftError::APIError(ClientWriteError::ForwardToLeader(f))) => {
+                ForwardReply::NotLeader(f.leader_id)
+            }
+            Err(e) => ForwardReply::Failed(e.to_string()),
+        }
+    }
+
+    async fn forward(
+        &self,
+        leader: NodeId,
+        cmd: &FsmCommand,
+        timeout: Duration,
+    ) -> Result<ForwardReply, TransportError> {
+        let addr = self
+            .leader_addr(leader)
+            .ok_or_else(|| TransportError::Protocol {
+                addr: String::new(),
+                reason: format!("no address known for leader {leader}"),
+            })?;
+        let body = serde_json::to_vec(&RpcRequest::Forward(cmd.clone())).map_err(|e| {
+            TransportError::Protocol {
+                addr: addr.clone(),
+                reason: e.to_string(),
+            }
+        })?;
+        let reply = self
+            .peers
+            .get(&addr)
+            .request_with_timeout(Command::RaftApply, Bytes::from(body), timeout)
+            .await?;
+        serde_json::from_slice(&reply).map_err(|e| TransportError::Protocol {
+            addr,
+            reason: format!("undecodable forward reply: {e}"),
+        })
+    }
+
+    fn leader_addr(&self, leader: NodeId) -> Option<String> {
+        let metrics = self.raft.metrics();
+        let from_membership = metrics
+            .borrow()
+            .membership_config
+            .membership()
+            .get_node(&leader)
+            .map(|n| n.addr.clone());
+        from_membership.or_else(|| self.addrs.get(&leader).cloned())
+    }
+
+    /// Answers one `RAFT_APPLY` request body (a JSON [`RpcRequest`]) with the
+    /// JSON of the result.
+    pub async fn handle_rpc(&self, body: Bytes) -> Result<Bytes, ErrorPayload> {
+        let request: RpcRequest = serde_json::from_slice(&body).map_err(|e| {
+            ErrorPayload::new("unmarshal_failed").with_message(format!("bad raft rpc: {e}"))
+        })?;
+        match request {
+            RpcRequest::AppendEntries(req) => to_json(&self.raft.append_entries(req).await),
+            RpcRequest::Vote(req) => to_json(&self.raft.vote(req).await),
+            RpcRequest::InstallSnapshot(req) => to_json(&self.raft.install_snapshot(req).await),
+            // No second hop: a node that is not the leader says so.
+            RpcRequest::Forward(cmd) => to_json(&self.write_local(cmd).await),
+        }
+    }
+
+    /// A cluster listener handler: `RAFT_APPLY` goes to
+    /// [`handle_rpc`](Self::handle_rpc), every other command to `other`
+    /// (`unknown_command` without one).
+    pub fn cluster_handler(
+        self: &Arc<Self>,
+        other: Option<Arc<dyn ClusterHandler>>,
+    ) -> Arc<dyn ClusterHandler> {
+        Arc::new(RaftHandler {
+            node: self.clone(),
+            other,
+        })
+    }
+
+    /// Serves a cluster listener for Raft only until `shutdown` fires (for
+    /// tests and tools; the broker serves one listener for everything).
+    pub fn serve_raft_only(
+        self: &Arc<Self>,
+        listener: TcpListener,
+        token: Option<String>,
+        shutdown: CancellationToken,
+    ) -> JoinHandle<()> {
+        tokio::spawn(transport::serve(
+            listener,
+            token,
+            self.cluster_handler(None),
+            shutdown,
+        ))
+    }
+
+    /// Stops Raft (its tasks end; the storage is closed once they have).
+    pub async fn shutdown(&self) {
+        if let Err(e) = self.raft.shutdown().await {
+            tracing::debug!(node = self.id, error = %e, "raft shutdown");
+        }
+    }
+}
+
+fn to_json<T: Serialize>(value: &T) -> Result<Bytes, ErrorPayload> {
+    serde_json::to_vec(value).map(Bytes::from).map_err(|e| {
+        ErrorPayload::new("raft_apply_failed").with_message(format!("encode raft reply: {e}"))
+    })
+}
+
+struct RaftHandler {
+    node: Arc<RaftNode>,
+    other: Option<Arc<dyn ClusterHandler>>,
+}
+
+impl ClusterHandler for RaftHandler {
+    fn handle(&self, command: Command, body: Bytes) -> BoxFuture<'_, Result<Bytes, ErrorPayload>> {
+        match (command, &self.other) {
+            (Command::RaftApply, _) => Box::pin(self.node.handle_rpc(body)),
+            (_, Some(other)) => other.handle(command, body),
+            (_, None) => Box::pin(async move {
+                Err(ErrorPayload::new("unknown_command")
+                    .with_message(format!("{} is not served here", command.name())))
+            }),
+        }
+    }
+}
+
+/// A `RegisterBroker` command for node `n`, built from JSON so that it keeps
+/// compiling as `BrokerEntry` grows (its newer fields have serde defaults).
+#[cfg(test)]
+pub(crate) fn test_register(n: NodeId) -> FsmCommand {
+    serde_json::from_value(serde_json::json!({"RegisterBroker": {"node": n, "entry": {
+        "broker_id": format!("broker-{n}"),
+        "cluster_addr": format!("127.0.0.1:{n}"),
+        "client_addr": "",
+    }}}))
+    .expect("a RegisterBroker command")
+}

@@ -10,8 +10,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use bytes::Bytes;
 use cursus_broker::cluster::fsm::{ClusterState, FsmCommand, FsmReply, NodeId};
+use cursus_broker::cluster::raft::network::{ForwardReply, RpcRequest};
 use cursus_broker::cluster::raft::{ProposeError, RaftNode, RaftNodeConfig, RaftStartError};
+use cursus_broker::cluster::transport::{
+    self, BoxFuture, ClusterHandler, PeerClient, PeerClientConfig, TransportError,
+};
+use cursus_wire::{Command, ErrorClass, ErrorPayload};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -326,5 +332,105 @@ async fn start_refuses_a_foreign_marker_and_a_node_not_in_peers() {
     assert!(matches!(
         RaftNode::start(cfg).await,
         Err(RaftStartError::NotAPeer(9))
+    ));
+}
+
+/// Answers `REPLICATE_MESSAGE` by echoing, as the broker's own handler would.
+struct Echo;
+
+impl ClusterHandler for Echo {
+    fn handle(&self, command: Command, body: Bytes) -> BoxFuture<'_, Result<Bytes, ErrorPayload>> {
+        Box::pin(async move {
+            match command {
+                Command::ReplicateMessage => Ok(body),
+                _ => Err(ErrorPayload::new("unknown_command")),
+            }
+        })
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_listener_serves_raft_and_the_brokers_commands() {
+    let dir = tempfile::tempdir().unwrap();
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let addrs = BTreeMap::from([(1, addr.clone())]);
+    let node = Arc::new(
+        RaftNode::start(config(1, &addrs, dir.path(), None))
+            .await
+            .unwrap(),
+    );
+    let shutdown = CancellationToken::new();
+    let server = tokio::spawn(transport::serve(
+        listener,
+        Some(TOKEN.into()),
+        node.cluster_handler(Some(Arc::new(Echo))),
+        shutdown.clone(),
+    ));
+
+    // A group of one elects itself and applies at once.
+    assert_eq!(node.wait_for_leader(WAIT).await.unwrap(), 1);
+    assert!(node.is_leader());
+    node.propose(register(7)).await.unwrap();
+    assert_eq!(brokers(&node), vec![7]);
+    assert!(*node.applied().borrow() > 0);
+
+    let client = PeerClient::new(
+        addr.clone(),
+        PeerClientConfig {
+            token: Some(TOKEN.into()),
+            ..PeerClientConfig::default()
+        },
+    );
+    // Other commands reach the broker's handler, with an opaque body.
+    let body = Bytes::from_static(b"\x00\x00\x00\x02{}raw bytes");
+    assert_eq!(
+        client
+            .request(Command::ReplicateMessage, body.clone())
+            .await
+            .unwrap(),
+        body
+    );
+    // A RAFT_APPLY body that is not an envelope is a typed error.
+    match client
+        .request(
+            Command::RaftApply,
+            Bytes::from_static(b"{\"rpc\":\"nope\"}"),
+        )
+        .await
+    {
+        Err(TransportError::Remote { error, .. }) => assert_eq!(error.code, "unmarshal_failed"),
+        other => panic!("{other:?}"),
+    }
+    // A forwarded proposal is written by the leader.
+    let forward = serde_json::to_vec(&RpcRequest::Forward(register(8))).unwrap();
+    let reply = client
+        .request(Command::RaftApply, Bytes::from(forward))
+        .await
+        .unwrap();
+    assert_eq!(
+        serde_json::from_slice::<ForwardReply>(&reply).unwrap(),
+        ForwardReply::Applied(FsmReply::Done)
+    );
+    assert_eq!(brokers(&node), vec![7, 8]);
+    // Without the token, nothing is served.
+    let intruder = PeerClient::new(addr, PeerClientConfig::default());
+    match intruder
+        .request(Command::ReplicateMessage, Bytes::new())
+        .await
+    {
+        Err(TransportError::Remote { error, .. }) => {
+            assert_eq!(error.code, transport::UNAUTHORIZED);
+            assert_eq!(error.class, ErrorClass::Authorization);
+        }
+        other => panic!("{other:?}"),
+    }
+
+    node.shutdown().await;
+    shutdown.cancel();
+    server.await.unwrap();
+    assert!(matches!(
+        node.propose(register(9)).await,
+        Err(ProposeError::Shutdown(_) | ProposeError::NoLeader(_))
     ));
 }

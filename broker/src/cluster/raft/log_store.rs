@@ -545,6 +545,7 @@ mod tests {
         assert_eq!(log.vote(), None);
         let vote = Vote::new_committed(3, 2);
         log.save_vote(&vote).unwrap();
+        log.append((0..6).map(|i| entry(3, i))).unwrap();
         log.save_committed(Some(entry(3, 5).log_id)).unwrap();
         drop(log);
         let log = LogFile::open(dir.path()).unwrap();

@@ -139,6 +139,10 @@ fn _cursus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<types::TruncateOutcome>()?;
     m.add_class::<types::TopicDescription>()?;
     m.add_class::<types::PartitionDescription>()?;
+    m.add_class::<types::ClusterStatus>()?;
+    m.add_class::<types::ClusterBroker>()?;
+    m.add_class::<types::ClusterPartition>()?;
+    m.add_class::<types::LeaderElection>()?;
     m.add_class::<types::GroupStatus>()?;
     m.add_class::<types::GroupMember>()?;
     m.add_class::<types::Statistics>()?;

@@ -15,6 +15,9 @@ void test_commits_assignment_and_group_status(void);
 void test_send_to_missing_topic_fails_with_class(void);
 void test_concurrent_sends_on_one_producer(void);
 void test_poll_batch_record_view(void);
+/* test_cluster.c */
+void test_cluster_admin_needs_distributed_mode(void);
+void test_cluster_accessors_of_invalid_handles(void);
 /* test_batch.c */
 void test_send_batch_reports_each_record_once_per_batch(void);
 /* test_edges.c */
@@ -76,6 +79,8 @@ int main(void) {
       TEST(consumer_requires_group),
       TEST(admin_errors_and_lists),
       TEST(admin_typed_results),
+      TEST(cluster_admin_needs_distributed_mode),
+      TEST(cluster_accessors_of_invalid_handles),
       TEST(produce_and_consume_through_group),
       TEST(commits_assignment_and_group_status),
       TEST(send_to_missing_topic_fails_with_class),

@@ -70,8 +70,11 @@ from ._transaction import AsyncTransaction
 from ._errors import CursusError
 from ._cursus import (
     Appended,
+    ClusterBroker,
+    ClusterStatus,
     DeleteOutcome,
     GroupStatus,
+    LeaderElection,
     Message,
     PartitionOffsets,
     RangeEvent,
@@ -812,6 +815,22 @@ class AdminClient(_Client):
     async def truncate_topic(self, topic: str, expected_revision: int) -> TruncateOutcome:
         """Truncates a topic at its current revision."""
         return await self._native.truncate_topic(topic, expected_revision)
+
+    async def cluster_status(self) -> ClusterStatus:
+        """CLUSTER_STATUS: the Raft leader, every broker and every partition
+        (distributed mode; a standalone broker raises ValidationError with
+        code ``distribution_not_enabled``)."""
+        return await self._native.cluster_status()
+
+    async def elect_leader(self, topic: str, partition: int, broker_id: str) -> LeaderElection:
+        """ELECT_LEADER: makes ``broker_id`` (an active in-sync replica) the
+        leader of ``topic``/``partition``; electing the current leader again
+        changes nothing (``changed`` is False)."""
+        return await self._native.elect_leader(topic, partition, broker_id)
+
+    async def list_cluster(self) -> List[ClusterBroker]:
+        """LIST_CLUSTER: the registered brokers (distributed mode)."""
+        return await self._native.list_cluster()
 
     async def list_topics(self) -> List[str]:
         """Topic names."""

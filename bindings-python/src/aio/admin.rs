@@ -101,6 +101,45 @@ impl AsyncAdmin {
         )
     }
 
+    /// CLUSTER_STATUS (distributed mode).
+    fn cluster_status<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let a = self.st(py)?.inner.get(py)?;
+        bridge(
+            py,
+            &self.st(py)?.dispatcher,
+            async move { a.cluster_status().await },
+            into::<ClusterStatus, _>,
+        )
+    }
+
+    /// ELECT_LEADER: makes `broker_id` the leader of `topic`/`partition`.
+    fn elect_leader<'py>(
+        &self,
+        py: Python<'py>,
+        topic: String,
+        partition: u32,
+        broker_id: String,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let a = self.st(py)?.inner.get(py)?;
+        bridge(
+            py,
+            &self.st(py)?.dispatcher,
+            async move { a.elect_leader(&topic, partition, &broker_id).await },
+            into::<LeaderElection, _>,
+        )
+    }
+
+    /// LIST_CLUSTER (distributed mode).
+    fn list_cluster<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let a = self.st(py)?.inner.get(py)?;
+        bridge(
+            py,
+            &self.st(py)?.dispatcher,
+            async move { a.list_cluster().await },
+            list::<ClusterBroker, _>,
+        )
+    }
+
     /// Topic names.
     fn list_topics<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let a = self.st(py)?.inner.get(py)?;

@@ -82,6 +82,36 @@ impl AdminClient {
         .map(Into::into)
     }
 
+    /// CLUSTER_STATUS (distributed mode).
+    fn cluster_status(&self, py: Python<'_>) -> PyResult<ClusterStatus> {
+        let a = self.inner.get(py)?;
+        interruptible(py, async { a.as_async()?.cluster_status().await }).map(Into::into)
+    }
+
+    /// ELECT_LEADER: makes `broker_id` the leader of `topic`/`partition`.
+    fn elect_leader(
+        &self,
+        py: Python<'_>,
+        topic: String,
+        partition: u32,
+        broker_id: String,
+    ) -> PyResult<LeaderElection> {
+        let a = self.inner.get(py)?;
+        interruptible(py, async {
+            a.as_async()?
+                .elect_leader(&topic, partition, &broker_id)
+                .await
+        })
+        .map(Into::into)
+    }
+
+    /// LIST_CLUSTER (distributed mode).
+    fn list_cluster(&self, py: Python<'_>) -> PyResult<Vec<ClusterBroker>> {
+        let a = self.inner.get(py)?;
+        interruptible(py, async { a.as_async()?.list_cluster().await })
+            .map(|v| v.into_iter().map(Into::into).collect())
+    }
+
     /// Topic names.
     fn list_topics(&self, py: Python<'_>) -> PyResult<Vec<String>> {
         let a = self.inner.get(py)?;

@@ -519,6 +519,89 @@ fail:
   return 0;
 }
 
+/* A broker id or JSON null. */
+static void buf_json_opt_str(buf_t *b, const char *s) {
+  if (s)
+    buf_json_str(b, s);
+  else
+    buf_puts(b, "null");
+}
+
+static int op_cluster_status(const step_t *s, buf_t *out, char **err) {
+  cursus_admin_t *a = get_admin(s, err);
+  cursus_cluster_status_t *st = NULL;
+  cursus_cluster_broker_list_t *brokers = NULL;
+  if (!a) return 0;
+  BINDING(cursus_admin_cluster_status(a, &st, &e_));
+  BINDING(cursus_cluster_status_brokers(st, &brokers, &e_));
+  size_t n = cursus_cluster_status_partition_count(st);
+  buf_printf(out, "{\"brokers\": %zu, \"partitions\": %zu, \"raft_leader\": ", cursus_cluster_broker_list_count(brokers),
+             n);
+  buf_json_opt_str(out, cursus_cluster_status_raft_leader(st));
+  buf_printf(out, ", \"leaderless\": %" PRIu64 ", \"under_replicated\": %" PRIu64 ", \"led_by\": {",
+             cursus_cluster_status_leaderless(st), cursus_cluster_status_under_replicated(st));
+  int first = 1;
+  for (size_t i = 0; i < n; i++) {
+    const char *leader = cursus_cluster_status_partition_leader(st, i);
+    if (!leader) continue;
+    char key[512];
+    snprintf(key, sizeof key, "%s/%" PRId64, cursus_cluster_status_partition_topic(st, i),
+             cursus_cluster_status_partition_id(st, i));
+    if (!first) buf_puts(out, ", ");
+    first = 0;
+    buf_json_str(out, key);
+    buf_puts(out, ": ");
+    buf_json_str(out, leader);
+  }
+  buf_puts(out, "}}");
+  cursus_cluster_broker_list_destroy(brokers);
+  cursus_cluster_status_destroy(st);
+  return 1;
+fail:
+  cursus_cluster_broker_list_destroy(brokers);
+  cursus_cluster_status_destroy(st);
+  return 0;
+}
+
+static int op_elect_leader(const step_t *s, buf_t *out, char **err) {
+  const char *topic, *broker_id;
+  uint64_t partition;
+  if (!need(s, "topic", &topic, err) || !num_u64(s, "partition", &partition, err) ||
+      !need(s, "broker", &broker_id, err))
+    return 0;
+  cursus_admin_t *a = get_admin(s, err);
+  if (!a) return 0;
+  cursus_leader_election_t *e = NULL;
+  BINDING(cursus_admin_elect_leader(a, topic, (uint32_t)partition, broker_id, &e, &e_));
+  buf_puts(out, "{\"previous_leader\": ");
+  buf_json_opt_str(out, cursus_leader_election_previous_leader(e));
+  buf_puts(out, ", \"leader\": ");
+  buf_json_str(out, cursus_leader_election_leader(e));
+  buf_printf(out, ", \"leader_epoch\": %" PRIu64 ", \"changed\": %s}", cursus_leader_election_leader_epoch(e),
+             cursus_leader_election_changed(e) ? "true" : "false");
+  cursus_leader_election_destroy(e);
+  return 1;
+fail:
+  return 0;
+}
+
+static int op_list_cluster(const step_t *s, buf_t *out, char **err) {
+  cursus_admin_t *a = get_admin(s, err);
+  cursus_cluster_broker_list_t *brokers = NULL;
+  if (!a) return 0;
+  BINDING(cursus_admin_list_cluster(a, &brokers, &e_));
+  buf_puts(out, "{\"brokers\": [");
+  for (size_t i = 0, n = cursus_cluster_broker_list_count(brokers); i < n; i++) {
+    if (i) buf_puts(out, ", ");
+    buf_json_str(out, cursus_cluster_broker_list_id(brokers, i));
+  }
+  buf_puts(out, "]}");
+  cursus_cluster_broker_list_destroy(brokers);
+  return 1;
+fail:
+  return 0;
+}
+
 static int op_alter_topic(const step_t *s, buf_t *out, char **err) {
   const char *topic;
   int64_t min_isr;
@@ -1794,6 +1877,9 @@ static const struct {
     {"delete_topic", op_delete_topic},
     {"truncate_topic", op_truncate_topic},
     {"alter_topic", op_alter_topic},
+    {"cluster_status", op_cluster_status},
+    {"elect_leader", op_elect_leader},
+    {"list_cluster", op_list_cluster},
     {"list_topics", op_list_topics},
     {"describe_topic", op_describe_topic},
     {"list_offsets", op_list_offsets},

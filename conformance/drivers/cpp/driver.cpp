@@ -210,6 +210,30 @@ class Driver {
                                   min < 0 ? std::nullopt : std::optional<uint32_t>(static_cast<uint32_t>(min)));
       return "{}";
     }
+    if (op == "cluster_status") {
+      auto c = admin(s).cluster_status();
+      auto opt = [](const std::optional<std::string> &v) { return v ? json_str(*v) : std::string("null"); };
+      std::string led;
+      for (const auto &p : c.partitions)
+        if (p.leader)
+          led += (led.empty() ? "" : ", ") + json_str(p.topic + "/" + std::to_string(p.partition)) + ": " +
+                 json_str(*p.leader);
+      return "{\"brokers\": " + std::to_string(c.brokers.size()) + ", \"partitions\": " +
+             std::to_string(c.partitions.size()) + ", \"raft_leader\": " + opt(c.raft_leader) +
+             ", \"leaderless\": " + std::to_string(c.leaderless) + ", \"under_replicated\": " +
+             std::to_string(c.under_replicated) + ", \"led_by\": {" + led + "}}";
+    }
+    if (op == "elect_leader") {
+      auto e = admin(s).elect_leader(s.arg("topic"), s.unsigned_num<uint32_t>("partition"), s.arg("broker"));
+      return "{\"previous_leader\": " + (e.previous_leader ? json_str(*e.previous_leader) : std::string("null")) +
+             ", \"leader\": " + json_str(e.leader) + ", \"leader_epoch\": " + std::to_string(e.leader_epoch) +
+             ", \"changed\": " + (e.changed ? "true" : "false") + "}";
+    }
+    if (op == "list_cluster") {
+      std::vector<std::string> ids;
+      for (const auto &b : admin(s).list_cluster()) ids.push_back(b.id);
+      return "{\"brokers\": " + json_list(ids, json_str) + "}";
+    }
     if (op == "list_topics") {
       return "{\"topics\": " + json_list(admin(s).list_topics(), json_str) + "}";
     }

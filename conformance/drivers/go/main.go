@@ -274,6 +274,68 @@ func (d *driver) run(s *step) (result, error) {
 		}
 		_, err = a.AlterTopicConfig(ctx, topic, min)
 		return result{}, err
+	case "cluster_status":
+		a, err := d.admin(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		c, err := a.ClusterStatus(ctx)
+		if err != nil {
+			return nil, err
+		}
+		ledBy := map[string]string{}
+		for _, p := range c.Partitions {
+			if p.Leader != "" {
+				ledBy[fmt.Sprintf("%s/%d", p.Topic, p.Partition)] = p.Leader
+			}
+		}
+		var raftLeader any
+		if c.RaftLeader != "" {
+			raftLeader = c.RaftLeader
+		}
+		return result{"brokers": len(c.Brokers), "partitions": len(c.Partitions), "raft_leader": raftLeader,
+			"leaderless": c.Leaderless, "under_replicated": c.UnderReplicated, "led_by": ledBy}, nil
+	case "elect_leader":
+		topic, err := s.arg("topic")
+		if err != nil {
+			return nil, err
+		}
+		partition, err := s.unsigned("partition", 32)
+		if err != nil {
+			return nil, err
+		}
+		brokerID, err := s.arg("broker")
+		if err != nil {
+			return nil, err
+		}
+		a, err := d.admin(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		e, err := a.ElectLeader(ctx, topic, uint32(partition), brokerID)
+		if err != nil {
+			return nil, err
+		}
+		var previous any
+		if e.PreviousLeader != "" {
+			previous = e.PreviousLeader
+		}
+		return result{"previous_leader": previous, "leader": e.Leader, "leader_epoch": e.LeaderEpoch,
+			"changed": e.Changed}, nil
+	case "list_cluster":
+		a, err := d.admin(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		brokers, err := a.ListCluster(ctx)
+		if err != nil {
+			return nil, err
+		}
+		ids := []string{}
+		for _, b := range brokers {
+			ids = append(ids, b.ID)
+		}
+		return result{"brokers": ids}, nil
 	case "list_topics":
 		a, err := d.admin(ctx, s)
 		if err != nil {

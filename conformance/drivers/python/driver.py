@@ -142,6 +142,37 @@ class Driver:
         await call(admin.alter_topic_config(step.arg("topic"), minimum if minimum >= 0 else None))
         return {}
 
+    async def op_cluster_status(self, step: Step) -> Dict[str, Any]:
+        admin = await self.admin(step)
+        status = await call(admin.cluster_status())
+        return {
+            "brokers": len(status.brokers),
+            "partitions": len(status.partitions),
+            "raft_leader": status.raft_leader,
+            "leaderless": status.leaderless,
+            "under_replicated": status.under_replicated,
+            "led_by": {
+                f"{p.topic}/{p.partition}": p.leader for p in status.partitions if p.leader is not None
+            },
+        }
+
+    async def op_elect_leader(self, step: Step) -> Dict[str, Any]:
+        admin = await self.admin(step)
+        out = await call(
+            admin.elect_leader(step.arg("topic"), step.num("partition"), step.arg("broker"))
+        )
+        return {
+            "previous_leader": out.previous_leader,
+            "leader": out.leader,
+            "leader_epoch": out.leader_epoch,
+            "changed": out.changed,
+        }
+
+    async def op_list_cluster(self, step: Step) -> Dict[str, Any]:
+        admin = await self.admin(step)
+        brokers = await call(admin.list_cluster())
+        return {"brokers": [b.id for b in brokers]}
+
     async def op_list_topics(self, step: Step) -> Dict[str, Any]:
         return {"topics": await call((await self.admin(step)).list_topics())}
 

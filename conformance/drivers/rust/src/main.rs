@@ -239,6 +239,44 @@ impl Driver {
                     .await?;
                 Ok(json!({}))
             }
+            "cluster_status" => {
+                let c = self.admin(step).await?.cluster_status().await?;
+                let led_by: serde_json::Map<String, serde_json::Value> = c
+                    .partitions
+                    .iter()
+                    .filter_map(|p| {
+                        let leader = p.leader.clone()?;
+                        Some((format!("{}/{}", p.topic, p.partition), json!(leader)))
+                    })
+                    .collect();
+                Ok(json!({
+                    "brokers": c.brokers.len(),
+                    "partitions": c.partitions.len(),
+                    "raft_leader": c.raft_leader,
+                    "leaderless": c.leaderless,
+                    "under_replicated": c.under_replicated,
+                    "led_by": led_by,
+                }))
+            }
+            "elect_leader" => {
+                let partition = step.num("partition")?;
+                let e = self
+                    .admin(step)
+                    .await?
+                    .elect_leader(step.arg("topic")?, partition, step.arg("broker")?)
+                    .await?;
+                Ok(json!({
+                    "previous_leader": e.previous_leader,
+                    "leader": e.leader,
+                    "leader_epoch": e.leader_epoch,
+                    "changed": e.changed,
+                }))
+            }
+            "list_cluster" => {
+                let brokers = self.admin(step).await?.list_cluster().await?;
+                let ids: Vec<String> = brokers.into_iter().map(|b| b.id).collect();
+                Ok(json!({"brokers": ids}))
+            }
             "list_topics" => Ok(json!({"topics": self.admin(step).await?.list_topics().await?})),
             "describe_topic" => {
                 let d = self

@@ -5,7 +5,7 @@ import java.util.Map;
 import java.util.Objects;
 
 /**
- * Topic and group administration. Thread-safe; every method blocks until the broker
+ * Topic, group and cluster administration. Thread-safe; every method blocks until the broker
  * answers (at most {@code request_timeout_ms}) and throws a {@link CursusException}
  * subclass on failure. Close it when done (try-with-resources); a closed admin throws
  * {@link CursusClosedException}.
@@ -159,6 +159,43 @@ public final class CursusAdmin extends NativeResource {
     public GroupStatus groupStatus(String group) {
         Objects.requireNonNull(group, "group");
         return call(h -> Results.groupStatus(NativeBridge.adminGroupStatus(h, group)));
+    }
+
+    /**
+     * CLUSTER_STATUS: the Raft leader, every broker and every partition's leader, epoch and
+     * replicas (distributed mode). A standalone broker throws {@link ValidationException} with
+     * code {@code distribution_not_enabled}.
+     *
+     * @return the cluster's state
+     */
+    public ClusterStatus clusterStatus() {
+        return call(h -> Results.clusterStatus(NativeBridge.adminClusterStatus(h)));
+    }
+
+    /**
+     * ELECT_LEADER: makes {@code brokerId} (an active in-sync replica) the leader of the
+     * partition. Electing the current leader again changes nothing ({@code changed} is false).
+     * Throws {@link ConflictException} ({@code leader_election_rejected}) when the broker is not
+     * an active ISR member, {@link NotFoundException} for a missing topic or partition.
+     *
+     * @param topic the topic
+     * @param partition the partition
+     * @param brokerId the broker id to elect
+     * @return the previous and new leader, and the leader epoch
+     */
+    public LeaderElection electLeader(String topic, int partition, String brokerId) {
+        Objects.requireNonNull(topic, "topic");
+        Objects.requireNonNull(brokerId, "brokerId");
+        return call(h -> Results.leaderElection(NativeBridge.adminElectLeader(h, topic, partition, brokerId)));
+    }
+
+    /**
+     * LIST_CLUSTER: the brokers registered in the cluster (distributed mode).
+     *
+     * @return the brokers
+     */
+    public List<ClusterBroker> listCluster() {
+        return call(h -> Results.clusterBrokers(NativeBridge.adminListCluster(h)));
     }
 
     /** Closes the client; only the first call does anything. */

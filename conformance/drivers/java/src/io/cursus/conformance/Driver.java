@@ -3,6 +3,8 @@ package io.cursus.conformance;
 import io.cursus.Aggregate;
 import io.cursus.Appended;
 import io.cursus.ClientConfig;
+import io.cursus.ClusterBroker;
+import io.cursus.ClusterStatus;
 import io.cursus.ConsumerConfig;
 import io.cursus.ConsumerRebalanceListener;
 import io.cursus.ConsumerRecord;
@@ -15,6 +17,7 @@ import io.cursus.Event;
 import io.cursus.EventPage;
 import io.cursus.EventPages;
 import io.cursus.EventRange;
+import io.cursus.LeaderElection;
 import io.cursus.NewTopic;
 import io.cursus.PageLimits;
 import io.cursus.PartitionOffsets;
@@ -289,6 +292,38 @@ public final class Driver {
             case "alter_topic": {
                 int min = a.int32("min_in_sync_replicas");
                 admin(a).alterTopicConfig(a.str("topic"), min == -1 ? null : min);
+                return r;
+            }
+            case "cluster_status": {
+                ClusterStatus c = admin(a).clusterStatus();
+                Map<String, Object> ledBy = new LinkedHashMap<>();
+                for (ClusterStatus.Partition p : c.partitions()) {
+                    if (p.leader() != null) {
+                        ledBy.put(p.topic() + "/" + p.partition(), p.leader());
+                    }
+                }
+                r.put("brokers", c.brokers().size());
+                r.put("partitions", c.partitions().size());
+                r.put("raft_leader", c.raftLeader());
+                r.put("leaderless", c.leaderless());
+                r.put("under_replicated", c.underReplicated());
+                r.put("led_by", ledBy);
+                return r;
+            }
+            case "elect_leader": {
+                LeaderElection e = admin(a).electLeader(a.str("topic"), a.int32("partition"), a.str("broker"));
+                r.put("previous_leader", e.previousLeader());
+                r.put("leader", e.leader());
+                r.put("leader_epoch", e.leaderEpoch());
+                r.put("changed", e.changed());
+                return r;
+            }
+            case "list_cluster": {
+                List<Object> ids = new ArrayList<>();
+                for (ClusterBroker b : admin(a).listCluster()) {
+                    ids.add(b.id());
+                }
+                r.put("brokers", ids);
                 return r;
             }
             case "list_topics":

@@ -1,7 +1,9 @@
 //! The state every handler works on, shared by all connections.
 
 use crate::faults::Faults;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
+
+use crate::cluster::node::ClusterNode;
 
 use tokio_util::sync::CancellationToken;
 
@@ -63,6 +65,9 @@ pub struct Broker {
     pub faults: Faults,
     /// The Prometheus metrics the connections record into.
     pub metrics: Arc<Metrics>,
+    /// Distributed mode: set once the cluster node has started (never in
+    /// standalone mode).
+    pub cluster_node: OnceLock<Arc<ClusterNode>>,
 }
 
 impl std::fmt::Debug for Broker {
@@ -126,7 +131,13 @@ impl Broker {
             shutdown,
             faults: Faults::new(&config_faults),
             metrics,
+            cluster_node: OnceLock::new(),
         })
+    }
+
+    /// The cluster node in distributed mode.
+    pub fn cluster(&self) -> Option<&Arc<ClusterNode>> {
+        self.cluster_node.get()
     }
 
     /// The address advertised to a client of `listener`: a TLS client is

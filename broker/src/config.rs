@@ -7,6 +7,9 @@
 //! `max_connections`).
 
 use crate::auth::users::{UserEntry, Users};
+use crate::cluster::config::{
+    parse_peers, ClusterConfig, DEFAULT_HEARTBEAT_MS, DEFAULT_SESSION_TIMEOUT_MS,
+};
 use crate::faults::FaultRule;
 use crate::storage::io::StorageFault;
 use std::net::SocketAddr;
@@ -159,6 +162,28 @@ pub struct Cli {
     /// take milliseconds); TIMES a count or *. Repeatable; none by default.
     #[arg(long = "fault", value_name = "SPEC")]
     pub faults: Vec<String>,
+    /// Distributed mode: this broker's Raft node id (≥ 1). Needs --cluster-peers;
+    /// see docs/cluster.md. [default: standalone]
+    #[arg(long, value_name = "N")]
+    pub node_id: Option<u64>,
+    /// Distributed mode: the broker-to-broker listener (Raft, replication,
+    /// heartbeats). [default: this node's address in --cluster-peers]
+    #[arg(long, value_name = "ADDR")]
+    pub cluster_listen: Option<String>,
+    /// Distributed mode: every voter's cluster address, ID=HOST:PORT,... (this
+    /// node's included).
+    #[arg(long, value_name = "LIST")]
+    pub cluster_peers: Option<String>,
+    /// Distributed mode: the token every broker-to-broker request carries.
+    #[arg(long, value_name = "TOKEN")]
+    pub internal_auth_token: Option<String>,
+    /// Distributed mode: heartbeat interval to the Raft leader. [default: 300]
+    #[arg(long, value_name = "MS")]
+    pub broker_heartbeat_ms: Option<u64>,
+    /// Distributed mode: a broker silent this long is inactive and its partitions
+    /// fail over. [default: 2000]
+    #[arg(long, value_name = "MS")]
+    pub broker_session_timeout_ms: Option<u64>,
     /// Testing only: make storage I/O fail on purpose,
     /// OP:KIND[:after=N][:times=N|*][:path=SUBSTRING], e.g. fsync:fail:after=3
     /// or write:enospc. OP is write or fsync; KIND fail, enospc, edquot or
@@ -206,6 +231,12 @@ struct FileConfig {
     log_level: Option<String>,
     faults: Option<Vec<String>>,
     storage_faults: Option<Vec<String>>,
+    node_id: Option<u64>,
+    cluster_listen: Option<String>,
+    cluster_peers: Option<String>,
+    internal_auth_token: Option<String>,
+    broker_heartbeat_ms: Option<u64>,
+    broker_session_timeout_ms: Option<u64>,
 }
 
 /// A configuration problem found at startup.
@@ -318,6 +349,8 @@ pub struct Config {
     pub faults: Vec<FaultRule>,
     /// Injected storage faults (testing only; see [`crate::storage::io`]).
     pub storage_faults: Vec<StorageFault>,
+    /// Distributed mode (`None`: standalone).
+    pub cluster: Option<ClusterConfig>,
 }
 
 impl Default for Config {
@@ -355,6 +388,7 @@ impl Default for Config {
             log_level: "info".into(),
             faults: Vec::new(),
             storage_faults: Vec::new(),
+            cluster: None,
         }
     }
 }
@@ -411,6 +445,18 @@ impl Config {
         let enable_sasl = cli.enable_sasl || file.enable_sasl.unwrap_or(false);
         let users = Users::from_entries(file.users.as_deref().unwrap_or_default())
             .map_err(ConfigError::Invalid)?;
+        let cluster = cluster_config(
+            pick!(node_id),
+            pick!(cluster_listen),
+            pick!(cluster_peers),
+            pick!(internal_auth_token),
+            pick!(broker_heartbeat_ms),
+            pick!(broker_session_timeout_ms),
+        )?;
+        let broker_id = pick!(broker_id).unwrap_or_else(|| match &cluster {
+            Some(c) => format!("broker-{}", c.node_id),
+            None => d.broker_id.clone(),
+        });
         let config = Config {
             listen: pick!(listen).unwrap_or(d.listen),
             tls,
@@ -418,7 +464,7 @@ impl Config {
             users,
             health_listen: pick!(health_listen).unwrap_or(d.health_listen),
             advertised_addr: pick!(advertised_addr),
-            broker_id: pick!(broker_id).unwrap_or(d.broker_id),
+            broker_id,
             data_dir: pick!(data_dir).unwrap_or(d.data_dir),
             max_connections: pick!(max_connections).unwrap_or(d.max_connections),
             request_timeout: ms(pick!(request_timeout_ms), d.request_timeout),
@@ -454,6 +500,7 @@ impl Config {
             log_level: pick!(log_level).unwrap_or(d.log_level),
             faults,
             storage_faults,
+            cluster,
         };
         config.validate()?;
         Ok(config)
@@ -534,6 +581,47 @@ impl Config {
     pub fn handshake_timeout(&self) -> Duration {
         self.idle_timeout.min(self.request_timeout)
     }
+}
+
+/// The distributed-mode settings: all of them need `node_id` and
+/// `cluster_peers`.
+fn cluster_config(
+    node_id: Option<u64>,
+    listen: Option<String>,
+    peers: Option<String>,
+    token: Option<String>,
+    heartbeat_ms: Option<u64>,
+    session_ms: Option<u64>,
+) -> Result<Option<ClusterConfig>, ConfigError> {
+    let (node_id, peers) = match (node_id, peers) {
+        (None, None) => {
+            if listen.is_some() || token.is_some() || heartbeat_ms.is_some() || session_ms.is_some()
+            {
+                return Err(ConfigError::Invalid(
+                    "cluster settings need node_id and cluster_peers".into(),
+                ));
+            }
+            return Ok(None);
+        }
+        (Some(n), Some(p)) => (n, parse_peers(&p).map_err(ConfigError::Invalid)?),
+        _ => {
+            return Err(ConfigError::Invalid(
+                "node_id and cluster_peers go together".into(),
+            ))
+        }
+    };
+    let cluster = ClusterConfig {
+        node_id,
+        cluster_listen: listen
+            .or_else(|| peers.get(&node_id).cloned())
+            .unwrap_or_default(),
+        peers,
+        internal_auth_token: token,
+        heartbeat_interval: Duration::from_millis(heartbeat_ms.unwrap_or(DEFAULT_HEARTBEAT_MS)),
+        session_timeout: Duration::from_millis(session_ms.unwrap_or(DEFAULT_SESSION_TIMEOUT_MS)),
+    };
+    cluster.validate().map_err(ConfigError::Invalid)?;
+    Ok(Some(cluster))
 }
 
 /// The TLS settings: all of them need `tls_listen`, which needs a

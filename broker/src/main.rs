@@ -7,6 +7,9 @@ use std::sync::Arc;
 
 use clap::Parser;
 use cursus_broker::broker::{Broker, OpenError};
+use cursus_broker::cluster::config::ClusterConfig;
+use cursus_broker::cluster::node::ClusterNode;
+use cursus_broker::cluster::replication::{self, BrokerHandler};
 use cursus_broker::config::{Cli, Config, LISTEN_OFF};
 use cursus_broker::health::{self, Readiness};
 use cursus_broker::metrics::Metrics;
@@ -159,8 +162,15 @@ async fn run(config: Config) -> Result<(), String> {
             e.render()
         ));
     }
+    if let Some(cluster) = broker.config.cluster.clone() {
+        start_cluster(&broker, cluster).await?;
+    }
     let probed = Arc::clone(&broker);
-    readiness.set_failure_probe(Box::new(move || probed.storage_failure()));
+    readiness.set_failure_probe(Box::new(move || {
+        probed
+            .storage_failure()
+            .or_else(|| probed.cluster().and_then(|node| node.not_ready()))
+    }));
     readiness.set_ready();
     info!(addr = %shown_addr, ?tls_addr, %health_addr, advertised = %broker.advertised, "ready");
 
@@ -170,6 +180,19 @@ async fn run(config: Config) -> Result<(), String> {
     let _ = upkeep.await;
     let _ = health_task.await;
     info!("stopped");
+    Ok(())
+}
+
+/// Distributed mode: the cluster listener, the Raft node and the
+/// reconciler that gives this broker its partition roles.
+async fn start_cluster(broker: &Arc<Broker>, config: ClusterConfig) -> Result<(), String> {
+    let listener = bind(&config.cluster_listen).await?;
+    let handler = Arc::new(BrokerHandler {
+        broker: Arc::downgrade(broker),
+    });
+    let node = ClusterNode::start(broker, config, listener, handler).await?;
+    let _ = broker.cluster_node.set(Arc::clone(&node));
+    tokio::spawn(replication::reconcile_forever(Arc::clone(broker), node));
     Ok(())
 }
 

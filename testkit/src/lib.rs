@@ -8,7 +8,10 @@
 
 #![warn(missing_docs)]
 
+pub mod cluster;
 pub mod pki;
+
+pub use cluster::{ClusterMember, TestCluster};
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};

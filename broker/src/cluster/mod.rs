@@ -1,6 +1,12 @@
 //! Distributed mode (docs/cluster.md): the Raft-replicated cluster
 //! metadata and what each broker does with it.
 
+pub mod admin;
+pub mod config;
 pub mod fsm;
+pub mod node;
 pub mod raft;
+pub mod replication;
+pub mod routing;
+pub mod topics;
 pub mod transport;

@@ -21,7 +21,10 @@ pub async fn create(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
             .with_field("command", "CREATE")
             .with_field("topic", &patch.name));
     }
-    let def = broker.topics.create(&patch).await?;
+    let def = match broker.cluster() {
+        Some(node) => crate::cluster::topics::create(broker, node, &patch).await?,
+        None => broker.topics.create(&patch).await?,
+    };
     // New partitions (or a new topic matching a pattern) rebalance groups.
     broker.groups.topic_defined(&broker.topics, &def.name).await;
     Ok(Reply::text(definition_line(
@@ -57,6 +60,10 @@ pub async fn delete(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
     };
     if is_internal_topic(name) {
         return Err(ErrorPayload::new("internal_topic_delete_forbidden").with_field("topic", name));
+    }
+    if let Some(node) = broker.cluster() {
+        let deleted = crate::cluster::topics::delete(broker, node, name, if_exists).await?;
+        return Ok(Reply::text(format!("OK topic={name} deleted={deleted}")));
     }
     // Fails closed while an open or committing transaction references the
     // topic (and holds off new participants), or while a group of the
@@ -237,10 +244,23 @@ pub fn describe(broker: &Arc<Broker>, p: &CommandPayload, listener: Listener) ->
 /// authoritative topic policy.
 pub fn metadata(broker: &Arc<Broker>, p: &CommandPayload, listener: Listener) -> HandlerResult {
     let topic = existing_topic(broker, p, "METADATA")?;
-    let def = &topic.def;
-    let n = topic.partitions.len();
-    let leaders = vec![broker.advertised_to(listener); n].join(",");
-    let epochs = vec!["0"; n].join(",");
+    let (def, leaders, epochs) = match broker.cluster() {
+        Some(node) => {
+            let state = node.state();
+            let (def, leaders, epochs) =
+                crate::cluster::topics::leaders(&state, &topic.def.name, listener).ok_or_else(
+                    || ErrorPayload::new("topic_not_found").with_field("topic", &topic.def.name),
+                )?;
+            let epochs: Vec<String> = epochs.iter().map(u64::to_string).collect();
+            (def, leaders.join(","), epochs.join(","))
+        }
+        None => {
+            let n = topic.partitions.len();
+            let leaders = vec![broker.advertised_to(listener); n].join(",");
+            (topic.def.clone(), leaders, vec!["0"; n].join(","))
+        }
+    };
+    let def = &def;
     Ok(Reply::text(format!(
         "OK topic={} partitions={} leaders={leaders} epochs={epochs} revision={} \
          replication_factor={} idempotent={} event_sourcing={} cleanup_policy={} partitioner={} \

@@ -13,7 +13,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::params::{existing_topic, number, partition_number, partition_of, required};
 use super::{HandlerResult, Reply};
-use crate::broker::Broker;
+use crate::broker::{Broker, Listener};
 use crate::storage::{StorageError, StoredRecord};
 use crate::topics::partition::storage_error;
 use crate::topics::Partition;
@@ -121,6 +121,7 @@ pub async fn consume(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult 
         None => 0,
         Some(v) => v.trim().parse::<u64>().map_err(|_| syntax("wait_ms", v))?,
     };
+    crate::cluster::routing::check_leader(broker, &topic.def.name, id, Listener::Plain)?;
     let partition = partition_of(&topic, id)?;
     // A committed group offset takes precedence over a lower offset= (the
     // spec's resolution order); a higher one is the consumer reading ahead

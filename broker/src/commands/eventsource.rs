@@ -27,7 +27,7 @@ use serde::Serialize;
 
 use super::params::{number, partition_number, partition_of, required};
 use super::{Durable, HandlerResult, Reply};
-use crate::broker::Broker;
+use crate::broker::{Broker, Listener};
 use crate::eventsource::replay::payload_digest;
 use crate::eventsource::{Entry, Snapshot, SnapshotStore};
 use crate::storage::{PartitionLog, StorageError, StoredRecord};
@@ -122,14 +122,17 @@ fn es_topic(broker: &Broker, name: &str) -> Result<Arc<Topic>, ErrorPayload> {
 }
 
 /// The partition aggregate `key` lives on.
-fn route(topic: &Topic, key: &str) -> Result<Arc<Partition>, ErrorPayload> {
+/// In a cluster, only its leader serves it (`NOT_LEADER` elsewhere).
+fn route(broker: &Broker, topic: &Topic, key: &str) -> Result<Arc<Partition>, ErrorPayload> {
     let count = topic.partitions.len() as u32;
     if count == 0 {
         return Err(
             ErrorPayload::new("no_partitions_available").with_field("topic", &topic.def.name)
         );
     }
-    partition_of(topic, partition_for_key(key.as_bytes(), count))
+    let id = partition_for_key(key.as_bytes(), count);
+    crate::cluster::routing::check_leader(broker, &topic.def.name, id, Listener::Plain)?;
+    partition_of(topic, id)
 }
 
 fn snapshot_store(topic: &Topic) -> Result<&Arc<SnapshotStore>, ErrorPayload> {
@@ -417,7 +420,7 @@ pub async fn append_stream(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerR
             .as_ref()
             .map(|_| payload_digest(message.as_bytes()))
             .unwrap_or_default();
-        let partition = route(&topic, key)?;
+        let partition = route(broker, &topic, key)?;
         let writer = partition.writer.lock().await;
         if partition.is_closed() {
             // A TRUNCATE or DELETE ended this generation.
@@ -535,7 +538,7 @@ pub fn stream_version(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult
     let name = topic_param(p, CMD)?;
     let key = key_param(p, CMD)?;
     let topic = es_topic(broker, name)?;
-    let partition = route(&topic, key)?;
+    let partition = route(broker, &topic, key)?;
     let durable = partition.log().durable_offset();
     let version = partition.with_streams(|s| s.visible_head(key, durable));
     Ok(Reply::text(format!("OK version={version}")))
@@ -554,7 +557,7 @@ pub async fn save_snapshot(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerR
     let message = required(p, "message", "missing_message", CMD)?;
     for _ in 0..FENCE_RETRIES {
         let topic = es_topic(broker, name)?;
-        let partition = route(&topic, key)?;
+        let partition = route(broker, &topic, key)?;
         // The writer lock orders the snapshot with appends and with a
         // TRUNCATE, which clears the store after fencing every partition.
         let _writer = partition.writer.lock().await;
@@ -598,7 +601,7 @@ pub fn read_snapshot(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult 
     let name = topic_param(p, CMD)?;
     let key = key_param(p, CMD)?;
     let topic = es_topic(broker, name)?;
-    let partition = route(&topic, key)?;
+    let partition = route(broker, &topic, key)?;
     let snapshot = snapshot_store(&topic)?.get(partition.id(), key);
     let json = serde_json::to_string(&snapshot).map_err(|e| {
         ErrorPayload::new("marshal_snapshot_failed").with_field("reason", e.to_string())
@@ -647,7 +650,7 @@ pub async fn read_stream(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerRes
         STREAM_MIN_BYTES,
         STREAM_MAX_BYTES,
     )? as usize;
-    let partition = route(&topic, key)?;
+    let partition = route(broker, &topic, key)?;
     let snapshot = snapshot_store(&topic)?
         .get(partition.id(), key)
         .filter(|s| s.version >= from);
@@ -743,7 +746,7 @@ pub async fn read_stream_history(broker: &Arc<Broker>, p: &CommandPayload) -> Ha
         1,
         PAGE_MAX_BYTES,
     )) as usize;
-    let partition = route(&topic, key)?;
+    let partition = route(broker, &topic, key)?;
     let durable = partition.log().durable_offset();
     let head = partition.with_streams(|s| s.visible_head(key, durable));
     let to = match p.get("to_version") {

@@ -282,6 +282,9 @@ async fn execute(broker: &Arc<Broker>, request: Request, listener: Listener) -> 
         Command::ReadStreamHistory => eventsource::read_stream_history(broker, &p).await,
         Command::AggregateReplayProof => aggregate::replay_proof(broker, &p).await,
         Command::AggregateEventRangeRead => aggregate::event_range_read(broker, &p).await,
+        Command::ClusterStatus => crate::cluster::admin::cluster_status(broker, listener),
+        Command::ListCluster => crate::cluster::admin::list_cluster(broker, &p, listener),
+        Command::ElectLeader => crate::cluster::admin::elect_leader(broker, &p).await,
         Command::Exit => Ok(Reply::OkThenClose(Bytes::from_static(b"OK"))),
         // AUTH never gets here: the connection's session answers it
         // (`crate::auth::Session`).
@@ -299,8 +302,9 @@ fn unsupported(command: Command) -> ErrorPayload {
     use Command::*;
     let code = match command {
         // Cluster administration needs distributed mode.
-        ListCluster | ClusterStatus | ElectLeader | JoinCluster | LeaveCluster
-        | HeartbeatCluster | ReplicaCatchup => "distribution_not_enabled",
+        JoinCluster | LeaveCluster | HeartbeatCluster | ReplicaCatchup => {
+            "distribution_not_enabled"
+        }
         // Broker-to-broker commands are never accepted from clients here.
         _ => "internal_command_unauthorized",
     };

@@ -22,6 +22,7 @@ use serde::Serialize;
 use super::params::{optional_number, partition_number, required};
 use super::{Durable, HandlerResult, Reply};
 use crate::broker::{Broker, Listener};
+use crate::cluster::replication::Replication;
 use crate::storage::Partitioner;
 use crate::topics::definition::{parse_bool, topic_param};
 use crate::topics::partition::{checkpoint_producers, storage_error};
@@ -260,17 +261,27 @@ async fn publish(broker: &Arc<Broker>, input: PublishInput, listener: Listener) 
             .with_field("reason", "idempotent_requires_acks_all"));
     }
     let min_isr = effective_min_isr(&topic.def, broker.config.min_insync_replicas);
-    if input.acks == AckMode::All && min_isr > 1 {
-        return Err(ErrorPayload::new("insufficient_in_sync_replicas")
-            .with_field("topic", &topic.def.name)
-            .with_field("isr", 1)
-            .with_field("min_in_sync_replicas", min_isr));
-    }
     if input.idempotent && input.records.iter().any(|r| r.producer_id.is_empty()) {
         return Err(ErrorPayload::new("missing_producer_id").with_field("command", "PUBLISH"));
     }
-
     let groups = route(&topic, input.partition, input.records)?;
+    for id in groups.keys().copied() {
+        crate::cluster::routing::check_leader(broker, &topic.def.name, id, listener)?;
+        // The ISR the acknowledgement waits for: this broker alone in
+        // standalone mode, the partition's ISR in a cluster.
+        let isr = broker.cluster().map_or(1, |node| {
+            node.state()
+                .partition(&topic.def.name, id)
+                .map_or(0, |p| p.isr.len())
+        });
+        if input.acks == AckMode::All && (isr as u32) < min_isr {
+            return Err(ErrorPayload::new("insufficient_in_sync_replicas")
+                .with_field("topic", &topic.def.name)
+                .with_field("isr", isr)
+                .with_field("min_in_sync_replicas", min_isr));
+        }
+    }
+
     let dedup = input.idempotent || topic.def.idempotent;
     let mut last = None;
     let mut to_sync = Vec::with_capacity(groups.len());
@@ -297,10 +308,23 @@ async fn publish(broker: &Arc<Broker>, input: PublishInput, listener: Listener) 
     let leader = broker.advertised_to(listener).to_owned();
     let (producer_id, producer_epoch) = (input.producer_id, input.producer_epoch);
     let (seq_start, seq_end) = (input.seq_start, input.seq_end);
+    let (acks, cluster) = (input.acks, broker.cluster().cloned());
+    let commit_timeout = broker.config.request_timeout;
     Ok(Reply::Deferred(Durable(Box::pin(async move {
         for (partition, offset) in &to_sync {
             if let Err(e) = partition.sync_to(*offset).await {
                 return Reply::Error(storage_error(&topic_name, partition.id(), &e));
+            }
+        }
+        if let (AckMode::All, Some(node)) = (acks, cluster.as_ref()) {
+            for (partition, offset) in &to_sync {
+                let id = partition.id();
+                if let Err(e) =
+                    Replication::wait_committed(node, &topic_name, id, *offset, commit_timeout)
+                        .await
+                {
+                    return Reply::Error(e);
+                }
             }
         }
         let ack = AckResponse {

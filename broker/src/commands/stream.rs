@@ -19,7 +19,7 @@ use tracing::debug;
 use super::consume::{encode_batch, read, read_options, AutoOffsetReset, Isolation};
 use super::params::{existing_topic, number, partition_number, partition_of, required};
 use super::{HandlerResult, Reply};
-use crate::broker::Broker;
+use crate::broker::{Broker, Listener};
 use crate::server::{FrameWriter, Inbound};
 use crate::storage::StorageError;
 use crate::topics::Partition;
@@ -65,6 +65,7 @@ pub async fn start(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
         .get("offset")
         .map(|v| number(v, "offset", "invalid_offset"))
         .transpose()?;
+    crate::cluster::routing::check_leader(broker, &topic.def.name, id, Listener::Plain)?;
     let partition = partition_of(&topic, id)?;
     let log = partition.log();
     // As for CONSUME: the committed offset wins over a lower offset=.

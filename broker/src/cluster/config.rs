@@ -1,0 +1,124 @@
+//! Distributed-mode settings (`--node-id`, `--cluster-listen`,
+//! `--cluster-peers`, ...): parsed and checked at startup.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use super::fsm::NodeId;
+
+/// How a broker takes part in a cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterConfig {
+    /// This broker's Raft node id (≥ 1).
+    pub node_id: NodeId,
+    /// The broker-to-broker listener (Raft, replication, heartbeats).
+    pub cluster_listen: String,
+    /// Every voter's cluster address by node id, this broker's included.
+    pub peers: BTreeMap<NodeId, String>,
+    /// The shared token every broker-to-broker request carries.
+    pub internal_auth_token: Option<String>,
+    /// How often a broker tells the Raft leader it is alive.
+    pub heartbeat_interval: Duration,
+    /// Missing heartbeats for this long makes a broker inactive (its
+    /// partitions fail over to in-sync replicas).
+    pub session_timeout: Duration,
+}
+
+/// Defaults of the timing settings.
+pub const DEFAULT_HEARTBEAT_MS: u64 = 300;
+/// See [`ClusterConfig::session_timeout`].
+pub const DEFAULT_SESSION_TIMEOUT_MS: u64 = 2_000;
+
+/// Parses `1=127.0.0.1:7001,2=127.0.0.1:7002`.
+pub fn parse_peers(text: &str) -> Result<BTreeMap<NodeId, String>, String> {
+    let mut peers = BTreeMap::new();
+    for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (id, addr) = item
+            .split_once('=')
+            .ok_or_else(|| format!("cluster_peers entry {item:?} is not ID=HOST:PORT"))?;
+        let id: NodeId = id
+            .trim()
+            .parse()
+            .ok()
+            .filter(|n| *n >= 1)
+            .ok_or_else(|| format!("cluster_peers id {id:?} is not a number ≥ 1"))?;
+        let addr = addr.trim();
+        let valid = matches!(addr.rsplit_once(':'), Some((h, p)) if !h.is_empty() && p.parse::<u16>().is_ok());
+        if !valid {
+            return Err(format!("cluster_peers address {addr:?} is not HOST:PORT"));
+        }
+        if peers.insert(id, addr.to_string()).is_some() {
+            return Err(format!("cluster_peers names node {id} twice"));
+        }
+    }
+    Ok(peers)
+}
+
+impl ClusterConfig {
+    /// Checks the settings against each other.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.node_id == 0 {
+            return Err("node_id must be at least 1".into());
+        }
+        match self.peers.get(&self.node_id) {
+            None => {
+                return Err(format!(
+                    "cluster_peers does not name this node ({})",
+                    self.node_id
+                ))
+            }
+            Some(addr) if addr.ends_with(":0") => {
+                return Err("cluster_peers addresses need a fixed port".into())
+            }
+            Some(_) => {}
+        }
+        if self.heartbeat_interval.is_zero() || self.session_timeout <= self.heartbeat_interval {
+            return Err("broker_session_timeout_ms must exceed broker_heartbeat_ms (> 0)".into());
+        }
+        if self
+            .internal_auth_token
+            .as_deref()
+            .is_some_and(str::is_empty)
+        {
+            return Err("internal_auth_token must not be empty".into());
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn peers_parse_and_errors() {
+        let p = parse_peers("1=127.0.0.1:7001, 2=localhost:7002").unwrap();
+        assert_eq!(p[&1], "127.0.0.1:7001");
+        assert_eq!(p[&2], "localhost:7002");
+        for bad in ["x=1.2.3.4:1", "0=a:1", "1=a", "1=a:b", "1=a:1,1=b:2", "1"] {
+            assert!(parse_peers(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn validate_rules() {
+        let good = ClusterConfig {
+            node_id: 1,
+            cluster_listen: "127.0.0.1:7001".into(),
+            peers: parse_peers("1=127.0.0.1:7001,2=127.0.0.1:7002").unwrap(),
+            internal_auth_token: Some("t".into()),
+            heartbeat_interval: Duration::from_millis(300),
+            session_timeout: Duration::from_millis(2000),
+        };
+        assert!(good.validate().is_ok());
+        let mut c = good.clone();
+        c.node_id = 3;
+        assert!(c.validate().is_err());
+        let mut c = good.clone();
+        c.session_timeout = Duration::from_millis(100);
+        assert!(c.validate().is_err());
+        let mut c = good;
+        c.internal_auth_token = Some(String::new());
+        assert!(c.validate().is_err());
+    }
+}

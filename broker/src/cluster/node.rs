@@ -1,0 +1,383 @@
+//! One broker's membership in the cluster: the Raft node, the peer
+//! connections, registration, heartbeats and, on the Raft leader, the
+//! monitor that marks silent brokers inactive (which moves leadership of
+//! their partitions, `fsm::ClusterState::apply`).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use bytes::Bytes;
+use cursus_wire::{Command, ErrorPayload};
+use serde::{Deserialize, Serialize};
+use tokio::net::TcpListener;
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+use tracing::{debug, info, warn};
+
+use super::config::ClusterConfig;
+use super::fsm::{BrokerEntry, ClusterState, FsmCommand, FsmReply, NodeId};
+use super::raft::{RaftNode, RaftNodeConfig};
+use super::replication::Replication;
+use super::transport::{self, BoxFuture, ClusterHandler, PeerClientConfig, PeerPool};
+use crate::broker::{Broker, Listener};
+
+/// The lifecycle protocol version this broker advertises.
+pub const LIFECYCLE_PROTOCOL: u32 = 2;
+
+/// A broker's part in the cluster.
+pub struct ClusterNode {
+    /// The settings.
+    pub config: ClusterConfig,
+    /// The Raft node holding the replicated metadata.
+    pub raft: RaftNode,
+    /// The state the Raft node applies to.
+    state: Arc<RwLock<ClusterState>>,
+    /// Connections to the other brokers' cluster listeners.
+    pub peers: PeerPool,
+    /// This broker's partition roles and replication.
+    pub replication: Replication,
+    /// This broker's registration.
+    me: BrokerEntry,
+    /// Raft leader only: when each broker was last heard from.
+    last_seen: Mutex<HashMap<NodeId, Instant>>,
+    /// Cancelled at shutdown.
+    shutdown: CancellationToken,
+}
+
+impl std::fmt::Debug for ClusterNode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClusterNode")
+            .field("node_id", &self.config.node_id)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Body of HEARTBEAT_CLUSTER.
+#[derive(Debug, Serialize, Deserialize)]
+struct Heartbeat {
+    node: NodeId,
+}
+
+/// Unix time in milliseconds.
+pub fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+impl ClusterNode {
+    /// Starts the Raft node and the cluster listener on `listener`, then
+    /// the background work (registration, heartbeats, the leader's
+    /// monitor). `handler` answers the other broker-to-broker commands.
+    pub async fn start(
+        broker: &Broker,
+        config: ClusterConfig,
+        listener: TcpListener,
+        handler: Arc<dyn ClusterHandler>,
+    ) -> Result<Arc<ClusterNode>, String> {
+        let raft = RaftNode::start(RaftNodeConfig {
+            node_id: config.node_id,
+            cluster_addr: config.peers[&config.node_id].clone(),
+            peers: config.peers.clone(),
+            data_dir: broker.config.data_dir.clone(),
+            token: config.internal_auth_token.clone(),
+            ..RaftNodeConfig::default()
+        })
+        .await
+        .map_err(|e| format!("cluster: {e}"))?;
+        let peers = PeerPool::new(PeerClientConfig {
+            token: config.internal_auth_token.clone(),
+            ..PeerClientConfig::default()
+        });
+        let me = BrokerEntry {
+            broker_id: broker.config.broker_id.clone(),
+            cluster_addr: config.peers[&config.node_id].clone(),
+            client_addr: broker.advertised.clone(),
+            tls_client_addr: broker.tls_advertised.clone(),
+            active: true,
+            lifecycle_protocol: LIFECYCLE_PROTOCOL,
+            since_ms: now_ms(),
+        };
+        let node = Arc::new(ClusterNode {
+            config,
+            state: raft.state(),
+            raft,
+            peers,
+            replication: Replication::default(),
+            me,
+            last_seen: Mutex::new(HashMap::new()),
+            shutdown: broker.shutdown.clone(),
+        });
+        let dispatcher = Arc::new(Dispatcher {
+            node: Arc::clone(&node),
+            other: handler,
+        });
+        tokio::spawn(transport::serve(
+            listener,
+            node.config.internal_auth_token.clone(),
+            dispatcher,
+            node.shutdown.clone(),
+        ));
+        tokio::spawn(Arc::clone(&node).heartbeats());
+        tokio::spawn(Arc::clone(&node).monitor());
+        Ok(node)
+    }
+
+    /// This broker's node id.
+    pub fn node_id(&self) -> NodeId {
+        self.config.node_id
+    }
+
+    /// The replicated state as this node has applied it.
+    pub fn state(&self) -> RwLockReadGuard<'_, ClusterState> {
+        read(&self.state)
+    }
+
+    /// Notified after every apply on this node.
+    pub fn applied(&self) -> watch::Receiver<u64> {
+        self.raft.applied()
+    }
+
+    /// Proposes `cmd` through Raft (forwarded to the leader) and returns the
+    /// FSM's answer; a refusal becomes its typed error.
+    pub async fn propose(&self, cmd: FsmCommand) -> Result<FsmReply, ErrorPayload> {
+        match self.raft.propose(cmd).await {
+            Ok(FsmReply::Rejected { code, reason }) => {
+                Err(ErrorPayload::new(&code).with_field("reason", reason))
+            }
+            Ok(reply) => Ok(reply),
+            Err(e) => Err(ErrorPayload::new("cluster_metadata_unavailable")
+                .with_field("reason", e.to_string())),
+        }
+    }
+
+    /// Waits until this node's state satisfies `ready` (after a proposal
+    /// made elsewhere, so that this broker answers consistently).
+    pub async fn wait_for(
+        &self,
+        ready: impl Fn(&ClusterState) -> bool,
+        timeout: Duration,
+    ) -> Result<(), ErrorPayload> {
+        let mut applied = self.applied();
+        let wait = async {
+            loop {
+                if ready(&self.state()) {
+                    return;
+                }
+                if applied.changed().await.is_err() {
+                    return;
+                }
+            }
+        };
+        tokio::time::timeout(timeout, wait).await.map_err(|_| {
+            ErrorPayload::new("cluster_metadata_unavailable")
+                .with_field("reason", "the change was not applied here in time")
+        })
+    }
+
+    /// Why this broker cannot serve as a cluster member yet (`/ready`):
+    /// no Raft leader known, or not registered and active.
+    pub fn not_ready(&self) -> Option<String> {
+        if self.raft.leader().is_none() {
+            return Some("cluster: no Raft leader known".into());
+        }
+        let active = self
+            .state()
+            .brokers
+            .get(&self.node_id())
+            .is_some_and(|b| b.active);
+        if active && !self.needs_registration() {
+            None
+        } else {
+            Some("cluster: not registered yet".into())
+        }
+    }
+
+    /// The client address of `node` for a client of `listener`.
+    pub fn client_addr(&self, node: NodeId, listener: Listener) -> Option<String> {
+        let state = self.state();
+        let b = state.brokers.get(&node)?;
+        Some(match (listener, &b.tls_client_addr) {
+            (Listener::Tls, Some(tls)) => tls.clone(),
+            _ => b.client_addr.clone(),
+        })
+    }
+
+    /// The broker id string of `node` (its node id if unregistered).
+    pub fn broker_id(&self, node: NodeId) -> String {
+        self.state()
+            .brokers
+            .get(&node)
+            .map_or_else(|| node.to_string(), |b| b.broker_id.clone())
+    }
+
+    /// Registers this broker (again) and then tells the Raft leader it is
+    /// alive every heartbeat interval.
+    async fn heartbeats(self: Arc<Self>) {
+        let mut registered = false;
+        let mut tick = tokio::time::interval(self.config.heartbeat_interval);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                _ = self.shutdown.cancelled() => return,
+                _ = tick.tick() => {}
+            }
+            if !registered || self.needs_registration() {
+                let cmd = FsmCommand::RegisterBroker {
+                    node: self.node_id(),
+                    entry: BrokerEntry {
+                        since_ms: now_ms(),
+                        ..self.me.clone()
+                    },
+                };
+                match self.raft.propose(cmd).await {
+                    Ok(_) => {
+                        registered = true;
+                        info!(node = self.node_id(), "registered in the cluster");
+                    }
+                    Err(e) => debug!(error = %e, "registration not possible yet"),
+                }
+                continue;
+            }
+            let Some(leader) = self.raft.leader() else {
+                continue;
+            };
+            if leader == self.node_id() {
+                self.seen(leader);
+                continue;
+            }
+            let Some(addr) = self.config.peers.get(&leader) else {
+                continue;
+            };
+            let body = serde_json::to_vec(&Heartbeat {
+                node: self.node_id(),
+            })
+            .unwrap_or_default();
+            let client = self.peers.get(addr);
+            if let Err(e) = client
+                .request_with_timeout(
+                    Command::HeartbeatCluster,
+                    Bytes::from(body),
+                    self.config.heartbeat_interval * 2,
+                )
+                .await
+            {
+                debug!(error = %e, leader, "heartbeat not delivered");
+            }
+        }
+    }
+
+    /// True when the registered entry differs from this broker's (a
+    /// restart on other ports) or the broker is not registered.
+    fn needs_registration(&self) -> bool {
+        let state = self.state();
+        match state.brokers.get(&self.node_id()) {
+            None => true,
+            Some(b) => {
+                b.client_addr != self.me.client_addr
+                    || b.tls_client_addr != self.me.tls_client_addr
+                    || b.cluster_addr != self.me.cluster_addr
+                    || b.broker_id != self.me.broker_id
+            }
+        }
+    }
+
+    fn seen(&self, node: NodeId) {
+        lock(&self.last_seen).insert(node, Instant::now());
+    }
+
+    /// On the Raft leader: brokers silent for the session timeout become
+    /// inactive; inactive brokers heard from again become active.
+    async fn monitor(self: Arc<Self>) {
+        let mut tick = tokio::time::interval(self.config.heartbeat_interval);
+        tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        let mut leading_since: Option<Instant> = None;
+        loop {
+            tokio::select! {
+                _ = self.shutdown.cancelled() => return,
+                _ = tick.tick() => {}
+            }
+            if !self.raft.is_leader() {
+                leading_since = None;
+                continue;
+            }
+            let now = Instant::now();
+            // A new leader has no history: everyone gets a full session.
+            let since = *leading_since.get_or_insert_with(|| {
+                let mut seen = lock(&self.last_seen);
+                for n in self.config.peers.keys() {
+                    seen.insert(*n, now);
+                }
+                now
+            });
+            self.seen(self.node_id());
+            let changes: Vec<(NodeId, bool)> = {
+                let state = self.state();
+                let seen = lock(&self.last_seen);
+                state
+                    .brokers
+                    .iter()
+                    .filter_map(|(node, b)| {
+                        let last = seen.get(node).copied().unwrap_or(since);
+                        let alive = now.duration_since(last) < self.config.session_timeout;
+                        (alive != b.active).then_some((*node, alive))
+                    })
+                    .collect()
+            };
+            for (node, active) in changes {
+                if active {
+                    info!(node, "broker is back");
+                } else {
+                    warn!(node, "broker missed its heartbeats; marking it inactive");
+                }
+                let cmd = FsmCommand::SetBrokerActive {
+                    node,
+                    active,
+                    now_ms: now_ms(),
+                };
+                if let Err(e) = self.raft.propose(cmd).await {
+                    debug!(error = %e, "broker status change not applied");
+                }
+            }
+        }
+    }
+
+    /// Stops the Raft node.
+    pub async fn shutdown(&self) {
+        self.raft.shutdown().await;
+    }
+}
+
+/// Answers the cluster listener: Raft RPCs and heartbeats here, the rest
+/// by the broker's handler.
+struct Dispatcher {
+    node: Arc<ClusterNode>,
+    other: Arc<dyn ClusterHandler>,
+}
+
+impl ClusterHandler for Dispatcher {
+    fn handle(&self, command: Command, body: Bytes) -> BoxFuture<'_, Result<Bytes, ErrorPayload>> {
+        Box::pin(async move {
+            match command {
+                Command::RaftApply => self.node.raft.handle_rpc(body).await,
+                Command::HeartbeatCluster => {
+                    let hb: Heartbeat = serde_json::from_slice(&body).map_err(|e| {
+                        ErrorPayload::new("malformed_input").with_field("reason", e.to_string())
+                    })?;
+                    self.node.seen(hb.node);
+                    Ok(Bytes::from_static(b"OK"))
+                }
+                _ => self.other.handle(command, body).await,
+            }
+        })
+    }
+}
+
+fn read<T>(lock: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+    lock.read().unwrap_or_else(|e| e.into_inner())
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}

@@ -1,0 +1,741 @@
+//! Partition data replication (docs/cluster.md, "Replication").
+//!
+//! * The **reconciler** follows the replicated state: it materializes
+//!   topics locally and gives each partition its role. A new leader
+//!   rebuilds the partition's state from its log before serving; a new
+//!   follower first truncates its log to the committed high-water mark
+//!   (everything above it may differ from the new leader's).
+//! * The leader runs one **replicator** per other replica: it sends the
+//!   follower's missing entries (REPLICATE_MESSAGE, fenced by leader id and
+//!   epoch) and learns the follower's log end from each answer. A follower
+//!   whose log ends elsewhere says so and the leader resends from there,
+//!   which is also how a follower that was away catches up.
+//! * The leader's **committer** computes the high-water mark (the smallest
+//!   log end among the in-sync replicas), commits it through Raft, shrinks
+//!   the ISR by followers that lag longer than the session timeout and
+//!   adds followers that caught up.
+//! * `acks=all` publishes wait for the committed high-water mark to pass
+//!   their last offset ([`Replication::wait_committed`]).
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use bytes::{Buf, BufMut, Bytes, BytesMut};
+use cursus_wire::{Command, ErrorPayload};
+use serde::{Deserialize, Serialize};
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+use tracing::{debug, info, warn};
+
+use super::fsm::{ClusterState, FsmCommand, NodeId};
+use super::node::ClusterNode;
+use super::transport::{BoxFuture, ClusterHandler, TransportError};
+use crate::broker::Broker;
+use crate::storage::TopicDefinition;
+use crate::topics::partition::ReplicaAppendError;
+use crate::topics::TopicPatch;
+
+/// Most record bytes one REPLICATE_MESSAGE carries.
+const MAX_BATCH_BYTES: usize = 1 << 20;
+/// Most records one REPLICATE_MESSAGE carries.
+const MAX_BATCH_RECORDS: usize = 4096;
+/// Pause after a failed replication request.
+const RETRY_DELAY: Duration = Duration::from_millis(100);
+/// Longest a replicator waits for new data before probing again.
+const IDLE_PROBE: Duration = Duration::from_millis(500);
+
+type Key = (String, u32);
+
+/// What this broker is for one partition.
+#[derive(Debug)]
+enum Role {
+    Leader {
+        epoch: u64,
+        /// Its state was rebuilt from the log: it may serve.
+        serving: bool,
+        stop: CancellationToken,
+    },
+    Follower {
+        epoch: u64,
+        leader: NodeId,
+        /// Truncated to the committed high-water mark: may append.
+        ready: bool,
+    },
+}
+
+/// Replication state of this broker's partitions.
+#[derive(Debug, Default)]
+pub struct Replication {
+    roles: Mutex<HashMap<Key, Role>>,
+}
+
+/// The header of a REPLICATE_MESSAGE body (then the entries).
+#[derive(Debug, Serialize, Deserialize)]
+struct ReplicateHeader {
+    topic: String,
+    partition: u32,
+    leader: NodeId,
+    leader_epoch: u64,
+    base_offset: u64,
+}
+
+/// A follower's answer.
+#[derive(Debug, Serialize, Deserialize)]
+struct ReplicateAnswer {
+    leo: u64,
+}
+
+impl Replication {
+    /// True when this broker leads `topic`/`partition` and has rebuilt its
+    /// state (standalone partitions are not tracked here).
+    pub fn serving(&self, topic: &str, partition: u32) -> bool {
+        matches!(
+            lock(&self.roles).get(&(topic.to_string(), partition)),
+            Some(Role::Leader { serving: true, .. })
+        )
+    }
+
+    /// Waits until the committed high-water mark of `topic`/`partition`
+    /// passes `offset` (acks=all). Fails when leadership moves meanwhile:
+    /// the client retries on the new leader (an idempotent producer's
+    /// retry is deduplicated there).
+    pub async fn wait_committed(
+        node: &ClusterNode,
+        topic: &str,
+        partition: u32,
+        offset: u64,
+        timeout: Duration,
+    ) -> Result<(), ErrorPayload> {
+        let epoch = node
+            .state()
+            .partition(topic, partition)
+            .map(|p| p.leader_epoch);
+        let mut applied = node.applied();
+        let wait = async {
+            loop {
+                {
+                    let state = node.state();
+                    match state.partition(topic, partition) {
+                        Some(p) if Some(p.leader_epoch) == epoch => {
+                            if p.committed_hwm > offset {
+                                return Ok(());
+                            }
+                        }
+                        _ => {
+                            return Err(ErrorPayload::new("NOT_LEADER")
+                                .with_field("topic", topic)
+                                .with_field("partition", partition)
+                                .with_field("reason", "leadership moved before the commit"))
+                        }
+                    }
+                }
+                if applied.changed().await.is_err() {
+                    return Err(ErrorPayload::new("cluster_metadata_unavailable"));
+                }
+            }
+        };
+        tokio::time::timeout(timeout, wait)
+            .await
+            .unwrap_or_else(|_| {
+                Err(ErrorPayload::new("request_timeout")
+                    .with_field("reason", "the in-sync replicas did not confirm in time"))
+            })
+    }
+}
+
+/// Follows the replicated state until shutdown (see the module docs).
+pub async fn reconcile_forever(broker: Arc<Broker>, node: Arc<ClusterNode>) {
+    let mut applied = node.applied();
+    loop {
+        let snapshot = node.state().clone();
+        reconcile(&broker, &node, &snapshot).await;
+        tokio::select! {
+            _ = broker.shutdown.cancelled() => break,
+            changed = applied.changed() => if changed.is_err() { break },
+        }
+    }
+    for (_, role) in lock(&node.replication.roles).drain() {
+        if let Role::Leader { stop, .. } = role {
+            stop.cancel();
+        }
+    }
+}
+
+async fn reconcile(broker: &Arc<Broker>, node: &Arc<ClusterNode>, state: &ClusterState) {
+    // Topics: materialize what the cluster defines, drop what it deleted.
+    for (name, topic) in &state.topics {
+        let local = broker.topics.get(name);
+        if local.as_ref().map(|t| t.def.partitions) != Some(topic.def.partitions) {
+            if let Err(e) = broker.topics.create(&full_patch(&topic.def)).await {
+                warn!(topic = %name, error = %e.render(), "cannot materialize the topic");
+            }
+        }
+    }
+    for local in broker.topics.list() {
+        let name = &local.def.name;
+        if !crate::topics::is_internal_topic(name) && !state.topics.contains_key(name) {
+            if let Err(e) = broker.topics.delete(name, true).await {
+                warn!(topic = %name, error = %e.render(), "cannot remove a deleted topic");
+            }
+        }
+    }
+    // Roles.
+    let me = node.node_id();
+    let mut wanted: BTreeMap<Key, (Option<NodeId>, u64, u64)> = BTreeMap::new();
+    for (name, topic) in &state.topics {
+        for (id, p) in topic.partitions.iter().enumerate() {
+            if p.replicas.contains(&me) {
+                wanted.insert(
+                    (name.clone(), id as u32),
+                    (p.leader, p.leader_epoch, p.committed_hwm),
+                );
+            }
+        }
+    }
+    let mut roles = lock(&node.replication.roles);
+    roles.retain(|key, role| {
+        let keep = match (wanted.get(key), &*role) {
+            (Some((Some(l), e, _)), Role::Leader { epoch, .. }) => *l == me && e == epoch,
+            (Some((Some(l), e, _)), Role::Follower { epoch, leader, .. }) => {
+                l == leader && e == epoch
+            }
+            _ => false,
+        };
+        if !keep {
+            if let Role::Leader { stop, .. } = role {
+                stop.cancel();
+            }
+        }
+        keep
+    });
+    for (key, (leader, epoch, hwm)) in wanted {
+        let Some(leader) = leader else { continue };
+        if roles.contains_key(&key) {
+            continue;
+        }
+        if leader == me {
+            let stop = CancellationToken::new();
+            let (progress, _) = watch::channel(0);
+            let follower_leo = Arc::new(Mutex::new(HashMap::new()));
+            roles.insert(
+                key.clone(),
+                Role::Leader {
+                    epoch,
+                    serving: false,
+                    stop: stop.clone(),
+                },
+            );
+            tokio::spawn(lead(
+                Arc::clone(broker),
+                Arc::clone(node),
+                key,
+                epoch,
+                follower_leo,
+                progress,
+                stop,
+            ));
+        } else {
+            roles.insert(
+                key.clone(),
+                Role::Follower {
+                    epoch,
+                    leader,
+                    ready: false,
+                },
+            );
+            tokio::spawn(follow(
+                Arc::clone(broker),
+                Arc::clone(node),
+                key,
+                epoch,
+                hwm,
+            ));
+        }
+    }
+}
+
+/// A patch stating every field of `def` (materializing a cluster topic
+/// with the local registry's CREATE).
+fn full_patch(def: &TopicDefinition) -> TopicPatch {
+    TopicPatch {
+        name: def.name.clone(),
+        partitions: Some(def.partitions),
+        idempotent: Some(def.idempotent),
+        event_sourcing: Some(def.event_sourcing),
+        aggregate_replay: Some(def.aggregate_replay),
+        replication_factor: Some(def.replication_factor),
+        min_in_sync_replicas: Some(match def.min_in_sync_replicas {
+            Some(n) => crate::topics::MinIsr::Value(n),
+            None => crate::topics::MinIsr::Default,
+        }),
+        cleanup_policy: Some(def.cleanup_policy),
+        retention_hours: Some(def.retention_hours),
+        retention_bytes: Some(def.retention_bytes),
+        partitioner: Some(def.partitioner),
+        auth_policy: Some(def.auth_policy),
+        read_acl: Some(def.read_acl.clone()),
+        write_acl: Some(def.write_acl.clone()),
+    }
+}
+
+/// Becomes a follower: truncate to the committed high-water mark, then
+/// accept the leader's entries.
+async fn follow(broker: Arc<Broker>, node: Arc<ClusterNode>, key: Key, epoch: u64, hwm: u64) {
+    let (topic, partition) = (&key.0, key.1);
+    if let Err(e) = broker
+        .topics
+        .reset_partition(topic, partition, Some(hwm))
+        .await
+    {
+        warn!(%topic, partition, error = %e.render(), "cannot become a follower");
+        return;
+    }
+    debug!(%topic, partition, epoch, hwm, "following");
+    if let Some(Role::Follower {
+        epoch: e, ready, ..
+    }) = lock(&node.replication.roles).get_mut(&key)
+    {
+        if *e == epoch {
+            *ready = true;
+        }
+    }
+}
+
+/// Leads a partition: rebuild its state, then replicate to the other
+/// replicas and commit the high-water mark until `stop`.
+async fn lead(
+    broker: Arc<Broker>,
+    node: Arc<ClusterNode>,
+    key: Key,
+    epoch: u64,
+    follower_leo: Arc<Mutex<HashMap<NodeId, u64>>>,
+    progress: watch::Sender<u64>,
+    stop: CancellationToken,
+) {
+    let (topic, partition) = (key.0.clone(), key.1);
+    if let Err(e) = broker.topics.reset_partition(&topic, partition, None).await {
+        warn!(%topic, partition, error = %e.render(), "cannot become the leader");
+        return;
+    }
+    match lock(&node.replication.roles).get_mut(&key) {
+        Some(Role::Leader {
+            epoch: e, serving, ..
+        }) if *e == epoch => *serving = true,
+        _ => return,
+    }
+    info!(%topic, partition, epoch, "leading");
+    let replicas = node
+        .state()
+        .partition(&topic, partition)
+        .map(|p| p.replicas.clone())
+        .unwrap_or_default();
+    for follower in replicas.into_iter().filter(|n| *n != node.node_id()) {
+        tokio::spawn(replicate_to(
+            Arc::clone(&broker),
+            Arc::clone(&node),
+            key.clone(),
+            epoch,
+            follower,
+            Arc::clone(&follower_leo),
+            progress.clone(),
+            stop.clone(),
+        ));
+    }
+    commit_hwm(broker, node, key, epoch, follower_leo, progress, stop).await;
+}
+
+/// One follower's replicator.
+#[allow(clippy::too_many_arguments)]
+async fn replicate_to(
+    broker: Arc<Broker>,
+    node: Arc<ClusterNode>,
+    key: Key,
+    epoch: u64,
+    follower: NodeId,
+    follower_leo: Arc<Mutex<HashMap<NodeId, u64>>>,
+    progress: watch::Sender<u64>,
+    stop: CancellationToken,
+) {
+    let (topic, partition) = (&key.0, key.1);
+    // Where the follower's log ends; unknown until its first answer.
+    let mut next: Option<u64> = None;
+    while !stop.is_cancelled() {
+        let Some(part) = broker
+            .topics
+            .get(topic)
+            .and_then(|t| t.partition(partition).cloned())
+        else {
+            return;
+        };
+        let mut signal = part.subscribe();
+        let durable = part.log().durable_offset();
+        let from = next.unwrap_or(durable).min(durable);
+        if next == Some(durable) {
+            // Up to date: wait for new data (or probe now and then).
+            tokio::select! {
+                _ = stop.cancelled() => return,
+                _ = signal.changed() => {}
+                _ = tokio::time::sleep(IDLE_PROBE) => {}
+            }
+            if next != Some(part.log().durable_offset()) || signal.borrow().closed {
+                continue;
+            }
+            // Nothing new: an empty probe keeps the follower's answer fresh.
+        }
+        let entries = match part.log().read(from, MAX_BATCH_RECORDS, MAX_BATCH_BYTES) {
+            Ok(records) => records,
+            Err(e) => {
+                debug!(%topic, partition, error = %e, "replicator read failed");
+                pause(&stop).await;
+                continue;
+            }
+        };
+        let body = encode_request(
+            &ReplicateHeader {
+                topic: topic.clone(),
+                partition,
+                leader: node.node_id(),
+                leader_epoch: epoch,
+                base_offset: from,
+            },
+            entries.iter().map(|r| (r.timestamp, &r.data)),
+        );
+        let Some(addr) = node.config.peers.get(&follower).cloned() else {
+            return;
+        };
+        match node
+            .peers
+            .get(&addr)
+            .request(Command::ReplicateMessage, body)
+            .await
+        {
+            Ok(answer) => match serde_json::from_slice::<ReplicateAnswer>(&answer) {
+                Ok(a) => {
+                    next = Some(a.leo);
+                    lock(&follower_leo).insert(follower, a.leo);
+                    progress.send_modify(|n| *n += 1);
+                }
+                Err(_) => pause(&stop).await,
+            },
+            Err(TransportError::Remote { error, .. })
+                if error.code == "replica_offset_mismatch" =>
+            {
+                next = error.fields.get("leo").and_then(|v| v.parse().ok());
+                if next.is_none() {
+                    pause(&stop).await;
+                }
+            }
+            Err(e) => {
+                debug!(%topic, partition, follower, error = %e, "replication request failed");
+                pause(&stop).await;
+            }
+        }
+    }
+}
+
+async fn pause(stop: &CancellationToken) {
+    tokio::select! {
+        _ = stop.cancelled() => {}
+        _ = tokio::time::sleep(RETRY_DELAY) => {}
+    }
+}
+
+/// Commits the high-water mark and keeps the ISR honest.
+async fn commit_hwm(
+    broker: Arc<Broker>,
+    node: Arc<ClusterNode>,
+    key: Key,
+    epoch: u64,
+    follower_leo: Arc<Mutex<HashMap<NodeId, u64>>>,
+    progress: watch::Sender<u64>,
+    stop: CancellationToken,
+) {
+    let (topic, partition) = (&key.0, key.1);
+    let me = node.node_id();
+    let mut progress_rx = progress.subscribe();
+    // When each follower was last caught up with the leader.
+    let mut caught_up: HashMap<NodeId, Instant> = HashMap::new();
+    let started = Instant::now();
+    loop {
+        let Some(part) = broker
+            .topics
+            .get(topic)
+            .and_then(|t| t.partition(partition).cloned())
+        else {
+            return;
+        };
+        let mut signal = part.subscribe();
+        let durable = part.log().durable_offset();
+        let Some(p) = node.state().partition(topic, partition).cloned() else {
+            return;
+        };
+        if p.leader_epoch != epoch {
+            return;
+        }
+        let leos = lock(&follower_leo).clone();
+        let now = Instant::now();
+        for (f, leo) in &leos {
+            if *leo >= durable {
+                caught_up.insert(*f, now);
+            }
+        }
+        let hwm = p
+            .isr
+            .iter()
+            .map(|n| {
+                if *n == me {
+                    durable
+                } else {
+                    leos.get(n).copied().unwrap_or(0)
+                }
+            })
+            .min()
+            .unwrap_or(durable);
+        let mut change = None;
+        if hwm > p.committed_hwm {
+            change = Some(FsmCommand::AdvanceHwm {
+                topic: topic.clone(),
+                partition,
+                leader_epoch: epoch,
+                hwm,
+            });
+        } else {
+            let lagging: Vec<NodeId> = p
+                .isr
+                .iter()
+                .copied()
+                .filter(|n| *n != me)
+                .filter(|n| {
+                    let last = caught_up.get(n).copied().unwrap_or(started);
+                    now.duration_since(last) > node.config.session_timeout
+                })
+                .collect();
+            let joining: Vec<NodeId> = p
+                .replicas
+                .iter()
+                .copied()
+                .filter(|n| !p.isr.contains(n))
+                .filter(|n| {
+                    leos.get(n)
+                        .is_some_and(|leo| *leo >= p.committed_hwm.max(hwm))
+                })
+                .collect();
+            if !lagging.is_empty() || !joining.is_empty() {
+                let isr = p
+                    .replicas
+                    .iter()
+                    .copied()
+                    .filter(|n| (p.isr.contains(n) && !lagging.contains(n)) || joining.contains(n))
+                    .collect();
+                info!(%topic, partition, ?lagging, ?joining, "changing the ISR");
+                change = Some(FsmCommand::SetIsr {
+                    topic: topic.clone(),
+                    partition,
+                    leader_epoch: epoch,
+                    isr,
+                });
+            }
+        }
+        if let Some(cmd) = change {
+            if let Err(e) = node.propose(cmd).await {
+                debug!(%topic, partition, error = %e.render(), "commit not applied");
+                pause(&stop).await;
+            }
+            if stop.is_cancelled() {
+                return;
+            }
+            continue;
+        }
+        tokio::select! {
+            _ = stop.cancelled() => return,
+            _ = signal.changed() => {}
+            _ = progress_rx.changed() => {}
+            _ = tokio::time::sleep(node.config.heartbeat_interval) => {}
+        }
+    }
+}
+
+/// Encodes a REPLICATE_MESSAGE body: `u32` header length, the JSON header,
+/// then per entry `i64` timestamp, `u32` length and the record bytes.
+fn encode_request<'a>(
+    header: &ReplicateHeader,
+    entries: impl Iterator<Item = (i64, &'a Bytes)>,
+) -> Bytes {
+    let json = serde_json::to_vec(header).unwrap_or_default();
+    let mut out = BytesMut::with_capacity(4 + json.len());
+    out.put_u32(json.len() as u32);
+    out.put_slice(&json);
+    for (ts, data) in entries {
+        out.put_i64(ts);
+        out.put_u32(data.len() as u32);
+        out.put_slice(data);
+    }
+    out.freeze()
+}
+
+fn malformed(reason: &str) -> ErrorPayload {
+    ErrorPayload::new("malformed_input").with_field("reason", reason)
+}
+
+/// Decodes what [`encode_request`] wrote; every length is checked.
+fn decode_request(mut body: Bytes) -> Result<(ReplicateHeader, Vec<(i64, Bytes)>), ErrorPayload> {
+    if body.remaining() < 4 {
+        return Err(malformed("short replicate header"));
+    }
+    let len = body.get_u32() as usize;
+    if body.remaining() < len {
+        return Err(malformed("short replicate header"));
+    }
+    let header: ReplicateHeader =
+        serde_json::from_slice(&body.split_to(len)).map_err(|e| malformed(&e.to_string()))?;
+    let mut entries = Vec::new();
+    while body.has_remaining() {
+        if body.remaining() < 12 {
+            return Err(malformed("short replicate entry"));
+        }
+        let ts = body.get_i64();
+        let len = body.get_u32() as usize;
+        if body.remaining() < len {
+            return Err(malformed("short replicate entry"));
+        }
+        entries.push((ts, body.split_to(len)));
+    }
+    Ok((header, entries))
+}
+
+/// Answers broker-to-broker commands other than Raft and heartbeats.
+pub struct BrokerHandler {
+    /// The broker (weak: the listener must not keep it alive).
+    pub broker: Weak<Broker>,
+}
+
+impl ClusterHandler for BrokerHandler {
+    fn handle(&self, command: Command, body: Bytes) -> BoxFuture<'_, Result<Bytes, ErrorPayload>> {
+        Box::pin(async move {
+            let broker = self
+                .broker
+                .upgrade()
+                .ok_or_else(|| ErrorPayload::new("broker_shutting_down"))?;
+            match command {
+                Command::ReplicateMessage => replicate_message(&broker, body).await,
+                other => {
+                    Err(ErrorPayload::new("unknown_command").with_field("command", other.name()))
+                }
+            }
+        })
+    }
+}
+
+/// A follower receiving entries.
+async fn replicate_message(broker: &Arc<Broker>, body: Bytes) -> Result<Bytes, ErrorPayload> {
+    let node = broker
+        .cluster()
+        .ok_or_else(|| ErrorPayload::new("cluster_metadata_unavailable"))?;
+    let (h, entries) = decode_request(body)?;
+    {
+        let state = node.state();
+        let p = state.partition(&h.topic, h.partition).ok_or_else(|| {
+            ErrorPayload::new("partition_metadata_not_found")
+                .with_field("topic", &h.topic)
+                .with_field("partition", h.partition)
+        })?;
+        if h.leader_epoch != p.leader_epoch {
+            return Err(ErrorPayload::new("STALE_LEADER_EPOCH")
+                .with_field("current", p.leader_epoch)
+                .with_field("requested", h.leader_epoch));
+        }
+        if p.leader != Some(h.leader) {
+            return Err(ErrorPayload::new("NOT_PARTITION_LEADER")
+                .with_field(
+                    "leader",
+                    p.leader.map_or_else(String::new, |l| l.to_string()),
+                )
+                .with_field("requested_leader", h.leader));
+        }
+    }
+    let key = (h.topic.clone(), h.partition);
+    let ready = matches!(
+        lock(&node.replication.roles).get(&key),
+        Some(Role::Follower { epoch, ready: true, .. }) if *epoch == h.leader_epoch
+    );
+    if !ready {
+        return Err(ErrorPayload::new("cluster_metadata_unavailable")
+            .with_field("reason", "replica not ready for this epoch"));
+    }
+    let part = broker
+        .topics
+        .get(&h.topic)
+        .and_then(|t| t.partition(h.partition).cloned())
+        .ok_or_else(|| ErrorPayload::new("partition_metadata_not_found"))?;
+    let leo = part.log().log_end_offset();
+    if h.base_offset < leo {
+        // The leader of this epoch has less: what is above it was never
+        // committed (the follower truncated to the HWM when it started).
+        broker
+            .topics
+            .reset_partition(&h.topic, h.partition, Some(h.base_offset))
+            .await?;
+    }
+    let part = broker
+        .topics
+        .get(&h.topic)
+        .and_then(|t| t.partition(h.partition).cloned())
+        .ok_or_else(|| ErrorPayload::new("partition_metadata_not_found"))?;
+    let leo = if entries.is_empty() {
+        let leo = part.log().log_end_offset();
+        if leo != h.base_offset {
+            return Err(mismatch(leo));
+        }
+        leo
+    } else {
+        match part.append_replica(entries, h.base_offset).await {
+            Ok(info) => info.last_offset + 1,
+            Err(ReplicaAppendError::OffsetMismatch { log_end, .. }) => {
+                return Err(mismatch(log_end))
+            }
+            Err(e) => {
+                return Err(
+                    ErrorPayload::new("replica_append_failed").with_field("reason", e.to_string())
+                )
+            }
+        }
+    };
+    let answer = serde_json::to_vec(&ReplicateAnswer { leo }).unwrap_or_default();
+    Ok(Bytes::from(answer))
+}
+
+fn mismatch(leo: u64) -> ErrorPayload {
+    ErrorPayload::new("replica_offset_mismatch").with_field("leo", leo)
+}
+
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn request_round_trips_and_rejects_truncation() {
+        let h = ReplicateHeader {
+            topic: "t".into(),
+            partition: 2,
+            leader: 1,
+            leader_epoch: 3,
+            base_offset: 10,
+        };
+        let data = [Bytes::from_static(b"abc"), Bytes::new()];
+        let body = encode_request(&h, data.iter().map(|d| (7i64, d)));
+        let (back, entries) = decode_request(body.clone()).unwrap();
+        assert_eq!(
+            (back.topic.as_str(), back.partition, back.base_offset),
+            ("t", 2, 10)
+        );
+        assert_eq!(entries, vec![(7, data[0].clone()), (7, Bytes::new())]);
+        for cut in [0, 3, 5, body.len() - 1] {
+            assert!(decode_request(body.slice(..cut)).is_err(), "cut at {cut}");
+        }
+    }
+}

@@ -1,0 +1,53 @@
+//! Which requests this broker may serve in distributed mode: partition
+//! data and event-sourcing commands only on the partition's leader; any
+//! other broker answers `NOT_LEADER leader=<host:port>` (the client address
+//! of the listener the request came in on), which clients follow.
+
+use cursus_wire::ErrorPayload;
+
+use crate::broker::{Broker, Listener};
+
+/// `Ok` in standalone mode or when this broker leads `topic`/`partition`;
+/// otherwise the redirect (or `leader_not_found` while it has no leader).
+pub fn check_leader(
+    broker: &Broker,
+    topic: &str,
+    partition: u32,
+    listener: Listener,
+) -> Result<(), ErrorPayload> {
+    let Some(node) = broker.cluster() else {
+        return Ok(());
+    };
+    let leader = {
+        let state = node.state();
+        match state.partition(topic, partition) {
+            // Not in the replicated state (yet): the local lookup that
+            // follows gives the usual not-found error.
+            None => return Ok(()),
+            Some(p) => p.leader,
+        }
+    };
+    match leader {
+        Some(l) if l == node.node_id() => {
+            if node.replication.serving(topic, partition) {
+                Ok(())
+            } else {
+                // Elected, still preparing (rebuilding state from its log).
+                Err(ErrorPayload::new("leader_not_available")
+                    .with_field("topic", topic)
+                    .with_field("partition", partition))
+            }
+        }
+        Some(l) => match node.client_addr(l, listener) {
+            Some(addr) => Err(ErrorPayload::new("NOT_LEADER").with_field("leader", addr)),
+            None => Err(leader_not_found(topic, partition)),
+        },
+        None => Err(leader_not_found(topic, partition)),
+    }
+}
+
+fn leader_not_found(topic: &str, partition: u32) -> ErrorPayload {
+    ErrorPayload::new("leader_not_found")
+        .with_field("topic", topic)
+        .with_field("partition", partition)
+}

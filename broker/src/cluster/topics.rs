@@ -1,0 +1,145 @@
+//! Topic administration in distributed mode: CREATE and DELETE go through
+//! Raft (any broker accepts them and forwards the proposal to the Raft
+//! leader); METADATA reports each partition's leader from the replicated
+//! state. Every broker materializes the topics itself
+//! (`replication::reconcile_forever`).
+
+use std::time::Duration;
+
+use cursus_wire::ErrorPayload;
+
+use super::fsm::{ClusterState, FsmCommand};
+use super::node::ClusterNode;
+use crate::broker::{Broker, Listener};
+use crate::storage::TopicDefinition;
+use crate::topics::definition::validate_definition;
+use crate::topics::TopicPatch;
+
+/// Compare-and-set attempts when another CREATE changes the topic meanwhile.
+const CAS_ATTEMPTS: usize = 5;
+/// How long a change may take to be applied and materialized here.
+const APPLY_WAIT: Duration = Duration::from_secs(10);
+
+/// CREATE through Raft; answers with the definition once this broker has
+/// materialized it.
+pub async fn create(
+    broker: &Broker,
+    node: &ClusterNode,
+    patch: &TopicPatch,
+) -> Result<TopicDefinition, ErrorPayload> {
+    let defaults = *broker.topics.defaults();
+    for _ in 0..CAS_ATTEMPTS {
+        let current = node.state().topics.get(&patch.name).map(|t| t.def.clone());
+        let next = patch.apply(current.as_ref(), &defaults)?;
+        validate_definition(&next)?;
+        if current.as_ref() != Some(&next) {
+            let proposal = FsmCommand::PutTopic {
+                def: next.clone(),
+                expected_revision: current.as_ref().map(|d| d.revision),
+            };
+            match node.propose(proposal).await {
+                Err(e) if e.code == "topic_definition_conflict" => continue,
+                Err(e) => return Err(e),
+                Ok(_) => {}
+            }
+        }
+        let (name, revision, partitions) = (next.name.clone(), next.revision, next.partitions);
+        node.wait_for(
+            |s| {
+                s.topics
+                    .get(&name)
+                    .is_some_and(|t| t.def.revision >= revision)
+            },
+            APPLY_WAIT,
+        )
+        .await?;
+        wait_materialized(broker, node, &name, partitions).await?;
+        return Ok(next);
+    }
+    Err(ErrorPayload::new("create_topic_failed")
+        .with_field("topic", &patch.name)
+        .with_field("reason", "concurrent definition changes"))
+}
+
+/// DELETE through Raft; `Ok(false)` when the topic was already absent.
+pub async fn delete(
+    broker: &Broker,
+    node: &ClusterNode,
+    name: &str,
+    if_exists: bool,
+) -> Result<bool, ErrorPayload> {
+    if !node.state().topics.contains_key(name) {
+        return if if_exists {
+            Ok(false)
+        } else {
+            Err(ErrorPayload::new("topic_not_found").with_field("topic", name))
+        };
+    }
+    node.propose(FsmCommand::DeleteTopic {
+        name: name.to_string(),
+    })
+    .await?;
+    node.wait_for(|s| !s.topics.contains_key(name), APPLY_WAIT)
+        .await?;
+    let deadline = tokio::time::Instant::now() + APPLY_WAIT;
+    while broker.topics.get(name).is_some() {
+        if tokio::time::Instant::now() > deadline {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    Ok(true)
+}
+
+/// Waits for the reconciler to have created the topic's partitions here.
+async fn wait_materialized(
+    broker: &Broker,
+    node: &ClusterNode,
+    name: &str,
+    partitions: u32,
+) -> Result<(), ErrorPayload> {
+    let mut applied = node.applied();
+    let deadline = tokio::time::Instant::now() + APPLY_WAIT;
+    // The reconciler runs after each apply: poll it between applies.
+    while broker
+        .topics
+        .get(name)
+        .map_or(true, |t| t.partitions.len() < partitions as usize)
+    {
+        let step = tokio::time::sleep(Duration::from_millis(10));
+        tokio::select! {
+            _ = applied.changed() => {}
+            _ = step => {}
+        }
+        if tokio::time::Instant::now() > deadline {
+            return Err(ErrorPayload::new("cluster_metadata_unavailable")
+                .with_field("reason", "the topic was not materialized here in time"));
+        }
+    }
+    Ok(())
+}
+
+/// METADATA's `leaders=` and `epochs=` and the authoritative definition.
+pub fn leaders(
+    state: &ClusterState,
+    topic: &str,
+    listener: Listener,
+) -> Option<(TopicDefinition, Vec<String>, Vec<u64>)> {
+    let t = state.topics.get(topic)?;
+    let addr = |n| {
+        state
+            .brokers
+            .get(&n)
+            .map_or_else(String::new, |b| match (listener, &b.tls_client_addr) {
+                (Listener::Tls, Some(tls)) => tls.clone(),
+                _ => b.client_addr.clone(),
+            })
+    };
+    let leaders = t
+        .partitions
+        .iter()
+        .map(|p| p.leader.map_or_else(String::new, addr))
+        .collect();
+    let epochs = t.partitions.iter().map(|p| p.leader_epoch).collect();
+    Some((t.def.clone(), leaders, epochs))
+}

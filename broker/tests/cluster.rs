@@ -1,0 +1,362 @@
+//! Distributed mode against three real broker processes
+//! (`cursus_testkit::TestCluster`): registration, topics through Raft,
+//! METADATA leaders, redirects, replication with acks=all, failover after
+//! kill -9, ELECT_LEADER, a follower catching up, whole-cluster restart.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{Client, SAFETY};
+use cursus_testkit::TestCluster;
+use cursus_wire::{Compression, Status};
+use serde_json::Value;
+
+async fn client(addr: &str) -> Client {
+    Client::connect(addr.parse().unwrap(), Compression::None).await
+}
+
+async fn status(c: &mut Client) -> Value {
+    let text = c.ok("CLUSTER_STATUS").await;
+    serde_json::from_str(text.strip_prefix("OK cluster=").expect("prefix")).expect("JSON")
+}
+
+fn field<'a>(line: &'a str, name: &str) -> &'a str {
+    line.split_whitespace()
+        .find_map(|t| t.strip_prefix(&format!("{name}=")))
+        .unwrap_or_else(|| panic!("{name} missing in {line}"))
+}
+
+/// Waits (polling the replicated state, never a fixed sleep) until `ok`
+/// holds for the CLUSTER_STATUS of `addr`.
+async fn until(addr: &str, what: &str, ok: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + SAFETY * 2;
+    loop {
+        if let Ok(mut c) = tokio::time::timeout(
+            Duration::from_secs(2),
+            Client::connect(addr.parse().unwrap(), Compression::None),
+        )
+        .await
+        {
+            let s = status(&mut c).await;
+            if ok(&s) {
+                return s;
+            }
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+fn partition<'a>(s: &'a Value, topic: &str, p: u64) -> &'a Value {
+    s["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["topic"] == topic && x["partition"] == p)
+        .expect("partition in CLUSTER_STATUS")
+}
+
+/// The client address of broker id `id`.
+fn addr_of(s: &Value, id: &str) -> String {
+    s["brokers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|b| b["id"] == id)
+        .expect("broker")["client_addr"]
+        .as_str()
+        .unwrap()
+        .to_string()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn three_brokers_form_a_cluster_and_share_topics() {
+    let cluster = TestCluster::start(3);
+    let mut c = client(&cluster.members[0].addr).await;
+    let s = status(&mut c).await;
+    assert_eq!(s["brokers"].as_array().unwrap().len(), 3);
+    assert!(s["raft_leader"].is_string());
+    assert!(s["brokers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|b| b["status"] == "active"));
+
+    let created = c
+        .ok("CREATE topic=orders partitions=3 replication_factor=3")
+        .await;
+    assert_eq!(field(&created, "replication_factor"), "3");
+
+    // Any broker answers METADATA from the replicated state: one leader
+    // per partition, spread over the three brokers.
+    let mut other = client(&cluster.members[2].addr).await;
+    let meta = other.ok("METADATA topic=orders").await;
+    let leaders: Vec<&str> = field(&meta, "leaders").split(',').collect();
+    assert_eq!(leaders.len(), 3);
+    let mut distinct = leaders.clone();
+    distinct.sort();
+    distinct.dedup();
+    assert_eq!(distinct.len(), 3, "{meta}");
+    assert_eq!(field(&meta, "epochs"), "1,1,1");
+
+    let brokers = c.ok("LIST_CLUSTER").await;
+    let list: Value = serde_json::from_str(brokers.strip_prefix("OK brokers=").unwrap()).unwrap();
+    assert_eq!(list.as_array().unwrap().len(), 3);
+
+    // A replication factor above the broker count is refused.
+    let e = c.error("CREATE topic=big replication_factor=4").await;
+    assert_eq!(e.code, "invalid_replication_factor");
+
+    // DELETE through any broker removes it everywhere.
+    other.ok("DELETE topic=orders").await;
+    let e = c.error("METADATA topic=orders").await;
+    assert_eq!(e.code, "topic_not_found");
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn non_leaders_redirect_and_acks_all_waits_for_the_isr() {
+    let cluster = TestCluster::start(3);
+    let mut c = client(&cluster.members[0].addr).await;
+    c.ok("CREATE topic=t partitions=1 replication_factor=3")
+        .await;
+    let s = status(&mut c).await;
+    let p = partition(&s, "t", 0);
+    let leader_addr = addr_of(&s, p["leader"].as_str().unwrap());
+    let follower = cluster
+        .members
+        .iter()
+        .find(|m| m.addr != leader_addr)
+        .unwrap();
+
+    // A follower redirects partition data to the leader.
+    let mut f = client(&follower.addr).await;
+    let e = f
+        .error("PUBLISH topic=t partition=0 acks=1 producerId=p message=x")
+        .await;
+    assert_eq!(e.code, "NOT_LEADER");
+    assert_eq!(e.fields["leader"], leader_addr);
+    let e = f
+        .error("CONSUME topic=t partition=0 offset=0 member=m")
+        .await;
+    assert_eq!(e.code, "NOT_LEADER");
+
+    // acks=all on the leader is answered once every ISR member has it.
+    let mut l = client(&leader_addr).await;
+    for i in 0..10 {
+        let frame = l
+            .request(&format!(
+                "PUBLISH topic=t partition=0 acks=all producerId=p message=m{i}"
+            ))
+            .await;
+        assert_eq!(frame.status, Status::Ok);
+    }
+    let s = status(&mut c).await;
+    assert_eq!(partition(&s, "t", 0)["hwm"], 10);
+    assert_eq!(partition(&s, "t", 0)["isr"].as_array().unwrap().len(), 3);
+    let batch = l
+        .consume("CONSUME topic=t partition=0 offset=0 member=m")
+        .await;
+    assert_eq!(batch.records.len(), 10);
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_killed_leader_fails_over_without_losing_acknowledged_records() {
+    let mut cluster = TestCluster::start(3);
+    let first = cluster.members[0].addr.clone();
+    let mut c = client(&first).await;
+    c.ok("CREATE topic=t partitions=3 replication_factor=3")
+        .await;
+    let s = status(&mut c).await;
+    // Partition led by a broker other than members[0], so that c survives.
+    let (pid, leader_id) = (0..3)
+        .map(|i| {
+            (
+                i,
+                partition(&s, "t", i)["leader"]
+                    .as_str()
+                    .unwrap()
+                    .to_string(),
+            )
+        })
+        .find(|(_, l)| addr_of(&s, l) != first)
+        .unwrap();
+    let leader_addr = addr_of(&s, &leader_id);
+    let epoch = partition(&s, "t", pid)["leader_epoch"].as_u64().unwrap();
+    let mut l = client(&leader_addr).await;
+    for i in 0..50 {
+        l.ok(&format!(
+            "PUBLISH topic=t partition={pid} acks=all producerId=p message=m{i}"
+        ))
+        .await;
+    }
+    let victim = cluster.index_of(&leader_addr).unwrap();
+    cluster.kill(victim);
+    let s = until(&first, "a new leader", |s| {
+        let p = partition(s, "t", pid);
+        p["leader"].is_string() && p["leader"] != leader_id.as_str()
+    })
+    .await;
+    let p = partition(&s, "t", pid);
+    assert_eq!(p["leader_epoch"].as_u64().unwrap(), epoch + 1);
+    assert!(p["hwm"].as_u64().unwrap() >= 50);
+    let new_leader = addr_of(&s, p["leader"].as_str().unwrap());
+    let mut n = client(&new_leader).await;
+    let deadline = Instant::now() + SAFETY;
+    let records = loop {
+        let frame = n
+            .request(&format!(
+                "CONSUME topic=t partition={pid} offset=0 member=m"
+            ))
+            .await;
+        if frame.status == Status::Ok {
+            break cursus_wire::Batch::decode(frame.payload).unwrap().records;
+        }
+        assert!(Instant::now() < deadline, "new leader never served");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let values: Vec<String> = records
+        .iter()
+        .map(|r| String::from_utf8_lossy(&r.payload).into_owned())
+        .collect();
+    let expected: Vec<String> = (0..50).map(|i| format!("m{i}")).collect();
+    assert_eq!(
+        values, expected,
+        "every acknowledged record, once, in order"
+    );
+
+    // The old leader comes back as a follower and rejoins the ISR.
+    cluster.restart(victim);
+    cluster.wait_ready(victim);
+    until(&first, "the ISR to heal", |s| {
+        partition(s, "t", pid)["isr"].as_array().unwrap().len() == 3
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn elect_leader_moves_leadership_once_and_only_to_the_isr() {
+    let cluster = TestCluster::start(3);
+    let mut c = client(&cluster.members[0].addr).await;
+    c.ok("CREATE topic=t partitions=1 replication_factor=3")
+        .await;
+    let s = status(&mut c).await;
+    let p = partition(&s, "t", 0);
+    let leader = p["leader"].as_str().unwrap().to_string();
+    let target = p["replicas"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .find(|r| *r != leader)
+        .unwrap();
+    let line = format!("ELECT_LEADER topic=t partition=0 broker={target}");
+    let r = c.ok(&line).await;
+    assert_eq!(field(&r, "previous_leader"), leader);
+    assert_eq!(field(&r, "leader"), target);
+    assert_eq!(field(&r, "leader_epoch"), "2");
+    assert_eq!(field(&r, "changed"), "true");
+    // Idempotent retry.
+    let r = c.ok(&line).await;
+    assert_eq!(field(&r, "changed"), "false");
+    assert_eq!(field(&r, "leader_epoch"), "2");
+    // METADATA follows.
+    let meta = c.ok("METADATA topic=t").await;
+    assert_eq!(field(&meta, "epochs"), "2");
+    assert_eq!(field(&meta, "leaders"), addr_of(&s, &target));
+    // Errors.
+    assert_eq!(
+        c.error("ELECT_LEADER topic=t partition=0").await.code,
+        "missing_broker"
+    );
+    assert_eq!(
+        c.error("ELECT_LEADER topic=t partition=0 broker=broker-9")
+            .await
+            .code,
+        "leader_election_rejected"
+    );
+    assert_eq!(
+        c.error("ELECT_LEADER topic=nope partition=0 broker=broker-1")
+            .await
+            .code,
+        "topic_not_found"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_stopped_follower_catches_up_and_the_cluster_survives_a_full_restart() {
+    let mut cluster = TestCluster::start(3);
+    let first = cluster.members[0].addr.clone();
+    let mut c = client(&first).await;
+    c.ok("CREATE topic=t partitions=1 replication_factor=3")
+        .await;
+    let s = status(&mut c).await;
+    let leader_addr = addr_of(&s, partition(&s, "t", 0)["leader"].as_str().unwrap());
+    let follower = (0..3)
+        .find(|i| cluster.members[*i].addr != leader_addr && cluster.members[*i].addr != first)
+        .unwrap_or_else(|| {
+            (0..3)
+                .find(|i| cluster.members[*i].addr != leader_addr)
+                .unwrap()
+        });
+    let follower_id = format!("broker-{}", cluster.members[follower].node_id);
+    cluster.kill(follower);
+    let status_addr = cluster
+        .members
+        .iter()
+        .enumerate()
+        .find(|(i, _)| *i != follower)
+        .map(|(_, m)| m.addr.clone())
+        .unwrap();
+    until(&status_addr, "the ISR to shrink", |s| {
+        !partition(s, "t", 0)["isr"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|b| b == follower_id.as_str())
+    })
+    .await;
+    let mut l = client(&leader_addr).await;
+    for i in 0..20 {
+        l.ok(&format!(
+            "PUBLISH topic=t partition=0 acks=all producerId=p message=m{i}"
+        ))
+        .await;
+    }
+    cluster.restart(follower);
+    cluster.wait_ready(follower);
+    until(&status_addr, "the follower to catch up", |s| {
+        partition(s, "t", 0)["isr"].as_array().unwrap().len() == 3
+    })
+    .await;
+
+    // Whole-cluster restart: everything acknowledged is still there.
+    for i in 0..3 {
+        cluster.kill(i);
+    }
+    for i in 0..3 {
+        cluster.restart(i);
+    }
+    for i in 0..3 {
+        cluster.wait_ready(i);
+    }
+    let s = until(&first, "a leader for t", |s| {
+        partition(s, "t", 0)["leader"].is_string()
+    })
+    .await;
+    let leader_addr = addr_of(&s, partition(&s, "t", 0)["leader"].as_str().unwrap());
+    let mut l = client(&leader_addr).await;
+    let deadline = Instant::now() + SAFETY;
+    loop {
+        let frame = l
+            .request("CONSUME topic=t partition=0 offset=0 member=m")
+            .await;
+        if frame.status == Status::Ok {
+            let batch = cursus_wire::Batch::decode(frame.payload).unwrap();
+            assert_eq!(batch.records.len(), 20);
+            break;
+        }
+        assert!(Instant::now() < deadline, "no leader served after restart");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}

@@ -1,0 +1,208 @@
+//! Starts a real cluster of `cursus-broker` processes for tests: each
+//! broker on free loopback ports (client, health and cluster listeners),
+//! with its own data directory under one temporary root, cleaned up when
+//! the handle drops.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::broker_binary;
+
+/// How long a member may take to become ready.
+const READY_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// One broker of a [`TestCluster`].
+pub struct ClusterMember {
+    child: Option<Child>,
+    /// Raft node id (1-based).
+    pub node_id: u64,
+    /// Client address, `127.0.0.1:PORT`.
+    pub addr: String,
+    /// Health endpoint address.
+    pub health_addr: String,
+    /// Cluster listener address.
+    pub cluster_addr: String,
+    /// Data directory.
+    pub data_dir: PathBuf,
+}
+
+/// A running cluster. Every member is killed (and the data removed) on drop.
+pub struct TestCluster {
+    root: tempfile::TempDir,
+    peers: String,
+    extra_config: Option<String>,
+    /// The members, index `i` is node `i + 1`.
+    pub members: Vec<ClusterMember>,
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("free port")
+        .port()
+}
+
+impl TestCluster {
+    /// Starts `n` brokers and waits until every one is ready (a Raft
+    /// leader is known and the broker is registered and active).
+    pub fn start(n: usize) -> TestCluster {
+        Self::start_with_config(n, "")
+    }
+
+    /// [`start`](Self::start) with extra TOML configuration for every broker.
+    pub fn start_with_config(n: usize, toml: &str) -> TestCluster {
+        let root = tempfile::tempdir().expect("temp dir");
+        let mut members = Vec::new();
+        for i in 0..n {
+            let node_id = i as u64 + 1;
+            members.push(ClusterMember {
+                child: None,
+                node_id,
+                addr: format!("127.0.0.1:{}", free_port()),
+                health_addr: format!("127.0.0.1:{}", free_port()),
+                cluster_addr: format!("127.0.0.1:{}", free_port()),
+                data_dir: root.path().join(format!("node-{node_id}")),
+            });
+        }
+        let peers = members
+            .iter()
+            .map(|m| format!("{}={}", m.node_id, m.cluster_addr))
+            .collect::<Vec<_>>()
+            .join(",");
+        let mut cluster = TestCluster {
+            root,
+            peers,
+            extra_config: (!toml.is_empty()).then(|| toml.to_owned()),
+            members,
+        };
+        for i in 0..n {
+            cluster.spawn(i);
+        }
+        for i in 0..n {
+            cluster.wait_ready(i);
+        }
+        cluster
+    }
+
+    /// Every member's client address, comma-separated (a bootstrap list).
+    pub fn bootstrap(&self) -> String {
+        self.members
+            .iter()
+            .map(|m| m.addr.as_str())
+            .collect::<Vec<_>>()
+            .join(",")
+    }
+
+    fn spawn(&mut self, i: usize) {
+        let m = &self.members[i];
+        let mut cmd = Command::new(broker_binary());
+        cmd.arg("--listen")
+            .arg(&m.addr)
+            .arg("--health-listen")
+            .arg(&m.health_addr)
+            .arg("--data-dir")
+            .arg(&m.data_dir)
+            .arg("--node-id")
+            .arg(m.node_id.to_string())
+            .arg("--cluster-peers")
+            .arg(&self.peers)
+            .arg("--internal-auth-token")
+            .arg("test-cluster-token");
+        if let Some(toml) = &self.extra_config {
+            let path = self.root.path().join(format!("broker-{}.toml", m.node_id));
+            let mut f = std::fs::File::create(&path).expect("config file");
+            f.write_all(toml.as_bytes()).expect("write config");
+            cmd.arg("--config").arg(path);
+        }
+        let log = std::env::var("CURSUS_TEST_CLUSTER_LOG").ok();
+        cmd.stdout(Stdio::piped())
+            .env("RUST_LOG", log.as_deref().unwrap_or("warn"));
+        if log.is_none() {
+            cmd.stderr(Stdio::null());
+        }
+        let mut child = cmd.spawn().expect("start cursus-broker");
+        let stdout = child.stdout.take().expect("stdout");
+        let mut line = String::new();
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("read broker banner");
+        assert!(line.contains("listening"), "unexpected banner {line:?}");
+        self.members[i].child = Some(child);
+    }
+
+    /// Waits until member `i` answers `/ready` with 200.
+    pub fn wait_ready(&self, i: usize) {
+        let m = &self.members[i];
+        let deadline = Instant::now() + READY_TIMEOUT;
+        loop {
+            if http_status(&m.health_addr, "/ready") == Some(200) {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "cluster member {} not ready within {READY_TIMEOUT:?}",
+                m.node_id
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// Kills member `i` with SIGKILL (no clean shutdown).
+    pub fn kill(&mut self, i: usize) {
+        if let Some(mut c) = self.members[i].child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// True while member `i` runs.
+    pub fn is_running(&self, i: usize) -> bool {
+        self.members[i].child.is_some()
+    }
+
+    /// Starts member `i` again on its ports and data directory (after
+    /// [`kill`](Self::kill)) without waiting for readiness.
+    pub fn restart(&mut self, i: usize) {
+        self.kill(i);
+        for port_owner in [&self.members[i].addr, &self.members[i].cluster_addr] {
+            for attempt in 0..50 {
+                if TcpListener::bind(port_owner).is_ok() {
+                    break;
+                }
+                assert!(attempt < 49, "port {port_owner} did not come free");
+                std::thread::sleep(Duration::from_millis(100));
+            }
+        }
+        self.spawn(i);
+    }
+
+    /// The member index whose client address is `addr`.
+    pub fn index_of(&self, addr: &str) -> Option<usize> {
+        self.members.iter().position(|m| m.addr == addr)
+    }
+}
+
+impl Drop for TestCluster {
+    fn drop(&mut self) {
+        for i in 0..self.members.len() {
+            self.kill(i);
+        }
+    }
+}
+
+/// The status code of `GET path` on `addr`, `None` when not reachable.
+fn http_status(addr: &str, path: &str) -> Option<u16> {
+    let mut s = TcpStream::connect_timeout(&addr.parse().ok()?, Duration::from_secs(1)).ok()?;
+    s.set_read_timeout(Some(Duration::from_secs(2))).ok()?;
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n"
+    )
+    .ok()?;
+    let mut reply = String::new();
+    s.read_to_string(&mut reply).ok()?;
+    reply.split_whitespace().nth(1)?.parse().ok()
+}

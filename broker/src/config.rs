@@ -184,6 +184,10 @@ pub struct Cli {
     /// fail over. [default: 2000]
     #[arg(long, value_name = "MS")]
     pub broker_session_timeout_ms: Option<u64>,
+    /// Distributed mode: this broker holds no partition replicas; it takes part in
+    /// Raft and serves metadata, coordination and redirects. [default: off]
+    #[arg(long)]
+    pub no_replicas: bool,
     /// Testing only: make storage I/O fail on purpose,
     /// OP:KIND[:after=N][:times=N|*][:path=SUBSTRING], e.g. fsync:fail:after=3
     /// or write:enospc. OP is write or fsync; KIND fail, enospc, edquot or
@@ -237,6 +241,7 @@ struct FileConfig {
     internal_auth_token: Option<String>,
     broker_heartbeat_ms: Option<u64>,
     broker_session_timeout_ms: Option<u64>,
+    no_replicas: Option<bool>,
 }
 
 /// A configuration problem found at startup.
@@ -452,6 +457,7 @@ impl Config {
             pick!(internal_auth_token),
             pick!(broker_heartbeat_ms),
             pick!(broker_session_timeout_ms),
+            cli.no_replicas || file.no_replicas.unwrap_or(false),
         )?;
         let broker_id = pick!(broker_id).unwrap_or_else(|| match &cluster {
             Some(c) => format!("broker-{}", c.node_id),
@@ -592,10 +598,15 @@ fn cluster_config(
     token: Option<String>,
     heartbeat_ms: Option<u64>,
     session_ms: Option<u64>,
+    no_replicas: bool,
 ) -> Result<Option<ClusterConfig>, ConfigError> {
     let (node_id, peers) = match (node_id, peers) {
         (None, None) => {
-            if listen.is_some() || token.is_some() || heartbeat_ms.is_some() || session_ms.is_some()
+            if listen.is_some()
+                || token.is_some()
+                || heartbeat_ms.is_some()
+                || session_ms.is_some()
+                || no_replicas
             {
                 return Err(ConfigError::Invalid(
                     "cluster settings need node_id and cluster_peers".into(),
@@ -619,6 +630,7 @@ fn cluster_config(
         internal_auth_token: token,
         heartbeat_interval: Duration::from_millis(heartbeat_ms.unwrap_or(DEFAULT_HEARTBEAT_MS)),
         session_timeout: Duration::from_millis(session_ms.unwrap_or(DEFAULT_SESSION_TIMEOUT_MS)),
+        hosts_replicas: !no_replicas,
     };
     cluster.validate().map_err(ConfigError::Invalid)?;
     Ok(Some(cluster))

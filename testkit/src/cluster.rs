@@ -27,6 +27,8 @@ pub struct ClusterMember {
     pub cluster_addr: String,
     /// Data directory.
     pub data_dir: PathBuf,
+    /// Started with `--no-replicas` (leads nothing).
+    pub no_replicas: bool,
 }
 
 /// A running cluster. Every member is killed (and the data removed) on drop.
@@ -54,8 +56,18 @@ impl TestCluster {
 
     /// [`start`](Self::start) with extra TOML configuration for every broker.
     pub fn start_with_config(n: usize, toml: &str) -> TestCluster {
+        Self::start_members(n, 0, toml)
+    }
+
+    /// `n` brokers holding replicas plus `gateways` brokers started with
+    /// `--no-replicas` (they lead nothing: clients bootstrapped from one
+    /// are redirected for every partition), the latter last in
+    /// [`members`](Self::members).
+    pub fn start_members(n: usize, gateways: usize, toml: &str) -> TestCluster {
         let root = tempfile::tempdir().expect("temp dir");
         let mut members = Vec::new();
+        let n_data = n;
+        let n = n + gateways;
         for i in 0..n {
             let node_id = i as u64 + 1;
             members.push(ClusterMember {
@@ -65,6 +77,7 @@ impl TestCluster {
                 health_addr: format!("127.0.0.1:{}", free_port()),
                 cluster_addr: format!("127.0.0.1:{}", free_port()),
                 data_dir: root.path().join(format!("node-{node_id}")),
+                no_replicas: i >= n_data,
             });
         }
         let peers = members
@@ -111,6 +124,9 @@ impl TestCluster {
             .arg(&self.peers)
             .arg("--internal-auth-token")
             .arg("test-cluster-token");
+        if m.no_replicas {
+            cmd.arg("--no-replicas");
+        }
         if let Some(toml) = &self.extra_config {
             let path = self.root.path().join(format!("broker-{}.toml", m.node_id));
             let mut f = std::fs::File::create(&path).expect("config file");

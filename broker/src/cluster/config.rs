@@ -22,6 +22,9 @@ pub struct ClusterConfig {
     /// Missing heartbeats for this long makes a broker inactive (its
     /// partitions fail over to in-sync replicas).
     pub session_timeout: Duration,
+    /// This broker holds partition replicas (`false`: it only serves
+    /// metadata, coordination and redirects).
+    pub hosts_replicas: bool,
 }
 
 /// Defaults of the timing settings.
@@ -109,6 +112,7 @@ mod tests {
             internal_auth_token: Some("t".into()),
             heartbeat_interval: Duration::from_millis(300),
             session_timeout: Duration::from_millis(2000),
+            hosts_replicas: true,
         };
         assert!(good.validate().is_ok());
         let mut c = good.clone();

@@ -58,6 +58,10 @@ pub struct BrokerEntry {
     /// When the status last changed (Unix milliseconds, from the proposer).
     #[serde(default)]
     pub since_ms: u64,
+    /// Gets partition replicas at placement (`false`: a broker that only
+    /// serves metadata, coordination and redirects).
+    #[serde(default = "active")]
+    pub hosts_replicas: bool,
 }
 
 fn active() -> bool {
@@ -323,7 +327,11 @@ impl ClusterState {
             );
         }
         let existing = current.map_or(0, |t| t.partitions.len());
-        let brokers = self.active_brokers();
+        let brokers: Vec<NodeId> = self
+            .active_brokers()
+            .into_iter()
+            .filter(|n| self.brokers[n].hosts_replicas)
+            .collect();
         let needed = existing < def.partitions as usize;
         if needed && (def.replication_factor as usize) > brokers.len() {
             return rejected(
@@ -461,8 +469,13 @@ mod tests {
     }
 
     fn three() -> ClusterState {
+        brokers(3)
+    }
+
+    /// Brokers 1..=n; broker 4, when there, hosts no replicas.
+    fn brokers(n: NodeId) -> ClusterState {
         let mut s = ClusterState::default();
-        for n in 1..=3 {
+        for n in 1..=n {
             s.apply(&FsmCommand::RegisterBroker {
                 node: n,
                 entry: BrokerEntry {
@@ -473,6 +486,7 @@ mod tests {
                     active: true,
                     lifecycle_protocol: 2,
                     since_ms: 0,
+                    hosts_replicas: n != 4,
                 },
             });
         }
@@ -525,6 +539,19 @@ mod tests {
         assert_eq!(t.partitions.len(), 3);
         assert_eq!(t.partitions[0].committed_hwm, 7, "existing state kept");
         assert_eq!(t.def.revision, 2);
+    }
+
+    #[test]
+    fn brokers_without_replicas_get_none() {
+        let mut s = brokers(4);
+        assert_eq!(put(&mut s, def("t", 8, 3, 1), None), FsmReply::Done);
+        for p in &s.topics["t"].partitions {
+            assert!(!p.replicas.contains(&4), "{p:?}");
+        }
+        assert!(matches!(
+            put(&mut s, def("u", 1, 4, 1), None),
+            FsmReply::Rejected { ref code, .. } if code == "invalid_replication_factor"
+        ));
     }
 
     #[test]

@@ -98,6 +98,7 @@ impl ClusterNode {
             active: true,
             lifecycle_protocol: LIFECYCLE_PROTOCOL,
             since_ms: now_ms(),
+            hosts_replicas: config.hosts_replicas,
         };
         let node = Arc::new(ClusterNode {
             config,
@@ -279,6 +280,7 @@ impl ClusterNode {
                     || b.tls_client_addr != self.me.tls_client_addr
                     || b.cluster_addr != self.me.cluster_addr
                     || b.broker_id != self.me.broker_id
+                    || b.hosts_replicas != self.me.hosts_replicas
             }
         }
     }

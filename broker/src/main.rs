@@ -8,6 +8,7 @@ use std::sync::Arc;
 use clap::Parser;
 use cursus_broker::broker::{Broker, OpenError};
 use cursus_broker::cluster::config::ClusterConfig;
+use cursus_broker::cluster::groups::RaftGroups;
 use cursus_broker::cluster::node::ClusterNode;
 use cursus_broker::cluster::replication::{self, BrokerHandler};
 use cursus_broker::config::{Cli, Config, LISTEN_OFF};
@@ -192,6 +193,9 @@ async fn start_cluster(broker: &Arc<Broker>, config: ClusterConfig) -> Result<()
     });
     let node = ClusterNode::start(broker, config, listener, handler).await?;
     let _ = broker.cluster_node.set(Arc::clone(&node));
+    broker.groups.set_replicator(Arc::new(RaftGroups {
+        node: Arc::downgrade(&node),
+    }));
     tokio::spawn(replication::reconcile_forever(Arc::clone(broker), node));
     Ok(())
 }

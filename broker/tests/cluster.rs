@@ -360,3 +360,71 @@ async fn a_stopped_follower_catches_up_and_the_cluster_survives_a_full_restart()
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }
+
+fn kv(line: &str) -> std::collections::HashMap<String, String> {
+    line.split_whitespace()
+        .filter_map(|t| t.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn groups_have_one_coordinator_and_keep_offsets_across_its_failover() {
+    let mut cluster = TestCluster::start(3);
+    let mut c = client(&cluster.members[0].addr).await;
+    c.ok("CREATE topic=t partitions=2 replication_factor=3").await;
+    // Every broker names the same coordinator.
+    let f = kv(&c.ok("FIND_COORDINATOR group=g").await);
+    let coord = format!("{}:{}", f["host"], f["port"]);
+    for m in &cluster.members {
+        let mut x = client(&m.addr).await;
+        let g = kv(&x.ok("FIND_COORDINATOR group=g").await);
+        assert_eq!(format!("{}:{}", g["host"], g["port"]), coord);
+    }
+    // Group commands elsewhere are redirected to it.
+    let other = cluster.members.iter().find(|m| m.addr != coord).unwrap();
+    let mut o = client(&other.addr).await;
+    let e = o.error("JOIN_GROUP topic=t group=g member=m").await;
+    assert_eq!(e.code, "NOT_COORDINATOR");
+    assert_eq!(format!("{}:{}", e.fields["host"], e.fields["port"]), coord);
+
+    let mut k = client(&coord).await;
+    k.ok("REGISTER_GROUP group=g topic=t").await;
+    let j = kv(&k.ok("JOIN_GROUP topic=t group=g member=m").await);
+    let (member, gen) = (j["member"].clone(), j["generation"].clone());
+    k.ok(&format!(
+        "SYNC_GROUP topic=t group=g member={member} generation={gen}"
+    ))
+    .await;
+    k.ok(&format!(
+        "COMMIT_OFFSET topic=t partition=1 group=g offset=7 member={member} generation={gen}"
+    ))
+    .await;
+
+    // The coordinator dies: another broker takes the group over with the
+    // committed offset, and the member rejoins there.
+    let victim = cluster.index_of(&coord).unwrap();
+    cluster.kill(victim);
+    let survivor = cluster.members[(victim + 1) % 3].addr.clone();
+    until(&survivor, "the old coordinator to be inactive", |s| {
+        s["brokers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|b| b["status"] == "active")
+            .count()
+            == 2
+    })
+    .await;
+    let mut s = client(&survivor).await;
+    let f = kv(&s.ok("FIND_COORDINATOR group=g").await);
+    let new_coord = format!("{}:{}", f["host"], f["port"]);
+    assert_ne!(new_coord, coord);
+    let mut n = client(&new_coord).await;
+    assert_eq!(
+        n.ok("FETCH_OFFSET topic=t partition=1 group=g").await,
+        "OK offset=7 committed=true"
+    );
+    let j = kv(&n.ok("JOIN_GROUP topic=t group=g member=m").await);
+    assert!(!j["member"].is_empty());
+}

@@ -15,6 +15,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::groups::records::{DurableState, RecordBody, Registration};
+use crate::groups::Selector;
 use crate::storage::TopicDefinition;
 
 /// A Raft node id.
@@ -35,6 +37,26 @@ pub struct ClusterState {
     pub brokers: BTreeMap<NodeId, BrokerEntry>,
     /// Topics by name.
     pub topics: BTreeMap<String, TopicEntry>,
+    /// Consumer groups: registrations and committed offsets (the
+    /// distributed `__consumer_offsets`).
+    #[serde(default)]
+    pub groups: BTreeMap<String, GroupEntry>,
+    /// Bumped by every applied group record (brokers resync their
+    /// coordinator's copy when it moves).
+    #[serde(default)]
+    pub groups_version: u64,
+}
+
+/// A consumer group's durable state.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GroupEntry {
+    /// What the group subscribes to.
+    pub selector: Selector,
+    /// Topic to partition count.
+    pub expansion: BTreeMap<String, u32>,
+    /// Committed next offsets: topic → partition → offset.
+    #[serde(default)]
+    pub offsets: BTreeMap<String, BTreeMap<u32, u64>>,
 }
 
 /// A broker known to the cluster.
@@ -149,6 +171,12 @@ pub enum FsmCommand {
         /// The new ISR (must contain the leader).
         isr: Vec<NodeId>,
     },
+    /// A consumer group record (registration, commit, tombstone), as the
+    /// group coordinator wrote it.
+    GroupRecord {
+        /// The record.
+        record: RecordBody,
+    },
     /// ELECT_LEADER: makes an active in-sync replica the leader.
     ElectLeader {
         /// Topic.
@@ -176,6 +204,8 @@ pub enum FsmReply {
         /// Whether anything changed.
         changed: bool,
     },
+    /// A group record was applied; the groups version it produced.
+    GroupsVersion(u64),
     /// Refused: a typed error for the client.
     Rejected {
         /// The error code (e.g. `leader_election_rejected`).
@@ -282,7 +312,77 @@ impl ClusterState {
                 partition,
                 target,
             } => self.elect_leader(topic, *partition, *target),
+            FsmCommand::GroupRecord { record } => self.apply_group_record(record),
         }
+    }
+
+    /// Applies a group record with the rules of `DurableState::apply`.
+    fn apply_group_record(&mut self, record: &RecordBody) -> FsmReply {
+        match record {
+            RecordBody::Registration {
+                group,
+                selector,
+                expansion,
+            } => {
+                let entry = self
+                    .groups
+                    .entry(group.clone())
+                    .or_insert_with(|| GroupEntry {
+                        selector: selector.clone(),
+                        expansion: BTreeMap::new(),
+                        offsets: BTreeMap::new(),
+                    });
+                entry.selector = selector.clone();
+                entry.expansion = expansion.clone();
+            }
+            RecordBody::Commit { group, offsets } => {
+                let Some(entry) = self.groups.get_mut(group) else {
+                    return rejected("group_not_found", format!("group {group}"));
+                };
+                for e in offsets {
+                    let slot = entry
+                        .offsets
+                        .entry(e.topic.clone())
+                        .or_default()
+                        .entry(e.partition)
+                        .or_insert(0);
+                    // Offsets never move backward (the coordinator checked).
+                    *slot = (*slot).max(e.offset);
+                }
+            }
+            RecordBody::GroupTombstone { group, .. } => {
+                self.groups.remove(group);
+            }
+            RecordBody::TopicTombstone { group, topic, .. } => {
+                if let Some(entry) = self.groups.get_mut(group) {
+                    entry.offsets.remove(topic);
+                }
+            }
+        }
+        self.groups_version += 1;
+        FsmReply::GroupsVersion(self.groups_version)
+    }
+
+    /// The groups as the coordinator keeps them.
+    pub fn durable_groups(&self) -> DurableState {
+        let mut durable = DurableState::default();
+        for (name, g) in &self.groups {
+            durable.groups.insert(
+                name.clone(),
+                Registration {
+                    selector: g.selector.clone(),
+                    expansion: g.expansion.clone(),
+                },
+            );
+            for (topic, partitions) in &g.offsets {
+                for (p, offset) in partitions {
+                    durable
+                        .offsets
+                        .insert((name.clone(), topic.clone(), *p), *offset);
+                }
+            }
+        }
+        durable
     }
 
     /// The partition state of `topic`/`partition`.
@@ -705,6 +805,46 @@ mod tests {
         ));
         assert_eq!(s.apply(&set(vec![leader], 1)), FsmReply::Done);
         assert_eq!(s.partition("t", 0).unwrap().isr, vec![leader]);
+    }
+
+    #[test]
+    fn group_records_replicate_registrations_and_monotonic_offsets() {
+        use crate::groups::records::OffsetEntry;
+        let mut s = three();
+        let commit = |offset| FsmCommand::GroupRecord {
+            record: RecordBody::Commit {
+                group: "g".into(),
+                offsets: vec![OffsetEntry {
+                    topic: "t".into(),
+                    partition: 1,
+                    offset,
+                }],
+            },
+        };
+        assert!(matches!(s.apply(&commit(5)), FsmReply::Rejected { .. }));
+        s.apply(&FsmCommand::GroupRecord {
+            record: RecordBody::Registration {
+                group: "g".into(),
+                selector: Selector::Topics(vec!["t".into()]),
+                expansion: [("t".to_string(), 2)].into(),
+            },
+        });
+        s.apply(&commit(5));
+        s.apply(&commit(3));
+        let d = s.durable_groups();
+        assert_eq!(d.offsets[&("g".into(), "t".into(), 1)], 5);
+        assert!(d.groups.contains_key("g"));
+        let v = s.groups_version;
+        s.apply(&FsmCommand::GroupRecord {
+            record: RecordBody::GroupTombstone {
+                group: "g".into(),
+                reason: "test".into(),
+            },
+        });
+        assert!(s.durable_groups().groups.is_empty());
+        assert!(s.groups_version > v);
+        let json = serde_json::to_string(&s).unwrap();
+        assert_eq!(serde_json::from_str::<ClusterState>(&json).unwrap(), s);
     }
 
     #[test]

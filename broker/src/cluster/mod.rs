@@ -4,6 +4,7 @@
 pub mod admin;
 pub mod config;
 pub mod fsm;
+pub mod groups;
 pub mod node;
 pub mod raft;
 pub mod replication;

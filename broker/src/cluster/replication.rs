@@ -147,9 +147,17 @@ impl Replication {
 /// Follows the replicated state until shutdown (see the module docs).
 pub async fn reconcile_forever(broker: Arc<Broker>, node: Arc<ClusterNode>) {
     let mut applied = node.applied();
+    let mut groups_version = None;
     loop {
         let snapshot = node.state().clone();
         reconcile(&broker, &node, &snapshot).await;
+        if groups_version != Some(snapshot.groups_version) {
+            groups_version = Some(snapshot.groups_version);
+            broker
+                .groups
+                .sync_durable(snapshot.durable_groups(), snapshot.groups_version)
+                .await;
+        }
         tokio::select! {
             _ = broker.shutdown.cancelled() => break,
             changed = applied.changed() => if changed.is_err() { break },

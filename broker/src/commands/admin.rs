@@ -327,6 +327,17 @@ pub fn find_coordinator(
             ErrorPayload::new("missing_coordinator_key").with_field("command", "FIND_COORDINATOR")
         );
     }
+    if broker.cluster().is_some() {
+        let key = p
+            .get("group")
+            .filter(|v| !v.is_empty())
+            .or_else(|| p.get("transactional_id"))
+            .unwrap_or_default();
+        let (id, host, port) = crate::cluster::groups::find(broker, key, listener)?;
+        return Ok(Reply::text(format!(
+            "OK coordinator_id={id} host={host} port={port}"
+        )));
+    }
     let (host, port) = broker.advertised_host_port(listener);
     Ok(Reply::text(format!(
         "OK coordinator_id={} host={host} port={port}",

@@ -11,7 +11,7 @@ use cursus_wire::{CommandPayload, ErrorPayload};
 
 use super::params::{existing_topic, number, partition_number, partition_of, required};
 use super::{HandlerResult, Reply};
-use crate::broker::Broker;
+use crate::broker::{Broker, Listener};
 use crate::groups::member_id::is_valid_member;
 use crate::groups::selector::{is_valid_pattern, parse_topic_list};
 use crate::groups::{MemberView, Selector, TopicPartition};
@@ -23,7 +23,13 @@ pub const MAX_BATCH_COMMIT_PARTITIONS: usize = 1024;
 
 /// `group=`: required, 1-249 bytes without whitespace, control characters
 /// or commas.
-fn group_param<'a>(p: &'a CommandPayload, command: &str) -> Result<&'a str, ErrorPayload> {
+/// In a cluster, only the group's coordinator serves it
+/// (`NOT_COORDINATOR` elsewhere).
+fn group_param<'a>(
+    broker: &Broker,
+    p: &'a CommandPayload,
+    command: &str,
+) -> Result<&'a str, ErrorPayload> {
     let group = required(p, "group", "missing_group", command)?;
     let valid = group.len() <= MAX_TOPIC_NAME_LEN
         && !group
@@ -34,6 +40,7 @@ fn group_param<'a>(p: &'a CommandPayload, command: &str) -> Result<&'a str, Erro
             .with_field("command", command)
             .with_field("group", group));
     }
+    crate::cluster::groups::check_coordinator(broker, group, Listener::Plain)?;
     Ok(group)
 }
 
@@ -105,7 +112,7 @@ fn assignment_tokens(view: &MemberView, topic: Option<&str>) -> String {
 /// selector=<kind> <kind>=<value> expansion=<topic>:<partitions>,...
 /// partitions=<total> created=<bool>` (the specification gives no format).
 pub async fn register_group(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
-    let group = group_param(p, "REGISTER_GROUP")?;
+    let group = group_param(broker, p, "REGISTER_GROUP")?;
     let given: Vec<(&str, &str)> = ["topic", "topics", "pattern"]
         .into_iter()
         .filter_map(|k| p.get(k).map(|v| (k, v)))
@@ -157,7 +164,7 @@ pub async fn register_group(broker: &Arc<Broker>, p: &CommandPayload) -> Handler
 
 /// JOIN_GROUP [topic=] group= member=.
 pub async fn join_group(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
-    let group = group_param(p, "JOIN_GROUP")?;
+    let group = group_param(broker, p, "JOIN_GROUP")?;
     let member = member_param(p, "JOIN_GROUP")?;
     let topic = optional_topic(p)?;
     let view = broker
@@ -176,7 +183,7 @@ pub async fn join_group(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResu
 /// checked when supplied; without it the current assignment is returned
 /// (the specification's own example omits it).
 pub async fn sync_group(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
-    let group = group_param(p, "SYNC_GROUP")?;
+    let group = group_param(broker, p, "SYNC_GROUP")?;
     let member = member_param(p, "SYNC_GROUP")?;
     let topic = optional_topic(p)?;
     let generation = required_generation(p, "SYNC_GROUP")?;
@@ -195,7 +202,7 @@ pub async fn sync_group(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResu
 /// (`missing_topic`) except for multi-topic groups (`topics=` / `pattern=`),
 /// which no single topic names.
 pub async fn heartbeat(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
-    let group = group_param(p, "HEARTBEAT")?;
+    let group = group_param(broker, p, "HEARTBEAT")?;
     let member = member_param(p, "HEARTBEAT")?;
     let topic = optional_topic(p)?;
     let generation = optional_generation(p)?;
@@ -210,7 +217,7 @@ pub async fn heartbeat(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResul
 
 /// LEAVE_GROUP topic= group= member=; `topic=` as for HEARTBEAT.
 pub async fn leave_group(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
-    let group = group_param(p, "LEAVE_GROUP")?;
+    let group = group_param(broker, p, "LEAVE_GROUP")?;
     let member = member_param(p, "LEAVE_GROUP")?;
     let topic = optional_topic(p)?;
     broker.groups.leave(group, topic, member).await?;
@@ -221,7 +228,7 @@ pub async fn leave_group(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerRes
 
 /// GROUP_STATUS group=: the JSON document.
 pub async fn group_status(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
-    let group = group_param(p, "GROUP_STATUS")?;
+    let group = group_param(broker, p, "GROUP_STATUS")?;
     let status = broker.groups.status(group).await?;
     let json = serde_json::to_vec(&status).map_err(|e| {
         ErrorPayload::new("group_status_failed")
@@ -246,7 +253,7 @@ pub async fn commit_offset(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerR
     const C: &str = "COMMIT_OFFSET";
     let topic = existing_topic(broker, p, C)?;
     let partition = partition_number(required(p, "partition", "missing_partition", C)?, C)?;
-    let group = group_param(p, C)?;
+    let group = group_param(broker, p, C)?;
     let offset: u64 = number(
         required(p, "offset", "missing_offset", C)?,
         "offset",
@@ -315,7 +322,7 @@ fn parse_batch_offsets(
 pub async fn batch_commit(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
     const C: &str = "BATCH_COMMIT";
     let topic = existing_topic(broker, p, C)?;
-    let group = group_param(p, C)?;
+    let group = group_param(broker, p, C)?;
     let member = member_param(p, C)?;
     let generation = required_generation(p, C)?;
     let raw = p.get("offsets").ok_or_else(|| {
@@ -335,7 +342,7 @@ pub async fn fetch_offset(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerRe
     const C: &str = "FETCH_OFFSET";
     let topic = existing_topic(broker, p, C)?;
     let partition = partition_number(required(p, "partition", "missing_partition", C)?, C)?;
-    let group = group_param(p, C)?;
+    let group = group_param(broker, p, C)?;
     partition_of(&topic, partition)?;
     let committed = broker.groups.fetch(group, &topic.def.name, partition);
     Ok(Reply::text(format!(

@@ -21,7 +21,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::Path;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, OnceLock, RwLock};
 use std::time::{Duration, Instant};
 
 use cursus_wire::ErrorPayload;
@@ -37,7 +37,7 @@ use super::offsets_store::{OffsetsStore, ReplayError, COMPACT_MIN_RECORDS};
 use super::records::{DurableState, OffsetEntry, RecordBody, Registration};
 use super::selector::Selector;
 use super::status::GroupStatus;
-use super::OffsetLookup;
+use super::{GroupReplicator, OffsetLookup};
 use crate::storage::StorageError;
 use crate::topics::partition::blocking;
 use crate::topics::TopicRegistry;
@@ -56,6 +56,8 @@ pub(super) struct State {
     pub(super) durable: DurableState,
     /// Membership of every registered group.
     pub(super) live: BTreeMap<String, LiveGroup>,
+    /// Distributed mode: the cluster's groups version `durable` reflects.
+    pub(super) cluster_version: u64,
 }
 
 /// A member's view after JOIN_GROUP or SYNC_GROUP.
@@ -92,6 +94,9 @@ pub struct Coordinator {
     committed: Arc<Mirror>,
     store: Arc<OffsetsStore>,
     session_timeout: Duration,
+    /// Distributed mode: records go through Raft instead of the local
+    /// journal (set once at startup).
+    replicator: OnceLock<Arc<dyn GroupReplicator>>,
 }
 
 impl OffsetLookup for Coordinator {
@@ -145,16 +150,53 @@ impl Coordinator {
             .collect();
         let committed = durable.offsets.clone().into_iter().collect();
         Ok(Coordinator {
-            state: Arc::new(Mutex::new(State { durable, live })),
+            state: Arc::new(Mutex::new(State {
+                durable,
+                live,
+                cluster_version: 0,
+            })),
             committed: Arc::new(RwLock::new(committed)),
             store: Arc::new(store),
             session_timeout,
+            replicator: OnceLock::new(),
         })
     }
 
     /// The configured session timeout.
     pub fn session_timeout(&self) -> Duration {
         self.session_timeout
+    }
+
+    /// Distributed mode: from now on records are written through
+    /// `replicator` (Raft) rather than the local journal.
+    pub fn set_replicator(&self, replicator: Arc<dyn GroupReplicator>) {
+        let _ = self.replicator.set(replicator);
+    }
+
+    /// Distributed mode: replaces the durable state with the cluster's
+    /// (registrations and offsets written by any coordinator). Membership
+    /// is kept; a group whose partitions changed rebalances.
+    ///
+    /// `version` is the cluster's groups version of `durable`: an older
+    /// copy than what this coordinator already applied is ignored (the
+    /// broker's own copy of the replicated state may lag its proposals).
+    pub async fn sync_durable(&self, durable: DurableState, version: u64) {
+        let mut guard = self.lock().await;
+        if version < guard.cluster_version {
+            return;
+        }
+        guard.cluster_version = version;
+        for (group, reg) in &durable.groups {
+            let before = guard.durable.groups.get(group).map(|r| r.expansion.clone());
+            let live = guard.live.entry(group.clone()).or_default();
+            if before.is_some_and(|b| b != reg.expansion) && !live.members.is_empty() {
+                live.rebalance(&reg.expansion);
+            }
+        }
+        guard.live.retain(|g, _| durable.groups.contains_key(g));
+        *self.committed.write().unwrap_or_else(|e| e.into_inner()) =
+            durable.offsets.clone().into_iter().collect();
+        guard.durable = durable;
     }
 
     /// Locks the coordinator state (owned guard, so a durable write can
@@ -175,6 +217,32 @@ impl Coordinator {
     ) -> (Guard, Result<(), StorageError>) {
         let store = Arc::clone(&self.store);
         let mirror = Arc::clone(&self.committed);
+        if let Some(replicator) = self.replicator.get().cloned() {
+            // Distributed mode: committed through Raft (every broker gets
+            // it), then applied here; the same cancellation safety.
+            let task = tokio::spawn(async move {
+                let mut guard = guard;
+                let result = replicator
+                    .replicate(record.clone())
+                    .await
+                    .map_err(StorageError::InvalidArgument);
+                if let Ok(version) = result {
+                    apply(&mut guard, &mirror, &record);
+                    guard.cluster_version = guard.cluster_version.max(version);
+                }
+                (guard, result.map(|_| ()))
+            });
+            return match task.await {
+                Ok(done) => done,
+                Err(e) => {
+                    let guard = self.lock().await;
+                    let err = StorageError::InvalidArgument(format!(
+                        "offsets replication task failed: {e}"
+                    ));
+                    (guard, Err(err))
+                }
+            };
+        }
         let task = tokio::spawn(async move {
             let mut guard = guard;
             let compact = store.should_compact_after_append(guard.durable.groups.len());

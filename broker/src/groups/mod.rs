@@ -44,6 +44,17 @@ pub trait OffsetLookup: Send + Sync {
     fn committed_offset(&self, topic: &str, group: &str, partition: u32) -> Option<u64>;
 }
 
+/// Distributed mode: writes a group record through the cluster (Raft)
+/// instead of the local `__consumer_offsets` journal.
+pub trait GroupReplicator: Send + Sync + std::fmt::Debug {
+    /// Commits `record`; `Ok` carries the cluster's groups version after
+    /// it, `Err` the reason it was not committed.
+    fn replicate(
+        &self,
+        record: records::RecordBody,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<u64, String>> + Send>>;
+}
+
 /// A lookup for which nothing is committed (tools and tests without a
 /// coordinator).
 #[derive(Debug, Clone, Copy, Default)]

@@ -1,0 +1,150 @@
+//! Consumer groups in distributed mode: every group has one coordinator,
+//! chosen by rendezvous hashing of the group name over the active brokers
+//! (so a broker leaving moves only its own groups); group commands sent
+//! elsewhere get `NOT_COORDINATOR host= port=`. Registrations and committed
+//! offsets go through Raft (`FsmCommand::GroupRecord`), so every broker
+//! holds them: a new coordinator after a failover starts from the last
+//! commit, and a partition leader resolves committed offsets for CONSUME.
+//! Membership stays in the coordinator's memory: after a coordinator change
+//! the members rejoin.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Weak;
+
+use cursus_wire::ErrorPayload;
+
+use super::fsm::{ClusterState, FsmCommand, FsmReply, NodeId};
+use super::node::ClusterNode;
+use crate::broker::{Broker, Listener};
+use crate::groups::records::RecordBody;
+use crate::groups::GroupReplicator;
+
+/// Writes group records through Raft.
+#[derive(Debug)]
+pub struct RaftGroups {
+    /// The cluster node (weak: the coordinator must not keep it alive).
+    pub node: Weak<ClusterNode>,
+}
+
+impl GroupReplicator for RaftGroups {
+    fn replicate(
+        &self,
+        record: RecordBody,
+    ) -> Pin<Box<dyn Future<Output = Result<u64, String>> + Send>> {
+        let node = self.node.clone();
+        Box::pin(async move {
+            let node = node.upgrade().ok_or("the cluster node stopped")?;
+            match node.propose(FsmCommand::GroupRecord { record }).await {
+                Ok(FsmReply::GroupsVersion(v)) => Ok(v),
+                Ok(other) => Err(format!("unexpected apply result {other:?}")),
+                Err(e) => Err(e.render()),
+            }
+        })
+    }
+}
+
+/// The coordinator of `key` (a group name or transactional id): the
+/// active broker with the highest hash of (key, node id).
+pub fn coordinator_of(state: &ClusterState, key: &str) -> Option<NodeId> {
+    state
+        .active_brokers()
+        .into_iter()
+        .max_by_key(|node| rendezvous(key, *node))
+}
+
+fn rendezvous(key: &str, node: NodeId) -> u64 {
+    // FNV-1a over the key then the node id: stable across processes.
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in key.bytes().chain(node.to_be_bytes()) {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// `Ok` in standalone mode or on `group`'s coordinator; otherwise
+/// `NOT_COORDINATOR host= port=` (or `coordinator_not_available`).
+pub fn check_coordinator(
+    broker: &Broker,
+    group: &str,
+    listener: Listener,
+) -> Result<(), ErrorPayload> {
+    let Some(node) = broker.cluster() else {
+        return Ok(());
+    };
+    let coordinator = coordinator_of(&node.state(), group);
+    match coordinator {
+        Some(c) if c == node.node_id() => Ok(()),
+        Some(c) => {
+            let addr = node.client_addr(c, listener).unwrap_or_default();
+            let (host, port) = addr.rsplit_once(':').unwrap_or((&addr, ""));
+            Err(ErrorPayload::new("NOT_COORDINATOR")
+                .with_field("host", host)
+                .with_field("port", port))
+        }
+        None => Err(ErrorPayload::new("coordinator_not_available").with_field("group", group)),
+    }
+}
+
+/// FIND_COORDINATOR in distributed mode: `(broker id, host, port)`.
+pub fn find(
+    broker: &Broker,
+    key: &str,
+    listener: Listener,
+) -> Result<(String, String, String), ErrorPayload> {
+    let node = broker
+        .cluster()
+        .ok_or_else(|| ErrorPayload::new("distribution_not_enabled"))?;
+    let c = coordinator_of(&node.state(), key)
+        .ok_or_else(|| ErrorPayload::new("coordinator_not_available").with_field("key", key))?;
+    let addr = node.client_addr(c, listener).unwrap_or_default();
+    let (host, port) = addr.rsplit_once(':').unwrap_or((&addr, ""));
+    Ok((node.broker_id(c), host.to_string(), port.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cluster::fsm::BrokerEntry;
+
+    fn state(nodes: &[NodeId]) -> ClusterState {
+        let mut s = ClusterState::default();
+        for n in nodes {
+            s.brokers.insert(
+                *n,
+                BrokerEntry {
+                    broker_id: format!("broker-{n}"),
+                    cluster_addr: String::new(),
+                    client_addr: String::new(),
+                    tls_client_addr: None,
+                    active: true,
+                    lifecycle_protocol: 2,
+                    since_ms: 0,
+                    hosts_replicas: true,
+                },
+            );
+        }
+        s
+    }
+
+    #[test]
+    fn rendezvous_moves_only_the_groups_of_a_broker_that_leaves() {
+        let all = state(&[1, 2, 3]);
+        let mut without_2 = all.clone();
+        without_2.brokers.get_mut(&2).unwrap().active = false;
+        let mut owners = std::collections::BTreeSet::new();
+        for g in 0..200 {
+            let key = format!("group-{g}");
+            let before = coordinator_of(&all, &key).unwrap();
+            let after = coordinator_of(&without_2, &key).unwrap();
+            owners.insert(before);
+            if before != 2 {
+                assert_eq!(before, after, "{key} moved needlessly");
+            } else {
+                assert_ne!(after, 2);
+            }
+        }
+        assert_eq!(owners.len(), 3, "groups spread over every broker");
+        assert_eq!(coordinator_of(&state(&[]), "g"), None);
+    }
+}

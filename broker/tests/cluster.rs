@@ -372,7 +372,8 @@ fn kv(line: &str) -> std::collections::HashMap<String, String> {
 async fn groups_have_one_coordinator_and_keep_offsets_across_its_failover() {
     let mut cluster = TestCluster::start(3);
     let mut c = client(&cluster.members[0].addr).await;
-    c.ok("CREATE topic=t partitions=2 replication_factor=3").await;
+    c.ok("CREATE topic=t partitions=2 replication_factor=3")
+        .await;
     // Every broker names the same coordinator.
     let f = kv(&c.ok("FIND_COORDINATOR group=g").await);
     let coord = format!("{}:{}", f["host"], f["port"]);
@@ -427,4 +428,40 @@ async fn groups_have_one_coordinator_and_keep_offsets_across_its_failover() {
     );
     let j = kv(&n.ok("JOIN_GROUP topic=t group=g member=m").await);
     assert!(!j["member"].is_empty());
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn read_committed_never_passes_the_committed_hwm() {
+    let mut cluster = TestCluster::start(3);
+    let first = cluster.members[0].addr.clone();
+    let mut c = client(&first).await;
+    c.ok("CREATE topic=t partitions=1 replication_factor=3").await;
+    let s = status(&mut c).await;
+    let leader_addr = addr_of(&s, partition(&s, "t", 0)["leader"].as_str().unwrap());
+    let mut l = client(&leader_addr).await;
+    l.ok("PUBLISH topic=t partition=0 acks=all producerId=p message=committed")
+        .await;
+    // Both followers die: nothing new can be committed.
+    let leader = cluster.index_of(&leader_addr).unwrap();
+    for i in (0..3).filter(|i| *i != leader) {
+        cluster.kill(i);
+    }
+    l.ok("PUBLISH topic=t partition=0 acks=1 producerId=p message=uncommitted")
+        .await;
+    let batch = l.consume("CONSUME topic=t partition=0 offset=0 member=m").await;
+    let seen: Vec<_> = batch.records.iter().map(|r| r.payload.clone()).collect();
+    assert_eq!(seen, vec![bytes::Bytes::from_static(b"committed")]);
+    // Followers back: the record is replicated, committed, then visible.
+    for i in (0..3).filter(|i| *i != leader) {
+        cluster.restart(i);
+    }
+    let deadline = Instant::now() + SAFETY;
+    loop {
+        let batch = l.consume("CONSUME topic=t partition=0 offset=0 member=m").await;
+        if batch.records.len() == 2 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the acks=1 record never became visible");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }

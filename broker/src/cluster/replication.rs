@@ -188,8 +188,21 @@ async fn reconcile(broker: &Arc<Broker>, node: &Arc<ClusterNode>, state: &Cluste
             }
         }
     }
-    // Roles.
+    // Leaders: read_committed readers stop at the committed HWM.
     let me = node.node_id();
+    for (name, topic) in &state.topics {
+        let Some(local) = broker.topics.get(name) else {
+            continue;
+        };
+        for (id, p) in topic.partitions.iter().enumerate() {
+            if p.leader == Some(me) {
+                if let Some(part) = local.partition(id as u32) {
+                    part.set_commit_limit(p.committed_hwm);
+                }
+            }
+        }
+    }
+    // Roles.
     let mut wanted: BTreeMap<Key, (Option<NodeId>, u64, u64)> = BTreeMap::new();
     for (name, topic) in &state.topics {
         for (id, p) in topic.partitions.iter().enumerate() {
@@ -325,6 +338,18 @@ async fn lead(
     if let Err(e) = broker.topics.reset_partition(&topic, partition, None).await {
         warn!(%topic, partition, error = %e.render(), "cannot become the leader");
         return;
+    }
+    // The read bound first, then serving: no reader sees past the HWM.
+    let committed = node
+        .state()
+        .partition(&topic, partition)
+        .map_or(0, |p| p.committed_hwm);
+    if let Some(part) = broker
+        .topics
+        .get(&topic)
+        .and_then(|t| t.partition(partition).cloned())
+    {
+        part.set_commit_limit(committed);
     }
     match lock(&node.replication.roles).get_mut(&key) {
         Some(Role::Leader {

@@ -4,7 +4,7 @@
 //! signal that wakes long polls and streams.
 
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex as StdMutex};
 
 use bytes::Bytes;
@@ -65,6 +65,9 @@ pub struct Partition {
     signal: watch::Sender<PartitionSignal>,
     /// A background flush is scheduled and has not started yet.
     flush_scheduled: AtomicBool,
+    /// Distributed mode: the committed high-water mark; read_committed
+    /// readers never pass it (`u64::MAX` in standalone mode).
+    commit_limit: AtomicU64,
     /// Serializes appends of this partition and holds the producer
     /// sequence state they check and update.
     pub writer: Mutex<ProducerTable>,
@@ -116,6 +119,7 @@ impl Partition {
             log,
             signal,
             flush_scheduled: AtomicBool::new(false),
+            commit_limit: AtomicU64::new(u64::MAX),
             writer: Mutex::new(state.producers),
             txn: StdMutex::new(state.txn),
             streams: StdMutex::new(state.streams),
@@ -142,10 +146,27 @@ impl Partition {
         self.signal.borrow().closed
     }
 
+    /// Distributed mode: sets the committed high-water mark that bounds
+    /// read_committed reads, waking waiters when it moves.
+    pub fn set_commit_limit(&self, hwm: u64) {
+        if self.commit_limit.swap(hwm, Ordering::AcqRel) != hwm {
+            self.publish_durable();
+        }
+    }
+
+    /// The durable offset, bounded by the committed high-water mark: what
+    /// read_committed may reach before transactions are considered.
+    fn committed_end(&self) -> u64 {
+        self.log
+            .durable_offset()
+            .min(self.commit_limit.load(Ordering::Acquire))
+    }
+
     /// Wakes waiters if the durable or the stable offset moved.
     pub fn publish_durable(&self) {
         let durable = self.log.durable_offset();
-        let stable = self.txn_index().stable_offset(durable);
+        let committed = durable.min(self.commit_limit.load(Ordering::Acquire));
+        let stable = self.txn_index().stable_offset(committed);
         self.signal.send_if_modified(|s| {
             if s.durable == durable && s.stable == stable {
                 return false;
@@ -177,8 +198,8 @@ impl Partition {
 
     /// The last stable offset (see [`PartitionSignal::stable`]).
     pub fn stable_offset(&self) -> u64 {
-        let durable = self.log.durable_offset();
-        self.txn_index().stable_offset(durable)
+        let end = self.committed_end();
+        self.txn_index().stable_offset(end)
     }
 
     /// Marks this generation as ended and wakes every waiter.
@@ -291,7 +312,7 @@ impl Partition {
         loop {
             let (stable, filter) = {
                 let index = self.txn_index();
-                let stable = index.stable_offset(self.log.durable_offset());
+                let stable = index.stable_offset(self.committed_end());
                 (stable, index.filter(next, stable))
             };
             // Up to the stable offset only (0 still checks the range).

@@ -39,6 +39,23 @@ pub fn check_renders(command: Command, payload: &CommandPayload) -> Result<()> {
     Err(Error::invalid_argument(format!("{command}: {culprit}")))
 }
 
+/// The leader address of `partition` in `m`: an invalid-argument error for
+/// a partition the topic does not have, `leader_not_found` (availability,
+/// retryable) for one without a leader right now.
+fn leader_in(m: &TopicMetadata, topic: &str, partition: u32) -> Result<String> {
+    match m.leaders.get(partition as usize) {
+        None => Err(Error::invalid_argument(format!(
+            "topic {topic} has no partition {partition} (it has {})",
+            m.leaders.len()
+        ))),
+        Some(l) if l.is_empty() => Err(crate::wire::ErrorPayload::new("leader_not_found")
+            .with_field("topic", topic)
+            .with_field("partition", partition)
+            .into()),
+        Some(l) => Ok(l.clone()),
+    }
+}
+
 /// A connection lane (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Lane(pub u64);
@@ -48,6 +65,26 @@ impl Lane {
     pub const CONTROL: Lane = Lane(0);
     /// Producer batches.
     pub const PRODUCE: Lane = Lane(1);
+}
+
+/// Where a request goes: the first reachable bootstrap broker, one broker,
+/// or a partition's leader (re-resolved from refreshed metadata after a
+/// retryable failure, so a failover is followed).
+#[derive(Debug, Clone, Copy)]
+enum Route<'a> {
+    Any,
+    Broker(&'a str),
+    Leader(&'a str, u32),
+}
+
+/// How many attempts a request may make.
+#[derive(Debug, Clone, Copy)]
+enum Budget {
+    /// `retries` attempts after the first.
+    Retries(u32),
+    /// Any number of attempts until this instant (a producer batch's
+    /// delivery timeout).
+    Until(Instant),
 }
 
 struct CachedMetadata {
@@ -195,9 +232,54 @@ impl Cluster {
         idempotence: Idempotence,
         timeout: Option<Duration>,
     ) -> Result<Bytes> {
+        let route = target.map_or(Route::Any, Route::Broker);
+        let budget = Budget::Retries(self.config.retries);
+        self.exchange_bytes(route, budget, lane, command, bytes, idempotence, timeout)
+            .await
+    }
+
+    /// Sends partition data (PUBLISH, CONSUME, ...) to the leader of
+    /// `topic`/`partition`, with the retry policy applied. Unlike a request
+    /// pinned to one broker, a retry after a routing error without an
+    /// address (`leader_not_found`), an availability error or a lost
+    /// connection refreshes the topic's metadata and goes to the leader it
+    /// names, so a failover is followed. `NOT_LEADER leader=host:port` is
+    /// followed at once (and the cached metadata dropped). With `deadline`
+    /// the attempts are bounded by it instead of by `retries` (a producer
+    /// batch is retried until its delivery timeout).
+    #[allow(clippy::too_many_arguments)]
+    pub async fn request_leader_bytes(
+        &self,
+        topic: &str,
+        partition: u32,
+        lane: Lane,
+        command: Command,
+        bytes: Bytes,
+        idempotence: Idempotence,
+        timeout: Option<Duration>,
+        deadline: Option<Instant>,
+    ) -> Result<Bytes> {
+        let budget = deadline.map_or(Budget::Retries(self.config.retries), Budget::Until);
+        let route = Route::Leader(topic, partition);
+        self.exchange_bytes(route, budget, lane, command, bytes, idempotence, timeout)
+            .await
+    }
+
+    /// One request/reply exchange of `bytes` along `route`.
+    #[allow(clippy::too_many_arguments)]
+    async fn exchange_bytes(
+        &self,
+        route: Route<'_>,
+        budget: Budget,
+        lane: Lane,
+        command: Command,
+        bytes: Bytes,
+        idempotence: Idempotence,
+        timeout: Option<Duration>,
+    ) -> Result<Bytes> {
         let timeout = timeout.unwrap_or(self.config.request_timeout);
         let stats = self.events.stats();
-        self.with_retries(target, lane, command, idempotence, |conn| {
+        self.with_retries(route, budget, lane, command, idempotence, |conn| {
             let bytes = bytes.clone();
             async move {
                 let started = Instant::now();
@@ -229,18 +311,21 @@ impl Cluster {
         check_renders(command, payload)?;
         let bytes = payload.to_bytes()?;
         let timeout = self.config.request_timeout;
-        self.with_retries(target, lane, command, idempotence, |conn| {
+        let route = target.map_or(Route::Any, Route::Broker);
+        let budget = Budget::Retries(self.config.retries);
+        self.with_retries(route, budget, lane, command, idempotence, |conn| {
             let bytes = bytes.clone();
             async move { conn.request_pair(command, bytes, timeout).await }
         })
         .await
     }
 
-    /// Runs `exchange` on a connection to `target` (or any bootstrap
-    /// broker), following redirects and backing off as [`decide`] says.
+    /// Runs `exchange` on a connection along `route`, following redirects
+    /// and backing off as [`decide`] says, within `budget`.
     async fn with_retries<T, F, Fut>(
         &self,
-        target: Option<&str>,
+        route: Route<'_>,
+        budget: Budget,
         lane: Lane,
         command: Command,
         idempotence: Idempotence,
@@ -251,12 +336,24 @@ impl Cluster {
         Fut: std::future::Future<Output = Result<T>>,
     {
         let mut backoff = Backoff::new(self.config.retry_backoff, self.config.retry_backoff_max);
-        let mut addr = target.map(str::to_owned);
+        // `None`: resolve along the route (bootstrap, or the leader from
+        // the metadata, refreshed when `refresh` is set).
+        let mut addr = match route {
+            Route::Broker(b) => Some(b.to_owned()),
+            Route::Any | Route::Leader(..) => None,
+        };
+        let mut refresh = false;
         let mut attempt = 0u32;
         loop {
-            let conn_result = match &addr {
-                Some(a) => self.connection(a, lane).await,
-                None => self.any_broker(lane).await.map(|(_, c)| c),
+            let conn_result = match (&addr, route) {
+                (Some(a), _) => self.connection(a, lane).await,
+                (None, Route::Leader(topic, partition)) => {
+                    match self.resolve_leader(topic, partition, refresh).await {
+                        Ok(a) => self.connection(&a, lane).await,
+                        Err(e) => Err(e),
+                    }
+                }
+                (None, _) => self.any_broker(lane).await.map(|(_, c)| c),
             };
             // `sent`: the request may have reached the broker.
             let (error, sent) = match conn_result {
@@ -272,7 +369,11 @@ impl Cluster {
                 Err(e) => (e, false),
             };
             self.events.stats().error(error.class());
-            if attempt >= self.config.retries {
+            let exhausted = match budget {
+                Budget::Retries(retries) => attempt >= retries,
+                Budget::Until(deadline) => Instant::now() >= deadline,
+            };
+            if exhausted {
                 return Err(error);
             }
             attempt += 1;
@@ -280,20 +381,44 @@ impl Cluster {
                 Decision::Fail => return Err(error),
                 Decision::Redirect(to) => {
                     tracing::debug!(%command, %to, "following redirect");
+                    if let Route::Leader(topic, _) = route {
+                        // The cached leader is stale: the next request
+                        // for the topic asks again.
+                        self.invalidate_metadata(topic);
+                    }
                     addr = Some(to);
                 }
                 Decision::Backoff => {
-                    let delay = backoff.next_delay();
+                    let mut delay = backoff.next_delay();
+                    if let Budget::Until(deadline) = budget {
+                        delay = delay.min(deadline.saturating_duration_since(Instant::now()));
+                    }
                     tracing::debug!(%command, %error, ?delay, "retrying");
                     tokio::time::sleep(delay).await;
-                    // Routing may have changed: go through bootstrap again
-                    // unless the caller pinned a broker.
-                    if target.is_none() {
-                        addr = None;
+                    // Routing may have changed: go through bootstrap (or
+                    // fresh metadata) again unless the caller pinned a
+                    // broker.
+                    match route {
+                        Route::Broker(_) => {}
+                        Route::Any => addr = None,
+                        Route::Leader(topic, _) => {
+                            self.invalidate_metadata(topic);
+                            addr = None;
+                            refresh = true;
+                        }
                     }
                 }
             }
         }
+    }
+
+    /// The leader address of `topic`/`partition`, from fresh metadata when
+    /// `refresh` is set.
+    async fn resolve_leader(&self, topic: &str, partition: u32, refresh: bool) -> Result<String> {
+        // Boxed: METADATA goes through `with_retries` too (which calls
+        // this for partition data), and a recursive future needs a box.
+        let m = Box::pin(self.metadata(topic, refresh)).await?;
+        leader_in(&m, topic, partition)
     }
 
     /// Sends a text-reply command to any broker and parses its `OK` reply.
@@ -353,15 +478,10 @@ impl Cluster {
             .remove(topic);
     }
 
-    /// The leader address of a partition.
+    /// The leader address of a partition (`leader_not_found`, retryable,
+    /// while it has none).
     pub async fn leader(&self, topic: &str, partition: u32) -> Result<String> {
-        let m = self.metadata(topic, false).await?;
-        m.leaders.get(partition as usize).cloned().ok_or_else(|| {
-            Error::invalid_argument(format!(
-                "topic {topic} has no partition {partition} (it has {})",
-                m.leaders.len()
-            ))
-        })
+        self.resolve_leader(topic, partition, false).await
     }
 
     /// The coordinator address of a group (FIND_COORDINATOR, cached).

@@ -41,6 +41,11 @@ pub fn decide(error: &Error, sent: bool, idempotence: Idempotence) -> Decision {
                 _ => Decision::Fail,
             }
         }
+        // An elected partition leader still rebuilding its state answers
+        // `leader_not_available`, a code the registry does not list (so it
+        // arrives as internal and not retryable); it means "not applied,
+        // ask again shortly", like `leader_not_found`.
+        ErrorKind::Broker if error.is_broker_code("leader_not_available") => Decision::Backoff,
         ErrorKind::Broker => match error.class() {
             // The broker did not apply a request it answered with a
             // routing or availability error: retrying is always allowed.
@@ -139,6 +144,18 @@ mod tests {
         );
         let e: Error = ErrorPayload::new("coordinator_not_available").into();
         assert_eq!(decide(&e, true, Idempotence::Unsafe), Decision::Backoff);
+    }
+
+    #[test]
+    fn a_leader_not_yet_serving_is_waited_for() {
+        for code in ["leader_not_found", "leader_not_available"] {
+            let e: Error = ErrorPayload::new(code).with_field("topic", "t").into();
+            assert_eq!(
+                decide(&e, true, Idempotence::Unsafe),
+                Decision::Backoff,
+                "{code}"
+            );
+        }
     }
 
     #[test]

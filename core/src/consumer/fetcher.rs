@@ -7,13 +7,12 @@
 //! other partitions' fetches.
 
 use super::ConsumerRecord;
+use crate::client::retry::{decide, Decision};
 use crate::client::{Cluster, Idempotence, Lane};
 use crate::config::{AutoOffsetReset, ConsumeMode, ConsumerConfig};
 use crate::error::{Error, ErrorKind, Result};
 use crate::protocol::group::TopicPartition;
-use crate::wire::{
-    Batch, Command, CommandPayload, ControlBatchType, ErrorClass, ErrorPayload, Status,
-};
+use crate::wire::{Batch, Command, CommandPayload, ControlBatchType, ErrorPayload, Status};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::mpsc;
@@ -77,10 +76,11 @@ async fn run(mut spec: FetchSpec, events: &mpsc::Sender<FetchEvent>) -> Result<(
             Err(e) if e.is_broker_code("OFFSET_OUT_OF_RANGE") => {
                 spec.position = reset_position(&spec, &e)?
             }
-            Err(e) if e.retryable() => {
-                if e.class() == ErrorClass::Routing {
-                    spec.cluster.invalidate_metadata(&spec.tp.topic);
-                }
+            // Whatever the retry policy would retry for a read (routing,
+            // availability, a lost connection): the leader may have moved,
+            // so the next fetch asks for fresh metadata.
+            Err(e) if decide(&e, true, Idempotence::Safe) != Decision::Fail => {
+                spec.cluster.invalidate_metadata(&spec.tp.topic);
                 tracing::debug!(tp = %spec.tp, error = %e, "fetch failed; retrying");
                 tokio::time::sleep(backoff.next_delay()).await;
             }
@@ -129,21 +129,19 @@ async fn poll_once(
     lane: Lane,
     events: &mpsc::Sender<FetchEvent>,
 ) -> Result<bool> {
-    let leader = spec
-        .cluster
-        .leader(&spec.tp.topic, spec.tp.partition)
-        .await?;
     let payload = consume_payload(spec, Command::Consume).to_bytes()?;
     let timeout = spec.cluster.config().request_timeout + spec.config.fetch_max_wait;
     let reply = spec
         .cluster
-        .request_bytes(
-            Some(&leader),
+        .request_leader_bytes(
+            &spec.tp.topic,
+            spec.tp.partition,
             lane,
             Command::Consume,
             payload,
             Idempotence::Safe,
             Some(timeout),
+            None,
         )
         .await?;
     deliver(spec, Batch::decode(reply)?, events).await

@@ -52,7 +52,9 @@ async fn send(shared: Arc<Shared>, batch: Drained) {
             Some(txn) => transactional::publish(&shared, txn, &batch)
                 .await
                 .map(Stored::Each),
-            None => publish(&shared, &batch).await.map(Stored::Ending),
+            None => publish(&shared, &batch, started + timeout)
+                .await
+                .map(Stored::Ending),
         }
     };
     let result = match tokio::time::timeout(timeout, publishing).await {
@@ -119,8 +121,15 @@ async fn send(shared: Arc<Shared>, batch: Drained) {
 }
 
 /// Publishes the batch to the partition leader; returns the last offset
-/// (`None` with acks=0).
-async fn publish(shared: &Shared, batch: &Drained) -> Result<Option<u64>> {
+/// (`None` with acks=0). Retryable failures are retried until `deadline`
+/// (the batch's delivery timeout), each retry on the leader named by
+/// refreshed metadata, with the same sequence numbers and epoch so an
+/// idempotent batch that did land is deduplicated.
+async fn publish(
+    shared: &Shared,
+    batch: &Drained,
+    deadline: std::time::Instant,
+) -> Result<Option<u64>> {
     let (topic, partition) = &batch.tp;
     let config = &shared.config;
     let idempotent = config.enable_idempotence;
@@ -155,8 +164,8 @@ async fn publish(shared: &Shared, batch: &Drained) -> Result<Option<u64>> {
     let mut encoded = BytesMut::new();
     header.encode_borrowed(records, RecordVersionPolicy::Minimal, &mut encoded)?;
     let bytes = encoded.freeze();
-    let leader = shared.cluster.leader(topic, *partition).await?;
     if config.acks == ProducerAcks::None {
+        let leader = shared.cluster.leader(topic, *partition).await?;
         let conn = shared.cluster.connection(&leader, Lane::PRODUCE).await?;
         conn.send_without_reply(Command::Publish, bytes).await?;
         return Ok(None);
@@ -167,15 +176,20 @@ async fn publish(shared: &Shared, batch: &Drained) -> Result<Option<u64>> {
     } else {
         Idempotence::Unsafe
     };
+    // Retried (a failover followed) until the delivery timeout, unless
+    // retries are off: the deadline, not the retry count, bounds a batch.
+    let deadline = (shared.cluster.config().retries > 0).then_some(deadline);
     let reply = shared
         .cluster
-        .request_bytes(
-            Some(&leader),
+        .request_leader_bytes(
+            topic,
+            *partition,
             Lane::PRODUCE,
             Command::Publish,
             bytes,
             idempotence,
             None,
+            deadline,
         )
         .await?;
     let ack: AckResponse = parse_json(&reply)?;

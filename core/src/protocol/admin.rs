@@ -187,7 +187,9 @@ impl TopicInfo {
 pub struct TopicMetadata {
     /// The definition.
     pub topic: TopicInfo,
-    /// Leader address (`host:port`) per partition, in partition order.
+    /// Leader address (`host:port`) per partition, in partition order;
+    /// empty for a partition that has no leader right now (distributed
+    /// mode, during a failover).
     pub leaders: Vec<String>,
     /// Leader epoch per partition.
     pub epochs: Vec<u64>,
@@ -197,7 +199,13 @@ impl TopicMetadata {
     /// Parses a METADATA reply.
     pub(crate) fn from_reply(r: &OkReply) -> Result<TopicMetadata> {
         let topic = TopicInfo::from_reply(r)?;
-        let leaders = r.list("leaders");
+        // Positional: a partition without a leader (distributed mode,
+        // during a failover) is an empty item, not a missing one.
+        let leaders: Vec<String> = match r.get("leaders") {
+            None => Vec::new(),
+            Some("") if topic.partitions == 0 => Vec::new(),
+            Some(v) => v.split(',').map(|s| s.trim().to_owned()).collect(),
+        };
         if leaders.len() != topic.partitions as usize {
             return Err(Error::protocol(format!(
                 "METADATA lists {} leaders for {} partitions",
@@ -442,6 +450,12 @@ mod tests {
         let r = OkReply::parse(b"OK topic=t partitions=2 leaders=h:1,h:1 epochs=0,0 revision=1 replication_factor=1 idempotent=false event_sourcing=false cleanup_policy=delete partitioner=hash_key auth_policy=open read_acl= write_acl= retention_hours=0 retention_bytes=0 lifecycle_epoch=0").unwrap();
         let m = TopicMetadata::from_reply(&r).unwrap();
         assert_eq!(m.leaders, ["h:1", "h:1"]);
+        // A leaderless partition keeps its place.
+        let r = OkReply::parse(b"OK topic=t partitions=3 leaders=h:1,,h:3 epochs=1,2,1 revision=1")
+            .unwrap();
+        let m = TopicMetadata::from_reply(&r).unwrap();
+        assert_eq!(m.leaders, ["h:1", "", "h:3"]);
+        assert_eq!(m.epochs, [1, 2, 1]);
         assert_eq!(m.topic.partitioner, "hash_key");
         let r = OkReply::parse(b"OK topic=t partitions=2 offsets=P0:earliest=0:latest=5:leo=5:hwm=5,P1:earliest=2:latest=3:leo=4:hwm=3").unwrap();
         let o = parse_offsets(&r).unwrap();

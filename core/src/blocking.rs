@@ -20,8 +20,8 @@
 //! [`DEFAULT_TIMEOUT`].
 
 use crate::admin::{
-    Admin as AsyncAdmin, DeleteOutcome, GroupStatus, NewTopic, PartitionOffsets, TopicDescription,
-    TopicInfo, TopicMetadata, TruncateOutcome,
+    Admin as AsyncAdmin, ClusterBroker, ClusterStatus, DeleteOutcome, GroupStatus, LeaderElection,
+    NewTopic, PartitionOffsets, TopicDescription, TopicInfo, TopicMetadata, TruncateOutcome,
 };
 use crate::config::{ClientConfig, ConsumerConfig, ProducerConfig};
 use crate::consumer::{
@@ -139,6 +139,34 @@ impl Admin {
     /// The consumer group names.
     pub fn list_groups(&self) -> Result<Vec<String>> {
         self.inner.run(|a| a.list_groups())
+    }
+
+    /// The cluster's state (CLUSTER_STATUS, distributed mode): the Raft
+    /// leader, every broker, and every partition's leader, epoch,
+    /// committed high-water mark, replicas and ISR. A standalone broker
+    /// refuses it with `distribution_not_enabled`.
+    pub fn cluster_status(&self) -> Result<ClusterStatus> {
+        self.inner.run(|a| a.cluster_status())
+    }
+
+    /// Makes `broker_id` (an active in-sync replica) the leader of
+    /// `topic`/`partition` (ELECT_LEADER, distributed mode); electing the
+    /// current leader again changes nothing (`changed` false). Errors as
+    /// in [`crate::admin::Admin::elect_leader`].
+    pub fn elect_leader(
+        &self,
+        topic: &str,
+        partition: u32,
+        broker_id: &str,
+    ) -> Result<LeaderElection> {
+        self.inner
+            .run(|a| a.elect_leader(topic, partition, broker_id))
+    }
+
+    /// The registered brokers (LIST_CLUSTER, distributed mode). A
+    /// standalone broker refuses it with `distribution_not_enabled`.
+    pub fn list_cluster(&self) -> Result<Vec<ClusterBroker>> {
+        self.inner.run(|a| a.list_cluster())
     }
 
     /// The broker's HELP lines.

@@ -435,7 +435,8 @@ async fn read_committed_never_passes_the_committed_hwm() {
     let mut cluster = TestCluster::start(3);
     let first = cluster.members[0].addr.clone();
     let mut c = client(&first).await;
-    c.ok("CREATE topic=t partitions=1 replication_factor=3").await;
+    c.ok("CREATE topic=t partitions=1 replication_factor=3")
+        .await;
     let s = status(&mut c).await;
     let leader_addr = addr_of(&s, partition(&s, "t", 0)["leader"].as_str().unwrap());
     let mut l = client(&leader_addr).await;
@@ -448,7 +449,9 @@ async fn read_committed_never_passes_the_committed_hwm() {
     }
     l.ok("PUBLISH topic=t partition=0 acks=1 producerId=p message=uncommitted")
         .await;
-    let batch = l.consume("CONSUME topic=t partition=0 offset=0 member=m").await;
+    let batch = l
+        .consume("CONSUME topic=t partition=0 offset=0 member=m")
+        .await;
     let seen: Vec<_> = batch.records.iter().map(|r| r.payload.clone()).collect();
     assert_eq!(seen, vec![bytes::Bytes::from_static(b"committed")]);
     // Followers back: the record is replicated, committed, then visible.
@@ -457,11 +460,76 @@ async fn read_committed_never_passes_the_committed_hwm() {
     }
     let deadline = Instant::now() + SAFETY;
     loop {
-        let batch = l.consume("CONSUME topic=t partition=0 offset=0 member=m").await;
+        let batch = l
+            .consume("CONSUME topic=t partition=0 offset=0 member=m")
+            .await;
         if batch.records.len() == 2 {
             break;
         }
-        assert!(Instant::now() < deadline, "the acks=1 record never became visible");
+        assert!(
+            Instant::now() < deadline,
+            "the acks=1 record never became visible"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn alter_truncate_and_describe_go_through_the_cluster() {
+    let cluster = TestCluster::start(3);
+    let mut c = client(&cluster.members[0].addr).await;
+    c.ok("CREATE topic=t partitions=1 replication_factor=3").await;
+    let s = status(&mut c).await;
+    let leader_addr = addr_of(&s, partition(&s, "t", 0)["leader"].as_str().unwrap());
+    let mut l = client(&leader_addr).await;
+    for i in 0..3 {
+        l.ok(&format!(
+            "PUBLISH topic=t partition=0 acks=all producerId=p message=m{i}"
+        ))
+        .await;
+    }
+    // ALTER on one broker: every broker reports the new override, and
+    // acks=all is refused while the ISR (3) is below it.
+    let mut other = client(&cluster.members[2].addr).await;
+    other
+        .ok("ALTER_TOPIC_CONFIG topic=t min_in_sync_replicas=3")
+        .await;
+    let meta = c.ok("METADATA topic=t").await;
+    assert_eq!(field(&meta, "revision"), "2");
+    let d: Value = serde_json::from_str(&c.ok("DESCRIBE topic=t").await).unwrap();
+    assert_eq!(d["definition"]["min_in_sync_replicas"], 3);
+    let p = &d["partitions"][0];
+    assert_eq!(p["leader"], leader_addr.as_str());
+    assert_eq!(p["replicas"].as_array().unwrap().len(), 3);
+    assert_eq!(p["isr"].as_array().unwrap().len(), 3);
+    assert_eq!(p["hwm"], 3);
+    l.ok("PUBLISH topic=t partition=0 acks=all producerId=p message=ok")
+        .await;
+    // TRUNCATE through another broker empties the leader's copy.
+    let e = other.error("TRUNCATE topic=t expected_revision=1").await;
+    assert_eq!(e.code, "topic_revision_conflict");
+    let r = other.ok("TRUNCATE topic=t expected_revision=2").await;
+    assert_eq!(field(&r, "revision"), "3");
+    assert_eq!(field(&r, "lifecycle_epoch"), "1");
+    let deadline = Instant::now() + SAFETY;
+    loop {
+        let mut l = client(&leader_addr).await;
+        let frame = l.request("CONSUME topic=t partition=0 offset=0 member=m").await;
+        if frame.status == Status::Ok
+            && cursus_wire::Batch::decode(frame.payload).unwrap().records.is_empty()
+        {
+            // The new generation's leader may still be preparing
+            // (leader_not_found, retryable).
+            let a = l
+                .request("PUBLISH topic=t partition=0 acks=all producerId=p message=after")
+                .await;
+            if a.status == Status::Ok {
+                let a: Value = serde_json::from_slice(&a.payload).unwrap();
+                assert_eq!(a["last_offset"], 0, "offsets restart at 0");
+                break;
+            }
+        }
+        assert!(Instant::now() < deadline, "truncate never reached the leader");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
 }

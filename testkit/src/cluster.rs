@@ -16,7 +16,9 @@ const READY_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// One broker of a [`TestCluster`].
 pub struct ClusterMember {
-    child: Option<Child>,
+    /// Behind a mutex so that [`TestCluster::wait_ready`] can notice an
+    /// exit through `&self`.
+    child: std::sync::Mutex<Option<Child>>,
     /// Raft node id (1-based).
     pub node_id: u64,
     /// Client address, `127.0.0.1:PORT`.
@@ -40,11 +42,23 @@ pub struct TestCluster {
     pub members: Vec<ClusterMember>,
 }
 
+/// A free port below the kernel's ephemeral range (32768 and up on
+/// Linux): a port taken from that range and released could be reused for
+/// an outgoing connection before the broker binds it, which on a busy test
+/// machine happens.
 fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("free port")
-        .port()
+    use std::hash::{BuildHasher, Hasher};
+    static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    for _ in 0..1000 {
+        let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+        h.write_u64(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+        h.write_u32(std::process::id());
+        let port = 20_000 + (h.finish() % 12_000) as u16;
+        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            return port;
+        }
+    }
+    panic!("no free port found in 20000-31999");
 }
 
 impl TestCluster {
@@ -71,7 +85,7 @@ impl TestCluster {
         for i in 0..n {
             let node_id = i as u64 + 1;
             members.push(ClusterMember {
-                child: None,
+                child: std::sync::Mutex::new(None),
                 node_id,
                 addr: format!("127.0.0.1:{}", free_port()),
                 health_addr: format!("127.0.0.1:{}", free_port()),
@@ -146,16 +160,31 @@ impl TestCluster {
             .read_line(&mut line)
             .expect("read broker banner");
         assert!(line.contains("listening"), "unexpected banner {line:?}");
-        self.members[i].child = Some(child);
+        *self.members[i]
+            .child
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner()) = Some(child);
     }
 
     /// Waits until member `i` answers `/ready` with 200.
     pub fn wait_ready(&self, i: usize) {
-        let m = &self.members[i];
         let deadline = Instant::now() + READY_TIMEOUT;
+        let m = &self.members[i];
         loop {
             if http_status(&m.health_addr, "/ready") == Some(200) {
                 return;
+            }
+            let exited = m
+                .child
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .as_mut()
+                .and_then(|c| c.try_wait().ok().flatten());
+            if let Some(status) = exited {
+                panic!(
+                    "cluster member {} exited ({status}) before it was ready",
+                    m.node_id
+                );
             }
             assert!(
                 Instant::now() < deadline,
@@ -168,7 +197,11 @@ impl TestCluster {
 
     /// Kills member `i` with SIGKILL (no clean shutdown).
     pub fn kill(&mut self, i: usize) {
-        if let Some(mut c) = self.members[i].child.take() {
+        let child = self.members[i]
+            .child
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(mut c) = child.take() {
             let _ = c.kill();
             let _ = c.wait();
         }
@@ -176,7 +209,11 @@ impl TestCluster {
 
     /// True while member `i` runs.
     pub fn is_running(&self, i: usize) -> bool {
-        self.members[i].child.is_some()
+        self.members[i]
+            .child
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .is_some()
     }
 
     /// Starts member `i` again on its ports and data directory (after

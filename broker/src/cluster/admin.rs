@@ -80,10 +80,7 @@ pub fn brokers_view(state: &ClusterState, listener: Listener) -> Vec<BrokerView>
 }
 
 fn broker_name(state: &ClusterState, node: NodeId) -> String {
-    state
-        .brokers
-        .get(&node)
-        .map_or_else(|| node.to_string(), |b| b.broker_id.clone())
+    state.broker_name(node)
 }
 
 fn json_reply(prefix: &str, value: &impl Serialize, failure: &str) -> HandlerResult {

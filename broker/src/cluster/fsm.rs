@@ -144,6 +144,16 @@ pub enum FsmCommand {
         /// The revision it was computed from (`None`: the topic was absent).
         expected_revision: Option<u64>,
     },
+    /// TRUNCATE: empties every partition of a topic, compare-and-set on
+    /// the definition revision; bumps the revision, the lifecycle epoch
+    /// and every partition's leader epoch (fencing replication of the old
+    /// generation) and resets the committed HWMs to 0.
+    TruncateTopic {
+        /// Its name.
+        name: String,
+        /// The revision the client saw.
+        expected_revision: u64,
+    },
     /// Deletes a topic.
     DeleteTopic {
         /// Its name.
@@ -258,6 +268,28 @@ impl ClusterState {
                 def,
                 expected_revision,
             } => self.put_topic(def, *expected_revision),
+            FsmCommand::TruncateTopic {
+                name,
+                expected_revision,
+            } => {
+                let Some(t) = self.topics.get_mut(name) else {
+                    return rejected("topic_not_found", name.clone());
+                };
+                if t.def.revision != *expected_revision {
+                    // A retry of an applied truncate sees the next revision.
+                    return rejected(
+                        "topic_revision_conflict",
+                        format!("current {} expected {}", t.def.revision, expected_revision),
+                    );
+                }
+                t.def.revision += 1;
+                t.def.lifecycle_epoch += 1;
+                for p in &mut t.partitions {
+                    p.leader_epoch += 1;
+                    p.committed_hwm = 0;
+                }
+                FsmReply::Done
+            }
             FsmCommand::DeleteTopic { name } => {
                 self.topics.remove(name);
                 FsmReply::Done
@@ -404,6 +436,23 @@ impl ClusterState {
             .filter(|(_, b)| b.active)
             .map(|(n, _)| *n)
             .collect()
+    }
+
+    /// The broker id string of `node` (its number if unregistered).
+    pub fn broker_name(&self, node: NodeId) -> String {
+        self.brokers
+            .get(&node)
+            .map_or_else(|| node.to_string(), |b| b.broker_id.clone())
+    }
+
+    /// The client address of `node` (its TLS one for `tls` when it has
+    /// one).
+    pub fn client_addr(&self, node: NodeId, tls: bool) -> Option<String> {
+        let b = self.brokers.get(&node)?;
+        Some(match (&b.tls_client_addr, tls) {
+            (Some(t), true) => t.clone(),
+            _ => b.client_addr.clone(),
+        })
     }
 
     /// The node registered with broker id `broker_id`.
@@ -845,6 +894,31 @@ mod tests {
         assert!(s.groups_version > v);
         let json = serde_json::to_string(&s).unwrap();
         assert_eq!(serde_json::from_str::<ClusterState>(&json).unwrap(), s);
+    }
+
+    #[test]
+    fn truncate_resets_hwms_and_fences_epochs_once() {
+        let mut s = three();
+        put(&mut s, def("t", 2, 3, 1), None);
+        s.apply(&FsmCommand::AdvanceHwm {
+            topic: "t".into(),
+            partition: 0,
+            leader_epoch: 1,
+            hwm: 9,
+        });
+        let cmd = FsmCommand::TruncateTopic {
+            name: "t".into(),
+            expected_revision: 1,
+        };
+        assert_eq!(s.apply(&cmd), FsmReply::Done);
+        let t = &s.topics["t"];
+        assert_eq!((t.def.revision, t.def.lifecycle_epoch), (2, 1));
+        assert!(t
+            .partitions
+            .iter()
+            .all(|p| p.committed_hwm == 0 && p.leader_epoch == 2));
+        assert!(matches!(s.apply(&cmd), FsmReply::Rejected { .. }));
+        assert_eq!(s.topics["t"].partitions[0].leader_epoch, 2);
     }
 
     #[test]

@@ -197,20 +197,12 @@ impl ClusterNode {
 
     /// The client address of `node` for a client of `listener`.
     pub fn client_addr(&self, node: NodeId, listener: Listener) -> Option<String> {
-        let state = self.state();
-        let b = state.brokers.get(&node)?;
-        Some(match (listener, &b.tls_client_addr) {
-            (Listener::Tls, Some(tls)) => tls.clone(),
-            _ => b.client_addr.clone(),
-        })
+        self.state().client_addr(node, listener == Listener::Tls)
     }
 
     /// The broker id string of `node` (its node id if unregistered).
     pub fn broker_id(&self, node: NodeId) -> String {
-        self.state()
-            .brokers
-            .get(&node)
-            .map_or_else(|| node.to_string(), |b| b.broker_id.clone())
+        self.state().broker_name(node)
     }
 
     /// Registers this broker (again) and then tells the Raft leader it is

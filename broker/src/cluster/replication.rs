@@ -174,9 +174,21 @@ async fn reconcile(broker: &Arc<Broker>, node: &Arc<ClusterNode>, state: &Cluste
     // Topics: materialize what the cluster defines, drop what it deleted.
     for (name, topic) in &state.topics {
         let local = broker.topics.get(name);
-        if local.as_ref().map(|t| t.def.partitions) != Some(topic.def.partitions) {
+        if local
+            .as_ref()
+            .map_or(true, |t| !same_policy(&t.def, &topic.def))
+        {
             if let Err(e) = broker.topics.create(&full_patch(&topic.def)).await {
                 warn!(topic = %name, error = %e.render(), "cannot materialize the topic");
+            }
+        }
+        // A TRUNCATE this broker has not carried out yet (one epoch per
+        // pass; the local epoch catches up with the cluster's).
+        if let Some(local) = broker.topics.get(name) {
+            if local.def.lifecycle_epoch < topic.def.lifecycle_epoch {
+                if let Err(e) = broker.topics.truncate(name, local.def.revision).await {
+                    warn!(topic = %name, error = %e.render(), "cannot truncate the local copy");
+                }
             }
         }
     }
@@ -274,6 +286,17 @@ async fn reconcile(broker: &Arc<Broker>, node: &Arc<ClusterNode>, state: &Cluste
             ));
         }
     }
+}
+
+/// The local copy matches the cluster's definition (revisions and
+/// lifecycle epochs are counted per broker and may differ).
+fn same_policy(local: &TopicDefinition, cluster: &TopicDefinition) -> bool {
+    let strip = |d: &TopicDefinition| TopicDefinition {
+        revision: 0,
+        lifecycle_epoch: 0,
+        ..d.clone()
+    };
+    strip(local) == strip(cluster)
 }
 
 /// A patch stating every field of `def` (materializing a cluster topic

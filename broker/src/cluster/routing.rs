@@ -32,10 +32,9 @@ pub fn check_leader(
             if node.replication.serving(topic, partition) {
                 Ok(())
             } else {
-                // Elected, still preparing (rebuilding state from its log).
-                Err(ErrorPayload::new("leader_not_available")
-                    .with_field("topic", topic)
-                    .with_field("partition", partition))
+                // Elected, still preparing (rebuilding state from its
+                // log): retryable, like a leader not known yet.
+                Err(leader_not_found(topic, partition).with_field("reason", "preparing"))
             }
         }
         Some(l) => match node.client_addr(l, listener) {

@@ -13,7 +13,7 @@ use super::node::ClusterNode;
 use crate::broker::{Broker, Listener};
 use crate::storage::TopicDefinition;
 use crate::topics::definition::validate_definition;
-use crate::topics::TopicPatch;
+use crate::topics::{MinIsr, TopicPatch};
 
 /// Compare-and-set attempts when another CREATE changes the topic meanwhile.
 const CAS_ATTEMPTS: usize = 5;
@@ -59,6 +59,97 @@ pub async fn create(
     Err(ErrorPayload::new("create_topic_failed")
         .with_field("topic", &patch.name)
         .with_field("reason", "concurrent definition changes"))
+}
+
+/// ALTER_TOPIC_CONFIG through Raft: only the `min_in_sync_replicas`
+/// override changes.
+pub async fn alter_min_isr(
+    broker: &Broker,
+    node: &ClusterNode,
+    name: &str,
+    value: MinIsr,
+) -> Result<TopicDefinition, ErrorPayload> {
+    for _ in 0..CAS_ATTEMPTS {
+        let Some(current) = node.state().topics.get(name).map(|t| t.def.clone()) else {
+            return Err(ErrorPayload::new("topic_not_found").with_field("topic", name));
+        };
+        let mut next = current.clone();
+        next.min_in_sync_replicas = match value {
+            MinIsr::Value(n) => Some(n),
+            MinIsr::Default => None,
+        };
+        validate_definition(&next)?;
+        if next == current {
+            return Ok(current);
+        }
+        next.revision += 1;
+        match node
+            .propose(FsmCommand::PutTopic {
+                def: next.clone(),
+                expected_revision: Some(current.revision),
+            })
+            .await
+        {
+            Err(e) if e.code == "topic_definition_conflict" => continue,
+            Err(e) => return Err(e),
+            Ok(_) => {}
+        }
+        let revision = next.revision;
+        node.wait_for(
+            |s| {
+                s.topics
+                    .get(name)
+                    .is_some_and(|t| t.def.revision >= revision)
+            },
+            APPLY_WAIT,
+        )
+        .await?;
+        wait_materialized(broker, node, name, next.partitions).await?;
+        return Ok(next);
+    }
+    Err(ErrorPayload::new("alter_topic_config_failed")
+        .with_field("topic", name)
+        .with_field("reason", "concurrent definition changes"))
+}
+
+/// TRUNCATE through Raft; every broker then empties its copy
+/// (`replication::reconcile_forever`).
+pub async fn truncate(
+    node: &ClusterNode,
+    name: &str,
+    expected_revision: u64,
+) -> Result<TopicDefinition, ErrorPayload> {
+    node.propose(FsmCommand::TruncateTopic {
+        name: name.to_string(),
+        expected_revision,
+    })
+    .await
+    .map_err(|e| {
+        if e.code == "topic_revision_conflict" {
+            let current = node.state().topics.get(name).map_or(0, |t| t.def.revision);
+            ErrorPayload::new("topic_revision_conflict")
+                .with_field("topic", name)
+                .with_field("current", current)
+                .with_field("expected", expected_revision)
+        } else {
+            e
+        }
+    })?;
+    let revision = expected_revision + 1;
+    node.wait_for(
+        |s| {
+            s.topics
+                .get(name)
+                .is_some_and(|t| t.def.revision >= revision)
+        },
+        APPLY_WAIT,
+    )
+    .await?;
+    node.state()
+        .topics
+        .get(name)
+        .map(|t| t.def.clone())
+        .ok_or_else(|| ErrorPayload::new("topic_not_found").with_field("topic", name))
 }
 
 /// DELETE through Raft; `Ok(false)` when the topic was already absent.

@@ -43,7 +43,10 @@ pub async fn alter_topic_config(broker: &Arc<Broker>, p: &CommandPayload) -> Han
         "ALTER_TOPIC_CONFIG",
     )?;
     let value = parse_min_isr(value)?;
-    let def = broker.topics.alter_min_isr(name, value).await?;
+    let def = match broker.cluster() {
+        Some(node) => crate::cluster::topics::alter_min_isr(broker, node, name, value).await?,
+        None => broker.topics.alter_min_isr(name, value).await?,
+    };
     Ok(Reply::text(definition_line(
         &def,
         broker.config.min_insync_replicas,
@@ -102,6 +105,13 @@ pub async fn truncate(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult
         "TRUNCATE",
     )?;
     let expected: u64 = number(expected, "expected_revision", "invalid_expected_revision")?;
+    if let Some(node) = broker.cluster() {
+        let def = crate::cluster::topics::truncate(node, name, expected).await?;
+        return Ok(Reply::text(format!(
+            "OK topic={name} truncated=true revision={} lifecycle_epoch={} leo=0 hwm=0",
+            def.revision, def.lifecycle_epoch
+        )));
+    }
     let txn_removal = broker
         .txns
         .begin_topic_removal(name, "topic_truncate_blocked")
@@ -149,7 +159,7 @@ struct DescribeReply<'a> {
     status: &'static str,
     topic: &'a str,
     definition: DefinitionJson<'a>,
-    partitions: Vec<PartitionJson<'a>>,
+    partitions: Vec<PartitionJson>,
 }
 
 #[derive(Serialize)]
@@ -179,11 +189,11 @@ struct PolicyJson<'a> {
 }
 
 #[derive(Serialize)]
-struct PartitionJson<'a> {
+struct PartitionJson {
     id: u32,
-    leader: &'a str,
-    replicas: [&'a str; 1],
-    isr: [&'a str; 1],
+    leader: String,
+    replicas: Vec<String>,
+    isr: Vec<String>,
     earliest: u64,
     leo: u64,
     hwm: u64,
@@ -223,14 +233,38 @@ pub fn describe(broker: &Arc<Broker>, p: &CommandPayload, listener: Listener) ->
         partitions: topic
             .partitions
             .iter()
-            .map(|part| PartitionJson {
-                id: part.id(),
-                leader: broker.advertised_to(listener),
-                replicas: [id],
-                isr: [id],
-                earliest: part.log().earliest_offset(),
-                leo: part.log().log_end_offset(),
-                hwm: part.log().durable_offset(),
+            .map(|part| {
+                let log = part.log();
+                let standalone = || PartitionJson {
+                    id: part.id(),
+                    leader: broker.advertised_to(listener).to_owned(),
+                    replicas: vec![id.to_owned()],
+                    isr: vec![id.to_owned()],
+                    earliest: log.earliest_offset(),
+                    leo: log.log_end_offset(),
+                    hwm: log.durable_offset(),
+                };
+                let Some(node) = broker.cluster() else {
+                    return standalone();
+                };
+                let state = node.state();
+                let Some(p) = state.partition(&def.name, part.id()) else {
+                    return standalone();
+                };
+                let names = |nodes: &[u64]| nodes.iter().map(|n| state.broker_name(*n)).collect();
+                let tls = listener == Listener::Tls;
+                PartitionJson {
+                    id: part.id(),
+                    leader: p
+                        .leader
+                        .and_then(|l| state.client_addr(l, tls))
+                        .unwrap_or_default(),
+                    replicas: names(&p.replicas),
+                    isr: names(&p.isr),
+                    earliest: log.earliest_offset(),
+                    leo: log.log_end_offset(),
+                    hwm: p.committed_hwm,
+                }
             })
             .collect(),
     };

@@ -6,6 +6,7 @@
 #   make fuzz    run every codec fuzz target for FUZZ_SECONDS each (nightly + cargo-fuzz)
 #   make chaos   the crash-consistency suite for CHAOS_SECONDS (chaos/README.md)
 #   make demo    a local broker and the quickstart in every language
+#   make cluster a three-broker cluster on loopback until Ctrl-C
 
 SHELL := /bin/bash
 CARGO ?= cargo
@@ -21,7 +22,7 @@ FUZZ_TARGETS := wire/frame wire/batch wire/record wire/command wire/error broker
 CURSUS_PROFILE ?= debug
 CARGO_PROFILE_FLAG := $(if $(filter release,$(CURSUS_PROFILE)),--release)
 
-.PHONY: all build test test-install test-rust chaos test-chaos lint fmt-check clippy doc-check bench bench-bindings fuzz fuzz-build demo quickstart-rust clean
+.PHONY: all build test test-install test-rust chaos test-chaos lint fmt-check clippy doc-check bench bench-bindings fuzz fuzz-build demo quickstart-rust cluster clean
 
 all: build
 
@@ -85,6 +86,7 @@ bench:
 	CURSUS_BROKER_BIN=$(abspath $(or $(CARGO_TARGET_DIR),target))/release/cursus-broker $(CARGO) bench -p cursus --bench memory
 	CURSUS_BROKER_BIN=$(abspath $(or $(CARGO_TARGET_DIR),target))/release/cursus-broker $(CARGO) bench -p cursus --bench transactions
 	CURSUS_BROKER_BIN=$(abspath $(or $(CARGO_TARGET_DIR),target))/release/cursus-broker $(CARGO) bench -p cursus --bench eventstore
+	CURSUS_BROKER_BIN=$(abspath $(or $(CARGO_TARGET_DIR),target))/release/cursus-broker $(CARGO) bench -p cursus --bench cluster
 	$(CARGO) bench -p cursus-broker --bench throughput
 	$(MAKE) --no-print-directory bench-bindings
 	python3 tools/bench-table.py $(abspath $(or $(CARGO_TARGET_DIR),target))
@@ -137,6 +139,24 @@ demo: ffi-lib python-wheel jar-java
 
 quickstart-rust:
 	$(CARGO) run -q -p cursus --example quickstart -- $(DEMO_BOOTSTRAP)
+
+# Three brokers in distributed mode on loopback (tools/cluster.py), in the
+# foreground until Ctrl-C: broker N on client port CLUSTER_CLIENT_PORT+N-1,
+# health CLUSTER_HEALTH_PORT+N-1, cluster (Raft, replication)
+# CLUSTER_PEER_PORT+N-1, data and log under CLUSTER_DIR/node-N (kept between
+# runs; CLUSTER_FRESH=1 empties them first). Debug build of the broker.
+CLUSTER_HOST ?= 127.0.0.1
+CLUSTER_CLIENT_PORT ?= 9101
+CLUSTER_HEALTH_PORT ?= 9181
+CLUSTER_PEER_PORT ?= 7101
+CLUSTER_DIR ?= $(abspath $(or $(CARGO_TARGET_DIR),target))/cluster
+CLUSTER_FRESH ?=
+
+cluster:
+	$(CARGO) build -p cursus-broker --bin cursus-broker
+	python3 tools/cluster.py --broker-bin $(abspath $(or $(CARGO_TARGET_DIR),target))/debug/cursus-broker \
+	  --host $(CLUSTER_HOST) --client-port $(CLUSTER_CLIENT_PORT) --health-port $(CLUSTER_HEALTH_PORT) \
+	  --cluster-port $(CLUSTER_PEER_PORT) --data-dir $(CLUSTER_DIR) $(if $(CLUSTER_FRESH),--fresh)
 
 clean:
 	$(CARGO) clean

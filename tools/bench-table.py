@@ -38,7 +38,7 @@ PARAMETERS = {
     "records", "payload_bytes", "partitions", "batch_size", "linger_ms", "record_bytes",
     "connections", "batch_records", "in_flight_per_connection", "acks", "cores",
     "records_per_transaction", "roundtrips", "native_records", "count", "produced",
-    "consumed", "seconds", "allowed_growth", "pass",
+    "consumed", "seconds", "allowed_growth", "pass", "brokers", "replication_factor",
 }
 
 
@@ -262,6 +262,30 @@ def known_rows(files: Dict[str, Any], shown: set) -> List[Row]:
                     "2 ms ÷ p99" if goal_ms else "", 1.0 if goal_ms else None)
     else:
         add("Latency percentiles at a fixed rate", None, NOT_MEASURED, "latency.json")
+
+    # cluster.json: acks=all produce on three brokers (rf=3) next to one.
+    if isinstance(files.get("cluster"), dict):
+        single_p = take("cluster", "single", "produce_records_per_s")
+        cluster_p = take("cluster", "cluster", "produce_records_per_s")
+        take("cluster", "cluster_vs_single")
+        add("acks=all produce, 100 B: 3-broker cluster (rf=3) / single broker", cluster_p,
+            f"{rate(cluster_p)} / {rate(single_p)}", "cluster.json",
+            div(cluster_p, single_p), "cluster ÷ single broker")
+        ms = {case: [field(files, "cluster", case, "ack_us", q) for q in ("p50", "p99")]
+              for case in ("cluster", "single")}
+        text = " vs ".join("/".join(plain(None if v is None else v / 1e3) for v in ms[case])
+                           for case in ("cluster", "single"))
+        add("acks=all produce→ack p50/p99 ms: 3-broker cluster vs single broker",
+            ms["cluster"][1], text, "cluster.json")
+        one = {case: [field(files, "cluster", case, "one_at_a_time_ack_us", q)
+                      for q in ("p50", "p99")] for case in ("cluster", "single")}
+        text = " vs ".join("/".join(plain(None if v is None else v / 1e3) for v in one[case])
+                           for case in ("cluster", "single"))
+        add("acks=all produce→ack one at a time, p50/p99 ms: 3-broker cluster vs single broker",
+            one["cluster"][1], text, "cluster.json")
+    else:
+        add("acks=all produce on a 3-broker cluster vs a single broker", None, NOT_MEASURED,
+            "cluster.json")
 
     memory = files.get("memory")
     if isinstance(memory, dict):

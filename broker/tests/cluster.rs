@@ -478,7 +478,8 @@ async fn read_committed_never_passes_the_committed_hwm() {
 async fn alter_truncate_and_describe_go_through_the_cluster() {
     let cluster = TestCluster::start(3);
     let mut c = client(&cluster.members[0].addr).await;
-    c.ok("CREATE topic=t partitions=1 replication_factor=3").await;
+    c.ok("CREATE topic=t partitions=1 replication_factor=3")
+        .await;
     let s = status(&mut c).await;
     let leader_addr = addr_of(&s, partition(&s, "t", 0)["leader"].as_str().unwrap());
     let mut l = client(&leader_addr).await;
@@ -514,9 +515,14 @@ async fn alter_truncate_and_describe_go_through_the_cluster() {
     let deadline = Instant::now() + SAFETY;
     loop {
         let mut l = client(&leader_addr).await;
-        let frame = l.request("CONSUME topic=t partition=0 offset=0 member=m").await;
+        let frame = l
+            .request("CONSUME topic=t partition=0 offset=0 member=m")
+            .await;
         if frame.status == Status::Ok
-            && cursus_wire::Batch::decode(frame.payload).unwrap().records.is_empty()
+            && cursus_wire::Batch::decode(frame.payload)
+                .unwrap()
+                .records
+                .is_empty()
         {
             // The new generation's leader may still be preparing
             // (leader_not_found, retryable).
@@ -529,7 +535,72 @@ async fn alter_truncate_and_describe_go_through_the_cluster() {
                 break;
             }
         }
-        assert!(Instant::now() < deadline, "truncate never reached the leader");
+        assert!(
+            Instant::now() < deadline,
+            "truncate never reached the leader"
+        );
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
+}
+
+/// Sends `line` to whichever broker leads it (following NOT_LEADER, and
+/// retrying while a new leader prepares).
+async fn on_leader(start: &str, line: &str) -> String {
+    let mut addr = start.to_string();
+    let deadline = Instant::now() + SAFETY;
+    loop {
+        let mut c = client(&addr).await;
+        let frame = c.request(line).await;
+        if frame.status == Status::Ok {
+            return String::from_utf8_lossy(&frame.payload).into_owned();
+        }
+        let e = cursus_wire::ErrorPayload::decode(frame.payload).unwrap();
+        assert!(e.retryable, "{line}: {}", e.render());
+        if let Some(leader) = e.fields.get("leader").filter(|l| l.contains(':')) {
+            addr = leader.clone();
+        } else {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(Instant::now() < deadline, "{line} never succeeded");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn event_sourcing_follows_the_leader_and_snapshots_survive_failover() {
+    let mut cluster = TestCluster::start(3);
+    let first = cluster.members[0].addr.clone();
+    let mut c = client(&first).await;
+    c.ok("CREATE topic=es partitions=1 replication_factor=3 event_sourcing=true")
+        .await;
+    for v in 1..=3 {
+        on_leader(
+            &first,
+            &format!("APPEND_STREAM topic=es key=order-1 version={v} event_type=E message=e{v}"),
+        )
+        .await;
+    }
+    on_leader(&first, "SAVE_SNAPSHOT topic=es key=order-1 version=2 message=state2").await;
+    // Transactions are refused in distributed mode (not yet replicated).
+    let e = c.error("INIT_PRODUCER_ID transactional_id=tx").await;
+    assert_eq!(e.code, "transactions_unavailable_in_distributed_mode");
+
+    let s = status(&mut c).await;
+    let leader_id = partition(&s, "es", 0)["leader"].as_str().unwrap().to_string();
+    let victim = cluster.index_of(&addr_of(&s, &leader_id)).unwrap();
+    cluster.kill(victim);
+    let survivor = cluster.members[(victim + 1) % 3].addr.clone();
+    until(&survivor, "a new leader for es", |s| {
+        let l = &partition(s, "es", 0)["leader"];
+        l.is_string() && *l != leader_id.as_str()
+    })
+    .await;
+    let v = on_leader(&survivor, "STREAM_VERSION topic=es key=order-1").await;
+    assert!(v.contains("version=3"), "{v}");
+    let snap = on_leader(&survivor, "READ_SNAPSHOT topic=es key=order-1").await;
+    assert_eq!(snap, r#"OK snapshot={"version":2,"payload":"state2"}"#);
+    on_leader(
+        &survivor,
+        "APPEND_STREAM topic=es key=order-1 version=4 event_type=E message=e4",
+    )
+    .await;
 }

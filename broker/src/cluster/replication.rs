@@ -675,6 +675,7 @@ impl ClusterHandler for BrokerHandler {
                 .ok_or_else(|| ErrorPayload::new("broker_shutting_down"))?;
             match command {
                 Command::ReplicateMessage => replicate_message(&broker, body).await,
+                Command::ReplicateSnapshot => store_snapshot(&broker, body).await,
                 other => {
                     Err(ErrorPayload::new("unknown_command").with_field("command", other.name()))
                 }
@@ -759,6 +760,98 @@ async fn replicate_message(broker: &Arc<Broker>, body: Bytes) -> Result<Bytes, E
     };
     let answer = serde_json::to_vec(&ReplicateAnswer { leo }).unwrap_or_default();
     Ok(Bytes::from(answer))
+}
+
+/// The body of REPLICATE_SNAPSHOT.
+#[derive(Debug, Serialize, Deserialize)]
+struct SnapshotCopy {
+    topic: String,
+    partition: u32,
+    leader: NodeId,
+    leader_epoch: u64,
+    key: String,
+    version: u64,
+    payload: String,
+}
+
+/// SAVE_SNAPSHOT on a leader: sends the snapshot to every other in-sync
+/// replica and waits for all of them (`snapshot_replicate_failed`
+/// otherwise), so a follower promoted later serves it.
+pub async fn replicate_snapshot(
+    node: &ClusterNode,
+    topic: &str,
+    partition: u32,
+    key: &str,
+    version: u64,
+    payload: &str,
+) -> Result<(), ErrorPayload> {
+    let (isr, epoch) = match node.state().partition(topic, partition) {
+        Some(p) => (p.isr.clone(), p.leader_epoch),
+        None => return Ok(()),
+    };
+    let copy = SnapshotCopy {
+        topic: topic.to_string(),
+        partition,
+        leader: node.node_id(),
+        leader_epoch: epoch,
+        key: key.to_string(),
+        version,
+        payload: payload.to_string(),
+    };
+    let body = Bytes::from(serde_json::to_vec(&copy).unwrap_or_default());
+    let sends = isr
+        .into_iter()
+        .filter(|n| *n != node.node_id())
+        .filter_map(|n| node.config.peers.get(&n).cloned())
+        .map(|addr| {
+            let client = node.peers.get(&addr);
+            let body = body.clone();
+            async move { client.request(Command::ReplicateSnapshot, body).await }
+        });
+    for result in futures_util::future::join_all(sends).await {
+        result.map_err(|e| {
+            ErrorPayload::new("snapshot_replicate_failed").with_field("reason", e.to_string())
+        })?;
+    }
+    Ok(())
+}
+
+/// A follower storing a leader's snapshot (fenced like entries).
+async fn store_snapshot(broker: &Arc<Broker>, body: Bytes) -> Result<Bytes, ErrorPayload> {
+    let node = broker
+        .cluster()
+        .ok_or_else(|| ErrorPayload::new("cluster_metadata_unavailable"))?;
+    let copy: SnapshotCopy =
+        serde_json::from_slice(&body).map_err(|e| malformed(&e.to_string()))?;
+    {
+        let state = node.state();
+        let p = state
+            .partition(&copy.topic, copy.partition)
+            .ok_or_else(|| ErrorPayload::new("partition_metadata_not_found"))?;
+        if p.leader_epoch != copy.leader_epoch || p.leader != Some(copy.leader) {
+            return Err(ErrorPayload::new("STALE_LEADER_EPOCH")
+                .with_field("current", p.leader_epoch)
+                .with_field("requested", copy.leader_epoch));
+        }
+    }
+    let store = broker
+        .topics
+        .get(&copy.topic)
+        .and_then(|t| t.snapshots.clone())
+        .ok_or_else(|| {
+            ErrorPayload::new("event_sourcing_not_enabled").with_field("topic", &copy.topic)
+        })?;
+    let snapshot = crate::eventsource::Snapshot {
+        version: copy.version,
+        payload: copy.payload,
+    };
+    let (id, key) = (copy.partition, copy.key);
+    crate::topics::partition::blocking(move || store.save(id, &key, snapshot))
+        .await
+        .map_err(|e| {
+            ErrorPayload::new("snapshot_save_failed").with_field("reason", e.to_string())
+        })?;
+    Ok(Bytes::from_static(b"OK"))
 }
 
 fn mismatch(leo: u64) -> ErrorPayload {

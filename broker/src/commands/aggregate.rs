@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use super::params::partition_of;
 use super::{HandlerResult, Reply};
-use crate::broker::Broker;
+use crate::broker::{Broker, Listener};
 use crate::eventsource::replay::{Proof, ProofScan, ProofStatus, ProvenEvent};
 use crate::topics::definition::topic_param;
 use crate::topics::{Partition, Topic};
@@ -56,6 +56,7 @@ fn target(
                 .with_field("got", raw));
         }
     }
+    crate::cluster::routing::check_leader(broker, &topic.def.name, expected, Listener::Plain)?;
     let partition = partition_of(&topic, expected)?;
     Ok((topic, partition, match_id.to_owned()))
 }

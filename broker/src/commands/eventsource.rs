@@ -584,6 +584,19 @@ pub async fn save_snapshot(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerR
                     .with_field("topic", name)
                     .with_field("reason", e.to_string())
             })?;
+        drop(_writer);
+        // Distributed mode: answered once the in-sync replicas have it too.
+        if let Some(node) = broker.cluster() {
+            crate::cluster::replication::replicate_snapshot(
+                node,
+                name,
+                partition.id(),
+                key,
+                version,
+                message,
+            )
+            .await?;
+        }
         return Ok(Reply::text(format!(
             "OK version={version} partition={}",
             partition.id()
@@ -881,6 +894,7 @@ pub async fn browse_messages(broker: &Arc<Broker>, p: &CommandPayload) -> Handle
         .topics
         .get(name)
         .ok_or_else(|| ErrorPayload::new("topic_not_found").with_field("topic", name))?;
+    crate::cluster::routing::check_leader(broker, &topic.def.name, id, Listener::Plain)?;
     let partition = topic.partition(id).cloned().ok_or_else(|| {
         ErrorPayload::new("partition_not_found")
             .with_field("topic", name)

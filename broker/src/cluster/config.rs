@@ -78,12 +78,17 @@ impl ClusterConfig {
         if self.heartbeat_interval.is_zero() || self.session_timeout <= self.heartbeat_interval {
             return Err("broker_session_timeout_ms must exceed broker_heartbeat_ms (> 0)".into());
         }
-        if self
-            .internal_auth_token
-            .as_deref()
-            .is_some_and(str::is_empty)
-        {
-            return Err("internal_auth_token must not be empty".into());
+        // Broker-to-broker commands without a shared token would be
+        // accepted from anyone who can reach the cluster listener.
+        match self.internal_auth_token.as_deref() {
+            None => {
+                return Err(
+                    "distributed mode needs internal_auth_token (internal_auth_not_configured)"
+                        .into(),
+                )
+            }
+            Some("") => return Err("internal_auth_token must not be empty".into()),
+            Some(_) => {}
         }
         Ok(())
     }
@@ -121,8 +126,14 @@ mod tests {
         let mut c = good.clone();
         c.session_timeout = Duration::from_millis(100);
         assert!(c.validate().is_err());
-        let mut c = good;
+        let mut c = good.clone();
         c.internal_auth_token = Some(String::new());
         assert!(c.validate().is_err());
+        let mut c = good;
+        c.internal_auth_token = None;
+        assert!(c
+            .validate()
+            .unwrap_err()
+            .contains("internal_auth_not_configured"));
     }
 }

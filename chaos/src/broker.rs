@@ -43,6 +43,13 @@ pub fn find_binary(explicit: Option<PathBuf>) -> Result<PathBuf, String> {
 
 /// Two free loopback ports below the ephemeral range (see the module docs).
 fn pick_ports(hint: u64) -> Result<(u16, u16), String> {
+    let p = pick_n_ports(hint, 2)?;
+    Ok((p[0], p[1]))
+}
+
+/// `n` distinct free loopback ports below the ephemeral range (see the
+/// module docs).
+pub fn pick_n_ports(hint: u64, n: usize) -> Result<Vec<u16>, String> {
     let low = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
         .ok()
         .and_then(|s| {
@@ -61,8 +68,8 @@ fn pick_ports(hint: u64) -> Result<(u16, u16), String> {
         }
         if std::net::TcpListener::bind(("127.0.0.1", port)).is_ok() {
             found.push(port);
-            if found.len() == 2 {
-                return Ok((found[0], found[1]));
+            if found.len() == n {
+                return Ok(found);
             }
         }
     }
@@ -96,19 +103,40 @@ impl BrokerProcess {
         port_hint: u64,
     ) -> Result<BrokerProcess, String> {
         let (port, health) = pick_ports(port_hint)?;
-        let mut broker = BrokerProcess {
-            bin: bin.to_owned(),
-            data_dir: run_dir.join("data"),
-            log: run_dir.join("broker.log"),
-            extra_args: extra_args.iter().map(|s| (*s).to_owned()).collect(),
-            child: None,
-            starts: 0,
-            addr: format!("127.0.0.1:{port}"),
-            health_addr: format!("127.0.0.1:{health}"),
-        };
+        let mut broker = BrokerProcess::prepare(
+            bin,
+            &run_dir.join("data"),
+            &run_dir.join("broker.log"),
+            extra_args,
+            format!("127.0.0.1:{port}"),
+            format!("127.0.0.1:{health}"),
+        );
         broker.restart().await?;
         broker.wait_ready(Duration::from_secs(60)).await?;
         Ok(broker)
+    }
+
+    /// A broker not started yet, on the given addresses, with its data in
+    /// `data_dir` and its log in `log` (a cluster member: every member's
+    /// addresses must be known before the first starts).
+    pub fn prepare(
+        bin: &Path,
+        data_dir: &Path,
+        log: &Path,
+        extra_args: &[&str],
+        addr: String,
+        health_addr: String,
+    ) -> BrokerProcess {
+        BrokerProcess {
+            bin: bin.to_owned(),
+            data_dir: data_dir.to_owned(),
+            log: log.to_owned(),
+            extra_args: extra_args.iter().map(|s| (*s).to_owned()).collect(),
+            child: None,
+            starts: 0,
+            addr,
+            health_addr,
+        }
     }
 
     /// The broker log (every start appends to it).

@@ -24,8 +24,8 @@
 
 use crate::ledger::{lock, Ledger, TxnOutcome};
 use crate::workload::{
-    client_config, consumer_config, consumers, producer_config, producers, transactions, ES_TOPIC,
-    IDEM_PARTITIONS, IDEM_TOPIC, TXN_OUT_PARTITIONS, TXN_OUT_TOPIC,
+    client_config, consumer_config, consumers, partitions, producer_config, producers,
+    transactions, ES_TOPIC, IDEM_PARTITIONS, IDEM_TOPIC, TXN_OUT_PARTITIONS, TXN_OUT_TOPIC,
 };
 use cursus::consumer::{Consumer, Subscription};
 use cursus::eventstore::EventStore;
@@ -76,6 +76,10 @@ pub struct Report {
     pub es_lost: u64,
     /// Committed offsets that went back (or lost an acknowledged commit).
     pub offsets_backward: u64,
+    /// `--cluster`: records a partition reader saw during the run that
+    /// read back different or not at all (a visible record rewritten or
+    /// truncated by a failover).
+    pub visible_changed: u64,
     /// Every violation, described.
     pub violations: Vec<String>,
 }
@@ -206,6 +210,63 @@ pub async fn check(
     check_transactions(&mut report, ledger, &out);
     check_event_store(&mut report, ledger, addr, aggregates).await?;
     check_offsets(&mut report, ledger, addr).await?;
+    Ok(report)
+}
+
+/// The `--cluster` check: sentinels to every partition of [`IDEM_TOPIC`],
+/// each read back by explicit partition (no group, see
+/// `workload::partitions`), then the idempotent producers' checks and
+/// the partition readers' check (nothing they saw changed).
+pub async fn check_cluster(bootstrap: &str, ledger: &Ledger) -> Result<Report, String> {
+    let mut report = Report::default();
+    let producer = Producer::connect(producer_config(bootstrap, &[]))
+        .await
+        .map_err(|e| format!("sentinel producer: {e}"))?;
+    for p in 0..IDEM_PARTITIONS {
+        let d = producer
+            .send(ProducerRecord::new(IDEM_TOPIC, sentinel(IDEM_TOPIC, p)).partition(p))
+            .await
+            .map_err(|e| format!("sentinel {IDEM_TOPIC}/{p}: {e}"))?;
+        d.await
+            .map_err(|e| format!("sentinel {IDEM_TOPIC}/{p}: {e}"))?;
+    }
+    let _ = producer.close(Duration::from_secs(10)).await;
+    let mut idem = Vec::new();
+    for p in 0..IDEM_PARTITIONS {
+        let records =
+            partitions::read_until(bootstrap, IDEM_TOPIC, p, &sentinel(IDEM_TOPIC, p)).await?;
+        idem.extend(records.into_iter().map(|(offset, value)| Read {
+            partition: p,
+            offset,
+            value,
+        }));
+    }
+    report.read = idem.len() as u64;
+    check_idempotent(&mut report, ledger, &idem);
+    let at: HashMap<(u32, u64), &[u8]> = idem
+        .iter()
+        .map(|r| ((r.partition, r.offset), r.value.as_slice()))
+        .collect();
+    let seen = lock(&ledger.partition_reads).clone();
+    let mut seen: Vec<_> = seen.into_iter().collect();
+    seen.sort();
+    for ((p, o), v) in seen {
+        match at.get(&(p, o)) {
+            Some(now) if *now == v.as_slice() => {}
+            now => {
+                report.visible_changed += 1;
+                report.violation(format!(
+                    "visible_changed: a reader saw {:?} at {IDEM_TOPIC}/{p}@{o} during the run, \
+                     the checker reads {}",
+                    String::from_utf8_lossy(&v),
+                    now.map_or("nothing".into(), |n| format!(
+                        "{:?}",
+                        String::from_utf8_lossy(n)
+                    ))
+                ));
+            }
+        }
+    }
     Ok(report)
 }
 

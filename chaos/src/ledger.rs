@@ -110,8 +110,12 @@ pub struct Ledger {
     pub commits: Mutex<Vec<CommitAck>>,
     /// The monitor's committed-offset readings.
     pub committed_samples: Mutex<Vec<CommittedSample>>,
-    /// Records the group consumers polled.
+    /// Records the group consumers polled (the partition readers of
+    /// `--cluster`).
     pub consumed: AtomicU64,
+    /// `--cluster`: what the partition readers saw while the killer ran,
+    /// (partition, offset) -> value; nothing seen may change later.
+    pub partition_reads: Mutex<std::collections::HashMap<(u32, u64), Vec<u8>>>,
 }
 
 /// Locks a ledger list (a panicked workload must not hide the rest).

@@ -4,6 +4,7 @@
 
 pub mod consumers;
 pub mod eventstore;
+pub mod partitions;
 pub mod producers;
 pub mod transactions;
 
@@ -46,9 +47,12 @@ const CLIENT_OPTIONS: &[(&str, &str)] = &[
     ("client_id", "chaos"),
 ];
 
-/// Connection settings of every client.
+/// Connection settings of every client; `addr` may be a comma-separated
+/// bootstrap list (`--cluster`).
 pub fn client_config(addr: &str) -> ClientConfig {
     let mut c = ClientConfig::new(addr);
+    c.set("bootstrap_servers", addr)
+        .expect("valid bootstrap list");
     for (k, v) in CLIENT_OPTIONS {
         c.set(k, v).expect("valid client option");
     }
@@ -136,5 +140,38 @@ pub async fn create_topics(addr: &str) -> cursus::Result<()> {
     es.event_sourcing = Some(true);
     admin.create_topic(&es).await?;
     admin.close().await;
+    Ok(())
+}
+
+/// Creates the topics of the `--cluster` run (only [`IDEM_TOPIC`], with
+/// replication factor 3) and waits until every member serves its
+/// METADATA: a member may answer `topic_not_found` for a moment after
+/// CREATE succeeded (not materialized there yet).
+pub async fn create_cluster_topics(bootstrap: &str) -> Result<(), String> {
+    let admin = Admin::connect(client_config(bootstrap))
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut t = NewTopic::new(IDEM_TOPIC).partitions(IDEM_PARTITIONS);
+    t.replication_factor = Some(3);
+    admin.create_topic(&t).await.map_err(|e| e.to_string())?;
+    admin.close().await;
+    for addr in bootstrap.split(',') {
+        let admin = Admin::connect(client_config(addr))
+            .await
+            .map_err(|e| e.to_string())?;
+        let give_up = tokio::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            match admin.metadata(IDEM_TOPIC).await {
+                Ok(m) if m.leaders.iter().all(|l| !l.is_empty()) => break,
+                Ok(_) => {}
+                Err(e) if tokio::time::Instant::now() > give_up => {
+                    return Err(format!("METADATA {IDEM_TOPIC} at {addr}: {e}"))
+                }
+                Err(_) => {}
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        admin.close().await;
+    }
     Ok(())
 }

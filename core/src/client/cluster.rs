@@ -238,6 +238,34 @@ impl Cluster {
             .await
     }
 
+    /// [`request`](Self::request) to the leader of `topic`/`partition`,
+    /// re-resolved after a retryable failure as in
+    /// [`request_leader_bytes`](Self::request_leader_bytes) (event
+    /// sourcing, whose commands only a partition's leader serves).
+    pub async fn request_leader(
+        &self,
+        topic: &str,
+        partition: u32,
+        lane: Lane,
+        command: Command,
+        payload: &CommandPayload,
+        idempotence: Idempotence,
+    ) -> Result<Bytes> {
+        check_renders(command, payload)?;
+        let bytes = payload.to_bytes()?;
+        self.request_leader_bytes(
+            topic,
+            partition,
+            lane,
+            command,
+            bytes,
+            idempotence,
+            None,
+            None,
+        )
+        .await
+    }
+
     /// Sends partition data (PUBLISH, CONSUME, ...) to the leader of
     /// `topic`/`partition`, with the retry policy applied. Unlike a request
     /// pinned to one broker, a retry after a routing error without an
@@ -308,10 +336,40 @@ impl Cluster {
         payload: &CommandPayload,
         idempotence: Idempotence,
     ) -> Result<(Bytes, Option<Bytes>)> {
+        let route = target.map_or(Route::Any, Route::Broker);
+        self.pair_along(route, lane, command, payload, idempotence)
+            .await
+    }
+
+    /// [`request_pair`](Self::request_pair) to the leader of
+    /// `topic`/`partition`, re-resolved after a retryable failure as in
+    /// [`request_leader_bytes`](Self::request_leader_bytes).
+    pub async fn request_pair_leader(
+        &self,
+        topic: &str,
+        partition: u32,
+        lane: Lane,
+        command: Command,
+        payload: &CommandPayload,
+        idempotence: Idempotence,
+    ) -> Result<(Bytes, Option<Bytes>)> {
+        let route = Route::Leader(topic, partition);
+        self.pair_along(route, lane, command, payload, idempotence)
+            .await
+    }
+
+    /// A two-frame exchange along `route` with the retry policy applied.
+    async fn pair_along(
+        &self,
+        route: Route<'_>,
+        lane: Lane,
+        command: Command,
+        payload: &CommandPayload,
+        idempotence: Idempotence,
+    ) -> Result<(Bytes, Option<Bytes>)> {
         check_renders(command, payload)?;
         let bytes = payload.to_bytes()?;
         let timeout = self.config.request_timeout;
-        let route = target.map_or(Route::Any, Route::Broker);
         let budget = Budget::Retries(self.config.retries);
         self.with_retries(route, budget, lane, command, idempotence, |conn| {
             let bytes = bytes.clone();

@@ -270,6 +270,13 @@ impl Cursor {
     }
 }
 
+/// Where an event-sourcing command goes: the leader of this partition,
+/// looked up again (fresh metadata) when a retry follows a failover.
+struct Leader {
+    topic: String,
+    partition: u32,
+}
+
 /// Event store client. Cheap to share (`Arc`); `close` ends it.
 #[derive(Debug)]
 pub struct EventStore {
@@ -313,8 +320,8 @@ impl EventStore {
         self.cluster.close().await;
     }
 
-    /// The leader of the aggregate's partition.
-    async fn leader_of_key(&self, topic: &str, key: &str) -> Result<String> {
+    /// The aggregate's partition, whose leader serves its commands.
+    async fn leader_of_key(&self, topic: &str, key: &str) -> Result<Leader> {
         check_key(key)?;
         let metadata = self.cluster.metadata(topic, false).await?;
         let count = metadata.topic.partitions;
@@ -323,14 +330,15 @@ impl EventStore {
                 "topic {topic} reports no partitions"
             )));
         }
-        self.cluster
-            .leader(topic, partition_for_key(key.as_bytes(), count))
-            .await
+        Ok(Leader {
+            topic: topic.to_owned(),
+            partition: partition_for_key(key.as_bytes(), count),
+        })
     }
 
     async fn text(
         &self,
-        target: &str,
+        target: &Leader,
         command: Command,
         payload: &CommandPayload,
         idempotence: Idempotence,
@@ -338,7 +346,14 @@ impl EventStore {
         self.check_open()?;
         let reply = self
             .cluster
-            .request(Some(target), Lane::CONTROL, command, payload, idempotence)
+            .request_leader(
+                &target.topic,
+                target.partition,
+                Lane::CONTROL,
+                command,
+                payload,
+                idempotence,
+            )
             .await?;
         OkReply::parse(&reply)
     }
@@ -446,14 +461,15 @@ impl EventStore {
     /// A read-only request whose reply is taken raw (JSON after `OK x=`).
     async fn raw(
         &self,
-        target: &str,
+        target: &Leader,
         command: Command,
         payload: &CommandPayload,
     ) -> Result<bytes::Bytes> {
         self.check_open()?;
         self.cluster
-            .request(
-                Some(target),
+            .request_leader(
+                &target.topic,
+                target.partition,
                 Lane::CONTROL,
                 command,
                 payload,
@@ -503,8 +519,9 @@ impl EventStore {
         // Not `text`: the JSON may hold spaces a key=value split would cut.
         let reply = self
             .cluster
-            .request(
-                Some(&target),
+            .request_leader(
+                &target.topic,
+                target.partition,
                 Lane::CONTROL,
                 Command::ReadSnapshot,
                 &p,
@@ -594,7 +611,10 @@ impl EventStore {
                 let Some(from) = *next_offset else {
                     return Ok(None);
                 };
-                let target = self.cluster.leader(topic, *partition).await?;
+                let target = Leader {
+                    topic: topic.to_string(),
+                    partition: *partition,
+                };
                 let mut p = CommandPayload::new()
                     .field("topic", &*topic)
                     .field("partition", *partition)
@@ -642,14 +662,15 @@ impl EventStore {
 
     async fn pair<T: for<'de> serde::Deserialize<'de>>(
         &self,
-        target: &str,
+        target: &Leader,
         command: Command,
         payload: &CommandPayload,
     ) -> Result<(T, Vec<StoredEvent>)> {
         let (envelope, batch) = self
             .cluster
-            .request_pair(
-                Some(target),
+            .request_pair_leader(
+                &target.topic,
+                target.partition,
                 Lane::CONTROL,
                 command,
                 payload,

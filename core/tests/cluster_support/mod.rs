@@ -52,8 +52,14 @@ pub fn producer_config(addr: &str) -> ProducerConfig {
 /// through `addr`, and waits until CLUSTER_STATUS shows every partition
 /// led with a full ISR.
 pub async fn create_topic(admin: &Admin, topic: &str, partitions: u32) {
-    let mut t = NewTopic::new(topic).partitions(partitions);
+    create(admin, NewTopic::new(topic).partitions(partitions)).await;
+}
+
+/// [`create_topic`] for any definition (replication factor 3 set here).
+pub async fn create(admin: &Admin, mut t: NewTopic) {
     t.replication_factor = Some(3);
+    let (topic, partitions) = (t.name.clone(), t.partitions.unwrap_or(1));
+    let topic = topic.as_str();
     admin.create_topic(&t).await.unwrap();
     status_until(admin, "every partition led with a full ISR", |s| {
         let ps: Vec<_> = s.partitions.iter().filter(|p| p.topic == topic).collect();

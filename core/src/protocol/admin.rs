@@ -453,9 +453,9 @@ mod tests {
         // A leaderless partition keeps its place.
         let r = OkReply::parse(b"OK topic=t partitions=3 leaders=h:1,,h:3 epochs=1,2,1 revision=1")
             .unwrap();
-        let m = TopicMetadata::from_reply(&r).unwrap();
-        assert_eq!(m.leaders, ["h:1", "", "h:3"]);
-        assert_eq!(m.epochs, [1, 2, 1]);
+        let leaderless = TopicMetadata::from_reply(&r).unwrap();
+        assert_eq!(leaderless.leaders, ["h:1", "", "h:3"]);
+        assert_eq!(leaderless.epochs, [1, 2, 1]);
         assert_eq!(m.topic.partitioner, "hash_key");
         let r = OkReply::parse(b"OK topic=t partitions=2 offsets=P0:earliest=0:latest=5:leo=5:hwm=5,P1:earliest=2:latest=3:leo=4:hwm=3").unwrap();
         let o = parse_offsets(&r).unwrap();

@@ -1,9 +1,12 @@
 # conformance/build.mk: the cross-language conformance matrix.
 # Included from the top-level Makefile (run from the repository root).
 #
-#   make conformance                        every binding x every scenario
+#   make conformance                        every binding x every scenario (plain),
+#                                           the secure and the cluster core sets
 #   make conformance CONFORMANCE_BINDINGS=rust,go CONFORMANCE_SCENARIOS='admin_*'
 #   make conformance CONFORMANCE_MODES=secure    only the TLS + auth runs
+#   make conformance CONFORMANCE_MODES=cluster CONFORMANCE_CLUSTER_SCENARIOS=all
+#                                           every scenario against a cluster
 #
 # Each driver's build.mk defines conformance-driver-<lang>, which leaves an
 # executable at target/conformance/bin/<lang>. The harness starts a fresh
@@ -12,7 +15,9 @@
 CONFORMANCE_BINDINGS  ?= rust,c,cpp,go,python,python-asyncio,java
 CONFORMANCE_SCENARIOS ?= *
 CONFORMANCE_JOBS      ?= 3
-CONFORMANCE_MODES     ?= plain,secure
+CONFORMANCE_MODES     ?= plain,secure,cluster
+# Cluster mode runs conformance/cluster-core.txt (core) or every scenario (all).
+CONFORMANCE_CLUSTER_SCENARIOS ?= core
 comma := ,
 
 include $(wildcard conformance/drivers/*/build.mk)
@@ -28,4 +33,5 @@ conformance: $(CONFORMANCE_DRIVERS) conformance-pki-tool $(PY_TOOLS_STAMP)
 	$(PY_BIN) -m mypy --strict --cache-dir $(abspath $(or $(CARGO_TARGET_DIR),target))/mypy-python \
 	  conformance/harness.py tools/demo.py
 	python3 conformance/harness.py --bindings '$(CONFORMANCE_BINDINGS)' \
-	  --scenarios '$(CONFORMANCE_SCENARIOS)' --modes '$(CONFORMANCE_MODES)' --jobs $(CONFORMANCE_JOBS)
+	  --scenarios '$(CONFORMANCE_SCENARIOS)' --modes '$(CONFORMANCE_MODES)' \
+	  --cluster-scenarios '$(CONFORMANCE_CLUSTER_SCENARIOS)' --jobs $(CONFORMANCE_JOBS)

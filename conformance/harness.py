@@ -7,12 +7,17 @@ Scenarios (conformance/scenarios/*.json) are data; drivers only execute plans
 and report (see conformance/PROTOCOL.md). This file owns the comparison, so
 that "what passes" is decided once for every language.
 
-Usage: harness.py [--bindings rust,c,...] [--scenarios glob] [--modes plain,secure] [--jobs N]
+Usage: harness.py [--bindings all|rust,c,...] [--scenarios glob]
+                  [--modes plain,secure,cluster] [--cluster-scenarios core|all] [--jobs N]
 
 Modes: `plain` runs every scenario against a broker on plain TCP; `secure`
 runs the scenarios that list it in their "modes" against a broker with TLS,
 mutual TLS and token authentication on, every client configured with the CA,
-a client certificate and a principal's token (SECURE_USERS).
+a client certificate and a principal's token (SECURE_USERS); `cluster` runs
+the cluster core set (conformance/cluster-core.txt, or every scenario with
+`--cluster-scenarios all`) against three data brokers and a `--no-replicas`
+gateway, the driver bootstrapped from the gateway so that every partition
+is reached through a redirect.
 
 Exit status: 0 when every (binding, scenario) passes, 1 otherwise.
 """
@@ -24,8 +29,11 @@ import concurrent.futures
 import fnmatch
 import json
 import os
+import random
+import secrets
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -42,6 +50,14 @@ TARGET = Path(os.environ.get("CARGO_TARGET_DIR") or ROOT / "target").resolve()
 BINDINGS = ["rust", "c", "cpp", "go", "python", "python-asyncio", "java"]
 DRIVER_TIMEOUT_S = 180
 BROKER_START_TIMEOUT_S = 30
+# A cluster member is ready (/ready is 200) once a Raft leader is known and
+# it is registered and active.
+CLUSTER_READY_TIMEOUT_S = 60
+# Cluster mode: data brokers (replicas, leaders) and gateways (--no-replicas).
+CLUSTER_DATA_BROKERS = 3
+CLUSTER_GATEWAYS = 1
+# The scenarios that must pass in cluster mode, one name a line.
+CLUSTER_CORE = ROOT / "conformance" / "cluster-core.txt"
 
 # Each op's own arguments (PROTOCOL.md, "Ops"); on the ops that open an
 # object, any other argument is configuration, written `config.<option>`.
@@ -53,6 +69,9 @@ OP_ARGS = {
     "truncate_topic": {"topic", "expected_revision", "admin"},
     "alter_topic": {"topic", "min_in_sync_replicas", "admin"},
     "list_topics": {"admin"},
+    "cluster_status": {"admin"},
+    "elect_leader": {"topic", "partition", "broker", "admin"},
+    "list_cluster": {"admin"},
     "describe_topic": {"topic", "admin"},
     "list_offsets": {"topic", "partition", "admin"},
     "await_earliest": {"topic", "partition", "min", "timeout_ms", "admin"},
@@ -101,7 +120,7 @@ OP_ARGS = {
 OPEN_OPS = {"admin_open", "producer_open", "consumer_open", "es_open"}
 BYTE_ARGS = {"key", "value", "key_prefix", "value_prefix", "metadata", "state"}
 STEP_KEYS = {"op", "id", "expect", "expect_error", "expect_any", "expect_one_failed", "note", "client_certificate"}
-MODES = ["plain", "secure"]
+MODES = ["plain", "secure", "cluster"]
 
 # The principals of the secure-mode broker: name -> (token, permissions).
 # Objects a scenario opens act as `admin` unless the step names another
@@ -173,7 +192,13 @@ class Scenario:
     broker_args: list[str]
     # Phases are separated by broker restarts; each is a list of (global index, step).
     phases: list[list[tuple[int, dict[str, Any]]]]
+    # The modes the file lists (default plain). Cluster mode runs the
+    # scenarios of the core set, or with --cluster-scenarios all those that
+    # list plain or cluster (runs_in); never a standalone_only one.
     modes: list[str]
+    # Expectations that only a standalone broker meets (e.g. the cluster ops'
+    # distribution_not_enabled): never run in cluster mode.
+    standalone_only: bool = False
 
     @staticmethod
     def load(path: Path) -> "Scenario":
@@ -191,6 +216,7 @@ class Scenario:
             broker_args=[str(a) for a in data.get("broker_args", [])],
             phases=phases,
             modes=Scenario.check_modes(data.get("modes", ["plain"]), path.name),
+            standalone_only=bool(data.get("standalone_only", False)),
         )
 
     @staticmethod
@@ -203,6 +229,36 @@ class Scenario:
 def load_scenarios(pattern: str) -> list[Scenario]:
     paths = sorted(p for p in SCENARIOS.glob("*.json") if fnmatch.fnmatch(p.stem, pattern))
     return [Scenario.load(p) for p in paths]
+
+
+def load_cluster_core(path: Path = CLUSTER_CORE) -> set[str]:
+    """The cluster core set: one scenario name a line, `#` starts a comment
+    (the pending scenarios are listed there commented out)."""
+    names = set()
+    for n, raw in enumerate(path.read_text().splitlines(), start=1):
+        name = raw.split("#", 1)[0].strip()
+        if not name:
+            continue
+        scenario = SCENARIOS / f"{name}.json"
+        if not scenario.is_file():
+            raise ScenarioError(f"{path.name} line {n}: no scenario {name!r}")
+        if Scenario.load(scenario).standalone_only:
+            raise ScenarioError(f"{path.name} line {n}: {name} is standalone_only")
+        names.add(name)
+    return names
+
+
+def runs_in(scenario: Scenario, mode: str, cluster_set: set[str] | None) -> bool:
+    """Whether a scenario runs in a mode: plain and secure as its file lists;
+    cluster when it is in the cluster set (None: every scenario that runs
+    plain or lists cluster) and not standalone_only."""
+    if mode != "cluster":
+        return mode in scenario.modes
+    if scenario.standalone_only:
+        return False
+    if cluster_set is None:
+        return "plain" in scenario.modes or "cluster" in scenario.modes
+    return scenario.name in cluster_set
 
 
 # ------------------------------------------------------------ expectations
@@ -236,6 +292,8 @@ def check_result(step: dict[str, Any], line: dict[str, Any], saved: dict[str, di
     for key, want in step.get("expect", {}).items():
         if key == "union_with":
             problem = check_union(want, result, saved)
+        elif isinstance(want, dict) and "same_as" in want:
+            problem = check_relative(key, want, result, saved)
         else:
             problem = check_expectation(key, want, result)
         if problem:
@@ -329,11 +387,29 @@ def check_expectation(key: str, want: Any, result: dict[str, Any]) -> str | None
         events = result.get("events") or []
         got = [e["kind"] if key == "event_kinds" else len(e["partitions"]) for e in events]
         return None if got == want else f"expected {key} {want}, got {short(events)}"
-    if key == "offset_not_null":
-        ok = (result.get("offset") is not None) == bool(want)
-        return None if ok else f"expected offset_not_null={want}, got {result.get('offset')}"
+    if key.endswith("_not_null"):  # e.g. offset_not_null, raft_leader_not_null
+        name = key[: -len("_not_null")]
+        ok = (result.get(name) is not None) == bool(want)
+        return None if ok else f"expected {key}={want}, got {name}={result.get(name)!r}"
     got = result.get(key)
     return None if got == want else f"expected {key}={want!r}, got {got!r}"
+
+
+def check_relative(key: str, want: dict[str, Any], result: dict[str, Any],
+                   saved: dict[str, dict[str, Any]]) -> str | None:
+    """`{"same_as": id, "plus": n}`: the field equals the same field of
+    earlier step `id`'s result, plus `n` (default 0), e.g. a leader epoch
+    one above the previous election's."""
+    other = saved.get(want["same_as"])
+    if other is None or not other.get("ok"):
+        return f"{key}: no earlier successful step with id {want['same_as']!r}"
+    base = (other.get("result") or {}).get(key)
+    plus = want.get("plus", 0)
+    if plus and not isinstance(base, int):
+        return f"{key}: step {want['same_as']!r} reported {base!r}, not a number"
+    expected = base + plus if plus else base
+    got = result.get(key)
+    return None if got == expected else f"expected {key}={expected!r} ({want['same_as']}'s + {plus}), got {got!r}"
 
 
 def check_union(want: dict[str, Any], result: dict[str, Any], saved: dict[str, dict[str, Any]]) -> str | None:
@@ -472,15 +548,20 @@ def secure_prelude(secure: Secure | None) -> list[dict[str, Any]]:
 
 
 class Broker:
-    """A reference broker process with its own data directory and ports."""
+    """A reference broker process with its own data directory and ports.
 
-    def __init__(self, binary: Path, data_dir: Path, args: list[str], secure: Secure | None = None):
+    Every mode starts its brokers through this class: a standalone broker,
+    or a cluster member (`args` then carry the cluster flags)."""
+
+    def __init__(self, binary: Path, data_dir: Path, args: list[str], secure: Secure | None = None,
+                 log: Path | None = None):
         self.binary, self.data_dir, self.args = binary, data_dir, args
+        self.data_dir.mkdir(parents=True, exist_ok=True)
         self.proc: subprocess.Popen[str] | None = None
         self.addr = "127.0.0.1:0"
         self.health = "127.0.0.1:0"
         self.tls_addr = "127.0.0.1:0"
-        self.log = open(data_dir.parent / "broker.log", "a")
+        self.log = open(log or data_dir.parent / "broker.log", "a")
         self.config: Path | None = None
         if secure is not None:
             self.config = data_dir.parent / "broker.toml"
@@ -511,6 +592,20 @@ class Broker:
         # Keep draining stdout so the broker never blocks on a full pipe.
         threading.Thread(target=lambda p=self.proc: [None for _ in p.stdout], daemon=True).start()
 
+    def wait_ready(self, timeout: float) -> None:
+        """Waits until the health listener answers `/ready` with 200."""
+        deadline = time.monotonic() + timeout
+        while http_status(self.health, "/ready") != 200:
+            if self.proc is None or self.proc.poll() is not None:
+                raise RuntimeError(f"broker exited before it was ready (log: {self.log.name})")
+            if time.monotonic() > deadline:
+                raise RuntimeError(f"broker not ready within {timeout}s (log: {self.log.name})")
+            time.sleep(0.05)  # /ready is polled: the broker has no readiness event to wait on
+
+    def log_text(self) -> str:
+        """What the broker logged so far (it writes the file itself)."""
+        return Path(self.log.name).read_text(errors="replace")
+
     def kill(self) -> None:
         """SIGKILL: the restart scenarios check that acknowledged data survives a crash."""
         if self.proc and self.proc.poll() is None:
@@ -525,6 +620,142 @@ class Broker:
             except subprocess.TimeoutExpired:
                 self.kill()
         self.log.close()
+
+
+def http_status(addr: str, path: str) -> int | None:
+    """The status code of `GET path` on `addr`, None when not reachable."""
+    host, port = addr.rsplit(":", 1)
+    try:
+        with socket.create_connection((host, int(port)), timeout=1) as s:
+            s.settimeout(2)
+            s.sendall(f"GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n".encode())
+            reply = b""
+            while chunk := s.recv(4096):
+                reply += chunk
+    except OSError:
+        return None
+    parts = reply.split(maxsplit=2)
+    return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else None
+
+
+def fixed_port() -> int:
+    """A free loopback port for a listener whose address peers need up front.
+
+    Picked below the kernel's ephemeral range, so that the port-0 listeners
+    and outgoing connections of the other runs cannot take it between the
+    pick and the broker's bind (which happened with ports picked by binding
+    port 0); only another pick here can, and Cluster.start retries that."""
+    try:
+        low = int(Path("/proc/sys/net/ipv4/ip_local_port_range").read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    for _ in range(100):
+        port = random.randrange(10000, max(low, 10001))
+        with socket.socket() as s:
+            try:
+                s.bind(("127.0.0.1", port))
+            except OSError:
+                continue
+            return port
+    raise RuntimeError("no free port below the ephemeral range")
+
+
+class Standalone:
+    """One broker: plain or secure mode."""
+
+    def __init__(self, binary: Path, run_dir: Path, args: list[str], secure: Secure | None):
+        self.broker = Broker(binary, run_dir / "data", args, secure)
+
+    @property
+    def bootstrap(self) -> str:
+        return self.broker.client_addr
+
+    def start(self) -> None:
+        self.broker.start()
+
+    def restart(self) -> None:
+        """`restart_broker`: SIGKILL, then the same ports and data directory."""
+        self.broker.kill()
+        self.broker.start()
+
+    def stop(self) -> None:
+        self.broker.stop()
+
+
+class Cluster:
+    """Cluster mode: CLUSTER_DATA_BROKERS brokers that hold the replicas and
+    CLUSTER_GATEWAYS `--no-replicas` members (they lead nothing) under one
+    root, with one internal token. Cluster listeners are on fixed ports
+    picked free up front (every member needs its peers' addresses), client and
+    health listeners on port 0 (kept across restarts). Drivers bootstrap
+    from the first gateway, so every partition is reached by a redirect.
+    The scenario's broker_args go to every member."""
+
+    def __init__(self, binary: Path, run_dir: Path, args: list[str]):
+        self.binary, self.run_dir, self.args = binary, run_dir, args
+        self.root = run_dir / "cluster"
+        self.members: list[Broker] = []
+
+    def create_members(self) -> None:
+        n = CLUSTER_DATA_BROKERS + CLUSTER_GATEWAYS
+        ports: list[int] = []
+        while len(ports) < n:
+            port = fixed_port()
+            if port not in ports:
+                ports.append(port)
+        peers = ",".join(f"{i}=127.0.0.1:{port}" for i, port in enumerate(ports, start=1))
+        token = secrets.token_hex(16)
+        self.members = [
+            Broker(self.binary, self.root / f"node-{i}",
+                   [*self.args, "--node-id", str(i), "--cluster-peers", peers, "--internal-auth-token", token]
+                   + (["--no-replicas"] if i > CLUSTER_DATA_BROKERS else []),
+                   log=self.run_dir / f"broker-{i}.log")
+            for i in range(1, n + 1)
+        ]
+
+    @property
+    def gateway(self) -> Broker:
+        return self.members[CLUSTER_DATA_BROKERS]
+
+    @property
+    def bootstrap(self) -> str:
+        return self.gateway.client_addr
+
+    def start(self) -> None:
+        """Starts a new cluster; when a member cannot bind its cluster port
+        (taken since it was picked), once more on other ports."""
+        for attempt in range(2):
+            self.create_members()
+            try:
+                self.start_members()
+                return
+            except RuntimeError:
+                if attempt == 1 or not any("Address already in use" in m.log_text() for m in self.members):
+                    raise
+                self.stop()
+
+    def start_members(self) -> None:
+        # Every member first (a Raft leader needs a majority), then /ready on each.
+        for m in self.members:
+            m.start()
+        for m in self.members:
+            m.wait_ready(CLUSTER_READY_TIMEOUT_S)
+
+    def restart(self) -> None:
+        """`restart_broker`: the whole cluster is SIGKILLed and restarted on
+        the same ports and data directories (what a scenario says of "the
+        broker" - acknowledged data and state survive a crash - is said of
+        the service, not of one member; killing one member is failover,
+        which broker/tests/cluster.rs and the chaos tests cover)."""
+        for m in self.members:
+            m.kill()
+        self.start_members()
+
+    def stop(self) -> None:
+        for m in self.members:
+            m.kill()
+            m.log.close()
+        shutil.rmtree(self.root, ignore_errors=True)  # data only; logs stay in the run directory
 
 
 def read_line(proc: subprocess.Popen[str], timeout: float) -> str | None:
@@ -559,25 +790,26 @@ def run_one(binding: str, scenario: Scenario, mode: str, broker_bin: Path, work:
             secure: Secure | None) -> Outcome:
     started = time.monotonic()
     name = run_name(scenario, mode)
-    run_dir = Path(tempfile.mkdtemp(prefix=f"{binding}-{name}-", dir=work))
+    run_dir = Path(tempfile.mkdtemp(prefix=f"{binding}-{name.replace('@', '-')}-", dir=work))
     secure = secure if mode == "secure" else None
-    broker = Broker(broker_bin, run_dir / "data", scenario.broker_args, secure)
-    (run_dir / "data").mkdir()
     outcome = Outcome(binding, name, "pass")
+    brokers: Standalone | Cluster | None = None
     try:
-        broker.start()
+        brokers = Cluster(broker_bin, run_dir, scenario.broker_args) if mode == "cluster" \
+            else Standalone(broker_bin, run_dir, scenario.broker_args, secure)
+        brokers.start()
         for n, phase in enumerate(scenario.phases):
             if n > 0:
-                broker.kill()
-                broker.start()
-            problem = run_phase(binding, scenario, n, phase, broker.client_addr, run_dir, outcome, secure)
+                brokers.restart()
+            problem = run_phase(binding, scenario, n, phase, brokers.bootstrap, run_dir, outcome, secure)
             if problem:
                 outcome.status, outcome.detail = "fail", problem
                 break
     except Exception as e:  # noqa: BLE001 - any harness trouble fails the run, visibly
         outcome.status, outcome.detail = "fail", f"harness: {e}"
     finally:
-        broker.stop()
+        if brokers is not None:
+            brokers.stop()
     outcome.seconds = round(time.monotonic() - started, 2)
     if outcome.status == "pass":
         shutil.rmtree(run_dir, ignore_errors=True)
@@ -587,7 +819,7 @@ def run_one(binding: str, scenario: Scenario, mode: str, broker_bin: Path, work:
 
 
 def run_name(scenario: Scenario, mode: str) -> str:
-    """A scenario's name in the matrix: `name` in plain mode, `name@secure`."""
+    """A scenario's name in the matrix: `name` in plain mode, `name@secure`, `name@cluster`."""
     return scenario.name if mode == "plain" else f"{scenario.name}@{mode}"
 
 
@@ -652,17 +884,20 @@ def print_matrix(bindings: list[str], runs: list[str], results: dict[tuple[str, 
         print(f"FAIL {o.binding} {o.scenario}: {o.detail}")
     total = len(results)
     secure = sum(1 for r in runs if r.endswith("@secure"))
+    cluster = sum(1 for r in runs if r.endswith("@cluster"))
     print(f"\nconformance: {total - len(failed)} passed, {len(failed)} failed "
           f"({len(bindings)} bindings x {len(runs)} scenario runs: "
-          f"{len(runs) - secure} plain, {secure} secure)")
+          f"{len(runs) - secure - cluster} plain, {secure} secure, {cluster} cluster)")
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--bindings", default=",".join(BINDINGS))
+    ap.add_argument("--bindings", default=",".join(BINDINGS), help="comma-separated, or all")
     ap.add_argument("--scenarios", default="*", help="glob on scenario names")
     ap.add_argument("--jobs", type=int, default=min(4, os.cpu_count() or 2))
-    ap.add_argument("--modes", default=",".join(MODES), help="plain, secure or both")
+    ap.add_argument("--modes", default=",".join(MODES), help="some of plain, secure, cluster")
+    ap.add_argument("--cluster-scenarios", choices=["core", "all"], default="core",
+                    help=f"cluster mode runs the core set ({CLUSTER_CORE.name}) or every scenario")
     ap.add_argument("--broker", default=str(TARGET / "debug" / "cursus-broker"))
     ap.add_argument("--pki-tool", default=str(TARGET / "debug" / "cursus-test-pki"),
                     help="cursus-test-pki, which writes the secure mode's certificates")
@@ -671,7 +906,7 @@ def main() -> int:
                     help="working directory of the runs (emptied first); give concurrent harnesses their own")
     args = ap.parse_args()
 
-    bindings = [b for b in args.bindings.split(",") if b]
+    bindings = BINDINGS if args.bindings == "all" else [b for b in args.bindings.split(",") if b]
     unknown = [b for b in bindings if b not in BINDINGS]
     if unknown:
         ap.error(f"unknown bindings {unknown}; known: {BINDINGS}")
@@ -692,7 +927,8 @@ def main() -> int:
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     secure = Secure.create(pki_bin, work) if "secure" in modes else None
-    runs = [(s, m) for s in scenarios for m in modes if m in s.modes]
+    cluster_set = load_cluster_core() if "cluster" in modes and args.cluster_scenarios == "core" else None
+    runs = [(s, m) for s in scenarios for m in modes if runs_in(s, m, cluster_set)]
     if not runs:
         ap.error(f"no scenario matching {args.scenarios!r} runs in modes {modes}")
     run_names = [run_name(s, m) for s, m in runs]

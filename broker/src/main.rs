@@ -11,6 +11,7 @@ use cursus_broker::cluster::config::ClusterConfig;
 use cursus_broker::cluster::groups::RaftGroups;
 use cursus_broker::cluster::node::ClusterNode;
 use cursus_broker::cluster::replication::{self, BrokerHandler};
+use cursus_broker::cluster::txns::RaftTxns;
 use cursus_broker::config::{Cli, Config, LISTEN_OFF};
 use cursus_broker::health::{self, Readiness};
 use cursus_broker::metrics::Metrics;
@@ -194,6 +195,9 @@ async fn start_cluster(broker: &Arc<Broker>, config: ClusterConfig) -> Result<()
     let node = ClusterNode::start(broker, config, listener, handler).await?;
     let _ = broker.cluster_node.set(Arc::clone(&node));
     broker.groups.set_replicator(Arc::new(RaftGroups {
+        node: Arc::downgrade(&node),
+    }));
+    broker.txns.set_replicator(Arc::new(RaftTxns {
         node: Arc::downgrade(&node),
     }));
     tokio::spawn(replication::reconcile_forever(Arc::clone(broker), node));

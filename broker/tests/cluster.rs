@@ -110,8 +110,23 @@ async fn three_brokers_form_a_cluster_and_share_topics() {
 
     // DELETE through any broker removes it everywhere.
     other.ok("DELETE topic=orders").await;
-    let e = c.error("METADATA topic=orders").await;
-    assert_eq!(e.code, "topic_not_found");
+    assert_eq!(
+        other.error("METADATA topic=orders").await.code,
+        "topic_not_found"
+    );
+    // The others follow as they apply the deletion.
+    until(&cluster.members[0].addr, "the deletion everywhere", |s| {
+        !s["partitions"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|p| p["topic"] == "orders")
+    })
+    .await;
+    assert_eq!(
+        c.error("METADATA topic=orders").await.code,
+        "topic_not_found"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -144,15 +159,17 @@ async fn non_leaders_redirect_and_acks_all_waits_for_the_isr() {
     // acks=all on the leader is answered once every ISR member has it.
     let mut l = client(&leader_addr).await;
     for i in 0..10 {
-        let frame = l
-            .request(&format!(
-                "PUBLISH topic=t partition=0 acks=all producerId=p message=m{i}"
-            ))
-            .await;
-        assert_eq!(frame.status, Status::Ok);
+        on_leader(
+            &leader_addr,
+            &format!("PUBLISH topic=t partition=0 acks=all producerId=p message=m{i}"),
+        )
+        .await;
     }
-    let s = status(&mut c).await;
-    assert_eq!(partition(&s, "t", 0)["hwm"], 10);
+    // This broker's copy of the replicated state may trail the leader's.
+    let s = until(&cluster.members[0].addr, "hwm 10", |s| {
+        partition(s, "t", 0)["hwm"] == 10
+    })
+    .await;
     assert_eq!(partition(&s, "t", 0)["isr"].as_array().unwrap().len(), 3);
     let batch = l
         .consume("CONSUME topic=t partition=0 offset=0 member=m")
@@ -183,11 +200,11 @@ async fn a_killed_leader_fails_over_without_losing_acknowledged_records() {
         .unwrap();
     let leader_addr = addr_of(&s, &leader_id);
     let epoch = partition(&s, "t", pid)["leader_epoch"].as_u64().unwrap();
-    let mut l = client(&leader_addr).await;
     for i in 0..50 {
-        l.ok(&format!(
-            "PUBLISH topic=t partition={pid} acks=all producerId=p message=m{i}"
-        ))
+        on_leader(
+            &leader_addr,
+            &format!("PUBLISH topic=t partition={pid} acks=all producerId=p message=m{i}"),
+        )
         .await;
     }
     let victim = cluster.index_of(&leader_addr).unwrap();
@@ -316,11 +333,11 @@ async fn a_stopped_follower_catches_up_and_the_cluster_survives_a_full_restart()
             .any(|b| b == follower_id.as_str())
     })
     .await;
-    let mut l = client(&leader_addr).await;
     for i in 0..20 {
-        l.ok(&format!(
-            "PUBLISH topic=t partition=0 acks=all producerId=p message=m{i}"
-        ))
+        on_leader(
+            &leader_addr,
+            &format!("PUBLISH topic=t partition=0 acks=all producerId=p message=m{i}"),
+        )
         .await;
     }
     cluster.restart(follower);
@@ -440,8 +457,11 @@ async fn read_committed_never_passes_the_committed_hwm() {
     let s = status(&mut c).await;
     let leader_addr = addr_of(&s, partition(&s, "t", 0)["leader"].as_str().unwrap());
     let mut l = client(&leader_addr).await;
-    l.ok("PUBLISH topic=t partition=0 acks=all producerId=p message=committed")
-        .await;
+    on_leader(
+        &leader_addr,
+        "PUBLISH topic=t partition=0 acks=all producerId=p message=committed",
+    )
+    .await;
     // Both followers die: nothing new can be committed.
     let leader = cluster.index_of(&leader_addr).unwrap();
     for i in (0..3).filter(|i| *i != leader) {
@@ -482,11 +502,11 @@ async fn alter_truncate_and_describe_go_through_the_cluster() {
         .await;
     let s = status(&mut c).await;
     let leader_addr = addr_of(&s, partition(&s, "t", 0)["leader"].as_str().unwrap());
-    let mut l = client(&leader_addr).await;
     for i in 0..3 {
-        l.ok(&format!(
-            "PUBLISH topic=t partition=0 acks=all producerId=p message=m{i}"
-        ))
+        on_leader(
+            &leader_addr,
+            &format!("PUBLISH topic=t partition=0 acks=all producerId=p message=m{i}"),
+        )
         .await;
     }
     // ALTER on one broker: every broker reports the new override, and
@@ -504,8 +524,11 @@ async fn alter_truncate_and_describe_go_through_the_cluster() {
     assert_eq!(p["replicas"].as_array().unwrap().len(), 3);
     assert_eq!(p["isr"].as_array().unwrap().len(), 3);
     assert_eq!(p["hwm"], 3);
-    l.ok("PUBLISH topic=t partition=0 acks=all producerId=p message=ok")
-        .await;
+    on_leader(
+        &leader_addr,
+        "PUBLISH topic=t partition=0 acks=all producerId=p message=ok",
+    )
+    .await;
     // TRUNCATE through another broker empties the leader's copy.
     let e = other.error("TRUNCATE topic=t expected_revision=1").await;
     assert_eq!(e.code, "topic_revision_conflict");
@@ -579,13 +602,17 @@ async fn event_sourcing_follows_the_leader_and_snapshots_survive_failover() {
         )
         .await;
     }
-    on_leader(&first, "SAVE_SNAPSHOT topic=es key=order-1 version=2 message=state2").await;
-    // Transactions are refused in distributed mode (not yet replicated).
-    let e = c.error("INIT_PRODUCER_ID transactional_id=tx").await;
-    assert_eq!(e.code, "transactions_unavailable_in_distributed_mode");
+    on_leader(
+        &first,
+        "SAVE_SNAPSHOT topic=es key=order-1 version=2 message=state2",
+    )
+    .await;
 
     let s = status(&mut c).await;
-    let leader_id = partition(&s, "es", 0)["leader"].as_str().unwrap().to_string();
+    let leader_id = partition(&s, "es", 0)["leader"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let victim = cluster.index_of(&addr_of(&s, &leader_id)).unwrap();
     cluster.kill(victim);
     let survivor = cluster.members[(victim + 1) % 3].addr.clone();
@@ -603,4 +630,150 @@ async fn event_sourcing_follows_the_leader_and_snapshots_survive_failover() {
         "APPEND_STREAM topic=es key=order-1 version=4 event_type=E message=e4",
     )
     .await;
+}
+
+/// The client address of the coordinator of `key`.
+async fn coordinator(addr: &str, key: &str) -> String {
+    let mut c = client(addr).await;
+    let f = kv(&c
+        .ok(&format!("FIND_COORDINATOR transactional_id={key}"))
+        .await);
+    format!("{}:{}", f["host"], f["port"])
+}
+
+async fn committed_values(start: &str, partition: u32) -> Vec<String> {
+    let reply = on_leader_frame(
+        start,
+        &format!("CONSUME topic=t partition={partition} offset=0 member=m"),
+    )
+    .await;
+    cursus_wire::Batch::decode(reply)
+        .unwrap()
+        .records
+        .iter()
+        .map(|r| String::from_utf8_lossy(&r.payload).into_owned())
+        .collect()
+}
+
+/// [`on_leader`] returning the raw payload.
+async fn on_leader_frame(start: &str, line: &str) -> bytes::Bytes {
+    let mut addr = start.to_string();
+    let deadline = Instant::now() + SAFETY;
+    loop {
+        let mut c = client(&addr).await;
+        let frame = c.request(line).await;
+        if frame.status == Status::Ok {
+            return frame.payload;
+        }
+        let e = cursus_wire::ErrorPayload::decode(frame.payload).unwrap();
+        assert!(e.retryable, "{line}: {}", e.render());
+        if let Some(leader) = e.fields.get("leader").filter(|l| l.contains(':')) {
+            addr = leader.clone();
+        } else {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(Instant::now() < deadline, "{line} never succeeded");
+    }
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn transactions_span_partitions_led_by_other_brokers_and_survive_their_coordinator() {
+    let mut cluster = TestCluster::start(3);
+    let first = cluster.members[0].addr.clone();
+    let mut c = client(&first).await;
+    c.ok("CREATE topic=t partitions=3 replication_factor=3")
+        .await;
+    let coord = coordinator(&first, "tx").await;
+    let e = client(
+        cluster
+            .members
+            .iter()
+            .find(|m| m.addr != coord)
+            .unwrap()
+            .addr
+            .as_str(),
+    )
+    .await
+    .error("INIT_PRODUCER_ID transactional_id=tx")
+    .await;
+    assert_eq!(e.code, "NOT_COORDINATOR");
+
+    let mut k = client(&coord).await;
+    let init = kv(&k.ok("INIT_PRODUCER_ID transactional_id=tx").await);
+    let (pid, epoch) = (init["producerId"].clone(), init["epoch"].clone());
+    let session = format!("transactional_id=tx producerId={pid} epoch={epoch}");
+    k.ok(&format!("BEGIN_TXN {session}")).await;
+    for p in 0..3u32 {
+        k.ok(&format!(
+            "TXN_PUBLISH {session} topic=t partition={p} seqNum=1 message=c{p}"
+        ))
+        .await;
+    }
+    // Open: invisible to read_committed on every leader.
+    for p in 0..3 {
+        assert!(committed_values(&first, p).await.is_empty());
+    }
+    let end = kv(&k.ok(&format!("END_TXN {session} result=commit")).await);
+    assert_eq!(end["state"], "committed");
+    assert_eq!(end["messages"], "3");
+    for p in 0..3 {
+        assert_eq!(committed_values(&first, p).await, vec![format!("c{p}")]);
+    }
+
+    // A second transaction, open when its coordinator dies: the new
+    // coordinator has its state and aborts it on request.
+    let init = kv(&k.ok("INIT_PRODUCER_ID transactional_id=tx").await);
+    let epoch = init["epoch"].clone();
+    assert_eq!(init["producerId"], pid, "the same producer, a new epoch");
+    let session = format!("transactional_id=tx producerId={pid} epoch={epoch}");
+    k.ok(&format!("BEGIN_TXN {session}")).await;
+    for p in 0..3u32 {
+        k.ok(&format!(
+            "TXN_PUBLISH {session} topic=t partition={p} seqNum=1 message=a{p}"
+        ))
+        .await;
+    }
+    let victim = cluster.index_of(&coord).unwrap();
+    cluster.kill(victim);
+    let survivor = cluster.members[(victim + 1) % 3].addr.clone();
+    until(&survivor, "the coordinator to be inactive", |s| {
+        s["brokers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|b| b["status"] == "active")
+            .count()
+            == 2
+    })
+    .await;
+    let new_coord = coordinator(&survivor, "tx").await;
+    assert_ne!(new_coord, coord);
+    let mut n = client(&new_coord).await;
+    let status = kv(&n.ok("TXN_STATUS transactional_id=tx").await);
+    assert_eq!(status["state"], "open");
+    assert_eq!(status["participants"], "3");
+    let deadline = Instant::now() + SAFETY;
+    loop {
+        let frame = n.request(&format!("END_TXN {session} result=abort")).await;
+        if frame.status == Status::Ok {
+            let end = kv(&String::from_utf8_lossy(&frame.payload));
+            assert_eq!(end["state"], "aborted");
+            break;
+        }
+        let e = cursus_wire::ErrorPayload::decode(frame.payload).unwrap();
+        assert!(e.retryable, "{}", e.render());
+        assert!(
+            Instant::now() < deadline,
+            "abort never finished: {}",
+            e.render()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    for p in 0..3 {
+        assert_eq!(
+            committed_values(&survivor, p).await,
+            vec![format!("c{p}")],
+            "aborted records stay invisible"
+        );
+    }
 }

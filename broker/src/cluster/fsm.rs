@@ -18,6 +18,7 @@ use serde::{Deserialize, Serialize};
 use crate::groups::records::{DurableState, RecordBody, Registration};
 use crate::groups::Selector;
 use crate::storage::TopicDefinition;
+use crate::txn::state::TxnSnapshot;
 
 /// A Raft node id.
 pub type NodeId = u64;
@@ -45,6 +46,16 @@ pub struct ClusterState {
     /// coordinator's copy when it moves).
     #[serde(default)]
     pub groups_version: u64,
+    /// Transaction coordinator state by transactional id (TXN_SYNC: the
+    /// distributed `__transaction_state`).
+    #[serde(default)]
+    pub txns: BTreeMap<String, TxnSnapshot>,
+    /// The next broker-managed producer number (`txn-<n>`), cluster-wide.
+    #[serde(default)]
+    pub next_producer_id: u64,
+    /// Bumped by every applied TXN_SYNC.
+    #[serde(default)]
+    pub txns_version: u64,
 }
 
 /// A consumer group's durable state.
@@ -187,6 +198,14 @@ pub enum FsmCommand {
         /// The record.
         record: RecordBody,
     },
+    /// TXN_SYNC: a transactional id's new durable state, as its
+    /// coordinator persisted it.
+    TxnSync {
+        /// The snapshot.
+        snapshot: TxnSnapshot,
+    },
+    /// Hands out the next producer number (unique across the cluster).
+    AllocateProducerId,
     /// ELECT_LEADER: makes an active in-sync replica the leader.
     ElectLeader {
         /// Topic.
@@ -216,6 +235,10 @@ pub enum FsmReply {
     },
     /// A group record was applied; the groups version it produced.
     GroupsVersion(u64),
+    /// A TXN_SYNC was applied; the transactions version it produced.
+    TxnsVersion(u64),
+    /// The producer number handed out.
+    ProducerId(u64),
     /// Refused: a typed error for the client.
     Rejected {
         /// The error code (e.g. `leader_election_rejected`).
@@ -345,6 +368,19 @@ impl ClusterState {
                 target,
             } => self.elect_leader(topic, *partition, *target),
             FsmCommand::GroupRecord { record } => self.apply_group_record(record),
+            FsmCommand::TxnSync { snapshot } => {
+                self.txns
+                    .insert(snapshot.transactional_id.clone(), snapshot.clone());
+                self.txns_version += 1;
+                FsmReply::TxnsVersion(self.txns_version)
+            }
+            FsmCommand::AllocateProducerId => {
+                // Numbers start at 1, as the standalone journal's do.
+                self.next_producer_id = self.next_producer_id.max(1);
+                let n = self.next_producer_id;
+                self.next_producer_id += 1;
+                FsmReply::ProducerId(n)
+            }
         }
     }
 
@@ -919,6 +955,24 @@ mod tests {
             .all(|p| p.committed_hwm == 0 && p.leader_epoch == 2));
         assert!(matches!(s.apply(&cmd), FsmReply::Rejected { .. }));
         assert_eq!(s.topics["t"].partitions[0].leader_epoch, 2);
+    }
+
+    #[test]
+    fn producer_ids_are_unique_and_txn_state_is_kept() {
+        let mut s = three();
+        let a = s.apply(&FsmCommand::AllocateProducerId);
+        let b = s.apply(&FsmCommand::AllocateProducerId);
+        assert_eq!((a, b), (FsmReply::ProducerId(1), FsmReply::ProducerId(2)));
+        let snap = TxnSnapshot::new("tx", "txn-1".into(), 5);
+        assert_eq!(
+            s.apply(&FsmCommand::TxnSync {
+                snapshot: snap.clone()
+            }),
+            FsmReply::TxnsVersion(1)
+        );
+        assert_eq!(s.txns["tx"], snap);
+        let json = serde_json::to_string(&s).unwrap();
+        assert_eq!(serde_json::from_str::<ClusterState>(&json).unwrap(), s);
     }
 
     #[test]

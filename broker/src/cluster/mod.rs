@@ -11,3 +11,4 @@ pub mod replication;
 pub mod routing;
 pub mod topics;
 pub mod transport;
+pub mod txns;

@@ -148,9 +148,16 @@ impl Replication {
 pub async fn reconcile_forever(broker: Arc<Broker>, node: Arc<ClusterNode>) {
     let mut applied = node.applied();
     let mut groups_version = None;
+    let mut txns_version = None;
     loop {
         let snapshot = node.state().clone();
         reconcile(&broker, &node, &snapshot).await;
+        if txns_version != Some(snapshot.txns_version) {
+            txns_version = Some(snapshot.txns_version);
+            broker
+                .txns
+                .sync_from_cluster(&snapshot.txns, snapshot.txns_version);
+        }
         if groups_version != Some(snapshot.groups_version) {
             groups_version = Some(snapshot.groups_version);
             broker
@@ -676,6 +683,7 @@ impl ClusterHandler for BrokerHandler {
             match command {
                 Command::ReplicateMessage => replicate_message(&broker, body).await,
                 Command::ReplicateSnapshot => store_snapshot(&broker, body).await,
+                Command::InternalBatch => crate::txn::participants::serve(&broker, body).await,
                 other => {
                     Err(ErrorPayload::new("unknown_command").with_field("command", other.name()))
                 }

@@ -50,3 +50,19 @@ fn leader_not_found(topic: &str, partition: u32) -> ErrorPayload {
         .with_field("topic", topic)
         .with_field("partition", partition)
 }
+
+/// The error for a topic this broker does not have: in a cluster, a topic
+/// the replicated state defines but this broker has not materialized yet
+/// is `topic_materialization_pending` (retryable), otherwise
+/// `topic_not_found`.
+pub fn missing_topic(broker: &Broker, name: &str) -> ErrorPayload {
+    let pending = broker
+        .cluster()
+        .is_some_and(|node| node.state().topics.contains_key(name));
+    let code = if pending {
+        "topic_materialization_pending"
+    } else {
+        "topic_not_found"
+    };
+    ErrorPayload::new(code).with_field("topic", name)
+}

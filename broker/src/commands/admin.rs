@@ -277,18 +277,19 @@ pub fn describe(broker: &Arc<Broker>, p: &CommandPayload, listener: Listener) ->
 /// METADATA topic=<name>: leaders (this broker for every partition) and the
 /// authoritative topic policy.
 pub fn metadata(broker: &Arc<Broker>, p: &CommandPayload, listener: Listener) -> HandlerResult {
-    let topic = existing_topic(broker, p, "METADATA")?;
     let (def, leaders, epochs) = match broker.cluster() {
+        // Answered from the replicated state alone: right after a CREATE
+        // elsewhere this broker may not have materialized the topic yet.
         Some(node) => {
+            let name = topic_param(p, "METADATA")?;
             let state = node.state();
-            let (def, leaders, epochs) =
-                crate::cluster::topics::leaders(&state, &topic.def.name, listener).ok_or_else(
-                    || ErrorPayload::new("topic_not_found").with_field("topic", &topic.def.name),
-                )?;
+            let (def, leaders, epochs) = crate::cluster::topics::leaders(&state, name, listener)
+                .ok_or_else(|| ErrorPayload::new("topic_not_found").with_field("topic", name))?;
             let epochs: Vec<String> = epochs.iter().map(u64::to_string).collect();
             (def, leaders.join(","), epochs.join(","))
         }
         None => {
+            let topic = existing_topic(broker, p, "METADATA")?;
             let n = topic.partitions.len();
             let leaders = vec![broker.advertised_to(listener); n].join(",");
             (topic.def.clone(), leaders, vec!["0"; n].join(","))

@@ -40,7 +40,7 @@ fn target(
     let topic = broker
         .topics
         .get(name)
-        .ok_or_else(|| ErrorPayload::new("topic_not_found").with_field("topic", name))?;
+        .ok_or_else(|| crate::cluster::routing::missing_topic(broker, name))?;
     if !topic.def.aggregate_replay {
         return Err(ErrorPayload::new("aggregate_replay_not_enabled").with_field("topic", name));
     }

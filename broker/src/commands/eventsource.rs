@@ -114,7 +114,7 @@ fn es_topic(broker: &Broker, name: &str) -> Result<Arc<Topic>, ErrorPayload> {
     let topic = broker
         .topics
         .get(name)
-        .ok_or_else(|| ErrorPayload::new("topic_not_found").with_field("topic", name))?;
+        .ok_or_else(|| crate::cluster::routing::missing_topic(broker, name))?;
     if !topic.def.event_sourcing {
         return Err(ErrorPayload::new("event_sourcing_not_enabled").with_field("topic", name));
     }
@@ -434,7 +434,13 @@ pub async fn append_stream(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerR
             if version <= current {
                 let offset = replay_retry(&partition, key, version, event_id, &digest).await?;
                 drop(writer);
-                return Ok(when_durable(&partition, &topic.def.name, version, offset));
+                return Ok(when_durable(
+                    broker,
+                    &partition,
+                    &topic.def.name,
+                    version,
+                    offset,
+                ));
             }
             let taken = partition.with_streams(|s| {
                 s.event_id_offset(event_id).is_some() || s.event_id_pending(event_id)
@@ -488,7 +494,13 @@ pub async fn append_stream(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerR
         }
         partition.with_streams(|s| s.append_event(key, version, offset, event_id));
         drop(writer);
-        return Ok(when_durable(&partition, &topic.def.name, version, offset));
+        return Ok(when_durable(
+            broker,
+            &partition,
+            &topic.def.name,
+            version,
+            offset,
+        ));
     }
     Err(ErrorPayload::new("topic_lifecycle_pending").with_field("topic", name))
 }
@@ -497,16 +509,34 @@ pub async fn append_stream(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerR
 /// (group commit shares it); the connection takes its next request
 /// meanwhile, so a client appending to many aggregates at once does not
 /// pay one fsync per append in turn.
-fn when_durable(partition: &Arc<Partition>, topic: &str, version: u64, offset: u64) -> Reply {
+/// In a cluster, once the in-sync replicas have the event too (an
+/// acknowledged event survives a leader change).
+fn when_durable(
+    broker: &Broker,
+    partition: &Arc<Partition>,
+    topic: &str,
+    version: u64,
+    offset: u64,
+) -> Reply {
     let partition = Arc::clone(partition);
     let topic = topic.to_owned();
+    let cluster = broker.cluster().cloned();
+    let timeout = broker.config.request_timeout;
     let sync = tokio::spawn(async move {
         let id = partition.id();
         partition
             .sync_to(offset)
             .await
-            .map(|()| format!("OK version={version} offset={offset} partition={id}"))
-            .map_err(|e| append_failed(&topic, id, &e))
+            .map_err(|e| append_failed(&topic, id, &e))?;
+        if let Some(node) = cluster {
+            crate::cluster::replication::Replication::wait_committed(
+                &node, &topic, id, offset, timeout,
+            )
+            .await?;
+        }
+        Ok(format!(
+            "OK version={version} offset={offset} partition={id}"
+        ))
     });
     Reply::Deferred(Durable(Box::pin(async move {
         match sync.await {
@@ -893,7 +923,7 @@ pub async fn browse_messages(broker: &Arc<Broker>, p: &CommandPayload) -> Handle
     let topic = broker
         .topics
         .get(name)
-        .ok_or_else(|| ErrorPayload::new("topic_not_found").with_field("topic", name))?;
+        .ok_or_else(|| crate::cluster::routing::missing_topic(broker, name))?;
     crate::cluster::routing::check_leader(broker, &topic.def.name, id, Listener::Plain)?;
     let partition = topic.partition(id).cloned().ok_or_else(|| {
         ErrorPayload::new("partition_not_found")

@@ -223,21 +223,6 @@ pub fn is_read_only(command: Command) -> bool {
     )
 }
 
-/// The transaction commands.
-fn is_transactional(command: Command) -> bool {
-    use Command::*;
-    matches!(
-        command,
-        InitProducerId
-            | BeginTxn
-            | TxnPublish
-            | TxnAppendStream
-            | SendOffsetsToTxn
-            | EndTxn
-            | TxnStatus
-    )
-}
-
 /// Mutating commands whose handler takes its point of no return itself,
 /// right before it appends ([`deadline::point_of_no_return`]).
 fn has_own_point_of_no_return(command: Command) -> bool {
@@ -257,15 +242,6 @@ async fn execute(broker: &Arc<Broker>, request: Request, listener: Listener) -> 
         Request::Batch(batch) => return publish::publish_batch(broker, batch, listener).await,
         Request::Command { command, payload } => (command, payload),
     };
-    if broker.cluster().is_some() && is_transactional(command) {
-        // Not yet: the coordinator's state and its participant appends are
-        // not replicated (docs/cluster.md, "Not yet"). Refused rather than
-        // written to one broker's copy.
-        return Reply::Error(
-            ErrorPayload::new("transactions_unavailable_in_distributed_mode")
-                .with_field("command", command.name()),
-        );
-    }
     let result = match command {
         Command::Create => admin::create(broker, &p).await,
         Command::AlterTopicConfig => admin::alter_topic_config(broker, &p).await,

@@ -231,7 +231,7 @@ async fn publish(broker: &Arc<Broker>, input: PublishInput, listener: Listener) 
     let topic = broker
         .topics
         .get(&input.topic)
-        .ok_or_else(|| ErrorPayload::new("topic_not_found").with_field("topic", &input.topic))?;
+        .ok_or_else(|| crate::cluster::routing::missing_topic(broker, &input.topic))?;
     if topic.def.aggregate_replay {
         // Every event of a replay topic carries its identity (event id,
         // digest, sequence): only APPEND_STREAM writes them.

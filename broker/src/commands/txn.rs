@@ -15,7 +15,7 @@ use cursus_wire::{CommandPayload, ErrorPayload};
 
 use super::params::{number, partition_number, required};
 use super::{Durable, HandlerResult, Reply};
-use crate::broker::Broker;
+use crate::broker::{Broker, Listener};
 use crate::topics::definition::topic_param;
 use crate::txn::coordinator::{OffsetsRequest, PublishRequest, StreamRequest};
 use crate::txn::state::{EndResult, TxnSnapshot};
@@ -47,6 +47,18 @@ fn transactional_id(p: &CommandPayload, command: &str) -> Result<String, ErrorPa
         .ok_or_else(|| ErrorPayload::new("missing_transactional_id").with_field("command", command))
 }
 
+/// [`transactional_id`]; in a cluster only the id's coordinator serves it
+/// (`NOT_COORDINATOR` elsewhere).
+fn coordinated_id(
+    broker: &Broker,
+    p: &CommandPayload,
+    command: &str,
+) -> Result<String, ErrorPayload> {
+    let id = transactional_id(p, command)?;
+    crate::cluster::groups::check_coordinator(broker, &id, Listener::Plain)?;
+    Ok(id)
+}
+
 /// `producerId=` and `epoch=`, both required.
 fn session(p: &CommandPayload, command: &str) -> Result<(String, i64), ErrorPayload> {
     let producer_id = required(p, "producerId", "missing_producer_id", command)?.to_owned();
@@ -63,7 +75,7 @@ fn session(p: &CommandPayload, command: &str) -> Result<(String, i64), ErrorPayl
 
 /// INIT_PRODUCER_ID transactional_id=<id>.
 pub async fn init_producer_id(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
-    let id = transactional_id(p, "INIT_PRODUCER_ID")?;
+    let id = coordinated_id(broker, p, "INIT_PRODUCER_ID")?;
     detached(broker, move |b| async move {
         let s = b.txns.init(&b, &id).await?;
         Ok(Reply::text(format!(
@@ -77,7 +89,7 @@ pub async fn init_producer_id(broker: &Arc<Broker>, p: &CommandPayload) -> Handl
 /// BEGIN_TXN transactional_id=<id> producerId=<pid> epoch=<N>.
 pub async fn begin_txn(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
     const C: &str = "BEGIN_TXN";
-    let id = transactional_id(p, C)?;
+    let id = coordinated_id(broker, p, C)?;
     let (producer_id, epoch) = session(p, C)?;
     detached(broker, move |b| async move {
         let s = b.txns.begin(&b, &id, &producer_id, epoch).await?;
@@ -93,7 +105,7 @@ pub async fn begin_txn(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResul
 /// epoch= [key=] message=.
 pub async fn txn_publish(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
     const C: &str = "TXN_PUBLISH";
-    let id = transactional_id(p, C)?;
+    let id = coordinated_id(broker, p, C)?;
     let topic = topic_param(p, C)?.to_owned();
     let (producer_id, epoch) = session(p, C)?;
     let seq = match p.get("seqNum").map(|v| v.trim().parse::<u64>()) {
@@ -146,7 +158,7 @@ pub async fn txn_publish(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerRes
 /// [event_id=] message=.
 pub async fn txn_append_stream(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
     const C: &str = "TXN_APPEND_STREAM";
-    let id = transactional_id(p, C)?;
+    let id = coordinated_id(broker, p, C)?;
     let topic = topic_param(p, C)?.to_owned();
     let key = required(p, "key", "missing_key", C)?.to_owned();
     let expected_version = match p.get("expected_version").map(|v| v.trim().parse::<u64>()) {
@@ -239,7 +251,7 @@ pub fn parse_txn_offsets(raw: Option<&str>) -> Result<Vec<(u32, u64)>, ErrorPayl
 /// member= generation= offsets=P<p>:<next>,...
 pub async fn send_offsets_to_txn(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
     const C: &str = "SEND_OFFSETS_TO_TXN";
-    let id = transactional_id(p, C)?;
+    let id = coordinated_id(broker, p, C)?;
     let (producer_id, epoch) = session(p, C)?;
     let topic = topic_param(p, C)?.to_owned();
     let group = required(p, "group", "missing_group", C)?.to_owned();
@@ -273,7 +285,7 @@ pub async fn send_offsets_to_txn(broker: &Arc<Broker>, p: &CommandPayload) -> Ha
 /// (`result` defaults to commit).
 pub async fn end_txn(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
     const C: &str = "END_TXN";
-    let id = transactional_id(p, C)?;
+    let id = coordinated_id(broker, p, C)?;
     let (producer_id, epoch) = session(p, C)?;
     let result = match p.get("result") {
         None => EndResult::Commit,
@@ -294,7 +306,7 @@ pub async fn end_txn(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult 
 
 /// TXN_STATUS transactional_id=<id>.
 pub async fn txn_status(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
-    let id = transactional_id(p, "TXN_STATUS")?;
+    let id = coordinated_id(broker, p, "TXN_STATUS")?;
     let s = broker.txns.status(&id).await?;
     Ok(Reply::text(status_line(&s)))
 }

@@ -52,6 +52,18 @@ pub struct Appended {
 pub struct DurableAppend(tokio::task::JoinHandle<Result<(), ErrorPayload>>);
 
 impl DurableAppend {
+    /// Already durable (a remote participant answered after its sync).
+    pub fn ready() -> DurableAppend {
+        DurableAppend(tokio::spawn(async { Ok(()) }))
+    }
+
+    /// Durable once `wait` resolves.
+    pub fn from_future(
+        wait: impl std::future::Future<Output = Result<(), ErrorPayload>> + Send + 'static,
+    ) -> DurableAppend {
+        DurableAppend(tokio::spawn(wait))
+    }
+
     /// Waits until the record is durable.
     pub async fn wait(self) -> Result<(), ErrorPayload> {
         self.0.await.unwrap_or_else(|e| {

@@ -15,8 +15,8 @@
 //! `__consumer_offsets` and only then release the partitions' stable
 //! offsets, so output and offsets show together.
 
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex as StdMutex};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex as StdMutex, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
@@ -25,15 +25,15 @@ use cursus_wire::ErrorPayload;
 use tokio::sync::{Mutex, OwnedRwLockWriteGuard, RwLock};
 use tracing::{error, info, warn};
 
-use super::append::{
-    append_data, append_event, append_marker, release, sync_later, Appended, TxnEvent, TxnRecord,
-};
+use super::append::{sync_later, Appended, TxnEvent, TxnRecord};
 use super::journal::TxnJournal;
 use super::markers::MarkerKind;
+use super::participants;
 use super::state::{
     aborted, not_found, BeginPlan, EndPlan, EndResult, InitPlan, Participant, StreamAppend,
     TxnSnapshot, TxnState,
 };
+use super::TxnReplicator;
 use crate::broker::Broker;
 use crate::eventsource::replay::payload_digest;
 use crate::storage::Partitioner;
@@ -182,6 +182,21 @@ pub struct TxnCoordinator {
     /// TRUNCATE check references under an exclusive one.
     topics_guard: Arc<RwLock<()>>,
     settings: TxnSettings,
+    /// Distributed mode: persists through the cluster (set at startup).
+    replicator: OnceLock<Arc<dyn TxnReplicator>>,
+    /// Distributed mode: every id's state as the cluster has it.
+    cluster: StdMutex<ClusterCopy>,
+}
+
+/// The cluster's transaction state as this broker last saw it.
+#[derive(Debug, Default)]
+struct ClusterCopy {
+    /// The cluster's transactions version of `snapshots`, or of this
+    /// broker's own latest TXN_SYNC if newer.
+    version: u64,
+    snapshots: BTreeMap<String, TxnSnapshot>,
+    /// The ids this broker coordinated at the last sync.
+    owned: std::collections::HashSet<String>,
 }
 
 impl TxnCoordinator {
@@ -202,7 +217,71 @@ impl TxnCoordinator {
             entries: StdMutex::new(entries),
             topics_guard: Arc::new(RwLock::new(())),
             settings,
+            replicator: OnceLock::new(),
+            cluster: StdMutex::new(ClusterCopy::default()),
         }
+    }
+
+    /// Distributed mode: from now on state goes through `replicator`.
+    pub fn set_replicator(&self, replicator: Arc<dyn TxnReplicator>) {
+        let _ = self.replicator.set(replicator);
+    }
+
+    /// True unless another broker coordinates `id` (always in standalone
+    /// mode).
+    pub fn coordinates(&self, id: &str) -> bool {
+        self.replicator.get().map_or(true, |r| r.coordinates(id))
+    }
+
+    fn cluster_copy(&self) -> std::sync::MutexGuard<'_, ClusterCopy> {
+        self.cluster.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Distributed mode: takes over the cluster's state of the ids other
+    /// brokers coordinate, and of ids this broker has just become the
+    /// coordinator of (a failover); the ids it already coordinated keep
+    /// their state, which is ahead of the cluster's (it persists before it
+    /// applies). `version` older than this broker's own latest write is
+    /// ignored, as the broker's copy of the replicated state may lag its
+    /// proposals. An id busy with a command is left to that command.
+    pub fn sync_from_cluster(&self, snapshots: &BTreeMap<String, TxnSnapshot>, version: u64) {
+        let previously_owned = {
+            let mut copy = self.cluster_copy();
+            if version < copy.version {
+                return;
+            }
+            copy.version = version;
+            copy.snapshots = snapshots.clone();
+            std::mem::take(&mut copy.owned)
+        };
+        let mut owned = std::collections::HashSet::new();
+        for (id, snapshot) in snapshots {
+            let mine = self.coordinates(id);
+            if mine {
+                owned.insert(id.clone());
+            }
+            if mine && previously_owned.contains(id) {
+                continue;
+            }
+            let entry = self.entry_or_create(id);
+            if let Ok(mut guard) = entry.try_lock() {
+                if guard.as_ref() != Some(snapshot) {
+                    *guard = Some(snapshot.clone());
+                }
+            };
+        }
+        self.cluster_copy().owned = owned;
+    }
+
+    /// A new producer id: from the journal's counter, or the cluster's.
+    async fn allocate_producer_id(&self) -> Result<String, ErrorPayload> {
+        let Some(replicator) = self.replicator.get().cloned() else {
+            return Ok(self.journal.allocate_producer_id());
+        };
+        let n = replicator.allocate_producer_id().await.map_err(|reason| {
+            ErrorPayload::new("transaction_sync_failed").with_field("reason", reason)
+        })?;
+        Ok(format!("txn-{n}"))
     }
 
     /// The settings.
@@ -212,6 +291,9 @@ impl TxnCoordinator {
 
     /// The latest durable snapshot of every id.
     pub fn snapshots(&self) -> Vec<TxnSnapshot> {
+        if self.replicator.get().is_some() {
+            return self.cluster_copy().snapshots.values().cloned().collect();
+        }
         self.journal.snapshots()
     }
 
@@ -229,6 +311,18 @@ impl TxnCoordinator {
 
     /// Persists `snapshot` (synced) before the caller applies it.
     async fn persist(&self, snapshot: &TxnSnapshot) -> Result<(), ErrorPayload> {
+        if let Some(replicator) = self.replicator.get().cloned() {
+            let version = replicator.sync(snapshot.clone()).await.map_err(|reason| {
+                ErrorPayload::new("transaction_sync_failed")
+                    .with_field("transactional_id", &snapshot.transactional_id)
+                    .with_field("reason", reason)
+            })?;
+            let mut copy = self.cluster_copy();
+            copy.version = copy.version.max(version);
+            copy.snapshots
+                .insert(snapshot.transactional_id.clone(), snapshot.clone());
+            return Ok(());
+        }
         let journal = Arc::clone(&self.journal);
         let s = snapshot.clone();
         blocking(move || journal.persist(&s)).await.map_err(|e| {
@@ -271,7 +365,7 @@ impl TxnCoordinator {
         let entry = self.entry_or_create(id);
         let mut guard = entry.lock().await;
         let next = match guard.as_mut() {
-            None => TxnSnapshot::new(id, self.journal.allocate_producer_id(), now_ms()),
+            None => TxnSnapshot::new(id, self.allocate_producer_id().await?, now_ms()),
             Some(current) => {
                 if current.plan_init()? == InitPlan::AbortThenBump {
                     self.abort(broker, current, "reinitialized").await?;
@@ -395,7 +489,7 @@ impl TxnCoordinator {
             key: req.key.clone(),
             payload: req.payload.clone(),
         };
-        let appended = append_data(&broker.topics, &req.topic, partition, &record).await?;
+        let appended = participants::data(broker, &req.topic, partition, &record).await?;
         if appended.new {
             current.messages += 1;
         }
@@ -496,7 +590,7 @@ impl TxnCoordinator {
             payload: req.payload.clone(),
             replay,
         };
-        let appended = append_event(&broker.topics, &req.topic, partition, &event).await?;
+        let appended = participants::event(broker, &req.topic, partition, &event).await?;
         current
             .stream_appends
             .entry(req.topic.clone())
@@ -553,16 +647,15 @@ impl TxnCoordinator {
             &req.topic,
             &req.entries,
         )?;
-        broker
-            .groups
-            .validate_offsets(
-                &req.group,
-                &req.topic,
-                &req.member,
-                req.generation,
-                &req.entries,
-            )
-            .await?;
+        participants::validate_offsets(
+            broker,
+            &req.group,
+            &req.topic,
+            &req.member,
+            req.generation,
+            &req.entries,
+        )
+        .await?;
         let count = staged.count();
         let next = TxnSnapshot {
             offsets: Some(staged),
@@ -623,16 +716,15 @@ impl TxnCoordinator {
         };
         for (topic, partitions) in &staged.entries {
             let entries: Vec<(u32, u64)> = partitions.iter().map(|(p, o)| (*p, *o)).collect();
-            broker
-                .groups
-                .validate_offsets(
-                    &staged.group,
-                    topic,
-                    &staged.member,
-                    staged.generation,
-                    &entries,
-                )
-                .await?;
+            participants::validate_offsets(
+                broker,
+                &staged.group,
+                topic,
+                &staged.member,
+                staged.generation,
+                &entries,
+            )
+            .await?;
         }
         Ok(())
     }
@@ -661,17 +753,16 @@ impl TxnCoordinator {
         broker: &Broker,
         current: &mut TxnSnapshot,
     ) -> Result<(), ErrorPayload> {
-        for p in &current.participants {
-            let Some(partition) = broker
-                .topics
-                .get(&p.topic)
-                .and_then(|t| t.partition(p.partition).cloned())
-            else {
-                continue;
-            };
-            let checked =
-                partition.with_streams(|s| s.check_pending(&current.producer_id, current.epoch));
-            if let Err(conflict) = checked {
+        for p in current.participants.clone() {
+            let checked = participants::check_pending(
+                broker,
+                &p.topic,
+                p.partition,
+                &current.producer_id,
+                current.epoch,
+            )
+            .await?;
+            if let Some(conflict) = checked {
                 let e = ErrorPayload::new("stream_version_conflict")
                     .with_field("transactional_id", &current.transactional_id)
                     .with_field("topic", &p.topic)
@@ -746,19 +837,20 @@ impl TxnCoordinator {
                 .materialize_offsets(&staged.group, &staged.flat())
                 .await?;
         }
-        self.release_all(broker, current);
+        self.release_all(broker, current).await;
         Ok(())
     }
 
-    fn release_all(&self, broker: &Broker, current: &TxnSnapshot) {
+    async fn release_all(&self, broker: &Broker, current: &TxnSnapshot) {
         for p in &current.participants {
-            release(
-                &broker.topics,
+            participants::release_on(
+                broker,
                 &p.topic,
                 p.partition,
                 &current.producer_id,
                 current.epoch,
-            );
+            )
+            .await;
         }
     }
 
@@ -769,8 +861,8 @@ impl TxnCoordinator {
         kind: MarkerKind,
     ) -> Result<(), ErrorPayload> {
         for p in &current.participants {
-            let written = append_marker(
-                &broker.topics,
+            let written = participants::marker(
+                broker,
                 &p.topic,
                 p.partition,
                 &current.transactional_id,
@@ -823,7 +915,7 @@ impl TxnCoordinator {
             ..current.clone()
         };
         self.transition(current, next).await?;
-        self.release_all(broker, current);
+        self.release_all(broker, current).await;
         info!(transactional_id = %current.transactional_id, epoch = current.epoch, reason, "transaction aborted");
         Ok(())
     }

@@ -23,7 +23,9 @@ pub async fn expire(broker: &Broker) {
     let expiration = txns.settings().transactional_id_expiration.as_millis() as u64;
     let now = now_ms();
     for s in txns.snapshots() {
-        let due = overdue(&s, now) || stale(&s, now, expiration);
+        // In a cluster only the id's coordinator acts on it.
+        let due = (overdue(&s, now) || stale(&s, now, expiration))
+            && txns.coordinates(&s.transactional_id);
         if !due {
             continue;
         }

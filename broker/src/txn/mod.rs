@@ -22,6 +22,23 @@ pub mod markers;
 pub mod recovery;
 pub mod state;
 
+pub mod participants;
+
 pub use coordinator::{TxnCoordinator, TxnSettings, TxnTopicRemoval, CRASH_POINTS};
 pub use journal::{TxnJournal, TxnReplayError};
 pub use recovery::recover;
+
+/// A boxed, sendable future of the replicator.
+pub type TxnFuture<T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send>>;
+
+/// Distributed mode: the coordinator's durable state goes through the
+/// cluster (Raft) instead of `__transaction_state.journal`.
+pub trait TxnReplicator: Send + Sync + std::fmt::Debug {
+    /// Commits `snapshot` (TXN_SYNC); `Ok` carries the cluster's
+    /// transactions version after it.
+    fn sync(&self, snapshot: state::TxnSnapshot) -> TxnFuture<Result<u64, String>>;
+    /// A producer number unique in the cluster.
+    fn allocate_producer_id(&self) -> TxnFuture<Result<u64, String>>;
+    /// True when this broker coordinates `transactional_id` now.
+    fn coordinates(&self, transactional_id: &str) -> bool;
+}

@@ -567,25 +567,9 @@ async fn alter_truncate_and_describe_go_through_the_cluster() {
 }
 
 /// Sends `line` to whichever broker leads it (following NOT_LEADER, and
-/// retrying while a new leader prepares).
+/// retrying while a new leader prepares); the OK payload as text.
 async fn on_leader(start: &str, line: &str) -> String {
-    let mut addr = start.to_string();
-    let deadline = Instant::now() + SAFETY;
-    loop {
-        let mut c = client(&addr).await;
-        let frame = c.request(line).await;
-        if frame.status == Status::Ok {
-            return String::from_utf8_lossy(&frame.payload).into_owned();
-        }
-        let e = cursus_wire::ErrorPayload::decode(frame.payload).unwrap();
-        assert!(e.retryable, "{line}: {}", e.render());
-        if let Some(leader) = e.fields.get("leader").filter(|l| l.contains(':')) {
-            addr = leader.clone();
-        } else {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        assert!(Instant::now() < deadline, "{line} never succeeded");
-    }
+    String::from_utf8_lossy(&on_leader_frame(start, line).await).into_owned()
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -374,11 +374,7 @@ async fn lead(
         .state()
         .partition(&topic, partition)
         .map_or(0, |p| p.committed_hwm);
-    if let Some(part) = broker
-        .topics
-        .get(&topic)
-        .and_then(|t| t.partition(partition).cloned())
-    {
+    if let Some(part) = live_partition(&broker, &topic, partition) {
         part.set_commit_limit(committed);
     }
     match lock(&node.replication.roles).get_mut(&key) {
@@ -424,11 +420,7 @@ async fn replicate_to(
     // Where the follower's log ends; unknown until its first answer.
     let mut next: Option<u64> = None;
     while !stop.is_cancelled() {
-        let Some(part) = broker
-            .topics
-            .get(topic)
-            .and_then(|t| t.partition(partition).cloned())
-        else {
+        let Some(part) = live_partition(&broker, topic, partition) else {
             return;
         };
         let mut signal = part.subscribe();
@@ -521,11 +513,7 @@ async fn commit_hwm(
     let mut caught_up: HashMap<NodeId, Instant> = HashMap::new();
     let started = Instant::now();
     loop {
-        let Some(part) = broker
-            .topics
-            .get(topic)
-            .and_then(|t| t.partition(partition).cloned())
-        else {
+        let Some(part) = live_partition(&broker, topic, partition) else {
             return;
         };
         let mut signal = part.subscribe();
@@ -728,10 +716,7 @@ async fn replicate_message(broker: &Arc<Broker>, body: Bytes) -> Result<Bytes, E
         return Err(ErrorPayload::new("cluster_metadata_unavailable")
             .with_field("reason", "replica not ready for this epoch"));
     }
-    let part = broker
-        .topics
-        .get(&h.topic)
-        .and_then(|t| t.partition(h.partition).cloned())
+    let part = live_partition(broker, &h.topic, h.partition)
         .ok_or_else(|| ErrorPayload::new("partition_metadata_not_found"))?;
     let leo = part.log().log_end_offset();
     if h.base_offset < leo {
@@ -742,10 +727,7 @@ async fn replicate_message(broker: &Arc<Broker>, body: Bytes) -> Result<Bytes, E
             .reset_partition(&h.topic, h.partition, Some(h.base_offset))
             .await?;
     }
-    let part = broker
-        .topics
-        .get(&h.topic)
-        .and_then(|t| t.partition(h.partition).cloned())
+    let part = live_partition(broker, &h.topic, h.partition)
         .ok_or_else(|| ErrorPayload::new("partition_metadata_not_found"))?;
     let leo = if entries.is_empty() {
         let leo = part.log().log_end_offset();
@@ -860,6 +842,15 @@ async fn store_snapshot(broker: &Arc<Broker>, body: Bytes) -> Result<Bytes, Erro
             ErrorPayload::new("snapshot_save_failed").with_field("reason", e.to_string())
         })?;
     Ok(Bytes::from_static(b"OK"))
+}
+
+/// The current generation of `topic`/`partition` on this broker.
+fn live_partition(
+    broker: &Broker,
+    topic: &str,
+    partition: u32,
+) -> Option<Arc<crate::topics::Partition>> {
+    broker.topics.get(topic)?.partition(partition).cloned()
 }
 
 fn mismatch(leo: u64) -> ErrorPayload {

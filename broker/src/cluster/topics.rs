@@ -12,7 +12,7 @@ use super::fsm::{ClusterState, FsmCommand};
 use super::node::ClusterNode;
 use crate::broker::{Broker, Listener};
 use crate::storage::TopicDefinition;
-use crate::topics::definition::validate_definition;
+use crate::topics::definition::{validate_definition, with_min_isr};
 use crate::topics::{MinIsr, TopicPatch};
 
 /// Compare-and-set attempts when another CREATE changes the topic meanwhile.
@@ -28,9 +28,45 @@ pub async fn create(
     patch: &TopicPatch,
 ) -> Result<TopicDefinition, ErrorPayload> {
     let defaults = *broker.topics.defaults();
+    change_definition(
+        broker,
+        node,
+        &patch.name,
+        "create_topic_failed",
+        |current| patch.apply(current, &defaults),
+    )
+    .await
+}
+
+/// ALTER_TOPIC_CONFIG through Raft: only the `min_in_sync_replicas`
+/// override changes.
+pub async fn alter_min_isr(
+    broker: &Broker,
+    node: &ClusterNode,
+    name: &str,
+    value: MinIsr,
+) -> Result<TopicDefinition, ErrorPayload> {
+    change_definition(broker, node, name, "alter_topic_config_failed", |current| {
+        let current = current
+            .ok_or_else(|| ErrorPayload::new("topic_not_found").with_field("topic", name))?;
+        Ok(with_min_isr(current, value))
+    })
+    .await
+}
+
+/// Proposes `next_of(current definition)` with a compare-and-set on the
+/// current revision (recomputed when another change won the race), then
+/// waits until this broker has applied and materialized it.
+async fn change_definition(
+    broker: &Broker,
+    node: &ClusterNode,
+    name: &str,
+    failure_code: &str,
+    next_of: impl Fn(Option<&TopicDefinition>) -> Result<TopicDefinition, ErrorPayload>,
+) -> Result<TopicDefinition, ErrorPayload> {
     for _ in 0..CAS_ATTEMPTS {
-        let current = node.state().topics.get(&patch.name).map(|t| t.def.clone());
-        let next = patch.apply(current.as_ref(), &defaults)?;
+        let current = node.state().topics.get(name).map(|t| t.def.clone());
+        let next = next_of(current.as_ref())?;
         validate_definition(&next)?;
         if current.as_ref() != Some(&next) {
             let proposal = FsmCommand::PutTopic {
@@ -43,73 +79,26 @@ pub async fn create(
                 Ok(_) => {}
             }
         }
-        let (name, revision, partitions) = (next.name.clone(), next.revision, next.partitions);
-        node.wait_for(
-            |s| {
-                s.topics
-                    .get(&name)
-                    .is_some_and(|t| t.def.revision >= revision)
-            },
-            APPLY_WAIT,
-        )
-        .await?;
-        wait_materialized(broker, node, &name, partitions).await?;
-        return Ok(next);
-    }
-    Err(ErrorPayload::new("create_topic_failed")
-        .with_field("topic", &patch.name)
-        .with_field("reason", "concurrent definition changes"))
-}
-
-/// ALTER_TOPIC_CONFIG through Raft: only the `min_in_sync_replicas`
-/// override changes.
-pub async fn alter_min_isr(
-    broker: &Broker,
-    node: &ClusterNode,
-    name: &str,
-    value: MinIsr,
-) -> Result<TopicDefinition, ErrorPayload> {
-    for _ in 0..CAS_ATTEMPTS {
-        let Some(current) = node.state().topics.get(name).map(|t| t.def.clone()) else {
-            return Err(ErrorPayload::new("topic_not_found").with_field("topic", name));
-        };
-        let mut next = current.clone();
-        next.min_in_sync_replicas = match value {
-            MinIsr::Value(n) => Some(n),
-            MinIsr::Default => None,
-        };
-        validate_definition(&next)?;
-        if next == current {
-            return Ok(current);
-        }
-        next.revision += 1;
-        match node
-            .propose(FsmCommand::PutTopic {
-                def: next.clone(),
-                expected_revision: Some(current.revision),
-            })
-            .await
-        {
-            Err(e) if e.code == "topic_definition_conflict" => continue,
-            Err(e) => return Err(e),
-            Ok(_) => {}
-        }
-        let revision = next.revision;
-        node.wait_for(
-            |s| {
-                s.topics
-                    .get(name)
-                    .is_some_and(|t| t.def.revision >= revision)
-            },
-            APPLY_WAIT,
-        )
-        .await?;
+        wait_revision(node, name, next.revision).await?;
         wait_materialized(broker, node, name, next.partitions).await?;
         return Ok(next);
     }
-    Err(ErrorPayload::new("alter_topic_config_failed")
+    Err(ErrorPayload::new(failure_code)
         .with_field("topic", name)
         .with_field("reason", "concurrent definition changes"))
+}
+
+/// Waits until this broker applied revision `revision` of `name`.
+async fn wait_revision(node: &ClusterNode, name: &str, revision: u64) -> Result<(), ErrorPayload> {
+    node.wait_for(
+        |s| {
+            s.topics
+                .get(name)
+                .is_some_and(|t| t.def.revision >= revision)
+        },
+        APPLY_WAIT,
+    )
+    .await
 }
 
 /// TRUNCATE through Raft; every broker then empties its copy
@@ -135,16 +124,7 @@ pub async fn truncate(
             e
         }
     })?;
-    let revision = expected_revision + 1;
-    node.wait_for(
-        |s| {
-            s.topics
-                .get(name)
-                .is_some_and(|t| t.def.revision >= revision)
-        },
-        APPLY_WAIT,
-    )
-    .await?;
+    wait_revision(node, name, expected_revision + 1).await?;
     node.state()
         .topics
         .get(name)

@@ -376,6 +376,20 @@ pub fn validate_definition(def: &TopicDefinition) -> Result<(), ErrorPayload> {
     Ok(())
 }
 
+/// `def` with its `min_in_sync_replicas` override replaced by `value`
+/// (ALTER_TOPIC_CONFIG), the revision incremented when that changes it.
+pub fn with_min_isr(def: &TopicDefinition, value: MinIsr) -> TopicDefinition {
+    let mut next = def.clone();
+    next.min_in_sync_replicas = match value {
+        MinIsr::Value(n) => Some(n),
+        MinIsr::Default => None,
+    };
+    if next != *def {
+        next.revision += 1;
+    }
+    next
+}
+
 /// Equal apart from revision and lifecycle epoch.
 fn definitions_equal(a: &TopicDefinition, b: &TopicDefinition) -> bool {
     let strip = |d: &TopicDefinition| TopicDefinition {

@@ -19,7 +19,7 @@ use std::sync::{Arc, RwLock};
 use cursus_wire::ErrorPayload;
 use tracing::{info, warn};
 
-use super::definition::{validate_definition, MinIsr, TopicDefaults, TopicPatch};
+use super::definition::{validate_definition, with_min_isr, MinIsr, TopicDefaults, TopicPatch};
 use super::partition::{blocking, storage_error, Partition, RebuiltState};
 use super::producers::ProducerTable;
 use crate::eventsource::SnapshotStore;
@@ -248,16 +248,11 @@ impl TopicRegistry {
         let Some(current) = manifest.get(name).cloned() else {
             return Err(ErrorPayload::new("topic_not_found").with_field("topic", name));
         };
-        let mut next = current.clone();
-        next.min_in_sync_replicas = match value {
-            MinIsr::Value(n) => Some(n),
-            MinIsr::Default => None,
-        };
+        let next = with_min_isr(&current, value);
         validate_definition(&next)?;
         if next == current {
             return Ok(current);
         }
-        next.revision += 1;
         let mut updated = manifest.clone();
         updated.upsert(next.clone());
         let data_dir = self.data_dir.clone();

@@ -190,6 +190,34 @@ fn committed(
     }
 }
 
+/// An append run by the partition's leader: it answered once the record
+/// was durable (and in the ISR).
+async fn remote_append(node: &ClusterNode, addr: &str, op: &Op) -> Result<Appended, ErrorPayload> {
+    let a: AppendAnswer = decode(&call(node, addr, op).await?)?;
+    Ok(Appended {
+        offset: a.offset,
+        new: a.new,
+        durable: DurableAppend::ready(),
+    })
+}
+
+/// Runs a local append for a remote coordinator and answers once it is
+/// durable (and in the ISR).
+async fn serve_append(
+    broker: &Broker,
+    topic: &str,
+    partition: u32,
+    appended: Appended,
+) -> Result<Bytes, ErrorPayload> {
+    let a = committed(broker.cluster().cloned(), topic, partition, appended);
+    let answer = AppendAnswer {
+        offset: a.offset,
+        new: a.new,
+    };
+    a.durable.wait().await?;
+    to_json(&answer)
+}
+
 /// [`append_data`] on the partition's broker.
 pub async fn data(
     broker: &Broker,
@@ -213,12 +241,7 @@ pub async fn data(
                 key: rec.key.to_vec(),
                 payload: rec.payload.to_vec(),
             };
-            let a: AppendAnswer = decode(&call(&node, &addr, &op).await?)?;
-            Ok(Appended {
-                offset: a.offset,
-                new: a.new,
-                durable: DurableAppend::ready(),
-            })
+            remote_append(&node, &addr, &op).await
         }
     }
 }
@@ -253,12 +276,7 @@ pub async fn event(
                 payload: ev.payload.to_vec(),
                 replay: ev.replay,
             };
-            let a: AppendAnswer = decode(&call(&node, &addr, &op).await?)?;
-            Ok(Appended {
-                offset: a.offset,
-                new: a.new,
-                durable: DurableAppend::ready(),
-            })
+            remote_append(&node, &addr, &op).await
         }
     }
 }
@@ -444,19 +462,8 @@ pub async fn serve(broker: &Broker, body: Bytes) -> Result<Bytes, ErrorPayload> 
                 key: Bytes::from(key),
                 payload: Bytes::from(payload),
             };
-            let node = broker.cluster().cloned();
-            let a = committed(
-                node,
-                &topic,
-                partition,
-                append_data(&broker.topics, &topic, partition, &rec).await?,
-            );
-            let answer = AppendAnswer {
-                offset: a.offset,
-                new: a.new,
-            };
-            a.durable.wait().await?;
-            to_json(&answer)
+            let appended = append_data(&broker.topics, &topic, partition, &rec).await?;
+            serve_append(broker, &topic, partition, appended).await
         }
         Op::AppendEvent {
             topic,
@@ -491,19 +498,8 @@ pub async fn serve(broker: &Broker, body: Bytes) -> Result<Bytes, ErrorPayload> 
                 payload: Bytes::from(payload),
                 replay,
             };
-            let node = broker.cluster().cloned();
-            let a = committed(
-                node,
-                &topic,
-                partition,
-                append_event(&broker.topics, &topic, partition, &ev).await?,
-            );
-            let answer = AppendAnswer {
-                offset: a.offset,
-                new: a.new,
-            };
-            a.durable.wait().await?;
-            to_json(&answer)
+            let appended = append_event(&broker.topics, &topic, partition, &ev).await?;
+            serve_append(broker, &topic, partition, appended).await
         }
         Op::AppendMarker {
             topic,

@@ -175,6 +175,11 @@ async fn non_leaders_redirect_and_acks_all_waits_for_the_isr() {
         .consume("CONSUME topic=t partition=0 offset=0 member=m")
         .await;
     assert_eq!(batch.records.len(), 10);
+    // Any broker answers LIST_OFFSETS with the leader's offsets.
+    for m in &cluster.members {
+        let line = on_leader(&m.addr, "LIST_OFFSETS topic=t").await;
+        assert!(line.contains("P0:earliest=0:latest=10:"), "{}: {line}", m.addr);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

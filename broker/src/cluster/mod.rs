@@ -6,6 +6,7 @@ pub mod config;
 pub mod fsm;
 pub mod groups;
 pub mod node;
+pub mod offsets;
 pub mod raft;
 pub mod replication;
 pub mod routing;

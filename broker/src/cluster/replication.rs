@@ -672,6 +672,7 @@ impl ClusterHandler for BrokerHandler {
                 Command::ReplicateMessage => replicate_message(&broker, body).await,
                 Command::ReplicateSnapshot => store_snapshot(&broker, body).await,
                 Command::InternalBatch => crate::txn::participants::serve(&broker, body).await,
+                Command::ListOffsets => super::offsets::serve(&broker, &body),
                 other => {
                     Err(ErrorPayload::new("unknown_command").with_field("command", other.name()))
                 }

@@ -11,6 +11,7 @@ use super::params::{existing_topic, number, partition_number, partition_of, requ
 use super::{HandlerResult, Reply, SUPPORTED};
 use crate::broker::{Broker, Listener};
 use crate::topics::definition::{parse_bool, parse_min_isr, topic_param};
+use crate::topics::Partition;
 use crate::topics::{definition_line, is_internal_topic, TopicPatch};
 
 /// CREATE: new topic from defaults, or presence-aware patch of an existing one.
@@ -321,33 +322,42 @@ pub fn metadata(broker: &Arc<Broker>, p: &CommandPayload, listener: Listener) ->
 
 /// LIST_OFFSETS topic=<name> [partition=<N>]: `latest` is the last stable
 /// offset (what a read_committed reader can reach), `hwm` the durable one.
-pub fn list_offsets(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
+pub async fn list_offsets(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
     let topic = existing_topic(broker, p, "LIST_OFFSETS")?;
     let selected = match p.get("partition") {
         Some(v) => vec![partition_of(&topic, partition_number(v, "LIST_OFFSETS")?)?],
         None => topic.partitions.clone(),
     };
-    let offsets: Vec<String> = selected
-        .iter()
-        .map(|part| {
-            let log = part.log();
-            // Read the durable offset first: it never exceeds a later LEO read.
-            let hwm = log.durable_offset();
-            let latest = part.stable_offset().min(hwm);
-            let leo = log.log_end_offset().max(hwm);
-            format!(
-                "P{}:earliest={}:latest={latest}:leo={leo}:hwm={hwm}",
-                part.id(),
-                log.earliest_offset().min(latest),
-            )
-        })
-        .collect();
+    let mut offsets = Vec::with_capacity(selected.len());
+    for part in &selected {
+        // In a cluster each partition's leader knows its offsets.
+        offsets.push(match broker.cluster() {
+            Some(node) => crate::cluster::offsets::line(node, &topic.def.name, part).await?,
+            None => offsets_line(part),
+        });
+    }
     Ok(Reply::text(format!(
         "OK topic={} partitions={} offsets={}",
         topic.def.name,
         topic.def.partitions,
         offsets.join(",")
     )))
+}
+
+/// One partition's `P<id>:earliest=:latest=:leo=:hwm=` item, from this
+/// broker's log: `latest` is the last stable offset (what a read_committed
+/// reader can reach), `hwm` the durable one.
+pub fn offsets_line(part: &Partition) -> String {
+    let log = part.log();
+    // Read the durable offset first: it never exceeds a later LEO read.
+    let hwm = log.durable_offset();
+    let latest = part.stable_offset().min(hwm);
+    let leo = log.log_end_offset().max(hwm);
+    format!(
+        "P{}:earliest={}:latest={latest}:leo={leo}:hwm={hwm}",
+        part.id(),
+        log.earliest_offset().min(latest),
+    )
 }
 
 /// FIND_COORDINATOR group=<name> | transactional_id=<id>: this broker.

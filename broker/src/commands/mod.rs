@@ -251,7 +251,7 @@ async fn execute(broker: &Arc<Broker>, request: Request, listener: Listener) -> 
         Command::Help => admin::help(),
         Command::Describe => admin::describe(broker, &p, listener),
         Command::Metadata => admin::metadata(broker, &p, listener),
-        Command::ListOffsets => admin::list_offsets(broker, &p),
+        Command::ListOffsets => admin::list_offsets(broker, &p).await,
         Command::FindCoordinator => admin::find_coordinator(broker, &p, listener),
         Command::Publish => return publish::publish_text(broker, &p, listener).await,
         Command::Consume => consume::consume(broker, &p).await,

@@ -1,0 +1,80 @@
+//! LIST_OFFSETS in distributed mode: any broker answers, asking each
+//! partition's leader for its offsets (LIST_OFFSETS on the cluster
+//! listener) when it does not lead the partition itself.
+
+use bytes::Bytes;
+use cursus_wire::{Command, ErrorPayload};
+use serde::{Deserialize, Serialize};
+
+use super::node::ClusterNode;
+use crate::broker::Broker;
+use crate::commands::admin::offsets_line;
+use crate::topics::Partition;
+
+/// Body of a broker-to-broker LIST_OFFSETS.
+#[derive(Debug, Serialize, Deserialize)]
+struct OffsetsQuery {
+    topic: String,
+    partition: u32,
+}
+
+/// The offsets item of `part`, from its leader.
+pub async fn line(
+    node: &ClusterNode,
+    topic: &str,
+    part: &Partition,
+) -> Result<String, ErrorPayload> {
+    let leader = node
+        .state()
+        .partition(topic, part.id())
+        .and_then(|p| p.leader);
+    match leader {
+        None if node.state().partition(topic, part.id()).is_some() => {
+            Err(ErrorPayload::new("leader_not_found")
+                .with_field("topic", topic)
+                .with_field("partition", part.id()))
+        }
+        Some(l) if l != node.node_id() => {
+            let addr =
+                node.config.peers.get(&l).ok_or_else(|| {
+                    ErrorPayload::new("leader_not_found").with_field("topic", topic)
+                })?;
+            let body = serde_json::to_vec(&OffsetsQuery {
+                topic: topic.to_string(),
+                partition: part.id(),
+            })
+            .unwrap_or_default();
+            let reply = node
+                .peers
+                .get(addr)
+                .request(Command::ListOffsets, Bytes::from(body))
+                .await
+                .map_err(|e| match e {
+                    super::transport::TransportError::Remote { error, .. } => error,
+                    other => ErrorPayload::new("leader_not_found")
+                        .with_field("topic", topic)
+                        .with_field("reason", other.to_string()),
+                })?;
+            Ok(String::from_utf8_lossy(&reply).into_owned())
+        }
+        _ => Ok(offsets_line(part)),
+    }
+}
+
+/// A leader answering another broker's LIST_OFFSETS for one partition.
+pub fn serve(broker: &Broker, body: &[u8]) -> Result<Bytes, ErrorPayload> {
+    let q: OffsetsQuery = serde_json::from_slice(body)
+        .map_err(|e| ErrorPayload::new("malformed_input").with_field("reason", e.to_string()))?;
+    super::routing::check_leader(
+        broker,
+        &q.topic,
+        q.partition,
+        crate::broker::Listener::Plain,
+    )?;
+    let part = broker
+        .topics
+        .get(&q.topic)
+        .and_then(|t| t.partition(q.partition).cloned())
+        .ok_or_else(|| super::routing::missing_topic(broker, &q.topic))?;
+    Ok(Bytes::from(offsets_line(&part)))
+}

@@ -898,6 +898,8 @@ def main() -> int:
     ap.add_argument("--modes", default=",".join(MODES), help="some of plain, secure, cluster")
     ap.add_argument("--cluster-scenarios", choices=["core", "all"], default="core",
                     help=f"cluster mode runs the core set ({CLUSTER_CORE.name}) or every scenario")
+    ap.add_argument("--cluster-core", default=str(CLUSTER_CORE),
+                    help="the core set's file (another list, e.g. to try pending scenarios)")
     ap.add_argument("--broker", default=str(TARGET / "debug" / "cursus-broker"))
     ap.add_argument("--pki-tool", default=str(TARGET / "debug" / "cursus-test-pki"),
                     help="cursus-test-pki, which writes the secure mode's certificates")
@@ -927,7 +929,8 @@ def main() -> int:
     shutil.rmtree(work, ignore_errors=True)
     work.mkdir(parents=True)
     secure = Secure.create(pki_bin, work) if "secure" in modes else None
-    cluster_set = load_cluster_core() if "cluster" in modes and args.cluster_scenarios == "core" else None
+    cluster_set = load_cluster_core(Path(args.cluster_core)) \
+        if "cluster" in modes and args.cluster_scenarios == "core" else None
     runs = [(s, m) for s in scenarios for m in modes if runs_in(s, m, cluster_set)]
     if not runs:
         ap.error(f"no scenario matching {args.scenarios!r} runs in modes {modes}")

@@ -102,6 +102,69 @@ pub fn find(
     Ok((node.broker_id(c), host.to_string(), port.to_string()))
 }
 
+/// Body of the broker-to-broker removal check.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+struct RemovalCheck {
+    topic: String,
+    blocked_code: String,
+}
+
+/// DELETE/TRUNCATE in a cluster: fails with `blocked_code` while a group of
+/// `topic` has active members on any broker (each coordinator knows its own
+/// groups' members; this broker checks its own separately).
+pub async fn check_removal_elsewhere(
+    node: &ClusterNode,
+    topic: &str,
+    blocked_code: &str,
+) -> Result<(), ErrorPayload> {
+    let others: Vec<String> = {
+        let state = node.state();
+        state
+            .active_brokers()
+            .into_iter()
+            .filter(|n| *n != node.node_id())
+            .filter_map(|n| node.config.peers.get(&n).cloned())
+            .collect()
+    };
+    let body = bytes::Bytes::from(
+        serde_json::to_vec(&RemovalCheck {
+            topic: topic.to_string(),
+            blocked_code: blocked_code.to_string(),
+        })
+        .unwrap_or_default(),
+    );
+    for addr in others {
+        match node
+            .peers
+            .get(&addr)
+            .request(cursus_wire::Command::GroupStatus, body.clone())
+            .await
+        {
+            Ok(_) => {}
+            Err(super::transport::TransportError::Remote { error, .. }) => return Err(error),
+            Err(e) => {
+                return Err(ErrorPayload::new("coordinator_not_available")
+                    .with_field("reason", e.to_string()))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A broker answering [`check_removal_elsewhere`] for its own groups.
+pub async fn serve_removal_check(
+    broker: &Broker,
+    body: &[u8],
+) -> Result<bytes::Bytes, ErrorPayload> {
+    let q: RemovalCheck = serde_json::from_slice(body)
+        .map_err(|e| ErrorPayload::new("malformed_input").with_field("reason", e.to_string()))?;
+    broker
+        .groups
+        .begin_topic_removal(&q.topic, &q.blocked_code)
+        .await
+        .map(|_| bytes::Bytes::from_static(b"OK"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

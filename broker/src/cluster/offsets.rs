@@ -20,6 +20,7 @@ struct OffsetsQuery {
 
 /// The offsets item of `part`, from its leader.
 pub async fn line(
+    broker: &Broker,
     node: &ClusterNode,
     topic: &str,
     part: &Partition,
@@ -57,7 +58,9 @@ pub async fn line(
                 })?;
             Ok(String::from_utf8_lossy(&reply).into_owned())
         }
-        _ => Ok(offsets_line(part)),
+        // This broker leads it: once it serves the current epoch (after a
+        // TRUNCATE, its new generation).
+        _ => local(broker, topic, part.id()),
     }
 }
 
@@ -65,16 +68,17 @@ pub async fn line(
 pub fn serve(broker: &Broker, body: &[u8]) -> Result<Bytes, ErrorPayload> {
     let q: OffsetsQuery = serde_json::from_slice(body)
         .map_err(|e| ErrorPayload::new("malformed_input").with_field("reason", e.to_string()))?;
-    super::routing::check_leader(
-        broker,
-        &q.topic,
-        q.partition,
-        crate::broker::Listener::Plain,
-    )?;
+    local(broker, &q.topic, q.partition).map(Bytes::from)
+}
+
+/// The offsets of a partition this broker leads, from its current
+/// generation.
+fn local(broker: &Broker, topic: &str, partition: u32) -> Result<String, ErrorPayload> {
+    super::routing::check_leader(broker, topic, partition, crate::broker::Listener::Plain)?;
     let part = broker
         .topics
-        .get(&q.topic)
-        .and_then(|t| t.partition(q.partition).cloned())
-        .ok_or_else(|| super::routing::missing_topic(broker, &q.topic))?;
-    Ok(Bytes::from(offsets_line(&part)))
+        .get(topic)
+        .and_then(|t| t.partition(partition).cloned())
+        .ok_or_else(|| super::routing::missing_topic(broker, topic))?;
+    Ok(offsets_line(&part))
 }

@@ -87,12 +87,13 @@ struct ReplicateAnswer {
 }
 
 impl Replication {
-    /// True when this broker leads `topic`/`partition` and has rebuilt its
-    /// state (standalone partitions are not tracked here).
-    pub fn serving(&self, topic: &str, partition: u32) -> bool {
+    /// True when this broker leads `topic`/`partition` in leader epoch
+    /// `epoch` and has rebuilt its state for it (standalone partitions are
+    /// not tracked here).
+    pub fn serving(&self, topic: &str, partition: u32, epoch: u64) -> bool {
         matches!(
             lock(&self.roles).get(&(topic.to_string(), partition)),
-            Some(Role::Leader { serving: true, .. })
+            Some(Role::Leader { serving: true, epoch: e, .. }) if *e == epoch
         )
     }
 
@@ -673,6 +674,7 @@ impl ClusterHandler for BrokerHandler {
                 Command::ReplicateSnapshot => store_snapshot(&broker, body).await,
                 Command::InternalBatch => crate::txn::participants::serve(&broker, body).await,
                 Command::ListOffsets => super::offsets::serve(&broker, &body),
+                Command::GroupStatus => super::groups::serve_removal_check(&broker, &body).await,
                 other => {
                     Err(ErrorPayload::new("unknown_command").with_field("command", other.name()))
                 }

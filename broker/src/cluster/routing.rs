@@ -18,18 +18,20 @@ pub fn check_leader(
     let Some(node) = broker.cluster() else {
         return Ok(());
     };
-    let leader = {
+    let (leader, epoch) = {
         let state = node.state();
         match state.partition(topic, partition) {
             // Not in the replicated state (yet): the local lookup that
             // follows gives the usual not-found error.
             None => return Ok(()),
-            Some(p) => p.leader,
+            Some(p) => (p.leader, p.leader_epoch),
         }
     };
     match leader {
         Some(l) if l == node.node_id() => {
-            if node.replication.serving(topic, partition) {
+            // Serving this very epoch: after a TRUNCATE or a re-election the
+            // old generation must not answer while the new one prepares.
+            if node.replication.serving(topic, partition, epoch) {
                 Ok(())
             } else {
                 // Elected, still preparing (rebuilding state from its
@@ -65,4 +67,18 @@ pub fn missing_topic(broker: &Broker, name: &str) -> ErrorPayload {
         "topic_not_found"
     };
     ErrorPayload::new(code).with_field("topic", name)
+}
+
+/// The error when a partition's generation kept changing under a request
+/// (TRUNCATE, DELETE, a leader change): in a cluster that is a leader
+/// change in progress, so the retryable `leader_not_found`; standalone,
+/// `topic_lifecycle_pending`.
+pub fn generation_changed(broker: &Broker, topic: &str) -> ErrorPayload {
+    if broker.cluster().is_some() {
+        ErrorPayload::new("leader_not_found")
+            .with_field("topic", topic)
+            .with_field("reason", "generation_changed")
+    } else {
+        ErrorPayload::new("topic_lifecycle_pending").with_field("topic", topic)
+    }
 }

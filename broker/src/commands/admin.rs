@@ -65,10 +65,6 @@ pub async fn delete(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
     if is_internal_topic(name) {
         return Err(ErrorPayload::new("internal_topic_delete_forbidden").with_field("topic", name));
     }
-    if let Some(node) = broker.cluster() {
-        let deleted = crate::cluster::topics::delete(broker, node, name, if_exists).await?;
-        return Ok(Reply::text(format!("OK topic={name} deleted={deleted}")));
-    }
     // Fails closed while an open or committing transaction references the
     // topic (and holds off new participants), or while a group of the
     // topic has active members (holding the group coordinator so no member
@@ -81,6 +77,14 @@ pub async fn delete(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
         .groups
         .begin_topic_removal(name, "topic_delete_blocked")
         .await?;
+    if let Some(node) = broker.cluster() {
+        // Groups coordinated elsewhere are checked by their coordinators.
+        crate::cluster::groups::check_removal_elsewhere(node, name, "topic_delete_blocked").await?;
+        let deleted = crate::cluster::topics::delete(broker, node, name, if_exists).await?;
+        removal.finish(&broker.topics, "topic_deleted").await;
+        txn_removal.finish().await;
+        return Ok(Reply::text(format!("OK topic={name} deleted={deleted}")));
+    }
     let outcome = broker.topics.delete(name, if_exists).await?;
     removal.finish(&broker.topics, "topic_deleted").await;
     txn_removal.finish().await;
@@ -106,13 +110,6 @@ pub async fn truncate(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult
         "TRUNCATE",
     )?;
     let expected: u64 = number(expected, "expected_revision", "invalid_expected_revision")?;
-    if let Some(node) = broker.cluster() {
-        let def = crate::cluster::topics::truncate(node, name, expected).await?;
-        return Ok(Reply::text(format!(
-            "OK topic={name} truncated=true revision={} lifecycle_epoch={} leo=0 hwm=0",
-            def.revision, def.lifecycle_epoch
-        )));
-    }
     let txn_removal = broker
         .txns
         .begin_topic_removal(name, "topic_truncate_blocked")
@@ -121,6 +118,17 @@ pub async fn truncate(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult
         .groups
         .begin_topic_removal(name, "topic_truncate_blocked")
         .await?;
+    if let Some(node) = broker.cluster() {
+        crate::cluster::groups::check_removal_elsewhere(node, name, "topic_truncate_blocked")
+            .await?;
+        let def = crate::cluster::topics::truncate(node, name, expected).await?;
+        removal.finish(&broker.topics, "topic_truncated").await;
+        txn_removal.finish().await;
+        return Ok(Reply::text(format!(
+            "OK topic={name} truncated=true revision={} lifecycle_epoch={} leo=0 hwm=0",
+            def.revision, def.lifecycle_epoch
+        )));
+    }
     let (def, cleanup_pending) = broker.topics.truncate(name, expected).await?;
     removal.finish(&broker.topics, "topic_truncated").await;
     txn_removal.finish().await;
@@ -332,7 +340,9 @@ pub async fn list_offsets(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerRe
     for part in &selected {
         // In a cluster each partition's leader knows its offsets.
         offsets.push(match broker.cluster() {
-            Some(node) => crate::cluster::offsets::line(node, &topic.def.name, part).await?,
+            Some(node) => {
+                crate::cluster::offsets::line(broker, node, &topic.def.name, part).await?
+            }
             None => offsets_line(part),
         });
     }

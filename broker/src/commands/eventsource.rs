@@ -502,7 +502,7 @@ pub async fn append_stream(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerR
             offset,
         ));
     }
-    Err(ErrorPayload::new("topic_lifecycle_pending").with_field("topic", name))
+    Err(crate::cluster::routing::generation_changed(broker, name))
 }
 
 /// APPEND_STREAM's reply once `offset` is durable. The fsync starts now
@@ -632,7 +632,7 @@ pub async fn save_snapshot(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerR
             partition.id()
         )));
     }
-    Err(ErrorPayload::new("topic_lifecycle_pending").with_field("topic", name))
+    Err(crate::cluster::routing::generation_changed(broker, name))
 }
 
 // ---------------------------------------------------------- READ_SNAPSHOT

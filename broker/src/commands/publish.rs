@@ -503,7 +503,9 @@ async fn append_group(
         }
         return Ok((Arc::clone(&partition), info.last_offset));
     }
-    Err(ErrorPayload::new("topic_lifecycle_pending").with_field("topic", topic_name))
+    Err(crate::cluster::routing::generation_changed(
+        broker, topic_name,
+    ))
 }
 
 fn now_ms() -> i64 {

@@ -949,7 +949,6 @@ impl TxnCoordinator {
     ) -> Result<TxnTopicRemoval<'_>, ErrorPayload> {
         let guard = Arc::clone(&self.topics_guard).write_owned().await;
         if let Some(s) = self
-            .journal
             .snapshots()
             .into_iter()
             .find(|s| !s.expired && s.state.is_unresolved() && references(s, topic))

@@ -213,24 +213,22 @@ pub async fn check(
     Ok(report)
 }
 
-/// The `--cluster` check: sentinels to every partition of [`IDEM_TOPIC`],
-/// each read back by explicit partition (no group, see
-/// `workload::partitions`), then the idempotent producers' checks and
-/// the partition readers' check (nothing they saw changed).
-pub async fn check_cluster(bootstrap: &str, ledger: &Ledger) -> Result<Report, String> {
+/// The `--cluster` check: the single-broker run's checks ([`check`]),
+/// except that [`IDEM_TOPIC`] is read back by explicit partition (no
+/// group, see `workload::partitions`), plus the partition readers' check
+/// (nothing they saw changed: `visible_changed`). Without `transactions`
+/// (the loop did not run) the transactional output is not checked,
+/// without `offsets` the committed offsets are not.
+pub async fn check_cluster(
+    bootstrap: &str,
+    ledger: &Ledger,
+    aggregates: &[String],
+    nonce: u64,
+    transactions: bool,
+    offsets: bool,
+) -> Result<Report, String> {
     let mut report = Report::default();
-    let producer = Producer::connect(producer_config(bootstrap, &[]))
-        .await
-        .map_err(|e| format!("sentinel producer: {e}"))?;
-    for p in 0..IDEM_PARTITIONS {
-        let d = producer
-            .send(ProducerRecord::new(IDEM_TOPIC, sentinel(IDEM_TOPIC, p)).partition(p))
-            .await
-            .map_err(|e| format!("sentinel {IDEM_TOPIC}/{p}: {e}"))?;
-        d.await
-            .map_err(|e| format!("sentinel {IDEM_TOPIC}/{p}: {e}"))?;
-    }
-    let _ = producer.close(Duration::from_secs(10)).await;
+    write_sentinels(bootstrap).await?;
     let mut idem = Vec::new();
     for p in 0..IDEM_PARTITIONS {
         let records =
@@ -241,8 +239,26 @@ pub async fn check_cluster(bootstrap: &str, ledger: &Ledger) -> Result<Report, S
             value,
         }));
     }
-    report.read = idem.len() as u64;
+    let out = if transactions {
+        read_topic(
+            bootstrap,
+            TXN_OUT_TOPIC,
+            TXN_OUT_PARTITIONS,
+            &format!("chaos-check-{nonce}-b"),
+        )
+        .await?
+    } else {
+        Vec::new()
+    };
+    report.read = (idem.len() + out.len()) as u64;
     check_idempotent(&mut report, ledger, &idem);
+    if transactions {
+        check_transactions(&mut report, ledger, &out);
+    }
+    check_event_store(&mut report, ledger, bootstrap, aggregates).await?;
+    if offsets {
+        check_offsets(&mut report, ledger, bootstrap).await?;
+    }
     let at: HashMap<(u32, u64), &[u8]> = idem
         .iter()
         .map(|r| ((r.partition, r.offset), r.value.as_slice()))

@@ -174,6 +174,130 @@ async fn chaos(args: ChaosArgs) -> ExitCode {
     }
 }
 
+/// The workloads of a chaos run (chaos/README.md, "What runs"), spawned
+/// against `addr` (one broker, or a cluster's bootstrap list).
+struct Workloads {
+    /// Producers, feeder, appenders, consumers (and `--cluster` readers).
+    tasks: Vec<(String, JoinHandle<()>)>,
+    /// The transactional processor (`None`: the loop is switched off).
+    processor: Option<JoinHandle<()>>,
+    /// The committed-offset monitor (`None`: switched off).
+    monitor: Option<JoinHandle<()>>,
+    /// Stops issuing new work.
+    stop: CancellationToken,
+    /// Tells the processor the input is complete.
+    inputs_done: CancellationToken,
+    /// Stops the processor even if it has not drained.
+    give_up: CancellationToken,
+    /// Stops the monitor.
+    monitor_stop: CancellationToken,
+}
+
+impl Workloads {
+    /// Spawns every workload of the single-broker run (the transactional
+    /// loop only when `transactions`, the offset monitor only when
+    /// `monitor`).
+    fn spawn(
+        args: &ChaosArgs,
+        addr: &str,
+        rng: &mut Rng,
+        ledger: &Arc<Ledger>,
+        transactions: bool,
+        monitor: bool,
+    ) -> Workloads {
+        let stop = CancellationToken::new();
+        let inputs_done = CancellationToken::new();
+        let give_up = CancellationToken::new();
+        let monitor_stop = CancellationToken::new();
+        let mut tasks: Vec<(String, JoinHandle<()>)> = Vec::new();
+        for id in 0..args.producers {
+            let h = tokio::spawn(workload::producers::run(
+                id,
+                addr.to_owned(),
+                args.producer_rate,
+                Arc::clone(ledger),
+                stop.clone(),
+            ));
+            tasks.push((format!("producer {id}"), h));
+        }
+        if transactions {
+            tasks.push((
+                "transaction feeder".into(),
+                tokio::spawn(workload::transactions::feed(
+                    addr.to_owned(),
+                    100,
+                    Arc::clone(ledger),
+                    stop.clone(),
+                )),
+            ));
+        }
+        for id in 0..args.appenders {
+            let h = tokio::spawn(workload::eventstore::run(
+                id,
+                addr.to_owned(),
+                40,
+                rng.fork(),
+                Arc::clone(ledger),
+                stop.clone(),
+            ));
+            tasks.push((format!("appender {id}"), h));
+        }
+        for id in 0..args.consumers {
+            let h = tokio::spawn(workload::consumers::run(
+                id,
+                addr.to_owned(),
+                Arc::clone(ledger),
+                stop.clone(),
+            ));
+            tasks.push((format!("consumer {id}"), h));
+        }
+        let processor = transactions.then(|| {
+            tokio::spawn(workload::transactions::process(
+                addr.to_owned(),
+                Arc::clone(ledger),
+                inputs_done.clone(),
+                give_up.clone(),
+            ))
+        });
+        let monitor = monitor.then(|| {
+            tokio::spawn(workload::consumers::monitor(
+                addr.to_owned(),
+                Arc::clone(ledger),
+                monitor_stop.clone(),
+            ))
+        });
+        Workloads {
+            tasks,
+            processor,
+            monitor,
+            stop,
+            inputs_done,
+            give_up,
+            monitor_stop,
+        }
+    }
+
+    /// Drain: no new work; outstanding sends settle; the processor
+    /// consumes its input to the end (bounded), then the monitor stops.
+    async fn drain(self) {
+        self.stop.cancel();
+        for (name, h) in self.tasks {
+            join(&name, h).await;
+        }
+        self.inputs_done.cancel();
+        if let Some(processor) = self.processor {
+            let drain = tokio::time::timeout(Duration::from_secs(120), processor);
+            if drain.await.is_err() {
+                self.give_up.cancel();
+            }
+        }
+        self.monitor_stop.cancel();
+        if let Some(monitor) = self.monitor {
+            join("monitor", monitor).await;
+        }
+    }
+}
+
 /// The run: `Ok(true)` when the checker found nothing.
 async fn chaos_run(args: &ChaosArgs, seed: u64, dir: &std::path::Path) -> Result<bool, String> {
     let bin = broker::find_binary(args.broker_bin.clone())?;
@@ -206,62 +330,7 @@ async fn chaos_run(args: &ChaosArgs, seed: u64, dir: &std::path::Path) -> Result
         .map_err(|e| format!("create topics: {e}"))?;
     let broker = Arc::new(tokio::sync::Mutex::new(broker));
     let ledger = Arc::new(Ledger::default());
-    let stop = CancellationToken::new();
-    let inputs_done = CancellationToken::new();
-    let give_up = CancellationToken::new();
-    let monitor_stop = CancellationToken::new();
-
-    let mut tasks: Vec<(String, JoinHandle<()>)> = Vec::new();
-    for id in 0..args.producers {
-        let h = tokio::spawn(workload::producers::run(
-            id,
-            addr.clone(),
-            args.producer_rate,
-            Arc::clone(&ledger),
-            stop.clone(),
-        ));
-        tasks.push((format!("producer {id}"), h));
-    }
-    tasks.push((
-        "transaction feeder".into(),
-        tokio::spawn(workload::transactions::feed(
-            addr.clone(),
-            100,
-            Arc::clone(&ledger),
-            stop.clone(),
-        )),
-    ));
-    for id in 0..args.appenders {
-        let h = tokio::spawn(workload::eventstore::run(
-            id,
-            addr.clone(),
-            40,
-            rng.fork(),
-            Arc::clone(&ledger),
-            stop.clone(),
-        ));
-        tasks.push((format!("appender {id}"), h));
-    }
-    for id in 0..args.consumers {
-        let h = tokio::spawn(workload::consumers::run(
-            id,
-            addr.clone(),
-            Arc::clone(&ledger),
-            stop.clone(),
-        ));
-        tasks.push((format!("consumer {id}"), h));
-    }
-    let processor = tokio::spawn(workload::transactions::process(
-        addr.clone(),
-        Arc::clone(&ledger),
-        inputs_done.clone(),
-        give_up.clone(),
-    ));
-    let monitor = tokio::spawn(workload::consumers::monitor(
-        addr.clone(),
-        Arc::clone(&ledger),
-        monitor_stop.clone(),
-    ));
+    let workloads = Workloads::spawn(args, &addr, &mut rng, &ledger, true, true);
 
     // The killer runs for the duration, then leaves the broker up.
     let killer_stop = CancellationToken::new();
@@ -279,19 +348,7 @@ async fn chaos_run(args: &ChaosArgs, seed: u64, dir: &std::path::Path) -> Result
         kills.kills, kills.during_recovery
     );
 
-    // Drain: no new work; outstanding sends settle; the processor consumes
-    // its input to the end (bounded), then the monitor stops.
-    stop.cancel();
-    for (name, h) in tasks {
-        join(&name, h).await;
-    }
-    inputs_done.cancel();
-    let drain = tokio::time::timeout(Duration::from_secs(120), processor);
-    if drain.await.is_err() {
-        give_up.cancel();
-    }
-    monitor_stop.cancel();
-    join("monitor", monitor).await;
+    workloads.drain().await;
 
     let aggregates = workload::eventstore::aggregates(args.appenders);
     let report = checker::check(&addr, &ledger, &aggregates, seed).await?;
@@ -331,13 +388,37 @@ async fn chaos_run(args: &ChaosArgs, seed: u64, dir: &std::path::Path) -> Result
     Ok(report.violations.is_empty())
 }
 
+/// Whether the `--cluster` run runs the transactional loop. Off: a member
+/// restarted after a kill runs the standalone transaction recovery on its
+/// local copies (its `__transaction_state` is empty in a cluster, so an
+/// open transaction's records look orphaned) and writes an Abort marker
+/// into its replica of `chaos-txn-out`; the cluster's coordinator then
+/// commits that transaction, and once the restarted member leads the
+/// partition every marker the coordinator sends is refused ("a Abort
+/// marker is already written", retried forever), so the partition's LSO
+/// never moves and read_committed readers stall. A broker bug, reported
+/// for the lead (chaos/README.md, "The cluster run"); switch this on once
+/// it is fixed.
+const CLUSTER_TRANSACTIONS: bool = false;
+
+/// Whether the `--cluster` run runs the offset monitor and checks that
+/// committed offsets never go back (`offsets_backward`). Off: when a
+/// group's coordinator is killed, the group moves to another member,
+/// which takes commits; once the killed member is back it coordinates
+/// the group again (generation restarting at 1) with the committed
+/// offsets it had before its kill, so the group's committed offsets go
+/// back by the commits made in between and the consumers re-read from
+/// there. A broker bug, reported for the lead (chaos/README.md, "The
+/// cluster run"); the group consumers still run (polls and commits under
+/// the kills); switch this on once it is fixed.
+const CLUSTER_OFFSET_CHECKS: bool = false;
+
 /// The `--cluster` run: `Ok(true)` when the checker found nothing.
 ///
-/// The same idempotent producers as the single-broker run; consumer groups
-/// and transactions are not yet supported by the engine in distributed
-/// mode, so the group consumers are replaced by one reader per partition
-/// by explicit assignment, and the transactional loop, the event-store
-/// appenders and the offset monitor do not run (chaos/README.md).
+/// The workloads of the single-broker run (idempotent producers, group
+/// consumers, the transactional loop, the event-store appenders, the
+/// offset monitor) plus one reader per partition of the idempotent topic
+/// by explicit assignment (chaos/README.md, "The cluster run").
 async fn chaos_cluster_run(
     args: &ChaosArgs,
     seed: u64,
@@ -362,6 +443,10 @@ async fn chaos_cluster_run(
             "200",
             "--broker-session-timeout-ms",
             "1000",
+            // As in the single-broker run: a consumer replaced after a
+            // kill gets its partitions soon.
+            "--group-session-timeout-ms",
+            "6000",
         ],
         rng.next_u64(),
     )
@@ -379,26 +464,25 @@ async fn chaos_cluster_run(
         .map_err(|e| format!("create topics: {e}"))?;
     let cluster = Arc::new(tokio::sync::Mutex::new(cluster));
     let ledger = Arc::new(Ledger::default());
-    let stop = CancellationToken::new();
-    let mut tasks: Vec<(String, JoinHandle<()>)> = Vec::new();
-    for id in 0..args.producers {
-        let h = tokio::spawn(workload::producers::run(
-            id,
-            bootstrap.clone(),
-            args.producer_rate,
-            Arc::clone(&ledger),
-            stop.clone(),
-        ));
-        tasks.push((format!("producer {id}"), h));
-    }
+    let mut workloads = Workloads::spawn(
+        args,
+        &bootstrap,
+        &mut rng,
+        &ledger,
+        CLUSTER_TRANSACTIONS,
+        CLUSTER_OFFSET_CHECKS,
+    );
+    // In addition to the group consumers: one reader per partition by
+    // explicit assignment, so that the checker can tell whether a record
+    // that was visible during the run is still there afterwards.
     for p in 0..workload::IDEM_PARTITIONS {
         let h = tokio::spawn(workload::partitions::run(
             p,
             bootstrap.clone(),
             Arc::clone(&ledger),
-            stop.clone(),
+            workloads.stop.clone(),
         ));
-        tasks.push((format!("reader {p}"), h));
+        workloads.tasks.push((format!("reader {p}"), h));
     }
     let killer_stop = CancellationToken::new();
     let killer = {
@@ -420,18 +504,28 @@ async fn chaos_cluster_run(
         kills.leader_changes,
         kills.longest_heal.as_millis()
     );
-    stop.cancel();
-    for (name, h) in tasks {
-        join(&name, h).await;
-    }
-    let report = checker::check_cluster(&bootstrap, &ledger).await?;
+    workloads.drain().await;
+
+    let aggregates = workload::eventstore::aggregates(args.appenders);
+    let report = checker::check_cluster(
+        &bootstrap,
+        &ledger,
+        &aggregates,
+        seed,
+        CLUSTER_TRANSACTIONS,
+        CLUSTER_OFFSET_CHECKS,
+    )
+    .await?;
     let failures = ledger
         .produce_failures
         .load(std::sync::atomic::Ordering::Relaxed);
     println!(
         "chaos: mode=cluster seconds={} kills={} raft_leader_kills={} acknowledged={} read={} \
-         lost={} duplicated={} reordered={} visible_changed={} seed={seed} not_acknowledged={failures} \
-         during_recovery={} leader_changes={} longest_heal_ms={} consumed={} violations={}",
+         lost={} duplicated={} reordered={} txn_committed={} txn_partial={} es_events={} \
+         es_gaps={} offsets_backward={} visible_changed={} seed={seed} \
+         not_acknowledged={failures} txn_aborted={} txn_unknown={} txn_eos_duplicated={} \
+         txn_eos_missing={} es_acknowledged={} es_lost={} commits={} during_recovery={} \
+         leader_changes={} longest_heal_ms={} consumed={} violations={}",
         args.seconds,
         kills.kills,
         kills.raft_leader_kills,
@@ -440,7 +534,19 @@ async fn chaos_cluster_run(
         report.lost,
         report.duplicated,
         report.reordered,
+        report.txn_committed,
+        report.txn_partial,
+        report.es_events,
+        report.es_gaps,
+        report.offsets_backward,
         report.visible_changed,
+        report.txn_aborted,
+        report.txn_unknown,
+        report.txn_eos_duplicated,
+        report.txn_eos_missing,
+        report.es_acknowledged,
+        report.es_lost,
+        ledger::lock(&ledger.commits).len(),
         kills.during_recovery,
         kills.leader_changes,
         kills.longest_heal.as_millis(),

@@ -143,33 +143,53 @@ pub async fn create_topics(addr: &str) -> cursus::Result<()> {
     Ok(())
 }
 
-/// Creates the topics of the `--cluster` run (only [`IDEM_TOPIC`], with
-/// replication factor 3) and waits until every member serves its
-/// METADATA: a member may answer `topic_not_found` for a moment after
-/// CREATE succeeded (not materialized there yet).
+/// Creates the topics of the `--cluster` run (those of every workload,
+/// with replication factor 3) and waits until every member serves their
+/// METADATA with a leader for every partition: a member may answer
+/// `topic_not_found` for a moment after CREATE succeeded (not
+/// materialized there yet).
 pub async fn create_cluster_topics(bootstrap: &str) -> Result<(), String> {
     let admin = Admin::connect(client_config(bootstrap))
         .await
         .map_err(|e| e.to_string())?;
-    let mut t = NewTopic::new(IDEM_TOPIC).partitions(IDEM_PARTITIONS);
-    t.replication_factor = Some(3);
-    admin.create_topic(&t).await.map_err(|e| e.to_string())?;
+    let topics = [
+        (IDEM_TOPIC, IDEM_PARTITIONS, false),
+        (TXN_IN_TOPIC, TXN_IN_PARTITIONS, false),
+        (TXN_OUT_TOPIC, TXN_OUT_PARTITIONS, false),
+        (ES_TOPIC, ES_PARTITIONS, true),
+    ];
+    for (name, partitions, event_sourcing) in topics {
+        let mut t = NewTopic::new(name).partitions(partitions);
+        t.replication_factor = Some(3);
+        if event_sourcing {
+            t.event_sourcing = Some(true);
+        }
+        admin
+            .create_topic(&t)
+            .await
+            .map_err(|e| format!("CREATE {name}: {e}"))?;
+    }
     admin.close().await;
     for addr in bootstrap.split(',') {
         let admin = Admin::connect(client_config(addr))
             .await
             .map_err(|e| e.to_string())?;
         let give_up = tokio::time::Instant::now() + Duration::from_secs(60);
-        loop {
-            match admin.metadata(IDEM_TOPIC).await {
-                Ok(m) if m.leaders.iter().all(|l| !l.is_empty()) => break,
-                Ok(_) => {}
-                Err(e) if tokio::time::Instant::now() > give_up => {
-                    return Err(format!("METADATA {IDEM_TOPIC} at {addr}: {e}"))
+        for (name, ..) in topics {
+            loop {
+                match admin.metadata(name).await {
+                    Ok(m) if m.leaders.iter().all(|l| !l.is_empty()) => break,
+                    Ok(_) if tokio::time::Instant::now() > give_up => {
+                        return Err(format!("METADATA {name} at {addr}: leaderless partitions"))
+                    }
+                    Ok(_) => {}
+                    Err(e) if tokio::time::Instant::now() > give_up => {
+                        return Err(format!("METADATA {name} at {addr}: {e}"))
+                    }
+                    Err(_) => {}
                 }
-                Err(_) => {}
+                tokio::time::sleep(Duration::from_millis(50)).await;
             }
-            tokio::time::sleep(Duration::from_millis(50)).await;
         }
         admin.close().await;
     }

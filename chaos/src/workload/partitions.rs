@@ -1,13 +1,14 @@
-//! Readers by explicit partition assignment, for `--cluster`: consumer
-//! groups are not yet supported by the engine in distributed mode, so the
-//! cluster run reads each partition of [`IDEM_TOPIC`] on its own (CONSUME
-//! to the partition leader through the engine's routing, no group), both
-//! while the killer runs and in the checker.
+//! Readers by explicit partition assignment, for `--cluster`: in addition
+//! to the group consumers, the cluster run reads each partition of
+//! [`IDEM_TOPIC`] on its own (CONSUME to the partition leader through the
+//! engine's routing, no group), both while the killer runs (recording
+//! what was visible, so the checker can tell whether a failover rewrote
+//! or truncated it) and in the checker (reading back by partition, with
+//! no group coordinator involved).
 //!
 //! This is the only use of the engine's internals (`cursus::client`, the
 //! `internals` feature): the engine has no public partition-assignment API
-//! yet. Replace it with the group consumers once groups are supported in
-//! distributed mode.
+//! yet.
 
 use super::{client_config, IDEM_TOPIC};
 use crate::ledger::{lock, Ledger};

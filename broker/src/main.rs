@@ -155,7 +155,15 @@ async fn run(config: Config) -> Result<(), String> {
     let broker = Arc::new(broker);
     metrics.attach(&broker);
     // Interrupted transactions are finished before the broker is ready.
-    if let Err(e) = cursus_broker::txn::recover(&broker).await {
+    // In a cluster the coordinators' state lives in Raft and each id's
+    // coordinator finishes its transactions: a member's local replicas
+    // must not be "recovered" (aborting records its journal does not
+    // know would contradict the cluster's decisions).
+    let standalone = broker.config.cluster.is_none();
+    if let Err(e) = match standalone {
+        true => cursus_broker::txn::recover(&broker).await,
+        false => Ok(()),
+    } {
         error!(error = %e.render(), "transaction recovery failed; staying not ready");
         shutdown.cancelled().await;
         let _ = health_task.await;
@@ -179,6 +187,11 @@ async fn run(config: Config) -> Result<(), String> {
     let upkeep = tokio::spawn(maintenance::run(Arc::clone(&broker)));
     let tls = tls.map(|(tls, listener)| TlsListener { listener, tls });
     server::listener::run(Arc::clone(&broker), listener, tls).await;
+    if let Some(node) = broker.cluster() {
+        // A clean stop leaves the cluster at once: its partitions fail
+        // over now rather than after the session timeout.
+        node.leave().await;
+    }
     let _ = upkeep.await;
     let _ = health_task.await;
     info!("stopped");

@@ -214,18 +214,14 @@ pub async fn check(
 }
 
 /// The `--cluster` check: the single-broker run's checks ([`check`]),
-/// except that [`IDEM_TOPIC`] is read back by explicit partition (no
-/// group, see `workload::partitions`), plus the partition readers' check
-/// (nothing they saw changed: `visible_changed`). Without `transactions`
-/// (the loop did not run) the transactional output is not checked,
-/// without `offsets` the committed offsets are not.
+/// except that [`IDEM_TOPIC`] is read back by explicit partition (see
+/// `workload::partitions`), plus the partition readers' check (nothing they
+/// saw changed: `visible_changed`).
 pub async fn check_cluster(
     bootstrap: &str,
     ledger: &Ledger,
     aggregates: &[String],
     nonce: u64,
-    transactions: bool,
-    offsets: bool,
 ) -> Result<Report, String> {
     let mut report = Report::default();
     write_sentinels(bootstrap).await?;
@@ -239,26 +235,18 @@ pub async fn check_cluster(
             value,
         }));
     }
-    let out = if transactions {
-        read_topic(
-            bootstrap,
-            TXN_OUT_TOPIC,
-            TXN_OUT_PARTITIONS,
-            &format!("chaos-check-{nonce}-b"),
-        )
-        .await?
-    } else {
-        Vec::new()
-    };
+    let out = read_topic(
+        bootstrap,
+        TXN_OUT_TOPIC,
+        TXN_OUT_PARTITIONS,
+        &format!("chaos-check-{nonce}-b"),
+    )
+    .await?;
     report.read = (idem.len() + out.len()) as u64;
     check_idempotent(&mut report, ledger, &idem);
-    if transactions {
-        check_transactions(&mut report, ledger, &out);
-    }
+    check_transactions(&mut report, ledger, &out);
     check_event_store(&mut report, ledger, bootstrap, aggregates).await?;
-    if offsets {
-        check_offsets(&mut report, ledger, bootstrap).await?;
-    }
+    check_offsets(&mut report, ledger, bootstrap).await?;
     let at: HashMap<(u32, u64), &[u8]> = idem
         .iter()
         .map(|r| ((r.partition, r.offset), r.value.as_slice()))

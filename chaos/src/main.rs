@@ -194,17 +194,8 @@ struct Workloads {
 }
 
 impl Workloads {
-    /// Spawns every workload of the single-broker run (the transactional
-    /// loop only when `transactions`, the offset monitor only when
-    /// `monitor`).
-    fn spawn(
-        args: &ChaosArgs,
-        addr: &str,
-        rng: &mut Rng,
-        ledger: &Arc<Ledger>,
-        transactions: bool,
-        monitor: bool,
-    ) -> Workloads {
+    /// Spawns every workload (both runs use them all).
+    fn spawn(args: &ChaosArgs, addr: &str, rng: &mut Rng, ledger: &Arc<Ledger>) -> Workloads {
         let stop = CancellationToken::new();
         let inputs_done = CancellationToken::new();
         let give_up = CancellationToken::new();
@@ -220,17 +211,15 @@ impl Workloads {
             ));
             tasks.push((format!("producer {id}"), h));
         }
-        if transactions {
-            tasks.push((
-                "transaction feeder".into(),
-                tokio::spawn(workload::transactions::feed(
-                    addr.to_owned(),
-                    100,
-                    Arc::clone(ledger),
-                    stop.clone(),
-                )),
-            ));
-        }
+        tasks.push((
+            "transaction feeder".into(),
+            tokio::spawn(workload::transactions::feed(
+                addr.to_owned(),
+                100,
+                Arc::clone(ledger),
+                stop.clone(),
+            )),
+        ));
         for id in 0..args.appenders {
             let h = tokio::spawn(workload::eventstore::run(
                 id,
@@ -251,7 +240,7 @@ impl Workloads {
             ));
             tasks.push((format!("consumer {id}"), h));
         }
-        let processor = transactions.then(|| {
+        let processor = Some({
             tokio::spawn(workload::transactions::process(
                 addr.to_owned(),
                 Arc::clone(ledger),
@@ -259,7 +248,7 @@ impl Workloads {
                 give_up.clone(),
             ))
         });
-        let monitor = monitor.then(|| {
+        let monitor = Some({
             tokio::spawn(workload::consumers::monitor(
                 addr.to_owned(),
                 Arc::clone(ledger),
@@ -330,7 +319,7 @@ async fn chaos_run(args: &ChaosArgs, seed: u64, dir: &std::path::Path) -> Result
         .map_err(|e| format!("create topics: {e}"))?;
     let broker = Arc::new(tokio::sync::Mutex::new(broker));
     let ledger = Arc::new(Ledger::default());
-    let workloads = Workloads::spawn(args, &addr, &mut rng, &ledger, true, true);
+    let workloads = Workloads::spawn(args, &addr, &mut rng, &ledger);
 
     // The killer runs for the duration, then leaves the broker up.
     let killer_stop = CancellationToken::new();
@@ -388,31 +377,6 @@ async fn chaos_run(args: &ChaosArgs, seed: u64, dir: &std::path::Path) -> Result
     Ok(report.violations.is_empty())
 }
 
-/// Whether the `--cluster` run runs the transactional loop. Off: a member
-/// restarted after a kill runs the standalone transaction recovery on its
-/// local copies (its `__transaction_state` is empty in a cluster, so an
-/// open transaction's records look orphaned) and writes an Abort marker
-/// into its replica of `chaos-txn-out`; the cluster's coordinator then
-/// commits that transaction, and once the restarted member leads the
-/// partition every marker the coordinator sends is refused ("a Abort
-/// marker is already written", retried forever), so the partition's LSO
-/// never moves and read_committed readers stall. A broker bug, reported
-/// for the lead (chaos/README.md, "The cluster run"); switch this on once
-/// it is fixed.
-const CLUSTER_TRANSACTIONS: bool = false;
-
-/// Whether the `--cluster` run runs the offset monitor and checks that
-/// committed offsets never go back (`offsets_backward`). Off: when a
-/// group's coordinator is killed, the group moves to another member,
-/// which takes commits; once the killed member is back it coordinates
-/// the group again (generation restarting at 1) with the committed
-/// offsets it had before its kill, so the group's committed offsets go
-/// back by the commits made in between and the consumers re-read from
-/// there. A broker bug, reported for the lead (chaos/README.md, "The
-/// cluster run"); the group consumers still run (polls and commits under
-/// the kills); switch this on once it is fixed.
-const CLUSTER_OFFSET_CHECKS: bool = false;
-
 /// The `--cluster` run: `Ok(true)` when the checker found nothing.
 ///
 /// The workloads of the single-broker run (idempotent producers, group
@@ -464,14 +428,7 @@ async fn chaos_cluster_run(
         .map_err(|e| format!("create topics: {e}"))?;
     let cluster = Arc::new(tokio::sync::Mutex::new(cluster));
     let ledger = Arc::new(Ledger::default());
-    let mut workloads = Workloads::spawn(
-        args,
-        &bootstrap,
-        &mut rng,
-        &ledger,
-        CLUSTER_TRANSACTIONS,
-        CLUSTER_OFFSET_CHECKS,
-    );
+    let mut workloads = Workloads::spawn(args, &bootstrap, &mut rng, &ledger);
     // In addition to the group consumers: one reader per partition by
     // explicit assignment, so that the checker can tell whether a record
     // that was visible during the run is still there afterwards.
@@ -507,15 +464,7 @@ async fn chaos_cluster_run(
     workloads.drain().await;
 
     let aggregates = workload::eventstore::aggregates(args.appenders);
-    let report = checker::check_cluster(
-        &bootstrap,
-        &ledger,
-        &aggregates,
-        seed,
-        CLUSTER_TRANSACTIONS,
-        CLUSTER_OFFSET_CHECKS,
-    )
-    .await?;
+    let report = checker::check_cluster(&bootstrap, &ledger, &aggregates, seed).await?;
     let failures = ledger
         .produce_failures
         .load(std::sync::atomic::Ordering::Relaxed);

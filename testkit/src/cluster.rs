@@ -3,6 +3,7 @@
 //! with its own data directory under one temporary root, cleaned up when
 //! the handle drops.
 
+use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
@@ -10,6 +11,9 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::broker_binary;
+
+/// Starts of a whole cluster tried before giving up.
+const START_ATTEMPTS: usize = 3;
 
 /// How long a member may take to become ready.
 const READY_TIMEOUT: Duration = Duration::from_secs(60);
@@ -48,13 +52,18 @@ pub struct TestCluster {
 /// machine happens.
 fn free_port() -> u16 {
     use std::hash::{BuildHasher, Hasher};
+    // Never hand the same port out twice in one test process: parallel
+    // tests' clusters would otherwise race for a port both saw free.
+    static GIVEN: std::sync::Mutex<BTreeSet<u16>> = std::sync::Mutex::new(BTreeSet::new());
     static NEXT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let mut given = GIVEN.lock().unwrap_or_else(|e| e.into_inner());
     for _ in 0..1000 {
         let mut h = std::collections::hash_map::RandomState::new().build_hasher();
         h.write_u64(NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
         h.write_u32(std::process::id());
         let port = 20_000 + (h.finish() % 12_000) as u16;
-        if TcpListener::bind(("127.0.0.1", port)).is_ok() {
+        if !given.contains(&port) && TcpListener::bind(("127.0.0.1", port)).is_ok() {
+            given.insert(port);
             return port;
         }
     }
@@ -78,11 +87,25 @@ impl TestCluster {
     /// are redirected for every partition), the latter last in
     /// [`members`](Self::members).
     pub fn start_members(n: usize, gateways: usize, toml: &str) -> TestCluster {
+        // Another process may take a port between our check and the
+        // broker's bind: such a start is retried on fresh ports.
+        for attempt in 1..=START_ATTEMPTS {
+            let cluster = Self::spawn_members(n, gateways, toml);
+            match (0..n + gateways).try_for_each(|i| cluster.ready_or_exit(i)) {
+                Ok(()) => return cluster,
+                Err(e) if attempt < START_ATTEMPTS => {
+                    eprintln!("TestCluster: {e}; starting again on other ports");
+                }
+                Err(e) => panic!("TestCluster: {e}"),
+            }
+        }
+        unreachable!("the last attempt panics")
+    }
+
+    fn spawn_members(n: usize, gateways: usize, toml: &str) -> TestCluster {
         let root = tempfile::tempdir().expect("temp dir");
         let mut members = Vec::new();
-        let n_data = n;
-        let n = n + gateways;
-        for i in 0..n {
+        for i in 0..n + gateways {
             let node_id = i as u64 + 1;
             members.push(ClusterMember {
                 child: std::sync::Mutex::new(None),
@@ -91,7 +114,7 @@ impl TestCluster {
                 health_addr: format!("127.0.0.1:{}", free_port()),
                 cluster_addr: format!("127.0.0.1:{}", free_port()),
                 data_dir: root.path().join(format!("node-{node_id}")),
-                no_replicas: i >= n_data,
+                no_replicas: i >= n,
             });
         }
         let peers = members
@@ -105,11 +128,8 @@ impl TestCluster {
             extra_config: (!toml.is_empty()).then(|| toml.to_owned()),
             members,
         };
-        for i in 0..n {
+        for i in 0..n + gateways {
             cluster.spawn(i);
-        }
-        for i in 0..n {
-            cluster.wait_ready(i);
         }
         cluster
     }
@@ -159,7 +179,8 @@ impl TestCluster {
         BufReader::new(stdout)
             .read_line(&mut line)
             .expect("read broker banner");
-        assert!(line.contains("listening"), "unexpected banner {line:?}");
+        // No banner: the broker exited (e.g. a port was taken meanwhile);
+        // the readiness wait reports it.
         *self.members[i]
             .child
             .get_mut()
@@ -168,11 +189,19 @@ impl TestCluster {
 
     /// Waits until member `i` answers `/ready` with 200.
     pub fn wait_ready(&self, i: usize) {
+        if let Err(e) = self.ready_or_exit(i) {
+            panic!("{e}");
+        }
+    }
+
+    /// [`wait_ready`](Self::wait_ready), or why not: the member exited or
+    /// the wait timed out.
+    fn ready_or_exit(&self, i: usize) -> Result<(), String> {
         let deadline = Instant::now() + READY_TIMEOUT;
         let m = &self.members[i];
         loop {
             if http_status(&m.health_addr, "/ready") == Some(200) {
-                return;
+                return Ok(());
             }
             let exited = m
                 .child
@@ -181,16 +210,17 @@ impl TestCluster {
                 .as_mut()
                 .and_then(|c| c.try_wait().ok().flatten());
             if let Some(status) = exited {
-                panic!(
+                return Err(format!(
                     "cluster member {} exited ({status}) before it was ready",
                     m.node_id
-                );
+                ));
             }
-            assert!(
-                Instant::now() < deadline,
-                "cluster member {} not ready within {READY_TIMEOUT:?}",
-                m.node_id
-            );
+            if Instant::now() >= deadline {
+                return Err(format!(
+                    "cluster member {} not ready within {READY_TIMEOUT:?}",
+                    m.node_id
+                ));
+            }
             std::thread::sleep(Duration::from_millis(50));
         }
     }
@@ -203,6 +233,21 @@ impl TestCluster {
             .unwrap_or_else(|e| e.into_inner());
         if let Some(mut c) = child.take() {
             let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    /// Stops member `i` cleanly (SIGTERM, then waits for it to exit).
+    pub fn stop(&mut self, i: usize) {
+        let child = self.members[i]
+            .child
+            .get_mut()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(mut c) = child.take() {
+            let _ = Command::new("kill")
+                .arg("-TERM")
+                .arg(c.id().to_string())
+                .status();
             let _ = c.wait();
         }
     }

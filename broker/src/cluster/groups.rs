@@ -72,6 +72,11 @@ pub fn check_coordinator(
     let Some(node) = broker.cluster() else {
         return Ok(());
     };
+    if !node.caught_up() {
+        // A restarted broker's copy may still name it coordinator of
+        // groups that moved while it was away.
+        return Err(ErrorPayload::new("coordinator_not_available").with_field("group", group));
+    }
     let coordinator = coordinator_of(&node.state(), group);
     match coordinator {
         Some(c) if c == node.node_id() => Ok(()),

@@ -5,7 +5,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use bytes::Bytes;
 use cursus_wire::{Command, ErrorPayload};
@@ -39,8 +39,15 @@ pub struct ClusterNode {
     pub replication: Replication,
     /// This broker's registration.
     me: BrokerEntry,
-    /// Raft leader only: when each broker was last heard from.
-    last_seen: Mutex<HashMap<NodeId, Instant>>,
+    /// When this process started (Unix ms): its registration carries it,
+    /// so seeing that registration applied here proves this broker's copy
+    /// of the replicated state has caught up with everything before it.
+    incarnation: u64,
+    /// Set once [`ClusterNode::caught_up`] saw this process's registration.
+    caught_up: std::sync::atomic::AtomicBool,
+    /// Raft leader only: when each broker was last heard from (Unix ms,
+    /// compared with the replicated `since_ms` of its status).
+    last_seen: Mutex<HashMap<NodeId, u64>>,
     /// Cancelled at shutdown.
     shutdown: CancellationToken,
 }
@@ -51,6 +58,11 @@ impl std::fmt::Debug for ClusterNode {
             .field("node_id", &self.config.node_id)
             .finish_non_exhaustive()
     }
+}
+
+fn decode<T: for<'de> Deserialize<'de>>(body: &[u8]) -> Result<T, ErrorPayload> {
+    serde_json::from_slice(body)
+        .map_err(|e| ErrorPayload::new("malformed_input").with_field("reason", e.to_string()))
 }
 
 /// Body of HEARTBEAT_CLUSTER.
@@ -106,6 +118,8 @@ impl ClusterNode {
             raft,
             peers,
             replication: Replication::default(),
+            incarnation: me.since_ms,
+            caught_up: std::sync::atomic::AtomicBool::new(false),
             me,
             last_seen: Mutex::new(HashMap::new()),
             shutdown: broker.shutdown.clone(),
@@ -177,11 +191,35 @@ impl ClusterNode {
         })
     }
 
+    /// True once this broker's copy of the replicated state holds its own
+    /// registration of this start (and so everything committed before it).
+    /// Until then it leads nothing and coordinates nothing: after a restart
+    /// its copy may still say it leads partitions or groups that moved
+    /// while it was away.
+    pub fn caught_up(&self) -> bool {
+        use std::sync::atomic::Ordering;
+        if self.caught_up.load(Ordering::Acquire) {
+            return true;
+        }
+        let seen = self
+            .state()
+            .brokers
+            .get(&self.node_id())
+            .is_some_and(|b| b.since_ms >= self.incarnation);
+        if seen {
+            self.caught_up.store(true, Ordering::Release);
+        }
+        seen
+    }
+
     /// Why this broker cannot serve as a cluster member yet (`/ready`):
     /// no Raft leader known, or not registered and active.
     pub fn not_ready(&self) -> Option<String> {
         if self.raft.leader().is_none() {
             return Some("cluster: no Raft leader known".into());
+        }
+        if !self.caught_up() {
+            return Some("cluster: catching up with the replicated state".into());
         }
         let active = self
             .state()
@@ -220,7 +258,7 @@ impl ClusterNode {
                 let cmd = FsmCommand::RegisterBroker {
                     node: self.node_id(),
                     entry: BrokerEntry {
-                        since_ms: now_ms(),
+                        since_ms: self.incarnation.max(now_ms()),
                         ..self.me.clone()
                     },
                 };
@@ -278,7 +316,7 @@ impl ClusterNode {
     }
 
     fn seen(&self, node: NodeId) {
-        lock(&self.last_seen).insert(node, Instant::now());
+        lock(&self.last_seen).insert(node, now_ms());
     }
 
     /// On the Raft leader: brokers silent for the session timeout become
@@ -286,7 +324,7 @@ impl ClusterNode {
     async fn monitor(self: Arc<Self>) {
         let mut tick = tokio::time::interval(self.config.heartbeat_interval);
         tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-        let mut leading_since: Option<Instant> = None;
+        let mut leading_since: Option<u64> = None;
         loop {
             tokio::select! {
                 _ = self.shutdown.cancelled() => return,
@@ -296,15 +334,20 @@ impl ClusterNode {
                 leading_since = None;
                 continue;
             }
-            let now = Instant::now();
-            // A new leader has no history: everyone gets a full session.
-            let since = *leading_since.get_or_insert_with(|| {
+            let now = now_ms();
+            let session = self.config.session_timeout.as_millis() as u64;
+            // A new leader has no history: every active broker gets a full
+            // session (an inactive one must heartbeat to come back).
+            if leading_since.is_none() {
+                leading_since = Some(now);
+                let state = self.state();
                 let mut seen = lock(&self.last_seen);
-                for n in self.config.peers.keys() {
-                    seen.insert(*n, now);
+                for (n, b) in &state.brokers {
+                    if b.active {
+                        seen.insert(*n, now);
+                    }
                 }
-                now
-            });
+            }
             self.seen(self.node_id());
             let changes: Vec<(NodeId, bool)> = {
                 let state = self.state();
@@ -313,8 +356,15 @@ impl ClusterNode {
                     .brokers
                     .iter()
                     .filter_map(|(node, b)| {
-                        let last = seen.get(node).copied().unwrap_or(since);
-                        let alive = now.duration_since(last) < self.config.session_timeout;
+                        let last = seen.get(node).copied();
+                        let recent = last.is_some_and(|t| now.saturating_sub(t) < session);
+                        // Back only by a heartbeat after it went away (a
+                        // broker that left has heartbeats from before).
+                        let alive = if b.active {
+                            recent
+                        } else {
+                            recent && last.is_some_and(|t| t > b.since_ms)
+                        };
                         (alive != b.active).then_some((*node, alive))
                     })
                     .collect()
@@ -337,6 +387,26 @@ impl ClusterNode {
         }
     }
 
+    /// LEAVE_CLUSTER on a clean stop: marks this broker inactive through
+    /// Raft (its partitions fail over at once), bounded by two heartbeat
+    /// intervals' worth of waiting so a stop never hangs on a cluster
+    /// without a quorum. Heartbeats after a restart make it active again.
+    pub async fn leave(&self) {
+        let cmd = FsmCommand::SetBrokerActive {
+            node: self.node_id(),
+            active: false,
+            now_ms: now_ms(),
+        };
+        let wait = self.config.session_timeout;
+        match tokio::time::timeout(wait, self.raft.propose(cmd)).await {
+            Ok(Ok(_)) => info!(node = self.node_id(), "left the cluster"),
+            Ok(Err(e)) => {
+                warn!(error = %e, "could not leave the cluster; the session timeout will")
+            }
+            Err(_) => warn!("leaving the cluster timed out; the session timeout will"),
+        }
+    }
+
     /// Stops the Raft node.
     pub async fn shutdown(&self) {
         self.raft.shutdown().await;
@@ -356,9 +426,7 @@ impl ClusterHandler for Dispatcher {
             match command {
                 Command::RaftApply => self.node.raft.handle_rpc(body).await,
                 Command::HeartbeatCluster => {
-                    let hb: Heartbeat = serde_json::from_slice(&body).map_err(|e| {
-                        ErrorPayload::new("malformed_input").with_field("reason", e.to_string())
-                    })?;
+                    let hb: Heartbeat = decode(&body)?;
                     self.node.seen(hb.node);
                     Ok(Bytes::from_static(b"OK"))
                 }

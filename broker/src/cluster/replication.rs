@@ -222,6 +222,11 @@ async fn reconcile(broker: &Arc<Broker>, node: &Arc<ClusterNode>, state: &Cluste
             }
         }
     }
+    // Roles: none before this broker's copy has caught up (a restarted
+    // broker's copy may still name it leader of what moved meanwhile).
+    if !node.caught_up() {
+        return;
+    }
     // Roles.
     let mut wanted: BTreeMap<Key, (Option<NodeId>, u64, u64)> = BTreeMap::new();
     for (name, topic) in &state.topics {

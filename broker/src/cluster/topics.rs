@@ -81,6 +81,7 @@ async fn change_definition(
         }
         wait_revision(node, name, next.revision).await?;
         wait_materialized(broker, node, name, next.partitions).await?;
+        wait_leaders_serving(broker, node, name).await?;
         return Ok(next);
     }
     Err(ErrorPayload::new(failure_code)
@@ -160,6 +161,33 @@ pub async fn delete(
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     Ok(true)
+}
+
+/// Waits until every partition's leader serves the topic (it materialized
+/// it and prepared its epoch), so that a client acting on a successful
+/// CREATE finds it on every leader; each leader is asked through
+/// LIST_OFFSETS, which only a serving leader answers.
+async fn wait_leaders_serving(
+    broker: &Broker,
+    node: &ClusterNode,
+    name: &str,
+) -> Result<(), ErrorPayload> {
+    let deadline = tokio::time::Instant::now() + APPLY_WAIT;
+    let Some(topic) = broker.topics.get(name) else {
+        return Ok(());
+    };
+    for part in &topic.partitions {
+        loop {
+            match super::offsets::line(broker, node, name, part).await {
+                Ok(_) => break,
+                Err(e) if e.retryable && tokio::time::Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(10)).await;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Waits for the reconciler to have created the topic's partitions here.

@@ -48,7 +48,9 @@ impl TxnReplicator for RaftTxns {
 
     fn coordinates(&self, transactional_id: &str) -> bool {
         self.node.upgrade().is_some_and(|node| {
-            super::groups::coordinator_of(&node.state(), transactional_id) == Some(node.node_id())
+            node.caught_up()
+                && super::groups::coordinator_of(&node.state(), transactional_id)
+                    == Some(node.node_id())
         })
     }
 }

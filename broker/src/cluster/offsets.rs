@@ -16,6 +16,11 @@ use crate::topics::Partition;
 struct OffsetsQuery {
     topic: String,
     partition: u32,
+    /// The leader epoch the asking broker knows: a leader whose copy of
+    /// the replicated state is older (a TRUNCATE or election it has not
+    /// applied yet) refuses rather than answer from its old generation.
+    #[serde(default)]
+    min_epoch: u64,
 }
 
 /// The offsets item of `part`, from its leader.
@@ -25,10 +30,10 @@ pub async fn line(
     topic: &str,
     part: &Partition,
 ) -> Result<String, ErrorPayload> {
-    let leader = node
+    let (leader, epoch) = node
         .state()
         .partition(topic, part.id())
-        .and_then(|p| p.leader);
+        .map_or((None, 0), |p| (p.leader, p.leader_epoch));
     match leader {
         None if node.state().partition(topic, part.id()).is_some() => {
             Err(ErrorPayload::new("leader_not_found")
@@ -43,6 +48,7 @@ pub async fn line(
             let body = serde_json::to_vec(&OffsetsQuery {
                 topic: topic.to_string(),
                 partition: part.id(),
+                min_epoch: epoch,
             })
             .unwrap_or_default();
             let reply = node
@@ -60,7 +66,7 @@ pub async fn line(
         }
         // This broker leads it: once it serves the current epoch (after a
         // TRUNCATE, its new generation).
-        _ => local(broker, topic, part.id()),
+        _ => local(broker, topic, part.id(), epoch),
     }
 }
 
@@ -68,12 +74,28 @@ pub async fn line(
 pub fn serve(broker: &Broker, body: &[u8]) -> Result<Bytes, ErrorPayload> {
     let q: OffsetsQuery = serde_json::from_slice(body)
         .map_err(|e| ErrorPayload::new("malformed_input").with_field("reason", e.to_string()))?;
-    local(broker, &q.topic, q.partition).map(Bytes::from)
+    local(broker, &q.topic, q.partition, q.min_epoch).map(Bytes::from)
 }
 
 /// The offsets of a partition this broker leads, from its current
 /// generation.
-fn local(broker: &Broker, topic: &str, partition: u32) -> Result<String, ErrorPayload> {
+fn local(
+    broker: &Broker,
+    topic: &str,
+    partition: u32,
+    min_epoch: u64,
+) -> Result<String, ErrorPayload> {
+    let behind = broker.cluster().is_some_and(|node| {
+        node.state()
+            .partition(topic, partition)
+            .is_some_and(|p| p.leader_epoch < min_epoch)
+    });
+    if behind {
+        return Err(ErrorPayload::new("leader_not_found")
+            .with_field("topic", topic)
+            .with_field("partition", partition)
+            .with_field("reason", "catching_up"));
+    }
     super::routing::check_leader(broker, topic, partition, crate::broker::Listener::Plain)?;
     let part = broker
         .topics

@@ -105,6 +105,7 @@ async fn wait_revision(node: &ClusterNode, name: &str, revision: u64) -> Result<
 /// TRUNCATE through Raft; every broker then empties its copy
 /// (`replication::reconcile_forever`).
 pub async fn truncate(
+    broker: &Broker,
     node: &ClusterNode,
     name: &str,
     expected_revision: u64,
@@ -126,6 +127,9 @@ pub async fn truncate(
         }
     })?;
     wait_revision(node, name, expected_revision + 1).await?;
+    // Answered once every leader serves the new generation, so a client
+    // acting on the reply never meets the old one.
+    wait_leaders_serving(broker, node, name).await?;
     node.state()
         .topics
         .get(name)
@@ -163,10 +167,11 @@ pub async fn delete(
     Ok(true)
 }
 
-/// Waits until every partition's leader serves the topic (it materialized
-/// it and prepared its epoch), so that a client acting on a successful
-/// CREATE finds it on every leader; each leader is asked through
-/// LIST_OFFSETS, which only a serving leader answers.
+/// Waits until every partition's leader serves the topic in the leader
+/// epoch this broker knows (it materialized it and prepared that epoch),
+/// so that a client acting on a successful CREATE or TRUNCATE finds the
+/// new generation on every leader; each leader is asked through
+/// LIST_OFFSETS, which only such a leader answers.
 async fn wait_leaders_serving(
     broker: &Broker,
     node: &ClusterNode,

@@ -121,7 +121,7 @@ pub async fn truncate(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult
     if let Some(node) = broker.cluster() {
         crate::cluster::groups::check_removal_elsewhere(node, name, "topic_truncate_blocked")
             .await?;
-        let def = crate::cluster::topics::truncate(node, name, expected).await?;
+        let def = crate::cluster::topics::truncate(broker, node, name, expected).await?;
         removal.finish(&broker.topics, "topic_truncated").await;
         txn_removal.finish().await;
         return Ok(Reply::text(format!(

@@ -54,6 +54,12 @@ BROKER_START_TIMEOUT_S = 30
 # it is registered and active.
 CLUSTER_READY_TIMEOUT_S = 60
 # Cluster mode: data brokers (replicas, leaders) and gateways (--no-replicas).
+# The scenarios test behaviour, not failover timing (restart_broker restarts
+# every member): a session longer than the broker's 2 s default keeps a live
+# member that a loaded CI machine starves of CPU for a moment from being
+# declared inactive, which would move its groups mid-scenario
+# (member_not_found).
+CLUSTER_SESSION_TIMEOUT_MS = 10000
 CLUSTER_DATA_BROKERS = 3
 CLUSTER_GATEWAYS = 1
 # The scenarios that must pass in cluster mode, one name a line.
@@ -707,7 +713,8 @@ class Cluster:
         token = secrets.token_hex(16)
         self.members = [
             Broker(self.binary, self.root / f"node-{i}",
-                   [*self.args, "--node-id", str(i), "--cluster-peers", peers, "--internal-auth-token", token]
+                   [*self.args, "--node-id", str(i), "--cluster-peers", peers, "--internal-auth-token", token,
+                    "--broker-session-timeout-ms", str(CLUSTER_SESSION_TIMEOUT_MS)]
                    + (["--no-replicas"] if i > CLUSTER_DATA_BROKERS else []),
                    log=self.run_dir / f"broker-{i}.log")
             for i in range(1, n + 1)

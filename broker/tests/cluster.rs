@@ -533,8 +533,17 @@ async fn alter_truncate_and_describe_go_through_the_cluster() {
     other
         .ok("ALTER_TOPIC_CONFIG topic=t min_in_sync_replicas=3")
         .await;
-    let meta = c.ok("METADATA topic=t").await;
-    assert_eq!(field(&meta, "revision"), "2");
+    // Another broker applies the change within a Raft round (metadata is
+    // eventually consistent across brokers, read-your-writes on the one
+    // that answered): wait for it, then its answers agree.
+    let deadline = Instant::now() + SAFETY;
+    while field(&c.ok("METADATA topic=t").await, "revision") != "2" {
+        assert!(
+            Instant::now() < deadline,
+            "revision 2 never reached member 0"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
     let d: Value = serde_json::from_str(&c.ok("DESCRIBE topic=t").await).unwrap();
     assert_eq!(d["definition"]["min_in_sync_replicas"], 3);
     let p = &d["partitions"][0];

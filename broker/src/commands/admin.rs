@@ -211,7 +211,16 @@ struct PartitionJson {
 /// DESCRIBE topic=<name>: the documented JSON object.
 pub fn describe(broker: &Arc<Broker>, p: &CommandPayload, listener: Listener) -> HandlerResult {
     let topic = existing_topic(broker, p, "DESCRIBE")?;
-    let def = &topic.def;
+    // In a cluster the definition comes from the replicated state, like
+    // METADATA's: the local materialization follows it a moment later, and
+    // two commands answered by one broker must not disagree on the revision.
+    let replicated = broker.cluster().and_then(|node| {
+        node.state()
+            .topics
+            .get(&topic.def.name)
+            .map(|entry| entry.def.clone())
+    });
+    let def = replicated.as_ref().unwrap_or(&topic.def);
     let id = broker.config.broker_id.as_str();
     let reply = DescribeReply {
         status: "OK",

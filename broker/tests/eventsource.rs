@@ -183,6 +183,46 @@ async fn append_assigns_versions_and_reports_conflicts() {
 }
 
 #[tokio::test]
+async fn an_exact_retry_by_event_id_answers_the_original_append() {
+    let broker = TestBroker::start();
+    let mut c = broker.client().await;
+    es_topic(&mut c, ES).await;
+    let p = part("order-9");
+    let first = c
+        .ok("APPEND_STREAM topic=es key=order-9 version=1 event_id=e-1 message=a")
+        .await;
+    assert_eq!(first, format!("OK version=1 offset=0 partition={p}"));
+    c.ok("APPEND_STREAM topic=es key=order-9 version=2 event_id=e-2 message=b")
+        .await;
+    // The same version and event id again: the original reply, nothing appended.
+    for (v, id, offset) in [(1, "e-1", 0), (2, "e-2", 1)] {
+        let again = c
+            .ok(&format!(
+                "APPEND_STREAM topic=es key=order-9 version={v} event_id={id} message=x"
+            ))
+            .await;
+        assert_eq!(
+            again,
+            format!("OK version={v} offset={offset} partition={p}")
+        );
+    }
+    assert_eq!(version(&mut c, ES, "order-9").await, 2);
+    // Another id at a taken version, an id of another version, or no id:
+    // a conflict as before.
+    for line in [
+        "version=2 event_id=e-3 message=b",
+        "version=2 event_id=e-1 message=b",
+        "version=2 message=b",
+    ] {
+        let e = c
+            .error(&format!("APPEND_STREAM topic=es key=order-9 {line}"))
+            .await;
+        assert_eq!(e.code, "version_conflict", "{line}");
+        assert_eq!(e.fields["current"], "2");
+    }
+}
+
+#[tokio::test]
 async fn every_command_validates_its_fields() {
     let broker = TestBroker::start();
     let mut c = broker.client().await;

@@ -390,7 +390,10 @@ async fn replay_retry(
 /// version + 1), synced before the reply `OK version= offset= partition=`.
 /// On an aggregate replay topic the event id and producer fields are
 /// required and stored with the payload digest, and an exact retry of an
-/// appended event answers its original offset.
+/// appended event answers its original offset. On any event-sourcing
+/// topic a retry of version `v` whose `event_id` is the one stored at `v`
+/// answers the original append too (the SDK sends a fresh id with every
+/// event, so its retries are safe).
 pub async fn append_stream(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
     const CMD: &str = "APPEND_STREAM";
     let name = topic_param(p, CMD)?;
@@ -448,6 +451,25 @@ pub async fn append_stream(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerR
             if taken {
                 return Err(ErrorPayload::new("aggregate_identity_conflict")
                     .with_field("event_id", event_id));
+            }
+        }
+        if version <= current && replay.is_none() && !event_id.is_empty() {
+            // An exact retry (the reply to the first attempt was lost, or
+            // its replication wait ended with a leadership move): the event
+            // at `version` carries this event id, so answer it again.
+            let original = partition.with_streams(|s| {
+                s.entry_at(key, version)
+                    .filter(|e| s.event_id_offset(event_id) == Some(e.offset))
+            });
+            if let Some(entry) = original {
+                drop(writer);
+                return Ok(when_durable(
+                    broker,
+                    &partition,
+                    &topic.def.name,
+                    version,
+                    entry.offset,
+                ));
             }
         }
         if version != current + 1 {

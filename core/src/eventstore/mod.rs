@@ -36,9 +36,10 @@ pub struct Event {
     pub metadata: String,
     /// Schema version of the payload; `None` lets the broker use 1.
     pub schema_version: Option<u32>,
-    /// Unique id of the event; `None` lets the engine generate one. On an
-    /// aggregate replay topic it makes a retried append safe: the broker
-    /// answers the original offset instead of appending twice.
+    /// Unique id of the event; `None` lets the engine generate one. It
+    /// makes a retried append safe: the broker answers a retry whose id is
+    /// the one stored at that version with the original append instead of
+    /// appending twice or answering `version_conflict`.
     pub event_id: Option<String>,
 }
 
@@ -364,10 +365,10 @@ impl EventStore {
     /// (class conflict; fields `current` and `expected`).
     ///
     /// Every append carries an event id (the event's, or a generated one).
-    /// On an aggregate replay topic an append whose outcome is unknown is
-    /// retried with the same id and sequence, which the broker answers with
-    /// the original offset; elsewhere it is not retried (the version check
-    /// would turn a repeat into a conflict the caller cannot tell apart).
+    /// An append whose outcome is unknown (a lost reply, a leader change
+    /// during its replication) is retried with the same id (and, on an
+    /// aggregate replay topic, the same sequence), which the broker answers
+    /// with the original append instead of a `version_conflict`.
     pub async fn append(
         &self,
         topic: &str,
@@ -395,13 +396,8 @@ impl EventStore {
                 .field("seqNum", seq);
         }
         let p = event_fields(p, event);
-        let idempotence = if replay {
-            Idempotence::Safe
-        } else {
-            Idempotence::Unsafe
-        };
         let reply = self
-            .text(&target, Command::AppendStream, &p, idempotence)
+            .text(&target, Command::AppendStream, &p, Idempotence::Safe)
             .await?;
         Appended::from_reply(&reply)
     }

@@ -1,13 +1,15 @@
 //! Redirects and safe retries, with small in-test peers in front of a real
 //! broker: a fake broker that answers every request with a routing error,
-//! and a proxy that drops the connection before a PUBLISH reply.
+//! and a proxy that drops the connection before a PUBLISH reply or fences
+//! a group request.
 
 use bytes::Bytes;
 use cursus::admin::Admin;
 use cursus::admin::NewTopic;
 use cursus::client::{Cluster, Idempotence, Lane};
+use cursus::consumer::{Consumer, Subscription};
 use cursus::producer::{Producer, ProducerRecord};
-use cursus::{ClientConfig, ProducerConfig};
+use cursus::{ClientConfig, ConsumerConfig, ProducerConfig};
 use cursus_testkit::TestBroker;
 use cursus_wire::{
     Batch, Command, CommandPayload, ErrorPayload, Frame, FrameCodec, Kind, NegotiationRequest,
@@ -211,16 +213,29 @@ async fn a_graceful_close_sends_exit() {
     assert_eq!(served.load(Ordering::SeqCst), 0);
 }
 
-/// Forwards bytes between clients and `upstream`, except that the first
-/// PUBLISH reply is swallowed and the client connection dropped: the
-/// broker appended the batch, the client never hears so.
-fn reply_dropping_proxy(listener: TcpListener, upstream: String) -> Arc<AtomicUsize> {
-    let dropped = Arc::new(AtomicUsize::new(0));
-    let flag = Arc::clone(&dropped);
+/// What an [`intercepting_proxy`] does with one frame.
+enum Intercept {
+    /// Pass it on.
+    Forward,
+    /// Drop both sockets: the frame is lost.
+    Cut,
+    /// A request only: answer it with this error instead of forwarding it.
+    Answer(ErrorPayload),
+}
+
+/// Forwards frames between clients and `upstream`, asking `requests` about
+/// every request and `replies` about every reply.
+fn intercepting_proxy(
+    listener: TcpListener,
+    upstream: String,
+    requests: impl Fn(&Frame) -> Intercept + Send + Sync + 'static,
+    replies: impl Fn(&Frame) -> Intercept + Send + Sync + 'static,
+) {
+    let hooks = Arc::new((requests, replies));
     tokio::spawn(async move {
         while let Ok((client, _)) = listener.accept().await {
             let upstream = upstream.clone();
-            let flag = Arc::clone(&flag);
+            let hooks = Arc::clone(&hooks);
             tokio::spawn(async move {
                 let server = TcpStream::connect(&upstream).await.unwrap();
                 let mut client = Framed::new(client, FrameCodec::new());
@@ -229,7 +244,18 @@ fn reply_dropping_proxy(listener: TcpListener, upstream: String) -> Arc<AtomicUs
                     tokio::select! {
                         f = client.next() => {
                             let Some(Ok(f)) = f else { return };
-                            server.send(f).await.unwrap();
+                            if f.kind == Kind::NegotiationRequest {
+                                server.send(f).await.unwrap();
+                                continue;
+                            }
+                            match (hooks.0)(&f) {
+                                Intercept::Forward => server.send(f).await.unwrap(),
+                                Intercept::Cut => return,
+                                Intercept::Answer(e) => {
+                                    let reply = Frame::response(f.command, f.request_id, Status::Error, e.to_bytes().unwrap());
+                                    client.send(reply).await.unwrap();
+                                }
+                            }
                         }
                         f = server.next() => {
                             let Some(Ok(f)) = f else { return };
@@ -240,17 +266,103 @@ fn reply_dropping_proxy(listener: TcpListener, upstream: String) -> Arc<AtomicUs
                                 server.codec_mut().set_compression(c);
                                 continue;
                             }
-                            if f.command == Command::Publish && flag.fetch_add(1, Ordering::SeqCst) == 0 {
-                                return; // drop both sockets: the reply is lost
+                            match (hooks.1)(&f) {
+                                Intercept::Cut => return,
+                                _ => client.send(f).await.unwrap(),
                             }
-                            client.send(f).await.unwrap();
                         }
                     }
                 }
             });
         }
     });
+}
+
+/// Forwards between clients and `upstream`, except that the first PUBLISH
+/// reply is swallowed and the client connection dropped: the broker
+/// appended the batch, the client never hears so.
+fn reply_dropping_proxy(listener: TcpListener, upstream: String) -> Arc<AtomicUsize> {
+    let dropped = Arc::new(AtomicUsize::new(0));
+    let flag = Arc::clone(&dropped);
+    intercepting_proxy(
+        listener,
+        upstream,
+        |_| Intercept::Forward,
+        move |f| {
+            if f.command == Command::Publish && flag.fetch_add(1, Ordering::SeqCst) == 0 {
+                Intercept::Cut
+            } else {
+                Intercept::Forward
+            }
+        },
+    );
     dropped
+}
+
+#[tokio::test]
+async fn a_poll_whose_rejoin_is_fenced_rejoins_again_instead_of_failing() {
+    // The broker advertises the proxy, so the group coordinator is the
+    // proxy, and the proxy answers the first SYNC_GROUP with
+    // member_not_found, as a coordinator that moved between JOIN and SYNC
+    // does. The member that JOIN created stays behind on this (unmoved)
+    // coordinator until its short session expires; then the rejoined
+    // member gets the partition.
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let proxy = listener.local_addr().unwrap().to_string();
+    let broker = TestBroker::start_with_config(&format!(
+        "advertised_addr = \"{proxy}\"\ngroup_session_timeout_ms = 1000\n"
+    ));
+    let fenced = Arc::new(AtomicUsize::new(0));
+    let count = Arc::clone(&fenced);
+    intercepting_proxy(
+        listener,
+        broker.addr.clone(),
+        move |f| {
+            if f.command == Command::SyncGroup && count.fetch_add(1, Ordering::SeqCst) == 0 {
+                Intercept::Answer(
+                    ErrorPayload::new("member_not_found")
+                        .with_field("group", "g")
+                        .with_field("member", "m"),
+                )
+            } else {
+                Intercept::Forward
+            }
+        },
+        |_| Intercept::Forward,
+    );
+    let admin = Admin::connect(ClientConfig::new(&proxy)).await.unwrap();
+    admin
+        .create_topic(&NewTopic::new("fenced").partitions(1))
+        .await
+        .unwrap();
+    let producer = Producer::connect(ProducerConfig::new(&proxy))
+        .await
+        .unwrap();
+    producer
+        .send(ProducerRecord::new("fenced", "r0"))
+        .await
+        .unwrap()
+        .await
+        .unwrap();
+    let mut config = ConsumerConfig::new(&proxy, "g");
+    config.set("auto_offset_reset", "earliest").unwrap();
+    config.set("heartbeat_interval_ms", "100").unwrap();
+    let consumer = Consumer::connect(config).await.unwrap();
+    consumer
+        .subscribe(Subscription::Topics(vec!["fenced".into()]))
+        .await
+        .unwrap();
+    let mut got = Vec::new();
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while got.is_empty() && std::time::Instant::now() < deadline {
+        got = consumer.poll(Duration::from_secs(1)).await.unwrap();
+    }
+    // The first SYNC was fenced; later ones (the rejoin, the rebalance
+    // when the member left behind expired) went through.
+    assert!(fenced.load(Ordering::SeqCst) >= 2, "fenced, then synced");
+    assert_eq!(got.len(), 1);
+    assert_eq!(&got[0].payload[..], b"r0");
+    consumer.close().await.unwrap();
 }
 
 #[tokio::test]

@@ -72,9 +72,10 @@ pub fn check_coordinator(
     let Some(node) = broker.cluster() else {
         return Ok(());
     };
-    if !node.caught_up() {
+    if !node.may_coordinate() {
         // A restarted broker's copy may still name it coordinator of
-        // groups that moved while it was away.
+        // groups that moved while it was away, and its offsets may be
+        // older than the replicated ones until its first sync.
         return Err(ErrorPayload::new("coordinator_not_available").with_field("group", group));
     }
     let coordinator = coordinator_of(&node.state(), group);

@@ -45,6 +45,9 @@ pub struct ClusterNode {
     incarnation: u64,
     /// Set once [`ClusterNode::caught_up`] saw this process's registration.
     caught_up: std::sync::atomic::AtomicBool,
+    /// Set once the group and transaction coordinators here hold a copy of
+    /// their replicated state taken after [`ClusterNode::caught_up`].
+    coordinators_synced: std::sync::atomic::AtomicBool,
     /// Raft leader only: when each broker was last heard from (Unix ms,
     /// compared with the replicated `since_ms` of its status).
     last_seen: Mutex<HashMap<NodeId, u64>>,
@@ -120,6 +123,7 @@ impl ClusterNode {
             replication: Replication::default(),
             incarnation: me.since_ms,
             caught_up: std::sync::atomic::AtomicBool::new(false),
+            coordinators_synced: std::sync::atomic::AtomicBool::new(false),
             me,
             last_seen: Mutex::new(HashMap::new()),
             shutdown: broker.shutdown.clone(),
@@ -212,13 +216,30 @@ impl ClusterNode {
         seen
     }
 
+    /// True once this broker may coordinate groups and transactions: it
+    /// has [caught up](Self::caught_up) and its coordinators have synced a
+    /// copy of the replicated groups and transactions taken after that
+    /// (before, a restarted broker would answer from what it held when it
+    /// stopped: older committed offsets, older transaction states).
+    pub fn may_coordinate(&self) -> bool {
+        self.coordinators_synced
+            .load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// The reconciler synced the coordinators from a copy taken after
+    /// [`caught_up`](Self::caught_up) returned true.
+    pub(super) fn coordinators_synced(&self) {
+        self.coordinators_synced
+            .store(true, std::sync::atomic::Ordering::Release);
+    }
+
     /// Why this broker cannot serve as a cluster member yet (`/ready`):
     /// no Raft leader known, or not registered and active.
     pub fn not_ready(&self) -> Option<String> {
         if self.raft.leader().is_none() {
             return Some("cluster: no Raft leader known".into());
         }
-        if !self.caught_up() {
+        if !self.caught_up() || !self.may_coordinate() {
             return Some("cluster: catching up with the replicated state".into());
         }
         let active = self

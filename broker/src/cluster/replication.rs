@@ -151,6 +151,9 @@ pub async fn reconcile_forever(broker: Arc<Broker>, node: Arc<ClusterNode>) {
     let mut groups_version = None;
     let mut txns_version = None;
     loop {
+        // Read before the copy: a copy taken once caught up holds this
+        // broker's registration and everything committed before it.
+        let caught_up = node.caught_up();
         let snapshot = node.state().clone();
         reconcile(&broker, &node, &snapshot).await;
         if txns_version != Some(snapshot.txns_version) {
@@ -165,6 +168,9 @@ pub async fn reconcile_forever(broker: Arc<Broker>, node: Arc<ClusterNode>) {
                 .groups
                 .sync_durable(snapshot.durable_groups(), snapshot.groups_version)
                 .await;
+        }
+        if caught_up {
+            node.coordinators_synced();
         }
         tokio::select! {
             _ = broker.shutdown.cancelled() => break,

@@ -48,7 +48,7 @@ impl TxnReplicator for RaftTxns {
 
     fn coordinates(&self, transactional_id: &str) -> bool {
         self.node.upgrade().is_some_and(|node| {
-            node.caught_up()
+            node.may_coordinate()
                 && super::groups::coordinator_of(&node.state(), transactional_id)
                     == Some(node.node_id())
         })

@@ -293,7 +293,9 @@ impl Consumer {
     ///
     /// Returns early, with what it has (possibly nothing), after
     /// [`Consumer::wakeup`]; fails with `closed` when [`Consumer::close`]
-    /// is called meanwhile.
+    /// is called meanwhile. A fetch that finds this member fenced
+    /// (GEN_MISMATCH, NOT_OWNER, member_not_found) is not an error of the
+    /// poll: it rejoins the group and goes on.
     pub async fn poll_max(
         &self,
         timeout: Duration,
@@ -304,10 +306,27 @@ impl Consumer {
             return Err(Error::invalid_argument("max_records must be at least 1"));
         }
         let max = max_records.min(self.config.max_poll_records);
-        tokio::select! {
-            biased;
-            _ = self.closing.cancelled() => Err(Error::closed("consumer")),
-            polled = self.poll_locked(timeout, max) => polled,
+        let start = tokio::time::Instant::now();
+        loop {
+            let remaining = timeout.saturating_sub(start.elapsed());
+            let polled = tokio::select! {
+                biased;
+                _ = self.closing.cancelled() => Err(Error::closed("consumer")),
+                polled = self.poll_locked(remaining, max) => polled,
+            };
+            match polled {
+                // A fetch found this member fenced (its coordinator moved,
+                // its session expired): a rebalance, not the caller's
+                // error. The next round rejoins (note_fencing asked for
+                // it); out of time, the next poll does.
+                Err(e) if is_membership_error(&e) => {
+                    tracing::info!(error = %e, "fetch fenced: rejoining the group");
+                    if start.elapsed() >= timeout {
+                        return Ok(Vec::new());
+                    }
+                }
+                other => return other,
+            }
         }
     }
 

@@ -341,36 +341,15 @@ async fn chaos_run(args: &ChaosArgs, seed: u64, dir: &std::path::Path) -> Result
 
     let aggregates = workload::eventstore::aggregates(args.appenders);
     let report = checker::check(&addr, &ledger, &aggregates, seed).await?;
-    let failures = ledger
-        .produce_failures
-        .load(std::sync::atomic::Ordering::Relaxed);
     println!(
-        "chaos: seconds={} kills={} acknowledged={} read={} lost={} duplicated={} reordered={} \
-         txn_committed={} txn_partial={} es_events={} es_gaps={} offsets_backward={} \
-         seed={seed} not_acknowledged={failures} txn_aborted={} txn_unknown={} \
-         txn_eos_duplicated={} txn_eos_missing={} es_acknowledged={} es_lost={} commits={} \
-         consumed={} violations={}",
-        args.seconds,
-        kills.kills,
-        report.acknowledged,
-        report.read,
-        report.lost,
-        report.duplicated,
-        report.reordered,
-        report.txn_committed,
-        report.txn_partial,
-        report.es_events,
-        report.es_gaps,
-        report.offsets_backward,
-        report.txn_aborted,
-        report.txn_unknown,
-        report.txn_eos_duplicated,
-        report.txn_eos_missing,
-        report.es_acknowledged,
-        report.es_lost,
-        ledger::lock(&ledger.commits).len(),
-        ledger.consumed.load(std::sync::atomic::Ordering::Relaxed),
-        report.violations.len(),
+        "{}",
+        summary(
+            &format!("seconds={} kills={}", args.seconds, kills.kills),
+            &report,
+            &ledger,
+            seed,
+            "",
+        )
     );
     broker.lock().await.kill().await;
     report.print_violations();
@@ -465,44 +444,73 @@ async fn chaos_cluster_run(
 
     let aggregates = workload::eventstore::aggregates(args.appenders);
     let report = checker::check_cluster(&bootstrap, &ledger, &aggregates, seed).await?;
-    let failures = ledger
-        .produce_failures
-        .load(std::sync::atomic::Ordering::Relaxed);
     println!(
-        "chaos: mode=cluster seconds={} kills={} raft_leader_kills={} acknowledged={} read={} \
-         lost={} duplicated={} reordered={} txn_committed={} txn_partial={} es_events={} \
-         es_gaps={} offsets_backward={} visible_changed={} seed={seed} \
-         not_acknowledged={failures} txn_aborted={} txn_unknown={} txn_eos_duplicated={} \
-         txn_eos_missing={} es_acknowledged={} es_lost={} commits={} during_recovery={} \
-         leader_changes={} longest_heal_ms={} consumed={} violations={}",
-        args.seconds,
-        kills.kills,
-        kills.raft_leader_kills,
-        report.acknowledged,
-        report.read,
-        report.lost,
-        report.duplicated,
-        report.reordered,
-        report.txn_committed,
-        report.txn_partial,
-        report.es_events,
-        report.es_gaps,
-        report.offsets_backward,
-        report.visible_changed,
-        report.txn_aborted,
-        report.txn_unknown,
-        report.txn_eos_duplicated,
-        report.txn_eos_missing,
-        report.es_acknowledged,
-        report.es_lost,
-        ledger::lock(&ledger.commits).len(),
-        kills.during_recovery,
-        kills.leader_changes,
-        kills.longest_heal.as_millis(),
-        ledger.consumed.load(std::sync::atomic::Ordering::Relaxed),
-        report.violations.len(),
+        "{}",
+        summary(
+            &format!(
+                "mode=cluster seconds={} kills={} raft_leader_kills={}",
+                args.seconds, kills.kills, kills.raft_leader_kills
+            ),
+            &report,
+            &ledger,
+            seed,
+            &format!(
+                " during_recovery={} leader_changes={} longest_heal_ms={}",
+                kills.during_recovery,
+                kills.leader_changes,
+                kills.longest_heal.as_millis()
+            ),
+        )
     );
     cluster.lock().await.kill_all().await;
     report.print_violations();
     Ok(report.violations.is_empty())
+}
+
+/// The one summary line of a run: `head` (mode, duration, kills), the
+/// checker's counts, the ledger's, `cluster_tail` (the cluster run's
+/// failover counts; it also reports `visible_changed`) and the number of
+/// violations last.
+fn summary(
+    head: &str,
+    report: &checker::Report,
+    ledger: &Ledger,
+    seed: u64,
+    cluster_tail: &str,
+) -> String {
+    use std::sync::atomic::Ordering::Relaxed;
+    let r = report;
+    let tail = cluster_tail;
+    let visible_changed = if !cluster_tail.is_empty() {
+        format!(" visible_changed={}", r.visible_changed)
+    } else {
+        String::new()
+    };
+    format!(
+        "chaos: {head} acknowledged={} read={} lost={} duplicated={} reordered={} \
+         txn_committed={} txn_partial={} es_events={} es_gaps={} offsets_backward={}{visible_changed} \
+         seed={seed} not_acknowledged={} txn_aborted={} txn_unknown={} txn_eos_duplicated={} \
+         txn_eos_missing={} es_acknowledged={} es_lost={} commits={}{tail} consumed={} \
+         violations={}",
+        r.acknowledged,
+        r.read,
+        r.lost,
+        r.duplicated,
+        r.reordered,
+        r.txn_committed,
+        r.txn_partial,
+        r.es_events,
+        r.es_gaps,
+        r.offsets_backward,
+        ledger.produce_failures.load(Relaxed),
+        r.txn_aborted,
+        r.txn_unknown,
+        r.txn_eos_duplicated,
+        r.txn_eos_missing,
+        r.es_acknowledged,
+        r.es_lost,
+        ledger::lock(&ledger.commits).len(),
+        ledger.consumed.load(Relaxed),
+        r.violations.len(),
+    )
 }

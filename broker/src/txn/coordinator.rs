@@ -832,10 +832,7 @@ impl TxnCoordinator {
         current: &TxnSnapshot,
     ) -> Result<(), ErrorPayload> {
         if let Some(staged) = &current.offsets {
-            broker
-                .groups
-                .materialize_offsets(&staged.group, &staged.flat())
-                .await?;
+            participants::materialize_offsets(broker, &staged.group, &staged.flat()).await?;
         }
         self.release_all(broker, current).await;
         Ok(())

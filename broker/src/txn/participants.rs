@@ -92,6 +92,12 @@ enum Op {
         generation: u64,
         entries: Vec<(u32, u64)>,
     },
+    /// A committed transaction's offsets, written by the group's
+    /// coordinator (so its FETCH_OFFSET answers them at once).
+    MaterializeOffsets {
+        group: String,
+        entries: Vec<(String, u32, u64)>,
+    },
 }
 
 /// A remote append's answer.
@@ -403,6 +409,18 @@ fn local_check_pending(
         })
 }
 
+/// The group's coordinator when it is another broker: its node and
+/// cluster address (`None` in standalone mode or when it is this broker).
+fn remote_group_coordinator(broker: &Broker, group: &str) -> Option<(Arc<ClusterNode>, String)> {
+    broker.cluster().and_then(|node| {
+        let c = crate::cluster::groups::coordinator_of(&node.state(), group)?;
+        (c != node.node_id())
+            .then(|| node.config.peers.get(&c).cloned())
+            .flatten()
+            .map(|addr| (Arc::clone(node), addr))
+    })
+}
+
 /// Validates staged offsets on the group's coordinator.
 pub async fn validate_offsets(
     broker: &Broker,
@@ -412,14 +430,7 @@ pub async fn validate_offsets(
     generation: u64,
     entries: &[(u32, u64)],
 ) -> Result<(), ErrorPayload> {
-    let remote = broker.cluster().and_then(|node| {
-        let c = crate::cluster::groups::coordinator_of(&node.state(), group)?;
-        (c != node.node_id())
-            .then(|| node.config.peers.get(&c).cloned())
-            .flatten()
-            .map(|addr| (Arc::clone(node), addr))
-    });
-    match remote {
+    match remote_group_coordinator(broker, group) {
         None => broker
             .groups
             .validate_offsets(group, topic, member, generation, entries)
@@ -431,6 +442,31 @@ pub async fn validate_offsets(
                 topic: topic.to_owned(),
                 member: member.to_owned(),
                 generation,
+                entries: entries.to_vec(),
+            };
+            call(&node, &addr, &op).await.map(|_| ())
+        }
+    }
+}
+
+/// Writes a committed transaction's offsets on the group's coordinator:
+/// written anywhere else they would reach it only with its next sync of
+/// the replicated state, and a FETCH_OFFSET right after the commit would
+/// miss them.
+pub async fn materialize_offsets(
+    broker: &Broker,
+    group: &str,
+    entries: &[(String, u32, u64)],
+) -> Result<(), ErrorPayload> {
+    match remote_group_coordinator(broker, group) {
+        None => broker
+            .groups
+            .materialize_offsets(group, entries)
+            .await
+            .map(|_| ()),
+        Some((node, addr)) => {
+            let op = Op::MaterializeOffsets {
+                group: group.to_owned(),
                 entries: entries.to_vec(),
             };
             call(&node, &addr, &op).await.map(|_| ())
@@ -568,6 +604,15 @@ pub async fn serve(broker: &Broker, body: Bytes) -> Result<Bytes, ErrorPayload> 
                 .groups
                 .validate_offsets(&group, &topic, &member, generation, &entries)
                 .await?;
+            to_json(&true)
+        }
+        Op::MaterializeOffsets { group, entries } => {
+            crate::cluster::groups::check_coordinator(
+                broker,
+                &group,
+                crate::broker::Listener::Plain,
+            )?;
+            broker.groups.materialize_offsets(&group, &entries).await?;
             to_json(&true)
         }
     }

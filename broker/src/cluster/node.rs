@@ -377,7 +377,11 @@ impl ClusterNode {
                     .brokers
                     .iter()
                     .filter_map(|(node, b)| {
-                        let last = seen.get(node).copied();
+                        // A broker registered (made active) since its last
+                        // heartbeat counts as seen at its registration:
+                        // its first heartbeat follows one interval later.
+                        let registered = b.active.then_some(b.since_ms);
+                        let last = seen.get(node).copied().max(registered);
                         let recent = last.is_some_and(|t| now.saturating_sub(t) < session);
                         // Back only by a heartbeat after it went away (a
                         // broker that left has heartbeats from before).

@@ -265,6 +265,23 @@ async fn a_killed_leader_fails_over_without_losing_acknowledged_records() {
         values, expected,
         "every acknowledged record, once, in order"
     );
+    // The producer's sequences came with the partition through the
+    // replicated state: a retry of the last one is a duplicate there.
+    assert_eq!(p["producers"], 1);
+    let retried = on_leader(
+        &new_leader,
+        &format!("PUBLISH topic=t partition={pid} acks=all producerId=p seqNum=50 isIdempotent=true message=m49"),
+    )
+    .await;
+    let retried: Value = serde_json::from_str(&retried).unwrap();
+    assert_eq!(retried["last_offset"], 49, "{retried}");
+    let e = n
+        .error(&format!(
+            "PUBLISH topic=t partition={pid} acks=all producerId=p seqNum=52 isIdempotent=true message=gap"
+        ))
+        .await;
+    assert_eq!(e.code, "invalid_producer_sequence");
+    assert_eq!(e.fields["expected"], "51");
 
     // The old leader comes back as a follower and rejoins the ISR.
     cluster.restart(victim);

@@ -48,6 +48,9 @@ struct PartitionView {
     hwm: u64,
     replicas: Vec<String>,
     isr: Vec<String>,
+    /// Idempotent producers whose committed sequences the replicated
+    /// state holds for the partition.
+    producers: usize,
 }
 
 #[derive(Debug, Serialize)]
@@ -113,6 +116,7 @@ pub fn cluster_status(broker: &Arc<Broker>, listener: Listener) -> HandlerResult
                 hwm: p.committed_hwm,
                 replicas: names(&p.replicas),
                 isr: names(&p.isr),
+                producers: p.producers.len(),
             });
         }
     }

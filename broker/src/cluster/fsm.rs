@@ -125,6 +125,53 @@ pub struct PartitionState {
     pub committed_hwm: u64,
     /// Provenance of `committed_hwm` ([`COMMITTED_HWM_VERSION`]).
     pub committed_hwm_version: u32,
+    /// Idempotent producers' newest sequences below the committed HWM
+    /// (at most [`MAX_PRODUCERS_PER_PARTITION`], the most recent kept): a
+    /// new leader takes them over with the partition.
+    #[serde(default)]
+    pub producers: BTreeMap<String, ProducerSeq>,
+}
+
+/// At most this many producers' sequences are kept per partition in the
+/// replicated state (the least recently written go first; the replicas'
+/// own producer state still holds them).
+pub const MAX_PRODUCERS_PER_PARTITION: usize = 1024;
+
+/// An idempotent producer's newest committed sequence in one partition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProducerSeq {
+    /// Producer epoch.
+    pub epoch: i64,
+    /// Newest sequence number.
+    pub last_seq: u64,
+    /// Offset of that record.
+    pub last_offset: u64,
+}
+
+impl PartitionState {
+    /// Merges sequences committed with an HWM advance: per producer the
+    /// newer `(epoch, seq)` wins; then the oldest writers beyond the cap go.
+    fn merge_producers(&mut self, committed: &[(String, ProducerSeq)]) {
+        for (id, seq) in committed {
+            let newer = self.producers.get(id).map_or(true, |old| {
+                (seq.epoch, seq.last_seq) > (old.epoch, old.last_seq)
+            });
+            if newer {
+                self.producers.insert(id.clone(), *seq);
+            }
+        }
+        while self.producers.len() > MAX_PRODUCERS_PER_PARTITION {
+            let oldest = self
+                .producers
+                .iter()
+                .min_by_key(|(_, s)| s.last_offset)
+                .map(|(id, _)| id.clone());
+            match oldest {
+                Some(id) => self.producers.remove(&id),
+                None => break,
+            };
+        }
+    }
 }
 
 /// A change to the cluster state, proposed through Raft.
@@ -180,6 +227,10 @@ pub enum FsmCommand {
         leader_epoch: u64,
         /// The new committed high-water mark.
         hwm: u64,
+        /// Newest sequences of the idempotent producers that wrote below
+        /// `hwm` since the previous advance.
+        #[serde(default)]
+        producers: Vec<(String, ProducerSeq)>,
     },
     /// Replaces a partition's ISR (the leader shrinking or expanding it).
     SetIsr {
@@ -310,6 +361,7 @@ impl ClusterState {
                 for p in &mut t.partitions {
                     p.leader_epoch += 1;
                     p.committed_hwm = 0;
+                    p.producers.clear();
                 }
                 FsmReply::Done
             }
@@ -322,11 +374,13 @@ impl ClusterState {
                 partition,
                 leader_epoch,
                 hwm,
+                producers,
             } => match self.partition_mut(topic, *partition) {
                 Some(p) if p.leader_epoch == *leader_epoch => {
                     if *hwm > p.committed_hwm {
                         p.committed_hwm = *hwm;
                     }
+                    p.merge_producers(producers);
                     FsmReply::Done
                 }
                 Some(p) => rejected(
@@ -542,6 +596,7 @@ impl ClusterState {
                 leader_epoch: 1,
                 committed_hwm: 0,
                 committed_hwm_version: COMMITTED_HWM_VERSION,
+                producers: BTreeMap::new(),
             });
         }
         self.topics.insert(
@@ -713,6 +768,7 @@ mod tests {
             partition: 0,
             leader_epoch: 1,
             hwm: 7,
+            producers: Vec::new(),
         });
         // A proposer that computed from a stale revision is refused.
         assert!(matches!(
@@ -758,12 +814,85 @@ mod tests {
             partition: 0,
             leader_epoch: epoch,
             hwm,
+            producers: Vec::new(),
         };
         assert_eq!(s.apply(&adv(5, 1)), FsmReply::Done);
         assert_eq!(s.apply(&adv(3, 1)), FsmReply::Done);
         assert_eq!(s.partition("t", 0).unwrap().committed_hwm, 5);
         assert!(matches!(s.apply(&adv(9, 0)), FsmReply::Rejected { .. }));
         assert_eq!(s.partition("t", 0).unwrap().committed_hwm, 5);
+    }
+
+    #[test]
+    fn hwm_advances_carry_producer_sequences() {
+        let mut s = three();
+        put(&mut s, def("t", 1, 3, 1), None);
+        let seq = |epoch, last_seq, last_offset| ProducerSeq {
+            epoch,
+            last_seq,
+            last_offset,
+        };
+        let adv = |hwm, epoch, producers: Vec<(String, ProducerSeq)>| FsmCommand::AdvanceHwm {
+            topic: "t".into(),
+            partition: 0,
+            leader_epoch: epoch,
+            hwm,
+            producers,
+        };
+        s.apply(&adv(3, 1, vec![("a".into(), seq(0, 3, 2))]));
+        s.apply(&adv(
+            5,
+            1,
+            vec![("b".into(), seq(0, 1, 4)), ("a".into(), seq(0, 2, 1))],
+        ));
+        let p = s.partition("t", 0).unwrap();
+        // Per producer the newer sequence wins, whatever the order.
+        assert_eq!(p.producers["a"], seq(0, 3, 2));
+        assert_eq!(p.producers["b"], seq(0, 1, 4));
+        s.apply(&adv(6, 1, vec![("a".into(), seq(1, 1, 5))]));
+        assert_eq!(s.partition("t", 0).unwrap().producers["a"], seq(1, 1, 5));
+        // A fenced advance changes nothing.
+        assert!(matches!(
+            s.apply(&adv(9, 0, vec![("c".into(), seq(0, 1, 8))])),
+            FsmReply::Rejected { .. }
+        ));
+        assert!(!s.partition("t", 0).unwrap().producers.contains_key("c"));
+        // Survives a snapshot; TRUNCATE clears it.
+        let back: ClusterState = serde_json::from_slice(&serde_json::to_vec(&s).unwrap()).unwrap();
+        assert_eq!(back.partition("t", 0).unwrap().producers.len(), 2);
+        s.apply(&FsmCommand::TruncateTopic {
+            name: "t".into(),
+            expected_revision: 1,
+        });
+        assert!(s.partition("t", 0).unwrap().producers.is_empty());
+    }
+
+    #[test]
+    fn producer_sequences_are_capped_by_recency() {
+        let mut s = three();
+        put(&mut s, def("t", 1, 3, 1), None);
+        let n = MAX_PRODUCERS_PER_PARTITION as u64 + 10;
+        let producers = (0..n)
+            .map(|i| {
+                let seq = ProducerSeq {
+                    epoch: 0,
+                    last_seq: 1,
+                    last_offset: i,
+                };
+                (format!("p{i}"), seq)
+            })
+            .collect();
+        s.apply(&FsmCommand::AdvanceHwm {
+            topic: "t".into(),
+            partition: 0,
+            leader_epoch: 1,
+            hwm: n,
+            producers,
+        });
+        let kept = &s.partition("t", 0).unwrap().producers;
+        assert_eq!(kept.len(), MAX_PRODUCERS_PER_PARTITION);
+        assert!(!kept.contains_key("p0") && !kept.contains_key("p9"));
+        assert!(kept.contains_key("p10") && kept.contains_key(&format!("p{}", n - 1)));
     }
 
     #[test]
@@ -941,6 +1070,7 @@ mod tests {
             partition: 0,
             leader_epoch: 1,
             hwm: 9,
+            producers: Vec::new(),
         });
         let cmd = FsmCommand::TruncateTopic {
             name: "t".into(),

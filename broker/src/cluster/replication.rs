@@ -28,7 +28,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 use tracing::{debug, info, warn};
 
-use super::fsm::{ClusterState, FsmCommand, NodeId};
+use super::fsm::{ClusterState, FsmCommand, NodeId, ProducerSeq};
 use super::node::ClusterNode;
 use super::transport::{BoxFuture, ClusterHandler, TransportError};
 use crate::broker::Broker;
@@ -382,11 +382,14 @@ async fn lead(
         return;
     }
     // The read bound first, then serving: no reader sees past the HWM.
-    let committed = node
+    let (committed, producers) = node
         .state()
         .partition(&topic, partition)
-        .map_or(0, |p| p.committed_hwm);
+        .map_or((0, BTreeMap::new()), |p| {
+            (p.committed_hwm, p.producers.clone())
+        });
     if let Some(part) = live_partition(&broker, &topic, partition) {
+        adopt_committed_producers(&part, &producers).await;
         part.set_commit_limit(committed);
     }
     match lock(&node.replication.roles).get_mut(&key) {
@@ -562,6 +565,7 @@ async fn commit_hwm(
                 partition,
                 leader_epoch: epoch,
                 hwm,
+                producers: producers_between(&part, p.committed_hwm, hwm).await,
             });
         } else {
             let lagging: Vec<NodeId> = p
@@ -859,6 +863,44 @@ async fn store_snapshot(broker: &Arc<Broker>, body: Bytes) -> Result<Bytes, Erro
 }
 
 /// The current generation of `topic`/`partition` on this broker.
+/// The idempotent producers whose newest record lies in `[from, to)`: the
+/// sequences an HWM advance to `to` commits.
+async fn producers_between(
+    part: &crate::topics::Partition,
+    from: u64,
+    to: u64,
+) -> Vec<(String, ProducerSeq)> {
+    let table = part.writer.lock().await;
+    table
+        .entries()
+        .filter(|(_, e)| (from..to).contains(&e.last_offset))
+        .map(|(id, e)| {
+            let seq = ProducerSeq {
+                epoch: e.epoch,
+                last_seq: e.last_seq,
+                last_offset: e.last_offset,
+            };
+            (id.to_owned(), seq)
+        })
+        .collect()
+}
+
+/// A new leader takes over the producer sequences the replicated state
+/// holds for the partition (newer ones it rebuilt from its log win).
+async fn adopt_committed_producers(
+    part: &crate::topics::Partition,
+    committed: &BTreeMap<String, ProducerSeq>,
+) {
+    let mut table = part.writer.lock().await;
+    for (id, seq) in committed {
+        // Compare with the durable checkpoint too, not only memory.
+        if let Err(e) = table.fetch(id) {
+            warn!(producer = %id, error = %e, "producer checkpoint unreadable");
+        }
+        table.observe(id, seq.epoch, seq.last_seq, seq.last_offset);
+    }
+}
+
 fn live_partition(
     broker: &Broker,
     topic: &str,

@@ -433,43 +433,41 @@ pub async fn append_stream(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerR
         // other append until that transaction is resolved.
         check_reservation(&partition, &topic.def.name, key, None)?;
         let current = partition.with_streams(|s| s.head(key));
+        // An exact retry of an appended version (its reply was lost, or its
+        // replication wait ended with a leadership move) answers the
+        // original append: on a replay topic the stored event must match
+        // (else aggregate_identity_conflict); elsewhere an event carrying
+        // this event id must be the one stored at `version`.
+        let retried = if version > current {
+            None
+        } else if replay.is_some() {
+            Some(replay_retry(&partition, key, version, event_id, &digest).await?)
+        } else if event_id.is_empty() {
+            None
+        } else {
+            partition.with_streams(|s| {
+                s.entry_at(key, version)
+                    .map(|e| e.offset)
+                    .filter(|offset| s.event_id_offset(event_id) == Some(*offset))
+            })
+        };
+        if let Some(offset) = retried {
+            drop(writer);
+            return Ok(when_durable(
+                broker,
+                &partition,
+                &topic.def.name,
+                version,
+                offset,
+            ));
+        }
         if replay.is_some() {
-            if version <= current {
-                let offset = replay_retry(&partition, key, version, event_id, &digest).await?;
-                drop(writer);
-                return Ok(when_durable(
-                    broker,
-                    &partition,
-                    &topic.def.name,
-                    version,
-                    offset,
-                ));
-            }
             let taken = partition.with_streams(|s| {
                 s.event_id_offset(event_id).is_some() || s.event_id_pending(event_id)
             });
             if taken {
                 return Err(ErrorPayload::new("aggregate_identity_conflict")
                     .with_field("event_id", event_id));
-            }
-        }
-        if version <= current && replay.is_none() && !event_id.is_empty() {
-            // An exact retry (the reply to the first attempt was lost, or
-            // its replication wait ended with a leadership move): the event
-            // at `version` carries this event id, so answer it again.
-            let original = partition.with_streams(|s| {
-                s.entry_at(key, version)
-                    .filter(|e| s.event_id_offset(event_id) == Some(e.offset))
-            });
-            if let Some(entry) = original {
-                drop(writer);
-                return Ok(when_durable(
-                    broker,
-                    &partition,
-                    &topic.def.name,
-                    version,
-                    entry.offset,
-                ));
             }
         }
         if version != current + 1 {

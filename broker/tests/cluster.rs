@@ -69,6 +69,22 @@ fn inactive(s: &Value, addr: &str) -> bool {
 }
 
 /// The client address of broker id `id`.
+/// Kills (SIGKILL) the member at client address `addr` and waits until
+/// another member's replicated state says it is inactive; returns that
+/// other member's address.
+async fn kill_and_wait_inactive(cluster: &mut TestCluster, addr: &str) -> String {
+    let victim = cluster.index_of(addr).unwrap();
+    cluster.kill(victim);
+    let survivor = cluster.members[(victim + 1) % cluster.members.len()]
+        .addr
+        .clone();
+    until(&survivor, &format!("{addr} to be inactive"), |s| {
+        inactive(s, addr)
+    })
+    .await;
+    survivor
+}
+
 fn addr_of(s: &Value, id: &str) -> String {
     s["brokers"]
         .as_array()
@@ -462,13 +478,7 @@ async fn groups_have_one_coordinator_and_keep_offsets_across_its_failover() {
 
     // The coordinator dies: another broker takes the group over with the
     // committed offset, and the member rejoins there.
-    let victim = cluster.index_of(&coord).unwrap();
-    cluster.kill(victim);
-    let survivor = cluster.members[(victim + 1) % 3].addr.clone();
-    until(&survivor, "the old coordinator to be inactive", |s| {
-        inactive(s, &coord)
-    })
-    .await;
+    let survivor = kill_and_wait_inactive(&mut cluster, &coord).await;
     let mut s = client(&survivor).await;
     let f = kv(&s.ok("FIND_COORDINATOR group=g").await);
     let new_coord = format!("{}:{}", f["host"], f["port"]);
@@ -761,13 +771,7 @@ async fn transactions_span_partitions_led_by_other_brokers_and_survive_their_coo
         ))
         .await;
     }
-    let victim = cluster.index_of(&coord).unwrap();
-    cluster.kill(victim);
-    let survivor = cluster.members[(victim + 1) % 3].addr.clone();
-    until(&survivor, "the coordinator to be inactive", |s| {
-        inactive(s, &coord)
-    })
-    .await;
+    let survivor = kill_and_wait_inactive(&mut cluster, &coord).await;
     let new_coord = coordinator(&survivor, "tx").await;
     assert_ne!(new_coord, coord);
     let mut n = client(&new_coord).await;

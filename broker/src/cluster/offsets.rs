@@ -17,8 +17,9 @@ struct OffsetsQuery {
     topic: String,
     partition: u32,
     /// The leader epoch the asking broker knows: a leader whose copy of
-    /// the replicated state is older (a TRUNCATE or election it has not
-    /// applied yet) refuses rather than answer from its old generation.
+    /// the replicated state is older (a CREATE, TRUNCATE or election it
+    /// has not applied yet) refuses, retryably, rather than answer from
+    /// its old generation or say the topic does not exist.
     #[serde(default)]
     min_epoch: u64,
 }
@@ -85,11 +86,14 @@ fn local(
     partition: u32,
     min_epoch: u64,
 ) -> Result<String, ErrorPayload> {
-    let behind = broker.cluster().is_some_and(|node| {
-        node.state()
-            .partition(topic, partition)
-            .is_some_and(|p| p.leader_epoch < min_epoch)
-    });
+    // Behind the asker: it knows a newer epoch, or the partition at all
+    // (a CREATE this broker has not applied yet; epochs start at 1).
+    let behind = min_epoch > 0
+        && broker.cluster().is_some_and(|node| {
+            node.state()
+                .partition(topic, partition)
+                .map_or(true, |p| p.leader_epoch < min_epoch)
+        });
     if behind {
         return Err(ErrorPayload::new("leader_not_found")
             .with_field("topic", topic)

@@ -291,3 +291,32 @@ async fn joins_with_a_wrong_token_or_an_active_node_id_elsewhere_are_refused() {
         "the refused join changed nothing"
     );
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn learners_stay_learners_and_a_decommissioned_broker_leaves_the_membership() {
+    let mut cluster = TestCluster::start_with_config(3, "broker_session_timeout_ms = 600000");
+    let first = cluster.members[0].addr.clone();
+    let learner = cluster.start_joiner(4, &["--cluster-learner"]);
+    let s = until(&first, "broker-4 an active learner", |s| {
+        broker(s, "broker-4").is_some_and(|b| b["status"] == "active")
+            && listed(s, "learners", "broker-4")
+    })
+    .await;
+    assert!(!listed(&s, "voters", "broker-4"), "{s}");
+
+    let leaving = cluster.start_joiner(5, &["--decommission"]);
+    until(&first, "broker-5 a voter", |s| {
+        listed(s, "voters", "broker-5")
+    })
+    .await;
+    cluster.stop(leaving);
+    let s = until(&first, "broker-5 out of the membership", |s| {
+        !listed(s, "voters", "broker-5") && !listed(s, "learners", "broker-5")
+    })
+    .await;
+    assert_eq!(broker(&s, "broker-5").unwrap()["status"], "inactive");
+    assert_eq!(s["voters"].as_array().unwrap().len(), 3, "{s}");
+    // The learner is untouched and still takes part.
+    assert!(listed(&s, "learners", "broker-4"), "{s}");
+    assert!(cluster.is_running(learner));
+}

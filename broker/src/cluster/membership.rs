@@ -32,6 +32,10 @@ use super::transport::TransportError;
 /// new learner's log to catch up before it answers).
 pub const JOIN_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long a static voter waits for its Raft node to know a leader
+/// before it sends JOIN_CLUSTER anyway (to its peers).
+const LEADER_WAIT: Duration = Duration::from_secs(5);
+
 /// The error code of a join reusing an active broker's node id with
 /// another cluster address (class conflict).
 pub const NODE_ID_CONFLICT: &str = "node_id_conflict";
@@ -222,6 +226,9 @@ async fn leader_join(
         }
         return Err(refusal);
     }
+    // A join is a sign of life: without it the monitor could find the
+    // broker active but never heard from before its first heartbeat.
+    node.seen(id);
     if !req.learner && !node.raft.voters().contains(&id) {
         info!(node = id, "promoting a broker to raft voter");
         node.raft
@@ -372,6 +379,11 @@ pub async fn join(node: &ClusterNode, entry: BrokerEntry) -> Result<MembershipRe
         learner: node.config.learner,
         forwarded: false,
     };
+    // A static voter learns the leader from its own Raft node (as soon as
+    // one is elected); a broker joining at run time only through its seeds.
+    if !node.config.joins_at_run_time() {
+        let _ = node.raft.wait_for_leader(LEADER_WAIT).await;
+    }
     if node.raft.is_leader() {
         return leader_join(node, request).await;
     }

@@ -379,7 +379,8 @@ impl ClusterNode {
         }
     }
 
-    fn seen(&self, node: NodeId) {
+    /// Raft leader: `node` was heard from now (a heartbeat or a join).
+    pub(super) fn seen(&self, node: NodeId) {
         lock(&self.last_seen).insert(node, now_ms());
     }
 

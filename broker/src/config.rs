@@ -8,7 +8,7 @@
 
 use crate::auth::users::{UserEntry, Users};
 use crate::cluster::config::{
-    parse_peers, ClusterConfig, DEFAULT_HEARTBEAT_MS, DEFAULT_SESSION_TIMEOUT_MS,
+    parse_join, parse_peers, ClusterConfig, DEFAULT_HEARTBEAT_MS, DEFAULT_SESSION_TIMEOUT_MS,
 };
 use crate::faults::FaultRule;
 use crate::storage::io::StorageFault;
@@ -188,6 +188,19 @@ pub struct Cli {
     /// Raft and serves metadata, coordination and redirects. [default: off]
     #[arg(long)]
     pub no_replicas: bool,
+    /// Distributed mode: join a running cluster through these members' cluster
+    /// addresses (HOST:PORT, repeatable or comma-separated) as a broker added at
+    /// run time (its node id not in --cluster-peers; needs --cluster-listen).
+    #[arg(long = "cluster-join", value_name = "ADDR")]
+    pub cluster_join: Vec<String>,
+    /// Distributed mode: a broker joining with --cluster-join stays a Raft learner
+    /// (hosts replicas, does not vote). [default: promoted to voter]
+    #[arg(long)]
+    pub cluster_learner: bool,
+    /// Distributed mode: a clean stop also removes this broker from the Raft
+    /// membership (LEAVE_CLUSTER decommission). [default: off]
+    #[arg(long)]
+    pub decommission: bool,
     /// Testing only: make storage I/O fail on purpose,
     /// OP:KIND[:after=N][:times=N|*][:path=SUBSTRING], e.g. fsync:fail:after=3
     /// or write:enospc. OP is write or fsync; KIND fail, enospc, edquot or
@@ -242,6 +255,9 @@ struct FileConfig {
     broker_heartbeat_ms: Option<u64>,
     broker_session_timeout_ms: Option<u64>,
     no_replicas: Option<bool>,
+    cluster_join: Option<Vec<String>>,
+    cluster_learner: Option<bool>,
+    decommission: Option<bool>,
 }
 
 /// A configuration problem found at startup.
@@ -450,15 +466,22 @@ impl Config {
         let enable_sasl = cli.enable_sasl || file.enable_sasl.unwrap_or(false);
         let users = Users::from_entries(file.users.as_deref().unwrap_or_default())
             .map_err(ConfigError::Invalid)?;
-        let cluster = cluster_config(
-            pick!(node_id),
-            pick!(cluster_listen),
-            pick!(cluster_peers),
-            pick!(internal_auth_token),
-            pick!(broker_heartbeat_ms),
-            pick!(broker_session_timeout_ms),
-            cli.no_replicas || file.no_replicas.unwrap_or(false),
-        )?;
+        let cluster_join = match (cli.cluster_join.is_empty(), &file.cluster_join) {
+            (true, Some(from_file)) => from_file.clone(),
+            _ => cli.cluster_join.clone(),
+        };
+        let cluster = cluster_config(ClusterSettings {
+            node_id: pick!(node_id),
+            listen: pick!(cluster_listen),
+            peers: pick!(cluster_peers),
+            token: pick!(internal_auth_token),
+            heartbeat_ms: pick!(broker_heartbeat_ms),
+            session_ms: pick!(broker_session_timeout_ms),
+            no_replicas: cli.no_replicas || file.no_replicas.unwrap_or(false),
+            join: parse_join(&cluster_join).map_err(ConfigError::Invalid)?,
+            learner: cli.cluster_learner || file.cluster_learner.unwrap_or(false),
+            decommission: cli.decommission || file.decommission.unwrap_or(false),
+        })?;
         let broker_id = pick!(broker_id).unwrap_or_else(|| match &cluster {
             Some(c) => format!("broker-{}", c.node_id),
             None => d.broker_id.clone(),
@@ -589,9 +612,8 @@ impl Config {
     }
 }
 
-/// The distributed-mode settings: all of them need `node_id` and
-/// `cluster_peers`.
-fn cluster_config(
+/// The distributed-mode settings as given (flags over file).
+struct ClusterSettings {
     node_id: Option<u64>,
     listen: Option<String>,
     peers: Option<String>,
@@ -599,7 +621,26 @@ fn cluster_config(
     heartbeat_ms: Option<u64>,
     session_ms: Option<u64>,
     no_replicas: bool,
-) -> Result<Option<ClusterConfig>, ConfigError> {
+    join: Vec<String>,
+    learner: bool,
+    decommission: bool,
+}
+
+/// The distributed-mode settings: all of them need `node_id` and
+/// `cluster_peers` (or, for a broker added at run time, `cluster_join`).
+fn cluster_config(settings: ClusterSettings) -> Result<Option<ClusterConfig>, ConfigError> {
+    let ClusterSettings {
+        node_id,
+        listen,
+        peers,
+        token,
+        heartbeat_ms,
+        session_ms,
+        no_replicas,
+        join,
+        learner,
+        decommission,
+    } = settings;
     let (node_id, peers) = match (node_id, peers) {
         (None, None) => {
             if listen.is_some()
@@ -607,6 +648,9 @@ fn cluster_config(
                 || heartbeat_ms.is_some()
                 || session_ms.is_some()
                 || no_replicas
+                || !join.is_empty()
+                || learner
+                || decommission
             {
                 return Err(ConfigError::Invalid(
                     "cluster settings need node_id and cluster_peers".into(),
@@ -615,9 +659,10 @@ fn cluster_config(
             return Ok(None);
         }
         (Some(n), Some(p)) => (n, parse_peers(&p).map_err(ConfigError::Invalid)?),
+        (Some(n), None) if !join.is_empty() => (n, Default::default()),
         _ => {
             return Err(ConfigError::Invalid(
-                "node_id and cluster_peers go together".into(),
+                "node_id and cluster_peers (or cluster_join) go together".into(),
             ))
         }
     };
@@ -631,6 +676,9 @@ fn cluster_config(
         heartbeat_interval: Duration::from_millis(heartbeat_ms.unwrap_or(DEFAULT_HEARTBEAT_MS)),
         session_timeout: Duration::from_millis(session_ms.unwrap_or(DEFAULT_SESSION_TIMEOUT_MS)),
         hosts_replicas: !no_replicas,
+        join,
+        learner,
+        decommission,
     };
     cluster.validate().map_err(ConfigError::Invalid)?;
     Ok(Some(cluster))

@@ -194,6 +194,11 @@ async fn run(config: Config) -> Result<(), String> {
     }
     let _ = upkeep.await;
     let _ = health_task.await;
+    // A broker the cluster refused to join stopped on its own: that is a
+    // failure for whoever started it.
+    if let Some(refusal) = broker.cluster().and_then(|node| node.refused()) {
+        return Err(format!("the cluster refused this broker: {refusal}"));
+    }
     info!("stopped");
     Ok(())
 }

@@ -12,6 +12,9 @@ use std::time::{Duration, Instant};
 
 use crate::broker_binary;
 
+/// The internal token every member is started with.
+pub const TOKEN: &str = "test-cluster-token";
+
 /// Starts of a whole cluster tried before giving up.
 const START_ATTEMPTS: usize = 3;
 
@@ -35,6 +38,9 @@ pub struct ClusterMember {
     pub data_dir: PathBuf,
     /// Started with `--no-replicas` (leads nothing).
     pub no_replicas: bool,
+    /// Added at run time ([`TestCluster::start_joiner`]): started with
+    /// `--cluster-join` instead of `--cluster-peers`, plus these flags.
+    pub joiner: Option<Vec<String>>,
 }
 
 /// A running cluster. Every member is killed (and the data removed) on drop.
@@ -42,7 +48,8 @@ pub struct TestCluster {
     root: tempfile::TempDir,
     peers: String,
     extra_config: Option<String>,
-    /// The members, index `i` is node `i + 1`.
+    /// The members, index `i` is node `i + 1` (members added with
+    /// [`start_joiner`](Self::start_joiner) come last, with their own ids).
     pub members: Vec<ClusterMember>,
 }
 
@@ -115,6 +122,7 @@ impl TestCluster {
                 cluster_addr: format!("127.0.0.1:{}", free_port()),
                 data_dir: root.path().join(format!("node-{node_id}")),
                 no_replicas: i >= n,
+                joiner: None,
             });
         }
         let peers = members
@@ -132,6 +140,67 @@ impl TestCluster {
             cluster.spawn(i);
         }
         cluster
+    }
+
+    /// Adds a broker at run time: node id `node_id` (not among the
+    /// static peers), fresh ports, started with `--cluster-join` naming
+    /// the static members' cluster addresses plus `flags` (e.g.
+    /// `--cluster-learner`, `--decommission`) and the cluster's extra TOML.
+    /// Waits until it is ready (registered, active, caught up) and returns
+    /// its index in [`members`](Self::members).
+    pub fn start_joiner(&mut self, node_id: u64, flags: &[&str]) -> usize {
+        let i = self.spawn_joiner(node_id, flags);
+        self.wait_ready(i);
+        i
+    }
+
+    /// [`start_joiner`](Self::start_joiner) without waiting for readiness
+    /// (for a join the cluster refuses). Its data directory is
+    /// `joined-<index>`, never a static member's.
+    pub fn spawn_joiner(&mut self, node_id: u64, flags: &[&str]) -> usize {
+        let i = self.members.len();
+        let member = ClusterMember {
+            child: std::sync::Mutex::new(None),
+            node_id,
+            addr: format!("127.0.0.1:{}", free_port()),
+            health_addr: format!("127.0.0.1:{}", free_port()),
+            cluster_addr: format!("127.0.0.1:{}", free_port()),
+            data_dir: self.root.path().join(format!("joined-{i}")),
+            no_replicas: false,
+            joiner: Some(flags.iter().map(|f| f.to_string()).collect()),
+        };
+        self.members.push(member);
+        self.spawn(i);
+        i
+    }
+
+    /// Waits up to `timeout` for member `i` to exit on its own and returns
+    /// its exit status (`None`: still running).
+    pub fn wait_exit(&self, i: usize, timeout: Duration) -> Option<std::process::ExitStatus> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let exited = self.members[i]
+                .child
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .as_mut()
+                .and_then(|c| c.try_wait().ok().flatten());
+            if exited.is_some() || Instant::now() >= deadline {
+                return exited;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+
+    /// The static members' cluster addresses, comma-separated (the
+    /// `--cluster-join` seeds).
+    pub fn seeds(&self) -> String {
+        self.members
+            .iter()
+            .filter(|m| m.joiner.is_none())
+            .map(|m| m.cluster_addr.as_str())
+            .collect::<Vec<_>>()
+            .join(",")
     }
 
     /// Every member's client address, comma-separated (a bootstrap list).
@@ -154,10 +223,17 @@ impl TestCluster {
             .arg(&m.data_dir)
             .arg("--node-id")
             .arg(m.node_id.to_string())
-            .arg("--cluster-peers")
-            .arg(&self.peers)
             .arg("--internal-auth-token")
-            .arg("test-cluster-token");
+            .arg(TOKEN);
+        match &m.joiner {
+            None => cmd.arg("--cluster-peers").arg(&self.peers),
+            Some(flags) => cmd
+                .arg("--cluster-listen")
+                .arg(&m.cluster_addr)
+                .arg("--cluster-join")
+                .arg(self.seeds())
+                .args(flags),
+        };
         if m.no_replicas {
             cmd.arg("--no-replicas");
         }

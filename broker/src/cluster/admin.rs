@@ -60,6 +60,10 @@ struct StatusView {
     partitions: Vec<PartitionView>,
     leaderless: u64,
     under_replicated: u64,
+    /// The Raft voters and learners (broker ids) as this broker knows the
+    /// membership.
+    voters: Vec<String>,
+    learners: Vec<String>,
 }
 
 /// The brokers as LIST_CLUSTER shows them (client addresses for a client
@@ -126,6 +130,18 @@ pub fn cluster_status(broker: &Arc<Broker>, listener: Listener) -> HandlerResult
         partitions,
         leaderless,
         under_replicated,
+        voters: node
+            .raft
+            .voters()
+            .into_iter()
+            .map(|n| broker_name(&state, n))
+            .collect(),
+        learners: node
+            .raft
+            .learners()
+            .into_iter()
+            .map(|n| broker_name(&state, n))
+            .collect(),
     };
     json_reply("cluster", &view, "marshal_cluster_status_failed")
 }

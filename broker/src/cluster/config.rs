@@ -1,5 +1,5 @@
 //! Distributed-mode settings (`--node-id`, `--cluster-listen`,
-//! `--cluster-peers`, ...): parsed and checked at startup.
+//! `--cluster-peers`, `--cluster-join`, ...): parsed and checked at startup.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -13,8 +13,19 @@ pub struct ClusterConfig {
     pub node_id: NodeId,
     /// The broker-to-broker listener (Raft, replication, heartbeats).
     pub cluster_listen: String,
-    /// Every voter's cluster address by node id, this broker's included.
+    /// The static voters' cluster addresses by node id (this broker's
+    /// included unless it joins at run time through [`join`](Self::join)).
     pub peers: BTreeMap<NodeId, String>,
+    /// Seed members' cluster addresses: a broker whose node id is not in
+    /// `peers` joins the running cluster through one of them
+    /// (JOIN_CLUSTER, `cluster::membership`).
+    pub join: Vec<String>,
+    /// A broker added at run time stays a Raft learner (hosts replicas,
+    /// does not vote) instead of being promoted to voter.
+    pub learner: bool,
+    /// A clean stop also removes this broker from the Raft membership
+    /// (LEAVE_CLUSTER with `decommission`), not only marks it inactive.
+    pub decommission: bool,
     /// The shared token every broker-to-broker request carries.
     pub internal_auth_token: Option<String>,
     /// How often a broker tells the Raft leader it is alive.
@@ -32,6 +43,30 @@ pub const DEFAULT_HEARTBEAT_MS: u64 = 300;
 /// See [`ClusterConfig::session_timeout`].
 pub const DEFAULT_SESSION_TIMEOUT_MS: u64 = 2_000;
 
+fn is_host_port(addr: &str) -> bool {
+    matches!(addr.rsplit_once(':'), Some((h, p)) if !h.is_empty() && p.parse::<u16>().is_ok())
+}
+
+/// Parses `--cluster-join` values: `HOST:PORT` items, comma-separated or
+/// repeated.
+pub fn parse_join<S: AsRef<str>>(items: &[S]) -> Result<Vec<String>, String> {
+    let mut seeds = Vec::new();
+    for addr in items
+        .iter()
+        .flat_map(|s| s.as_ref().split(','))
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    {
+        if !is_host_port(addr) {
+            return Err(format!("cluster_join address {addr:?} is not HOST:PORT"));
+        }
+        if !seeds.iter().any(|s| s == addr) {
+            seeds.push(addr.to_string());
+        }
+    }
+    Ok(seeds)
+}
+
 /// Parses `1=127.0.0.1:7001,2=127.0.0.1:7002`.
 pub fn parse_peers(text: &str) -> Result<BTreeMap<NodeId, String>, String> {
     let mut peers = BTreeMap::new();
@@ -46,8 +81,7 @@ pub fn parse_peers(text: &str) -> Result<BTreeMap<NodeId, String>, String> {
             .filter(|n| *n >= 1)
             .ok_or_else(|| format!("cluster_peers id {id:?} is not a number ≥ 1"))?;
         let addr = addr.trim();
-        let valid = matches!(addr.rsplit_once(':'), Some((h, p)) if !h.is_empty() && p.parse::<u16>().is_ok());
-        if !valid {
+        if !is_host_port(addr) {
             return Err(format!("cluster_peers address {addr:?} is not HOST:PORT"));
         }
         if peers.insert(id, addr.to_string()).is_some() {
@@ -58,22 +92,47 @@ pub fn parse_peers(text: &str) -> Result<BTreeMap<NodeId, String>, String> {
 }
 
 impl ClusterConfig {
+    /// This broker's cluster address as the others dial it: its entry in
+    /// `peers`, else (a broker joining at run time) `cluster_listen`.
+    pub fn cluster_addr(&self) -> String {
+        self.peers
+            .get(&self.node_id)
+            .cloned()
+            .unwrap_or_else(|| self.cluster_listen.clone())
+    }
+
+    /// True for a broker that is not one of the static voters and joins
+    /// the running cluster at run time.
+    pub fn joins_at_run_time(&self) -> bool {
+        !self.peers.contains_key(&self.node_id)
+    }
+
     /// Checks the settings against each other.
     pub fn validate(&self) -> Result<(), String> {
         if self.node_id == 0 {
             return Err("node_id must be at least 1".into());
         }
         match self.peers.get(&self.node_id) {
-            None => {
+            None if self.join.is_empty() => {
                 return Err(format!(
-                    "cluster_peers does not name this node ({})",
+                    "cluster_peers does not name this node ({}) and no cluster_join seed is given",
                     self.node_id
                 ))
             }
+            None if !is_host_port(&self.cluster_listen) || self.cluster_listen.ends_with(":0") => {
+                return Err(
+                    "a broker joining with cluster_join needs cluster_listen with a fixed port"
+                        .into(),
+                )
+            }
+            None => {}
             Some(addr) if addr.ends_with(":0") => {
                 return Err("cluster_peers addresses need a fixed port".into())
             }
             Some(_) => {}
+        }
+        if self.learner && !self.joins_at_run_time() {
+            return Err("cluster_learner is for brokers joining with cluster_join".into());
         }
         if self.heartbeat_interval.is_zero() || self.session_timeout <= self.heartbeat_interval {
             return Err("broker_session_timeout_ms must exceed broker_heartbeat_ms (> 0)".into());
@@ -109,6 +168,15 @@ mod tests {
     }
 
     #[test]
+    fn join_seeds_parse_from_lists_and_repeats() {
+        let seeds = parse_join(&["a:1, b:2", "c:3", "a:1"]).unwrap();
+        assert_eq!(seeds, vec!["a:1", "b:2", "c:3"]);
+        assert!(parse_join(&["a"]).is_err());
+        assert!(parse_join(&["a:x"]).is_err());
+        assert!(parse_join::<&str>(&[]).unwrap().is_empty());
+    }
+
+    #[test]
     fn validate_rules() {
         let good = ClusterConfig {
             node_id: 1,
@@ -118,8 +186,26 @@ mod tests {
             heartbeat_interval: Duration::from_millis(300),
             session_timeout: Duration::from_millis(2000),
             hosts_replicas: true,
+            join: Vec::new(),
+            learner: false,
+            decommission: false,
         };
         assert!(good.validate().is_ok());
+        // A node outside the peers joins through seeds on a fixed port.
+        let mut c = good.clone();
+        c.node_id = 4;
+        c.cluster_listen = "127.0.0.1:7004".into();
+        assert!(c.validate().is_err(), "no seed");
+        c.join = vec!["127.0.0.1:7001".into()];
+        assert!(c.validate().is_ok());
+        assert_eq!(c.cluster_addr(), "127.0.0.1:7004");
+        c.learner = true;
+        assert!(c.validate().is_ok());
+        c.cluster_listen = "127.0.0.1:0".into();
+        assert!(c.validate().is_err(), "ephemeral port");
+        let mut c = good.clone();
+        c.learner = true;
+        assert!(c.validate().is_err(), "a static voter is no learner");
         let mut c = good.clone();
         c.node_id = 3;
         assert!(c.validate().is_err());

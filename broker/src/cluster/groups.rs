@@ -129,7 +129,7 @@ pub async fn check_removal_elsewhere(
             .active_brokers()
             .into_iter()
             .filter(|n| *n != node.node_id())
-            .filter_map(|n| node.config.peers.get(&n).cloned())
+            .filter_map(|n| node.peer_addr(n))
             .collect()
     };
     let body = bytes::Bytes::from(

@@ -1,7 +1,8 @@
 //! One broker's membership in the cluster: the Raft node, the peer
-//! connections, registration, heartbeats and, on the Raft leader, the
-//! monitor that marks silent brokers inactive (which moves leadership of
-//! their partitions, `fsm::ClusterState::apply`).
+//! connections, registration (JOIN_CLUSTER, `cluster::membership`),
+//! heartbeats and, on the Raft leader, the monitor that marks silent
+//! brokers inactive (which moves leadership of their partitions,
+//! `fsm::ClusterState::apply`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard};
@@ -13,10 +14,11 @@ use serde::{Deserialize, Serialize};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
-use tracing::{debug, info, warn};
+use tracing::{debug, error, info, warn};
 
 use super::config::ClusterConfig;
 use super::fsm::{BrokerEntry, ClusterState, FsmCommand, FsmReply, NodeId};
+use super::membership;
 use super::raft::{RaftNode, RaftNodeConfig};
 use super::replication::Replication;
 use super::transport::{self, BoxFuture, ClusterHandler, PeerClientConfig, PeerPool};
@@ -53,6 +55,12 @@ pub struct ClusterNode {
     last_seen: Mutex<HashMap<NodeId, u64>>,
     /// Cancelled at shutdown.
     shutdown: CancellationToken,
+    /// Serializes membership changes on the Raft leader (openraft takes
+    /// one at a time).
+    membership: tokio::sync::Mutex<()>,
+    /// Why the cluster refused this broker (its join was rejected): the
+    /// broker stops serving and exits non-zero.
+    refused: Mutex<Option<ErrorPayload>>,
 }
 
 impl std::fmt::Debug for ClusterNode {
@@ -93,8 +101,9 @@ impl ClusterNode {
     ) -> Result<Arc<ClusterNode>, String> {
         let raft = RaftNode::start(RaftNodeConfig {
             node_id: config.node_id,
-            cluster_addr: config.peers[&config.node_id].clone(),
+            cluster_addr: config.cluster_addr(),
             peers: config.peers.clone(),
+            joins: config.joins_at_run_time(),
             data_dir: broker.config.data_dir.clone(),
             token: config.internal_auth_token.clone(),
             ..RaftNodeConfig::default()
@@ -107,7 +116,7 @@ impl ClusterNode {
         });
         let me = BrokerEntry {
             broker_id: broker.config.broker_id.clone(),
-            cluster_addr: config.peers[&config.node_id].clone(),
+            cluster_addr: config.cluster_addr(),
             client_addr: broker.advertised.clone(),
             tls_client_addr: broker.tls_advertised.clone(),
             active: true,
@@ -127,6 +136,8 @@ impl ClusterNode {
             me,
             last_seen: Mutex::new(HashMap::new()),
             shutdown: broker.shutdown.clone(),
+            membership: tokio::sync::Mutex::new(()),
+            refused: Mutex::new(None),
         });
         let dispatcher = Arc::new(Dispatcher {
             node: Arc::clone(&node),
@@ -146,6 +157,32 @@ impl ClusterNode {
     /// This broker's node id.
     pub fn node_id(&self) -> NodeId {
         self.config.node_id
+    }
+
+    /// The cluster address of broker `node`: its registration, else the
+    /// static peers, else the Raft membership (brokers added at run time
+    /// are only in the first and the last).
+    pub fn peer_addr(&self, node: NodeId) -> Option<String> {
+        let registered = self
+            .state()
+            .brokers
+            .get(&node)
+            .map(|b| b.cluster_addr.clone())
+            .filter(|a| !a.is_empty());
+        registered
+            .or_else(|| self.config.peers.get(&node).cloned())
+            .or_else(|| self.raft.member_addr(node))
+    }
+
+    /// Held by the leader while it changes the Raft membership.
+    pub(super) fn membership_lock(&self) -> &tokio::sync::Mutex<()> {
+        &self.membership
+    }
+
+    /// The typed rejection of this broker's JOIN_CLUSTER, once the cluster
+    /// refused it (the broker then stops and exits non-zero).
+    pub fn refused(&self) -> Option<ErrorPayload> {
+        lock(&self.refused).clone()
     }
 
     /// The replicated state as this node has applied it.
@@ -276,19 +313,25 @@ impl ClusterNode {
                 _ = tick.tick() => {}
             }
             if !registered || self.needs_registration() {
-                let cmd = FsmCommand::RegisterBroker {
-                    node: self.node_id(),
-                    entry: BrokerEntry {
-                        since_ms: self.incarnation.max(now_ms()),
-                        ..self.me.clone()
-                    },
+                let entry = BrokerEntry {
+                    since_ms: self.incarnation.max(now_ms()),
+                    ..self.me.clone()
                 };
-                match self.raft.propose(cmd).await {
-                    Ok(_) => {
+                match membership::join(&self, entry).await {
+                    Ok(reply) => {
                         registered = true;
-                        info!(node = self.node_id(), "registered in the cluster");
+                        info!(node = self.node_id(), role = %reply.role, "registered in the cluster");
                     }
-                    Err(e) => debug!(error = %e, "registration not possible yet"),
+                    Err(e) if e.retryable => {
+                        debug!(code = %e.code, error = %e, "registration not possible yet")
+                    }
+                    Err(e) => {
+                        // The cluster refused this broker: it must not serve.
+                        error!(code = %e.code, error = %e, "the cluster refused this broker's JOIN_CLUSTER; stopping");
+                        *lock(&self.refused) = Some(e);
+                        self.shutdown.cancel();
+                        return;
+                    }
                 }
                 continue;
             }
@@ -299,14 +342,14 @@ impl ClusterNode {
                 self.seen(leader);
                 continue;
             }
-            let Some(addr) = self.config.peers.get(&leader) else {
+            let Some(addr) = self.raft.leader_addr(leader) else {
                 continue;
             };
             let body = serde_json::to_vec(&Heartbeat {
                 node: self.node_id(),
             })
             .unwrap_or_default();
-            let client = self.peers.get(addr);
+            let client = self.peers.get(&addr);
             if let Err(e) = client
                 .request_with_timeout(
                     Command::HeartbeatCluster,
@@ -336,7 +379,8 @@ impl ClusterNode {
         }
     }
 
-    fn seen(&self, node: NodeId) {
+    /// Raft leader: `node` was heard from now (a heartbeat or a join).
+    pub(super) fn seen(&self, node: NodeId) {
         lock(&self.last_seen).insert(node, now_ms());
     }
 
@@ -412,19 +456,19 @@ impl ClusterNode {
         }
     }
 
-    /// LEAVE_CLUSTER on a clean stop: marks this broker inactive through
-    /// Raft (its partitions fail over at once), bounded by two heartbeat
-    /// intervals' worth of waiting so a stop never hangs on a cluster
+    /// LEAVE_CLUSTER on a clean stop (`cluster::membership::leave`): the
+    /// Raft leader marks this broker inactive (its partitions fail over at
+    /// once) and, with `--decommission`, removes it from the membership.
+    /// Bounded by the session timeout so a stop never hangs on a cluster
     /// without a quorum. Heartbeats after a restart make it active again.
+    /// A broker the cluster refused has nothing to leave.
     pub async fn leave(&self) {
-        let cmd = FsmCommand::SetBrokerActive {
-            node: self.node_id(),
-            active: false,
-            now_ms: now_ms(),
-        };
+        if self.refused().is_some() {
+            return;
+        }
         let wait = self.config.session_timeout;
-        match tokio::time::timeout(wait, self.raft.propose(cmd)).await {
-            Ok(Ok(_)) => info!(node = self.node_id(), "left the cluster"),
+        match tokio::time::timeout(wait, membership::leave(self, wait)).await {
+            Ok(Ok(reply)) => info!(node = self.node_id(), role = %reply.role, "left the cluster"),
             Ok(Err(e)) => {
                 warn!(error = %e, "could not leave the cluster; the session timeout will")
             }
@@ -438,8 +482,8 @@ impl ClusterNode {
     }
 }
 
-/// Answers the cluster listener: Raft RPCs and heartbeats here, the rest
-/// by the broker's handler.
+/// Answers the cluster listener: Raft RPCs, heartbeats, JOIN_CLUSTER and
+/// LEAVE_CLUSTER here, the rest by the broker's handler.
 struct Dispatcher {
     node: Arc<ClusterNode>,
     other: Arc<dyn ClusterHandler>,
@@ -455,6 +499,8 @@ impl ClusterHandler for Dispatcher {
                     self.node.seen(hb.node);
                     Ok(Bytes::from_static(b"OK"))
                 }
+                Command::JoinCluster => membership::serve_join(&self.node, body).await,
+                Command::LeaveCluster => membership::serve_leave(&self.node, body).await,
                 _ => self.other.handle(command, body).await,
             }
         })

@@ -42,10 +42,9 @@ pub async fn line(
                 .with_field("partition", part.id()))
         }
         Some(l) if l != node.node_id() => {
-            let addr =
-                node.config.peers.get(&l).ok_or_else(|| {
-                    ErrorPayload::new("leader_not_found").with_field("topic", topic)
-                })?;
+            let addr = node
+                .peer_addr(l)
+                .ok_or_else(|| ErrorPayload::new("leader_not_found").with_field("topic", topic))?;
             let body = serde_json::to_vec(&OffsetsQuery {
                 topic: topic.to_string(),
                 partition: part.id(),
@@ -54,7 +53,7 @@ pub async fn line(
             .unwrap_or_default();
             let reply = node
                 .peers
-                .get(addr)
+                .get(&addr)
                 .request(Command::ListOffsets, Bytes::from(body))
                 .await
                 .map_err(|e| match e {

@@ -471,7 +471,7 @@ async fn replicate_to(
             },
             entries.iter().map(|r| (r.timestamp, &r.data)),
         );
-        let Some(addr) = node.config.peers.get(&follower).cloned() else {
+        let Some(addr) = node.peer_addr(follower) else {
             return;
         };
         match node
@@ -810,7 +810,7 @@ pub async fn replicate_snapshot(
     let sends = isr
         .into_iter()
         .filter(|n| *n != node.node_id())
-        .filter_map(|n| node.config.peers.get(&n).cloned())
+        .filter_map(|n| node.peer_addr(n))
         .map(|addr| {
             let client = node.peers.get(&addr);
             let body = body.clone();

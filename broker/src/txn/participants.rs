@@ -138,8 +138,8 @@ fn target(broker: &Broker, topic: &str, partition: u32) -> Result<Target, ErrorP
             Ok(Target::Local(Some(Arc::clone(node))))
         }
         Some(l) if l == node.node_id() => Ok(Target::Local(Some(Arc::clone(node)))),
-        Some(l) => match node.config.peers.get(&l) {
-            Some(addr) => Ok(Target::Remote(Arc::clone(node), addr.clone())),
+        Some(l) => match node.peer_addr(l) {
+            Some(addr) => Ok(Target::Remote(Arc::clone(node), addr)),
             None => Err(leader_not_found(topic, partition)),
         },
         None => Err(leader_not_found(topic, partition)),
@@ -415,7 +415,7 @@ fn remote_group_coordinator(broker: &Broker, group: &str) -> Option<(Arc<Cluster
     broker.cluster().and_then(|node| {
         let c = crate::cluster::groups::coordinator_of(&node.state(), group)?;
         (c != node.node_id())
-            .then(|| node.config.peers.get(&c).cloned())
+            .then(|| node.peer_addr(c))
             .flatten()
             .map(|addr| (Arc::clone(node), addr))
     })

@@ -20,7 +20,7 @@ pub mod state_machine;
 pub mod store;
 pub mod types;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
@@ -28,7 +28,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use cursus_wire::{Command, ErrorPayload};
 use openraft::error::{ClientWriteError, InitializeError, RaftError};
-use openraft::{BasicNode, Config, SnapshotPolicy};
+use openraft::{BasicNode, ChangeMembers, Config, SnapshotPolicy};
 use serde::Serialize;
 use tokio::net::TcpListener;
 use tokio::sync::watch;
@@ -52,8 +52,13 @@ pub struct RaftNodeConfig {
     pub node_id: NodeId,
     /// This node's cluster listener address (`host:port`, what peers dial).
     pub cluster_addr: String,
-    /// All voters, this node included, with their cluster addresses.
+    /// All static voters with their cluster addresses, this node included
+    /// unless [`joins`](Self::joins).
     pub peers: BTreeMap<NodeId, String>,
+    /// This node is added to a running cluster at run time (by the
+    /// leader, through JOIN_CLUSTER): it may be outside `peers` and never
+    /// initializes a cluster.
+    pub joins: bool,
     /// The broker's data directory; Raft keeps its files in `raft/` below.
     pub data_dir: PathBuf,
     /// The internal token sent to and required from peers.
@@ -95,6 +100,7 @@ impl RaftNodeConfig {
             cluster_addr: cluster_addr.into(),
             peers,
             data_dir: data_dir.into(),
+            joins: false,
             token: None,
             heartbeat_ms: 250,
             election_timeout_min_ms: 1000,
@@ -115,7 +121,7 @@ pub enum RaftStartError {
     /// The timings are inconsistent.
     #[error("invalid raft configuration: {0}")]
     Config(String),
-    /// This node is not among `peers`.
+    /// This node is not among `peers` (and does not join at run time).
     #[error("node {0} is not among the configured raft peers")]
     NotAPeer(NodeId),
     /// openraft failed to start or to initialize the cluster.
@@ -175,11 +181,13 @@ const RETRY_BACKOFF: Duration = Duration::from_millis(50);
 impl RaftNode {
     /// Opens the storage in `<data_dir>/raft/`, starts Raft and, if this is
     /// the smallest id among `peers` and the node has never been part of a
-    /// cluster, initializes the cluster with `peers` as voters. Peers must
-    /// be able to reach this node's [`handle_rpc`](Self::handle_rpc) on
-    /// `cluster_addr` (the caller serves the listener).
+    /// cluster, initializes the cluster with `peers` as voters. A node
+    /// that [`joins`](RaftNodeConfig::joins) outside `peers` starts empty
+    /// and waits for the leader to add it. Peers must be able to reach
+    /// this node's [`handle_rpc`](Self::handle_rpc) on `cluster_addr` (the
+    /// caller serves the listener).
     pub async fn start(cfg: RaftNodeConfig) -> Result<RaftNode, RaftStartError> {
-        if !cfg.peers.contains_key(&cfg.node_id) {
+        if !cfg.joins && !cfg.peers.contains_key(&cfg.node_id) {
             return Err(RaftStartError::NotAPeer(cfg.node_id));
         }
         let config = Config {
@@ -215,7 +223,7 @@ impl RaftNode {
         .map_err(|e| RaftStartError::Raft(e.to_string()))?;
 
         let smallest = cfg.peers.keys().next() == Some(&cfg.node_id);
-        if smallest && pristine {
+        if smallest && pristine && !cfg.joins {
             let members: BTreeMap<NodeId, BasicNode> = cfg
                 .peers
                 .iter()
@@ -396,15 +404,106 @@ impl RaftNode {
         })
     }
 
-    fn leader_addr(&self, leader: NodeId) -> Option<String> {
-        let metrics = self.raft.metrics();
-        let from_membership = metrics
+    /// The cluster address of `node`: from the Raft membership, else from
+    /// the static peers.
+    pub fn leader_addr(&self, node: NodeId) -> Option<String> {
+        self.member_addr(node)
+            .or_else(|| self.addrs.get(&node).cloned())
+    }
+
+    /// The address `node` has in the Raft membership (`None`: not a member
+    /// as this node knows the membership).
+    pub fn member_addr(&self, node: NodeId) -> Option<String> {
+        self.raft
+            .metrics()
             .borrow()
             .membership_config
             .membership()
-            .get_node(&leader)
-            .map(|n| n.addr.clone());
-        from_membership.or_else(|| self.addrs.get(&leader).cloned())
+            .get_node(&node)
+            .map(|n| n.addr.clone())
+    }
+
+    /// The voters of the membership as this node knows it.
+    pub fn voters(&self) -> Vec<NodeId> {
+        let metrics = self.raft.metrics();
+        let m = metrics.borrow();
+        m.membership_config.membership().voter_ids().collect()
+    }
+
+    /// The learners (non-voting members) as this node knows them.
+    pub fn learners(&self) -> Vec<NodeId> {
+        let metrics = self.raft.metrics();
+        let m = metrics.borrow();
+        m.membership_config.membership().learner_ids().collect()
+    }
+
+    /// Leader only: adds `node` (dialled at `addr`) as a learner, or
+    /// updates the address of a member, and waits until its log caught up
+    /// with the membership entry (bounded by `timeout`).
+    pub async fn add_learner(
+        &self,
+        node: NodeId,
+        addr: &str,
+        timeout: Duration,
+    ) -> Result<(), MembershipError> {
+        let known = self.member_addr(node);
+        let change = async {
+            if known.is_some() && known.as_deref() != Some(addr) {
+                // A member coming back on another address (checked
+                // inactive by the caller): replace its node entry.
+                let nodes = BTreeMap::from([(node, BasicNode::new(addr))]);
+                self.raft
+                    .change_membership(ChangeMembers::SetNodes(nodes), true)
+                    .await
+                    .map(|_| ())
+                    .map_err(change_error)
+            } else {
+                self.raft
+                    .add_learner(node, BasicNode::new(addr), true)
+                    .await
+                    .map(|_| ())
+                    .map_err(change_error)
+            }
+        };
+        membership_result(tokio::time::timeout(timeout, change).await, timeout)
+    }
+
+    /// Leader only: makes the learner `node` a voter.
+    pub async fn promote(&self, node: NodeId, timeout: Duration) -> Result<(), MembershipError> {
+        let change = async {
+            self.raft
+                .change_membership(ChangeMembers::AddVoterIds(BTreeSet::from([node])), true)
+                .await
+                .map(|_| ())
+                .map_err(change_error)
+        };
+        membership_result(tokio::time::timeout(timeout, change).await, timeout)
+    }
+
+    /// Leader only: removes `node` from the membership (a voter is removed
+    /// from the voters and the nodes at once).
+    pub async fn remove_member(
+        &self,
+        node: NodeId,
+        timeout: Duration,
+    ) -> Result<(), MembershipError> {
+        let ids = BTreeSet::from([node]);
+        let change = async {
+            if self.voters().contains(&node) {
+                self.raft
+                    .change_membership(ChangeMembers::RemoveVoters(ids), false)
+                    .await
+                    .map(|_| ())
+                    .map_err(change_error)
+            } else {
+                self.raft
+                    .change_membership(ChangeMembers::RemoveNodes(ids), false)
+                    .await
+                    .map(|_| ())
+                    .map_err(change_error)
+            }
+        };
+        membership_result(tokio::time::timeout(timeout, change).await, timeout)
     }
 
     /// Answers one `RAFT_APPLY` request body (a JSON [`RpcRequest`]) with the
@@ -457,6 +556,37 @@ impl RaftNode {
             tracing::debug!(node = self.id, error = %e, "raft shutdown");
         }
     }
+}
+
+/// Why a membership change ([`RaftNode::add_learner`],
+/// [`RaftNode::promote`], [`RaftNode::remove_member`]) failed.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum MembershipError {
+    /// This node is not the leader (any more); the leader it knows of.
+    #[error("not the raft leader (leader: {0:?})")]
+    NotLeader(Option<NodeId>),
+    /// Not done within the timeout (it may still complete).
+    #[error("membership change not done within {0:?}")]
+    Timeout(Duration),
+    /// openraft refused it (another change in progress, shutting down...).
+    #[error("membership change refused: {0}")]
+    Refused(String),
+}
+
+fn change_error(e: RaftError<NodeId, ClientWriteError<NodeId, BasicNode>>) -> MembershipError {
+    match e {
+        RaftError::APIError(ClientWriteError::ForwardToLeader(f)) => {
+            MembershipError::NotLeader(f.leader_id)
+        }
+        e => MembershipError::Refused(e.to_string()),
+    }
+}
+
+fn membership_result(
+    outcome: Result<Result<(), MembershipError>, tokio::time::error::Elapsed>,
+    timeout: Duration,
+) -> Result<(), MembershipError> {
+    outcome.unwrap_or(Err(MembershipError::Timeout(timeout)))
 }
 
 fn to_json<T: Serialize>(value: &T) -> Result<Bytes, ErrorPayload> {

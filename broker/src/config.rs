@@ -188,6 +188,11 @@ pub struct Cli {
     /// Raft and serves metadata, coordination and redirects. [default: off]
     #[arg(long)]
     pub no_replicas: bool,
+    /// Distributed mode: the number of transaction coordinator shards, 1..=10000;
+    /// fixed when the cluster is first created (a broker with another count is
+    /// refused). [default: 50]
+    #[arg(long, value_name = "N")]
+    pub transaction_coordinator_shards: Option<u32>,
     /// Testing only: make storage I/O fail on purpose,
     /// OP:KIND[:after=N][:times=N|*][:path=SUBSTRING], e.g. fsync:fail:after=3
     /// or write:enospc. OP is write or fsync; KIND fail, enospc, edquot or
@@ -242,6 +247,7 @@ struct FileConfig {
     broker_heartbeat_ms: Option<u64>,
     broker_session_timeout_ms: Option<u64>,
     no_replicas: Option<bool>,
+    transaction_coordinator_shards: Option<u32>,
 }
 
 /// A configuration problem found at startup.
@@ -458,6 +464,7 @@ impl Config {
             pick!(broker_heartbeat_ms),
             pick!(broker_session_timeout_ms),
             cli.no_replicas || file.no_replicas.unwrap_or(false),
+            pick!(transaction_coordinator_shards),
         )?;
         let broker_id = pick!(broker_id).unwrap_or_else(|| match &cluster {
             Some(c) => format!("broker-{}", c.node_id),
@@ -591,6 +598,7 @@ impl Config {
 
 /// The distributed-mode settings: all of them need `node_id` and
 /// `cluster_peers`.
+#[allow(clippy::too_many_arguments)] // one argument per setting
 fn cluster_config(
     node_id: Option<u64>,
     listen: Option<String>,
@@ -599,6 +607,7 @@ fn cluster_config(
     heartbeat_ms: Option<u64>,
     session_ms: Option<u64>,
     no_replicas: bool,
+    txn_shards: Option<u32>,
 ) -> Result<Option<ClusterConfig>, ConfigError> {
     let (node_id, peers) = match (node_id, peers) {
         (None, None) => {
@@ -607,6 +616,7 @@ fn cluster_config(
                 || heartbeat_ms.is_some()
                 || session_ms.is_some()
                 || no_replicas
+                || txn_shards.is_some()
             {
                 return Err(ConfigError::Invalid(
                     "cluster settings need node_id and cluster_peers".into(),
@@ -631,6 +641,7 @@ fn cluster_config(
         heartbeat_interval: Duration::from_millis(heartbeat_ms.unwrap_or(DEFAULT_HEARTBEAT_MS)),
         session_timeout: Duration::from_millis(session_ms.unwrap_or(DEFAULT_SESSION_TIMEOUT_MS)),
         hosts_replicas: !no_replicas,
+        txn_shards: txn_shards.unwrap_or(crate::cluster::shards::DEFAULT_SHARDS),
     };
     cluster.validate().map_err(ConfigError::Invalid)?;
     Ok(Some(cluster))
@@ -829,5 +840,41 @@ mod tests {
         ));
         assert!(Config::from_cli(parse(&["--max-connections", "0"])).is_err());
         assert!(Config::from_cli(parse(&["--default-cleanup-policy", "compact,delete"])).is_err());
+    }
+
+    #[test]
+    fn transaction_coordinator_shards_from_flag_and_file() {
+        let cluster = [
+            "--node-id",
+            "1",
+            "--cluster-peers",
+            "1=127.0.0.1:7001",
+            "--internal-auth-token",
+            "t",
+        ];
+        let shards = |extra: &[&str]| {
+            let args: Vec<&str> = cluster.iter().chain(extra).copied().collect();
+            Config::from_cli(parse(&args)).map(|c| c.cluster.unwrap().txn_shards)
+        };
+        assert_eq!(shards(&[]).unwrap(), 50);
+        assert_eq!(
+            shards(&["--transaction-coordinator-shards", "7"]).unwrap(),
+            7
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("broker.toml");
+        std::fs::write(&path, "transaction_coordinator_shards = 12\n").unwrap();
+        assert_eq!(shards(&["--config", path.to_str().unwrap()]).unwrap(), 12);
+        for bad in ["0", "10001"] {
+            assert!(matches!(
+                shards(&["--transaction-coordinator-shards", bad]),
+                Err(ConfigError::Invalid(ref m)) if m.contains("transaction_coordinator_shards")
+            ));
+        }
+        // A cluster setting without distributed mode.
+        assert!(matches!(
+            Config::from_cli(parse(&["--transaction-coordinator-shards", "7"])),
+            Err(ConfigError::Invalid(_))
+        ));
     }
 }

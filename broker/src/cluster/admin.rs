@@ -57,6 +57,9 @@ struct StatusView {
     partitions: Vec<PartitionView>,
     leaderless: u64,
     under_replicated: u64,
+    /// The cluster's transaction coordinator shard count (`null` until a
+    /// broker that knows it registered).
+    transaction_coordinator_shards: Option<u32>,
 }
 
 /// The brokers as LIST_CLUSTER shows them (client addresses for a client
@@ -122,6 +125,7 @@ pub fn cluster_status(broker: &Arc<Broker>, listener: Listener) -> HandlerResult
         partitions,
         leaderless,
         under_replicated,
+        transaction_coordinator_shards: state.txn_shards.as_ref().map(|s| s.count),
     };
     json_reply("cluster", &view, "marshal_cluster_status_failed")
 }

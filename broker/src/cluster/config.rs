@@ -25,6 +25,10 @@ pub struct ClusterConfig {
     /// This broker holds partition replicas (`false`: it only serves
     /// metadata, coordination and redirects).
     pub hosts_replicas: bool,
+    /// `transaction_coordinator_shards`: the shard count this broker
+    /// expects (the cluster's first registration fixes it; a broker with
+    /// another count is refused).
+    pub txn_shards: u32,
 }
 
 /// Defaults of the timing settings.
@@ -75,6 +79,13 @@ impl ClusterConfig {
             }
             Some(_) => {}
         }
+        if !(1..=super::shards::MAX_SHARDS).contains(&self.txn_shards) {
+            return Err(format!(
+                "transaction_coordinator_shards must be 1..={}, not {}",
+                super::shards::MAX_SHARDS,
+                self.txn_shards
+            ));
+        }
         if self.heartbeat_interval.is_zero() || self.session_timeout <= self.heartbeat_interval {
             return Err("broker_session_timeout_ms must exceed broker_heartbeat_ms (> 0)".into());
         }
@@ -118,8 +129,14 @@ mod tests {
             heartbeat_interval: Duration::from_millis(300),
             session_timeout: Duration::from_millis(2000),
             hosts_replicas: true,
+            txn_shards: 50,
         };
         assert!(good.validate().is_ok());
+        for (shards, ok) in [(0, false), (1, true), (10_000, true), (10_001, false)] {
+            let mut c = good.clone();
+            c.txn_shards = shards;
+            assert_eq!(c.validate().is_ok(), ok, "{shards}");
+        }
         let mut c = good.clone();
         c.node_id = 3;
         assert!(c.validate().is_err());

@@ -10,6 +10,7 @@ pub mod offsets;
 pub mod raft;
 pub mod replication;
 pub mod routing;
+pub mod shards;
 pub mod topics;
 pub mod transport;
 pub mod txns;

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use tokio::net::TcpListener;
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
-use tracing::{debug, info, warn};
+use tracing::{debug, error, info, warn};
 
 use super::config::ClusterConfig;
 use super::fsm::{BrokerEntry, ClusterState, FsmCommand, FsmReply, NodeId};
@@ -114,6 +114,7 @@ impl ClusterNode {
             lifecycle_protocol: LIFECYCLE_PROTOCOL,
             since_ms: now_ms(),
             hosts_replicas: config.hosts_replicas,
+            txn_shards: config.txn_shards,
         };
         let node = Arc::new(ClusterNode {
             config,
@@ -284,6 +285,9 @@ impl ClusterNode {
                     },
                 };
                 match self.raft.propose(cmd).await {
+                    Ok(FsmReply::Rejected { code, reason }) => {
+                        self.registration_refused(&code, &reason);
+                    }
                     Ok(_) => {
                         registered = true;
                         info!(node = self.node_id(), "registered in the cluster");
@@ -320,6 +324,28 @@ impl ClusterNode {
         }
     }
 
+    /// A refused registration: one with another shard count must never
+    /// join ("rejected before joining"), so the process ends with status
+    /// 2 (a configuration error); anything else is retried.
+    fn registration_refused(&self, code: &str, reason: &str) {
+        if code != super::shards::MISMATCH {
+            warn!(code, reason, "registration refused; retrying");
+            return;
+        }
+        error!(
+            code,
+            reason,
+            configured = self.config.txn_shards,
+            "transaction_coordinator_shards differs from the cluster's; \
+             this broker may not join: exiting"
+        );
+        eprintln!(
+            "cursus-broker: registration refused: {code} {reason} \
+             (transaction_coordinator_shards is fixed when a cluster is created)"
+        );
+        std::process::exit(2);
+    }
+
     /// True when the registered entry differs from this broker's (a
     /// restart on other ports) or the broker is not registered.
     fn needs_registration(&self) -> bool {
@@ -332,6 +358,7 @@ impl ClusterNode {
                     || b.cluster_addr != self.me.cluster_addr
                     || b.broker_id != self.me.broker_id
                     || b.hosts_replicas != self.me.hosts_replicas
+                    || b.txn_shards != self.me.txn_shards
             }
         }
     }

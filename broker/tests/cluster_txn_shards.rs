@@ -233,7 +233,20 @@ async fn transactional_ids_follow_their_shard_owner_and_markers_carry_its_epoch(
         .await
         .ok("CREATE topic=t partitions=1 replication_factor=3")
         .await;
-    // Every broker names the same owner; the others redirect to it.
+    // Every broker names the same owner once its copy holds every
+    // registration; the others redirect to it.
+    for m in &cluster.members {
+        until(&m.addr, "every broker active in its copy", |s| {
+            s["brokers"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|b| b["status"] == "active")
+                .count()
+                == 3
+        })
+        .await;
+    }
     let coord = coordinator(&first, "x").await;
     for m in &cluster.members {
         assert_eq!(coordinator(&m.addr, "x").await, coord);

@@ -184,13 +184,12 @@ pub fn marker_epoch(broker: &Broker, transactional_id: &str) -> Result<i64, Erro
 
 /// On a partition leader: refuses (retryable `NOT_COORDINATOR`) a marker of
 /// `transactional_id` whose coordinator epoch is below its shard's epoch in
-/// this broker's copy: it comes from a former owner.
+/// `state`, this broker's copy: it comes from a former owner.
 pub fn check_marker_epoch(
-    node: &ClusterNode,
+    state: &ClusterState,
     transactional_id: &str,
     coordinator_epoch: i64,
 ) -> Result<(), ErrorPayload> {
-    let state = node.state();
     let Some(shards) = state.txn_shards.as_ref() else {
         return Ok(());
     };
@@ -221,6 +220,22 @@ mod tests {
             .collect();
         assert_eq!(used.len(), 50, "every shard gets ids");
         assert!(used.iter().all(|s| *s < 50));
+    }
+
+    #[test]
+    fn markers_of_a_former_owner_are_refused() {
+        let mut state = ClusterState::default();
+        assert!(check_marker_epoch(&state, "tx", 0).is_ok(), "no shards yet");
+        state.txn_shards = Some(TxnShards::new(4, &[1, 2]));
+        let (i, _) = state.txn_shards.as_ref().unwrap().of("tx");
+        state.txn_shards.as_mut().unwrap().shards[i as usize].epoch = 5;
+        let e = check_marker_epoch(&state, "tx", 4).unwrap_err();
+        assert_eq!(e.code, "NOT_COORDINATOR");
+        assert!(e.retryable);
+        assert_eq!(e.fields["shard_epoch"], "5");
+        assert!(check_marker_epoch(&state, "tx", 5).is_ok());
+        // A newer epoch: the leader's copy lags the coordinator's.
+        assert!(check_marker_epoch(&state, "tx", 6).is_ok());
     }
 
     #[test]

@@ -306,7 +306,7 @@ pub async fn marker(
         Target::Local(node) => {
             if let Some(node) = &node {
                 crate::cluster::shards::check_marker_epoch(
-                    node,
+                    &node.state(),
                     transactional_id,
                     coordinator_epoch,
                 )?;

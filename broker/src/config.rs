@@ -201,6 +201,11 @@ pub struct Cli {
     /// membership (LEAVE_CLUSTER decommission). [default: off]
     #[arg(long)]
     pub decommission: bool,
+    /// Distributed mode: the number of transaction coordinator shards, 1..=10000;
+    /// fixed when the cluster is first created (a broker with another count is
+    /// refused). [default: 50]
+    #[arg(long, value_name = "N")]
+    pub transaction_coordinator_shards: Option<u32>,
     /// Testing only: make storage I/O fail on purpose,
     /// OP:KIND[:after=N][:times=N|*][:path=SUBSTRING], e.g. fsync:fail:after=3
     /// or write:enospc. OP is write or fsync; KIND fail, enospc, edquot or
@@ -258,6 +263,7 @@ struct FileConfig {
     cluster_join: Option<Vec<String>>,
     cluster_learner: Option<bool>,
     decommission: Option<bool>,
+    transaction_coordinator_shards: Option<u32>,
 }
 
 /// A configuration problem found at startup.
@@ -481,6 +487,7 @@ impl Config {
             join: parse_join(&cluster_join).map_err(ConfigError::Invalid)?,
             learner: cli.cluster_learner || file.cluster_learner.unwrap_or(false),
             decommission: cli.decommission || file.decommission.unwrap_or(false),
+            txn_shards: pick!(transaction_coordinator_shards),
         })?;
         let broker_id = pick!(broker_id).unwrap_or_else(|| match &cluster {
             Some(c) => format!("broker-{}", c.node_id),
@@ -624,6 +631,7 @@ struct ClusterSettings {
     join: Vec<String>,
     learner: bool,
     decommission: bool,
+    txn_shards: Option<u32>,
 }
 
 /// The distributed-mode settings: all of them need `node_id` and
@@ -640,6 +648,7 @@ fn cluster_config(settings: ClusterSettings) -> Result<Option<ClusterConfig>, Co
         join,
         learner,
         decommission,
+        txn_shards,
     } = settings;
     let (node_id, peers) = match (node_id, peers) {
         (None, None) => {
@@ -651,6 +660,7 @@ fn cluster_config(settings: ClusterSettings) -> Result<Option<ClusterConfig>, Co
                 || !join.is_empty()
                 || learner
                 || decommission
+                || txn_shards.is_some()
             {
                 return Err(ConfigError::Invalid(
                     "cluster settings need node_id and cluster_peers".into(),
@@ -679,6 +689,7 @@ fn cluster_config(settings: ClusterSettings) -> Result<Option<ClusterConfig>, Co
         join,
         learner,
         decommission,
+        txn_shards: txn_shards.unwrap_or(crate::cluster::shards::DEFAULT_SHARDS),
     };
     cluster.validate().map_err(ConfigError::Invalid)?;
     Ok(Some(cluster))
@@ -877,5 +888,41 @@ mod tests {
         ));
         assert!(Config::from_cli(parse(&["--max-connections", "0"])).is_err());
         assert!(Config::from_cli(parse(&["--default-cleanup-policy", "compact,delete"])).is_err());
+    }
+
+    #[test]
+    fn transaction_coordinator_shards_from_flag_and_file() {
+        let cluster = [
+            "--node-id",
+            "1",
+            "--cluster-peers",
+            "1=127.0.0.1:7001",
+            "--internal-auth-token",
+            "t",
+        ];
+        let shards = |extra: &[&str]| {
+            let args: Vec<&str> = cluster.iter().chain(extra).copied().collect();
+            Config::from_cli(parse(&args)).map(|c| c.cluster.unwrap().txn_shards)
+        };
+        assert_eq!(shards(&[]).unwrap(), 50);
+        assert_eq!(
+            shards(&["--transaction-coordinator-shards", "7"]).unwrap(),
+            7
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("broker.toml");
+        std::fs::write(&path, "transaction_coordinator_shards = 12\n").unwrap();
+        assert_eq!(shards(&["--config", path.to_str().unwrap()]).unwrap(), 12);
+        for bad in ["0", "10001"] {
+            assert!(matches!(
+                shards(&["--transaction-coordinator-shards", bad]),
+                Err(ConfigError::Invalid(ref m)) if m.contains("transaction_coordinator_shards")
+            ));
+        }
+        // A cluster setting without distributed mode.
+        assert!(matches!(
+            Config::from_cli(parse(&["--transaction-coordinator-shards", "7"])),
+            Err(ConfigError::Invalid(_))
+        ));
     }
 }

@@ -64,6 +64,9 @@ struct StatusView {
     /// membership.
     voters: Vec<String>,
     learners: Vec<String>,
+    /// The cluster's transaction coordinator shard count (`null` until a
+    /// broker that knows it registered).
+    transaction_coordinator_shards: Option<u32>,
 }
 
 /// The brokers as LIST_CLUSTER shows them (client addresses for a client
@@ -142,6 +145,7 @@ pub fn cluster_status(broker: &Arc<Broker>, listener: Listener) -> HandlerResult
             .into_iter()
             .map(|n| broker_name(&state, n))
             .collect(),
+        transaction_coordinator_shards: state.txn_shards.as_ref().map(|s| s.count),
     };
     json_reply("cluster", &view, "marshal_cluster_status_failed")
 }

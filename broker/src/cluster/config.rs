@@ -36,6 +36,10 @@ pub struct ClusterConfig {
     /// This broker holds partition replicas (`false`: it only serves
     /// metadata, coordination and redirects).
     pub hosts_replicas: bool,
+    /// `transaction_coordinator_shards`: the shard count this broker
+    /// expects (the cluster's first registration fixes it; a broker with
+    /// another count is refused).
+    pub txn_shards: u32,
 }
 
 /// Defaults of the timing settings.
@@ -134,6 +138,13 @@ impl ClusterConfig {
         if self.learner && !self.joins_at_run_time() {
             return Err("cluster_learner is for brokers joining with cluster_join".into());
         }
+        if !(1..=super::shards::MAX_SHARDS).contains(&self.txn_shards) {
+            return Err(format!(
+                "transaction_coordinator_shards must be 1..={}, not {}",
+                super::shards::MAX_SHARDS,
+                self.txn_shards
+            ));
+        }
         if self.heartbeat_interval.is_zero() || self.session_timeout <= self.heartbeat_interval {
             return Err("broker_session_timeout_ms must exceed broker_heartbeat_ms (> 0)".into());
         }
@@ -189,6 +200,7 @@ mod tests {
             join: Vec::new(),
             learner: false,
             decommission: false,
+            txn_shards: 50,
         };
         assert!(good.validate().is_ok());
         // A node outside the peers joins through seeds on a fixed port.
@@ -206,6 +218,11 @@ mod tests {
         let mut c = good.clone();
         c.learner = true;
         assert!(c.validate().is_err(), "a static voter is no learner");
+        for (shards, ok) in [(0, false), (1, true), (10_000, true), (10_001, false)] {
+            let mut c = good.clone();
+            c.txn_shards = shards;
+            assert_eq!(c.validate().is_ok(), ok, "{shards}");
+        }
         let mut c = good.clone();
         c.node_id = 3;
         assert!(c.validate().is_err());

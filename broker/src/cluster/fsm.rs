@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::shards::{self, TxnShards};
 use crate::groups::records::{DurableState, RecordBody, Registration};
 use crate::groups::Selector;
 use crate::storage::TopicDefinition;
@@ -56,6 +57,11 @@ pub struct ClusterState {
     /// Bumped by every applied TXN_SYNC.
     #[serde(default)]
     pub txns_version: u64,
+    /// Transaction coordinator shards: the count the first registration
+    /// fixed, and each shard's owner and epoch (`None` until a broker that
+    /// knows its count registers; absent from older snapshots).
+    #[serde(default)]
+    pub txn_shards: Option<TxnShards>,
 }
 
 /// A consumer group's durable state.
@@ -95,6 +101,10 @@ pub struct BrokerEntry {
     /// serves metadata, coordination and redirects).
     #[serde(default = "active")]
     pub hosts_replicas: bool,
+    /// Its configured `transaction_coordinator_shards` (0: unknown, a
+    /// registration from before the shards existed).
+    #[serde(default)]
+    pub txn_shards: u32,
 }
 
 fn active() -> bool {
@@ -250,10 +260,18 @@ pub enum FsmCommand {
         record: RecordBody,
     },
     /// TXN_SYNC: a transactional id's new durable state, as its
-    /// coordinator persisted it.
+    /// coordinator persisted it; refused (`NOT_COORDINATOR`) unless `node`
+    /// owns the id's shard at `shard_epoch`.
     TxnSync {
         /// The snapshot.
         snapshot: TxnSnapshot,
+        /// The proposing coordinator (0: an entry from before the shards,
+        /// applied unfenced as it was then).
+        #[serde(default)]
+        node: NodeId,
+        /// The shard epoch the proposer believes it owns.
+        #[serde(default)]
+        shard_epoch: u64,
     },
     /// Hands out the next producer number (unique across the cluster).
     AllocateProducerId,
@@ -312,10 +330,14 @@ impl ClusterState {
         self.version = SNAPSHOT_VERSION;
         match cmd {
             FsmCommand::RegisterBroker { node, entry } => {
+                if let Err(refused) = self.fix_shard_count(entry.txn_shards) {
+                    return refused;
+                }
                 let mut entry = entry.clone();
                 entry.active = true;
                 self.brokers.insert(*node, entry);
                 self.broker_came_back(*node);
+                self.reassign_shards();
                 FsmReply::Done
             }
             FsmCommand::SetBrokerActive {
@@ -336,6 +358,7 @@ impl ClusterState {
                 } else {
                     self.broker_went_away(*node);
                 }
+                self.reassign_shards();
                 FsmReply::Done
             }
             FsmCommand::PutTopic {
@@ -422,7 +445,18 @@ impl ClusterState {
                 target,
             } => self.elect_leader(topic, *partition, *target),
             FsmCommand::GroupRecord { record } => self.apply_group_record(record),
-            FsmCommand::TxnSync { snapshot } => {
+            FsmCommand::TxnSync {
+                snapshot,
+                node,
+                shard_epoch,
+            } => {
+                if *node != 0 {
+                    if let Err(refused) =
+                        self.check_shard_owner(&snapshot.transactional_id, *node, *shard_epoch)
+                    {
+                        return refused;
+                    }
+                }
                 self.txns
                     .insert(snapshot.transactional_id.clone(), snapshot.clone());
                 self.txns_version += 1;
@@ -436,6 +470,56 @@ impl ClusterState {
                 FsmReply::ProducerId(n)
             }
         }
+    }
+
+    /// The first registration that knows its shard count fixes it; a
+    /// registration with another count is refused (0: a registration from
+    /// before the shards, neither checked nor fixing anything).
+    fn fix_shard_count(&mut self, configured: u32) -> Result<(), FsmReply> {
+        if configured == 0 {
+            return Ok(());
+        }
+        match &self.txn_shards {
+            Some(s) if s.count != configured => Err(rejected(
+                shards::MISMATCH,
+                format!("configured={configured} cluster={}", s.count),
+            )),
+            Some(_) => Ok(()),
+            None => {
+                self.txn_shards = Some(TxnShards::new(configured, &[]));
+                Ok(())
+            }
+        }
+    }
+
+    /// Shard owners follow the active brokers (an owner change bumps that
+    /// shard's epoch).
+    fn reassign_shards(&mut self) {
+        let active = self.active_brokers();
+        if let Some(s) = self.txn_shards.as_mut() {
+            s.reassign(&active);
+        }
+    }
+
+    /// TXN_SYNC's fence: `node` must own the id's shard at `epoch`.
+    fn check_shard_owner(&self, id: &str, node: NodeId, epoch: u64) -> Result<(), FsmReply> {
+        let Some(s) = self.txn_shards.as_ref() else {
+            return Err(rejected(
+                "NOT_COORDINATOR",
+                "the transaction coordinator shards are not set up yet",
+            ));
+        };
+        let (i, shard) = s.of(id);
+        if shard.owner == Some(node) && shard.epoch == epoch {
+            return Ok(());
+        }
+        Err(rejected(
+            "NOT_COORDINATOR",
+            format!(
+                "shard {i} of {id} is owned by {:?} at epoch {}, not node {node} at epoch {epoch}",
+                shard.owner, shard.epoch
+            ),
+        ))
     }
 
     /// Applies a group record with the rules of `DurableState::apply`.
@@ -727,6 +811,7 @@ mod tests {
                     lifecycle_protocol: 2,
                     since_ms: 0,
                     hosts_replicas: n != 4,
+                    txn_shards: 50,
                 },
             });
         }
@@ -1094,9 +1179,12 @@ mod tests {
         let b = s.apply(&FsmCommand::AllocateProducerId);
         assert_eq!((a, b), (FsmReply::ProducerId(1), FsmReply::ProducerId(2)));
         let snap = TxnSnapshot::new("tx", "txn-1".into(), 5);
+        let (owner, epoch) = shards::owner(&s, "tx").unwrap();
         assert_eq!(
             s.apply(&FsmCommand::TxnSync {
-                snapshot: snap.clone()
+                snapshot: snap.clone(),
+                node: owner,
+                shard_epoch: epoch,
             }),
             FsmReply::TxnsVersion(1)
         );
@@ -1113,5 +1201,155 @@ mod tests {
         let back: ClusterState = serde_json::from_str(&json).unwrap();
         assert_eq!(back, s);
         assert_eq!(back.version, SNAPSHOT_VERSION);
+    }
+
+    fn register(s: &mut ClusterState, node: NodeId, txn_shards: u32) -> FsmReply {
+        s.apply(&FsmCommand::RegisterBroker {
+            node,
+            entry: BrokerEntry {
+                broker_id: format!("broker-{node}"),
+                cluster_addr: format!("127.0.0.1:710{node}"),
+                client_addr: format!("127.0.0.1:910{node}"),
+                tls_client_addr: None,
+                active: true,
+                lifecycle_protocol: 2,
+                since_ms: 0,
+                hosts_replicas: true,
+                txn_shards,
+            },
+        })
+    }
+
+    fn set_active(s: &mut ClusterState, node: NodeId, active: bool) {
+        s.apply(&FsmCommand::SetBrokerActive {
+            node,
+            active,
+            now_ms: 1,
+        });
+    }
+
+    #[test]
+    fn the_first_registration_fixes_the_shard_count_and_others_must_match() {
+        let mut s = ClusterState::default();
+        // A registration from before the shards neither fixes nor checks.
+        assert_eq!(register(&mut s, 9, 0), FsmReply::Done);
+        assert_eq!(s.txn_shards, None);
+        assert_eq!(register(&mut s, 1, 8), FsmReply::Done);
+        assert_eq!(s.txn_shards.as_ref().unwrap().count, 8);
+        assert_eq!(register(&mut s, 2, 8), FsmReply::Done);
+        let before = s.clone();
+        match register(&mut s, 3, 7) {
+            FsmReply::Rejected { code, reason } => {
+                assert_eq!(code, shards::MISMATCH);
+                assert_eq!(reason, "configured=7 cluster=8");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(s, before, "a refused registration changes nothing");
+        assert!(!s.brokers.contains_key(&3));
+        assert_eq!(register(&mut s, 3, 8), FsmReply::Done);
+    }
+
+    #[test]
+    fn shard_owners_are_active_brokers_and_epochs_move_only_with_owners() {
+        let mut s = three();
+        let shards = |s: &ClusterState| s.txn_shards.clone().unwrap();
+        let all = shards(&s);
+        assert_eq!(all.count, 50);
+        // Deterministic: the same registrations give the same owners.
+        assert_eq!(shards(&three()), all);
+        for (i, sh) in all.shards.iter().enumerate() {
+            assert_eq!(sh.owner, shards::owner_among(i as u32, &[1, 2, 3]));
+        }
+        // A re-registration of an active broker moves nothing.
+        register(&mut s, 2, 50);
+        assert_eq!(shards(&s), all);
+        set_active(&mut s, 2, false);
+        let without_2 = shards(&s);
+        for (b, a) in all.shards.iter().zip(&without_2.shards) {
+            assert_ne!(a.owner, Some(2), "only active brokers own shards");
+            let moved = b.owner != a.owner;
+            assert_eq!(a.epoch, b.epoch + u64::from(moved));
+            assert_eq!(moved, b.owner == Some(2));
+        }
+        // Repeating the status changes nothing; coming back moves them again.
+        set_active(&mut s, 2, false);
+        assert_eq!(shards(&s), without_2);
+        set_active(&mut s, 2, true);
+        let back = shards(&s);
+        for ((b, w), a) in all.shards.iter().zip(&without_2.shards).zip(&back.shards) {
+            assert_eq!(a.owner, b.owner);
+            assert_eq!(a.epoch, w.epoch + u64::from(a.owner != w.owner));
+        }
+        // Every broker inactive: no owner, every epoch bumped once more.
+        for n in 1..=3 {
+            set_active(&mut s, n, false);
+        }
+        assert!(shards(&s).shards.iter().all(|sh| sh.owner.is_none()));
+        let json = serde_json::to_string(&s).unwrap();
+        assert_eq!(serde_json::from_str::<ClusterState>(&json).unwrap(), s);
+    }
+
+    #[test]
+    fn txn_sync_is_fenced_by_shard_owner_and_epoch() {
+        let mut s = three();
+        let (owner, epoch) = shards::owner(&s, "tx").unwrap();
+        let other = (1..=3).find(|n| *n != owner).unwrap();
+        let sync = |node, shard_epoch| FsmCommand::TxnSync {
+            snapshot: TxnSnapshot::new("tx", "txn-1".into(), 5),
+            node,
+            shard_epoch,
+        };
+        let not_coordinator = |r: FsmReply| matches!(r, FsmReply::Rejected { ref code, .. } if code == "NOT_COORDINATOR");
+        assert!(not_coordinator(s.apply(&sync(other, epoch))));
+        assert!(not_coordinator(s.apply(&sync(owner, epoch + 1))));
+        assert!(s.txns.is_empty());
+        assert_eq!(s.apply(&sync(owner, epoch)), FsmReply::TxnsVersion(1));
+        // The owner goes away: its epoch is stale, the new owner's is not.
+        set_active(&mut s, owner, false);
+        let (new_owner, new_epoch) = shards::owner(&s, "tx").unwrap();
+        assert_ne!(new_owner, owner);
+        assert_eq!(new_epoch, epoch + 1);
+        assert!(not_coordinator(s.apply(&sync(owner, epoch))));
+        // Even back as owner, the old epoch stays fenced.
+        set_active(&mut s, owner, true);
+        assert_eq!(shards::owner(&s, "tx").unwrap(), (owner, epoch + 2));
+        assert!(not_coordinator(s.apply(&sync(owner, epoch))));
+        assert_eq!(s.apply(&sync(owner, epoch + 2)), FsmReply::TxnsVersion(2));
+        // Entries from before the shards (node 0) apply as they did.
+        assert_eq!(s.apply(&sync(0, 0)), FsmReply::TxnsVersion(3));
+    }
+
+    #[test]
+    fn snapshots_without_shards_still_load() {
+        let mut s = three();
+        s.txn_shards = None;
+        let mut json: serde_json::Value = serde_json::to_value(&s).unwrap();
+        json.as_object_mut().unwrap().remove("txn_shards");
+        for b in json["brokers"].as_object_mut().unwrap().values_mut() {
+            b.as_object_mut().unwrap().remove("txn_shards");
+        }
+        let back: ClusterState = serde_json::from_value(json).unwrap();
+        assert_eq!(back.txn_shards, None);
+        assert!(back.brokers.values().all(|b| b.txn_shards == 0));
+        // An old TXN_SYNC log entry decodes as unfenced (node 0).
+        let snapshot = TxnSnapshot::new("tx", "txn-1".into(), 5);
+        let mut old = serde_json::to_value(FsmCommand::TxnSync {
+            snapshot: snapshot.clone(),
+            node: 1,
+            shard_epoch: 1,
+        })
+        .unwrap();
+        let fields = old["TxnSync"].as_object_mut().unwrap();
+        fields.remove("node");
+        fields.remove("shard_epoch");
+        assert_eq!(
+            serde_json::from_value::<FsmCommand>(old).unwrap(),
+            FsmCommand::TxnSync {
+                snapshot,
+                node: 0,
+                shard_epoch: 0
+            }
+        );
     }
 }

@@ -44,8 +44,9 @@ impl GroupReplicator for RaftGroups {
     }
 }
 
-/// The coordinator of `key` (a group name or transactional id): the
-/// active broker with the highest hash of (key, node id).
+/// The coordinator of group `key`: the active broker with the highest
+/// hash of (key, node id). (Transactional ids go to their shard's owner,
+/// `super::shards`.)
 pub fn coordinator_of(state: &ClusterState, key: &str) -> Option<NodeId> {
     state
         .active_brokers()
@@ -92,7 +93,8 @@ pub fn check_coordinator(
     }
 }
 
-/// FIND_COORDINATOR in distributed mode: `(broker id, host, port)`.
+/// FIND_COORDINATOR `group=` in distributed mode: `(broker id, host,
+/// port)`.
 pub fn find(
     broker: &Broker,
     key: &str,
@@ -190,6 +192,7 @@ mod tests {
                     lifecycle_protocol: 2,
                     since_ms: 0,
                     hosts_replicas: true,
+                    txn_shards: 50,
                 },
             );
         }

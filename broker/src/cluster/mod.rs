@@ -11,6 +11,7 @@ pub mod offsets;
 pub mod raft;
 pub mod replication;
 pub mod routing;
+pub mod shards;
 pub mod topics;
 pub mod transport;
 pub mod txns;

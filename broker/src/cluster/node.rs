@@ -123,6 +123,7 @@ impl ClusterNode {
             lifecycle_protocol: LIFECYCLE_PROTOCOL,
             since_ms: now_ms(),
             hosts_replicas: config.hosts_replicas,
+            txn_shards: config.txn_shards,
         };
         let node = Arc::new(ClusterNode {
             config,
@@ -375,6 +376,7 @@ impl ClusterNode {
                     || b.cluster_addr != self.me.cluster_addr
                     || b.broker_id != self.me.broker_id
                     || b.hosts_replicas != self.me.hosts_replicas
+                    || b.txn_shards != self.me.txn_shards
             }
         }
     }

@@ -1,6 +1,9 @@
 //! Transactions in distributed mode: every transactional id has one
-//! coordinator, chosen like a group's (rendezvous hashing over the active
-//! brokers); transaction commands sent elsewhere get `NOT_COORDINATOR`.
+//! coordinator, the owner of its shard (`super::shards`); transaction
+//! commands sent elsewhere get `NOT_COORDINATOR`. Every TXN_SYNC claims
+//! the shard epoch this broker owns, and the state machine refuses a stale
+//! claim: the coordinator then answers `NOT_COORDINATOR` (naming the new
+//! owner once this broker's copy knows it) and acknowledges nothing.
 //! The coordinator's state goes through Raft (TXN_SYNC) and producer ids
 //! are handed out by the replicated state, so a new coordinator after a
 //! failover resumes from the last durable transition (a client retrying
@@ -8,6 +11,9 @@
 //! elsewhere are written through their leaders (`txn::participants`).
 
 use std::sync::Weak;
+use std::time::Duration;
+
+use cursus_wire::ErrorPayload;
 
 use super::fsm::{FsmCommand, FsmReply};
 use super::node::ClusterNode;
@@ -26,9 +32,19 @@ impl TxnReplicator for RaftTxns {
         let node = self.node.clone();
         Box::pin(async move {
             let node = node.upgrade().ok_or("the cluster node stopped")?;
-            match node.propose(FsmCommand::TxnSync { snapshot }).await {
+            let id = snapshot.transactional_id.clone();
+            let shard_epoch = super::shards::owned_epoch(&node, &id).map_err(|e| e.render())?;
+            let cmd = FsmCommand::TxnSync {
+                snapshot,
+                node: node.node_id(),
+                shard_epoch,
+            };
+            match node.propose(cmd).await {
                 Ok(FsmReply::TxnsVersion(v)) => Ok(v),
                 Ok(other) => Err(format!("unexpected apply result {other:?}")),
+                Err(e) if e.code == "NOT_COORDINATOR" => {
+                    Err(fenced(&node, &id, shard_epoch, e).await.render())
+                }
                 Err(e) => Err(e.render()),
             }
         })
@@ -49,8 +65,27 @@ impl TxnReplicator for RaftTxns {
     fn coordinates(&self, transactional_id: &str) -> bool {
         self.node.upgrade().is_some_and(|node| {
             node.may_coordinate()
-                && super::groups::coordinator_of(&node.state(), transactional_id)
-                    == Some(node.node_id())
+                && super::shards::owner(&node.state(), transactional_id)
+                    .is_some_and(|(owner, _)| owner == node.node_id())
         })
     }
+}
+
+/// How long a fenced coordinator waits for its copy to learn the new owner.
+const FENCED_WAIT: Duration = Duration::from_secs(2);
+
+/// A TXN_SYNC refused because this broker no longer owns `id`'s shard at
+/// `epoch`: waits (bounded) until its copy shows the change, so the client
+/// is sent to the new owner; otherwise answers the refusal without an
+/// address (clients back off and look the coordinator up again).
+async fn fenced(node: &ClusterNode, id: &str, epoch: u64, refusal: ErrorPayload) -> ErrorPayload {
+    tracing::warn!(transactional_id = id, shard_epoch = epoch, error = %refusal.render(), "fenced: this broker no longer coordinates the transactional id");
+    let me = node.node_id();
+    let moved = |s: &super::fsm::ClusterState| super::shards::owner(s, id) != Some((me, epoch));
+    if node.wait_for(moved, FENCED_WAIT).await.is_ok() {
+        if let Err(e) = super::shards::owned_epoch(node, id) {
+            return e.with_field("reason", "coordinator fenced");
+        }
+    }
+    refusal.with_field("transactional_id", id)
 }

@@ -392,12 +392,16 @@ pub fn find_coordinator(
         );
     }
     if broker.cluster().is_some() {
-        let key = p
-            .get("group")
-            .filter(|v| !v.is_empty())
-            .or_else(|| p.get("transactional_id"))
-            .unwrap_or_default();
-        let (id, host, port) = crate::cluster::groups::find(broker, key, listener)?;
+        // `group=` wins when both are given; a transactional id goes to
+        // the owner of its coordinator shard.
+        let (id, host, port) = match p.get("group").filter(|v| !v.is_empty()) {
+            Some(group) => crate::cluster::groups::find(broker, group, listener)?,
+            None => crate::cluster::shards::find(
+                broker,
+                p.get("transactional_id").unwrap_or_default(),
+                listener,
+            )?,
+        };
         return Ok(Reply::text(format!(
             "OK coordinator_id={id} host={host} port={port}"
         )));

@@ -47,15 +47,15 @@ fn transactional_id(p: &CommandPayload, command: &str) -> Result<String, ErrorPa
         .ok_or_else(|| ErrorPayload::new("missing_transactional_id").with_field("command", command))
 }
 
-/// [`transactional_id`]; in a cluster only the id's coordinator serves it
-/// (`NOT_COORDINATOR` elsewhere).
+/// [`transactional_id`]; in a cluster only the owner of the id's
+/// coordinator shard serves it (`NOT_COORDINATOR` elsewhere).
 fn coordinated_id(
     broker: &Broker,
     p: &CommandPayload,
     command: &str,
 ) -> Result<String, ErrorPayload> {
     let id = transactional_id(p, command)?;
-    crate::cluster::groups::check_coordinator(broker, &id, Listener::Plain)?;
+    crate::cluster::shards::check_coordinator(broker, &id, Listener::Plain)?;
     Ok(id)
 }
 

@@ -9,7 +9,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use bytes::{Bytes, BytesMut};
 use cursus_wire::{ErrorPayload, Record, RecordVersion, TransactionState};
 
-use super::markers::{marker_record, MarkerKind};
+use super::markers::{marker_record, MarkerKind, COORDINATOR_EPOCH};
 use crate::commands::eventsource::check_reservation;
 use crate::eventsource::{PendingEvent, Reservation};
 use crate::topics::partition::storage_error;
@@ -340,6 +340,32 @@ pub async fn append_marker(
     epoch: i64,
     kind: MarkerKind,
 ) -> Result<bool, ErrorPayload> {
+    append_marker_at(
+        topics,
+        topic,
+        id,
+        transactional_id,
+        producer_id,
+        epoch,
+        kind,
+        COORDINATOR_EPOCH,
+    )
+    .await
+}
+
+/// [`append_marker`] with `coordinator_epoch` as the marker's coordinator
+/// epoch (in a cluster, the shard epoch of the coordinator that wrote it).
+#[allow(clippy::too_many_arguments)]
+pub async fn append_marker_at(
+    topics: &TopicRegistry,
+    topic: &str,
+    id: u32,
+    transactional_id: &str,
+    producer_id: &str,
+    epoch: i64,
+    kind: MarkerKind,
+    coordinator_epoch: i64,
+) -> Result<bool, ErrorPayload> {
     for _ in 0..FENCE_RETRIES {
         let partition = match live_partition(topics, topic, id) {
             Ok(p) => p,
@@ -362,7 +388,13 @@ pub async fn append_marker(
                     ))
             }
             None => {
-                let record = marker_record(transactional_id, producer_id, epoch, kind);
+                let record = marker_record(
+                    transactional_id,
+                    producer_id,
+                    epoch,
+                    kind,
+                    coordinator_epoch,
+                );
                 let offset = partition.log().log_end_offset();
                 let previous = partition.with_txn_index(|ix| {
                     let previous = ix.last_marker(producer_id);

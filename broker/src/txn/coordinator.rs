@@ -312,11 +312,11 @@ impl TxnCoordinator {
     /// Persists `snapshot` (synced) before the caller applies it.
     async fn persist(&self, snapshot: &TxnSnapshot) -> Result<(), ErrorPayload> {
         if let Some(replicator) = self.replicator.get().cloned() {
-            let version = replicator.sync(snapshot.clone()).await.map_err(|reason| {
-                ErrorPayload::new("transaction_sync_failed")
-                    .with_field("transactional_id", &snapshot.transactional_id)
-                    .with_field("reason", reason)
-            })?;
+            let id = &snapshot.transactional_id;
+            let version = replicator
+                .sync(snapshot.clone())
+                .await
+                .map_err(|reason| self.sync_failed(id, &reason))?;
             let mut copy = self.cluster_copy();
             copy.version = copy.version.max(version);
             copy.snapshots
@@ -330,6 +330,29 @@ impl TxnCoordinator {
                 .with_field("transactional_id", &snapshot.transactional_id)
                 .with_field("reason", e.to_string())
         })
+    }
+
+    /// A refused TXN_SYNC. A fenced one (this broker no longer owns the
+    /// id's shard: `NOT_COORDINATOR` or `coordinator_not_available`) means
+    /// ownership is lost: the refusal goes to the client as is (nothing
+    /// after it is acknowledged) and the id's state is taken from the
+    /// cluster again at the next sync.
+    fn sync_failed(&self, id: &str, reason: &str) -> ErrorPayload {
+        let refusal = ErrorPayload::from_error_text(reason).filter(|e| {
+            matches!(
+                e.code.as_str(),
+                "NOT_COORDINATOR" | "coordinator_not_available"
+            )
+        });
+        match refusal {
+            Some(e) => {
+                self.cluster_copy().owned.remove(id);
+                e
+            }
+            None => ErrorPayload::new("transaction_sync_failed")
+                .with_field("transactional_id", id)
+                .with_field("reason", reason),
+        }
     }
 
     /// Persists `next` and makes it the current state.
@@ -857,6 +880,10 @@ impl TxnCoordinator {
         current: &TxnSnapshot,
         kind: MarkerKind,
     ) -> Result<(), ErrorPayload> {
+        // In a cluster, the shard epoch this broker owns the id at: markers
+        // of a former owner are refused by the partition leaders.
+        let coordinator_epoch =
+            crate::cluster::shards::marker_epoch(broker, &current.transactional_id)?;
         for p in &current.participants {
             let written = participants::marker(
                 broker,
@@ -866,6 +893,7 @@ impl TxnCoordinator {
                 &current.producer_id,
                 current.epoch,
                 kind,
+                coordinator_epoch,
             )
             .await
             .map_err(|e| {

@@ -5,9 +5,11 @@
 //! transaction's `producer_id`/`epoch` and `transactional_id`,
 //! `transaction_marker=commit|abort`, `transaction_state=committed|aborted`,
 //! `control_batch_type=transaction`, `control_batch_version=2`,
-//! `control_batch_coordinator_epoch=1`, and Kafka-style control bytes: key
-//! = i16 version 0 + i16 marker type (0 abort, 1 commit), value = i16
-//! version 0 + i32 coordinator epoch, big-endian.
+//! `control_batch_coordinator_epoch=<epoch>`, and Kafka-style control bytes:
+//! key = i16 version 0 + i16 marker type (0 abort, 1 commit), value = i16
+//! version 0 + i32 coordinator epoch, big-endian. The coordinator epoch is
+//! [`COORDINATOR_EPOCH`] on a standalone broker and the coordinator's
+//! durable shard epoch in a cluster (`crate::cluster::shards`).
 
 use bytes::Bytes;
 use cursus_wire::{ControlBatchType, Record, TransactionMarker, TransactionState};
@@ -39,20 +41,23 @@ impl MarkerKind {
 }
 
 /// The control marker record for `(producer_id, epoch)` of
-/// `transactional_id` (topic, partition, offset and timestamp are set by
-/// the append).
+/// `transactional_id`, written by a coordinator at `coordinator_epoch`
+/// (topic, partition, offset and timestamp are set by the append).
 pub fn marker_record(
     transactional_id: &str,
     producer_id: &str,
     epoch: i64,
     kind: MarkerKind,
+    coordinator_epoch: i64,
 ) -> Record {
+    // The control record value holds an i32 (Kafka's layout).
+    let value_epoch = i32::try_from(coordinator_epoch).unwrap_or(i32::MAX);
     let mut key = Vec::with_capacity(4);
     key.extend_from_slice(&0i16.to_be_bytes());
     key.extend_from_slice(&kind.control_type().to_be_bytes());
     let mut value = Vec::with_capacity(6);
     value.extend_from_slice(&0i16.to_be_bytes());
-    value.extend_from_slice(&(COORDINATOR_EPOCH as i32).to_be_bytes());
+    value.extend_from_slice(&value_epoch.to_be_bytes());
     let (marker, state) = match kind {
         MarkerKind::Commit => (TransactionMarker::Commit, TransactionState::Committed),
         MarkerKind::Abort => (TransactionMarker::Abort, TransactionState::Aborted),
@@ -66,7 +71,7 @@ pub fn marker_record(
         transaction_marker: marker,
         control_batch_type: ControlBatchType::Transaction,
         control_batch_version: CONTROL_BATCH_VERSION,
-        control_batch_coordinator_epoch: COORDINATOR_EPOCH,
+        control_batch_coordinator_epoch: coordinator_epoch,
         control_batch_key: Some(Bytes::from(key)),
         control_batch_value: Some(Bytes::from(value)),
         ..Record::default()
@@ -112,7 +117,7 @@ mod tests {
 
     #[test]
     fn markers_carry_the_documented_fields_and_bytes() {
-        let m = marker_record("tx", "txn-4", 2, MarkerKind::Commit);
+        let m = marker_record("tx", "txn-4", 2, MarkerKind::Commit, COORDINATOR_EPOCH);
         let mut buf = BytesMut::new();
         m.encode(RecordVersion::V3, &mut buf).unwrap();
         let back = Record::decode(buf.freeze()).unwrap();
@@ -128,9 +133,16 @@ mod tests {
         );
         assert_eq!((back.producer_id.as_str(), back.epoch), ("txn-4", 2));
         assert_eq!(classify(&back), TxnRecordKind::Marker(MarkerKind::Commit));
-        let a = marker_record("tx", "txn-4", 2, MarkerKind::Abort);
+        let a = marker_record("tx", "txn-4", 2, MarkerKind::Abort, 1);
         assert_eq!(a.control_batch_key.as_deref(), Some(&[0u8, 0, 0, 0][..]));
         assert_eq!(classify(&a), TxnRecordKind::Marker(MarkerKind::Abort));
+        // A cluster coordinator's shard epoch, in the metadata and the value.
+        let s = marker_record("tx", "txn-4", 2, MarkerKind::Commit, 0x0102_0304);
+        assert_eq!(s.control_batch_coordinator_epoch, 0x0102_0304);
+        assert_eq!(
+            s.control_batch_value.as_deref(),
+            Some(&[0u8, 0, 1, 2, 3, 4][..])
+        );
     }
 
     #[test]

@@ -18,7 +18,8 @@ use cursus_wire::{Command, ErrorPayload};
 use serde::{Deserialize, Serialize};
 
 use super::append::{
-    append_data, append_event, append_marker, release, Appended, DurableAppend, TxnEvent, TxnRecord,
+    append_data, append_event, append_marker_at, release, Appended, DurableAppend, TxnEvent,
+    TxnRecord,
 };
 use super::markers::MarkerKind;
 use crate::broker::Broker;
@@ -69,6 +70,10 @@ enum Op {
         producer_id: String,
         epoch: i64,
         commit: bool,
+        /// The sender's shard epoch (0 from a sender without shards: below
+        /// every shard epoch, so refused).
+        #[serde(default)]
+        coordinator_epoch: i64,
     },
     /// [`release`].
     Release {
@@ -287,8 +292,12 @@ pub async fn event(
     }
 }
 
-/// [`append_marker`] on the partition's broker; in a cluster it returns
-/// once the ISR has the marker.
+/// [`append_marker`] on the partition's broker, with `coordinator_epoch`
+/// as the marker's coordinator epoch; in a cluster the leader first refuses
+/// a marker from a former shard owner
+/// ([`crate::cluster::shards::check_marker_epoch`]), and it returns once
+/// the ISR has the marker.
+#[allow(clippy::too_many_arguments)]
 pub async fn marker(
     broker: &Broker,
     topic: &str,
@@ -297,10 +306,18 @@ pub async fn marker(
     producer_id: &str,
     epoch: i64,
     kind: MarkerKind,
+    coordinator_epoch: i64,
 ) -> Result<bool, ErrorPayload> {
     match target(broker, topic, partition)? {
         Target::Local(node) => {
-            let written = append_marker(
+            if let Some(node) = &node {
+                crate::cluster::shards::check_marker_epoch(
+                    &node.state(),
+                    transactional_id,
+                    coordinator_epoch,
+                )?;
+            }
+            let written = append_marker_at(
                 &broker.topics,
                 topic,
                 partition,
@@ -308,6 +325,7 @@ pub async fn marker(
                 producer_id,
                 epoch,
                 kind,
+                coordinator_epoch,
             )
             .await?;
             if let (true, Some(node)) = (written, node) {
@@ -331,6 +349,7 @@ pub async fn marker(
                 producer_id: producer_id.to_owned(),
                 epoch,
                 commit: kind == MarkerKind::Commit,
+                coordinator_epoch,
             };
             decode(&call(&node, &addr, &op).await?)
         }
@@ -544,6 +563,7 @@ pub async fn serve(broker: &Broker, body: Bytes) -> Result<Bytes, ErrorPayload> 
             producer_id,
             epoch,
             commit,
+            coordinator_epoch,
         } => {
             check_leads(broker, &topic, partition)?;
             let kind = if commit {
@@ -559,6 +579,7 @@ pub async fn serve(broker: &Broker, body: Bytes) -> Result<Bytes, ErrorPayload> 
                 &producer_id,
                 epoch,
                 kind,
+                coordinator_epoch,
             )
             .await?;
             to_json(&written)

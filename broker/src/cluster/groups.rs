@@ -56,11 +56,7 @@ pub fn coordinator_of(state: &ClusterState, key: &str) -> Option<NodeId> {
 
 fn rendezvous(key: &str, node: NodeId) -> u64 {
     // FNV-1a over the key then the node id: stable across processes.
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for b in key.bytes().chain(node.to_be_bytes()) {
-        h = (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
-    }
-    h
+    super::shards::fnv1a(key.bytes().chain(node.to_be_bytes()))
 }
 
 /// `Ok` in standalone mode or on `group`'s coordinator; otherwise

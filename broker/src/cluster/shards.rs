@@ -47,8 +47,8 @@ pub struct ShardState {
 }
 
 /// FNV-1a (64-bit) over `bytes`: stable across processes and versions,
-/// unlike `std`'s hasher.
-fn fnv1a(bytes: impl IntoIterator<Item = u8>) -> u64 {
+/// unlike `std`'s hasher (also the groups' rendezvous hash).
+pub(super) fn fnv1a(bytes: impl IntoIterator<Item = u8>) -> u64 {
     bytes.into_iter().fold(0xcbf2_9ce4_8422_2325, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
     })

@@ -7,46 +7,11 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use common::{Client, SAFETY};
+use common::cluster::*;
+use common::SAFETY;
 use cursus_testkit::TestCluster;
-use cursus_wire::{Compression, Status};
+use cursus_wire::Status;
 use serde_json::Value;
-
-async fn client(addr: &str) -> Client {
-    Client::connect(addr.parse().unwrap(), Compression::None).await
-}
-
-async fn status(c: &mut Client) -> Value {
-    let text = c.ok("CLUSTER_STATUS").await;
-    serde_json::from_str(text.strip_prefix("OK cluster=").expect("prefix")).expect("JSON")
-}
-
-fn field<'a>(line: &'a str, name: &str) -> &'a str {
-    line.split_whitespace()
-        .find_map(|t| t.strip_prefix(&format!("{name}=")))
-        .unwrap_or_else(|| panic!("{name} missing in {line}"))
-}
-
-/// Waits (polling the replicated state, never a fixed sleep) until `ok`
-/// holds for the CLUSTER_STATUS of `addr`.
-async fn until(addr: &str, what: &str, ok: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + SAFETY * 2;
-    loop {
-        if let Ok(mut c) = tokio::time::timeout(
-            Duration::from_secs(2),
-            Client::connect(addr.parse().unwrap(), Compression::None),
-        )
-        .await
-        {
-            let s = status(&mut c).await;
-            if ok(&s) {
-                return s;
-            }
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
 
 fn partition<'a>(s: &'a Value, topic: &str, p: u64) -> &'a Value {
     s["partitions"]
@@ -55,17 +20,6 @@ fn partition<'a>(s: &'a Value, topic: &str, p: u64) -> &'a Value {
         .iter()
         .find(|x| x["topic"] == topic && x["partition"] == p)
         .expect("partition in CLUSTER_STATUS")
-}
-
-/// True when the broker with client address `addr` is inactive (the one
-/// a test killed; on a loaded machine a live one may briefly be too, so
-/// counting active brokers is not enough).
-fn inactive(s: &Value, addr: &str) -> bool {
-    s["brokers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|b| b["client_addr"] == addr && b["status"] == "inactive")
 }
 
 /// The client address of broker id `id`.
@@ -433,13 +387,6 @@ async fn a_stopped_follower_catches_up_and_the_cluster_survives_a_full_restart()
         assert!(Instant::now() < deadline, "no leader served after restart");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-}
-
-fn kv(line: &str) -> std::collections::HashMap<String, String> {
-    line.split_whitespace()
-        .filter_map(|t| t.split_once('='))
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
 }
 
 #[tokio::test(flavor = "multi_thread")]

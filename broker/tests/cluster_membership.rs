@@ -9,6 +9,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use common::cluster::*;
 use common::{Client, SAFETY};
 use cursus_broker::cluster::membership::{JoinRequest, NODE_ID_CONFLICT};
 use cursus_broker::cluster::node::LIFECYCLE_PROTOCOL;
@@ -17,36 +18,6 @@ use cursus_testkit::cluster::TOKEN;
 use cursus_testkit::TestCluster;
 use cursus_wire::{Command, Compression, ErrorClass, ErrorPayload, Status};
 use serde_json::Value;
-
-async fn client(addr: &str) -> Client {
-    Client::connect(addr.parse().unwrap(), Compression::None).await
-}
-
-async fn status(c: &mut Client) -> Value {
-    let text = c.ok("CLUSTER_STATUS").await;
-    serde_json::from_str(text.strip_prefix("OK cluster=").expect("prefix")).expect("JSON")
-}
-
-/// Waits (polling the replicated state, never a fixed sleep) until `ok`
-/// holds for the CLUSTER_STATUS of `addr`.
-async fn until(addr: &str, what: &str, ok: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + SAFETY * 2;
-    loop {
-        if let Ok(mut c) = tokio::time::timeout(
-            Duration::from_secs(2),
-            Client::connect(addr.parse().unwrap(), Compression::None),
-        )
-        .await
-        {
-            let s = status(&mut c).await;
-            if ok(&s) {
-                return s;
-            }
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
 
 fn broker<'a>(s: &'a Value, id: &str) -> Option<&'a Value> {
     s["brokers"]

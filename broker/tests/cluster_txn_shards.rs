@@ -9,56 +9,11 @@ mod common;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{Client, SAFETY};
+use common::cluster::*;
+use common::SAFETY;
 use cursus_testkit::TestCluster;
-use cursus_wire::{Batch, Compression, ErrorPayload, Record, Status};
+use cursus_wire::{Batch, ErrorPayload, Record, Status};
 use serde_json::Value;
-
-async fn client(addr: &str) -> Client {
-    Client::connect(addr.parse().unwrap(), Compression::None).await
-}
-
-async fn status(addr: &str) -> Value {
-    let text = client(addr).await.ok("CLUSTER_STATUS").await;
-    serde_json::from_str(text.strip_prefix("OK cluster=").expect("prefix")).expect("JSON")
-}
-
-fn kv(line: &str) -> std::collections::HashMap<String, String> {
-    line.split_whitespace()
-        .filter_map(|t| t.split_once('='))
-        .map(|(k, v)| (k.to_string(), v.to_string()))
-        .collect()
-}
-
-/// Polls CLUSTER_STATUS of `addr` (never a fixed sleep) until `ok` holds.
-async fn until(addr: &str, what: &str, ok: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + SAFETY * 2;
-    loop {
-        if let Ok(mut c) = tokio::time::timeout(
-            Duration::from_secs(2),
-            Client::connect(addr.parse().unwrap(), Compression::None),
-        )
-        .await
-        {
-            let text = c.ok("CLUSTER_STATUS").await;
-            let s: Value = serde_json::from_str(text.strip_prefix("OK cluster=").unwrap()).unwrap();
-            if ok(&s) {
-                return s;
-            }
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-}
-
-/// True when the broker with client address `addr` is inactive.
-fn inactive(s: &Value, addr: &str) -> bool {
-    s["brokers"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .any(|b| b["client_addr"] == addr && b["status"] == "inactive")
-}
 
 /// The client address FIND_COORDINATOR transactional_id=`id` names on `addr`.
 async fn coordinator(addr: &str, id: &str) -> String {
@@ -156,7 +111,10 @@ fn marker_epoch(m: &Record) -> i64 {
 async fn a_broker_with_another_shard_count_is_refused_and_the_cluster_keeps_working() {
     let mut cluster = TestCluster::start(3);
     let first = cluster.members[0].addr.clone();
-    assert_eq!(status(&first).await["transaction_coordinator_shards"], 50);
+    assert_eq!(
+        status(&mut client(&first).await).await["transaction_coordinator_shards"],
+        50
+    );
 
     // Member 3 comes back configured with 7 shards: it must never join.
     cluster.kill(2);
@@ -206,7 +164,7 @@ async fn a_broker_with_another_shard_count_is_refused_and_the_cluster_keeps_work
     );
 
     // The others never saw it join and keep working.
-    let s = status(&first).await;
+    let s = status(&mut client(&first).await).await;
     assert!(inactive(&s, &m.addr), "{s}");
     assert_eq!(s["transaction_coordinator_shards"], 50);
     client(&first)

@@ -1,0 +1,69 @@
+//! Helpers of the distributed-mode tests (`cursus_testkit::TestCluster`):
+//! a client per member, CLUSTER_STATUS as JSON, and waiting on it.
+
+use std::collections::HashMap;
+use std::time::{Duration, Instant};
+
+use cursus_wire::Compression;
+use serde_json::Value;
+
+use super::{Client, SAFETY};
+
+/// A frame-level client of the member at client address `addr`.
+pub async fn client(addr: &str) -> Client {
+    Client::connect(addr.parse().unwrap(), Compression::None).await
+}
+
+/// CLUSTER_STATUS through `c`, as JSON.
+pub async fn status(c: &mut Client) -> Value {
+    let text = c.ok("CLUSTER_STATUS").await;
+    serde_json::from_str(text.strip_prefix("OK cluster=").expect("prefix")).expect("JSON")
+}
+
+/// Waits (polling the replicated state, never a fixed sleep) until `ok`
+/// holds for the CLUSTER_STATUS of `addr`; a member that does not answer
+/// (killed, restarting) is asked again.
+pub async fn until(addr: &str, what: &str, ok: impl Fn(&Value) -> bool) -> Value {
+    let deadline = Instant::now() + SAFETY * 2;
+    loop {
+        if let Ok(mut c) = tokio::time::timeout(
+            Duration::from_secs(2),
+            Client::connect(addr.parse().unwrap(), Compression::None),
+        )
+        .await
+        {
+            let s = status(&mut c).await;
+            if ok(&s) {
+                return s;
+            }
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// True when the broker with client address `addr` is inactive (the one
+/// a test killed; on a loaded machine a live one may briefly be too, so
+/// counting active brokers is not enough).
+pub fn inactive(s: &Value, addr: &str) -> bool {
+    s["brokers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|b| b["client_addr"] == addr && b["status"] == "inactive")
+}
+
+/// The value of `name=` in a reply line (panics when missing).
+pub fn field<'a>(line: &'a str, name: &str) -> &'a str {
+    line.split_whitespace()
+        .find_map(|t| t.strip_prefix(&format!("{name}=")))
+        .unwrap_or_else(|| panic!("{name} missing in {line}"))
+}
+
+/// Every `key=value` of a reply line.
+pub fn kv(line: &str) -> HashMap<String, String> {
+    line.split_whitespace()
+        .filter_map(|t| t.split_once('='))
+        .map(|(k, v)| (k.to_string(), v.to_string()))
+        .collect()
+}

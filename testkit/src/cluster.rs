@@ -38,6 +38,9 @@ pub struct ClusterMember {
     pub data_dir: PathBuf,
     /// Started with `--no-replicas` (leads nothing).
     pub no_replicas: bool,
+    /// TLS listener address, when the configuration has `tls_listen`
+    /// (from the broker's banner: a `:0` port is picked at each start).
+    pub tls_addr: Option<String>,
     /// Added at run time ([`TestCluster::start_joiner`]): started with
     /// `--cluster-join` instead of `--cluster-peers`, plus these flags.
     pub joiner: Option<Vec<String>>,
@@ -122,6 +125,7 @@ impl TestCluster {
                 cluster_addr: format!("127.0.0.1:{}", free_port()),
                 data_dir: root.path().join(format!("node-{node_id}")),
                 no_replicas: i >= n,
+                tls_addr: None,
                 joiner: None,
             });
         }
@@ -167,6 +171,7 @@ impl TestCluster {
             cluster_addr: format!("127.0.0.1:{}", free_port()),
             data_dir: self.root.path().join(format!("joined-{i}")),
             no_replicas: false,
+            tls_addr: None,
             joiner: Some(flags.iter().map(|f| f.to_string()).collect()),
         };
         self.members.push(member);
@@ -257,6 +262,10 @@ impl TestCluster {
             .expect("read broker banner");
         // No banner: the broker exited (e.g. a port was taken meanwhile);
         // the readiness wait reports it.
+        self.members[i].tls_addr = line
+            .split_whitespace()
+            .find_map(|t| t.strip_prefix("tls_addr="))
+            .map(str::to_owned);
         *self.members[i]
             .child
             .get_mut()

@@ -31,6 +31,7 @@ fn target(
     broker: &Broker,
     p: &CommandPayload,
     command: &str,
+    listener: Listener,
 ) -> Result<(Arc<Topic>, Arc<Partition>, String), ErrorPayload> {
     let name = topic_param(p, command)?;
     let match_id = ["match_id", "key"]
@@ -56,7 +57,7 @@ fn target(
                 .with_field("got", raw));
         }
     }
-    crate::cluster::routing::check_leader(broker, &topic.def.name, expected, Listener::Plain)?;
+    crate::cluster::routing::check_leader(broker, &topic.def.name, expected, listener)?;
     let partition = partition_of(&topic, expected)?;
     Ok((topic, partition, match_id.to_owned()))
 }
@@ -122,9 +123,13 @@ fn failed(prefix: &str, status: ProofStatus, json: String) -> ErrorPayload {
 /// `AGGREGATE_REPLAY_PROOF topic= match_id= [partition=]
 /// [expected_last_sequence=]`: `OK proof=<JSON>` when complete, else
 /// `aggregate_proof_<status> proof=<JSON>`.
-pub async fn replay_proof(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
+pub async fn replay_proof(
+    broker: &Arc<Broker>,
+    p: &CommandPayload,
+    listener: Listener,
+) -> HandlerResult {
     const CMD: &str = "AGGREGATE_REPLAY_PROOF";
-    let (topic, partition, match_id) = target(broker, p, CMD)?;
+    let (topic, partition, match_id) = target(broker, p, CMD, listener)?;
     let expected = match p.get("expected_last_sequence") {
         None => None,
         Some(raw) => match raw.trim().parse::<u64>() {
@@ -182,9 +187,13 @@ fn sequence_param(
 /// `OK range={"proof":…,"events":[…]}` with the events from `from` to `to`
 /// (at most `max_records`); else `aggregate_range_<status> proof=<JSON>`,
 /// or `aggregate_range_incomplete` when fewer events than asked exist.
-pub async fn event_range_read(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
+pub async fn event_range_read(
+    broker: &Arc<Broker>,
+    p: &CommandPayload,
+    listener: Listener,
+) -> HandlerResult {
     const CMD: &str = "AGGREGATE_EVENT_RANGE_READ";
-    let (topic, partition, match_id) = target(broker, p, CMD)?;
+    let (topic, partition, match_id) = target(broker, p, CMD, listener)?;
     let from = sequence_param(p, "from_sequence", "invalid_from_sequence", 1)?;
     let to = sequence_param(p, "to_sequence", "invalid_to_sequence", from)?;
     let max_records = match p.get("max_records") {

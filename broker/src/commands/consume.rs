@@ -104,7 +104,11 @@ pub fn read_options(p: &CommandPayload) -> Result<ReadOptions, ErrorPayload> {
 
 /// CONSUME topic= partition= offset= member= [group=] [autoOffsetReset=]
 /// [isolation=] [batch=] [wait_ms=].
-pub async fn consume(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
+pub async fn consume(
+    broker: &Arc<Broker>,
+    p: &CommandPayload,
+    listener: Listener,
+) -> HandlerResult {
     let topic = existing_topic(broker, p, "CONSUME")?;
     let id = partition_number(
         required(p, "partition", "missing_partition", "CONSUME")?,
@@ -121,7 +125,7 @@ pub async fn consume(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult 
         None => 0,
         Some(v) => v.trim().parse::<u64>().map_err(|_| syntax("wait_ms", v))?,
     };
-    crate::cluster::routing::check_leader(broker, &topic.def.name, id, Listener::Plain)?;
+    crate::cluster::routing::check_leader(broker, &topic.def.name, id, listener)?;
     let partition = partition_of(&topic, id)?;
     // A committed group offset takes precedence over a lower offset= (the
     // spec's resolution order); a higher one is the consumer reading ahead

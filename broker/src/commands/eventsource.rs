@@ -123,7 +123,12 @@ fn es_topic(broker: &Broker, name: &str) -> Result<Arc<Topic>, ErrorPayload> {
 
 /// The partition aggregate `key` lives on.
 /// In a cluster, only its leader serves it (`NOT_LEADER` elsewhere).
-fn route(broker: &Broker, topic: &Topic, key: &str) -> Result<Arc<Partition>, ErrorPayload> {
+fn route(
+    broker: &Broker,
+    topic: &Topic,
+    key: &str,
+    listener: Listener,
+) -> Result<Arc<Partition>, ErrorPayload> {
     let count = topic.partitions.len() as u32;
     if count == 0 {
         return Err(
@@ -131,7 +136,7 @@ fn route(broker: &Broker, topic: &Topic, key: &str) -> Result<Arc<Partition>, Er
         );
     }
     let id = partition_for_key(key.as_bytes(), count);
-    crate::cluster::routing::check_leader(broker, &topic.def.name, id, Listener::Plain)?;
+    crate::cluster::routing::check_leader(broker, &topic.def.name, id, listener)?;
     partition_of(topic, id)
 }
 
@@ -394,7 +399,11 @@ async fn replay_retry(
 /// topic a retry of version `v` whose `event_id` is the one stored at `v`
 /// answers the original append too (the SDK sends a fresh id with every
 /// event, so its retries are safe).
-pub async fn append_stream(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
+pub async fn append_stream(
+    broker: &Arc<Broker>,
+    p: &CommandPayload,
+    listener: Listener,
+) -> HandlerResult {
     const CMD: &str = "APPEND_STREAM";
     let name = topic_param(p, CMD)?;
     let key = key_param(p, CMD)?;
@@ -423,7 +432,7 @@ pub async fn append_stream(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerR
             .as_ref()
             .map(|_| payload_digest(message.as_bytes()))
             .unwrap_or_default();
-        let partition = route(broker, &topic, key)?;
+        let partition = route(broker, &topic, key, listener)?;
         let writer = partition.writer.lock().await;
         if partition.is_closed() {
             // A TRUNCATE or DELETE ended this generation.
@@ -583,12 +592,16 @@ fn append_failed(topic: &str, partition: u32, e: &StorageError) -> ErrorPayload 
 
 /// `STREAM_VERSION topic= key=`: `OK version=<N>` (0 for an aggregate
 /// without events).
-pub fn stream_version(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
+pub fn stream_version(
+    broker: &Arc<Broker>,
+    p: &CommandPayload,
+    listener: Listener,
+) -> HandlerResult {
     const CMD: &str = "STREAM_VERSION";
     let name = topic_param(p, CMD)?;
     let key = key_param(p, CMD)?;
     let topic = es_topic(broker, name)?;
-    let partition = route(broker, &topic, key)?;
+    let partition = route(broker, &topic, key, listener)?;
     let durable = partition.log().durable_offset();
     let version = partition.with_streams(|s| s.visible_head(key, durable));
     Ok(Reply::text(format!("OK version={version}")))
@@ -599,7 +612,11 @@ pub fn stream_version(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult
 /// `SAVE_SNAPSHOT topic= key= version= message=`: stores the snapshot as
 /// the aggregate's latest (durable before the reply `OK version=
 /// partition=`); `version` must not exceed the stream's.
-pub async fn save_snapshot(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
+pub async fn save_snapshot(
+    broker: &Arc<Broker>,
+    p: &CommandPayload,
+    listener: Listener,
+) -> HandlerResult {
     const CMD: &str = "SAVE_SNAPSHOT";
     let name = topic_param(p, CMD)?;
     let key = key_param(p, CMD)?;
@@ -607,7 +624,7 @@ pub async fn save_snapshot(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerR
     let message = required(p, "message", "missing_message", CMD)?;
     for _ in 0..FENCE_RETRIES {
         let topic = es_topic(broker, name)?;
-        let partition = route(broker, &topic, key)?;
+        let partition = route(broker, &topic, key, listener)?;
         // The writer lock orders the snapshot with appends and with a
         // TRUNCATE, which clears the store after fencing every partition.
         let _writer = partition.writer.lock().await;
@@ -659,12 +676,16 @@ pub async fn save_snapshot(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerR
 
 /// `READ_SNAPSHOT topic= key=`: `OK snapshot={"version":N,"payload":"…"}`
 /// or `OK snapshot=null`.
-pub fn read_snapshot(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
+pub fn read_snapshot(
+    broker: &Arc<Broker>,
+    p: &CommandPayload,
+    listener: Listener,
+) -> HandlerResult {
     const CMD: &str = "READ_SNAPSHOT";
     let name = topic_param(p, CMD)?;
     let key = key_param(p, CMD)?;
     let topic = es_topic(broker, name)?;
-    let partition = route(broker, &topic, key)?;
+    let partition = route(broker, &topic, key, listener)?;
     let snapshot = snapshot_store(&topic)?.get(partition.id(), key);
     let json = serde_json::to_string(&snapshot).map_err(|e| {
         ErrorPayload::new("marshal_snapshot_failed").with_field("reason", e.to_string())
@@ -691,7 +712,11 @@ struct StreamEnvelope<'a> {
 /// `READ_STREAM topic= key= [from_version=] [max_events=] [max_bytes=]`:
 /// the JSON envelope (with the latest snapshot when its version is at
 /// least `from_version`; the events then start after it), then the events.
-pub async fn read_stream(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
+pub async fn read_stream(
+    broker: &Arc<Broker>,
+    p: &CommandPayload,
+    listener: Listener,
+) -> HandlerResult {
     const CMD: &str = "READ_STREAM";
     let name = topic_param(p, CMD)?;
     let key = key_param(p, CMD)?;
@@ -713,7 +738,7 @@ pub async fn read_stream(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerRes
         STREAM_MIN_BYTES,
         STREAM_MAX_BYTES,
     )? as usize;
-    let partition = route(broker, &topic, key)?;
+    let partition = route(broker, &topic, key, listener)?;
     let snapshot = snapshot_store(&topic)?
         .get(partition.id(), key)
         .filter(|s| s.version >= from);
@@ -787,7 +812,11 @@ struct HistoryEnvelope<'a> {
 /// [max_records=] [max_bytes=]`: the original events (no snapshot) in
 /// version order, each verified against the log, with a completeness
 /// verdict (`complete`, `partial`, `unknown`).
-pub async fn read_stream_history(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
+pub async fn read_stream_history(
+    broker: &Arc<Broker>,
+    p: &CommandPayload,
+    listener: Listener,
+) -> HandlerResult {
     const CMD: &str = "READ_STREAM_HISTORY";
     let name = topic_param(p, CMD)?;
     let key = key_param(p, CMD)?;
@@ -809,7 +838,7 @@ pub async fn read_stream_history(broker: &Arc<Broker>, p: &CommandPayload) -> Ha
         1,
         PAGE_MAX_BYTES,
     )) as usize;
-    let partition = route(broker, &topic, key)?;
+    let partition = route(broker, &topic, key, listener)?;
     let durable = partition.log().durable_offset();
     let head = partition.with_streams(|s| s.visible_head(key, durable));
     let to = match p.get("to_version") {
@@ -915,7 +944,11 @@ struct BrowseEnvelope<'a> {
 /// [max_records=] [max_bytes=]`: committed records of any topic from
 /// `from_offset` up to the last stable offset (or `to_offset`), without
 /// touching groups or offsets.
-pub async fn browse_messages(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
+pub async fn browse_messages(
+    broker: &Arc<Broker>,
+    p: &CommandPayload,
+    listener: Listener,
+) -> HandlerResult {
     const CMD: &str = "BROWSE_MESSAGES";
     let name = topic_param(p, CMD)?;
     let id = partition_number(required(p, "partition", "missing_partition", CMD)?, CMD)?;
@@ -944,7 +977,7 @@ pub async fn browse_messages(broker: &Arc<Broker>, p: &CommandPayload) -> Handle
         .topics
         .get(name)
         .ok_or_else(|| crate::cluster::routing::missing_topic(broker, name))?;
-    crate::cluster::routing::check_leader(broker, &topic.def.name, id, Listener::Plain)?;
+    crate::cluster::routing::check_leader(broker, &topic.def.name, id, listener)?;
     let partition = topic.partition(id).cloned().ok_or_else(|| {
         ErrorPayload::new("partition_not_found")
             .with_field("topic", name)

@@ -29,6 +29,7 @@ fn group_param<'a>(
     broker: &Broker,
     p: &'a CommandPayload,
     command: &str,
+    listener: Listener,
 ) -> Result<&'a str, ErrorPayload> {
     let group = required(p, "group", "missing_group", command)?;
     let valid = group.len() <= MAX_TOPIC_NAME_LEN
@@ -40,7 +41,7 @@ fn group_param<'a>(
             .with_field("command", command)
             .with_field("group", group));
     }
-    crate::cluster::groups::check_coordinator(broker, group, Listener::Plain)?;
+    crate::cluster::groups::check_coordinator(broker, group, listener)?;
     Ok(group)
 }
 
@@ -111,8 +112,12 @@ fn assignment_tokens(view: &MemberView, topic: Option<&str>) -> String {
 /// REGISTER_GROUP group= (topic= | topics= | pattern=): `OK group=<g>
 /// selector=<kind> <kind>=<value> expansion=<topic>:<partitions>,...
 /// partitions=<total> created=<bool>` (the specification gives no format).
-pub async fn register_group(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
-    let group = group_param(broker, p, "REGISTER_GROUP")?;
+pub async fn register_group(
+    broker: &Arc<Broker>,
+    p: &CommandPayload,
+    listener: Listener,
+) -> HandlerResult {
+    let group = group_param(broker, p, "REGISTER_GROUP", listener)?;
     let given: Vec<(&str, &str)> = ["topic", "topics", "pattern"]
         .into_iter()
         .filter_map(|k| p.get(k).map(|v| (k, v)))
@@ -163,8 +168,12 @@ pub async fn register_group(broker: &Arc<Broker>, p: &CommandPayload) -> Handler
 }
 
 /// JOIN_GROUP [topic=] group= member=.
-pub async fn join_group(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
-    let group = group_param(broker, p, "JOIN_GROUP")?;
+pub async fn join_group(
+    broker: &Arc<Broker>,
+    p: &CommandPayload,
+    listener: Listener,
+) -> HandlerResult {
+    let group = group_param(broker, p, "JOIN_GROUP", listener)?;
     let member = member_param(p, "JOIN_GROUP")?;
     let topic = optional_topic(p)?;
     let view = broker
@@ -182,8 +191,12 @@ pub async fn join_group(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResu
 /// SYNC_GROUP [topic=] group= member= generation=. The generation is
 /// checked when supplied; without it the current assignment is returned
 /// (the specification's own example omits it).
-pub async fn sync_group(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
-    let group = group_param(broker, p, "SYNC_GROUP")?;
+pub async fn sync_group(
+    broker: &Arc<Broker>,
+    p: &CommandPayload,
+    listener: Listener,
+) -> HandlerResult {
+    let group = group_param(broker, p, "SYNC_GROUP", listener)?;
     let member = member_param(p, "SYNC_GROUP")?;
     let topic = optional_topic(p)?;
     let generation = required_generation(p, "SYNC_GROUP")?;
@@ -201,8 +214,12 @@ pub async fn sync_group(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResu
 /// HEARTBEAT topic= group= member= [generation=]. `topic=` is required
 /// (`missing_topic`) except for multi-topic groups (`topics=` / `pattern=`),
 /// which no single topic names.
-pub async fn heartbeat(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
-    let group = group_param(broker, p, "HEARTBEAT")?;
+pub async fn heartbeat(
+    broker: &Arc<Broker>,
+    p: &CommandPayload,
+    listener: Listener,
+) -> HandlerResult {
+    let group = group_param(broker, p, "HEARTBEAT", listener)?;
     let member = member_param(p, "HEARTBEAT")?;
     let topic = optional_topic(p)?;
     let generation = optional_generation(p)?;
@@ -216,8 +233,12 @@ pub async fn heartbeat(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResul
 }
 
 /// LEAVE_GROUP topic= group= member=; `topic=` as for HEARTBEAT.
-pub async fn leave_group(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
-    let group = group_param(broker, p, "LEAVE_GROUP")?;
+pub async fn leave_group(
+    broker: &Arc<Broker>,
+    p: &CommandPayload,
+    listener: Listener,
+) -> HandlerResult {
+    let group = group_param(broker, p, "LEAVE_GROUP", listener)?;
     let member = member_param(p, "LEAVE_GROUP")?;
     let topic = optional_topic(p)?;
     broker.groups.leave(group, topic, member).await?;
@@ -227,8 +248,12 @@ pub async fn leave_group(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerRes
 }
 
 /// GROUP_STATUS group=: the JSON document.
-pub async fn group_status(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
-    let group = group_param(broker, p, "GROUP_STATUS")?;
+pub async fn group_status(
+    broker: &Arc<Broker>,
+    p: &CommandPayload,
+    listener: Listener,
+) -> HandlerResult {
+    let group = group_param(broker, p, "GROUP_STATUS", listener)?;
     let status = broker.groups.status(group).await?;
     let json = serde_json::to_vec(&status).map_err(|e| {
         ErrorPayload::new("group_status_failed")
@@ -249,11 +274,15 @@ pub async fn list_groups(broker: &Arc<Broker>) -> HandlerResult {
 }
 
 /// COMMIT_OFFSET topic= partition= group= offset= member= generation=.
-pub async fn commit_offset(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
+pub async fn commit_offset(
+    broker: &Arc<Broker>,
+    p: &CommandPayload,
+    listener: Listener,
+) -> HandlerResult {
     const C: &str = "COMMIT_OFFSET";
     let topic = existing_topic(broker, p, C)?;
     let partition = partition_number(required(p, "partition", "missing_partition", C)?, C)?;
-    let group = group_param(broker, p, C)?;
+    let group = group_param(broker, p, C, listener)?;
     let offset: u64 = number(
         required(p, "offset", "missing_offset", C)?,
         "offset",
@@ -319,10 +348,14 @@ fn parse_batch_offsets(
 
 /// BATCH_COMMIT topic= group= member= generation= offsets=P<n>:<o>,...:
 /// all or nothing.
-pub async fn batch_commit(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
+pub async fn batch_commit(
+    broker: &Arc<Broker>,
+    p: &CommandPayload,
+    listener: Listener,
+) -> HandlerResult {
     const C: &str = "BATCH_COMMIT";
     let topic = existing_topic(broker, p, C)?;
-    let group = group_param(broker, p, C)?;
+    let group = group_param(broker, p, C, listener)?;
     let member = member_param(p, C)?;
     let generation = required_generation(p, C)?;
     let raw = p.get("offsets").ok_or_else(|| {
@@ -338,11 +371,15 @@ pub async fn batch_commit(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerRe
 
 /// FETCH_OFFSET topic= partition= group=: `OK offset=<N> committed=<bool>`
 /// (offset 0 when nothing is committed).
-pub async fn fetch_offset(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
+pub async fn fetch_offset(
+    broker: &Arc<Broker>,
+    p: &CommandPayload,
+    listener: Listener,
+) -> HandlerResult {
     const C: &str = "FETCH_OFFSET";
     let topic = existing_topic(broker, p, C)?;
     let partition = partition_number(required(p, "partition", "missing_partition", C)?, C)?;
-    let group = group_param(broker, p, C)?;
+    let group = group_param(broker, p, C, listener)?;
     partition_of(&topic, partition)?;
     let committed = broker.groups.fetch(group, &topic.def.name, partition);
     Ok(Reply::text(format!(

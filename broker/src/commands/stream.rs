@@ -53,7 +53,7 @@ enum CloseReason {
 
 /// STREAM topic= partition= member= [group=] [offset=] [autoOffsetReset=]
 /// [isolation=] [batch=]: validates and resolves the start offset.
-pub async fn start(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
+pub async fn start(broker: &Arc<Broker>, p: &CommandPayload, listener: Listener) -> HandlerResult {
     let topic = existing_topic(broker, p, "STREAM")?;
     let id = partition_number(
         required(p, "partition", "missing_partition", "STREAM")?,
@@ -65,7 +65,7 @@ pub async fn start(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
         .get("offset")
         .map(|v| number(v, "offset", "invalid_offset"))
         .transpose()?;
-    crate::cluster::routing::check_leader(broker, &topic.def.name, id, Listener::Plain)?;
+    crate::cluster::routing::check_leader(broker, &topic.def.name, id, listener)?;
     let partition = partition_of(&topic, id)?;
     let log = partition.log();
     // As for CONSUME: the committed offset wins over a lower offset=.

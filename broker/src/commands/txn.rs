@@ -53,9 +53,10 @@ fn coordinated_id(
     broker: &Broker,
     p: &CommandPayload,
     command: &str,
+    listener: Listener,
 ) -> Result<String, ErrorPayload> {
     let id = transactional_id(p, command)?;
-    crate::cluster::shards::check_coordinator(broker, &id, Listener::Plain)?;
+    crate::cluster::shards::check_coordinator(broker, &id, listener)?;
     Ok(id)
 }
 
@@ -74,8 +75,12 @@ fn session(p: &CommandPayload, command: &str) -> Result<(String, i64), ErrorPayl
 }
 
 /// INIT_PRODUCER_ID transactional_id=<id>.
-pub async fn init_producer_id(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
-    let id = coordinated_id(broker, p, "INIT_PRODUCER_ID")?;
+pub async fn init_producer_id(
+    broker: &Arc<Broker>,
+    p: &CommandPayload,
+    listener: Listener,
+) -> HandlerResult {
+    let id = coordinated_id(broker, p, "INIT_PRODUCER_ID", listener)?;
     detached(broker, move |b| async move {
         let s = b.txns.init(&b, &id).await?;
         Ok(Reply::text(format!(
@@ -87,9 +92,13 @@ pub async fn init_producer_id(broker: &Arc<Broker>, p: &CommandPayload) -> Handl
 }
 
 /// BEGIN_TXN transactional_id=<id> producerId=<pid> epoch=<N>.
-pub async fn begin_txn(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
+pub async fn begin_txn(
+    broker: &Arc<Broker>,
+    p: &CommandPayload,
+    listener: Listener,
+) -> HandlerResult {
     const C: &str = "BEGIN_TXN";
-    let id = coordinated_id(broker, p, C)?;
+    let id = coordinated_id(broker, p, C, listener)?;
     let (producer_id, epoch) = session(p, C)?;
     detached(broker, move |b| async move {
         let s = b.txns.begin(&b, &id, &producer_id, epoch).await?;
@@ -103,9 +112,13 @@ pub async fn begin_txn(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResul
 
 /// TXN_PUBLISH transactional_id= topic= [partition=] producerId= seqNum=
 /// epoch= [key=] message=.
-pub async fn txn_publish(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
+pub async fn txn_publish(
+    broker: &Arc<Broker>,
+    p: &CommandPayload,
+    listener: Listener,
+) -> HandlerResult {
     const C: &str = "TXN_PUBLISH";
-    let id = coordinated_id(broker, p, C)?;
+    let id = coordinated_id(broker, p, C, listener)?;
     let topic = topic_param(p, C)?.to_owned();
     let (producer_id, epoch) = session(p, C)?;
     let seq = match p.get("seqNum").map(|v| v.trim().parse::<u64>()) {
@@ -156,9 +169,13 @@ pub async fn txn_publish(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerRes
 /// TXN_APPEND_STREAM transactional_id= topic= key= expected_version=
 /// producerId= seqNum= epoch= [schema_version=] [event_type=] [metadata=]
 /// [event_id=] message=.
-pub async fn txn_append_stream(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
+pub async fn txn_append_stream(
+    broker: &Arc<Broker>,
+    p: &CommandPayload,
+    listener: Listener,
+) -> HandlerResult {
     const C: &str = "TXN_APPEND_STREAM";
-    let id = coordinated_id(broker, p, C)?;
+    let id = coordinated_id(broker, p, C, listener)?;
     let topic = topic_param(p, C)?.to_owned();
     let key = required(p, "key", "missing_key", C)?.to_owned();
     let expected_version = match p.get("expected_version").map(|v| v.trim().parse::<u64>()) {
@@ -249,9 +266,13 @@ pub fn parse_txn_offsets(raw: Option<&str>) -> Result<Vec<(u32, u64)>, ErrorPayl
 
 /// SEND_OFFSETS_TO_TXN transactional_id= producerId= epoch= topic= group=
 /// member= generation= offsets=P<p>:<next>,...
-pub async fn send_offsets_to_txn(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
+pub async fn send_offsets_to_txn(
+    broker: &Arc<Broker>,
+    p: &CommandPayload,
+    listener: Listener,
+) -> HandlerResult {
     const C: &str = "SEND_OFFSETS_TO_TXN";
-    let id = coordinated_id(broker, p, C)?;
+    let id = coordinated_id(broker, p, C, listener)?;
     let (producer_id, epoch) = session(p, C)?;
     let topic = topic_param(p, C)?.to_owned();
     let group = required(p, "group", "missing_group", C)?.to_owned();
@@ -283,9 +304,13 @@ pub async fn send_offsets_to_txn(broker: &Arc<Broker>, p: &CommandPayload) -> Ha
 
 /// END_TXN transactional_id= producerId= epoch= result=<commit|abort>
 /// (`result` defaults to commit).
-pub async fn end_txn(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
+pub async fn end_txn(
+    broker: &Arc<Broker>,
+    p: &CommandPayload,
+    listener: Listener,
+) -> HandlerResult {
     const C: &str = "END_TXN";
-    let id = coordinated_id(broker, p, C)?;
+    let id = coordinated_id(broker, p, C, listener)?;
     let (producer_id, epoch) = session(p, C)?;
     let result = match p.get("result") {
         None => EndResult::Commit,
@@ -305,8 +330,12 @@ pub async fn end_txn(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult 
 }
 
 /// TXN_STATUS transactional_id=<id>.
-pub async fn txn_status(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
-    let id = coordinated_id(broker, p, "TXN_STATUS")?;
+pub async fn txn_status(
+    broker: &Arc<Broker>,
+    p: &CommandPayload,
+    listener: Listener,
+) -> HandlerResult {
+    let id = coordinated_id(broker, p, "TXN_STATUS", listener)?;
     let s = broker.txns.status(&id).await?;
     Ok(Reply::text(status_line(&s)))
 }

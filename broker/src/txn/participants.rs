@@ -229,6 +229,26 @@ async fn serve_append(
     to_json(&answer)
 }
 
+/// Runs an append on the partition's broker: `local` here when this broker
+/// leads the partition (the answer waits for the ISR in a cluster), else
+/// the [`Op`] `remote` builds on the leader, over INTERNAL_BATCH.
+async fn append_on<F, Fut>(
+    broker: &Broker,
+    topic: &str,
+    partition: u32,
+    local: F,
+    remote: impl FnOnce() -> Op,
+) -> Result<Appended, ErrorPayload>
+where
+    F: FnOnce() -> Fut,
+    Fut: std::future::Future<Output = Result<Appended, ErrorPayload>>,
+{
+    match target(broker, topic, partition)? {
+        Target::Local(node) => Ok(committed(node, topic, partition, local().await?)),
+        Target::Remote(node, addr) => remote_append(&node, &addr, &remote()).await,
+    }
+}
+
 /// [`append_data`] on the partition's broker.
 pub async fn data(
     broker: &Broker,
@@ -236,25 +256,18 @@ pub async fn data(
     partition: u32,
     rec: &TxnRecord<'_>,
 ) -> Result<Appended, ErrorPayload> {
-    match target(broker, topic, partition)? {
-        Target::Local(node) => {
-            let appended = append_data(&broker.topics, topic, partition, rec).await?;
-            Ok(committed(node, topic, partition, appended))
-        }
-        Target::Remote(node, addr) => {
-            let op = Op::AppendData {
-                topic: topic.to_owned(),
-                partition,
-                transactional_id: rec.transactional_id.to_owned(),
-                producer_id: rec.producer_id.to_owned(),
-                epoch: rec.epoch,
-                seq: rec.seq,
-                key: rec.key.to_vec(),
-                payload: rec.payload.to_vec(),
-            };
-            remote_append(&node, &addr, &op).await
-        }
-    }
+    let local = || append_data(&broker.topics, topic, partition, rec);
+    append_on(broker, topic, partition, local, || Op::AppendData {
+        topic: topic.to_owned(),
+        partition,
+        transactional_id: rec.transactional_id.to_owned(),
+        producer_id: rec.producer_id.to_owned(),
+        epoch: rec.epoch,
+        seq: rec.seq,
+        key: rec.key.to_vec(),
+        payload: rec.payload.to_vec(),
+    })
+    .await
 }
 
 /// [`append_event`] on the partition's broker.
@@ -264,32 +277,25 @@ pub async fn event(
     partition: u32,
     ev: &TxnEvent<'_>,
 ) -> Result<Appended, ErrorPayload> {
-    match target(broker, topic, partition)? {
-        Target::Local(node) => {
-            let appended = append_event(&broker.topics, topic, partition, ev).await?;
-            Ok(committed(node, topic, partition, appended))
-        }
-        Target::Remote(node, addr) => {
-            let op = Op::AppendEvent {
-                topic: topic.to_owned(),
-                partition,
-                transactional_id: ev.transactional_id.to_owned(),
-                producer_id: ev.producer_id.to_owned(),
-                epoch: ev.epoch,
-                seq: ev.seq,
-                key: ev.key.to_owned(),
-                version: ev.version,
-                schema_version: ev.schema_version,
-                event_type: ev.event_type.to_owned(),
-                metadata: ev.metadata.to_owned(),
-                event_id: ev.event_id.to_owned(),
-                payload_digest: ev.payload_digest.clone(),
-                payload: ev.payload.to_vec(),
-                replay: ev.replay,
-            };
-            remote_append(&node, &addr, &op).await
-        }
-    }
+    let local = || append_event(&broker.topics, topic, partition, ev);
+    append_on(broker, topic, partition, local, || Op::AppendEvent {
+        topic: topic.to_owned(),
+        partition,
+        transactional_id: ev.transactional_id.to_owned(),
+        producer_id: ev.producer_id.to_owned(),
+        epoch: ev.epoch,
+        seq: ev.seq,
+        key: ev.key.to_owned(),
+        version: ev.version,
+        schema_version: ev.schema_version,
+        event_type: ev.event_type.to_owned(),
+        metadata: ev.metadata.to_owned(),
+        event_id: ev.event_id.to_owned(),
+        payload_digest: ev.payload_digest.clone(),
+        payload: ev.payload.to_vec(),
+        replay: ev.replay,
+    })
+    .await
 }
 
 /// [`append_marker`] on the partition's broker, with `coordinator_epoch`

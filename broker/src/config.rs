@@ -10,6 +10,7 @@ use crate::auth::users::{UserEntry, Users};
 use crate::cluster::config::{
     parse_join, parse_peers, ClusterConfig, DEFAULT_HEARTBEAT_MS, DEFAULT_SESSION_TIMEOUT_MS,
 };
+use crate::cluster::internal_tls::InternalTlsFiles;
 use crate::faults::FaultRule;
 use crate::storage::io::StorageFault;
 use std::net::SocketAddr;
@@ -206,6 +207,22 @@ pub struct Cli {
     /// refused). [default: 50]
     #[arg(long, value_name = "N")]
     pub transaction_coordinator_shards: Option<u32>,
+    /// Distributed mode: the cluster listener requires mutual TLS and peers are
+    /// dialed over it. Needs --internal-tls-cert-path, --internal-tls-key-path and
+    /// --internal-tls-ca-path. [default: off]
+    #[arg(long)]
+    pub internal_use_tls: bool,
+    /// Distributed mode: this broker's certificate chain (PEM) on the cluster
+    /// listener, also presented as client certificate to peers.
+    #[arg(long, value_name = "FILE")]
+    pub internal_tls_cert_path: Option<PathBuf>,
+    /// Distributed mode: the private key (PEM) of --internal-tls-cert-path.
+    #[arg(long, value_name = "FILE")]
+    pub internal_tls_key_path: Option<PathBuf>,
+    /// Distributed mode: the CA certificates (PEM) that sign every member's
+    /// internal certificate; peers are trusted only through them.
+    #[arg(long, value_name = "FILE")]
+    pub internal_tls_ca_path: Option<PathBuf>,
     /// Testing only: make storage I/O fail on purpose,
     /// OP:KIND[:after=N][:times=N|*][:path=SUBSTRING], e.g. fsync:fail:after=3
     /// or write:enospc. OP is write or fsync; KIND fail, enospc, edquot or
@@ -264,6 +281,10 @@ struct FileConfig {
     cluster_learner: Option<bool>,
     decommission: Option<bool>,
     transaction_coordinator_shards: Option<u32>,
+    internal_use_tls: Option<bool>,
+    internal_tls_cert_path: Option<PathBuf>,
+    internal_tls_key_path: Option<PathBuf>,
+    internal_tls_ca_path: Option<PathBuf>,
 }
 
 /// A configuration problem found at startup.
@@ -488,6 +509,10 @@ impl Config {
             learner: cli.cluster_learner || file.cluster_learner.unwrap_or(false),
             decommission: cli.decommission || file.decommission.unwrap_or(false),
             txn_shards: pick!(transaction_coordinator_shards),
+            use_tls: cli.internal_use_tls || file.internal_use_tls.unwrap_or(false),
+            tls_cert: pick!(internal_tls_cert_path),
+            tls_key: pick!(internal_tls_key_path),
+            tls_ca: pick!(internal_tls_ca_path),
         })?;
         let broker_id = pick!(broker_id).unwrap_or_else(|| match &cluster {
             Some(c) => format!("broker-{}", c.node_id),
@@ -632,6 +657,10 @@ struct ClusterSettings {
     learner: bool,
     decommission: bool,
     txn_shards: Option<u32>,
+    use_tls: bool,
+    tls_cert: Option<PathBuf>,
+    tls_key: Option<PathBuf>,
+    tls_ca: Option<PathBuf>,
 }
 
 /// The distributed-mode settings: all of them need `node_id` and
@@ -649,7 +678,12 @@ fn cluster_config(settings: ClusterSettings) -> Result<Option<ClusterConfig>, Co
         learner,
         decommission,
         txn_shards,
+        use_tls,
+        tls_cert,
+        tls_key,
+        tls_ca,
     } = settings;
+    let internal_tls = internal_tls_files(use_tls, tls_cert, tls_key, tls_ca)?;
     let (node_id, peers) = match (node_id, peers) {
         (None, None) => {
             if listen.is_some()
@@ -661,6 +695,7 @@ fn cluster_config(settings: ClusterSettings) -> Result<Option<ClusterConfig>, Co
                 || learner
                 || decommission
                 || txn_shards.is_some()
+                || internal_tls.is_some()
             {
                 return Err(ConfigError::Invalid(
                     "cluster settings need node_id and cluster_peers".into(),
@@ -683,6 +718,7 @@ fn cluster_config(settings: ClusterSettings) -> Result<Option<ClusterConfig>, Co
             .unwrap_or_default(),
         peers,
         internal_auth_token: token,
+        internal_tls,
         heartbeat_interval: Duration::from_millis(heartbeat_ms.unwrap_or(DEFAULT_HEARTBEAT_MS)),
         session_timeout: Duration::from_millis(session_ms.unwrap_or(DEFAULT_SESSION_TIMEOUT_MS)),
         hosts_replicas: !no_replicas,
@@ -693,6 +729,32 @@ fn cluster_config(settings: ClusterSettings) -> Result<Option<ClusterConfig>, Co
     };
     cluster.validate().map_err(ConfigError::Invalid)?;
     Ok(Some(cluster))
+}
+
+/// The cluster listener's mutual TLS: `internal_use_tls` needs the three
+/// files, and the files need `internal_use_tls`.
+fn internal_tls_files(
+    use_tls: bool,
+    cert_path: Option<PathBuf>,
+    key_path: Option<PathBuf>,
+    ca_path: Option<PathBuf>,
+) -> Result<Option<InternalTlsFiles>, ConfigError> {
+    if !use_tls {
+        if cert_path.is_some() || key_path.is_some() || ca_path.is_some() {
+            return Err(ConfigError::Invalid(
+                "internal_tls_cert_path, internal_tls_key_path and internal_tls_ca_path \
+                 need internal_use_tls = true"
+                    .into(),
+            ));
+        }
+        return Ok(None);
+    }
+    let missing = |key: &str| ConfigError::Invalid(format!("internal_use_tls needs {key}"));
+    Ok(Some(InternalTlsFiles {
+        cert_path: cert_path.ok_or_else(|| missing("internal_tls_cert_path"))?,
+        key_path: key_path.ok_or_else(|| missing("internal_tls_key_path"))?,
+        ca_path: ca_path.ok_or_else(|| missing("internal_tls_ca_path"))?,
+    }))
 }
 
 /// The TLS settings: all of them need `tls_listen`, which needs a
@@ -923,6 +985,78 @@ mod tests {
         assert!(matches!(
             Config::from_cli(parse(&["--transaction-coordinator-shards", "7"])),
             Err(ConfigError::Invalid(_))
+        ));
+    }
+
+    #[test]
+    fn internal_tls_needs_all_three_files_and_the_switch() {
+        let cluster = [
+            "--node-id",
+            "1",
+            "--cluster-peers",
+            "1=127.0.0.1:7001",
+            "--internal-auth-token",
+            "t",
+        ];
+        let files = [
+            "--internal-tls-cert-path",
+            "c.pem",
+            "--internal-tls-key-path",
+            "k.pem",
+            "--internal-tls-ca-path",
+            "ca.pem",
+        ];
+        let tls = |extra: &[&str]| {
+            let args: Vec<&str> = cluster.iter().chain(extra).copied().collect();
+            Config::from_cli(parse(&args)).map(|c| c.cluster.unwrap().internal_tls)
+        };
+        assert_eq!(tls(&[]).unwrap(), None, "off by default");
+        let on: Vec<&str> = std::iter::once("--internal-use-tls").chain(files).collect();
+        assert_eq!(
+            tls(&on).unwrap(),
+            Some(InternalTlsFiles {
+                cert_path: "c.pem".into(),
+                key_path: "k.pem".into(),
+                ca_path: "ca.pem".into(),
+            })
+        );
+        // Each file is required once the switch is on.
+        for missing in [
+            "internal_tls_cert_path",
+            "internal_tls_key_path",
+            "internal_tls_ca_path",
+        ] {
+            let flag = format!("--{}", missing.replace('_', "-"));
+            let mut args = vec!["--internal-use-tls"];
+            for pair in files.chunks(2) {
+                if pair[0] != flag {
+                    args.extend_from_slice(pair);
+                }
+            }
+            assert!(matches!(
+                tls(&args),
+                Err(ConfigError::Invalid(ref m)) if m.contains(missing)
+            ));
+        }
+        // Files without the switch would silently leave the listener plain.
+        assert!(matches!(
+            tls(&files),
+            Err(ConfigError::Invalid(ref m)) if m.contains("internal_use_tls")
+        ));
+        // The TOML keys; and the settings belong to distributed mode.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("broker.toml");
+        std::fs::write(
+            &path,
+            "internal_use_tls = true\ninternal_tls_cert_path = \"c.pem\"\n\
+             internal_tls_key_path = \"k.pem\"\ninternal_tls_ca_path = \"ca.pem\"\n",
+        )
+        .unwrap();
+        let file = path.to_str().unwrap();
+        assert!(tls(&["--config", file]).unwrap().is_some());
+        assert!(matches!(
+            Config::from_cli(parse(&["--config", file])),
+            Err(ConfigError::Invalid(ref m)) if m.contains("node_id")
         ));
     }
 }

@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use super::fsm::NodeId;
+use super::internal_tls::InternalTlsFiles;
 
 /// How a broker takes part in a cluster.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -28,6 +29,9 @@ pub struct ClusterConfig {
     pub decommission: bool,
     /// The shared token every broker-to-broker request carries.
     pub internal_auth_token: Option<String>,
+    /// `internal_use_tls`: the cluster listener and the peer pool run over
+    /// mutual TLS with these files (`None`: plain TCP).
+    pub internal_tls: Option<InternalTlsFiles>,
     /// How often a broker tells the Raft leader it is alive.
     pub heartbeat_interval: Duration,
     /// Missing heartbeats for this long makes a broker inactive (its
@@ -194,6 +198,7 @@ mod tests {
             cluster_listen: "127.0.0.1:7001".into(),
             peers: parse_peers("1=127.0.0.1:7001,2=127.0.0.1:7002").unwrap(),
             internal_auth_token: Some("t".into()),
+            internal_tls: None,
             heartbeat_interval: Duration::from_millis(300),
             session_timeout: Duration::from_millis(2000),
             hosts_replicas: true,

@@ -5,6 +5,7 @@ pub mod admin;
 pub mod config;
 pub mod fsm;
 pub mod groups;
+pub mod internal_tls;
 pub mod membership;
 pub mod node;
 pub mod offsets;

@@ -18,6 +18,7 @@ use tracing::{debug, error, info, warn};
 
 use super::config::ClusterConfig;
 use super::fsm::{BrokerEntry, ClusterState, FsmCommand, FsmReply, NodeId};
+use super::internal_tls::InternalTls;
 use super::membership;
 use super::raft::{RaftNode, RaftNodeConfig};
 use super::replication::Replication;
@@ -99,6 +100,11 @@ impl ClusterNode {
         listener: TcpListener,
         handler: Arc<dyn ClusterHandler>,
     ) -> Result<Arc<ClusterNode>, String> {
+        // Read before anything starts: a bad file stops the broker here.
+        let tls = match &config.internal_tls {
+            Some(files) => Some(InternalTls::load(files).map_err(|e| format!("cluster: {e}"))?),
+            None => None,
+        };
         let raft = RaftNode::start(RaftNodeConfig {
             node_id: config.node_id,
             cluster_addr: config.cluster_addr(),
@@ -106,12 +112,14 @@ impl ClusterNode {
             joins: config.joins_at_run_time(),
             data_dir: broker.config.data_dir.clone(),
             token: config.internal_auth_token.clone(),
+            tls: tls.clone(),
             ..RaftNodeConfig::default()
         })
         .await
         .map_err(|e| format!("cluster: {e}"))?;
         let peers = PeerPool::new(PeerClientConfig {
             token: config.internal_auth_token.clone(),
+            tls: tls.clone(),
             ..PeerClientConfig::default()
         });
         let me = BrokerEntry {
@@ -144,8 +152,9 @@ impl ClusterNode {
             node: Arc::clone(&node),
             other: handler,
         });
-        tokio::spawn(transport::serve(
+        tokio::spawn(transport::serve_tls(
             listener,
+            tls.map(|tls| tls.acceptor()),
             node.config.internal_auth_token.clone(),
             dispatcher,
             node.shutdown.clone(),

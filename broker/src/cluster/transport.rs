@@ -23,6 +23,12 @@
 //! request does not hold back the others), reconnects after errors and bounds
 //! every request with a timeout. [`PeerPool`] hands out one client per
 //! address.
+//!
+//! With `internal_use_tls` ([`InternalTls`]) both sides run the frames over
+//! mutual TLS: [`serve_tls`] completes a TLS handshake that requires a
+//! client certificate signed by the internal CA before it reads any frame
+//! (a plain or untrusted connection is closed unanswered), and the peer
+//! clients dial with the broker's certificate as client certificate.
 
 use std::collections::HashMap;
 use std::future::Future;
@@ -34,11 +40,16 @@ use std::time::Duration;
 use bytes::{BufMut, Bytes, BytesMut};
 use cursus_wire::{Command, ErrorPayload, Frame, FrameCodec, FrameCodecError, Kind, Status};
 use futures_util::{SinkExt, StreamExt};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
+use tokio_rustls::TlsAcceptor;
 use tokio_util::codec::Framed;
+use tokio_util::either::Either;
 use tokio_util::sync::CancellationToken;
 use tracing::debug;
+
+use super::internal_tls::{self, InternalTls};
 
 /// A boxed, sendable future (what [`ClusterHandler::handle`] returns).
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -105,11 +116,28 @@ fn token_matches(expected: Option<&str>, got: Option<&str>) -> bool {
     }
 }
 
+/// How long a peer has to complete the TLS handshake on the cluster
+/// listener (a connection that stalls it would hold a task forever).
+const TLS_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Serves the cluster listener until `shutdown` fires: accepts connections
 /// and answers their requests with `handler`, refusing any request whose
 /// token is not exactly `token`. Open connections are closed on shutdown.
 pub async fn serve(
     listener: TcpListener,
+    token: Option<String>,
+    handler: Arc<dyn ClusterHandler>,
+    shutdown: CancellationToken,
+) {
+    serve_tls(listener, None, token, handler, shutdown).await;
+}
+
+/// [`serve`], with `tls` over mutual TLS: a connection whose handshake
+/// fails (plain TCP, no or an untrusted client certificate) is closed
+/// before any frame is read.
+pub async fn serve_tls(
+    listener: TcpListener,
+    tls: Option<TlsAcceptor>,
     token: Option<String>,
     handler: Arc<dyn ClusterHandler>,
     shutdown: CancellationToken,
@@ -126,10 +154,28 @@ pub async fn serve(
                 let token = token.clone();
                 let handler = handler.clone();
                 let shutdown = shutdown.clone();
+                let tls = tls.clone();
                 tokio::spawn(async move {
+                    let served = async {
+                        match tls {
+                            None => serve_connection(stream, token, handler).await,
+                            Some(tls) => {
+                                let handshake = tls.accept(stream);
+                                match tokio::time::timeout(TLS_HANDSHAKE_TIMEOUT, handshake).await {
+                                    Ok(Ok(stream)) => {
+                                        serve_connection(stream, token, handler).await;
+                                    }
+                                    Ok(Err(e)) => {
+                                        debug!(%peer, error = %e, "cluster TLS handshake refused");
+                                    }
+                                    Err(_) => debug!(%peer, "cluster TLS handshake timed out"),
+                                }
+                            }
+                        }
+                    };
                     tokio::select! {
                         _ = shutdown.cancelled() => {}
-                        () = serve_connection(stream, token, handler) => {}
+                        () = served => {}
                     }
                     debug!(%peer, "cluster connection closed");
                 });
@@ -143,8 +189,8 @@ pub async fn serve(
     }
 }
 
-async fn serve_connection(
-    stream: TcpStream,
+async fn serve_connection<S: AsyncRead + AsyncWrite + Unpin>(
+    stream: S,
     token: Arc<Option<String>>,
     handler: Arc<dyn ClusterHandler>,
 ) {
@@ -259,8 +305,10 @@ pub struct PeerClientConfig {
     pub max_connections: usize,
     /// Default bound on one request, connecting included.
     pub request_timeout: Duration,
-    /// Bound on establishing a connection.
+    /// Bound on establishing a connection (the TLS handshake included).
     pub connect_timeout: Duration,
+    /// Dial over mutual TLS (`internal_use_tls`); `None` dials plain TCP.
+    pub tls: Option<InternalTls>,
 }
 
 impl Default for PeerClientConfig {
@@ -270,11 +318,12 @@ impl Default for PeerClientConfig {
             max_connections: 8,
             request_timeout: Duration::from_secs(5),
             connect_timeout: Duration::from_secs(2),
+            tls: None,
         }
     }
 }
 
-type Conn = Framed<TcpStream, FrameCodec>;
+type Conn = Framed<Either<TcpStream, tokio_rustls::client::TlsStream<TcpStream>>, FrameCodec>;
 
 /// A client for one peer's cluster listener with a small connection pool.
 #[derive(Debug)]
@@ -396,7 +445,19 @@ impl PeerClient {
     }
 
     async fn connect(&self) -> Result<Conn, TransportError> {
-        let connect = TcpStream::connect(self.addr.as_str());
+        let connect = async {
+            let stream = TcpStream::connect(self.addr.as_str()).await?;
+            let _ = stream.set_nodelay(true);
+            match &self.config.tls {
+                None => Ok::<_, std::io::Error>(Either::Left(stream)),
+                Some(tls) => {
+                    let name = internal_tls::server_name(&self.addr)
+                        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+                    let stream = tls.connector().connect(name, stream).await?;
+                    Ok(Either::Right(stream))
+                }
+            }
+        };
         let stream = match tokio::time::timeout(self.config.connect_timeout, connect).await {
             Ok(Ok(stream)) => stream,
             Ok(Err(source)) => {
@@ -412,7 +473,6 @@ impl PeerClient {
                 })
             }
         };
-        let _ = stream.set_nodelay(true);
         Ok(Framed::new(stream, FrameCodec::new()))
     }
 

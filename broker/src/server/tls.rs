@@ -12,10 +12,11 @@ use std::path::Path;
 use std::sync::{Arc, RwLock};
 
 use tokio_rustls::rustls::crypto::ring::default_provider;
+use tokio_rustls::rustls::crypto::CryptoProvider;
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio_rustls::rustls::server::WebPkiClientVerifier;
 use tokio_rustls::rustls::version::{TLS12, TLS13};
-use tokio_rustls::rustls::{RootCertStore, ServerConfig};
+use tokio_rustls::rustls::{RootCertStore, ServerConfig, SupportedProtocolVersion};
 use tokio_rustls::TlsAcceptor;
 use tracing::{error, info};
 
@@ -73,61 +74,116 @@ impl TlsReloader {
 
 /// Builds an acceptor from the three files.
 fn load(files: &TlsConfig) -> Result<TlsAcceptor, String> {
-    let certs = read_certs(&files.cert_file, "tls_cert_file")?;
-    let key = read_key(&files.key_file)?;
-    let provider = Arc::new(default_provider());
+    let client_ca = files
+        .client_ca_file
+        .as_deref()
+        .map(|path| PemFile::new("tls_client_ca_file", path));
+    acceptor(
+        PemFile::new("tls_cert_file", &files.cert_file),
+        PemFile::new("tls_key_file", &files.key_file),
+        client_ca,
+    )
+}
+
+/// A PEM file and the setting that names it (for error messages).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct PemFile<'a> {
+    /// The setting, e.g. `tls_cert_file`.
+    pub setting: &'a str,
+    /// The file.
+    pub path: &'a Path,
+}
+
+impl<'a> PemFile<'a> {
+    /// `path` as given by `setting`.
+    pub(crate) fn new(setting: &'a str, path: &'a Path) -> Self {
+        PemFile { setting, path }
+    }
+}
+
+/// The crypto provider of every TLS configuration the broker builds.
+pub(crate) fn provider() -> Arc<CryptoProvider> {
+    Arc::new(default_provider())
+}
+
+/// The protocol versions every TLS configuration of the broker allows.
+pub(crate) const VERSIONS: &[&SupportedProtocolVersion] = &[&TLS13, &TLS12];
+
+/// A server acceptor presenting `cert`/`key`; with `client_ca` it requires
+/// a client certificate signed by one of its CAs (mutual TLS).
+pub(crate) fn acceptor(
+    cert: PemFile<'_>,
+    key: PemFile<'_>,
+    client_ca: Option<PemFile<'_>>,
+) -> Result<TlsAcceptor, String> {
+    let certs = read_certs(cert)?;
+    let private = read_key(key)?;
+    let provider = provider();
     let builder = ServerConfig::builder_with_provider(Arc::clone(&provider))
-        .with_protocol_versions(&[&TLS13, &TLS12])
+        .with_protocol_versions(VERSIONS)
         .map_err(|e| format!("TLS setup failed: {e}"))?;
-    let builder = match &files.client_ca_file {
+    let builder = match client_ca {
         None => builder.with_no_client_auth(),
-        Some(path) => {
-            let mut roots = RootCertStore::empty();
-            for cert in read_certs(path, "tls_client_ca_file")? {
-                roots.add(cert).map_err(|e| {
-                    format!("tls_client_ca_file {}: unusable CA: {e}", path.display())
-                })?;
-            }
-            let verifier = WebPkiClientVerifier::builder_with_provider(Arc::new(roots), provider)
+        Some(ca) => {
+            let verifier = WebPkiClientVerifier::builder_with_provider(read_roots(ca)?, provider)
                 .build()
-                .map_err(|e| format!("tls_client_ca_file {}: {e}", path.display()))?;
+                .map_err(|e| format!("{} {}: {e}", ca.setting, ca.path.display()))?;
             builder.with_client_cert_verifier(verifier)
         }
     };
-    let config = builder.with_single_cert(certs, key).map_err(|e| {
+    let config = builder.with_single_cert(certs, private).map_err(|e| {
         format!(
-            "tls_key_file {} does not fit tls_cert_file {}: {e}",
-            files.key_file.display(),
-            files.cert_file.display()
+            "{} {} does not fit {} {}: {e}",
+            key.setting,
+            key.path.display(),
+            cert.setting,
+            cert.path.display()
         )
     })?;
     Ok(TlsAcceptor::from(Arc::new(config)))
 }
 
-fn open(path: &Path, key: &str) -> Result<BufReader<File>, String> {
-    File::open(path)
+/// The CA certificates of a PEM file as trust roots; at least one.
+pub(crate) fn read_roots(file: PemFile<'_>) -> Result<Arc<RootCertStore>, String> {
+    let mut roots = RootCertStore::empty();
+    for cert in read_certs(file)? {
+        roots
+            .add(cert)
+            .map_err(|e| format!("{} {}: unusable CA: {e}", file.setting, file.path.display()))?;
+    }
+    Ok(Arc::new(roots))
+}
+
+fn open(file: PemFile<'_>) -> Result<BufReader<File>, String> {
+    File::open(file.path)
         .map(BufReader::new)
-        .map_err(|e| format!("cannot read {key} {}: {e}", path.display()))
+        .map_err(|e| format!("cannot read {} {}: {e}", file.setting, file.path.display()))
 }
 
 /// Every certificate of a PEM file; at least one.
-fn read_certs(path: &Path, key: &str) -> Result<Vec<CertificateDer<'static>>, String> {
-    let certs = rustls_pemfile::certs(&mut open(path, key)?)
+pub(crate) fn read_certs(file: PemFile<'_>) -> Result<Vec<CertificateDer<'static>>, String> {
+    let certs = rustls_pemfile::certs(&mut open(file)?)
         .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| format!("{key} {}: bad PEM: {e}", path.display()))?;
+        .map_err(|e| format!("{} {}: bad PEM: {e}", file.setting, file.path.display()))?;
     if certs.is_empty() {
         return Err(format!(
-            "{key} {}: no PEM certificate found",
-            path.display()
+            "{} {}: no PEM certificate found",
+            file.setting,
+            file.path.display()
         ));
     }
     Ok(certs)
 }
 
 /// The first private key of a PEM file (PKCS#8, PKCS#1 or SEC1).
-fn read_key(path: &Path) -> Result<PrivateKeyDer<'static>, String> {
-    const KEY: &str = "tls_key_file";
-    rustls_pemfile::private_key(&mut open(path, KEY)?)
-        .map_err(|e| format!("{KEY} {}: bad PEM: {e}", path.display()))?
-        .ok_or_else(|| format!("{KEY} {}: no PEM private key found", path.display()))
+pub(crate) fn read_key(file: PemFile<'_>) -> Result<PrivateKeyDer<'static>, String> {
+    rustls_pemfile::private_key(&mut open(file)?)
+        .map_err(|e| format!("{} {}: bad PEM: {e}", file.setting, file.path.display()))?
+        .ok_or_else(|| {
+            format!(
+                "{} {}: no PEM private key found",
+                file.setting,
+                file.path.display()
+            )
+        })
 }

@@ -63,6 +63,8 @@ pub struct RaftNodeConfig {
     pub data_dir: PathBuf,
     /// The internal token sent to and required from peers.
     pub token: Option<String>,
+    /// Dial peers over mutual TLS (`internal_use_tls`).
+    pub tls: Option<crate::cluster::internal_tls::InternalTls>,
     /// Leader heartbeat interval (default 250 ms).
     pub heartbeat_ms: u64,
     /// Lower bound of the election timeout (default 1000 ms).
@@ -102,6 +104,7 @@ impl RaftNodeConfig {
             data_dir: data_dir.into(),
             joins: false,
             token: None,
+            tls: None,
             heartbeat_ms: 250,
             election_timeout_min_ms: 1000,
             election_timeout_max_ms: 2000,
@@ -210,6 +213,7 @@ impl RaftNode {
 
         let peers = Arc::new(PeerPool::new(PeerClientConfig {
             token: cfg.token.clone(),
+            tls: cfg.tls.clone(),
             ..PeerClientConfig::default()
         }));
         let raft = Raft::new(

@@ -1,0 +1,202 @@
+//! The cluster listener over mutual TLS (`internal_use_tls`): three real
+//! brokers form a cluster and replicate acks=all over it, while a plain
+//! TCP connection and a TLS connection with a certificate from another CA
+//! get no frame answered.
+
+mod common;
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use common::cluster::*;
+use common::SAFETY;
+use cursus_broker::cluster::internal_tls::{InternalTls, InternalTlsFiles};
+use cursus_broker::cluster::transport::{
+    encode_request, PeerClient, PeerClientConfig, TransportError,
+};
+use cursus_testkit::cluster::TOKEN;
+use cursus_testkit::pki::TestPki;
+use cursus_testkit::TestCluster;
+use cursus_wire::{Command, Frame, FrameCodec, Status};
+use futures_util::{SinkExt, StreamExt};
+use serde_json::Value;
+use tokio::net::TcpStream;
+use tokio_util::codec::Framed;
+
+fn toml_path(path: &Path) -> String {
+    format!("{:?}", path.display().to_string())
+}
+
+/// A peer client of `addr` presenting `cert`/`key` and trusting `ca`
+/// (`None`: plain TCP).
+fn peer(addr: &str, identity: Option<(&Path, &Path, &Path)>) -> PeerClient {
+    let tls = identity.map(|(cert, key, ca)| {
+        InternalTls::load(&InternalTlsFiles {
+            cert_path: cert.into(),
+            key_path: key.into(),
+            ca_path: ca.into(),
+        })
+        .expect("test PKI files")
+    });
+    PeerClient::new(
+        addr,
+        PeerClientConfig {
+            token: Some(TOKEN.into()),
+            request_timeout: SAFETY,
+            connect_timeout: SAFETY,
+            tls,
+            ..PeerClientConfig::default()
+        },
+    )
+}
+
+/// A harmless request every member answers `OK` when it is let through.
+async fn heartbeat(client: &PeerClient) -> Result<Bytes, TransportError> {
+    client
+        .request(
+            Command::HeartbeatCluster,
+            Bytes::from_static(b"{\"node\":1}"),
+        )
+        .await
+}
+
+/// True when the request was refused by the connection itself (not
+/// answered at all, neither with a reply nor with a typed error).
+fn unanswered(result: &Result<Bytes, TransportError>) -> bool {
+    matches!(
+        result,
+        Err(TransportError::Connect { .. }
+            | TransportError::Io { .. }
+            | TransportError::Closed { .. })
+    )
+}
+
+/// Sends `line` to the partition's leader (following NOT_LEADER
+/// redirects; a retry of the idempotent publish is deduplicated) until it
+/// succeeds.
+async fn on_leader(start: &str, line: &str) {
+    let mut addr = start.to_string();
+    let deadline = Instant::now() + SAFETY;
+    loop {
+        let frame = client(&addr).await.request(line).await;
+        if frame.status == Status::Ok {
+            return;
+        }
+        let e = cursus_wire::ErrorPayload::decode(frame.payload).unwrap();
+        assert!(e.retryable, "{line}: {}", e.render());
+        if let Some(leader) = e.fields.get("leader").filter(|l| l.contains(':')) {
+            addr = leader.clone();
+        } else {
+            // No leader yet: ask again shortly.
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(Instant::now() < deadline, "{line} never succeeded");
+    }
+}
+
+fn partition<'a>(s: &'a Value, topic: &str, p: u64) -> &'a Value {
+    s["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["topic"] == topic && x["partition"] == p)
+        .expect("partition in CLUSTER_STATUS")
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn brokers_replicate_over_mutual_tls_and_refuse_other_peers() {
+    let dir = tempfile::tempdir().unwrap();
+    let pki = TestPki::generate(dir.path()).unwrap();
+    // One certificate for every member: the test PKI's leaf certificates
+    // carry no extended key usage, so it serves as server and client.
+    let toml = format!(
+        "internal_use_tls = true\ninternal_tls_cert_path = {}\n\
+         internal_tls_key_path = {}\ninternal_tls_ca_path = {}\n",
+        toml_path(&pki.server_cert),
+        toml_path(&pki.server_key),
+        toml_path(&pki.ca)
+    );
+    let cluster = TestCluster::start_with_config(3, &toml);
+    let first = cluster.members[0].addr.clone();
+    until(&first, "three active brokers", |s| {
+        s["brokers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|b| b["status"] == "active")
+            .count()
+            == 3
+    })
+    .await;
+
+    // Replication runs over the mutual-TLS cluster listeners.
+    let mut c = client(&first).await;
+    c.ok("CREATE topic=t partitions=1 replication_factor=3")
+        .await;
+    for i in 0..5 {
+        let line = format!(
+            "PUBLISH topic=t partition=0 acks=all producerId=p seqNum={} isIdempotent=true message=m{i}",
+            i + 1
+        );
+        on_leader(&first, &line).await;
+    }
+    let s = until(&first, "hwm 5 with a full ISR", |s| {
+        let p = partition(s, "t", 0);
+        p["hwm"] == 5 && p["isr"].as_array().unwrap().len() == 3
+    })
+    .await;
+    assert_eq!(
+        partition(&s, "t", 0)["replicas"].as_array().unwrap().len(),
+        3
+    );
+
+    let target = cluster.members[1].cluster_addr.clone();
+    // A member's own certificate gets an answer (the control case).
+    let trusted = peer(&target, Some((&pki.server_cert, &pki.server_key, &pki.ca)));
+    assert_eq!(heartbeat(&trusted).await.unwrap().as_ref(), b"OK");
+    let client_cert = peer(&target, Some((&pki.client_cert, &pki.client_key, &pki.ca)));
+    assert!(heartbeat(&client_cert).await.is_ok(), "any CA-signed cert");
+
+    // Plain TCP: a well-formed request with the right token is never
+    // answered; the listener closes the connection.
+    let mut raw = Framed::new(
+        TcpStream::connect(&target).await.unwrap(),
+        FrameCodec::new(),
+    );
+    let request = Frame::request(
+        Command::HeartbeatCluster,
+        1,
+        encode_request(Some(TOKEN), b"{\"node\":1}"),
+    );
+    // (The write may already fail if the server closed first.)
+    let _ = raw.send(request).await;
+    let answer = tokio::time::timeout(SAFETY, raw.next())
+        .await
+        .expect("the listener closes a plain connection");
+    assert!(
+        !matches!(answer, Some(Ok(_))),
+        "plain TCP got a frame: {answer:?}"
+    );
+    let plain = heartbeat(&peer(&target, None)).await;
+    assert!(unanswered(&plain), "{plain:?}");
+
+    // A client certificate from another CA (the server is trusted, the
+    // client is not): refused in the handshake, nothing answered.
+    let untrusted = peer(
+        &target,
+        Some((&pki.other_client_cert, &pki.other_client_key, &pki.ca)),
+    );
+    let refused = heartbeat(&untrusted).await;
+    assert!(unanswered(&refused), "{refused:?}");
+    // And a member does not trust a listener with another CA's certificate.
+    let wrong_server = peer(
+        &target,
+        Some((&pki.server_cert, &pki.server_key, &pki.other_ca)),
+    );
+    let refused = heartbeat(&wrong_server).await;
+    assert!(
+        matches!(refused, Err(TransportError::Connect { .. })),
+        "{refused:?}"
+    );
+}

@@ -13,15 +13,6 @@ use cursus_testkit::TestCluster;
 use cursus_wire::Status;
 use serde_json::Value;
 
-fn partition<'a>(s: &'a Value, topic: &str, p: u64) -> &'a Value {
-    s["partitions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|x| x["topic"] == topic && x["partition"] == p)
-        .expect("partition in CLUSTER_STATUS")
-}
-
 /// The client address of broker id `id`.
 /// Kills (SIGKILL) the member at client address `addr` and waits until
 /// another member's replicated state says it is inactive; returns that
@@ -567,12 +558,6 @@ async fn alter_truncate_and_describe_go_through_the_cluster() {
     }
 }
 
-/// Sends `line` to whichever broker leads it (following NOT_LEADER, and
-/// retrying while a new leader prepares); the OK payload as text.
-async fn on_leader(start: &str, line: &str) -> String {
-    String::from_utf8_lossy(&on_leader_frame(start, line).await).into_owned()
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn event_sourcing_follows_the_leader_and_snapshots_survive_failover() {
     let mut cluster = TestCluster::start(3);
@@ -638,27 +623,6 @@ async fn committed_values(start: &str, partition: u32) -> Vec<String> {
         .iter()
         .map(|r| String::from_utf8_lossy(&r.payload).into_owned())
         .collect()
-}
-
-/// [`on_leader`] returning the raw payload.
-async fn on_leader_frame(start: &str, line: &str) -> bytes::Bytes {
-    let mut addr = start.to_string();
-    let deadline = Instant::now() + SAFETY;
-    loop {
-        let mut c = client(&addr).await;
-        let frame = c.request(line).await;
-        if frame.status == Status::Ok {
-            return frame.payload;
-        }
-        let e = cursus_wire::ErrorPayload::decode(frame.payload).unwrap();
-        assert!(e.retryable, "{line}: {}", e.render());
-        if let Some(leader) = e.fields.get("leader").filter(|l| l.contains(':')) {
-            addr = leader.clone();
-        } else {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        assert!(Instant::now() < deadline, "{line} never succeeded");
-    }
 }
 
 #[tokio::test(flavor = "multi_thread")]

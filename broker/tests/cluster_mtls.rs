@@ -6,7 +6,6 @@
 mod common;
 
 use std::path::Path;
-use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use common::cluster::*;
@@ -18,9 +17,8 @@ use cursus_broker::cluster::transport::{
 use cursus_testkit::cluster::TOKEN;
 use cursus_testkit::pki::TestPki;
 use cursus_testkit::TestCluster;
-use cursus_wire::{Command, Frame, FrameCodec, Status};
+use cursus_wire::{Command, Frame, FrameCodec};
 use futures_util::{SinkExt, StreamExt};
-use serde_json::Value;
 use tokio::net::TcpStream;
 use tokio_util::codec::Framed;
 
@@ -72,38 +70,6 @@ fn unanswered(result: &Result<Bytes, TransportError>) -> bool {
     )
 }
 
-/// Sends `line` to the partition's leader (following NOT_LEADER
-/// redirects; a retry of the idempotent publish is deduplicated) until it
-/// succeeds.
-async fn on_leader(start: &str, line: &str) {
-    let mut addr = start.to_string();
-    let deadline = Instant::now() + SAFETY;
-    loop {
-        let frame = client(&addr).await.request(line).await;
-        if frame.status == Status::Ok {
-            return;
-        }
-        let e = cursus_wire::ErrorPayload::decode(frame.payload).unwrap();
-        assert!(e.retryable, "{line}: {}", e.render());
-        if let Some(leader) = e.fields.get("leader").filter(|l| l.contains(':')) {
-            addr = leader.clone();
-        } else {
-            // No leader yet: ask again shortly.
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        assert!(Instant::now() < deadline, "{line} never succeeded");
-    }
-}
-
-fn partition<'a>(s: &'a Value, topic: &str, p: u64) -> &'a Value {
-    s["partitions"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|x| x["topic"] == topic && x["partition"] == p)
-        .expect("partition in CLUSTER_STATUS")
-}
-
 #[tokio::test(flavor = "multi_thread")]
 async fn brokers_replicate_over_mutual_tls_and_refuse_other_peers() {
     let dir = tempfile::tempdir().unwrap();
@@ -119,16 +85,7 @@ async fn brokers_replicate_over_mutual_tls_and_refuse_other_peers() {
     );
     let cluster = TestCluster::start_with_config(3, &toml);
     let first = cluster.members[0].addr.clone();
-    until(&first, "three active brokers", |s| {
-        s["brokers"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|b| b["status"] == "active")
-            .count()
-            == 3
-    })
-    .await;
+    until(&first, "three active brokers", |s| active_brokers(s) == 3).await;
 
     // Replication runs over the mutual-TLS cluster listeners.
     let mut c = client(&first).await;

@@ -195,13 +195,7 @@ async fn transactional_ids_follow_their_shard_owner_and_markers_carry_its_epoch(
     // registration; the others redirect to it.
     for m in &cluster.members {
         until(&m.addr, "every broker active in its copy", |s| {
-            s["brokers"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .filter(|b| b["status"] == "active")
-                .count()
-                == 3
+            active_brokers(s) == 3
         })
         .await;
     }

@@ -4,7 +4,8 @@
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use cursus_wire::Compression;
+use bytes::Bytes;
+use cursus_wire::{Compression, ErrorPayload, Status};
 use serde_json::Value;
 
 use super::{Client, SAFETY};
@@ -66,4 +67,51 @@ pub fn kv(line: &str) -> HashMap<String, String> {
         .filter_map(|t| t.split_once('='))
         .map(|(k, v)| (k.to_string(), v.to_string()))
         .collect()
+}
+
+/// The brokers CLUSTER_STATUS `s` reports active.
+pub fn active_brokers(s: &Value) -> usize {
+    s["brokers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|b| b["status"] == "active")
+        .count()
+}
+
+/// Partition `p` of `topic` in CLUSTER_STATUS `s`.
+pub fn partition<'a>(s: &'a Value, topic: &str, p: u64) -> &'a Value {
+    s["partitions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["topic"] == topic && x["partition"] == p)
+        .expect("partition in CLUSTER_STATUS")
+}
+
+/// Sends `line` starting at `start` until it succeeds, following
+/// NOT_LEADER redirects and retrying retryable errors (a leader not yet
+/// elected or serving); returns the reply's payload.
+pub async fn on_leader_frame(start: &str, line: &str) -> Bytes {
+    let mut addr = start.to_string();
+    let deadline = Instant::now() + SAFETY;
+    loop {
+        let frame = client(&addr).await.request(line).await;
+        if frame.status == Status::Ok {
+            return frame.payload;
+        }
+        let e = ErrorPayload::decode(frame.payload).unwrap();
+        assert!(e.retryable, "{line}: {}", e.render());
+        if let Some(leader) = e.fields.get("leader").filter(|l| l.contains(':')) {
+            addr = leader.clone();
+        } else {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        assert!(Instant::now() < deadline, "{line} never succeeded");
+    }
+}
+
+/// [`on_leader_frame`] with the reply as text.
+pub async fn on_leader(start: &str, line: &str) -> String {
+    String::from_utf8_lossy(&on_leader_frame(start, line).await).into_owned()
 }

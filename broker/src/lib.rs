@@ -1,7 +1,9 @@
 //! The Cursus reference broker: a real, standalone Wire v2 broker that every
 //! binding of the SDK is tested against.
 //!
-//! * [`config`] — flags, TOML file and defaults;
+//! * [`config`] — the broker's settings: flags, TOML file and defaults;
+//! * [`settings`] — how a setting is declared once (flag, file key,
+//!   default, check, help text) and read with precedence;
 //! * [`auth`] — users, AUTH and the authorization of every request;
 //! * [`server`] — the listener, connection limit and per-connection protocol;
 //! * [`commands`] — one handler module per command family;
@@ -33,6 +35,7 @@ pub mod health;
 pub mod maintenance;
 pub mod metrics;
 pub mod server;
+pub mod settings;
 pub mod storage;
 pub mod topics;
 pub mod txn;

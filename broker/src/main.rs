@@ -2,30 +2,68 @@
 //! client listeners, recover the data directory, serve until SIGINT/SIGTERM.
 
 use std::io::Write;
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
 use clap::Parser;
 use cursus_broker::broker::{Broker, OpenError};
-use cursus_broker::cluster::config::ClusterConfig;
+use cursus_broker::cluster::config::{ClusterConfig, ClusterSettings};
 use cursus_broker::cluster::groups::RaftGroups;
 use cursus_broker::cluster::node::ClusterNode;
 use cursus_broker::cluster::replication::{self, BrokerHandler};
 use cursus_broker::cluster::txns::RaftTxns;
-use cursus_broker::config::{Cli, Config, LISTEN_OFF};
+use cursus_broker::config::{BrokerSettings, Config, ConfigError, LISTEN_OFF};
 use cursus_broker::health::{self, Readiness};
 use cursus_broker::metrics::Metrics;
 use cursus_broker::server::listener::TlsListener;
 use cursus_broker::server::tls::TlsReloader;
+use cursus_broker::settings::layered;
 use cursus_broker::{maintenance, server};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 use tracing::{error, info};
 use tracing_subscriber::EnvFilter;
 
+/// The command line: `--config` and the settings of both sections, the
+/// broker's own and distributed mode's.
+#[derive(Parser)]
+#[command(
+    name = "cursus-broker",
+    version,
+    about = "Cursus reference broker (Wire v2, standalone mode)",
+    long_about = "Cursus reference broker (Wire v2, standalone mode).\n\n\
+        Every option can also be set in a TOML file given with --config, using the \
+        option name with '_' instead of '-' (e.g. max_connections = 100). Flags given \
+        on the command line override the file."
+)]
+struct Cli {
+    /// TOML configuration file.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    #[command(flatten)]
+    broker: BrokerSettings,
+    #[command(flatten)]
+    cluster: ClusterSettings,
+}
+
+impl Cli {
+    /// Both sections, each setting from its flag, else the file, else its
+    /// default; a cluster member's broker id defaults to `broker-<node_id>`.
+    fn resolve(self) -> Result<(Config, Option<ClusterConfig>), ConfigError> {
+        let (mut broker, cluster) = layered((self.broker, self.cluster), self.config.as_deref())?;
+        let cluster = ClusterConfig::resolve(cluster).map_err(ConfigError::Invalid)?;
+        if let Some(cluster) = &cluster {
+            let id = format!("broker-{}", cluster.node_id);
+            broker.broker_id.get_or_insert(id);
+        }
+        Ok((Config::resolve(broker)?, cluster))
+    }
+}
+
 fn main() -> ExitCode {
-    let config = match Config::from_cli(Cli::parse()) {
-        Ok(c) => c,
+    let (config, cluster) = match Cli::parse().resolve() {
+        Ok(resolved) => resolved,
         Err(e) => {
             eprintln!("cursus-broker: {e}");
             return ExitCode::from(2);
@@ -53,7 +91,7 @@ fn main() -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    match runtime.block_on(run(config)) {
+    match runtime.block_on(run(config, cluster)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             error!("{e}");
@@ -63,7 +101,7 @@ fn main() -> ExitCode {
     }
 }
 
-async fn run(config: Config) -> Result<(), String> {
+async fn run(config: Config, cluster: Option<ClusterConfig>) -> Result<(), String> {
     // The TLS files are checked before anything is bound, so a bad
     // certificate fails startup with its reason.
     let tls = match &config.tls {
@@ -159,8 +197,7 @@ async fn run(config: Config) -> Result<(), String> {
     // coordinator finishes its transactions: a member's local replicas
     // must not be "recovered" (aborting records its journal does not
     // know would contradict the cluster's decisions).
-    let standalone = broker.config.cluster.is_none();
-    if let Err(e) = match standalone {
+    if let Err(e) = match cluster.is_none() {
         true => cursus_broker::txn::recover(&broker).await,
         false => Ok(()),
     } {
@@ -172,7 +209,7 @@ async fn run(config: Config) -> Result<(), String> {
             e.render()
         ));
     }
-    if let Some(cluster) = broker.config.cluster.clone() {
+    if let Some(cluster) = cluster {
         start_cluster(&broker, cluster).await?;
     }
     let probed = Arc::clone(&broker);
@@ -278,4 +315,64 @@ async fn signals(shutdown: CancellationToken) {
     }
     info!("shutdown requested");
     shutdown.cancel();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::CommandFactory;
+
+    /// Both sections from `args` and a TOML file holding `file`.
+    fn resolve(args: &[&str], file: &str) -> Result<(Config, Option<ClusterConfig>), ConfigError> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("broker.toml");
+        std::fs::write(&path, file).unwrap();
+        let head = ["cursus-broker", "--config", path.to_str().unwrap()];
+        Cli::try_parse_from(head.into_iter().chain(args.iter().copied()))
+            .unwrap()
+            .resolve()
+    }
+
+    #[test]
+    fn one_file_holds_both_sections() {
+        let file = "max_connections = 7\nnode_id = 2\n\
+                    cluster_peers = \"1=127.0.0.1:7001,2=127.0.0.1:7002\"\n\
+                    internal_auth_token = \"t\"\n";
+        let (config, cluster) = resolve(&[], file).unwrap();
+        assert_eq!(config.max_connections, 7);
+        let cluster = cluster.expect("distributed mode");
+        assert_eq!(cluster.node_id, 2);
+        assert_eq!(cluster.cluster_listen, "127.0.0.1:7002");
+        // A member's broker id follows its node id unless one is given.
+        assert_eq!(config.broker_id, "broker-2");
+        let (config, _) = resolve(&["--broker-id", "b"], file).unwrap();
+        assert_eq!(config.broker_id, "b");
+        let (config, cluster) = resolve(&["--max-connections", "9"], "").unwrap();
+        assert_eq!(
+            (config.broker_id.as_str(), config.max_connections),
+            ("broker-1", 9)
+        );
+        assert_eq!(cluster, None);
+    }
+
+    #[test]
+    fn an_unknown_key_is_refused_naming_both_sections_keys() {
+        let e = resolve(&[], "max_conections = 7\n")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 1, column 1"), "{e}");
+        assert!(e.contains("unknown field `max_conections`"), "{e}");
+        assert!(e.contains("`storage_faults`, `node_id`"), "{e}");
+        assert!(e.ends_with("`internal_tls_ca_path`\n"), "{e}");
+    }
+
+    #[test]
+    fn help_lists_the_storage_fault_flag_after_the_cluster_flags() {
+        let help = Cli::command().render_long_help().to_string();
+        let at = |flag: &str| help.find(flag).unwrap_or_else(|| panic!("{flag}:\n{help}"));
+        assert!(at("--config <FILE>") < at("--listen <ADDR>"));
+        assert!(at("--fault <SPEC>") < at("--node-id <N>"));
+        assert!(at("--internal-tls-ca-path <FILE>") < at("--storage-fault <SPEC>"));
+        assert!(at("--storage-fault <SPEC>") < at("-h, --help"));
+    }
 }

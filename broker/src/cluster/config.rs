@@ -1,55 +1,132 @@
 //! Distributed-mode settings (`--node-id`, `--cluster-listen`,
-//! `--cluster-peers`, `--cluster-join`, ...): parsed and checked at startup.
+//! `--cluster-peers`, `--cluster-join`, ...), each declared once below with
+//! its flag, file key, default, check and help text (the mechanism and how
+//! to add a setting: [`crate::settings`]), and checked against each other
+//! at startup.
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use super::fsm::NodeId;
 use super::internal_tls::InternalTlsFiles;
+use super::shards::{DEFAULT_SHARDS, MAX_SHARDS};
+use crate::settings::settings;
 
-/// How a broker takes part in a cluster.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ClusterConfig {
-    /// This broker's Raft node id (≥ 1).
-    pub node_id: NodeId,
-    /// The broker-to-broker listener (Raft, replication, heartbeats).
-    pub cluster_listen: String,
+settings! {
+    /// The distributed-mode settings as given: command-line flags (the
+    /// binary's `Cli` flattens them) and the same keys in the TOML file.
+    #[derive(PartialEq, Eq)]
+    pub struct ClusterSettings;
+    /// How a broker takes part in a cluster.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    pub struct ClusterConfig;
+
+    /// Distributed mode: this broker's Raft node id (≥ 1). Needs --cluster-peers;
+    /// see docs/cluster.md. [default: standalone]
+    #[arg(long, value_name = "N")]
+    node_id: Option<u64> =>
+    /// This broker's Raft node id (≥ 1; [`ClusterConfig::resolve`] makes a
+    /// cluster only when it is given).
+    node_id: NodeId = node_id.unwrap_or_default(),
+    /// Distributed mode: the broker-to-broker listener (Raft, replication,
+    /// heartbeats). [default: this node's address in --cluster-peers]
+    #[arg(long, value_name = "ADDR")]
+    cluster_listen: Option<String>,
+    /// Distributed mode: every voter's cluster address, ID=HOST:PORT,... (this
+    /// node's included).
+    #[arg(long, value_name = "LIST")]
+    cluster_peers: Option<String> =>
     /// The static voters' cluster addresses by node id (this broker's
     /// included unless it joins at run time through [`join`](Self::join)).
-    pub peers: BTreeMap<NodeId, String>,
+    peers: BTreeMap<NodeId, String> =
+        cluster_peers.as_deref().map(parse_peers).transpose()?.unwrap_or_default(),
+    =>
+    /// The broker-to-broker listener (Raft, replication, heartbeats).
+    cluster_listen: String =
+        cluster_listen.or_else(|| peers.get(&node_id).cloned()).unwrap_or_default(),
+    /// Distributed mode: the token every broker-to-broker request carries.
+    #[arg(long, value_name = "TOKEN")]
+    internal_auth_token: Option<String> =>
+    /// The shared token every broker-to-broker request carries.
+    internal_auth_token: Option<String> = internal_auth_token,
+    /// Distributed mode: heartbeat interval to the Raft leader. [default: 300]
+    #[arg(long, value_name = "MS")]
+    broker_heartbeat_ms: Option<u64> =>
+    /// How often a broker tells the Raft leader it is alive.
+    heartbeat_interval: Duration = Duration::from_millis(broker_heartbeat_ms.unwrap_or(300)),
+    /// Distributed mode: a broker silent this long is inactive and its partitions
+    /// fail over. [default: 2000]
+    #[arg(long, value_name = "MS")]
+    broker_session_timeout_ms: Option<u64> =>
+    /// Missing heartbeats for this long makes a broker inactive (its
+    /// partitions fail over to in-sync replicas).
+    session_timeout: Duration = Duration::from_millis(broker_session_timeout_ms.unwrap_or(2_000)),
+    /// Distributed mode: this broker holds no partition replicas; it takes part in
+    /// Raft and serves metadata, coordination and redirects. [default: off]
+    #[arg(long)]
+    no_replicas: bool =>
+    /// This broker holds partition replicas (`false`: it only serves
+    /// metadata, coordination and redirects).
+    hosts_replicas: bool = !no_replicas,
+    /// Distributed mode: join a running cluster through these members' cluster
+    /// addresses (HOST:PORT, repeatable or comma-separated) as a broker added at
+    /// run time (its node id not in --cluster-peers; needs --cluster-listen).
+    #[arg(long = "cluster-join", value_name = "ADDR")]
+    cluster_join: Vec<String> =>
     /// Seed members' cluster addresses: a broker whose node id is not in
     /// `peers` joins the running cluster through one of them
     /// (JOIN_CLUSTER, `cluster::membership`).
-    pub join: Vec<String>,
+    join: Vec<String> = parse_join(&cluster_join)?,
+    /// Distributed mode: a broker joining with --cluster-join stays a Raft learner
+    /// (hosts replicas, does not vote). [default: promoted to voter]
+    #[arg(long)]
+    cluster_learner: bool =>
     /// A broker added at run time stays a Raft learner (hosts replicas,
     /// does not vote) instead of being promoted to voter.
-    pub learner: bool,
+    learner: bool = cluster_learner,
+    /// Distributed mode: a clean stop also removes this broker from the Raft
+    /// membership (LEAVE_CLUSTER decommission). [default: off]
+    #[arg(long)]
+    decommission: bool =>
     /// A clean stop also removes this broker from the Raft membership
     /// (LEAVE_CLUSTER with `decommission`), not only marks it inactive.
-    pub decommission: bool,
-    /// The shared token every broker-to-broker request carries.
-    pub internal_auth_token: Option<String>,
-    /// `internal_use_tls`: the cluster listener and the peer pool run over
-    /// mutual TLS with these files (`None`: plain TCP).
-    pub internal_tls: Option<InternalTlsFiles>,
-    /// How often a broker tells the Raft leader it is alive.
-    pub heartbeat_interval: Duration,
-    /// Missing heartbeats for this long makes a broker inactive (its
-    /// partitions fail over to in-sync replicas).
-    pub session_timeout: Duration,
-    /// This broker holds partition replicas (`false`: it only serves
-    /// metadata, coordination and redirects).
-    pub hosts_replicas: bool,
+    decommission: bool = decommission,
+    /// Distributed mode: the number of transaction coordinator shards, 1..=10000;
+    /// fixed when the cluster is first created (a broker with another count is
+    /// refused). [default: 50]
+    #[arg(long, value_name = "N")]
+    transaction_coordinator_shards: Option<u32> =>
     /// `transaction_coordinator_shards`: the shard count this broker
     /// expects (the cluster's first registration fixes it; a broker with
     /// another count is refused).
-    pub txn_shards: u32,
+    txn_shards: u32 = transaction_coordinator_shards.unwrap_or(DEFAULT_SHARDS),
+    /// Distributed mode: the cluster listener requires mutual TLS and peers are
+    /// dialed over it. Needs --internal-tls-cert-path, --internal-tls-key-path and
+    /// --internal-tls-ca-path. [default: off]
+    #[arg(long)]
+    internal_use_tls: bool,
+    /// Distributed mode: this broker's certificate chain (PEM) on the cluster
+    /// listener, also presented as client certificate to peers.
+    #[arg(long, value_name = "FILE")]
+    internal_tls_cert_path: Option<PathBuf>,
+    /// Distributed mode: the private key (PEM) of --internal-tls-cert-path.
+    #[arg(long, value_name = "FILE")]
+    internal_tls_key_path: Option<PathBuf>,
+    /// Distributed mode: the CA certificates (PEM) that sign every member's
+    /// internal certificate; peers are trusted only through them.
+    #[arg(long, value_name = "FILE")]
+    internal_tls_ca_path: Option<PathBuf>,
+    =>
+    /// `internal_use_tls`: the cluster listener and the peer pool run over
+    /// mutual TLS with these files (`None`: plain TCP).
+    internal_tls: Option<InternalTlsFiles> = internal_tls_files(
+        internal_use_tls,
+        internal_tls_cert_path,
+        internal_tls_key_path,
+        internal_tls_ca_path,
+    )?,
 }
-
-/// Defaults of the timing settings.
-pub const DEFAULT_HEARTBEAT_MS: u64 = 300;
-/// See [`ClusterConfig::session_timeout`].
-pub const DEFAULT_SESSION_TIMEOUT_MS: u64 = 2_000;
 
 fn is_host_port(addr: &str) -> bool {
     matches!(addr.rsplit_once(':'), Some((h, p)) if !h.is_empty() && p.parse::<u16>().is_ok())
@@ -100,6 +177,32 @@ pub fn parse_peers(text: &str) -> Result<BTreeMap<NodeId, String>, String> {
 }
 
 impl ClusterConfig {
+    /// Distributed mode from the given settings (`None`: standalone). All
+    /// of them need `node_id` and `cluster_peers` (or, for a broker added at
+    /// run time, `cluster_join`).
+    pub fn resolve(given: ClusterSettings) -> Result<Option<ClusterConfig>, String> {
+        // `cluster_join` counts once parsed (empty items are dropped).
+        let others_given = ClusterSettings {
+            node_id: None,
+            cluster_peers: None,
+            cluster_join: Vec::new(),
+            ..given.clone()
+        } != ClusterSettings::default();
+        let (node_id, peers) = (given.node_id.is_some(), given.cluster_peers.is_some());
+        let config = ClusterConfig::resolve_fields(given)?;
+        match (node_id, peers, !config.join.is_empty()) {
+            (false, false, joins) if others_given || joins => {
+                Err("cluster settings need node_id and cluster_peers".into())
+            }
+            (false, false, _) => Ok(None),
+            (true, true, _) | (true, false, true) => {
+                config.validate()?;
+                Ok(Some(config))
+            }
+            _ => Err("node_id and cluster_peers (or cluster_join) go together".into()),
+        }
+    }
+
     /// This broker's cluster address as the others dial it: its entry in
     /// `peers`, else (a broker joining at run time) `cluster_listen`.
     pub fn cluster_addr(&self) -> String {
@@ -142,11 +245,10 @@ impl ClusterConfig {
         if self.learner && !self.joins_at_run_time() {
             return Err("cluster_learner is for brokers joining with cluster_join".into());
         }
-        if !(1..=super::shards::MAX_SHARDS).contains(&self.txn_shards) {
+        if !(1..=MAX_SHARDS).contains(&self.txn_shards) {
             return Err(format!(
                 "transaction_coordinator_shards must be 1..={}, not {}",
-                super::shards::MAX_SHARDS,
-                self.txn_shards
+                MAX_SHARDS, self.txn_shards
             ));
         }
         if self.heartbeat_interval.is_zero() || self.session_timeout <= self.heartbeat_interval {
@@ -168,9 +270,55 @@ impl ClusterConfig {
     }
 }
 
+/// The cluster listener's mutual TLS: `internal_use_tls` needs the three
+/// files, and the files need `internal_use_tls`.
+fn internal_tls_files(
+    use_tls: bool,
+    cert_path: Option<PathBuf>,
+    key_path: Option<PathBuf>,
+    ca_path: Option<PathBuf>,
+) -> Result<Option<InternalTlsFiles>, String> {
+    if !use_tls {
+        if cert_path.is_some() || key_path.is_some() || ca_path.is_some() {
+            return Err(
+                "internal_tls_cert_path, internal_tls_key_path and internal_tls_ca_path \
+                 need internal_use_tls = true"
+                    .into(),
+            );
+        }
+        return Ok(None);
+    }
+    let missing = |key: &str| format!("internal_use_tls needs {key}");
+    Ok(Some(InternalTlsFiles {
+        cert_path: cert_path.ok_or_else(|| missing("internal_tls_cert_path"))?,
+        key_path: key_path.ok_or_else(|| missing("internal_tls_key_path"))?,
+        ca_path: ca_path.ok_or_else(|| missing("internal_tls_ca_path"))?,
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::settings::layered;
+    use clap::Parser;
+
+    /// The cluster's section of the binary's command line.
+    #[derive(Parser)]
+    struct Cli {
+        #[arg(long)]
+        config: Option<PathBuf>,
+        #[command(flatten)]
+        cluster: ClusterSettings,
+    }
+
+    /// What the binary does with the cluster's section.
+    fn from_cli(args: &[&str]) -> Result<Option<ClusterConfig>, String> {
+        let args = std::iter::once("cursus-broker").chain(args.iter().copied());
+        let cli = Cli::try_parse_from(args).unwrap();
+        ClusterConfig::resolve(
+            layered(cli.cluster, cli.config.as_deref()).map_err(|e| e.to_string())?,
+        )
+    }
 
     #[test]
     fn peers_parse_and_errors() {
@@ -243,5 +391,113 @@ mod tests {
             .validate()
             .unwrap_err()
             .contains("internal_auth_not_configured"));
+    }
+
+    #[test]
+    fn transaction_coordinator_shards_from_flag_and_file() {
+        let cluster = [
+            "--node-id",
+            "1",
+            "--cluster-peers",
+            "1=127.0.0.1:7001",
+            "--internal-auth-token",
+            "t",
+        ];
+        let shards = |extra: &[&str]| {
+            let args: Vec<&str> = cluster.iter().chain(extra).copied().collect();
+            from_cli(&args).map(|c| c.unwrap().txn_shards)
+        };
+        assert_eq!(shards(&[]).unwrap(), 50);
+        assert_eq!(
+            shards(&["--transaction-coordinator-shards", "7"]).unwrap(),
+            7
+        );
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("broker.toml");
+        std::fs::write(&path, "transaction_coordinator_shards = 12\n").unwrap();
+        assert_eq!(shards(&["--config", path.to_str().unwrap()]).unwrap(), 12);
+        for bad in ["0", "10001"] {
+            assert!(matches!(
+                shards(&["--transaction-coordinator-shards", bad]),
+                Err(ref m) if m.contains("transaction_coordinator_shards")
+            ));
+        }
+        // A cluster setting without distributed mode.
+        assert!(matches!(
+            from_cli(&["--transaction-coordinator-shards", "7"]),
+            Err(ref m) if m.contains("need node_id and cluster_peers")
+        ));
+    }
+
+    #[test]
+    fn internal_tls_needs_all_three_files_and_the_switch() {
+        let cluster = [
+            "--node-id",
+            "1",
+            "--cluster-peers",
+            "1=127.0.0.1:7001",
+            "--internal-auth-token",
+            "t",
+        ];
+        let files = [
+            "--internal-tls-cert-path",
+            "c.pem",
+            "--internal-tls-key-path",
+            "k.pem",
+            "--internal-tls-ca-path",
+            "ca.pem",
+        ];
+        let tls = |extra: &[&str]| {
+            let args: Vec<&str> = cluster.iter().chain(extra).copied().collect();
+            from_cli(&args).map(|c| c.unwrap().internal_tls)
+        };
+        assert_eq!(tls(&[]).unwrap(), None, "off by default");
+        let on: Vec<&str> = std::iter::once("--internal-use-tls").chain(files).collect();
+        assert_eq!(
+            tls(&on).unwrap(),
+            Some(InternalTlsFiles {
+                cert_path: "c.pem".into(),
+                key_path: "k.pem".into(),
+                ca_path: "ca.pem".into(),
+            })
+        );
+        // Each file is required once the switch is on.
+        for missing in [
+            "internal_tls_cert_path",
+            "internal_tls_key_path",
+            "internal_tls_ca_path",
+        ] {
+            let flag = format!("--{}", missing.replace('_', "-"));
+            let mut args = vec!["--internal-use-tls"];
+            for pair in files.chunks(2) {
+                if pair[0] != flag {
+                    args.extend_from_slice(pair);
+                }
+            }
+            assert!(matches!(
+                tls(&args),
+                Err(ref m) if m.contains(missing)
+            ));
+        }
+        // Files without the switch would silently leave the listener plain.
+        assert!(matches!(
+            tls(&files),
+            Err(ref m) if m.contains("internal_use_tls")
+        ));
+        // The TOML keys; and the settings belong to distributed mode.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("broker.toml");
+        std::fs::write(
+            &path,
+            "internal_use_tls = true\ninternal_tls_cert_path = \"c.pem\"\n\
+             internal_tls_key_path = \"k.pem\"\ninternal_tls_ca_path = \"ca.pem\"\n",
+        )
+        .unwrap();
+        let file = path.to_str().unwrap();
+        assert!(tls(&["--config", file]).unwrap().is_some());
+        assert!(matches!(
+            from_cli(&["--config", file]),
+            Err(ref m) if m.contains("node_id")
+        ));
     }
 }

@@ -8,9 +8,9 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use crate::broker_binary;
+use crate::{broker_binary, PORT_FREE_TIMEOUT};
 
 /// The internal token every member is started with.
 pub const TOKEN: &str = "test-cluster-token";
@@ -182,19 +182,17 @@ impl TestCluster {
     /// Waits up to `timeout` for member `i` to exit on its own and returns
     /// its exit status (`None`: still running).
     pub fn wait_exit(&self, i: usize, timeout: Duration) -> Option<std::process::ExitStatus> {
-        let deadline = Instant::now() + timeout;
-        loop {
-            let exited = self.members[i]
-                .child
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .as_mut()
-                .and_then(|c| c.try_wait().ok().flatten());
-            if exited.is_some() || Instant::now() >= deadline {
-                return exited;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+        crate::poll_until(timeout, || self.exit_status(i)).ok()
+    }
+
+    /// Member `i`'s exit status, once it has exited.
+    fn exit_status(&self, i: usize) -> Option<std::process::ExitStatus> {
+        self.members[i]
+            .child
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_mut()
+            .and_then(|c| c.try_wait().ok().flatten())
     }
 
     /// The static members' cluster addresses, comma-separated (the
@@ -282,32 +280,22 @@ impl TestCluster {
     /// [`wait_ready`](Self::wait_ready), or why not: the member exited or
     /// the wait timed out.
     fn ready_or_exit(&self, i: usize) -> Result<(), String> {
-        let deadline = Instant::now() + READY_TIMEOUT;
         let m = &self.members[i];
-        loop {
-            if http_status(&m.health_addr, "/ready") == Some(200) {
-                return Ok(());
-            }
-            let exited = m
-                .child
-                .lock()
-                .unwrap_or_else(|e| e.into_inner())
-                .as_mut()
-                .and_then(|c| c.try_wait().ok().flatten());
-            if let Some(status) = exited {
-                return Err(format!(
+        let ready_or_exited = || match http_status(&m.health_addr, "/ready") {
+            Some(200) => Some(Ok(())),
+            _ => self.exit_status(i).map(|status| {
+                Err(format!(
                     "cluster member {} exited ({status}) before it was ready",
                     m.node_id
-                ));
-            }
-            if Instant::now() >= deadline {
-                return Err(format!(
-                    "cluster member {} not ready within {READY_TIMEOUT:?}",
-                    m.node_id
-                ));
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
+                ))
+            }),
+        };
+        crate::poll_until(READY_TIMEOUT, ready_or_exited).unwrap_or_else(|_| {
+            Err(format!(
+                "cluster member {} not ready within {READY_TIMEOUT:?}",
+                m.node_id
+            ))
+        })
     }
 
     /// Kills member `i` with SIGKILL (no clean shutdown).
@@ -351,13 +339,12 @@ impl TestCluster {
     pub fn restart(&mut self, i: usize) {
         self.kill(i);
         for port_owner in [&self.members[i].addr, &self.members[i].cluster_addr] {
-            for attempt in 0..50 {
-                if TcpListener::bind(port_owner).is_ok() {
-                    break;
-                }
-                assert!(attempt < 49, "port {port_owner} did not come free");
-                std::thread::sleep(Duration::from_millis(100));
-            }
+            let free = || TcpListener::bind(port_owner).map(drop);
+            crate::eventually(
+                PORT_FREE_TIMEOUT,
+                &format!("port {port_owner} to come free"),
+                free,
+            );
         }
         self.spawn(i);
     }

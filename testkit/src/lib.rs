@@ -10,14 +10,19 @@
 
 pub mod cluster;
 pub mod pki;
+pub mod wait;
 
 pub use cluster::{ClusterMember, TestCluster};
+pub use wait::{eventually, pause, poll_until, Probe, Wait, POLL_INTERVAL};
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::OnceLock;
 use std::time::Duration;
+
+/// How long a killed broker's port may stay taken before a restart fails.
+const PORT_FREE_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// A running broker. Killed (and its data removed) on drop.
 pub struct TestBroker {
@@ -144,13 +149,12 @@ impl TestBroker {
         let (addr, health) = (self.addr.clone(), self.health_addr.clone());
         // The old sockets are gone once the process is reaped; retry briefly
         // in case the kernel still holds the port.
-        for attempt in 0..50 {
-            if std::net::TcpListener::bind(&addr).is_ok() {
-                break;
-            }
-            assert!(attempt < 49, "port {addr} did not come free");
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        let free = || std::net::TcpListener::bind(&addr).map(drop);
+        eventually(
+            PORT_FREE_TIMEOUT,
+            &format!("port {addr} to come free"),
+            free,
+        );
         self.spawn(&addr, &health);
     }
 

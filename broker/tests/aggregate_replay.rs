@@ -601,21 +601,7 @@ async fn retention_leaves_a_retention_gap() {
     for v in 1..=3 {
         append_one(&mut c, "filler", v, &filler).await;
     }
-    let deadline = std::time::Instant::now() + SAFETY;
-    loop {
-        let offsets = c.ok("LIST_OFFSETS topic=r partition=0").await;
-        let earliest: u64 = offsets
-            .split(':')
-            .find_map(|t| t.strip_prefix("earliest="))
-            .unwrap()
-            .parse()
-            .unwrap();
-        if earliest >= 2 {
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "{offsets}");
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    earliest_at_least(&mut c, "r", 0, 2).await;
     let o3 = append_one(&mut c, "m", 3, "c").await;
     let (code, proof) = proof_err(&mut c, "AGGREGATE_REPLAY_PROOF topic=r match_id=m").await;
     assert_eq!(code, "aggregate_proof_retention_gap");

@@ -5,12 +5,9 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
-
 use common::cluster::*;
 use common::SAFETY;
-use cursus_testkit::TestCluster;
-use cursus_wire::Status;
+use cursus_testkit::{eventually_async, TestCluster};
 use serde_json::Value;
 
 /// The client address of broker id `id`.
@@ -204,19 +201,9 @@ async fn a_killed_leader_fails_over_without_losing_acknowledged_records() {
     assert!(p["hwm"].as_u64().unwrap() >= 50);
     let new_leader = addr_of(&s, p["leader"].as_str().unwrap());
     let mut n = client(&new_leader).await;
-    let deadline = Instant::now() + SAFETY;
-    let records = loop {
-        let frame = n
-            .request(&format!(
-                "CONSUME topic=t partition={pid} offset=0 member=m"
-            ))
-            .await;
-        if frame.status == Status::Ok {
-            break cursus_wire::Batch::decode(frame.payload).unwrap().records;
-        }
-        assert!(Instant::now() < deadline, "new leader never served");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    };
+    let consume = format!("CONSUME topic=t partition={pid} offset=0 member=m");
+    let served = eventually_async!(SAFETY, "the new leader to serve", n.try_ok(&consume));
+    let records = cursus_wire::Batch::decode(served).unwrap().records;
     let values: Vec<String> = records
         .iter()
         .map(|r| String::from_utf8_lossy(&r.payload).into_owned())
@@ -365,19 +352,15 @@ async fn a_stopped_follower_catches_up_and_the_cluster_survives_a_full_restart()
     .await;
     let leader_addr = addr_of(&s, partition(&s, "t", 0)["leader"].as_str().unwrap());
     let mut l = client(&leader_addr).await;
-    let deadline = Instant::now() + SAFETY;
-    loop {
-        let frame = l
-            .request("CONSUME topic=t partition=0 offset=0 member=m")
-            .await;
-        if frame.status == Status::Ok {
-            let batch = cursus_wire::Batch::decode(frame.payload).unwrap();
-            assert_eq!(batch.records.len(), 20);
-            break;
-        }
-        assert!(Instant::now() < deadline, "no leader served after restart");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let served = eventually_async!(
+        SAFETY,
+        "a leader to serve after the restart",
+        l.try_ok("CONSUME topic=t partition=0 offset=0 member=m")
+    );
+    assert_eq!(
+        cursus_wire::Batch::decode(served).unwrap().records.len(),
+        20
+    );
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -461,20 +444,14 @@ async fn read_committed_never_passes_the_committed_hwm() {
     for i in (0..3).filter(|i| *i != leader) {
         cluster.restart(i);
     }
-    let deadline = Instant::now() + SAFETY;
-    loop {
+    eventually_async!(SAFETY, "the acks=1 record to become visible", async {
         let batch = l
             .consume("CONSUME topic=t partition=0 offset=0 member=m")
             .await;
-        if batch.records.len() == 2 {
-            break;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the acks=1 record never became visible"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+        (batch.records.len() == 2)
+            .then_some(())
+            .ok_or(batch.records.len())
+    });
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -501,14 +478,12 @@ async fn alter_truncate_and_describe_go_through_the_cluster() {
     // Another broker applies the change within a Raft round (metadata is
     // eventually consistent across brokers, read-your-writes on the one
     // that answered): wait for it, then its answers agree.
-    let deadline = Instant::now() + SAFETY;
-    while field(&c.ok("METADATA topic=t").await, "revision") != "2" {
-        assert!(
-            Instant::now() < deadline,
-            "revision 2 never reached member 0"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually_async!(SAFETY, "revision 2 to reach member 0", async {
+        let metadata = c.ok("METADATA topic=t").await;
+        (field(&metadata, "revision") == "2")
+            .then_some(())
+            .ok_or(metadata)
+    });
     let d: Value = serde_json::from_str(&c.ok("DESCRIBE topic=t").await).unwrap();
     assert_eq!(d["definition"]["min_in_sync_replicas"], 3);
     let p = &d["partitions"][0];
@@ -527,35 +502,22 @@ async fn alter_truncate_and_describe_go_through_the_cluster() {
     let r = other.ok("TRUNCATE topic=t expected_revision=2").await;
     assert_eq!(field(&r, "revision"), "3");
     assert_eq!(field(&r, "lifecycle_epoch"), "1");
-    let deadline = Instant::now() + SAFETY;
-    loop {
+    let published = eventually_async!(SAFETY, "the truncate to reach the leader", async {
         let mut l = client(&leader_addr).await;
-        let frame = l
-            .request("CONSUME topic=t partition=0 offset=0 member=m")
-            .await;
-        if frame.status == Status::Ok
-            && cursus_wire::Batch::decode(frame.payload)
-                .unwrap()
-                .records
-                .is_empty()
-        {
-            // The new generation's leader may still be preparing
-            // (leader_not_found, retryable).
-            let a = l
-                .request("PUBLISH topic=t partition=0 acks=all producerId=p message=after")
-                .await;
-            if a.status == Status::Ok {
-                let a: Value = serde_json::from_slice(&a.payload).unwrap();
-                assert_eq!(a["last_offset"], 0, "offsets restart at 0");
-                break;
-            }
+        let consumed = l
+            .try_ok("CONSUME topic=t partition=0 offset=0 member=m")
+            .await?;
+        let left = cursus_wire::Batch::decode(consumed).unwrap().records.len();
+        if left > 0 {
+            return Err(format!("{left} records left"));
         }
-        assert!(
-            Instant::now() < deadline,
-            "truncate never reached the leader"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+        // The new generation's leader may still be preparing
+        // (leader_not_found, retryable).
+        l.try_ok("PUBLISH topic=t partition=0 acks=all producerId=p message=after")
+            .await
+    });
+    let a: Value = serde_json::from_slice(&published).unwrap();
+    assert_eq!(a["last_offset"], 0, "offsets restart at 0");
 }
 
 #[tokio::test(flavor = "multi_thread")]
@@ -689,23 +651,11 @@ async fn transactions_span_partitions_led_by_other_brokers_and_survive_their_coo
     let status = kv(&n.ok("TXN_STATUS transactional_id=tx").await);
     assert_eq!(status["state"], "open");
     assert_eq!(status["participants"], "3");
-    let deadline = Instant::now() + SAFETY;
-    loop {
-        let frame = n.request(&format!("END_TXN {session} result=abort")).await;
-        if frame.status == Status::Ok {
-            let end = kv(&String::from_utf8_lossy(&frame.payload));
-            assert_eq!(end["state"], "aborted");
-            break;
-        }
-        let e = cursus_wire::ErrorPayload::decode(frame.payload).unwrap();
-        assert!(e.retryable, "{}", e.render());
-        assert!(
-            Instant::now() < deadline,
-            "abort never finished: {}",
-            e.render()
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    let end_txn = format!("END_TXN {session} result=abort");
+    let ended = eventually_async!(SAFETY, "the abort to finish", async {
+        n.try_retryable(&end_txn).await.map_err(|e| e.render())
+    });
+    assert_eq!(kv(&String::from_utf8_lossy(&ended))["state"], "aborted");
     for p in 0..3 {
         assert_eq!(
             committed_values(&survivor, p).await,

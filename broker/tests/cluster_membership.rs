@@ -6,17 +6,15 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
-
 use bytes::Bytes;
 use common::cluster::*;
-use common::{Client, SAFETY};
+use common::SAFETY;
 use cursus_broker::cluster::membership::{JoinRequest, NODE_ID_CONFLICT};
 use cursus_broker::cluster::node::LIFECYCLE_PROTOCOL;
 use cursus_broker::cluster::transport::{PeerClientConfig, PeerPool, TransportError};
 use cursus_testkit::cluster::TOKEN;
 use cursus_testkit::TestCluster;
-use cursus_wire::{Command, Compression, ErrorClass, ErrorPayload, Status};
+use cursus_wire::{Command, ErrorClass, ErrorPayload};
 use serde_json::Value;
 
 fn broker<'a>(s: &'a Value, id: &str) -> Option<&'a Value> {
@@ -34,28 +32,7 @@ fn listed(s: &Value, key: &str, id: &str) -> bool {
 /// Sends `line` until it succeeds, following NOT_LEADER and retrying
 /// retryable errors (a Raft election after a kill).
 async fn until_ok(start: &str, line: &str) -> String {
-    let mut addr = start.to_string();
-    let deadline = Instant::now() + SAFETY * 2;
-    loop {
-        if let Ok(mut c) = tokio::time::timeout(
-            Duration::from_secs(2),
-            Client::connect(addr.parse().unwrap(), Compression::None),
-        )
-        .await
-        {
-            let frame = c.request(line).await;
-            if frame.status == Status::Ok {
-                return String::from_utf8_lossy(&frame.payload).into_owned();
-            }
-            let e = ErrorPayload::decode(frame.payload).unwrap();
-            assert!(e.retryable, "{line}: {}", e.render());
-            if let Some(leader) = e.fields.get("leader").filter(|l| l.contains(':')) {
-                addr = leader.clone();
-            }
-        }
-        assert!(Instant::now() < deadline, "{line} never succeeded");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    String::from_utf8_lossy(&on_leader_within(SAFETY * 2, start, line).await).into_owned()
 }
 
 #[tokio::test(flavor = "multi_thread")]

@@ -7,12 +7,11 @@
 mod common;
 
 use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
 
 use common::cluster::*;
 use common::SAFETY;
-use cursus_testkit::TestCluster;
-use cursus_wire::{Batch, ErrorPayload, Record, Status};
+use cursus_testkit::{eventually_async, poll_until_async, TestCluster};
+use cursus_wire::{Batch, Record};
 use serde_json::Value;
 
 /// The client address FIND_COORDINATOR transactional_id=`id` names on `addr`.
@@ -27,25 +26,7 @@ async fn coordinator(addr: &str, id: &str) -> String {
 /// Sends `line` to `start`, following `leader=` redirects and retrying
 /// retryable errors (a failover in progress) until it succeeds.
 async fn retrying(start: &str, line: &str) -> Bytes {
-    let mut addr = start.to_string();
-    let deadline = Instant::now() + SAFETY * 2;
-    loop {
-        let frame = client(&addr).await.request(line).await;
-        if frame.status == Status::Ok {
-            return frame.payload;
-        }
-        let e = ErrorPayload::decode(frame.payload).unwrap();
-        assert!(e.retryable, "{line}: {}", e.render());
-        assert!(
-            Instant::now() < deadline,
-            "{line} never succeeded: {}",
-            e.render()
-        );
-        match e.fields.get("leader").filter(|l| l.contains(':')) {
-            Some(leader) => addr = leader.clone(),
-            None => tokio::time::sleep(Duration::from_millis(100)).await,
-        }
-    }
+    on_leader_within(SAFETY * 2, start, line).await
 }
 
 type Bytes = bytes::Bytes;
@@ -58,8 +39,7 @@ async fn ok_retrying(start: &str, line: &str) -> String {
 /// The control markers of `t`/0 (read_uncommitted on its leader) once
 /// there are `n` of them.
 async fn markers(start: &str, n: usize) -> Vec<Record> {
-    let deadline = Instant::now() + SAFETY;
-    loop {
+    let found = eventually_async!(SAFETY, format!("{n} readable markers"), async {
         let reply = retrying(
             start,
             "CONSUME topic=t partition=0 offset=0 member=m isolation=read_uncommitted",
@@ -72,12 +52,13 @@ async fn markers(start: &str, n: usize) -> Vec<Record> {
             .filter(|r| r.control_batch_type.to_string() == "transaction")
             .collect();
         if found.len() >= n {
-            assert_eq!(found.len(), n, "{found:?}");
-            return found;
+            Ok(found)
+        } else {
+            Err(found.len())
         }
-        assert!(Instant::now() < deadline, "{n} markers never readable");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    });
+    assert_eq!(found.len(), n, "{found:?}");
+    found
 }
 
 /// One committed transaction of `id` through `coord` writing `message` to
@@ -140,20 +121,14 @@ async fn a_broker_with_another_shard_count_is_refused_and_the_cluster_keeps_work
         .stderr(std::fs::File::create(&log_path).unwrap())
         .spawn()
         .expect("start cursus-broker");
-    let deadline = Instant::now() + SAFETY * 3;
-    let exit = loop {
-        if let Some(exit) = child.try_wait().unwrap() {
-            break exit;
-        }
-        if Instant::now() >= deadline {
-            let _ = child.kill();
-            let _ = child.wait();
-            panic!(
-                "the refused broker kept running:\n{}",
-                std::fs::read_to_string(&log_path).unwrap_or_default()
-            );
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
+    let exited = poll_until_async!(SAFETY * 3, async { child.try_wait().unwrap() });
+    let Ok(exit) = exited else {
+        let _ = child.kill();
+        let _ = child.wait();
+        panic!(
+            "the refused broker kept running:\n{}",
+            std::fs::read_to_string(&log_path).unwrap_or_default()
+        );
     };
     let log = std::fs::read_to_string(&log_path).unwrap();
     assert!(!exit.success(), "{exit}\n{log}");

@@ -5,8 +5,6 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
-
 use bytes::Bytes;
 use common::*;
 use cursus_wire::{Acks, Batch, Record, Status};
@@ -55,18 +53,14 @@ async fn read_all(c: &mut Client, topic: &str) -> Vec<(u64, String, String)> {
 
 /// Polls until `read_all` returns `want` (bounded by [`SAFETY`]).
 async fn await_log(c: &mut Client, topic: &str, want: &[(u64, String, String)]) {
-    let start = Instant::now();
-    loop {
+    eventually_async!(SAFETY, format!("{topic} to become {want:?}"), async {
         let got = read_all(c, topic).await;
         if got == want {
-            return;
+            Ok(())
+        } else {
+            Err(got)
         }
-        assert!(
-            start.elapsed() < SAFETY,
-            "{topic} never became {want:?}; last read {got:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    });
 }
 
 fn owned(v: &[(u64, &str, &str)]) -> Vec<(u64, String, String)> {
@@ -187,15 +181,13 @@ async fn event_sourcing_topics_are_never_compacted() {
         records.extend(filler());
         publish(&mut c, "c", records).await;
         let gone = 8 * round;
-        let start = Instant::now();
-        while read_all(&mut c, "c")
-            .await
-            .iter()
-            .any(|(o, _, v)| v == "old" && *o >= gone)
-        {
-            assert!(start.elapsed() < SAFETY, "topic c never compacted");
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        eventually_async!(SAFETY, "topic c to be compacted", async {
+            let log = read_all(&mut c, "c").await;
+            match log.iter().any(|(o, _, v)| v == "old" && *o >= gone) {
+                true => Err(log),
+                false => Ok(()),
+            }
+        });
     }
     let events = read_all(&mut c, "es").await;
     let versions: Vec<u64> = events.iter().map(|(o, _, _)| *o).collect();

@@ -2,8 +2,6 @@
 
 mod common;
 
-use std::time::Duration;
-
 use common::*;
 use cursus_wire::{Batch, ErrorClass, ErrorPayload, Frame, Kind, Status};
 
@@ -171,27 +169,12 @@ async fn offset_out_of_range_reports_requested_earliest_latest() {
     );
     // Below the retained start, once retention removed old segments.
     fill(&mut c, "r", 0, 60).await;
-    let earliest = within(async {
-        loop {
-            let line = c.ok("LIST_OFFSETS topic=r partition=0").await;
-            let earliest: u64 = line
-                .split("earliest=")
-                .nth(1)
-                .and_then(|s| s.split(':').next())
-                .and_then(|s| s.parse().ok())
-                .unwrap();
-            if earliest > 0 {
-                break earliest;
-            }
-            // Retention runs on its own schedule; there is no event to await.
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-    })
-    .await;
+    // Retention runs on its own schedule; there is no event to await.
+    let earliest = earliest_at_least(&mut c, "r", 0, 1).await;
     // Retention may still be deleting; retry until a read at the reported
     // earliest offset succeeds.
-    let earliest = within(async {
-        loop {
+    let (earliest, read) =
+        eventually_async!(SAFETY, "a read at the reported earliest offset", async {
             let e = c
                 .error("CONSUME topic=r partition=0 offset=0 member=m")
                 .await;
@@ -200,19 +183,10 @@ async fn offset_out_of_range_reports_requested_earliest_latest() {
             assert_eq!(e.fields["latest"], "60");
             let reported: u64 = e.fields["earliest"].parse().unwrap();
             assert!(reported >= earliest);
-            let frame = c
-                .request(&format!(
-                    "CONSUME topic=r partition=0 offset={reported} member=m"
-                ))
-                .await;
-            if frame.status == Status::Ok {
-                let b = Batch::decode(frame.payload).unwrap();
-                assert_eq!(b.records[0].offset, reported);
-                break reported;
-            }
-        }
-    })
-    .await;
+            let read = format!("CONSUME topic=r partition=0 offset={reported} member=m");
+            c.try_ok(&read).await.map(|payload| (reported, payload))
+        });
+    assert_eq!(Batch::decode(read).unwrap().records[0].offset, earliest);
 
     // A stream from below the retained start closes with offset_out_of_range.
     let mut s = broker.client().await;

@@ -1024,22 +1024,7 @@ async fn retention_keeps_heads_and_history_reports_what_it_removed() {
         .await;
     }
     // Wait until retention removed the sealed segments.
-    let earliest = |text: &str| -> u64 {
-        text.split(':')
-            .find_map(|t| t.strip_prefix("earliest="))
-            .unwrap()
-            .parse()
-            .unwrap()
-    };
-    let deadline = std::time::Instant::now() + SAFETY;
-    loop {
-        let offsets = c.ok("LIST_OFFSETS topic=es partition=0").await;
-        if earliest(&offsets) >= 3 {
-            break;
-        }
-        assert!(std::time::Instant::now() < deadline, "{offsets}");
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    earliest_at_least(&mut c, "es", 0, 3).await;
     // The active segment holds the last filler; append split v2 there.
     let f = kv(&c
         .ok("APPEND_STREAM topic=es key=split version=2 message=s2")

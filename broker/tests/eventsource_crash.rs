@@ -256,15 +256,6 @@ async fn concurrent_appends_survive_kill_9() {
     assert!(conflicts.load(Ordering::SeqCst) > 0, "appenders contended");
 }
 
-/// Waits (bounded) for `/ready`.
-fn wait_ready(broker: &TestBroker) {
-    let deadline = std::time::Instant::now() + SAFETY;
-    while broker.http_get("/ready") != 200 {
-        assert!(std::time::Instant::now() < deadline, "never became ready");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-}
-
 /// A broker with one aggregate at version 2 and two saved snapshots
 /// (versions 1 then 2), killed; returns it and its snapshot journal path.
 async fn two_snapshots_then_kill() -> (TestBroker, std::path::PathBuf) {
@@ -305,7 +296,7 @@ async fn a_torn_snapshot_tail_loses_only_that_snapshot() {
     let bytes = std::fs::read(&path).unwrap();
     std::fs::write(&path, &bytes[..bytes.len() - 3]).unwrap();
     let broker = restart(broker);
-    wait_ready(&broker);
+    broker.wait_ready();
     let mut c = broker.client().await;
     assert_eq!(
         c.ok(&format!("READ_SNAPSHOT topic={TOPIC} key=a")).await,
@@ -327,12 +318,5 @@ async fn mid_file_snapshot_corruption_refuses_to_start() {
     // As for a corrupt partition log, recovery fails and the process exits
     // without ever becoming ready.
     let mut broker = restart(broker);
-    let deadline = std::time::Instant::now() + SAFETY;
-    while broker.is_running() {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "the broker started on a corrupt snapshot journal"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    broker.wait_exit("the broker to refuse the corrupt snapshot journal and exit");
 }

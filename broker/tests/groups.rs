@@ -616,11 +616,7 @@ async fn an_unversioned_record_keeps_the_broker_not_ready() {
         journal.rewrite(&records[..1]).unwrap();
     }
     let broker = broker.crash_and_restart();
-    let deadline = std::time::Instant::now() + SAFETY;
-    while broker.http_get("/ready") != 200 {
-        assert!(std::time::Instant::now() < deadline, "never became ready");
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    broker.wait_ready();
     let mut c = broker.client().await;
     assert_eq!(c.ok("LIST_GROUPS").await, "OK count=1 groups=g");
 }
@@ -641,24 +637,16 @@ async fn session_timeout_expires_members_and_rebalances() {
     let (alive, g, _) = join(&mut c, "JOIN_GROUP topic=t group=g member=alive").await;
     assert_eq!(g, 2);
     // Keep one member alive until the other one's session has expired.
-    let deadline = std::time::Instant::now() + SAFETY;
-    let current = loop {
-        let frame = c
-            .request(&format!(
-                "HEARTBEAT topic=t group=g member={alive} generation=2"
-            ))
-            .await;
-        if frame.status != cursus_wire::Status::Ok {
-            let e = cursus_wire::ErrorPayload::decode(frame.payload).unwrap();
-            assert_eq!(e.code, "GEN_MISMATCH");
-            break e.fields["current"].parse::<u64>().unwrap();
+    let heartbeat = format!("HEARTBEAT topic=t group=g member={alive} generation=2");
+    let current = eventually_async!(SAFETY, "the quiet member's session to expire", async {
+        let frame = c.request(&heartbeat).await;
+        if frame.status == cursus_wire::Status::Ok {
+            return Err("generation 2 still current");
         }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "session never expired"
-        );
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    };
+        let e = cursus_wire::ErrorPayload::decode(frame.payload).unwrap();
+        assert_eq!(e.code, "GEN_MISMATCH");
+        Ok(e.fields["current"].parse::<u64>().unwrap())
+    });
     assert_eq!(current, 3);
     let e = c
         .error(&format!("HEARTBEAT topic=t group=g member={quiet}"))

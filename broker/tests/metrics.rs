@@ -148,25 +148,22 @@ async fn a_closed_connection_leaves_the_open_gauge() {
     drop(c);
     // The broker's side of the connection ends after it closed the socket;
     // nothing announces that over HTTP, so poll (bounded).
-    let deadline = std::time::Instant::now() + SAFETY;
-    loop {
+    let body = eventually(SAFETY, "the connection to be counted closed", || {
         let (_, _, body) = scrape(&broker);
-        if value(&body, r#"cursus_connections_open{listener="plain"}"#) == 0.0 {
-            assert_eq!(
-                value(
-                    &body,
-                    r#"cursus_connections_accepted_total{listener="plain"}"#
-                ),
-                1.0
-            );
-            break;
+        let open = value(&body, r#"cursus_connections_open{listener="plain"}"#);
+        if open == 0.0 {
+            Ok(body)
+        } else {
+            Err(open)
         }
-        assert!(
-            std::time::Instant::now() < deadline,
-            "connection still counted open"
-        );
-        std::thread::sleep(std::time::Duration::from_millis(10));
-    }
+    });
+    assert_eq!(
+        value(
+            &body,
+            r#"cursus_connections_accepted_total{listener="plain"}"#
+        ),
+        1.0
+    );
 }
 
 #[tokio::test]

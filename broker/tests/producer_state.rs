@@ -4,8 +4,6 @@
 
 mod common;
 
-use std::time::{Duration, Instant};
-
 use common::*;
 
 fn publish(producer: &str, seq: u64) -> String {
@@ -44,16 +42,22 @@ async fn a_retry_is_deduplicated_after_retention_and_a_restart() {
     let second = last_offset(&c.ok(&publish("old", 2)).await);
     assert_eq!((first, second), (0, 1));
     // Another producer writes until retention removed the old one's records.
-    let start = Instant::now();
     let mut seq = 0;
-    while earliest(&c.ok("LIST_OFFSETS topic=i").await) <= second {
-        seq += 1;
-        c.ok(&publish("new", seq)).await;
-        assert!(start.elapsed() < SAFETY, "retention never ran");
-        if seq % 20 == 0 {
-            tokio::time::sleep(Duration::from_millis(20)).await;
+    eventually_async!(
+        SAFETY,
+        "retention to remove the old producer's records",
+        async {
+            let earliest = earliest(&c.ok("LIST_OFFSETS topic=i").await);
+            if earliest > second {
+                return Ok(());
+            }
+            for _ in 0..20 {
+                seq += 1;
+                c.ok(&publish("new", seq)).await;
+            }
+            Err(earliest)
         }
-    }
+    );
     let broker = broker.crash_and_restart();
     let mut c = broker.client().await;
     // The late retry gets its original offset; the next sequence appends.
@@ -76,11 +80,12 @@ async fn a_retry_is_deduplicated_after_the_producer_left_memory() {
     let checkpoint = broker
         .data_dir()
         .join("topics/i/0/producer_state.checkpoint");
-    let start = Instant::now();
-    while !std::fs::read_to_string(&checkpoint).is_ok_and(|t| t.contains("\"p\"")) {
-        assert!(start.elapsed() < SAFETY, "no checkpoint at {checkpoint:?}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually_async!(SAFETY, format!("producer p in {checkpoint:?}"), async {
+        match std::fs::read_to_string(&checkpoint) {
+            Ok(text) if text.contains("\"p\"") => Ok(()),
+            other => Err(other),
+        }
+    });
     assert_eq!(last_offset(&c.ok(&publish("p", 2)).await), offset);
     assert_eq!(last_offset(&c.ok(&publish("p", 3)).await), offset + 1);
 }

@@ -7,10 +7,9 @@ mod security_common;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::{Duration, Instant};
 
 use cursus_testkit::pki::TestPki;
-use cursus_testkit::TestBroker;
+use cursus_testkit::{eventually_async, TestBroker};
 use security_common::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_rustls::rustls::version::{TLS12, TLS13};
@@ -201,18 +200,12 @@ async fn sighup_reloads_the_certificate_for_new_connections_only() {
     sighup(broker.pid().expect("pid"));
 
     // The reload has no observable event but its effect: poll, bounded.
-    let deadline = Instant::now() + SAFETY;
     let other = TlsClient::trusting(&s.pki.other_ca);
-    let mut fresh = loop {
-        if let Ok(c) = Client::tls(&tls, &other).await {
-            break c;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the new certificate never served"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    };
+    let mut fresh = eventually_async!(
+        SAFETY,
+        "the new certificate to be served",
+        Client::tls(&tls, &other)
+    );
     fresh.ok("LIST").await;
     // New connections no longer verify with the old CA...
     assert!(Client::tls(&tls, &TlsClient::trusting(&s.pki.ca))

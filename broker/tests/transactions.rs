@@ -618,12 +618,10 @@ async fn an_open_transaction_past_its_timeout_is_aborted() {
     let s = Session::init(&mut c, "slow").await;
     s.begin(&mut c).await;
     s.publish(&mut c, "t", 0, 1, "too-late").await;
-    within(async {
-        while s.status(&mut c).await["state"] != "aborted" {
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-        }
-    })
-    .await;
+    eventually_async!(SAFETY, "the transaction timeout to abort", async {
+        let state = s.status(&mut c).await["state"].clone();
+        (state == "aborted").then_some(()).ok_or(state)
+    });
     let e = c.error(&s.end_line("commit")).await;
     assert_eq!(e.code, "transaction_aborted");
     assert!(committed(&mut c, "t", 0).await.is_empty());
@@ -640,18 +638,15 @@ async fn completed_transactions_expire_to_a_tombstone() {
     s.begin(&mut c).await;
     s.publish(&mut c, "t", 0, 1, "kept").await;
     s.end(&mut c, "commit").await;
-    within(async {
-        loop {
-            let frame = c.request("TXN_STATUS transactional_id=old").await;
-            if frame.status == Status::Error {
-                let e = cursus_wire::ErrorPayload::decode(frame.payload).unwrap();
-                assert_eq!(e.code, "transaction_not_found");
-                break;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    eventually_async!(SAFETY, "the completed transaction to expire", async {
+        let frame = c.request("TXN_STATUS transactional_id=old").await;
+        if frame.status != Status::Error {
+            return Err(String::from_utf8_lossy(&frame.payload).into_owned());
         }
-    })
-    .await;
+        let e = cursus_wire::ErrorPayload::decode(frame.payload).unwrap();
+        assert_eq!(e.code, "transaction_not_found");
+        Ok(())
+    });
     // The tombstone keeps the producer id and epoch.
     let again = Session::init(&mut c, "old").await;
     assert_eq!(again.pid, s.pid);

@@ -10,7 +10,6 @@ mod common;
 mod txn_common;
 
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
 
 use common::*;
 use cursus_wire::partitioner::partition_for_key;
@@ -366,12 +365,10 @@ async fn a_timeout_releases_the_reservation() {
         c.error(&plain_line("es", "a", 1, "x")).await.code,
         "stream_version_reserved"
     );
-    within(async {
-        while s.status(&mut c).await["state"] != "aborted" {
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-    })
-    .await;
+    eventually_async!(SAFETY, "the transaction timeout to abort", async {
+        let state = s.status(&mut c).await["state"].clone();
+        (state == "aborted").then_some(()).ok_or(state)
+    });
     assert_eq!(
         c.error(&s.end_line("commit")).await.code,
         "transaction_aborted"
@@ -448,15 +445,6 @@ async fn replay_topics_need_event_ids_and_prove_committed_events() {
 }
 
 // ------------------------------------------------------------- crashes
-
-/// Waits (bounded) until the broker process has exited by itself.
-fn wait_exit(broker: &mut TestBroker) {
-    let deadline = Instant::now() + SAFETY;
-    while broker.is_running() {
-        assert!(Instant::now() < deadline, "the broker did not exit");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
 
 /// Restarts on the same data directory without extra flags.
 fn restart_plain(mut broker: TestBroker) -> TestBroker {
@@ -541,7 +529,7 @@ async fn a_commit_interrupted_at_each_crash_point_shows_all_events_or_none() {
             c.send_line(&s.end_line("commit")).await;
             assert!(c.is_closed().await, "{point}: END_TXN was answered");
         }
-        wait_exit(&mut broker);
+        broker.wait_exit("the broker to abort at the crash point");
         let broker = restart_plain(broker);
         let mut c = broker.client().await;
         let state = status(&mut c, "crash").await["state"].clone();

@@ -8,34 +8,16 @@
 mod common;
 mod txn_common;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use common::*;
 use txn_common::*;
-
-/// Waits (bounded) until the broker process has exited by itself.
-fn wait_exit(broker: &mut TestBroker) {
-    let deadline = Instant::now() + SAFETY;
-    while broker.is_running() {
-        assert!(Instant::now() < deadline, "the broker did not exit");
-        std::thread::sleep(Duration::from_millis(10));
-    }
-}
 
 /// Restarts on the same data directory without extra flags.
 fn restart_plain(mut broker: TestBroker) -> TestBroker {
     broker.kill9();
     let dir = broker.dir.take().expect("dir");
     TestBroker::start_in(dir, Vec::new())
-}
-
-/// Waits (bounded) for `/ready`.
-fn wait_ready(broker: &TestBroker) {
-    let deadline = Instant::now() + SAFETY;
-    while broker.http_get("/ready") != 200 {
-        assert!(Instant::now() < deadline, "never became ready");
-        std::thread::sleep(Duration::from_millis(20));
-    }
 }
 
 /// What is visible of the crash transaction after the restart.
@@ -68,7 +50,7 @@ async fn crash_at(point: &str) -> Outcome {
         c.send_line(&s.end_line("commit")).await;
         assert!(c.is_closed().await, "{point}: END_TXN was answered");
     }
-    wait_exit(&mut broker);
+    broker.wait_exit("the broker to abort at the crash point");
     let broker = restart_plain(broker);
     let mut c = broker.client().await;
     let state = status(&mut c, "crash").await["state"].clone();
@@ -202,7 +184,7 @@ async fn a_torn_journal_tail_is_recovered_and_the_commit_finished() {
     let bytes = std::fs::read(&path).unwrap();
     std::fs::write(&path, &bytes[..bytes.len() - 3]).unwrap();
     let broker = restart_plain(broker);
-    wait_ready(&broker);
+    broker.wait_ready();
     let mut c = broker.client().await;
     assert_eq!(status(&mut c, "torn").await["state"], "committed");
     assert_eq!(committed(&mut c, "t", 0).await, vec!["x"]);

@@ -2,10 +2,11 @@
 //! a client per member, CLUSTER_STATUS as JSON, and waiting on it.
 
 use std::collections::HashMap;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use bytes::Bytes;
-use cursus_wire::{Compression, ErrorPayload, Status};
+use cursus_testkit::eventually_async;
+use cursus_wire::Compression;
 use serde_json::Value;
 
 use super::{Client, SAFETY};
@@ -25,22 +26,18 @@ pub async fn status(c: &mut Client) -> Value {
 /// holds for the CLUSTER_STATUS of `addr`; a member that does not answer
 /// (killed, restarting) is asked again.
 pub async fn until(addr: &str, what: &str, ok: impl Fn(&Value) -> bool) -> Value {
-    let deadline = Instant::now() + SAFETY * 2;
-    loop {
-        if let Ok(mut c) = tokio::time::timeout(
-            Duration::from_secs(2),
-            Client::connect(addr.parse().unwrap(), Compression::None),
-        )
-        .await
-        {
-            let s = status(&mut c).await;
-            if ok(&s) {
-                return s;
-            }
+    eventually_async!(SAFETY * 2, what, async {
+        let connect = Client::connect(addr.parse().unwrap(), Compression::None);
+        let Ok(mut c) = tokio::time::timeout(Duration::from_secs(2), connect).await else {
+            return Err("no answer within 2 s".to_owned());
+        };
+        let s = status(&mut c).await;
+        if ok(&s) {
+            Ok(s)
+        } else {
+            Err(s.to_string())
         }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    })
 }
 
 /// True when the broker with client address `addr` is inactive (the one
@@ -93,22 +90,27 @@ pub fn partition<'a>(s: &'a Value, topic: &str, p: u64) -> &'a Value {
 /// NOT_LEADER redirects and retrying retryable errors (a leader not yet
 /// elected or serving); returns the reply's payload.
 pub async fn on_leader_frame(start: &str, line: &str) -> Bytes {
+    on_leader_within(SAFETY, start, line).await
+}
+
+/// [`on_leader_frame`] for at most `timeout` (a failover may take longer
+/// than one election); a member that does not answer is asked again.
+pub async fn on_leader_within(timeout: Duration, start: &str, line: &str) -> Bytes {
     let mut addr = start.to_string();
-    let deadline = Instant::now() + SAFETY;
-    loop {
-        let frame = client(&addr).await.request(line).await;
-        if frame.status == Status::Ok {
-            return frame.payload;
-        }
-        let e = ErrorPayload::decode(frame.payload).unwrap();
-        assert!(e.retryable, "{line}: {}", e.render());
+    eventually_async!(timeout, line, async {
+        let connect = Client::connect(addr.parse().unwrap(), Compression::None);
+        let Ok(mut c) = tokio::time::timeout(Duration::from_secs(2), connect).await else {
+            return Err(format!("{addr}: no answer within 2 s"));
+        };
+        let e = match c.try_retryable(line).await {
+            Ok(payload) => return Ok(payload),
+            Err(e) => e,
+        };
         if let Some(leader) = e.fields.get("leader").filter(|l| l.contains(':')) {
             addr = leader.clone();
-        } else {
-            tokio::time::sleep(Duration::from_millis(50)).await;
         }
-        assert!(Instant::now() < deadline, "{line} never succeeded");
-    }
+        Err(e.render())
+    })
 }
 
 /// [`on_leader_frame`] with the reply as text.

@@ -6,6 +6,8 @@
 
 pub mod cluster;
 
+pub use cursus_testkit::{eventually, eventually_async};
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -160,6 +162,42 @@ impl TestBroker {
     pub fn http_get(&self, path: &str) -> u16 {
         http_status(self.health, path)
     }
+
+    /// Waits (bounded) until `/ready` answers 200.
+    pub fn wait_ready(&self) {
+        eventually(SAFETY, "/ready to answer 200", || {
+            match self.http_get("/ready") {
+                200 => Ok(()),
+                status => Err(status),
+            }
+        });
+    }
+
+    /// Waits (bounded) until the process has exited by itself, which is
+    /// `what` the test awaits.
+    pub fn wait_exit(&mut self, what: &str) {
+        eventually(SAFETY, what, || !self.is_running());
+    }
+}
+
+/// Waits (bounded) until retention moved the earliest offset of
+/// `topic`/`partition` to `at_least` or beyond; returns it.
+pub async fn earliest_at_least(c: &mut Client, topic: &str, partition: u32, at_least: u64) -> u64 {
+    let line = format!("LIST_OFFSETS topic={topic} partition={partition}");
+    let what = format!("{topic}/{partition} to start at {at_least} or later");
+    eventually_async!(SAFETY, what, async {
+        let offsets = c.ok(&line).await;
+        let earliest: u64 = offsets
+            .split(':')
+            .find_map(|t| t.strip_prefix("earliest="))
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("no earliest= in {offsets}"));
+        if earliest >= at_least {
+            Ok(earliest)
+        } else {
+            Err(offsets)
+        }
+    })
 }
 
 impl Drop for TestBroker {
@@ -284,6 +322,29 @@ impl Client {
         let frame = self.recv().await.expect("reply");
         assert_eq!(frame.request_id, id, "reply correlates");
         frame
+    }
+
+    /// Sends `line`: the payload of an OK reply, or the rendered error (what
+    /// a wait saw instead).
+    pub async fn try_ok(&mut self, line: &str) -> Result<Bytes, String> {
+        let frame = self.request(line).await;
+        match frame.status {
+            Status::Ok => Ok(frame.payload),
+            status => Err(ErrorPayload::decode(frame.payload)
+                .map_or_else(|_| format!("{status:?}"), |e| e.render())),
+        }
+    }
+
+    /// [`try_ok`](Self::try_ok) for a request that may only fail with a
+    /// retryable error (panics on any other).
+    pub async fn try_retryable(&mut self, line: &str) -> Result<Bytes, ErrorPayload> {
+        let frame = self.request(line).await;
+        if frame.status == Status::Ok {
+            return Ok(frame.payload);
+        }
+        let e = ErrorPayload::decode(frame.payload).unwrap();
+        assert!(e.retryable, "{line}: {}", e.render());
+        Err(e)
     }
 
     /// Sends `line`, expects status OK, returns the text payload.

@@ -6,9 +6,10 @@
 //!
 //! A probe returns a [`Probe`]: `bool`, `Option<T>` (the value once it is
 //! there) or `Result<T, E>` (`Err` says what was seen instead). Use
-//! [`eventually`] from synchronous code, [`eventually_async!`](crate::eventually_async)
-//! where the probe awaits, and [`poll_until`] where a timeout is an
-//! outcome rather than a failure.
+//! [`eventually`] from synchronous code and
+//! [`eventually_async!`](crate::eventually_async) where the probe awaits;
+//! [`poll_until`] and [`poll_until_async!`](crate::poll_until_async) where
+//! a timeout is an outcome rather than a failure.
 //!
 //! ```no_run
 //! use std::time::Duration;
@@ -161,6 +162,25 @@ macro_rules! eventually_async {
     }};
 }
 
+/// [`poll_until`] for a probe that awaits: `poll_until_async!(timeout,
+/// async { ... })` evaluates to `Ok` with the value the block found, or to
+/// `Err` with its last observation once `timeout` has passed.
+#[macro_export]
+macro_rules! poll_until_async {
+    ($timeout:expr, $probe:expr $(,)?) => {{
+        let wait = $crate::Wait::new($timeout, "");
+        loop {
+            match wait.try_check($probe.await) {
+                ::std::result::Result::Ok(::std::option::Option::Some(value)) => {
+                    break ::std::result::Result::Ok(value)
+                }
+                ::std::result::Result::Ok(::std::option::Option::None) => $crate::pause().await,
+                ::std::result::Result::Err(seen) => break ::std::result::Result::Err(seen),
+            }
+        }
+    }};
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -215,5 +235,9 @@ mod tests {
             })
         });
         assert_eq!((n, seen), (3, vec![0, 1, 2]));
+        let timed_out: Result<(), String> = rt.block_on(async {
+            poll_until_async!(Duration::from_millis(30), async { Err::<(), _>("never") })
+        });
+        assert_eq!(timed_out, Err("\"never\"".into()));
     }
 }

@@ -7,8 +7,7 @@ mod cluster_support;
 use cluster_support::{client_config, gateway, start, WAIT};
 use cursus::blocking::Admin;
 use cursus::NewTopic;
-use cursus_testkit::TestBroker;
-use std::time::{Duration, Instant};
+use cursus_testkit::{eventually, TestBroker};
 
 #[test]
 fn the_blocking_admin_reads_and_changes_the_cluster() {
@@ -24,20 +23,13 @@ fn the_blocking_admin_reads_and_changes_the_cluster() {
     assert!(brokers.iter().all(|b| b.status == "active"));
 
     // The replicated state: polled, there is no event to await from here.
-    let deadline = Instant::now() + WAIT;
-    let p = loop {
+    let p = eventually(WAIT, "sync/0 fully replicated", || {
         let s = admin.cluster_status().unwrap();
         assert!(s.raft_leader.is_some());
-        if let Some(p) = s
-            .partitions
-            .iter()
+        s.partitions
+            .into_iter()
             .find(|p| p.topic == "sync" && p.leader.is_some() && p.isr.len() == 3)
-        {
-            break p.clone();
-        }
-        assert!(Instant::now() < deadline, "sync/0 never fully replicated");
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    });
     let current = p.leader.clone().unwrap();
     let target = p.isr.iter().find(|b| **b != current).unwrap();
     let e = admin.elect_leader("sync", 0, target).unwrap();

@@ -7,9 +7,12 @@ use cursus::consumer::RebalanceEvent;
 use cursus::eventstore::Event;
 use cursus::producer::ProducerRecord;
 use cursus::{ClientConfig, ErrorKind, ProducerConfig, TopicPartition};
-use cursus_testkit::TestBroker;
+use cursus_testkit::{eventually, TestBroker};
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::Duration;
+
+/// How long a wait polls: a hundred 50 ms polls.
+const POLLS: Duration = Duration::from_secs(5);
 
 mod common;
 use common::{consumer, take, topic, WAIT};
@@ -31,13 +34,10 @@ fn tp(name: &str, partition: u32) -> TopicPartition {
 
 /// Polls until the group is joined (the first poll joins).
 fn join(c: &Consumer) {
-    for _ in 0..100 {
+    eventually(POLLS, "the group to be joined", || {
         c.poll_max(Some(Duration::from_millis(50)), 1).unwrap();
-        if !c.assignment().unwrap().is_empty() {
-            return;
-        }
-    }
-    panic!("never joined");
+        !c.assignment().unwrap().is_empty()
+    });
 }
 
 #[test]
@@ -153,12 +153,13 @@ fn the_listener_is_told_of_every_change_before_records_flow() {
     join(&b);
     let moved = b.assignment().unwrap();
     assert_eq!(moved.len(), 1);
-    for _ in 0..100 {
-        if events.lock().unwrap().len() >= 3 {
-            break;
+    eventually(POLLS, "A's revocation and new assignment", || {
+        let seen = events.lock().unwrap().len();
+        if seen < 3 {
+            a.poll(Some(Duration::from_millis(50))).unwrap();
         }
-        a.poll(Some(Duration::from_millis(50))).unwrap();
-    }
+        (seen >= 3).then_some(()).ok_or(seen)
+    });
     let seen = events.lock().unwrap().clone();
     assert_eq!(
         seen[1..],
@@ -234,12 +235,10 @@ fn records_carry_every_field_and_the_producer_timestamp() {
     let c = consumer(&broker, "g", &[("auto_offset_reset", "earliest")]);
     c.subscribe(&["f".into()]).unwrap();
     let mut got = Vec::new();
-    for _ in 0..100 {
+    eventually(POLLS, "both records", || {
         got.extend(c.poll(Some(Duration::from_millis(50))).unwrap());
-        if got.len() == 2 {
-            break;
-        }
-    }
+        (got.len() >= 2).then_some(()).ok_or(got.len())
+    });
     assert_eq!(got.len(), 2);
     assert_eq!(got[0].key.as_deref(), Some(&b"k"[..]));
     assert_eq!(got[0].timestamp, 1_234_567);
@@ -270,13 +269,9 @@ fn records_carry_every_field_and_the_producer_timestamp() {
         .unwrap();
     let c = consumer(&broker, "g2", &[("auto_offset_reset", "earliest")]);
     c.subscribe(&["es".into()]).unwrap();
-    let mut got = Vec::new();
-    for _ in 0..100 {
-        got.extend(c.poll(Some(Duration::from_millis(50))).unwrap());
-        if !got.is_empty() {
-            break;
-        }
-    }
+    let got = eventually(POLLS, "the event", || {
+        Some(c.poll(Some(Duration::from_millis(50))).unwrap()).filter(|got| !got.is_empty())
+    });
     let event = got[0].event.as_ref().expect("an event");
     assert_eq!(
         (
@@ -302,12 +297,13 @@ fn an_expired_session_is_told_as_lost_then_assigned_anew() {
     c.subscribe(&["x".into()]).unwrap();
     join(&c);
     let first = c.member_id().unwrap();
-    for _ in 0..400 {
-        if events.lock().unwrap().len() >= 3 {
-            break;
+    eventually(POLLS * 4, "the rejoin after the lost membership", || {
+        let seen = events.lock().unwrap().len();
+        if seen < 3 {
+            c.poll(Some(Duration::from_millis(50))).unwrap();
         }
-        c.poll(Some(Duration::from_millis(50))).unwrap();
-    }
+        (seen >= 3).then_some(()).ok_or(seen)
+    });
     assert_eq!(
         events.lock().unwrap().clone(),
         vec![

@@ -6,7 +6,7 @@ use cursus::consumer::{Consumer, ConsumerRecord, Subscription};
 use cursus::producer::{Producer, ProducerRecord};
 use cursus::TopicPartition;
 use cursus::{ClientConfig, ConsumerConfig, ErrorKind, ProducerConfig};
-use cursus_testkit::TestBroker;
+use cursus_testkit::{eventually_async, TestBroker};
 use std::time::Duration;
 
 mod common;
@@ -45,15 +45,10 @@ async fn consumer(broker: &TestBroker, group: &str, pairs: &[(&str, &str)]) -> C
 /// Polls until `want` records arrived (bounded by a generous deadline).
 async fn poll_n(c: &Consumer, want: usize) -> Vec<ConsumerRecord> {
     let mut got = Vec::new();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(30);
-    while got.len() < want {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "only {} of {want} records arrived",
-            got.len()
-        );
+    eventually_async!(Duration::from_secs(30), format!("{want} records"), async {
         got.extend(c.poll(Duration::from_millis(200)).await.unwrap());
-    }
+        (got.len() >= want).then_some(()).ok_or(got.len())
+    });
     got
 }
 
@@ -123,32 +118,35 @@ async fn two_members_split_the_partitions() {
         .unwrap();
     b.poll(Duration::from_millis(10)).await.unwrap();
     // A learns of the rebalance through its heartbeat and rejoins on poll.
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
+    let (x, y) = eventually_async!(Duration::from_secs(20), "the rebalance", async {
         a.poll(Duration::from_millis(50)).await.unwrap();
         b.poll(Duration::from_millis(50)).await.unwrap();
         let (x, y) = (a.assignment().await.unwrap(), b.assignment().await.unwrap());
         let ga = a.membership().await.unwrap().1;
         let gb = b.membership().await.unwrap().1;
-        if x.len() == 2 && y.len() == 2 && ga == gb {
-            let mut all: Vec<_> = x.into_iter().chain(y).collect();
-            all.sort();
-            all.dedup();
-            assert_eq!(all.len(), 4, "every partition exactly once");
-            break;
+        match x.len() == 2 && y.len() == 2 && ga == gb {
+            true => Ok((x, y)),
+            false => Err((x, y)),
         }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "no rebalance: {x:?} {y:?}"
-        );
-    }
+    });
+    let mut all: Vec<_> = x.into_iter().chain(y).collect();
+    all.sort();
+    all.dedup();
+    assert_eq!(all.len(), 4, "every partition exactly once");
     // When B leaves, A gets everything back.
     b.close().await.unwrap();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    while a.assignment().await.unwrap().len() != 4 {
-        a.poll(Duration::from_millis(50)).await.unwrap();
-        assert!(tokio::time::Instant::now() < deadline);
-    }
+    eventually_async!(
+        Duration::from_secs(20),
+        "every partition back to A",
+        async {
+            let assigned = a.assignment().await.unwrap();
+            if assigned.len() == 4 {
+                return Ok(());
+            }
+            a.poll(Duration::from_millis(50)).await.unwrap();
+            Err(assigned)
+        }
+    );
     a.close().await.unwrap();
 }
 
@@ -359,14 +357,10 @@ async fn offset_out_of_range_applies_the_reset_policy() {
         .unwrap();
     c.close().await.unwrap();
     produce(&broker, "gone", 2..60).await;
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    while admin.list_offsets("gone", Some(0)).await.unwrap()[0].earliest <= 1 {
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "retention did not run"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually_async!(Duration::from_secs(20), "retention to run", async {
+        let earliest = admin.list_offsets("gone", Some(0)).await.unwrap()[0].earliest;
+        (earliest > 1).then_some(()).ok_or(earliest)
+    });
     let earliest = admin.list_offsets("gone", Some(0)).await.unwrap()[0].earliest;
     // auto_offset_reset=error surfaces the gap...
     let strict = consumer(&broker, "g-gone", &[("auto_offset_reset", "error")]).await;
@@ -374,13 +368,19 @@ async fn offset_out_of_range_applies_the_reset_policy() {
         .subscribe(Subscription::Topics(vec!["gone".into()]))
         .await
         .unwrap();
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    let e = loop {
-        match strict.poll(Duration::from_millis(200)).await {
-            Err(e) => break e,
-            Ok(r) => assert!(r.is_empty() && tokio::time::Instant::now() < deadline),
+    let e = eventually_async!(
+        Duration::from_secs(20),
+        "the offset gap to surface",
+        async {
+            match strict.poll(Duration::from_millis(200)).await {
+                Err(e) => Ok(e),
+                Ok(r) => {
+                    assert!(r.is_empty(), "{r:?}");
+                    Err("no error yet")
+                }
+            }
         }
-    };
+    );
     assert_eq!(e.code(), "OFFSET_OUT_OF_RANGE", "{e}");
     strict.close().await.unwrap();
     // ...and earliest resumes from the first retained record.

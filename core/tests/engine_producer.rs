@@ -5,7 +5,7 @@ use cursus::admin::Admin;
 use cursus::client::{Cluster, Idempotence, Lane};
 use cursus::producer::{Producer, ProducerRecord};
 use cursus::{ClientConfig, ErrorKind, ProducerConfig};
-use cursus_testkit::TestBroker;
+use cursus_testkit::{eventually_async, TestBroker};
 use cursus_wire::partitioner::partition_for_key;
 use cursus_wire::{Batch, Command, CommandPayload, Compression, Record};
 use std::time::Duration;
@@ -196,15 +196,10 @@ async fn acks_zero_gets_no_offset_but_the_data_arrives() {
     let admin = Admin::connect(ClientConfig::new(&broker.addr))
         .await
         .unwrap();
-    let mut latest = 0;
-    for _ in 0..200 {
-        latest = admin.list_offsets("fire", Some(0)).await.unwrap()[0].latest;
-        if latest == 10 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(25)).await;
-    }
-    assert_eq!(latest, 10);
+    eventually_async!(Duration::from_secs(5), "all 10 records written", async {
+        let latest = admin.list_offsets("fire", Some(0)).await.unwrap()[0].latest;
+        (latest == 10).then_some(()).ok_or(latest)
+    });
 }
 
 #[tokio::test]

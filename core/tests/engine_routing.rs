@@ -10,7 +10,7 @@ use cursus::client::{Cluster, Idempotence, Lane};
 use cursus::consumer::{Consumer, Subscription};
 use cursus::producer::{Producer, ProducerRecord};
 use cursus::{ClientConfig, ConsumerConfig, ProducerConfig};
-use cursus_testkit::TestBroker;
+use cursus_testkit::{eventually_async, TestBroker};
 use cursus_wire::{
     Batch, Command, CommandPayload, ErrorPayload, Frame, FrameCodec, Kind, NegotiationRequest,
     Status,
@@ -352,11 +352,13 @@ async fn a_poll_whose_rejoin_is_fenced_rejoins_again_instead_of_failing() {
         .subscribe(Subscription::Topics(vec!["fenced".into()]))
         .await
         .unwrap();
-    let mut got = Vec::new();
-    let deadline = std::time::Instant::now() + Duration::from_secs(20);
-    while got.is_empty() && std::time::Instant::now() < deadline {
-        got = consumer.poll(Duration::from_secs(1)).await.unwrap();
-    }
+    let got = eventually_async!(
+        Duration::from_secs(20),
+        "a record after the fenced SYNC",
+        async {
+            Some(consumer.poll(Duration::from_secs(1)).await.unwrap()).filter(|got| !got.is_empty())
+        }
+    );
     // The first SYNC was fenced; later ones (the rejoin, the rebalance
     // when the member left behind expired) went through.
     assert!(fenced.load(Ordering::SeqCst) >= 2, "fenced, then synced");

@@ -311,6 +311,18 @@ mod tests {
         cluster: ClusterSettings,
     }
 
+    /// Node 1 of a one-voter cluster, with `extra` flags.
+    fn member(extra: &[&str]) -> Result<ClusterConfig, String> {
+        let node = ["--node-id", "1", "--cluster-peers", "1=127.0.0.1:7001"];
+        let token = ["--internal-auth-token", "t"];
+        let args: Vec<&str> = node
+            .into_iter()
+            .chain(token)
+            .chain(extra.iter().copied())
+            .collect();
+        from_cli(&args).map(|c| c.expect("distributed mode"))
+    }
+
     /// What the binary does with the cluster's section.
     fn from_cli(args: &[&str]) -> Result<Option<ClusterConfig>, String> {
         let args = std::iter::once("cursus-broker").chain(args.iter().copied());
@@ -395,18 +407,7 @@ mod tests {
 
     #[test]
     fn transaction_coordinator_shards_from_flag_and_file() {
-        let cluster = [
-            "--node-id",
-            "1",
-            "--cluster-peers",
-            "1=127.0.0.1:7001",
-            "--internal-auth-token",
-            "t",
-        ];
-        let shards = |extra: &[&str]| {
-            let args: Vec<&str> = cluster.iter().chain(extra).copied().collect();
-            from_cli(&args).map(|c| c.unwrap().txn_shards)
-        };
+        let shards = |extra: &[&str]| member(extra).map(|c| c.txn_shards);
         assert_eq!(shards(&[]).unwrap(), 50);
         assert_eq!(
             shards(&["--transaction-coordinator-shards", "7"]).unwrap(),
@@ -431,14 +432,6 @@ mod tests {
 
     #[test]
     fn internal_tls_needs_all_three_files_and_the_switch() {
-        let cluster = [
-            "--node-id",
-            "1",
-            "--cluster-peers",
-            "1=127.0.0.1:7001",
-            "--internal-auth-token",
-            "t",
-        ];
         let files = [
             "--internal-tls-cert-path",
             "c.pem",
@@ -447,10 +440,7 @@ mod tests {
             "--internal-tls-ca-path",
             "ca.pem",
         ];
-        let tls = |extra: &[&str]| {
-            let args: Vec<&str> = cluster.iter().chain(extra).copied().collect();
-            from_cli(&args).map(|c| c.unwrap().internal_tls)
-        };
+        let tls = |extra: &[&str]| member(extra).map(|c| c.internal_tls);
         assert_eq!(tls(&[]).unwrap(), None, "off by default");
         let on: Vec<&str> = std::iter::once("--internal-use-tls").chain(files).collect();
         assert_eq!(

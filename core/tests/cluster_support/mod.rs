@@ -8,10 +8,10 @@ use cursus::admin::{Admin, NewTopic};
 use cursus::client::{Cluster, Idempotence, Lane};
 use cursus::ClusterStatus;
 use cursus::{ClientConfig, ProducerConfig};
-use cursus_testkit::TestCluster;
+use cursus_testkit::{eventually_async, TestCluster};
 use cursus_wire::{Batch, Command, CommandPayload};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// Generous bound for anything awaited in these tests.
 pub const WAIT: Duration = Duration::from_secs(60);
@@ -70,11 +70,11 @@ pub async fn create(admin: &Admin, mut t: NewTopic) {
     // yet although CREATE and CLUSTER_STATUS show it (it answers
     // `topic_not_found`, which no client retries; reported to the lead):
     // wait until it serves it.
-    let deadline = Instant::now() + WAIT;
-    while let Err(e) = admin.metadata(topic).await {
-        assert!(Instant::now() < deadline, "METADATA {topic}: {e}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    eventually_async!(
+        WAIT,
+        format!("METADATA {topic} to be served"),
+        admin.metadata(topic)
+    );
 }
 
 /// Polls CLUSTER_STATUS until `ok` holds (the state is replicated: there
@@ -84,16 +84,12 @@ pub async fn status_until(
     what: &str,
     ok: impl Fn(&ClusterStatus) -> bool,
 ) -> ClusterStatus {
-    let deadline = Instant::now() + WAIT;
-    loop {
-        if let Ok(s) = admin.cluster_status().await {
-            if ok(&s) {
-                return s;
-            }
+    eventually_async!(WAIT, what, async {
+        match admin.cluster_status().await {
+            Ok(s) if ok(&s) => Ok(s),
+            other => Err(other),
         }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    })
 }
 
 /// The leader's broker id of `topic`/`partition` in `s`.
@@ -124,15 +120,10 @@ pub async fn read_until(
     partition: u32,
     last: &str,
 ) -> Vec<(u64, String)> {
-    let deadline = Instant::now() + WAIT;
     let mut out = Vec::new();
     let mut offset = 0u64;
-    loop {
-        assert!(
-            Instant::now() < deadline,
-            "{topic}/{partition}: {last:?} not read within {WAIT:?} (read {} records)",
-            out.len()
-        );
+    let what = format!("{last:?} in {topic}/{partition}");
+    eventually_async!(WAIT, what, async {
         let payload = CommandPayload::new()
             .field("topic", topic)
             .field("partition", partition)
@@ -155,7 +146,7 @@ pub async fn read_until(
         let batch = match reply {
             Ok(b) => Batch::decode(b).unwrap(),
             // A read is safe to repeat; the routing already retried.
-            Err(e) if e.retryable() => continue,
+            Err(e) if e.retryable() => return Err(format!("{e}")),
             Err(e) => panic!("CONSUME {topic}/{partition}@{offset}: {e}"),
         };
         for r in batch.records {
@@ -165,9 +156,11 @@ pub async fn read_until(
             offset = r.offset + 1;
             let value = String::from_utf8_lossy(&r.payload).into_owned();
             if value == last {
-                return out;
+                return Ok(());
             }
             out.push((r.offset, value));
         }
-    }
+        Err(format!("{} records read", out.len()))
+    });
+    out
 }

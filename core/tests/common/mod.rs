@@ -4,7 +4,7 @@
 use cursus::blocking::{Admin, Consumer};
 use cursus::NewTopic;
 use cursus::{ClientConfig, ConsumerConfig};
-use cursus_testkit::TestBroker;
+use cursus_testkit::{poll_until, TestBroker};
 use std::time::Duration;
 
 pub const WAIT: Duration = Duration::from_secs(20);
@@ -26,19 +26,20 @@ pub fn consumer(broker: &TestBroker, group: &str, extra: &[(&str, &str)]) -> Con
     Consumer::connect(config).unwrap()
 }
 
-/// Polls until `n` records arrived (or a generous deadline passed).
+/// Polls until `n` records arrived (or a generous deadline passed: the
+/// caller checks what arrived).
 pub fn take(consumer: &Consumer, n: usize, max: usize) -> Vec<u64> {
     let mut offsets = Vec::new();
-    for _ in 0..200 {
+    let _ = poll_until(Duration::from_secs(20), || {
         let want = (n - offsets.len()).min(max);
-        if want == 0 {
-            break;
+        if want > 0 {
+            let got = consumer
+                .poll_max(Some(Duration::from_millis(100)), want)
+                .unwrap();
+            offsets.extend(got.iter().map(|r| r.offset));
         }
-        let got = consumer
-            .poll_max(Some(Duration::from_millis(100)), want)
-            .unwrap();
-        offsets.extend(got.iter().map(|r| r.offset));
-    }
+        offsets.len() >= n
+    });
     offsets
 }
 

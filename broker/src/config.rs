@@ -16,8 +16,8 @@ use std::time::Duration;
 
 use crate::auth::users::{UserEntry, Users};
 use crate::faults::FaultRule;
-use crate::settings::settings;
 pub use crate::settings::ConfigError;
+use crate::settings::{check, millis, settings};
 use crate::storage::io::StorageFault;
 use crate::storage::{CleanupPolicy, DEFAULT_SEGMENT_BYTES, MAX_SEGMENT_BYTES};
 use crate::topics::MAX_PARTITIONS;
@@ -294,19 +294,6 @@ impl Default for Config {
     fn default() -> Self {
         Config::resolve(BrokerSettings::default()).expect("the defaults are valid")
     }
-}
-
-/// `value` if `ok` holds for it, else the error `message`.
-fn check<T>(value: T, ok: impl FnOnce(&T) -> bool, message: &str) -> Result<T, String> {
-    match ok(&value) {
-        true => Ok(value),
-        false => Err(message.to_owned()),
-    }
-}
-
-/// A duration given in milliseconds, or the default.
-fn millis(given: Option<u64>, default_ms: u64) -> Duration {
-    Duration::from_millis(given.unwrap_or(default_ms))
 }
 
 fn positive(d: &Duration) -> bool {

@@ -12,8 +12,9 @@
 //!   `Vec<T>` for a repeatable flag or a file list;
 //! - after `=>`, the resolved field, its type and the expression that
 //!   computes it from the given value (by its name): the default, the
-//!   conversion (milliseconds to a `Duration`, text to an enum) and the
-//!   check, whose `Err(message)` stops startup with `?`.
+//!   conversion (milliseconds to a `Duration` with [`millis`], text to an
+//!   enum) and the check ([`check`]), whose `Err(message)` stops startup
+//!   with `?`.
 //!
 //! An entry without `=> ...` is only given (several of them resolve into
 //! one field), and an entry that starts with `=>` is such a field: its
@@ -46,6 +47,7 @@
 use std::fmt;
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use serde::de::{self, DeserializeSeed, Deserializer, MapAccess, Visitor};
 
@@ -131,6 +133,19 @@ impl<T> Layer for Vec<T> {
             self
         }
     }
+}
+
+/// `value` if `ok` holds for it, else the error `message` (an entry's check).
+pub fn check<T>(value: T, ok: impl FnOnce(&T) -> bool, message: &str) -> Result<T, String> {
+    match ok(&value) {
+        true => Ok(value),
+        false => Err(message.to_owned()),
+    }
+}
+
+/// A duration given in milliseconds, or `default_ms`.
+pub fn millis(given: Option<u64>, default_ms: u64) -> Duration {
+    Duration::from_millis(given.unwrap_or(default_ms))
 }
 
 /// The settings given as `flags`, over those of the TOML file at `file`
@@ -377,13 +392,6 @@ mod tests {
         =>
         /// The items and the extra one.
         all: Vec<String> = items.into_iter().chain(extra).collect(),
-    }
-
-    fn check<T>(value: T, ok: impl FnOnce(&T) -> bool, message: &str) -> Result<T, String> {
-        match ok(&value) {
-            true => Ok(value),
-            false => Err(message.to_owned()),
-        }
     }
 
     #[derive(Parser)]

@@ -11,7 +11,7 @@ use std::time::Duration;
 use super::fsm::NodeId;
 use super::internal_tls::InternalTlsFiles;
 use super::shards::{DEFAULT_SHARDS, MAX_SHARDS};
-use crate::settings::settings;
+use crate::settings::{millis, settings};
 
 settings! {
     /// The distributed-mode settings as given: command-line flags (the
@@ -54,14 +54,14 @@ settings! {
     #[arg(long, value_name = "MS")]
     broker_heartbeat_ms: Option<u64> =>
     /// How often a broker tells the Raft leader it is alive.
-    heartbeat_interval: Duration = Duration::from_millis(broker_heartbeat_ms.unwrap_or(300)),
+    heartbeat_interval: Duration = millis(broker_heartbeat_ms, 300),
     /// Distributed mode: a broker silent this long is inactive and its partitions
     /// fail over. [default: 2000]
     #[arg(long, value_name = "MS")]
     broker_session_timeout_ms: Option<u64> =>
     /// Missing heartbeats for this long makes a broker inactive (its
     /// partitions fail over to in-sync replicas).
-    session_timeout: Duration = Duration::from_millis(broker_session_timeout_ms.unwrap_or(2_000)),
+    session_timeout: Duration = millis(broker_session_timeout_ms, 2_000),
     /// Distributed mode: this broker holds no partition replicas; it takes part in
     /// Raft and serves metadata, coordination and redirects. [default: off]
     #[arg(long)]

@@ -2,7 +2,7 @@
 //! TOML file key, its default, its check and its help text.
 //!
 //! A section of settings (the broker's own in [`crate::config`], the
-//! cluster's next to the cluster code) is one [`settings!`] block. Each
+//! cluster's next to the cluster code) is one `settings!` block. Each
 //! entry gives
 //!
 //! - the help text (doc comment) and the flag (`#[arg(...)]`, clap's
@@ -75,7 +75,7 @@ pub enum ConfigError {
     Invalid(String),
 }
 
-/// A section of given settings: what [`settings!`] generates for its given
+/// A section of given settings: what `settings!` generates for its given
 /// struct. A tuple of sections is a section, so the assembly point reads
 /// one file holding the keys of all of them.
 pub trait Settings: Default {

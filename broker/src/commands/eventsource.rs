@@ -30,6 +30,7 @@ use super::{Durable, HandlerResult, Reply};
 use crate::broker::{Broker, Listener};
 use crate::eventsource::replay::payload_digest;
 use crate::eventsource::{Entry, Snapshot, SnapshotStore};
+use crate::placement::commit::{committed, Commit};
 use crate::storage::{PartitionLog, StorageError, StoredRecord};
 use crate::topics::definition::topic_param;
 use crate::topics::partition::{blocking, storage_error};
@@ -114,7 +115,7 @@ fn es_topic(broker: &Broker, name: &str) -> Result<Arc<Topic>, ErrorPayload> {
     let topic = broker
         .topics
         .get(name)
-        .ok_or_else(|| crate::cluster::routing::missing_topic(broker, name))?;
+        .ok_or_else(|| broker.placement().missing_topic(name))?;
     if !topic.def.event_sourcing {
         return Err(ErrorPayload::new("event_sourcing_not_enabled").with_field("topic", name));
     }
@@ -136,7 +137,9 @@ fn route(
         );
     }
     let id = partition_for_key(key.as_bytes(), count);
-    crate::cluster::routing::check_leader(broker, &topic.def.name, id, listener)?;
+    broker
+        .placement()
+        .check_leader(&topic.def.name, id, listener)?;
     partition_of(topic, id)
 }
 
@@ -531,7 +534,7 @@ pub async fn append_stream(
             offset,
         ));
     }
-    Err(crate::cluster::routing::generation_changed(broker, name))
+    Err(broker.placement().generation_changed(name))
 }
 
 /// APPEND_STREAM's reply once `offset` is durable. The fsync starts now
@@ -549,20 +552,18 @@ fn when_durable(
 ) -> Reply {
     let partition = Arc::clone(partition);
     let topic = topic.to_owned();
-    let cluster = broker.cluster().cloned();
+    let placement = Arc::clone(&broker.mode().placement);
     let timeout = broker.config.request_timeout;
     let sync = tokio::spawn(async move {
         let id = partition.id();
-        partition
-            .sync_to(offset)
-            .await
-            .map_err(|e| append_failed(&topic, id, &e))?;
-        if let Some(node) = cluster {
-            crate::cluster::replication::Replication::wait_committed(
-                &node, &topic, id, offset, timeout,
-            )
-            .await?;
-        }
+        let local = async {
+            partition
+                .sync_to(offset)
+                .await
+                .map_err(|e| append_failed(&topic, id, &e))
+        };
+        let writes = [(id, offset)];
+        committed(&*placement, &topic, &writes, local, Commit::InSync, timeout).await?;
         Ok(format!(
             "OK version={version} offset={offset} partition={id}"
         ))
@@ -652,24 +653,17 @@ pub async fn save_snapshot(
                     .with_field("reason", e.to_string())
             })?;
         drop(_writer);
-        // Distributed mode: answered once the in-sync replicas have it too.
-        if let Some(node) = broker.cluster() {
-            crate::cluster::replication::replicate_snapshot(
-                node,
-                name,
-                partition.id(),
-                key,
-                version,
-                message,
-            )
+        // Answered once the other in-sync replicas have it too.
+        broker
+            .placement()
+            .replicate_snapshot(name, partition.id(), key, version, message)
             .await?;
-        }
         return Ok(Reply::text(format!(
             "OK version={version} partition={}",
             partition.id()
         )));
     }
-    Err(crate::cluster::routing::generation_changed(broker, name))
+    Err(broker.placement().generation_changed(name))
 }
 
 // ---------------------------------------------------------- READ_SNAPSHOT
@@ -976,8 +970,10 @@ pub async fn browse_messages(
     let topic = broker
         .topics
         .get(name)
-        .ok_or_else(|| crate::cluster::routing::missing_topic(broker, name))?;
-    crate::cluster::routing::check_leader(broker, &topic.def.name, id, listener)?;
+        .ok_or_else(|| broker.placement().missing_topic(name))?;
+    broker
+        .placement()
+        .check_leader(&topic.def.name, id, listener)?;
     let partition = topic.partition(id).cloned().ok_or_else(|| {
         ErrorPayload::new("partition_not_found")
             .with_field("topic", name)

@@ -54,7 +54,7 @@ pub fn existing_topic(
     broker
         .topics
         .get(name)
-        .ok_or_else(|| crate::cluster::routing::missing_topic(broker, name))
+        .ok_or_else(|| broker.placement().missing_topic(name))
 }
 
 /// Parses a partition number: `invalid_partition command=<command>` when it

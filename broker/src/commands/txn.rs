@@ -16,6 +16,7 @@ use cursus_wire::{CommandPayload, ErrorPayload};
 use super::params::{number, partition_number, required};
 use super::{Durable, HandlerResult, Reply};
 use crate::broker::{Broker, Listener};
+use crate::placement::CoordinatorKey;
 use crate::topics::definition::topic_param;
 use crate::txn::coordinator::{OffsetsRequest, PublishRequest, StreamRequest};
 use crate::txn::state::{EndResult, TxnSnapshot};
@@ -56,7 +57,9 @@ fn coordinated_id(
     listener: Listener,
 ) -> Result<String, ErrorPayload> {
     let id = transactional_id(p, command)?;
-    crate::cluster::shards::check_coordinator(broker, &id, listener)?;
+    broker
+        .placement()
+        .check_coordinator(CoordinatorKey::Transaction(&id), listener)?;
     Ok(id)
 }
 

@@ -28,7 +28,7 @@ use tracing::{error, info, warn};
 use super::append::{sync_later, Appended, TxnEvent, TxnRecord};
 use super::journal::TxnJournal;
 use super::markers::MarkerKind;
-use super::participants;
+use super::participants::{GroupOffsets, MarkerWrite};
 use super::state::{
     aborted, not_found, BeginPlan, EndPlan, EndResult, InitPlan, Participant, StreamAppend,
     TxnSnapshot, TxnState,
@@ -512,7 +512,10 @@ impl TxnCoordinator {
             key: req.key.clone(),
             payload: req.payload.clone(),
         };
-        let appended = participants::data(broker, &req.topic, partition, &record).await?;
+        let appended = broker
+            .participants()
+            .data(broker, &req.topic, partition, &record)
+            .await?;
         if appended.new {
             current.messages += 1;
         }
@@ -613,7 +616,10 @@ impl TxnCoordinator {
             payload: req.payload.clone(),
             replay,
         };
-        let appended = participants::event(broker, &req.topic, partition, &event).await?;
+        let appended = broker
+            .participants()
+            .event(broker, &req.topic, partition, &event)
+            .await?;
         current
             .stream_appends
             .entry(req.topic.clone())
@@ -670,15 +676,17 @@ impl TxnCoordinator {
             &req.topic,
             &req.entries,
         )?;
-        participants::validate_offsets(
-            broker,
-            &req.group,
-            &req.topic,
-            &req.member,
-            req.generation,
-            &req.entries,
-        )
-        .await?;
+        let offsets = GroupOffsets {
+            group: &req.group,
+            topic: &req.topic,
+            member: &req.member,
+            generation: req.generation,
+            entries: &req.entries,
+        };
+        broker
+            .participants()
+            .validate_offsets(broker, offsets)
+            .await?;
         let count = staged.count();
         let next = TxnSnapshot {
             offsets: Some(staged),
@@ -739,15 +747,17 @@ impl TxnCoordinator {
         };
         for (topic, partitions) in &staged.entries {
             let entries: Vec<(u32, u64)> = partitions.iter().map(|(p, o)| (*p, *o)).collect();
-            participants::validate_offsets(
-                broker,
-                &staged.group,
+            let offsets = GroupOffsets {
+                group: &staged.group,
                 topic,
-                &staged.member,
-                staged.generation,
-                &entries,
-            )
-            .await?;
+                member: &staged.member,
+                generation: staged.generation,
+                entries: &entries,
+            };
+            broker
+                .participants()
+                .validate_offsets(broker, offsets)
+                .await?;
         }
         Ok(())
     }
@@ -777,14 +787,16 @@ impl TxnCoordinator {
         current: &mut TxnSnapshot,
     ) -> Result<(), ErrorPayload> {
         for p in current.participants.clone() {
-            let checked = participants::check_pending(
-                broker,
-                &p.topic,
-                p.partition,
-                &current.producer_id,
-                current.epoch,
-            )
-            .await?;
+            let checked = broker
+                .participants()
+                .check_pending(
+                    broker,
+                    &p.topic,
+                    p.partition,
+                    &current.producer_id,
+                    current.epoch,
+                )
+                .await?;
             if let Some(conflict) = checked {
                 let e = ErrorPayload::new("stream_version_conflict")
                     .with_field("transactional_id", &current.transactional_id)
@@ -855,7 +867,11 @@ impl TxnCoordinator {
         current: &TxnSnapshot,
     ) -> Result<(), ErrorPayload> {
         if let Some(staged) = &current.offsets {
-            participants::materialize_offsets(broker, &staged.group, &staged.flat()).await?;
+            let entries = staged.flat();
+            broker
+                .participants()
+                .materialize_offsets(broker, &staged.group, &entries)
+                .await?;
         }
         self.release_all(broker, current).await;
         Ok(())
@@ -863,14 +879,16 @@ impl TxnCoordinator {
 
     async fn release_all(&self, broker: &Broker, current: &TxnSnapshot) {
         for p in &current.participants {
-            participants::release_on(
-                broker,
-                &p.topic,
-                p.partition,
-                &current.producer_id,
-                current.epoch,
-            )
-            .await;
+            broker
+                .participants()
+                .release(
+                    broker,
+                    &p.topic,
+                    p.partition,
+                    &current.producer_id,
+                    current.epoch,
+                )
+                .await;
         }
     }
 
@@ -882,20 +900,19 @@ impl TxnCoordinator {
     ) -> Result<(), ErrorPayload> {
         // In a cluster, the shard epoch this broker owns the id at: markers
         // of a former owner are refused by the partition leaders.
-        let coordinator_epoch =
-            crate::cluster::shards::marker_epoch(broker, &current.transactional_id)?;
+        let coordinator_epoch = broker.placement().marker_epoch(&current.transactional_id)?;
+        let marker = MarkerWrite {
+            transactional_id: &current.transactional_id,
+            producer_id: &current.producer_id,
+            epoch: current.epoch,
+            kind,
+            coordinator_epoch,
+        };
         for p in &current.participants {
-            let written = participants::marker(
-                broker,
-                &p.topic,
-                p.partition,
-                &current.transactional_id,
-                &current.producer_id,
-                current.epoch,
-                kind,
-                coordinator_epoch,
-            )
-            .await
+            let written = broker
+                .participants()
+                .marker(broker, &p.topic, p.partition, marker)
+                .await
             .map_err(|e| {
                 let code = match kind {
                     MarkerKind::Commit => "transaction_commit_failed",

@@ -67,6 +67,20 @@ pub fn partition_number(value: &str, command: &str) -> Result<u32, ErrorPayload>
     })
 }
 
+/// The `partition=` a producer chose (PUBLISH, TXN_PUBLISH): `None` when
+/// absent or negative — clients send `partition=-1` for "not chosen", and
+/// the record is then routed by its key, as by the public Cursus broker —
+/// else the partition number (`invalid_partition` when it is not one).
+pub fn chosen_partition(p: &CommandPayload, command: &str) -> Result<Option<u32>, ErrorPayload> {
+    let Some(value) = p.get("partition") else {
+        return Ok(None);
+    };
+    match value.trim().parse::<i64>() {
+        Ok(n) if n < 0 => Ok(None),
+        _ => partition_number(value, command).map(Some),
+    }
+}
+
 /// Partition `id` of `topic`, or `partition_not_found`.
 pub fn partition_of(topic: &Topic, id: u32) -> Result<Arc<Partition>, ErrorPayload> {
     topic.partition(id).cloned().ok_or_else(|| {

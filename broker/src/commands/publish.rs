@@ -19,7 +19,7 @@ use cursus_wire::{
 };
 use serde::Serialize;
 
-use super::params::{optional_number, partition_number, required};
+use super::params::{chosen_partition, optional_number, required};
 use super::{Durable, HandlerResult, Reply};
 use crate::broker::{Broker, Listener};
 use crate::placement::commit::{committed, Commit};
@@ -148,10 +148,7 @@ fn parse_text(p: &CommandPayload) -> Result<PublishInput, ErrorPayload> {
             ErrorPayload::new("invalid_is_idempotent").with_field("isIdempotent", v)
         })?,
     };
-    let partition = p
-        .get("partition")
-        .map(|v| partition_number(v, "PUBLISH"))
-        .transpose()?;
+    let partition = chosen_partition(p, "PUBLISH")?;
     let record = Record {
         payload: Bytes::copy_from_slice(message.as_bytes()),
         key: p

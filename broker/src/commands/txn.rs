@@ -13,7 +13,7 @@ use std::sync::Arc;
 use bytes::Bytes;
 use cursus_wire::{CommandPayload, ErrorPayload};
 
-use super::params::{number, partition_number, required};
+use super::params::{chosen_partition, number, required};
 use super::{Durable, HandlerResult, Reply};
 use crate::broker::{Broker, Listener};
 use crate::placement::CoordinatorKey;
@@ -134,10 +134,7 @@ pub async fn txn_publish(
         }
     };
     let message = required(p, "message", "missing_message", C)?;
-    let partition = p
-        .get("partition")
-        .map(|v| partition_number(v, C))
-        .transpose()?;
+    let partition = chosen_partition(p, C)?;
     let req = PublishRequest {
         transactional_id: id,
         producer_id,

@@ -49,12 +49,12 @@ pub async fn start(
     broker.groups.set_replicator(Arc::new(groups::RaftGroups {
         node: Arc::downgrade(&node),
     }));
-    broker.txns.set_replicator(Arc::new(txns::RaftTxns {
-        node: Arc::downgrade(&node),
-    }));
+    let txns = Arc::new(txns::RaftTxns::new(Arc::downgrade(&node)));
+    broker.txns.set_replicator(Arc::clone(&txns) as _);
     tokio::spawn(replication::reconcile_forever(
         Arc::clone(broker),
         Arc::clone(&node),
+        txns,
     ));
     Ok(node)
 }

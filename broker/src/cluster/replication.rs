@@ -31,6 +31,7 @@ use tracing::{debug, info, warn};
 use super::fsm::{ClusterState, FsmCommand, NodeId, ProducerSeq};
 use super::node::ClusterNode;
 use super::transport::{BoxFuture, ClusterHandler, TransportError};
+use super::txns::RaftTxns;
 use crate::broker::Broker;
 use crate::storage::TopicDefinition;
 use crate::topics::partition::ReplicaAppendError;
@@ -146,7 +147,9 @@ impl Replication {
 }
 
 /// Follows the replicated state until shutdown (see the module docs).
-pub async fn reconcile_forever(broker: Arc<Broker>, node: Arc<ClusterNode>) {
+/// `txns` keeps the transaction coordinator in step with the cluster's
+/// transaction state.
+pub async fn reconcile_forever(broker: Arc<Broker>, node: Arc<ClusterNode>, txns: Arc<RaftTxns>) {
     let mut applied = node.applied();
     let mut groups_version = None;
     let mut txns_version = None;
@@ -158,9 +161,7 @@ pub async fn reconcile_forever(broker: Arc<Broker>, node: Arc<ClusterNode>) {
         reconcile(&broker, &node, &snapshot).await;
         if txns_version != Some(snapshot.txns_version) {
             txns_version = Some(snapshot.txns_version);
-            broker
-                .txns
-                .sync_from_cluster(&snapshot.txns, snapshot.txns_version);
+            txns.sync_from_cluster(&broker.txns, &snapshot.txns, snapshot.txns_version);
         }
         if groups_version != Some(snapshot.groups_version) {
             groups_version = Some(snapshot.groups_version);

@@ -18,7 +18,7 @@ use super::{Durable, HandlerResult, Reply};
 use crate::broker::{Broker, Listener};
 use crate::placement::CoordinatorKey;
 use crate::topics::definition::topic_param;
-use crate::txn::coordinator::{OffsetsRequest, PublishRequest, StreamRequest};
+use crate::txn::requests::{OffsetsRequest, PublishRequest, StreamRequest};
 use crate::txn::state::{EndResult, TxnSnapshot};
 
 /// Most unique partitions in one SEND_OFFSETS_TO_TXN.

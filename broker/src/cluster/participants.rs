@@ -2,7 +2,7 @@
 //! broker that owns the partition or group. Where this broker leads the
 //! partition, the local [`crate::txn::append`] functions; otherwise the
 //! partition's leader runs them, asked over the cluster listener
-//! (INTERNAL_BATCH with one [`Op`], answered by [`serve`]). Staged offsets
+//! (INTERNAL_BATCH with one `Op`, answered by [`serve`]). Staged offsets
 //! are validated by the group's coordinator the same way.
 //!
 //! A transactional record or marker counts as written only once the
@@ -206,7 +206,7 @@ impl Clustered {
 
     /// Runs an append on the partition's broker: `local` here when this
     /// broker leads the partition (the answer waits for the ISR), else the
-    /// [`Op`] `remote` builds on the leader, over INTERNAL_BATCH.
+    /// `Op` `remote` builds on the leader, over INTERNAL_BATCH.
     async fn append_on<Fut>(
         &self,
         topic: &str,
@@ -451,7 +451,7 @@ async fn serve_append(
     to_json(&answer)
 }
 
-/// Runs an [`Op`] sent by a coordinator (INTERNAL_BATCH on the cluster
+/// Runs an `Op` sent by a coordinator (INTERNAL_BATCH on the cluster
 /// listener).
 pub async fn serve(
     placement: &Clustered,

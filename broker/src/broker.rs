@@ -1,15 +1,16 @@
 //! The state every handler works on, shared by all connections.
 
 use crate::faults::Faults;
-use std::sync::{Arc, OnceLock};
+use std::sync::{Arc, LazyLock, OnceLock};
 
-use crate::cluster::node::ClusterNode;
+use cursus_wire::ErrorPayload;
 
 use tokio_util::sync::CancellationToken;
 
 use crate::config::Config;
 use crate::groups::{Coordinator, OffsetLookup, ReplayError};
 use crate::metrics::Metrics;
+use crate::placement::{ClusterAdmin, Mode, Participants, Placement, Standalone, TopicCatalog};
 use crate::storage::{LogConfig, StorageError};
 use crate::topics::{TopicDefaults, TopicRegistry};
 use crate::txn::{TxnCoordinator, TxnJournal, TxnReplayError, TxnSettings};
@@ -65,9 +66,9 @@ pub struct Broker {
     pub faults: Faults,
     /// The Prometheus metrics the connections record into.
     pub metrics: Arc<Metrics>,
-    /// Distributed mode: set once the cluster node has started (never in
-    /// standalone mode).
-    pub cluster_node: OnceLock<Arc<ClusterNode>>,
+    /// The seam's implementations, installed once at startup (standalone
+    /// until then).
+    mode: OnceLock<Mode>,
 }
 
 impl std::fmt::Debug for Broker {
@@ -131,13 +132,43 @@ impl Broker {
             shutdown,
             faults: Faults::new(&config_faults),
             metrics,
-            cluster_node: OnceLock::new(),
+            mode: OnceLock::new(),
         })
     }
 
-    /// The cluster node in distributed mode.
-    pub fn cluster(&self) -> Option<&Arc<ClusterNode>> {
-        self.cluster_node.get()
+    /// Installs the seam's implementations (distributed mode, before the
+    /// broker serves clients); only the first call counts.
+    pub fn install(&self, mode: Mode) {
+        let _ = self.mode.set(mode);
+    }
+
+    /// The seam's implementations: the installed ones, else standalone.
+    pub fn mode(&self) -> &Mode {
+        static STANDALONE: LazyLock<Mode> = LazyLock::new(Standalone::mode);
+        self.mode.get().unwrap_or(&STANDALONE)
+    }
+
+    /// Where partitions live and who coordinates what.
+    pub fn placement(&self) -> &dyn Placement {
+        &*self.mode().placement
+    }
+
+    /// Topic creation, changes and removal.
+    pub fn catalog(&self) -> &dyn TopicCatalog {
+        &*self.mode().catalog
+    }
+
+    /// Where a transaction's partition and group operations run.
+    pub fn participants(&self) -> &dyn Participants {
+        &*self.mode().participants
+    }
+
+    /// The cluster's administration for `command`, or
+    /// `distribution_not_enabled` on a standalone broker.
+    pub fn cluster_admin(&self, command: &str) -> Result<&dyn ClusterAdmin, ErrorPayload> {
+        self.mode().admin.as_deref().ok_or_else(|| {
+            ErrorPayload::new("distribution_not_enabled").with_field("command", command)
+        })
     }
 
     /// The address advertised to a client of `listener`: a TLS client is

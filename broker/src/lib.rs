@@ -9,6 +9,9 @@
 //! * [`commands`] — one handler module per command family;
 //! * [`topics`] — the manifest-backed topic registry and live partitions;
 //! * [`broker`] — the shared state handlers work on;
+//! * [`placement`] — the seam between the domain and the deployment mode
+//!   (standalone or [`cluster`]), chosen once at startup;
+//! * [`cluster`] — distributed mode, the clustered side of that seam;
 //! * [`maintenance`] — background flush and retention;
 //! * [`health`] — the `/live`, `/ready` and `/metrics` HTTP endpoints;
 //! * [`metrics`] — the Prometheus metrics and their scrape-time collector;
@@ -34,6 +37,7 @@ pub mod groups;
 pub mod health;
 pub mod maintenance;
 pub mod metrics;
+pub mod placement;
 pub mod server;
 pub mod settings;
 pub mod storage;

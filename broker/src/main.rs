@@ -8,11 +8,8 @@ use std::sync::Arc;
 
 use clap::Parser;
 use cursus_broker::broker::{Broker, OpenError};
+use cursus_broker::cluster;
 use cursus_broker::cluster::config::{ClusterConfig, ClusterSettings};
-use cursus_broker::cluster::groups::RaftGroups;
-use cursus_broker::cluster::node::ClusterNode;
-use cursus_broker::cluster::replication::{self, BrokerHandler};
-use cursus_broker::cluster::txns::RaftTxns;
 use cursus_broker::config::{BrokerSettings, Config, ConfigError, LISTEN_OFF};
 use cursus_broker::health::{self, Readiness};
 use cursus_broker::metrics::Metrics;
@@ -209,14 +206,20 @@ async fn run(config: Config, cluster: Option<ClusterConfig>) -> Result<(), Strin
             e.render()
         ));
     }
-    if let Some(cluster) = cluster {
-        start_cluster(&broker, cluster).await?;
-    }
+    // Distributed mode: the cluster node, and the clustered seam installed.
+    let node = match cluster {
+        Some(config) => {
+            let listener = bind(&config.cluster_listen).await?;
+            Some(cluster::start(&broker, config, listener).await?)
+        }
+        None => None,
+    };
     let probed = Arc::clone(&broker);
+    let member = node.clone();
     readiness.set_failure_probe(Box::new(move || {
         probed
             .storage_failure()
-            .or_else(|| probed.cluster().and_then(|node| node.not_ready()))
+            .or_else(|| member.as_ref().and_then(|node| node.not_ready()))
     }));
     readiness.set_ready();
     info!(addr = %shown_addr, ?tls_addr, %health_addr, advertised = %broker.advertised, "ready");
@@ -224,7 +227,7 @@ async fn run(config: Config, cluster: Option<ClusterConfig>) -> Result<(), Strin
     let upkeep = tokio::spawn(maintenance::run(Arc::clone(&broker)));
     let tls = tls.map(|(tls, listener)| TlsListener { listener, tls });
     server::listener::run(Arc::clone(&broker), listener, tls).await;
-    if let Some(node) = broker.cluster() {
+    if let Some(node) = &node {
         // A clean stop leaves the cluster at once: its partitions fail
         // over now rather than after the session timeout.
         node.leave().await;
@@ -233,29 +236,10 @@ async fn run(config: Config, cluster: Option<ClusterConfig>) -> Result<(), Strin
     let _ = health_task.await;
     // A broker the cluster refused to join stopped on its own: that is a
     // failure for whoever started it.
-    if let Some(refusal) = broker.cluster().and_then(|node| node.refused()) {
+    if let Some(refusal) = node.and_then(|node| node.refused()) {
         return Err(format!("the cluster refused this broker: {refusal}"));
     }
     info!("stopped");
-    Ok(())
-}
-
-/// Distributed mode: the cluster listener, the Raft node and the
-/// reconciler that gives this broker its partition roles.
-async fn start_cluster(broker: &Arc<Broker>, config: ClusterConfig) -> Result<(), String> {
-    let listener = bind(&config.cluster_listen).await?;
-    let handler = Arc::new(BrokerHandler {
-        broker: Arc::downgrade(broker),
-    });
-    let node = ClusterNode::start(broker, config, listener, handler).await?;
-    let _ = broker.cluster_node.set(Arc::clone(&node));
-    broker.groups.set_replicator(Arc::new(RaftGroups {
-        node: Arc::downgrade(&node),
-    }));
-    broker.txns.set_replicator(Arc::new(RaftTxns {
-        node: Arc::downgrade(&node),
-    }));
-    tokio::spawn(replication::reconcile_forever(Arc::clone(broker), node));
     Ok(())
 }
 

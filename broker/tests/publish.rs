@@ -166,6 +166,70 @@ async fn round_robin_spreads_records() {
 }
 
 #[tokio::test]
+async fn a_negative_partition_is_routed_like_no_partition() {
+    // Clients send partition=-1 for "not chosen" (as the public Cursus
+    // broker accepts): keyed records go to their key's partition.
+    let broker = TestBroker::start();
+    let mut c = broker.client().await;
+    c.ok("CREATE topic=neg partitions=3").await;
+    let keys = ["user-1", "user-2", "order-77", "a", "zz-top", "k9"];
+    for key in keys {
+        c.ok(&format!(
+            "PUBLISH topic=neg partition=-1 acks=1 producerId=p key={key} message={key}"
+        ))
+        .await;
+    }
+    for p in 0..3u32 {
+        let b = c
+            .consume(&format!(
+                "CONSUME topic=neg partition={p} offset=0 member=m"
+            ))
+            .await;
+        let got: Vec<&[u8]> = b.records.iter().map(|r| &r.key[..]).collect();
+        let expected: Vec<&[u8]> = keys
+            .iter()
+            .filter(|k| partition_for_key(k.as_bytes(), 3) == p)
+            .map(|k| k.as_bytes())
+            .collect();
+        assert_eq!(got, expected, "partition {p}");
+    }
+    // Without a key, the keyless round robin, shared with records that
+    // name no partition: alternating the two spreads evenly.
+    c.ok("CREATE topic=neg_unkeyed partitions=3").await;
+    for i in 0..6 {
+        let partition = if i % 2 == 0 { " partition=-1" } else { "" };
+        c.ok(&format!(
+            "PUBLISH topic=neg_unkeyed{partition} acks=1 producerId=p message={i}"
+        ))
+        .await;
+    }
+    let offsets = c.ok("LIST_OFFSETS topic=neg_unkeyed").await;
+    for p in 0..3 {
+        assert!(
+            offsets.contains(&format!("P{p}:earliest=0:latest=2:")),
+            "{offsets}"
+        );
+    }
+    // Any other value that is not a partition number is still refused.
+    for (value, code) in [
+        ("x", "invalid_partition"),
+        ("1.5", "invalid_partition"),
+        ("-1x", "invalid_partition"),
+        ("4294967296", "invalid_partition"),
+        ("3", "partition_not_found"),
+    ] {
+        let e = c
+            .error(&format!(
+                "PUBLISH topic=neg_unkeyed partition={value} acks=1 producerId=p message=bad"
+            ))
+            .await;
+        assert_eq!(e.code, code, "partition={value}");
+    }
+    let after = c.ok("LIST_OFFSETS topic=neg_unkeyed").await;
+    assert_eq!(after, offsets, "refused records were not appended");
+}
+
+#[tokio::test]
 async fn explicit_partition_and_publish_errors() {
     let broker = TestBroker::start();
     let mut c = broker.client().await;
@@ -215,7 +279,7 @@ async fn explicit_partition_and_publish_errors() {
             ErrorClass::NotFound,
         ),
         (
-            "PUBLISH topic=e partition=-1 acks=1 producerId=p message=x",
+            "PUBLISH topic=e partition=x acks=1 producerId=p message=x",
             "invalid_partition",
             ErrorClass::Validation,
         ),

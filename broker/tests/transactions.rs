@@ -7,6 +7,7 @@ mod common;
 mod txn_common;
 
 use common::*;
+use cursus_wire::partitioner::partition_for_key;
 use cursus_wire::{Batch, ErrorClass, Status};
 use txn_common::*;
 
@@ -180,6 +181,61 @@ async fn malformed_requests_are_validation_errors() {
     assert_eq!(e.fields["value"], "maybe");
     // Nothing above changed the transaction.
     assert_eq!(s.status(&mut c).await["messages"], "0");
+}
+
+#[tokio::test]
+async fn a_negative_partition_is_routed_like_no_partition() {
+    // TXN_PUBLISH partition=-1 means "not chosen", as on PUBLISH.
+    let broker = TestBroker::start();
+    let mut c = broker.client().await;
+    topic(&mut c, "neg", 3).await;
+    topic(&mut c, "neg_unkeyed", 3).await;
+    let s = Session::init(&mut c, "neg").await;
+    s.begin(&mut c).await;
+    let a = s.args();
+    // Sequence numbers count per partition.
+    let mut seqs = [0u64; 3];
+    for key in ["user-1", "user-2", "order-77", "a", "zz-top", "k9"] {
+        let expected = partition_for_key(key.as_bytes(), 3);
+        seqs[expected as usize] += 1;
+        let seq = seqs[expected as usize];
+        let r = kv(&c
+            .ok(&format!(
+                "TXN_PUBLISH {a} topic=neg partition=-1 seqNum={seq} key={key} message={key}"
+            ))
+            .await);
+        assert_eq!(r["partition"], expected.to_string(), "key {key}");
+    }
+    // Without a key, the keyless round robin, shared with records that
+    // name no partition: three in a row cover every partition (each the
+    // first record there, so each seqNum=1).
+    let mut seen = std::collections::BTreeSet::new();
+    for i in 0..3 {
+        let partition = if i % 2 == 0 { " partition=-1" } else { "" };
+        let r = kv(&c
+            .ok(&format!(
+                "TXN_PUBLISH {a} topic=neg_unkeyed{partition} seqNum=1 message=m{i}"
+            ))
+            .await);
+        seen.insert(r["partition"].clone());
+    }
+    assert_eq!(seen.len(), 3, "{seen:?}");
+    // Any other value that is not a partition number is still refused.
+    for (value, code) in [
+        ("x", "invalid_partition"),
+        ("1.5", "invalid_partition"),
+        ("-1x", "invalid_partition"),
+        ("3", "partition_not_found"),
+    ] {
+        let e = c
+            .error(&format!(
+                "TXN_PUBLISH {a} topic=neg partition={value} seqNum=9 message=bad"
+            ))
+            .await;
+        assert_eq!(e.code, code, "partition={value}");
+    }
+    assert_eq!(s.status(&mut c).await["messages"], "9");
+    assert_eq!(s.end(&mut c, "commit").await["state"], "committed");
 }
 
 #[tokio::test]

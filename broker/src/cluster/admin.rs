@@ -1,73 +1,20 @@
-//! CLUSTER_STATUS, LIST_CLUSTER and ELECT_LEADER (docs/cluster.md, "Admin
-//! replies"), answered from this broker's copy of the replicated state;
-//! ELECT_LEADER goes through Raft.
+//! What CLUSTER_STATUS, LIST_CLUSTER and ELECT_LEADER (docs/cluster.md,
+//! "Admin replies"; the handlers are `crate::commands::cluster`) read from
+//! this broker's copy of the replicated state; ELECT_LEADER goes through
+//! Raft.
 
-use std::sync::Arc;
 use std::time::{Duration, UNIX_EPOCH};
 
-use cursus_wire::{CommandPayload, ErrorPayload};
-use serde::Serialize;
+use cursus_wire::ErrorPayload;
 
 use super::fsm::{ClusterState, FsmCommand, FsmReply, NodeId};
 use super::node::ClusterNode;
-use crate::broker::{Broker, Listener};
-use crate::commands::{HandlerResult, Reply};
+use crate::broker::Listener;
 use crate::groups::member_id::rfc3339;
+use crate::placement::{BrokerView, ClusterStatus, Election, PartitionView};
 
 /// How long ELECT_LEADER waits for its result to be applied here.
 const APPLY_WAIT: Duration = Duration::from_secs(5);
-
-/// The cluster node, or `distribution_not_enabled` for a standalone broker.
-pub fn node_of<'a>(
-    broker: &'a Broker,
-    command: &str,
-) -> Result<&'a Arc<ClusterNode>, ErrorPayload> {
-    broker
-        .cluster()
-        .ok_or_else(|| ErrorPayload::new("distribution_not_enabled").with_field("command", command))
-}
-
-/// One broker of LIST_CLUSTER and CLUSTER_STATUS.
-#[derive(Debug, Serialize)]
-pub struct BrokerView {
-    id: String,
-    addr: String,
-    #[serde(skip_serializing_if = "String::is_empty")]
-    client_addr: String,
-    status: &'static str,
-    last_seen: String,
-    lifecycle_protocol: u32,
-}
-
-#[derive(Debug, Serialize)]
-struct PartitionView {
-    topic: String,
-    partition: u32,
-    leader: Option<String>,
-    leader_epoch: u64,
-    hwm: u64,
-    replicas: Vec<String>,
-    isr: Vec<String>,
-    /// Idempotent producers whose committed sequences the replicated
-    /// state holds for the partition.
-    producers: usize,
-}
-
-#[derive(Debug, Serialize)]
-struct StatusView {
-    raft_leader: Option<String>,
-    brokers: Vec<BrokerView>,
-    partitions: Vec<PartitionView>,
-    leaderless: u64,
-    under_replicated: u64,
-    /// The Raft voters and learners (broker ids) as this broker knows the
-    /// membership.
-    voters: Vec<String>,
-    learners: Vec<String>,
-    /// The cluster's transaction coordinator shard count (`null` until a
-    /// broker that knows it registered).
-    transaction_coordinator_shards: Option<u32>,
-}
 
 /// The brokers as LIST_CLUSTER shows them (client addresses for a client
 /// of `listener`).
@@ -93,15 +40,8 @@ fn broker_name(state: &ClusterState, node: NodeId) -> String {
     state.broker_name(node)
 }
 
-fn json_reply(prefix: &str, value: &impl Serialize, failure: &str) -> HandlerResult {
-    let json = serde_json::to_string(value)
-        .map_err(|e| ErrorPayload::new(failure).with_field("reason", e.to_string()))?;
-    Ok(Reply::text(format!("OK {prefix}={json}")))
-}
-
 /// CLUSTER_STATUS.
-pub fn cluster_status(broker: &Arc<Broker>, listener: Listener) -> HandlerResult {
-    let node = node_of(broker, "CLUSTER_STATUS")?;
+pub fn status(node: &ClusterNode, listener: Listener) -> ClusterStatus {
     let raft_leader = node.raft.leader();
     let state = node.state();
     let mut leaderless = 0;
@@ -127,7 +67,7 @@ pub fn cluster_status(broker: &Arc<Broker>, listener: Listener) -> HandlerResult
             });
         }
     }
-    let view = StatusView {
+    ClusterStatus {
         raft_leader: raft_leader.map(|l| broker_name(&state, l)),
         brokers: brokers_view(&state, listener),
         partitions,
@@ -146,39 +86,17 @@ pub fn cluster_status(broker: &Arc<Broker>, listener: Listener) -> HandlerResult
             .map(|n| broker_name(&state, n))
             .collect(),
         transaction_coordinator_shards: state.txn_shards.as_ref().map(|s| s.count),
-    };
-    json_reply("cluster", &view, "marshal_cluster_status_failed")
-}
-
-/// LIST_CLUSTER (no fields).
-pub fn list_cluster(broker: &Arc<Broker>, p: &CommandPayload, listener: Listener) -> HandlerResult {
-    let node = node_of(broker, "LIST_CLUSTER")?;
-    if !p.fields().is_empty() || !p.positionals().is_empty() {
-        return Err(ErrorPayload::new("unknown_command").with_field("command", "LIST_CLUSTER"));
     }
-    let brokers = brokers_view(&node.state(), listener);
-    json_reply("brokers", &brokers, "marshal_brokers_failed")
 }
 
-/// ELECT_LEADER topic=<t> partition=<n> broker=<broker-id>.
-pub async fn elect_leader(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
-    let node = node_of(broker, "ELECT_LEADER")?;
-    let topic = p
-        .get("topic")
-        .filter(|t| !t.is_empty())
-        .ok_or_else(|| ErrorPayload::new("missing_topic").with_field("command", "ELECT_LEADER"))?;
-    let partition: u32 = match p.get("partition") {
-        None | Some("") => {
-            return Err(ErrorPayload::new("missing_partition").with_field("command", "ELECT_LEADER"))
-        }
-        Some(v) => v
-            .parse()
-            .map_err(|_| ErrorPayload::new("invalid_partition").with_field("partition", v))?,
-    };
-    let target_id = p
-        .get("broker")
-        .filter(|b| !b.is_empty())
-        .ok_or_else(|| ErrorPayload::new("missing_broker").with_field("command", "ELECT_LEADER"))?;
+/// ELECT_LEADER: `target_id` becomes the leader of `topic`/`partition`,
+/// answered once this broker routes by the result.
+pub async fn elect_leader(
+    node: &ClusterNode,
+    topic: &str,
+    partition: u32,
+    target_id: &str,
+) -> Result<Election, ErrorPayload> {
     let target = {
         let state = node.state();
         let Some(t) = state.topics.get(topic) else {
@@ -229,10 +147,10 @@ pub async fn elect_leader(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerRe
         APPLY_WAIT,
     )
     .await?;
-    let previous = previous.map(|n| node.broker_id(n)).unwrap_or_default();
-    Ok(Reply::text(format!(
-        "OK topic={topic} partition={partition} previous_leader={previous} leader={} \
-         leader_epoch={leader_epoch} changed={changed}",
-        node.broker_id(leader)
-    )))
+    Ok(Election {
+        previous: previous.map(|n| node.broker_id(n)).unwrap_or_default(),
+        leader: node.broker_id(leader),
+        leader_epoch,
+        changed,
+    })
 }

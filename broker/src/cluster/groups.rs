@@ -19,6 +19,7 @@ use super::node::ClusterNode;
 use crate::broker::{Broker, Listener};
 use crate::groups::records::RecordBody;
 use crate::groups::GroupReplicator;
+use crate::placement::CoordinatorAddr;
 
 /// Writes group records through Raft.
 #[derive(Debug)]
@@ -59,16 +60,13 @@ fn rendezvous(key: &str, node: NodeId) -> u64 {
     super::shards::fnv1a(key.bytes().chain(node.to_be_bytes()))
 }
 
-/// `Ok` in standalone mode or on `group`'s coordinator; otherwise
-/// `NOT_COORDINATOR host= port=` (or `coordinator_not_available`).
+/// `Ok` on `group`'s coordinator; otherwise `NOT_COORDINATOR host= port=`
+/// (or `coordinator_not_available`).
 pub fn check_coordinator(
-    broker: &Broker,
+    node: &ClusterNode,
     group: &str,
     listener: Listener,
 ) -> Result<(), ErrorPayload> {
-    let Some(node) = broker.cluster() else {
-        return Ok(());
-    };
     if !node.may_coordinate() {
         // A restarted broker's copy may still name it coordinator of
         // groups that moved while it was away, and its offsets may be
@@ -78,32 +76,20 @@ pub fn check_coordinator(
     let coordinator = coordinator_of(&node.state(), group);
     match coordinator {
         Some(c) if c == node.node_id() => Ok(()),
-        Some(c) => {
-            let addr = node.client_addr(c, listener).unwrap_or_default();
-            let (host, port) = addr.rsplit_once(':').unwrap_or((&addr, ""));
-            Err(ErrorPayload::new("NOT_COORDINATOR")
-                .with_field("host", host)
-                .with_field("port", port))
-        }
+        Some(c) => Err(super::shards::not_coordinator(node, c, listener)),
         None => Err(ErrorPayload::new("coordinator_not_available").with_field("group", group)),
     }
 }
 
-/// FIND_COORDINATOR `group=` in distributed mode: `(broker id, host,
-/// port)`.
+/// FIND_COORDINATOR `group=` in distributed mode.
 pub fn find(
-    broker: &Broker,
+    node: &ClusterNode,
     key: &str,
     listener: Listener,
-) -> Result<(String, String, String), ErrorPayload> {
-    let node = broker
-        .cluster()
-        .ok_or_else(|| ErrorPayload::new("distribution_not_enabled"))?;
+) -> Result<CoordinatorAddr, ErrorPayload> {
     let c = coordinator_of(&node.state(), key)
         .ok_or_else(|| ErrorPayload::new("coordinator_not_available").with_field("key", key))?;
-    let addr = node.client_addr(c, listener).unwrap_or_default();
-    let (host, port) = addr.rsplit_once(':').unwrap_or((&addr, ""));
-    Ok((node.broker_id(c), host.to_string(), port.to_string()))
+    Ok(super::shards::coordinator_addr(node, c, listener))
 }
 
 /// Body of the broker-to-broker removal check.

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::node::ClusterNode;
 use crate::broker::Broker;
-use crate::commands::admin::offsets_line;
+use crate::placement::{leader_not_found, local_offsets};
 use crate::topics::Partition;
 
 /// Body of a broker-to-broker LIST_OFFSETS.
@@ -37,9 +37,7 @@ pub async fn line(
         .map_or((None, 0), |p| (p.leader, p.leader_epoch));
     match leader {
         None if node.state().partition(topic, part.id()).is_some() => {
-            Err(ErrorPayload::new("leader_not_found")
-                .with_field("topic", topic)
-                .with_field("partition", part.id()))
+            Err(leader_not_found(topic, part.id()))
         }
         Some(l) if l != node.node_id() => {
             let addr = node
@@ -66,21 +64,22 @@ pub async fn line(
         }
         // This broker leads it: once it serves the current epoch (after a
         // TRUNCATE, its new generation).
-        _ => local(broker, topic, part.id(), epoch),
+        _ => local(broker, node, topic, part.id(), epoch),
     }
 }
 
 /// A leader answering another broker's LIST_OFFSETS for one partition.
-pub fn serve(broker: &Broker, body: &[u8]) -> Result<Bytes, ErrorPayload> {
+pub fn serve(broker: &Broker, node: &ClusterNode, body: &[u8]) -> Result<Bytes, ErrorPayload> {
     let q: OffsetsQuery = serde_json::from_slice(body)
         .map_err(|e| ErrorPayload::new("malformed_input").with_field("reason", e.to_string()))?;
-    local(broker, &q.topic, q.partition, q.min_epoch).map(Bytes::from)
+    local(broker, node, &q.topic, q.partition, q.min_epoch).map(Bytes::from)
 }
 
 /// The offsets of a partition this broker leads, from its current
 /// generation.
 fn local(
     broker: &Broker,
+    node: &ClusterNode,
     topic: &str,
     partition: u32,
     min_epoch: u64,
@@ -88,22 +87,18 @@ fn local(
     // Behind the asker: it knows a newer epoch, or the partition at all
     // (a CREATE this broker has not applied yet; epochs start at 1).
     let behind = min_epoch > 0
-        && broker.cluster().is_some_and(|node| {
-            node.state()
-                .partition(topic, partition)
-                .map_or(true, |p| p.leader_epoch < min_epoch)
-        });
+        && node
+            .state()
+            .partition(topic, partition)
+            .map_or(true, |p| p.leader_epoch < min_epoch);
     if behind {
-        return Err(ErrorPayload::new("leader_not_found")
-            .with_field("topic", topic)
-            .with_field("partition", partition)
-            .with_field("reason", "catching_up"));
+        return Err(leader_not_found(topic, partition).with_field("reason", "catching_up"));
     }
-    super::routing::check_leader(broker, topic, partition, crate::broker::Listener::Plain)?;
+    super::routing::check_leader(node, topic, partition, crate::broker::Listener::Plain)?;
     let part = broker
         .topics
         .get(topic)
         .and_then(|t| t.partition(partition).cloned())
-        .ok_or_else(|| super::routing::missing_topic(broker, topic))?;
-    Ok(offsets_line(&part))
+        .ok_or_else(|| super::routing::missing_topic(node, topic))?;
+    Ok(local_offsets(&part))
 }

@@ -18,7 +18,7 @@
 //!   their last offset ([`Replication::wait_committed`]).
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
 use bytes::{Buf, BufMut, Bytes, BytesMut};
@@ -31,6 +31,7 @@ use tracing::{debug, info, warn};
 use super::fsm::{ClusterState, FsmCommand, NodeId, ProducerSeq};
 use super::node::ClusterNode;
 use super::transport::{BoxFuture, ClusterHandler, TransportError};
+use super::txns::RaftTxns;
 use crate::broker::Broker;
 use crate::storage::TopicDefinition;
 use crate::topics::partition::ReplicaAppendError;
@@ -146,7 +147,9 @@ impl Replication {
 }
 
 /// Follows the replicated state until shutdown (see the module docs).
-pub async fn reconcile_forever(broker: Arc<Broker>, node: Arc<ClusterNode>) {
+/// `txns` keeps the transaction coordinator in step with the cluster's
+/// transaction state.
+pub async fn reconcile_forever(broker: Arc<Broker>, node: Arc<ClusterNode>, txns: Arc<RaftTxns>) {
     let mut applied = node.applied();
     let mut groups_version = None;
     let mut txns_version = None;
@@ -158,9 +161,7 @@ pub async fn reconcile_forever(broker: Arc<Broker>, node: Arc<ClusterNode>) {
         reconcile(&broker, &node, &snapshot).await;
         if txns_version != Some(snapshot.txns_version) {
             txns_version = Some(snapshot.txns_version);
-            broker
-                .txns
-                .sync_from_cluster(&snapshot.txns, snapshot.txns_version);
+            txns.sync_from_cluster(&broker.txns, &snapshot.txns, snapshot.txns_version);
         }
         if groups_version != Some(snapshot.groups_version) {
             groups_version = Some(snapshot.groups_version);
@@ -675,6 +676,8 @@ fn decode_request(mut body: Bytes) -> Result<(ReplicateHeader, Vec<(i64, Bytes)>
 pub struct BrokerHandler {
     /// The broker (weak: the listener must not keep it alive).
     pub broker: Weak<Broker>,
+    /// The cluster node, once it has started (weak, likewise).
+    pub node: OnceLock<Weak<ClusterNode>>,
 }
 
 impl ClusterHandler for BrokerHandler {
@@ -684,11 +687,20 @@ impl ClusterHandler for BrokerHandler {
                 .broker
                 .upgrade()
                 .ok_or_else(|| ErrorPayload::new("broker_shutting_down"))?;
+            let node = || {
+                self.node
+                    .get()
+                    .and_then(Weak::upgrade)
+                    .ok_or_else(|| ErrorPayload::new("cluster_metadata_unavailable"))
+            };
             match command {
-                Command::ReplicateMessage => replicate_message(&broker, body).await,
-                Command::ReplicateSnapshot => store_snapshot(&broker, body).await,
-                Command::InternalBatch => crate::txn::participants::serve(&broker, body).await,
-                Command::ListOffsets => super::offsets::serve(&broker, &body),
+                Command::ReplicateMessage => replicate_message(&broker, &*node()?, body).await,
+                Command::ReplicateSnapshot => store_snapshot(&broker, &*node()?, body).await,
+                Command::InternalBatch => {
+                    let placement = super::placement::Clustered { node: node()? };
+                    super::participants::serve(&placement, &broker, body).await
+                }
+                Command::ListOffsets => super::offsets::serve(&broker, &*node()?, &body),
                 Command::GroupStatus => super::groups::serve_removal_check(&broker, &body).await,
                 other => {
                     Err(ErrorPayload::new("unknown_command").with_field("command", other.name()))
@@ -699,10 +711,11 @@ impl ClusterHandler for BrokerHandler {
 }
 
 /// A follower receiving entries.
-async fn replicate_message(broker: &Arc<Broker>, body: Bytes) -> Result<Bytes, ErrorPayload> {
-    let node = broker
-        .cluster()
-        .ok_or_else(|| ErrorPayload::new("cluster_metadata_unavailable"))?;
+async fn replicate_message(
+    broker: &Arc<Broker>,
+    node: &ClusterNode,
+    body: Bytes,
+) -> Result<Bytes, ErrorPayload> {
     let (h, entries) = decode_request(body)?;
     {
         let state = node.state();
@@ -825,10 +838,11 @@ pub async fn replicate_snapshot(
 }
 
 /// A follower storing a leader's snapshot (fenced like entries).
-async fn store_snapshot(broker: &Arc<Broker>, body: Bytes) -> Result<Bytes, ErrorPayload> {
-    let node = broker
-        .cluster()
-        .ok_or_else(|| ErrorPayload::new("cluster_metadata_unavailable"))?;
+async fn store_snapshot(
+    broker: &Arc<Broker>,
+    node: &ClusterNode,
+    body: Bytes,
+) -> Result<Bytes, ErrorPayload> {
     let copy: SnapshotCopy =
         serde_json::from_slice(&body).map_err(|e| malformed(&e.to_string()))?;
     {

@@ -5,19 +5,19 @@
 
 use cursus_wire::ErrorPayload;
 
-use crate::broker::{Broker, Listener};
+use super::node::ClusterNode;
+use crate::broker::Listener;
+use crate::placement::leader_not_found;
 
-/// `Ok` in standalone mode or when this broker leads `topic`/`partition`;
-/// otherwise the redirect (or `leader_not_found` while it has no leader).
+/// `Ok` when this broker leads `topic`/`partition` in the epoch it serves
+/// (or the replicated state does not know the partition yet); otherwise
+/// the redirect (or `leader_not_found` while it has no leader).
 pub fn check_leader(
-    broker: &Broker,
+    node: &ClusterNode,
     topic: &str,
     partition: u32,
     listener: Listener,
 ) -> Result<(), ErrorPayload> {
-    let Some(node) = broker.cluster() else {
-        return Ok(());
-    };
     let (leader, epoch) = {
         let state = node.state();
         match state.partition(topic, partition) {
@@ -47,21 +47,12 @@ pub fn check_leader(
     }
 }
 
-fn leader_not_found(topic: &str, partition: u32) -> ErrorPayload {
-    ErrorPayload::new("leader_not_found")
-        .with_field("topic", topic)
-        .with_field("partition", partition)
-}
-
-/// The error for a topic this broker does not have: in a cluster, a topic
-/// the replicated state defines but this broker has not materialized yet
-/// is `topic_materialization_pending` (retryable), otherwise
+/// The error for a topic this broker does not have: a topic the
+/// replicated state defines but this broker has not materialized yet is
+/// `topic_materialization_pending` (retryable), otherwise
 /// `topic_not_found`.
-pub fn missing_topic(broker: &Broker, name: &str) -> ErrorPayload {
-    let pending = broker
-        .cluster()
-        .is_some_and(|node| node.state().topics.contains_key(name));
-    let code = if pending {
+pub fn missing_topic(node: &ClusterNode, name: &str) -> ErrorPayload {
+    let code = if node.state().topics.contains_key(name) {
         "topic_materialization_pending"
     } else {
         "topic_not_found"
@@ -71,14 +62,9 @@ pub fn missing_topic(broker: &Broker, name: &str) -> ErrorPayload {
 
 /// The error when a partition's generation kept changing under a request
 /// (TRUNCATE, DELETE, a leader change): in a cluster that is a leader
-/// change in progress, so the retryable `leader_not_found`; standalone,
-/// `topic_lifecycle_pending`.
-pub fn generation_changed(broker: &Broker, topic: &str) -> ErrorPayload {
-    if broker.cluster().is_some() {
-        ErrorPayload::new("leader_not_found")
-            .with_field("topic", topic)
-            .with_field("reason", "generation_changed")
-    } else {
-        ErrorPayload::new("topic_lifecycle_pending").with_field("topic", topic)
-    }
+/// change in progress, so the retryable `leader_not_found`.
+pub fn generation_changed(topic: &str) -> ErrorPayload {
+    ErrorPayload::new("leader_not_found")
+        .with_field("topic", topic)
+        .with_field("reason", "generation_changed")
 }

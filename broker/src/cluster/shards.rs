@@ -19,7 +19,8 @@ use serde::{Deserialize, Serialize};
 
 use super::fsm::{ClusterState, NodeId};
 use super::node::ClusterNode;
-use crate::broker::{Broker, Listener};
+use crate::broker::Listener;
+use crate::placement::CoordinatorAddr;
 
 /// `transaction_coordinator_shards` when not configured.
 pub const DEFAULT_SHARDS: u32 = 50;
@@ -107,8 +108,20 @@ pub fn owner(state: &ClusterState, transactional_id: &str) -> Option<(NodeId, u6
     Some((s.owner?, s.epoch))
 }
 
+/// The client address of `node` for `listener`, split for
+/// FIND_COORDINATOR.
+pub fn coordinator_addr(node: &ClusterNode, owner: NodeId, listener: Listener) -> CoordinatorAddr {
+    let addr = node.client_addr(owner, listener).unwrap_or_default();
+    let (host, port) = addr.rsplit_once(':').unwrap_or((&addr, ""));
+    CoordinatorAddr {
+        broker_id: node.broker_id(owner),
+        host: host.to_string(),
+        port: port.to_string(),
+    }
+}
+
 /// `NOT_COORDINATOR host= port=` naming `owner`'s address for `listener`.
-fn not_coordinator(node: &ClusterNode, owner: NodeId, listener: Listener) -> ErrorPayload {
+pub fn not_coordinator(node: &ClusterNode, owner: NodeId, listener: Listener) -> ErrorPayload {
     let addr = node.client_addr(owner, listener).unwrap_or_default();
     let (host, port) = addr.rsplit_once(':').unwrap_or((&addr, ""));
     ErrorPayload::new("NOT_COORDINATOR")
@@ -120,17 +133,14 @@ fn unavailable(transactional_id: &str) -> ErrorPayload {
     ErrorPayload::new("coordinator_not_available").with_field("transactional_id", transactional_id)
 }
 
-/// `Ok` in standalone mode or on the owner of `transactional_id`'s shard;
-/// otherwise `NOT_COORDINATOR host= port=` (or `coordinator_not_available`
-/// while this broker may not coordinate or the shard has no owner).
+/// `Ok` on the owner of `transactional_id`'s shard; otherwise
+/// `NOT_COORDINATOR host= port=` (or `coordinator_not_available` while
+/// this broker may not coordinate or the shard has no owner).
 pub fn check_coordinator(
-    broker: &Broker,
+    node: &ClusterNode,
     transactional_id: &str,
     listener: Listener,
 ) -> Result<(), ErrorPayload> {
-    let Some(node) = broker.cluster() else {
-        return Ok(());
-    };
     if !node.may_coordinate() {
         // A restarted broker's copy may still name it the owner of shards
         // that moved while it was away.
@@ -144,21 +154,16 @@ pub fn check_coordinator(
     }
 }
 
-/// FIND_COORDINATOR `transactional_id=` in distributed mode: `(broker id,
-/// host, port)` of the shard owner.
+/// FIND_COORDINATOR `transactional_id=` in distributed mode: the shard
+/// owner.
 pub fn find(
-    broker: &Broker,
+    node: &ClusterNode,
     transactional_id: &str,
     listener: Listener,
-) -> Result<(String, String, String), ErrorPayload> {
-    let node = broker
-        .cluster()
-        .ok_or_else(|| ErrorPayload::new("distribution_not_enabled"))?;
+) -> Result<CoordinatorAddr, ErrorPayload> {
     let (o, _) =
         owner(&node.state(), transactional_id).ok_or_else(|| unavailable(transactional_id))?;
-    let addr = node.client_addr(o, listener).unwrap_or_default();
-    let (host, port) = addr.rsplit_once(':').unwrap_or((&addr, ""));
-    Ok((node.broker_id(o), host.to_string(), port.to_string()))
+    Ok(coordinator_addr(node, o, listener))
 }
 
 /// The shard epoch this broker owns `transactional_id`'s shard at, per its
@@ -170,15 +175,6 @@ pub fn owned_epoch(node: &ClusterNode, transactional_id: &str) -> Result<u64, Er
         Some((o, _)) => Err(not_coordinator(node, o, Listener::Plain)
             .with_field("transactional_id", transactional_id)),
         None => Err(unavailable(transactional_id)),
-    }
-}
-
-/// The coordinator epoch of `transactional_id`'s markers: 1 standalone,
-/// the owned shard epoch in a cluster.
-pub fn marker_epoch(broker: &Broker, transactional_id: &str) -> Result<i64, ErrorPayload> {
-    match broker.cluster() {
-        None => Ok(crate::txn::markers::COORDINATOR_EPOCH),
-        Some(node) => owned_epoch(node, transactional_id).map(|e| e as i64),
     }
 }
 

@@ -11,6 +11,7 @@ use cursus_wire::ErrorPayload;
 use super::fsm::{ClusterState, FsmCommand};
 use super::node::ClusterNode;
 use crate::broker::{Broker, Listener};
+use crate::placement::TopicLeaders;
 use crate::storage::TopicDefinition;
 use crate::topics::definition::{validate_definition, with_min_isr};
 use crate::topics::{MinIsr, TopicPatch};
@@ -102,14 +103,17 @@ async fn wait_revision(node: &ClusterNode, name: &str, revision: u64) -> Result<
     .await
 }
 
-/// TRUNCATE through Raft; every broker then empties its copy
-/// (`replication::reconcile_forever`).
+/// TRUNCATE through Raft, once no group of the topic has active members
+/// on another broker (`blocked_code` otherwise); every broker then empties
+/// its copy (`replication::reconcile_forever`).
 pub async fn truncate(
     broker: &Broker,
     node: &ClusterNode,
     name: &str,
     expected_revision: u64,
+    blocked_code: &str,
 ) -> Result<TopicDefinition, ErrorPayload> {
+    super::groups::check_removal_elsewhere(node, name, blocked_code).await?;
     node.propose(FsmCommand::TruncateTopic {
         name: name.to_string(),
         expected_revision,
@@ -137,13 +141,18 @@ pub async fn truncate(
         .ok_or_else(|| ErrorPayload::new("topic_not_found").with_field("topic", name))
 }
 
-/// DELETE through Raft; `Ok(false)` when the topic was already absent.
+/// DELETE through Raft, once no group of the topic has active members on
+/// another broker (`blocked_code` otherwise); `Ok(false)` when the topic
+/// was already absent.
 pub async fn delete(
     broker: &Broker,
     node: &ClusterNode,
     name: &str,
     if_exists: bool,
+    blocked_code: &str,
 ) -> Result<bool, ErrorPayload> {
+    // Groups coordinated elsewhere are checked by their coordinators.
+    super::groups::check_removal_elsewhere(node, name, blocked_code).await?;
     if !node.state().topics.contains_key(name) {
         return if if_exists {
             Ok(false)
@@ -224,11 +233,7 @@ async fn wait_materialized(
 }
 
 /// METADATA's `leaders=` and `epochs=` and the authoritative definition.
-pub fn leaders(
-    state: &ClusterState,
-    topic: &str,
-    listener: Listener,
-) -> Option<(TopicDefinition, Vec<String>, Vec<u64>)> {
+pub fn leaders(state: &ClusterState, topic: &str, listener: Listener) -> Option<TopicLeaders> {
     let t = state.topics.get(topic)?;
     let addr = |n| {
         state
@@ -245,5 +250,9 @@ pub fn leaders(
         .map(|p| p.leader.map_or_else(String::new, addr))
         .collect();
     let epochs = t.partitions.iter().map(|p| p.leader_epoch).collect();
-    Some((t.def.clone(), leaders, epochs))
+    Some(TopicLeaders {
+        def: t.def.clone(),
+        leaders,
+        epochs,
+    })
 }

@@ -10,7 +10,8 @@
 //! END_TXN finishes a prepared commit there). Participant partitions led
 //! elsewhere are written through their leaders (`txn::participants`).
 
-use std::sync::Weak;
+use std::collections::{BTreeMap, HashSet};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use cursus_wire::ErrorPayload;
@@ -18,29 +19,98 @@ use cursus_wire::ErrorPayload;
 use super::fsm::{FsmCommand, FsmReply};
 use super::node::ClusterNode;
 use crate::txn::state::TxnSnapshot;
-use crate::txn::{TxnFuture, TxnReplicator};
+use crate::txn::{TxnCoordinator, TxnFuture, TxnReplicator};
 
-/// Persists coordinator state through Raft.
+/// Persists coordinator state through Raft and keeps the cluster's copy
+/// of every transactional id's state.
 #[derive(Debug)]
 pub struct RaftTxns {
     /// The cluster node (weak: the coordinator must not keep it alive).
-    pub node: Weak<ClusterNode>,
+    node: Weak<ClusterNode>,
+    copy: Arc<Mutex<ClusterCopy>>,
+}
+
+/// The cluster's transaction state as this broker last saw it.
+#[derive(Debug, Default)]
+struct ClusterCopy {
+    /// The cluster's transactions version of `snapshots`, or of this
+    /// broker's own latest TXN_SYNC if newer.
+    version: u64,
+    snapshots: BTreeMap<String, TxnSnapshot>,
+    /// The ids this broker coordinated at the last sync.
+    owned: HashSet<String>,
+}
+
+fn lock(copy: &Mutex<ClusterCopy>) -> std::sync::MutexGuard<'_, ClusterCopy> {
+    copy.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+impl RaftTxns {
+    /// The replicator of `node`'s broker.
+    pub fn new(node: Weak<ClusterNode>) -> RaftTxns {
+        RaftTxns {
+            node,
+            copy: Arc::default(),
+        }
+    }
+
+    /// Takes over the cluster's state (`snapshots` at transactions
+    /// version `version`) of the ids other brokers coordinate, and of ids
+    /// this broker has just become the coordinator of (a failover); the
+    /// ids it already coordinated keep their state in `coordinator`, which
+    /// is ahead of the cluster's (it persists before it applies). A
+    /// `version` older than this broker's own latest write is ignored, as
+    /// the broker's copy of the replicated state may lag its proposals.
+    pub fn sync_from_cluster(
+        &self,
+        coordinator: &TxnCoordinator,
+        snapshots: &BTreeMap<String, TxnSnapshot>,
+        version: u64,
+    ) {
+        let previously_owned = {
+            let mut copy = lock(&self.copy);
+            if version < copy.version {
+                return;
+            }
+            copy.version = version;
+            copy.snapshots = snapshots.clone();
+            std::mem::take(&mut copy.owned)
+        };
+        let mut owned = HashSet::new();
+        for (id, snapshot) in snapshots {
+            let mine = self.coordinates(id);
+            if mine {
+                owned.insert(id.clone());
+            }
+            if mine && previously_owned.contains(id) {
+                continue;
+            }
+            coordinator.adopt(id, snapshot);
+        }
+        lock(&self.copy).owned = owned;
+    }
 }
 
 impl TxnReplicator for RaftTxns {
-    fn sync(&self, snapshot: TxnSnapshot) -> TxnFuture<Result<u64, String>> {
+    fn sync(&self, snapshot: TxnSnapshot) -> TxnFuture<Result<(), String>> {
         let node = self.node.clone();
+        let copy = Arc::clone(&self.copy);
         Box::pin(async move {
             let node = node.upgrade().ok_or("the cluster node stopped")?;
             let id = snapshot.transactional_id.clone();
             let shard_epoch = super::shards::owned_epoch(&node, &id).map_err(|e| e.render())?;
             let cmd = FsmCommand::TxnSync {
-                snapshot,
+                snapshot: snapshot.clone(),
                 node: node.node_id(),
                 shard_epoch,
             };
             match node.propose(cmd).await {
-                Ok(FsmReply::TxnsVersion(v)) => Ok(v),
+                Ok(FsmReply::TxnsVersion(v)) => {
+                    let mut copy = lock(&copy);
+                    copy.version = copy.version.max(v);
+                    copy.snapshots.insert(id, snapshot);
+                    Ok(())
+                }
                 Ok(other) => Err(format!("unexpected apply result {other:?}")),
                 Err(e) if e.code == "NOT_COORDINATOR" => {
                     Err(fenced(&node, &id, shard_epoch, e).await.render())
@@ -48,6 +118,14 @@ impl TxnReplicator for RaftTxns {
                 Err(e) => Err(e.render()),
             }
         })
+    }
+
+    fn snapshots(&self) -> Vec<TxnSnapshot> {
+        lock(&self.copy).snapshots.values().cloned().collect()
+    }
+
+    fn fenced(&self, transactional_id: &str) {
+        lock(&self.copy).owned.remove(transactional_id);
     }
 
     fn allocate_producer_id(&self) -> TxnFuture<Result<u64, String>> {

@@ -10,8 +10,8 @@ use serde::Serialize;
 use super::params::{existing_topic, number, partition_number, partition_of, required};
 use super::{HandlerResult, Reply, SUPPORTED};
 use crate::broker::{Broker, Listener};
+use crate::placement::{CoordinatorKey, TopicLeaders, Truncated};
 use crate::topics::definition::{parse_bool, parse_min_isr, topic_param};
-use crate::topics::Partition;
 use crate::topics::{definition_line, is_internal_topic, TopicPatch};
 
 /// CREATE: new topic from defaults, or presence-aware patch of an existing one.
@@ -22,10 +22,7 @@ pub async fn create(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
             .with_field("command", "CREATE")
             .with_field("topic", &patch.name));
     }
-    let def = match broker.cluster() {
-        Some(node) => crate::cluster::topics::create(broker, node, &patch).await?,
-        None => broker.topics.create(&patch).await?,
-    };
+    let def = broker.catalog().create(broker, &patch).await?;
     // New partitions (or a new topic matching a pattern) rebalance groups.
     broker.groups.topic_defined(&broker.topics, &def.name).await;
     Ok(Reply::text(definition_line(
@@ -44,10 +41,7 @@ pub async fn alter_topic_config(broker: &Arc<Broker>, p: &CommandPayload) -> Han
         "ALTER_TOPIC_CONFIG",
     )?;
     let value = parse_min_isr(value)?;
-    let def = match broker.cluster() {
-        Some(node) => crate::cluster::topics::alter_min_isr(broker, node, name, value).await?,
-        None => broker.topics.alter_min_isr(name, value).await?,
-    };
+    let def = broker.catalog().alter_min_isr(broker, name, value).await?;
     Ok(Reply::text(definition_line(
         &def,
         broker.config.min_insync_replicas,
@@ -77,15 +71,10 @@ pub async fn delete(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult {
         .groups
         .begin_topic_removal(name, "topic_delete_blocked")
         .await?;
-    if let Some(node) = broker.cluster() {
-        // Groups coordinated elsewhere are checked by their coordinators.
-        crate::cluster::groups::check_removal_elsewhere(node, name, "topic_delete_blocked").await?;
-        let deleted = crate::cluster::topics::delete(broker, node, name, if_exists).await?;
-        removal.finish(&broker.topics, "topic_deleted").await;
-        txn_removal.finish().await;
-        return Ok(Reply::text(format!("OK topic={name} deleted={deleted}")));
-    }
-    let outcome = broker.topics.delete(name, if_exists).await?;
+    let outcome = broker
+        .catalog()
+        .delete(broker, name, if_exists, "topic_delete_blocked")
+        .await?;
     removal.finish(&broker.topics, "topic_deleted").await;
     txn_removal.finish().await;
     let mut line = format!("OK topic={name} deleted={}", outcome.deleted);
@@ -118,18 +107,13 @@ pub async fn truncate(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerResult
         .groups
         .begin_topic_removal(name, "topic_truncate_blocked")
         .await?;
-    if let Some(node) = broker.cluster() {
-        crate::cluster::groups::check_removal_elsewhere(node, name, "topic_truncate_blocked")
-            .await?;
-        let def = crate::cluster::topics::truncate(broker, node, name, expected).await?;
-        removal.finish(&broker.topics, "topic_truncated").await;
-        txn_removal.finish().await;
-        return Ok(Reply::text(format!(
-            "OK topic={name} truncated=true revision={} lifecycle_epoch={} leo=0 hwm=0",
-            def.revision, def.lifecycle_epoch
-        )));
-    }
-    let (def, cleanup_pending) = broker.topics.truncate(name, expected).await?;
+    let Truncated {
+        def,
+        cleanup_pending,
+    } = broker
+        .catalog()
+        .truncate(broker, name, expected, "topic_truncate_blocked")
+        .await?;
     removal.finish(&broker.topics, "topic_truncated").await;
     txn_removal.finish().await;
     let mut line = format!(
@@ -214,14 +198,9 @@ pub fn describe(broker: &Arc<Broker>, p: &CommandPayload, listener: Listener) ->
     // In a cluster the definition comes from the replicated state, like
     // METADATA's: the local materialization follows it a moment later, and
     // two commands answered by one broker must not disagree on the revision.
-    let replicated = broker.cluster().and_then(|node| {
-        node.state()
-            .topics
-            .get(&topic.def.name)
-            .map(|entry| entry.def.clone())
-    });
+    let placement = broker.placement();
+    let replicated = placement.definition(&topic.def.name);
     let def = replicated.as_ref().unwrap_or(&topic.def);
-    let id = broker.config.broker_id.as_str();
     let reply = DescribeReply {
         status: "OK",
         topic: &def.name,
@@ -253,35 +232,15 @@ pub fn describe(broker: &Arc<Broker>, p: &CommandPayload, listener: Listener) ->
             .iter()
             .map(|part| {
                 let log = part.log();
-                let standalone = || PartitionJson {
-                    id: part.id(),
-                    leader: broker.advertised_to(listener).to_owned(),
-                    replicas: vec![id.to_owned()],
-                    isr: vec![id.to_owned()],
-                    earliest: log.earliest_offset(),
-                    leo: log.log_end_offset(),
-                    hwm: log.durable_offset(),
-                };
-                let Some(node) = broker.cluster() else {
-                    return standalone();
-                };
-                let state = node.state();
-                let Some(p) = state.partition(&def.name, part.id()) else {
-                    return standalone();
-                };
-                let names = |nodes: &[u64]| nodes.iter().map(|n| state.broker_name(*n)).collect();
-                let tls = listener == Listener::Tls;
+                let replicas = placement.replicas(broker, &def.name, part, listener);
                 PartitionJson {
                     id: part.id(),
-                    leader: p
-                        .leader
-                        .and_then(|l| state.client_addr(l, tls))
-                        .unwrap_or_default(),
-                    replicas: names(&p.replicas),
-                    isr: names(&p.isr),
+                    leader: replicas.leader,
+                    replicas: replicas.replicas,
+                    isr: replicas.isr,
                     earliest: log.earliest_offset(),
                     leo: log.log_end_offset(),
-                    hwm: p.committed_hwm,
+                    hwm: replicas.hwm,
                 }
             })
             .collect(),
@@ -292,27 +251,21 @@ pub fn describe(broker: &Arc<Broker>, p: &CommandPayload, listener: Listener) ->
     Ok(Reply::Ok(Bytes::from(json)))
 }
 
-/// METADATA topic=<name>: leaders (this broker for every partition) and the
+/// METADATA topic=<name>: each partition's leader and epoch, and the
 /// authoritative topic policy.
 pub fn metadata(broker: &Arc<Broker>, p: &CommandPayload, listener: Listener) -> HandlerResult {
-    let (def, leaders, epochs) = match broker.cluster() {
-        // Answered from the replicated state alone: right after a CREATE
-        // elsewhere this broker may not have materialized the topic yet.
-        Some(node) => {
-            let name = topic_param(p, "METADATA")?;
-            let state = node.state();
-            let (def, leaders, epochs) = crate::cluster::topics::leaders(&state, name, listener)
-                .ok_or_else(|| ErrorPayload::new("topic_not_found").with_field("topic", name))?;
-            let epochs: Vec<String> = epochs.iter().map(u64::to_string).collect();
-            (def, leaders.join(","), epochs.join(","))
-        }
-        None => {
-            let topic = existing_topic(broker, p, "METADATA")?;
-            let n = topic.partitions.len();
-            let leaders = vec![broker.advertised_to(listener); n].join(",");
-            (topic.def.clone(), leaders, vec!["0"; n].join(","))
-        }
-    };
+    let name = topic_param(p, "METADATA")?;
+    let TopicLeaders {
+        def,
+        leaders,
+        epochs,
+    } = broker
+        .placement()
+        .leaders(broker, name, listener)
+        .ok_or_else(|| ErrorPayload::new("topic_not_found").with_field("topic", name))?;
+    let leaders = leaders.join(",");
+    let epochs: Vec<String> = epochs.iter().map(u64::to_string).collect();
+    let epochs = epochs.join(",");
     let def = &def;
     Ok(Reply::text(format!(
         "OK topic={} partitions={} leaders={leaders} epochs={epochs} revision={} \
@@ -345,15 +298,10 @@ pub async fn list_offsets(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerRe
         Some(v) => vec![partition_of(&topic, partition_number(v, "LIST_OFFSETS")?)?],
         None => topic.partitions.clone(),
     };
+    let placement = broker.placement();
     let mut offsets = Vec::with_capacity(selected.len());
     for part in &selected {
-        // In a cluster each partition's leader knows its offsets.
-        offsets.push(match broker.cluster() {
-            Some(node) => {
-                crate::cluster::offsets::line(broker, node, &topic.def.name, part).await?
-            }
-            None => offsets_line(part),
-        });
+        offsets.push(placement.offsets(broker, &topic.def.name, part).await?);
     }
     Ok(Reply::text(format!(
         "OK topic={} partitions={} offsets={}",
@@ -363,23 +311,7 @@ pub async fn list_offsets(broker: &Arc<Broker>, p: &CommandPayload) -> HandlerRe
     )))
 }
 
-/// One partition's `P<id>:earliest=:latest=:leo=:hwm=` item, from this
-/// broker's log: `latest` is the last stable offset (what a read_committed
-/// reader can reach), `hwm` the durable one.
-pub fn offsets_line(part: &Partition) -> String {
-    let log = part.log();
-    // Read the durable offset first: it never exceeds a later LEO read.
-    let hwm = log.durable_offset();
-    let latest = part.stable_offset().min(hwm);
-    let leo = log.log_end_offset().max(hwm);
-    format!(
-        "P{}:earliest={}:latest={latest}:leo={leo}:hwm={hwm}",
-        part.id(),
-        log.earliest_offset().min(latest),
-    )
-}
-
-/// FIND_COORDINATOR group=<name> | transactional_id=<id>: this broker.
+/// FIND_COORDINATOR group=<name> | transactional_id=<id>.
 pub fn find_coordinator(
     broker: &Arc<Broker>,
     p: &CommandPayload,
@@ -391,24 +323,14 @@ pub fn find_coordinator(
             ErrorPayload::new("missing_coordinator_key").with_field("command", "FIND_COORDINATOR")
         );
     }
-    if broker.cluster().is_some() {
-        // `group=` wins when both are given; a transactional id goes to
-        // the owner of its coordinator shard.
-        let (id, host, port) = match p.get("group").filter(|v| !v.is_empty()) {
-            Some(group) => crate::cluster::groups::find(broker, group, listener)?,
-            None => crate::cluster::shards::find(
-                broker,
-                p.get("transactional_id").unwrap_or_default(),
-                listener,
-            )?,
-        };
-        return Ok(Reply::text(format!(
-            "OK coordinator_id={id} host={host} port={port}"
-        )));
-    }
-    let (host, port) = broker.advertised_host_port(listener);
+    // `group=` wins when both are given.
+    let key = match p.get("group").filter(|v| !v.is_empty()) {
+        Some(group) => CoordinatorKey::Group(group),
+        None => CoordinatorKey::Transaction(p.get("transactional_id").unwrap_or_default()),
+    };
+    let c = broker.placement().find_coordinator(broker, key, listener)?;
     Ok(Reply::text(format!(
-        "OK coordinator_id={} host={host} port={port}",
-        broker.config.broker_id
+        "OK coordinator_id={} host={} port={}",
+        c.broker_id, c.host, c.port
     )))
 }

@@ -41,7 +41,7 @@ fn target(
     let topic = broker
         .topics
         .get(name)
-        .ok_or_else(|| crate::cluster::routing::missing_topic(broker, name))?;
+        .ok_or_else(|| broker.placement().missing_topic(name))?;
     if !topic.def.aggregate_replay {
         return Err(ErrorPayload::new("aggregate_replay_not_enabled").with_field("topic", name));
     }
@@ -57,7 +57,9 @@ fn target(
                 .with_field("got", raw));
         }
     }
-    crate::cluster::routing::check_leader(broker, &topic.def.name, expected, listener)?;
+    broker
+        .placement()
+        .check_leader(&topic.def.name, expected, listener)?;
     let partition = partition_of(&topic, expected)?;
     Ok((topic, partition, match_id.to_owned()))
 }

@@ -125,7 +125,9 @@ pub async fn consume(
         None => 0,
         Some(v) => v.trim().parse::<u64>().map_err(|_| syntax("wait_ms", v))?,
     };
-    crate::cluster::routing::check_leader(broker, &topic.def.name, id, listener)?;
+    broker
+        .placement()
+        .check_leader(&topic.def.name, id, listener)?;
     let partition = partition_of(&topic, id)?;
     // A committed group offset takes precedence over a lower offset= (the
     // spec's resolution order); a higher one is the consumer reading ahead

@@ -15,6 +15,7 @@ use crate::broker::{Broker, Listener};
 use crate::groups::member_id::is_valid_member;
 use crate::groups::selector::{is_valid_pattern, parse_topic_list};
 use crate::groups::{MemberView, Selector, TopicPartition};
+use crate::placement::CoordinatorKey;
 use crate::topics::is_valid_topic_name;
 use crate::topics::name::MAX_TOPIC_NAME_LEN;
 
@@ -41,7 +42,9 @@ fn group_param<'a>(
             .with_field("command", command)
             .with_field("group", group));
     }
-    crate::cluster::groups::check_coordinator(broker, group, listener)?;
+    broker
+        .placement()
+        .check_coordinator(CoordinatorKey::Group(group), listener)?;
     Ok(group)
 }
 

@@ -7,6 +7,7 @@
 
 pub mod admin;
 pub mod aggregate;
+pub mod cluster;
 pub mod consume;
 pub mod deadline;
 pub mod eventsource;
@@ -282,9 +283,9 @@ async fn execute(broker: &Arc<Broker>, request: Request, listener: Listener) -> 
         Command::ReadStreamHistory => eventsource::read_stream_history(broker, &p, listener).await,
         Command::AggregateReplayProof => aggregate::replay_proof(broker, &p, listener).await,
         Command::AggregateEventRangeRead => aggregate::event_range_read(broker, &p, listener).await,
-        Command::ClusterStatus => crate::cluster::admin::cluster_status(broker, listener),
-        Command::ListCluster => crate::cluster::admin::list_cluster(broker, &p, listener),
-        Command::ElectLeader => crate::cluster::admin::elect_leader(broker, &p).await,
+        Command::ClusterStatus => cluster::cluster_status(broker, listener),
+        Command::ListCluster => cluster::list_cluster(broker, &p, listener),
+        Command::ElectLeader => cluster::elect_leader(broker, &p).await,
         Command::Exit => Ok(Reply::OkThenClose(Bytes::from_static(b"OK"))),
         // AUTH never gets here: the connection's session answers it
         // (`crate::auth::Session`).

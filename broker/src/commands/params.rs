@@ -54,7 +54,7 @@ pub fn existing_topic(
     broker
         .topics
         .get(name)
-        .ok_or_else(|| crate::cluster::routing::missing_topic(broker, name))
+        .ok_or_else(|| broker.placement().missing_topic(name))
 }
 
 /// Parses a partition number: `invalid_partition command=<command>` when it
@@ -65,6 +65,20 @@ pub fn partition_number(value: &str, command: &str) -> Result<u32, ErrorPayload>
             .with_field("command", command)
             .with_field("partition", value)
     })
+}
+
+/// The `partition=` a producer chose (PUBLISH, TXN_PUBLISH): `None` when
+/// absent or negative — clients send `partition=-1` for "not chosen", and
+/// the record is then routed by its key, as by the public Cursus broker —
+/// else the partition number (`invalid_partition` when it is not one).
+pub fn chosen_partition(p: &CommandPayload, command: &str) -> Result<Option<u32>, ErrorPayload> {
+    let Some(value) = p.get("partition") else {
+        return Ok(None);
+    };
+    match value.trim().parse::<i64>() {
+        Ok(n) if n < 0 => Ok(None),
+        _ => partition_number(value, command).map(Some),
+    }
 }
 
 /// Partition `id` of `topic`, or `partition_not_found`.

@@ -19,10 +19,10 @@ use cursus_wire::{
 };
 use serde::Serialize;
 
-use super::params::{optional_number, partition_number, required};
+use super::params::{chosen_partition, optional_number, required};
 use super::{Durable, HandlerResult, Reply};
 use crate::broker::{Broker, Listener};
-use crate::cluster::replication::Replication;
+use crate::placement::commit::{committed, Commit};
 use crate::storage::Partitioner;
 use crate::topics::definition::{parse_bool, topic_param};
 use crate::topics::partition::{checkpoint_producers, storage_error};
@@ -148,10 +148,7 @@ fn parse_text(p: &CommandPayload) -> Result<PublishInput, ErrorPayload> {
             ErrorPayload::new("invalid_is_idempotent").with_field("isIdempotent", v)
         })?,
     };
-    let partition = p
-        .get("partition")
-        .map(|v| partition_number(v, "PUBLISH"))
-        .transpose()?;
+    let partition = chosen_partition(p, "PUBLISH")?;
     let record = Record {
         payload: Bytes::copy_from_slice(message.as_bytes()),
         key: p
@@ -231,7 +228,7 @@ async fn publish(broker: &Arc<Broker>, input: PublishInput, listener: Listener) 
     let topic = broker
         .topics
         .get(&input.topic)
-        .ok_or_else(|| crate::cluster::routing::missing_topic(broker, &input.topic))?;
+        .ok_or_else(|| broker.placement().missing_topic(&input.topic))?;
     if topic.def.aggregate_replay {
         // Every event of a replay topic carries its identity (event id,
         // digest, sequence): only APPEND_STREAM writes them.
@@ -265,15 +262,12 @@ async fn publish(broker: &Arc<Broker>, input: PublishInput, listener: Listener) 
         return Err(ErrorPayload::new("missing_producer_id").with_field("command", "PUBLISH"));
     }
     let groups = route(&topic, input.partition, input.records)?;
+    let placement = broker.placement();
     for id in groups.keys().copied() {
-        crate::cluster::routing::check_leader(broker, &topic.def.name, id, listener)?;
+        placement.check_leader(&topic.def.name, id, listener)?;
         // The ISR the acknowledgement waits for: this broker alone in
         // standalone mode, the partition's ISR in a cluster.
-        let isr = broker.cluster().map_or(1, |node| {
-            node.state()
-                .partition(&topic.def.name, id)
-                .map_or(0, |p| p.isr.len())
-        });
+        let isr = placement.in_sync_replicas(&topic.def.name, id);
         if input.acks == AckMode::All && (isr as u32) < min_isr {
             return Err(ErrorPayload::new("insufficient_in_sync_replicas")
                 .with_field("topic", &topic.def.name)
@@ -308,24 +302,34 @@ async fn publish(broker: &Arc<Broker>, input: PublishInput, listener: Listener) 
     let leader = broker.advertised_to(listener).to_owned();
     let (producer_id, producer_epoch) = (input.producer_id, input.producer_epoch);
     let (seq_start, seq_end) = (input.seq_start, input.seq_end);
-    let (acks, cluster) = (input.acks, broker.cluster().cloned());
+    // acks=all: also held by the partitions' in-sync replicas.
+    let level = match input.acks {
+        AckMode::All => Commit::InSync,
+        _ => Commit::Local,
+    };
+    let placement = Arc::clone(&broker.mode().placement);
     let commit_timeout = broker.config.request_timeout;
     Ok(Reply::Deferred(Durable(Box::pin(async move {
-        for (partition, offset) in &to_sync {
-            if let Err(e) = partition.sync_to(*offset).await {
-                return Reply::Error(storage_error(&topic_name, partition.id(), &e));
-            }
-        }
-        if let (AckMode::All, Some(node)) = (acks, cluster.as_ref()) {
+        let writes: Vec<(u32, u64)> = to_sync.iter().map(|(p, o)| (p.id(), *o)).collect();
+        let local = async {
             for (partition, offset) in &to_sync {
-                let id = partition.id();
-                if let Err(e) =
-                    Replication::wait_committed(node, &topic_name, id, *offset, commit_timeout)
-                        .await
-                {
-                    return Reply::Error(e);
-                }
+                partition
+                    .sync_to(*offset)
+                    .await
+                    .map_err(|e| storage_error(&topic_name, partition.id(), &e))?;
             }
+            Ok(())
+        };
+        let done = committed(
+            &*placement,
+            &topic_name,
+            &writes,
+            local,
+            level,
+            commit_timeout,
+        );
+        if let Err(e) = done.await {
+            return Reply::Error(e);
         }
         let ack = AckResponse {
             status: "OK",
@@ -503,9 +507,7 @@ async fn append_group(
         }
         return Ok((Arc::clone(&partition), info.last_offset));
     }
-    Err(crate::cluster::routing::generation_changed(
-        broker, topic_name,
-    ))
+    Err(broker.placement().generation_changed(topic_name))
 }
 
 fn now_ms() -> i64 {

@@ -65,7 +65,9 @@ pub async fn start(broker: &Arc<Broker>, p: &CommandPayload, listener: Listener)
         .get("offset")
         .map(|v| number(v, "offset", "invalid_offset"))
         .transpose()?;
-    crate::cluster::routing::check_leader(broker, &topic.def.name, id, listener)?;
+    broker
+        .placement()
+        .check_leader(&topic.def.name, id, listener)?;
     let partition = partition_of(&topic, id)?;
     let log = partition.log();
     // As for CONSUME: the committed offset wins over a lower offset=.

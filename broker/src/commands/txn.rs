@@ -13,11 +13,12 @@ use std::sync::Arc;
 use bytes::Bytes;
 use cursus_wire::{CommandPayload, ErrorPayload};
 
-use super::params::{number, partition_number, required};
+use super::params::{chosen_partition, number, required};
 use super::{Durable, HandlerResult, Reply};
 use crate::broker::{Broker, Listener};
+use crate::placement::CoordinatorKey;
 use crate::topics::definition::topic_param;
-use crate::txn::coordinator::{OffsetsRequest, PublishRequest, StreamRequest};
+use crate::txn::requests::{OffsetsRequest, PublishRequest, StreamRequest};
 use crate::txn::state::{EndResult, TxnSnapshot};
 
 /// Most unique partitions in one SEND_OFFSETS_TO_TXN.
@@ -56,7 +57,9 @@ fn coordinated_id(
     listener: Listener,
 ) -> Result<String, ErrorPayload> {
     let id = transactional_id(p, command)?;
-    crate::cluster::shards::check_coordinator(broker, &id, listener)?;
+    broker
+        .placement()
+        .check_coordinator(CoordinatorKey::Transaction(&id), listener)?;
     Ok(id)
 }
 
@@ -131,10 +134,7 @@ pub async fn txn_publish(
         }
     };
     let message = required(p, "message", "missing_message", C)?;
-    let partition = p
-        .get("partition")
-        .map(|v| partition_number(v, C))
-        .transpose()?;
+    let partition = chosen_partition(p, C)?;
     let req = PublishRequest {
         transactional_id: id,
         producer_id,

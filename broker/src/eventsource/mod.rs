@@ -5,7 +5,9 @@
 
 pub mod index;
 pub mod replay;
+pub mod reservation;
 pub mod snapshots;
 
 pub use index::{Entry, PendingConflict, PendingEvent, Reservation, StreamIndex};
+pub use reservation::check_reservation;
 pub use snapshots::{Snapshot, SnapshotStore, SNAPSHOT_JOURNAL_FILE};

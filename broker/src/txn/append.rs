@@ -10,7 +10,7 @@ use bytes::{Bytes, BytesMut};
 use cursus_wire::{ErrorPayload, Record, RecordVersion, TransactionState};
 
 use super::markers::{marker_record, MarkerKind, COORDINATOR_EPOCH};
-use crate::commands::eventsource::check_reservation;
+use crate::eventsource::check_reservation;
 use crate::eventsource::{PendingEvent, Reservation};
 use crate::topics::partition::storage_error;
 use crate::topics::{Partition, SeqCheck, TopicRegistry};

@@ -7,31 +7,24 @@
 //! never interleave. Handlers run these operations in their own task so a
 //! request timeout cannot cancel them half-way.
 //!
-//! END_TXN commit follows the seed's seven steps: validate the state and
-//! the staged offsets against the group; (the offsets are part of the
-//! snapshot); persist `prepare_commit`; revalidate the group fence (on
-//! failure abort); append commit markers to every participant; persist
-//! `committed` (the decision); materialize the offsets in
-//! `__consumer_offsets` and only then release the partitions' stable
-//! offsets, so output and offsets show together.
+//! END_TXN's commit protocol and the abort are [`super::commit`]; the
+//! parsed requests [`super::requests`].
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex as StdMutex, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use bytes::Bytes;
 use cursus_wire::partitioner::partition_for_key;
 use cursus_wire::ErrorPayload;
 use tokio::sync::{Mutex, OwnedRwLockWriteGuard, RwLock};
-use tracing::{error, info, warn};
+use tracing::{info, warn};
 
 use super::append::{sync_later, Appended, TxnEvent, TxnRecord};
 use super::journal::TxnJournal;
-use super::markers::MarkerKind;
-use super::participants;
+use super::participants::GroupOffsets;
+use super::requests::{OffsetsRequest, PublishRequest, StreamRequest};
 use super::state::{
-    aborted, not_found, BeginPlan, EndPlan, EndResult, InitPlan, Participant, StreamAppend,
-    TxnSnapshot, TxnState,
+    not_found, BeginPlan, InitPlan, Participant, StreamAppend, TxnSnapshot, TxnState,
 };
 use super::TxnReplicator;
 use crate::broker::Broker;
@@ -39,14 +32,6 @@ use crate::eventsource::replay::payload_digest;
 use crate::storage::Partitioner;
 use crate::topics::is_internal_topic;
 use crate::topics::partition::blocking;
-
-/// The crash points `--crash-point` accepts, in commit order.
-pub const CRASH_POINTS: [&str; 4] = [
-    "txn_before_prepare",
-    "txn_after_prepare",
-    "txn_after_markers",
-    "txn_after_decision",
-];
 
 /// Coordinator settings from the broker configuration.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -72,100 +57,6 @@ impl Default for TxnSettings {
 /// One id's state; `None` until INIT_PRODUCER_ID.
 type Entry = Arc<Mutex<Option<TxnSnapshot>>>;
 
-/// A TXN_PUBLISH request after parsing.
-#[derive(Debug, Clone)]
-pub struct PublishRequest {
-    /// Transactional id.
-    pub transactional_id: String,
-    /// Producer id.
-    pub producer_id: String,
-    /// Epoch.
-    pub epoch: i64,
-    /// Sequence number (> 0).
-    pub seq: u64,
-    /// Topic.
-    pub topic: String,
-    /// Explicit partition.
-    pub partition: Option<u32>,
-    /// Key (may be empty).
-    pub key: Bytes,
-    /// Payload.
-    pub payload: Bytes,
-}
-
-/// A TXN_APPEND_STREAM request after parsing.
-#[derive(Debug, Clone)]
-pub struct StreamRequest {
-    /// Transactional id.
-    pub transactional_id: String,
-    /// Producer id.
-    pub producer_id: String,
-    /// Epoch.
-    pub epoch: i64,
-    /// Stream sequence number (> 0), per topic in the epoch.
-    pub seq: u64,
-    /// Topic.
-    pub topic: String,
-    /// Aggregate key.
-    pub key: String,
-    /// The version the event gets (current + 1).
-    pub expected_version: u64,
-    /// Schema version.
-    pub schema_version: u32,
-    /// Event type (may be empty).
-    pub event_type: String,
-    /// Metadata (may be empty).
-    pub metadata: String,
-    /// Event id (may be empty).
-    pub event_id: String,
-    /// Payload.
-    pub payload: Bytes,
-}
-
-impl StreamRequest {
-    /// A digest of everything but the session and the sequence: an
-    /// identical resend has the same.
-    fn fingerprint(&self) -> String {
-        let mut text = String::new();
-        for part in [
-            self.key.as_str(),
-            &self.expected_version.to_string(),
-            &self.schema_version.to_string(),
-            &self.event_type,
-            &self.metadata,
-            &self.event_id,
-        ] {
-            text.push_str(&part.len().to_string());
-            text.push(':');
-            text.push_str(part);
-        }
-        let mut bytes = text.into_bytes();
-        bytes.extend_from_slice(&self.payload);
-        payload_digest(&bytes)
-    }
-}
-
-/// A SEND_OFFSETS_TO_TXN request after parsing.
-#[derive(Debug, Clone)]
-pub struct OffsetsRequest {
-    /// Transactional id.
-    pub transactional_id: String,
-    /// Producer id.
-    pub producer_id: String,
-    /// Epoch.
-    pub epoch: i64,
-    /// Topic of the offsets.
-    pub topic: String,
-    /// Consumer group.
-    pub group: String,
-    /// Member id.
-    pub member: String,
-    /// Generation.
-    pub generation: u64,
-    /// `(partition, next offset)` entries.
-    pub entries: Vec<(u32, u64)>,
-}
-
 /// Milliseconds since the Unix epoch.
 pub fn now_ms() -> u64 {
     SystemTime::now()
@@ -181,22 +72,9 @@ pub struct TxnCoordinator {
     /// TXN_PUBLISH registers participants under a shared hold; DELETE and
     /// TRUNCATE check references under an exclusive one.
     topics_guard: Arc<RwLock<()>>,
-    settings: TxnSettings,
+    pub(super) settings: TxnSettings,
     /// Distributed mode: persists through the cluster (set at startup).
     replicator: OnceLock<Arc<dyn TxnReplicator>>,
-    /// Distributed mode: every id's state as the cluster has it.
-    cluster: StdMutex<ClusterCopy>,
-}
-
-/// The cluster's transaction state as this broker last saw it.
-#[derive(Debug, Default)]
-struct ClusterCopy {
-    /// The cluster's transactions version of `snapshots`, or of this
-    /// broker's own latest TXN_SYNC if newer.
-    version: u64,
-    snapshots: BTreeMap<String, TxnSnapshot>,
-    /// The ids this broker coordinated at the last sync.
-    owned: std::collections::HashSet<String>,
 }
 
 impl TxnCoordinator {
@@ -218,7 +96,6 @@ impl TxnCoordinator {
             topics_guard: Arc::new(RwLock::new(())),
             settings,
             replicator: OnceLock::new(),
-            cluster: StdMutex::new(ClusterCopy::default()),
         }
     }
 
@@ -233,44 +110,15 @@ impl TxnCoordinator {
         self.replicator.get().map_or(true, |r| r.coordinates(id))
     }
 
-    fn cluster_copy(&self) -> std::sync::MutexGuard<'_, ClusterCopy> {
-        self.cluster.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Distributed mode: takes over the cluster's state of the ids other
-    /// brokers coordinate, and of ids this broker has just become the
-    /// coordinator of (a failover); the ids it already coordinated keep
-    /// their state, which is ahead of the cluster's (it persists before it
-    /// applies). `version` older than this broker's own latest write is
-    /// ignored, as the broker's copy of the replicated state may lag its
-    /// proposals. An id busy with a command is left to that command.
-    pub fn sync_from_cluster(&self, snapshots: &BTreeMap<String, TxnSnapshot>, version: u64) {
-        let previously_owned = {
-            let mut copy = self.cluster_copy();
-            if version < copy.version {
-                return;
+    /// Distributed mode: takes `snapshot` as `id`'s state, unless a
+    /// command is busy with the id (its state is left to that command).
+    pub fn adopt(&self, id: &str, snapshot: &TxnSnapshot) {
+        let entry = self.entry_or_create(id);
+        if let Ok(mut guard) = entry.try_lock() {
+            if guard.as_ref() != Some(snapshot) {
+                *guard = Some(snapshot.clone());
             }
-            copy.version = version;
-            copy.snapshots = snapshots.clone();
-            std::mem::take(&mut copy.owned)
         };
-        let mut owned = std::collections::HashSet::new();
-        for (id, snapshot) in snapshots {
-            let mine = self.coordinates(id);
-            if mine {
-                owned.insert(id.clone());
-            }
-            if mine && previously_owned.contains(id) {
-                continue;
-            }
-            let entry = self.entry_or_create(id);
-            if let Ok(mut guard) = entry.try_lock() {
-                if guard.as_ref() != Some(snapshot) {
-                    *guard = Some(snapshot.clone());
-                }
-            };
-        }
-        self.cluster_copy().owned = owned;
     }
 
     /// A new producer id: from the journal's counter, or the cluster's.
@@ -291,8 +139,8 @@ impl TxnCoordinator {
 
     /// The latest durable snapshot of every id.
     pub fn snapshots(&self) -> Vec<TxnSnapshot> {
-        if self.replicator.get().is_some() {
-            return self.cluster_copy().snapshots.values().cloned().collect();
+        if let Some(replicator) = self.replicator.get() {
+            return replicator.snapshots();
         }
         self.journal.snapshots()
     }
@@ -313,15 +161,10 @@ impl TxnCoordinator {
     async fn persist(&self, snapshot: &TxnSnapshot) -> Result<(), ErrorPayload> {
         if let Some(replicator) = self.replicator.get().cloned() {
             let id = &snapshot.transactional_id;
-            let version = replicator
+            return replicator
                 .sync(snapshot.clone())
                 .await
-                .map_err(|reason| self.sync_failed(id, &reason))?;
-            let mut copy = self.cluster_copy();
-            copy.version = copy.version.max(version);
-            copy.snapshots
-                .insert(snapshot.transactional_id.clone(), snapshot.clone());
-            return Ok(());
+                .map_err(|reason| self.sync_failed(id, &reason));
         }
         let journal = Arc::clone(&self.journal);
         let s = snapshot.clone();
@@ -346,7 +189,9 @@ impl TxnCoordinator {
         });
         match refusal {
             Some(e) => {
-                self.cluster_copy().owned.remove(id);
+                if let Some(replicator) = self.replicator.get() {
+                    replicator.fenced(id);
+                }
                 e
             }
             None => ErrorPayload::new("transaction_sync_failed")
@@ -356,7 +201,7 @@ impl TxnCoordinator {
     }
 
     /// Persists `next` and makes it the current state.
-    async fn transition(
+    pub(super) async fn transition(
         &self,
         current: &mut TxnSnapshot,
         next: TxnSnapshot,
@@ -364,21 +209,6 @@ impl TxnCoordinator {
         self.persist(&next).await?;
         *current = next;
         Ok(())
-    }
-
-    /// Aborts the process at `point` when it is the configured crash point.
-    fn crash_point(&self, point: &str, id: &str) {
-        if self.settings.crash_point.as_deref() == Some(point) {
-            error!(
-                crash_point = point,
-                transactional_id = id,
-                "crash point reached: aborting the process"
-            );
-            eprintln!(
-                "cursus-broker: crash point {point} reached (transactional_id={id}): aborting"
-            );
-            std::process::abort();
-        }
     }
 
     /// INIT_PRODUCER_ID: a new id gets `txn-<n>` and epoch 0; an existing
@@ -404,7 +234,7 @@ impl TxnCoordinator {
 
     /// Locks `id` and checks the session; aborts an open transaction past
     /// its deadline first.
-    async fn session(
+    pub(super) async fn session(
         &self,
         broker: &Broker,
         id: &str,
@@ -512,7 +342,10 @@ impl TxnCoordinator {
             key: req.key.clone(),
             payload: req.payload.clone(),
         };
-        let appended = participants::data(broker, &req.topic, partition, &record).await?;
+        let appended = broker
+            .participants()
+            .data(broker, &req.topic, partition, &record)
+            .await?;
         if appended.new {
             current.messages += 1;
         }
@@ -613,7 +446,10 @@ impl TxnCoordinator {
             payload: req.payload.clone(),
             replay,
         };
-        let appended = participants::event(broker, &req.topic, partition, &event).await?;
+        let appended = broker
+            .participants()
+            .event(broker, &req.topic, partition, &event)
+            .await?;
         current
             .stream_appends
             .entry(req.topic.clone())
@@ -670,15 +506,17 @@ impl TxnCoordinator {
             &req.topic,
             &req.entries,
         )?;
-        participants::validate_offsets(
-            broker,
-            &req.group,
-            &req.topic,
-            &req.member,
-            req.generation,
-            &req.entries,
-        )
-        .await?;
+        let offsets = GroupOffsets {
+            group: &req.group,
+            topic: &req.topic,
+            member: &req.member,
+            generation: req.generation,
+            entries: &req.entries,
+        };
+        broker
+            .participants()
+            .validate_offsets(broker, offsets)
+            .await?;
         let count = staged.count();
         let next = TxnSnapshot {
             offsets: Some(staged),
@@ -689,35 +527,6 @@ impl TxnCoordinator {
         Ok(count)
     }
 
-    /// END_TXN. Returns the final snapshot.
-    pub async fn end(
-        &self,
-        broker: &Broker,
-        id: &str,
-        producer_id: &str,
-        epoch: i64,
-        result: EndResult,
-    ) -> Result<TxnSnapshot, ErrorPayload> {
-        let mut guard = self.session(broker, id, producer_id, epoch).await?;
-        let current = guard.as_mut().ok_or_else(|| not_found(id))?;
-        match current.plan_end(result)? {
-            EndPlan::Repeat => {
-                if current.state == TxnState::Committed {
-                    // Idempotent: finishes step 7 if an earlier try failed there.
-                    self.finish_committed(broker, current).await?;
-                }
-            }
-            EndPlan::Commit => self.commit(broker, current, false).await?,
-            EndPlan::ResumeCommit => self.commit(broker, current, true).await?,
-            EndPlan::Abort => self.abort(broker, current, "requested").await?,
-            EndPlan::AbortThenRefuse => {
-                self.abort(broker, current, "prepared").await?;
-                return Err(aborted(id));
-            }
-        }
-        Ok(current.clone())
-    }
-
     /// TXN_STATUS: the current state (an expired id is not found).
     pub async fn status(&self, id: &str) -> Result<TxnSnapshot, ErrorPayload> {
         let entry = self.entry(id).ok_or_else(|| not_found(id))?;
@@ -726,223 +535,6 @@ impl TxnCoordinator {
             Some(s) if !s.expired => Ok(s.clone()),
             _ => Err(not_found(id)),
         }
-    }
-
-    /// Checks the staged offsets against their group (the fence).
-    async fn validate_staged(
-        &self,
-        broker: &Broker,
-        snapshot: &TxnSnapshot,
-    ) -> Result<(), ErrorPayload> {
-        let Some(staged) = &snapshot.offsets else {
-            return Ok(());
-        };
-        for (topic, partitions) in &staged.entries {
-            let entries: Vec<(u32, u64)> = partitions.iter().map(|(p, o)| (*p, *o)).collect();
-            participants::validate_offsets(
-                broker,
-                &staged.group,
-                topic,
-                &staged.member,
-                staged.generation,
-                &entries,
-            )
-            .await?;
-        }
-        Ok(())
-    }
-
-    /// Checks the group fence (steps 1 and 4); a failure aborts the
-    /// transaction and is returned.
-    async fn validate_or_abort(
-        &self,
-        broker: &Broker,
-        current: &mut TxnSnapshot,
-    ) -> Result<(), ErrorPayload> {
-        let Err(e) = self.validate_staged(broker, current).await else {
-            return Ok(());
-        };
-        info!(transactional_id = %current.transactional_id, error = %e, "commit fails the group fence: aborting");
-        self.abort(broker, current, "group_fence").await?;
-        Err(e)
-    }
-
-    /// Re-checks that the transaction's pending stream events still
-    /// continue their streams (their keys are reserved, so only an
-    /// unexpected change fails this); a failure aborts the transaction and
-    /// is returned as `stream_version_conflict`.
-    async fn check_streams_or_abort(
-        &self,
-        broker: &Broker,
-        current: &mut TxnSnapshot,
-    ) -> Result<(), ErrorPayload> {
-        for p in current.participants.clone() {
-            let checked = participants::check_pending(
-                broker,
-                &p.topic,
-                p.partition,
-                &current.producer_id,
-                current.epoch,
-            )
-            .await?;
-            if let Some(conflict) = checked {
-                let e = ErrorPayload::new("stream_version_conflict")
-                    .with_field("transactional_id", &current.transactional_id)
-                    .with_field("topic", &p.topic)
-                    .with_field("key", &conflict.key)
-                    .with_field("version", conflict.version)
-                    .with_field("current", conflict.current);
-                info!(transactional_id = %current.transactional_id, error = %e, "a stream moved under the transaction: aborting");
-                self.abort(broker, current, "stream_version_conflict")
-                    .await?;
-                return Err(e);
-            }
-        }
-        Ok(())
-    }
-
-    /// The commit (steps 1-7 of the module docs); `resume` finishes a
-    /// durably prepared commit (no revalidation: the decision to commit is
-    /// already taken).
-    pub(super) async fn commit(
-        &self,
-        broker: &Broker,
-        current: &mut TxnSnapshot,
-        resume: bool,
-    ) -> Result<(), ErrorPayload> {
-        let id = current.transactional_id.clone();
-        if !resume {
-            // 1. validate (the state was checked by plan_end), including
-            // that every transactional stream event still continues its
-            // stream.
-            self.validate_or_abort(broker, current).await?;
-            self.check_streams_or_abort(broker, current).await?;
-            self.crash_point("txn_before_prepare", &id);
-            // 2-3. the staged offsets are in the snapshot; persist prepare_commit.
-            let next = TxnSnapshot {
-                state: TxnState::PrepareCommit,
-                updated_ms: now_ms(),
-                ..current.clone()
-            };
-            self.transition(current, next).await?;
-            self.crash_point("txn_after_prepare", &id);
-            // 4. revalidate the group fence.
-            self.validate_or_abort(broker, current).await?;
-        }
-        // 5. commit markers where missing.
-        self.write_markers(broker, current, MarkerKind::Commit)
-            .await?;
-        self.crash_point("txn_after_markers", &id);
-        // 6. the decision.
-        let next = TxnSnapshot {
-            state: TxnState::Committed,
-            updated_ms: now_ms(),
-            ..current.clone()
-        };
-        self.transition(current, next).await?;
-        self.crash_point("txn_after_decision", &id);
-        // 7. offsets, then visibility.
-        self.finish_committed(broker, current).await?;
-        info!(transactional_id = %id, epoch = current.epoch, messages = current.messages, "transaction committed");
-        Ok(())
-    }
-
-    /// Step 7 of a commit (idempotent): materializes the staged offsets,
-    /// then releases the participants' stable offsets.
-    pub(super) async fn finish_committed(
-        &self,
-        broker: &Broker,
-        current: &TxnSnapshot,
-    ) -> Result<(), ErrorPayload> {
-        if let Some(staged) = &current.offsets {
-            participants::materialize_offsets(broker, &staged.group, &staged.flat()).await?;
-        }
-        self.release_all(broker, current).await;
-        Ok(())
-    }
-
-    async fn release_all(&self, broker: &Broker, current: &TxnSnapshot) {
-        for p in &current.participants {
-            participants::release_on(
-                broker,
-                &p.topic,
-                p.partition,
-                &current.producer_id,
-                current.epoch,
-            )
-            .await;
-        }
-    }
-
-    async fn write_markers(
-        &self,
-        broker: &Broker,
-        current: &TxnSnapshot,
-        kind: MarkerKind,
-    ) -> Result<(), ErrorPayload> {
-        // In a cluster, the shard epoch this broker owns the id at: markers
-        // of a former owner are refused by the partition leaders.
-        let coordinator_epoch =
-            crate::cluster::shards::marker_epoch(broker, &current.transactional_id)?;
-        for p in &current.participants {
-            let written = participants::marker(
-                broker,
-                &p.topic,
-                p.partition,
-                &current.transactional_id,
-                &current.producer_id,
-                current.epoch,
-                kind,
-                coordinator_epoch,
-            )
-            .await
-            .map_err(|e| {
-                let code = match kind {
-                    MarkerKind::Commit => "transaction_commit_failed",
-                    MarkerKind::Abort => "transaction_abort_marker_failed",
-                };
-                warn!(transactional_id = %current.transactional_id, topic = %p.topic, partition = p.partition, error = %e, "marker append failed");
-                ErrorPayload::new(code)
-                    .with_field("transactional_id", &current.transactional_id)
-                    .with_field("topic", &p.topic)
-                    .with_field("partition", p.partition)
-                    .with_field("reason", e.render())
-            })?;
-            if !written {
-                warn!(transactional_id = %current.transactional_id, topic = %p.topic, partition = p.partition, "participant partition no longer exists; no marker");
-            }
-        }
-        Ok(())
-    }
-
-    /// Aborts an open (or finishes a prepared) abort: persist
-    /// `prepare_abort`, abort markers where missing, persist `aborted`,
-    /// release the stable offsets.
-    pub(super) async fn abort(
-        &self,
-        broker: &Broker,
-        current: &mut TxnSnapshot,
-        reason: &str,
-    ) -> Result<(), ErrorPayload> {
-        if current.state == TxnState::Open {
-            let next = TxnSnapshot {
-                state: TxnState::PrepareAbort,
-                updated_ms: now_ms(),
-                ..current.clone()
-            };
-            self.transition(current, next).await?;
-        }
-        self.write_markers(broker, current, MarkerKind::Abort)
-            .await?;
-        let next = TxnSnapshot {
-            state: TxnState::Aborted,
-            updated_ms: now_ms(),
-            ..current.clone()
-        };
-        self.transition(current, next).await?;
-        self.release_all(broker, current).await;
-        info!(transactional_id = %current.transactional_id, epoch = current.epoch, reason, "transaction aborted");
-        Ok(())
     }
 
     /// Locks `id` for recovery and maintenance (no session check).

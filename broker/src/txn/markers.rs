@@ -9,7 +9,7 @@
 //! key = i16 version 0 + i16 marker type (0 abort, 1 commit), value = i16
 //! version 0 + i32 coordinator epoch, big-endian. The coordinator epoch is
 //! [`COORDINATOR_EPOCH`] on a standalone broker and the coordinator's
-//! durable shard epoch in a cluster (`crate::cluster::shards`).
+//! durable shard epoch in a cluster (`cluster/shards.rs`).
 
 use bytes::Bytes;
 use cursus_wire::{ControlBatchType, Record, TransactionMarker, TransactionState};

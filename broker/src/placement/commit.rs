@@ -1,0 +1,45 @@
+//! When a write counts as committed: synced on this broker, then — for the
+//! writes that need it — held by the partition's in-sync replicas, as the
+//! [`Placement`] knows them (this broker alone when standalone). PUBLISH
+//! acks=all, APPEND_STREAM and a transaction's records and markers all
+//! wait here.
+
+use std::future::Future;
+use std::time::Duration;
+
+use cursus_wire::ErrorPayload;
+
+use super::Placement;
+
+/// How far a write must have gone before it is acknowledged.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Commit {
+    /// Synced on this broker (PUBLISH acks=1).
+    Local,
+    /// Synced here and held by the partition's in-sync replicas (PUBLISH
+    /// acks=all, APPEND_STREAM, transactional records and markers).
+    InSync,
+}
+
+/// Waits until the writes of `topic` at `(partition, offset)` are
+/// committed at `level`: first `local`, their sync here (its error is the
+/// caller's to shape), then the in-sync replicas of each partition, at
+/// most `timeout` for each.
+pub async fn committed(
+    placement: &dyn Placement,
+    topic: &str,
+    writes: &[(u32, u64)],
+    local: impl Future<Output = Result<(), ErrorPayload>>,
+    level: Commit,
+    timeout: Duration,
+) -> Result<(), ErrorPayload> {
+    local.await?;
+    if level == Commit::InSync {
+        for &(partition, offset) in writes {
+            placement
+                .wait_replicated(topic, partition, offset, timeout)
+                .await?;
+        }
+    }
+    Ok(())
+}

@@ -7,7 +7,7 @@
 # between runs; rebuilt when the package list below changes.
 #   usage: arm64-root.sh ROOT
 set -euo pipefail
-root=$1
+root=$(realpath -m "$1")
 packages=(libc6 libgcc-s1 libstdc++6 zlib1g libexpat1 libffi8 libssl3
           python3.11-minimal libpython3.11-minimal libpython3.11-stdlib
           openjdk-17-jre-headless)

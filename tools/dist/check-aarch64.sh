@@ -55,6 +55,9 @@ python3=$root/usr/bin/python3.11
 java=$root/usr/lib/jvm/java-17-openjdk-arm64/bin/java
 file -L "$python3" | grep -q 'ARM aarch64' || fail "$python3 is not an aarch64 program"
 file -L "$java" | grep -q 'ARM aarch64' || fail "$java is not an aarch64 program"
+# What the loader will see: the jar's linux-aarch64 library is the one to load.
+qemu-aarch64 -L "$root" "$java" -XshowSettings:properties -version 2>&1 | grep -E '^ +os\.(arch|name) ='
+qemu-aarch64 -L "$root" "$python3" -c 'import platform; print("python", platform.python_version(), platform.machine())'
 GOARCH=arm64 CC="$zig cc -target $target" GO_EXEC="qemu-aarch64 -L $sysroot" CURSUS_PREFIX=$prefix \
   PYTHON_WHEEL=$(ls "$DIST_OUT"/cursus-"$DIST_VERSION"-*_aarch64.whl) \
   PYTHON_TARGET_RUN="qemu-aarch64 -L $root $python3" PYTHON_TARGET_PLATFORM=manylinux2014_aarch64 \

@@ -4,7 +4,8 @@
 For each library (the wheels' extension module, the C archives' libcursus.so,
 the jar's libcursus_jni.so for every platform) it reads, with binutils
 (`objdump -T` for the glibc symbol versions it needs, `objdump -p` for what it
-links and its SONAME, `readelf -S` for leftover symbol or debug sections):
+links and its SONAME, `readelf -h` for its machine and `readelf -S` for
+leftover symbol or debug sections):
 
   - the newest GLIBC_x.y it needs: at most 2.17 (DIST_GLIBC);
   - what it links: glibc's libraries and libgcc_s only;
@@ -36,8 +37,8 @@ ALLOWED_NEEDED = re.compile(
     r"(libc\.so\.6|libm\.so\.6|libpthread\.so\.0|libdl\.so\.2|librt\.so\.1|"
     r"ld-linux-x86-64\.so\.2|ld-linux-aarch64\.so\.1|libgcc_s\.so\.1)"
 )
-# objdump -f's name of each architecture.
-MACHINES = {"x86_64": "i386:x86-64", "aarch64": "aarch64"}
+# readelf -h's name of each architecture (the host's objdump may know only its own).
+MACHINES = {"x86_64": "Advanced Micro Devices X86-64", "aarch64": "AArch64"}
 
 
 @dataclass
@@ -83,7 +84,7 @@ def check(lib: Library) -> str:
         lib.problems.append(f"SONAME {soname.group(1) if soname else 'none'}, expected {lib.soname}")
     if re.search(r"^\s*(RPATH|RUNPATH)\s", private, re.M):
         lib.problems.append("has an rpath")
-    machine = re.search(r"architecture: ([^,]+)", run("objdump", "-f", str(lib.path)))
+    machine = re.search(r"^\s*Machine:\s+(.+?)\s*$", run("readelf", "-h", str(lib.path)), re.M)
     if not machine or machine.group(1) != MACHINES[lib.arch]:
         lib.problems.append(f"machine {machine.group(1) if machine else '?'}, expected {lib.arch}")
     sections = run("readelf", "-S", "-W", str(lib.path))
@@ -94,7 +95,7 @@ def check(lib: Library) -> str:
         lib.problems.append(f"{size} bytes, over {SIZE_MAX}")
     glibc = f"GLIBC_{'.'.join(map(str, newest))}" if newest else "-"
     status = "ok" if not lib.problems else "FAIL: " + "; ".join(lib.problems)
-    return (f"{lib.artifact:<72} {lib.member:<34} {lib.arch:<8} {size / 1e6:>6.2f} MB  {glibc:<11} "
+    return (f"{lib.artifact:<72} {lib.member:<38} {lib.arch:<8} {size / 1e6:>6.2f} MB  {glibc:<11} "
             f"{' '.join(needed):<60} {status}")
 
 
@@ -151,7 +152,7 @@ def main() -> None:
     dist, version, abi, tool = Path(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
     with tempfile.TemporaryDirectory() as tmp:
         libs, failures = libraries(dist, version, abi, tool, Path(tmp))
-        print(f"\n{'artifact':<72} {'library':<34} {'arch':<8} {'size':>9}  {'newest':<11} {'links':<60} check")
+        print(f"\n{'artifact':<72} {'library':<38} {'arch':<8} {'size':>9}  {'newest':<11} {'links':<60} check")
         for lib in libs:
             print(check(lib))
             failures += [f"{lib.artifact} {lib.member}: {p}" for p in lib.problems]

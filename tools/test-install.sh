@@ -54,7 +54,7 @@ first_python() {
   if [[ -n "${PYTHON_TARGET_RUN:-}" ]]; then
     # Another platform's interpreter: pip installs the wheel as for that
     # platform (it refuses one that does not fit) into a folder on its path.
-    python3 -m pip install -q --disable-pip-version-check --no-index --no-deps --only-binary=:all: \
+    python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --no-index --no-deps --only-binary=:all: \
       --platform "$PYTHON_TARGET_PLATFORM" --python-version "$PYTHON_TARGET_VERSION" --implementation cp \
       --target "$work/python/site" "$PYTHON_WHEEL"
     (cd "$work/python" && PYTHONPATH=site $PYTHON_TARGET_RUN first.py)

@@ -87,7 +87,7 @@ dist-tools: $(DIST_TOOLS_STAMP)
 	done; \
 	if [ -n "$$pkgs" ]; then \
 	  echo "installing$$pkgs"; \
-	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $$pkgs; \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $$pkgs; \
 	fi
 
 # libcursus (cdylib and staticlib) and libcursus_jni for one architecture.
@@ -140,7 +140,7 @@ dist-sdist: dist-tools
 dist-check-tools: dist-tools
 	@if ! command -v qemu-aarch64 >/dev/null || [ ! -e /usr/aarch64-linux-gnu/lib/libc.so.6 ]; then \
 	  echo "installing qemu-user and libc6-arm64-cross"; \
-	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q qemu-user libc6-arm64-cross; \
+	  apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends qemu-user libc6-arm64-cross; \
 	fi
 
 dist-check: dist-check-tools

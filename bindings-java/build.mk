@@ -23,7 +23,8 @@ JAVA_CARGO ?= $(or $(CARGO),cargo)
 JAVA_MVN ?= mvn
 JAVA_TARGET_DIR := $(abspath $(or $(CARGO_TARGET_DIR),target))
 JAVA_PROFILE_DIR := $(JAVA_TARGET_DIR)/$(or $(CURSUS_PROFILE),debug)
-# The jar carries a copy without debug info (the debug build's is ~60 MB).
+# The jar carries a copy without debug info (the debug build's is ~60 MB), in
+# JAVA_NATIVE_STAGE/<os>-<arch>/ (the jar's native/<os>-<arch>/).
 JAVA_NATIVE_STAGE := $(JAVA_TARGET_DIR)/java-native
 JAVA_PLATFORM := $(shell uname -s | tr A-Z a-z)-$(shell uname -m | sed 's/amd64/x86_64/;s/arm64/aarch64/')
 # The jar `make jar-java` leaves (the project version, read from pom.xml).
@@ -33,23 +34,34 @@ JAVA_EXAMPLES_OUT := $(JAVA_TARGET_DIR)/java-examples
 DEMO_BOOTSTRAP ?= 127.0.0.1:9000
 JAVA_MVN_ARGS := -B -ntp $(MVN_FLAGS) \
   -Dcursus.native.dir=$(JAVA_NATIVE_STAGE) \
-  -Dcursus.native.platform=$(JAVA_PLATFORM) \
   -Dbroker.bin=$(JAVA_PROFILE_DIR)/cursus-broker \
   -Dpki.bin=$(JAVA_PROFILE_DIR)/cursus-test-pki
 
 .PHONY: java-native java-pki java-bridge test-java jar-java install-java bench-java quickstart-java
 
+# Writes $(1)/platforms.txt, the platform directories of the native staging
+# directory $(1) that hold a library, one a line: the jar carries it, and the
+# loader names them when none fits the running JVM. `make dist` stages its
+# own directory (tools/dist/dist.mk) and reuses this.
+define java_native_index
+	@(cd $(1) && for f in */libcursus_jni.so */libcursus_jni.dylib */cursus_jni.dll; do \
+	  if [ -f "$$f" ]; then dirname "$$f"; fi; done | sort -u) > $(1)/platforms.txt.tmp
+	@mv $(1)/platforms.txt.tmp $(1)/platforms.txt
+endef
+
 java-native:
 	$(JAVA_CARGO) build $(CARGO_PROFILE_FLAG) -p cursus-jni -p cursus-broker
-	@mkdir -p $(JAVA_NATIVE_STAGE)
+	@mkdir -p $(JAVA_NATIVE_STAGE)/$(JAVA_PLATFORM)
 	@for f in libcursus_jni.so libcursus_jni.dylib cursus_jni.dll; do \
 	  if [ -f $(JAVA_PROFILE_DIR)/$$f ]; then \
+	    out=$(JAVA_NATIVE_STAGE)/$(JAVA_PLATFORM)/$$f; \
 	    if command -v objcopy >/dev/null 2>&1 && [ $$f = libcursus_jni.so ]; then \
-	      objcopy --strip-debug $(JAVA_PROFILE_DIR)/$$f $(JAVA_NATIVE_STAGE)/$$f.tmp; \
-	    else cp $(JAVA_PROFILE_DIR)/$$f $(JAVA_NATIVE_STAGE)/$$f.tmp; fi; \
-	    mv $(JAVA_NATIVE_STAGE)/$$f.tmp $(JAVA_NATIVE_STAGE)/$$f; \
+	      objcopy --strip-debug $(JAVA_PROFILE_DIR)/$$f $$out.tmp; \
+	    else cp $(JAVA_PROFILE_DIR)/$$f $$out.tmp; fi; \
+	    mv $$out.tmp $$out; \
 	  fi; \
 	done
+	$(call java_native_index,$(JAVA_NATIVE_STAGE))
 
 # The TLS tests' certificates are made at test time by this tool (a separate cargo call:
 # `--bin` would restrict the build above to binaries).

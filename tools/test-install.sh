@@ -12,17 +12,20 @@
 #     JAVA_VERSION    the io.cursus:cursus version in ~/.m2 (java)
 #     PYTHON_WHEEL    the wheel file (python)
 #     CURSUS_PREFIX   an installed libcursus layout (go)
+#   For another architecture run under emulation (tools/dist/check-aarch64.sh):
+#     JAVA_CMD        the java launcher (default: java)
+#     GO_EXEC         the program that runs the built Go binary (go run -exec);
+#                     GOARCH and CC come from the environment
+#     PYTHON_TARGET_RUN       an interpreter command for another platform; the
+#                             wheel is then installed for PYTHON_TARGET_PLATFORM
+#                             and PYTHON_TARGET_VERSION (pip --target) into a
+#                             folder on its PYTHONPATH instead of a venv
 set -euo pipefail
 sdk=$(cd "$(dirname "$0")/.." && pwd)
 work=$(mktemp -d "${TMPDIR:-/tmp}/cursus-first-program.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-# The fenced code block after the `<!-- first-program` marker of a README.
-readme_block() {
-  awk '/<!-- first-program/ {found=1; next}
-       found && /^```/ {if (inside) exit; inside=1; next}
-       inside {print}' "$1"
-}
+readme_block() { "$sdk/tools/readme-block.sh" "$1"; }
 
 first_rust() {
   mkdir -p "$work/rust"
@@ -42,14 +45,24 @@ first_java() {
   # program then runs with that jar, which carries the native library.
   (cd "$work/java" && mvn -B -ntp -q ${MVN_FLAGS:-} compile)
   jar="${MAVEN_REPO:-$HOME/.m2/repository}/io/cursus/cursus/$JAVA_VERSION/cursus-$JAVA_VERSION.jar"
-  (cd "$work/java" && java -cp "target/classes:$jar" first.First)
+  (cd "$work/java" && ${JAVA_CMD:-java} -cp "target/classes:$jar" first.First)
 }
 
 first_python() {
+  mkdir -p "$work/python"
+  readme_block "$sdk/bindings-python/README.md" | sed "s#127.0.0.1:9000#$CURSUS_TEST_BROKER#" >"$work/python/first.py"
+  if [[ -n "${PYTHON_TARGET_RUN:-}" ]]; then
+    # Another platform's interpreter: pip installs the wheel as for that
+    # platform (it refuses one that does not fit) into a folder on its path.
+    python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore --no-index --no-deps --only-binary=:all: \
+      --platform "$PYTHON_TARGET_PLATFORM" --python-version "$PYTHON_TARGET_VERSION" --implementation cp \
+      --target "$work/python/site" "$PYTHON_WHEEL"
+    (cd "$work/python" && PYTHONPATH=site $PYTHON_TARGET_RUN first.py)
+    return
+  fi
   # A fresh venv: only the wheel and what it declares.
   python3 -m venv "$work/python/venv"
   "$work/python/venv/bin/pip" install -q --disable-pip-version-check --no-index "$PYTHON_WHEEL"
-  readme_block "$sdk/bindings-python/README.md" | sed "s#127.0.0.1:9000#$CURSUS_TEST_BROKER#" >"$work/python/first.py"
   (cd "$work/python" && venv/bin/python first.py)
 }
 
@@ -61,7 +74,8 @@ first_go() {
   # cgo flags from pkg-config (cursus.pc of the installed layout); the rpath
   # finds libcursus.so at run time.
   (cd "$work/go" && CGO_ENABLED=1 PKG_CONFIG_PATH="$CURSUS_PREFIX/lib/pkgconfig" \
-    CGO_LDFLAGS="-Wl,-rpath,$CURSUS_PREFIX/lib" GOFLAGS=-mod=mod GOTOOLCHAIN=local go run .)
+    CGO_LDFLAGS="-Wl,-rpath,$CURSUS_PREFIX/lib" GOFLAGS=-mod=mod GOTOOLCHAIN=local \
+    go run ${GO_EXEC:+-exec "$GO_EXEC"} .)
 }
 
 for lang in "$@"; do

@@ -6,6 +6,9 @@
 #   - hello.cpp with pkg-config (cursus++.pc),
 #   - hello.cpp and hello.c with CMake find_package(cursus),
 # each in its own temporary folder, and runs them against a fresh broker.
+# With CURSUS_ARCHIVE=cursus-<version>-linux-<arch>.tar.gz (`make dist`), the
+# layout is that archive unpacked instead of `make install`'s, and its LICENSE
+# and README are checked too (`make dist-check`).
 #   usage: run.sh BROKER_BIN   (or, with CURSUS_TEST_BROKER set: run.sh)
 set -euo pipefail
 broker_bin=${1:-}
@@ -19,18 +22,26 @@ step() { printf '\n== %s\n' "$*"; }
 fail() { echo "test-install: $*" >&2; exit 1; }
 
 step "the README's first program is hello.c"
-readme_program=$(awk '/<!-- first-program/ {found=1; next}
-                      found && /^```/ {if (inside) exit; inside=1; next}
-                      inside {print}' "$repo/ffi-c/README.md")
+readme_program=$("$repo/tools/readme-block.sh" "$repo/ffi-c/README.md")
 if ! diff <(printf '%s\n' "$readme_program") <(sed '1,/\*\//d' "$here/hello.c"); then
   fail "ffi-c/README.md's first program differs from hello.c (above)"
 fi
 echo ok
 
-step "make install PREFIX=$work/staged"
-"${MAKE:-make}" -C "$repo" --no-print-directory install PREFIX="$work/staged"
 prefix=$work/prefix
-mv "$work/staged" "$prefix"   # nothing may point back at where it was installed
+if [[ -n "${CURSUS_ARCHIVE:-}" ]]; then
+  step "unpack $(basename "$CURSUS_ARCHIVE")"
+  mkdir "$work/staged"
+  tar -xzf "$CURSUS_ARCHIVE" -C "$work/staged"
+  top=$(basename "$CURSUS_ARCHIVE" .tar.gz)
+  [[ "$(ls "$work/staged")" == "$top" ]] || fail "the archive holds more than $top/"
+  mv "$work/staged/$top" "$prefix"
+  for f in LICENSE README.md; do [[ -s "$prefix/$f" ]] || fail "the archive has no $f"; done
+else
+  step "make install PREFIX=$work/staged"
+  "${MAKE:-make}" -C "$repo" --no-print-directory install PREFIX="$work/staged"
+  mv "$work/staged" "$prefix"   # nothing may point back at where it was installed
+fi
 
 step "layout of $prefix"
 version=$(sed -n 's/^#define CURSUS_VERSION_STRING "\(.*\)"/\1/p' "$prefix/include/cursus.h")

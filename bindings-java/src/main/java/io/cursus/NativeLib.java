@@ -2,13 +2,16 @@ package io.cursus;
 
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Properties;
@@ -24,6 +27,8 @@ final class NativeLib {
     static final String VERSION = readVersion();
 
     private static final String LIB = "cursus_jni";
+    /** The list of the jar's platforms, one a line (bindings-java/build.mk writes it). */
+    private static final String PLATFORMS_INDEX = "/native/platforms.txt";
     private static String loadedFrom;
     private static CursusException loadError;
     private static boolean attempted;
@@ -90,15 +95,52 @@ final class NativeLib {
         }
     }
 
+    /** The running platform, as the jar names its native directories ({@code linux-x86_64}). */
     static String platform() {
-        String os = System.getProperty("os.name", "").toLowerCase(Locale.ROOT);
-        String arch = System.getProperty("os.arch", "").toLowerCase(Locale.ROOT);
+        return platform(System.getProperty("os.name", ""), System.getProperty("os.arch", ""));
+    }
+
+    /**
+     * The platform directory for {@code os.name} and {@code os.arch}: {@code <os>-<arch>} with
+     * the JVM's aliases folded ({@code amd64} is {@code x86_64}, {@code arm64} is
+     * {@code aarch64}, {@code Mac OS X} is {@code darwin}).
+     */
+    static String platform(String osName, String osArch) {
+        String os = osName.toLowerCase(Locale.ROOT);
+        String arch = osArch.toLowerCase(Locale.ROOT);
         String o = os.startsWith("linux") ? "linux"
                 : os.startsWith("mac") || os.startsWith("darwin") ? "darwin"
                 : os.startsWith("windows") ? "windows" : os.replaceAll("\\W", "");
         String a = arch.equals("amd64") || arch.equals("x86_64") ? "x86_64"
                 : arch.equals("aarch64") || arch.equals("arm64") ? "aarch64" : arch;
         return o + "-" + a;
+    }
+
+    /**
+     * The platforms this jar carries a native library for, from {@code native/platforms.txt}
+     * (written by the build next to the {@code native/<platform>/} directories); empty if the
+     * jar has none.
+     */
+    static List<String> jarPlatforms() {
+        List<String> platforms = new ArrayList<>();
+        try (InputStream in = NativeLib.class.getResourceAsStream(PLATFORMS_INDEX)) {
+            if (in != null) {
+                for (String line : new String(in.readAllBytes(), StandardCharsets.UTF_8).split("\n")) {
+                    if (!line.isBlank()) {
+                        platforms.add(line.strip());
+                    }
+                }
+            }
+        } catch (IOException e) {
+            // An unreadable index reads as no platforms: the error then says so.
+        }
+        return platforms;
+    }
+
+    /** Why the jar has no library for {@code platform}: the platform seen and the ones the jar has. */
+    static String noLibraryFor(String platform, List<String> available) {
+        return "the jar has no native library for " + platform + " (it has "
+                + (available.isEmpty() ? "none" : String.join(", ", available)) + ")";
     }
 
     private static CursusException internal(String code, String message) {
@@ -128,7 +170,7 @@ final class NativeLib {
         String tmpRoot = System.getProperty("cursus.native.tmpdir", System.getProperty("java.io.tmpdir"));
         String jarError;
         try {
-            return extractAndLoad(resource, file, tmpRoot);
+            return extractAndLoad(platform, resource, file, tmpRoot);
         } catch (IOException | UnsatisfiedLinkError | SecurityException e) {
             jarError = e.getClass().getSimpleName() + ": " + e.getMessage();
             if (e instanceof UnsatisfiedLinkError) {
@@ -149,10 +191,11 @@ final class NativeLib {
         }
     }
 
-    private static String extractAndLoad(String resource, String file, String tmpRoot) throws IOException {
+    private static String extractAndLoad(String platform, String resource, String file, String tmpRoot)
+            throws IOException {
         try (InputStream in = NativeLib.class.getResourceAsStream(resource)) {
             if (in == null) {
-                throw new IOException("the jar has no " + resource + " (no native build for this platform)");
+                throw new IOException(noLibraryFor(platform, jarPlatforms()));
             }
             Path root = Paths.get(tmpRoot);
             Path dir;

@@ -51,6 +51,16 @@ class NativeLoaderTest {
     }
 
     @Test
+    void unknownPlatformNamesItAndTheJarsPlatforms() throws Exception {
+        // The JVM reports an architecture the jar has no library for.
+        String out = probe("-Dos.arch=riscv64", "-Djava.library.path=/nonexistent/lib");
+        assertTrue(out.startsWith("FAILED native_library_unavailable"), out);
+        String seen = NativeLib.platform(System.getProperty("os.name"), "riscv64");
+        assertTrue(out.contains("the jar has no native library for " + seen + " (it has "
+                + String.join(", ", NativeLib.jarPlatforms()) + ")"), out);
+    }
+
+    @Test
     void fallsBackToJavaLibraryPath(@TempDir Path tmp) throws Exception {
         Path lib = tmp.resolve(System.mapLibraryName("cursus_jni"));
         try (InputStream in = NativeLib.class.getResourceAsStream(

@@ -8,6 +8,9 @@
 #   make chaos-cluster  the same against a cluster, members killed (chaos/README.md)
 #   make demo    a local broker and the quickstart in every language
 #   make cluster a three-broker cluster on loopback until Ctrl-C
+#   make bridge-gen        rewrite the files generated from bridge/src/api (C and JNI
+#                          entry points, NativeBridge.java, every language's result shapes)
+#   make bridge-gen-check  fail when one of them is stale (part of `make lint`)
 
 SHELL := /bin/bash
 CARGO ?= cargo
@@ -23,7 +26,7 @@ FUZZ_TARGETS := wire/frame wire/batch wire/record wire/command wire/error broker
 CURSUS_PROFILE ?= debug
 CARGO_PROFILE_FLAG := $(if $(filter release,$(CURSUS_PROFILE)),--release)
 
-.PHONY: all build test test-install test-rust chaos test-chaos lint fmt-check clippy doc-check bench bench-bindings fuzz fuzz-build demo quickstart-rust cluster clean
+.PHONY: all build test test-install test-rust chaos test-chaos lint fmt-check clippy doc-check bridge-gen bridge-gen-check bench bench-bindings fuzz fuzz-build demo quickstart-rust cluster clean
 
 all: build
 
@@ -50,7 +53,13 @@ test-install: test-install-c python-wheel install-java
 	  PYTHON_WHEEL=$$(ls $(PY_WHEELS)/cursus-*.whl) \
 	  $(FFI_WITH_BROKER) tools/test-install.sh rust python go java
 
-lint: fmt-check clippy doc-check
+lint: fmt-check bridge-gen-check clippy doc-check
+
+bridge-gen:
+	CURSUS_UPDATE_GENERATED=1 $(CARGO) test -q -p cursus-bridge-gen --test generated
+
+bridge-gen-check:
+	$(CARGO) test -q -p cursus-bridge-gen --test generated
 
 fmt-check:
 	$(CARGO) fmt --all -- --check

@@ -559,7 +559,8 @@ enum cursus_status_t cursus_admin_list_cluster(struct cursus_admin_t *admin,
                                                struct cursus_cluster_broker_list_t **out_brokers,
                                                struct cursus_error_t **out_error);
 
-// The broker id of the Raft leader (none while no leader is known).
+// The broker id of the Raft (metadata) leader (none while no leader
+// is known).
 //
 // Thread-safety: safe from any thread while the handle is alive.
 //
@@ -570,29 +571,9 @@ enum cursus_status_t cursus_admin_list_cluster(struct cursus_admin_t *admin,
 // writable storage.
 const char *cursus_cluster_status_raft_leader(const struct cursus_cluster_status_t *status);
 
-// The number of partitions without an active leader.
+// The registered brokers.
 //
-// Thread-safety: safe from any thread.
-//
-// # Safety
-// Pointer arguments follow the header's conventions: handles are values
-// returned by this library (or NULL); strings are NUL-terminated; byte
-// buffers hold the given length; out-parameters are NULL or point to
-// writable storage.
-uint64_t cursus_cluster_status_leaderless(const struct cursus_cluster_status_t *status);
-
-// The number of partitions whose ISR is smaller than their replica set.
-//
-// Thread-safety: safe from any thread.
-//
-// # Safety
-// Pointer arguments follow the header's conventions: handles are values
-// returned by this library (or NULL); strings are NUL-terminated; byte
-// buffers hold the given length; out-parameters are NULL or point to
-// writable storage.
-uint64_t cursus_cluster_status_under_replicated(const struct cursus_cluster_status_t *status);
-
-// The cluster's brokers, as a broker list of their own (destroy it too).
+// A cluster broker list handle of its own (destroy it too).
 //
 // Thread-safety: safe from any thread.
 //
@@ -605,7 +586,7 @@ enum cursus_status_t cursus_cluster_status_brokers(struct cursus_cluster_status_
                                                    struct cursus_cluster_broker_list_t **out_brokers,
                                                    struct cursus_error_t **out_error);
 
-// The number of partitions listed.
+// The number of partition entries: Every partition of every topic.
 //
 // Thread-safety: safe from any thread.
 //
@@ -616,7 +597,9 @@ enum cursus_status_t cursus_cluster_status_brokers(struct cursus_cluster_status_
 // writable storage.
 size_t cursus_cluster_status_partition_count(const struct cursus_cluster_status_t *status);
 
-// The topic of partition entry `index` (none when out of range).
+// The topic name.
+//
+// Of the partition entry `index` (none when out of range).
 //
 // Thread-safety: safe from any thread while the handle is alive.
 //
@@ -628,7 +611,9 @@ size_t cursus_cluster_status_partition_count(const struct cursus_cluster_status_
 const char *cursus_cluster_status_partition_topic(const struct cursus_cluster_status_t *status,
                                                   size_t index);
 
-// The partition id of partition entry `index` (-1 when out of range).
+// The partition id.
+//
+// Of the partition entry `index` (-1 when out of range).
 //
 // Thread-safety: safe from any thread.
 //
@@ -640,8 +625,9 @@ const char *cursus_cluster_status_partition_topic(const struct cursus_cluster_st
 int64_t cursus_cluster_status_partition_id(const struct cursus_cluster_status_t *status,
                                            size_t index);
 
-// The broker id of the leader of partition entry `index` (none for a
-// leaderless partition or when out of range).
+// The broker id of the leader (none for a leaderless partition).
+//
+// Of the partition entry `index` (none when out of range).
 //
 // Thread-safety: safe from any thread while the handle is alive.
 //
@@ -653,7 +639,9 @@ int64_t cursus_cluster_status_partition_id(const struct cursus_cluster_status_t 
 const char *cursus_cluster_status_partition_leader(const struct cursus_cluster_status_t *status,
                                                    size_t index);
 
-// The leader epoch of partition entry `index` (-1 when out of range).
+// The leader epoch.
+//
+// Of the partition entry `index` (-1 when out of range).
 //
 // Thread-safety: safe from any thread.
 //
@@ -665,8 +653,9 @@ const char *cursus_cluster_status_partition_leader(const struct cursus_cluster_s
 int64_t cursus_cluster_status_partition_leader_epoch(const struct cursus_cluster_status_t *status,
                                                      size_t index);
 
-// The committed high-water mark of partition entry `index` (-1 when out
-// of range).
+// The committed high-water mark.
+//
+// Of the partition entry `index` (-1 when out of range).
 //
 // Thread-safety: safe from any thread.
 //
@@ -678,7 +667,9 @@ int64_t cursus_cluster_status_partition_leader_epoch(const struct cursus_cluster
 int64_t cursus_cluster_status_partition_hwm(const struct cursus_cluster_status_t *status,
                                             size_t index);
 
-// The number of replicas of partition entry `index` (0 when out of range).
+// The number of replica entries: The broker ids of the replica set.
+//
+// Of the partition entry `index` (0 when out of range).
 //
 // Thread-safety: safe from any thread.
 //
@@ -690,8 +681,9 @@ int64_t cursus_cluster_status_partition_hwm(const struct cursus_cluster_status_t
 size_t cursus_cluster_status_partition_replica_count(const struct cursus_cluster_status_t *status,
                                                      size_t index);
 
-// The broker id of replica `replica` of partition entry `index` (none
-// when out of range).
+// Entry `replica` of the replica entries: The broker ids of the replica set.
+//
+// None when out of range.
 //
 // Thread-safety: safe from any thread while the handle is alive.
 //
@@ -704,8 +696,9 @@ const char *cursus_cluster_status_partition_replica(const struct cursus_cluster_
                                                     size_t index,
                                                     size_t replica);
 
-// The number of in-sync replicas of partition entry `index` (0 when out
-// of range).
+// The number of isr entries: The broker ids of the in-sync replicas.
+//
+// Of the partition entry `index` (0 when out of range).
 //
 // Thread-safety: safe from any thread.
 //
@@ -717,8 +710,9 @@ const char *cursus_cluster_status_partition_replica(const struct cursus_cluster_
 size_t cursus_cluster_status_partition_isr_count(const struct cursus_cluster_status_t *status,
                                                  size_t index);
 
-// The broker id of in-sync replica `replica` of partition entry `index`
-// (none when out of range).
+// Entry `isr` of the isr entries: The broker ids of the in-sync replicas.
+//
+// None when out of range.
 //
 // Thread-safety: safe from any thread while the handle is alive.
 //
@@ -729,9 +723,32 @@ size_t cursus_cluster_status_partition_isr_count(const struct cursus_cluster_sta
 // writable storage.
 const char *cursus_cluster_status_partition_isr(const struct cursus_cluster_status_t *status,
                                                 size_t index,
-                                                size_t replica);
+                                                size_t isr);
 
-// The number of brokers listed.
+// The number of partitions without an active leader.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_cluster_status_leaderless(const struct cursus_cluster_status_t *status);
+
+// The number of partitions whose ISR is smaller than their replica
+// set.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_cluster_status_under_replicated(const struct cursus_cluster_status_t *status);
+
+// The number of cluster broker entries.
 //
 // Thread-safety: safe from any thread.
 //
@@ -742,7 +759,9 @@ const char *cursus_cluster_status_partition_isr(const struct cursus_cluster_stat
 // writable storage.
 size_t cursus_cluster_broker_list_count(const struct cursus_cluster_broker_list_t *list);
 
-// The broker id of entry `index` (none when out of range).
+// The broker id, e.g. `broker-1`.
+//
+// Of the entry `index` (none when out of range).
 //
 // Thread-safety: safe from any thread while the handle is alive.
 //
@@ -754,7 +773,9 @@ size_t cursus_cluster_broker_list_count(const struct cursus_cluster_broker_list_
 const char *cursus_cluster_broker_list_id(const struct cursus_cluster_broker_list_t *list,
                                           size_t index);
 
-// The cluster (peer) address of entry `index` (none when out of range).
+// The cluster (peer) address, `host:port`.
+//
+// Of the entry `index` (none when out of range).
 //
 // Thread-safety: safe from any thread while the handle is alive.
 //
@@ -766,8 +787,10 @@ const char *cursus_cluster_broker_list_id(const struct cursus_cluster_broker_lis
 const char *cursus_cluster_broker_list_addr(const struct cursus_cluster_broker_list_t *list,
                                             size_t index);
 
-// The client address of entry `index` (none when the broker reports none
-// or out of range).
+// The address clients connect to (none when the broker reports
+// none).
+//
+// Of the entry `index` (none when out of range).
 //
 // Thread-safety: safe from any thread while the handle is alive.
 //
@@ -779,8 +802,9 @@ const char *cursus_cluster_broker_list_addr(const struct cursus_cluster_broker_l
 const char *cursus_cluster_broker_list_client_addr(const struct cursus_cluster_broker_list_t *list,
                                                    size_t index);
 
-// The status of entry `index`, `active` or `inactive` (none when out of
-// range).
+// `active` or `inactive`.
+//
+// Of the entry `index` (none when out of range).
 //
 // Thread-safety: safe from any thread while the handle is alive.
 //
@@ -792,8 +816,10 @@ const char *cursus_cluster_broker_list_client_addr(const struct cursus_cluster_b
 const char *cursus_cluster_broker_list_status(const struct cursus_cluster_broker_list_t *list,
                                               size_t index);
 
-// When entry `index` was last heard from, RFC 3339 (none when not
-// reported or out of range).
+// When the broker was last heard from, RFC 3339 (none when not
+// reported).
+//
+// Of the entry `index` (none when out of range).
 //
 // Thread-safety: safe from any thread while the handle is alive.
 //
@@ -805,8 +831,12 @@ const char *cursus_cluster_broker_list_status(const struct cursus_cluster_broker
 const char *cursus_cluster_broker_list_last_seen(const struct cursus_cluster_broker_list_t *list,
                                                  size_t index);
 
-// The lifecycle protocol version of entry `index` (-1 when not reported
-// or out of range).
+// The lifecycle protocol version the broker speaks (none when not
+// reported).
+//
+// -1 when there is none.
+//
+// Of the entry `index` (-1 when out of range).
 //
 // Thread-safety: safe from any thread.
 //
@@ -874,7 +904,8 @@ const char *cursus_leader_election_leader(const struct cursus_leader_election_t 
 // writable storage.
 uint64_t cursus_leader_election_leader_epoch(const struct cursus_leader_election_t *election);
 
-// Whether the election changed the leader (false: the broker already led).
+// Whether the election changed the leader (false: the broker already
+// led; the election is idempotent).
 //
 // Thread-safety: safe from any thread.
 //

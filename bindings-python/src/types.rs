@@ -8,6 +8,9 @@ use cursus::TopicPartition as EngineTp;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyString};
 
+// The result classes declared in the bridge (`bridge_results!`).
+pub use crate::results_gen::*;
+
 /// Payloads at least this large are sent without copying (the `bytes`
 /// object is kept alive until the engine is done with it); smaller ones are
 /// copied, which is cheaper than the shared ownership.
@@ -517,128 +520,6 @@ impl From<pa::TruncateOutcome> for TruncateOutcome {
             revision: o.revision,
             lifecycle_epoch: o.lifecycle_epoch,
             cleanup_pending: o.cleanup_pending,
-        }
-    }
-}
-
-/// One broker of a cluster (`list_cluster`, `ClusterStatus.brokers`).
-#[pyclass(module = "cursus", frozen, get_all)]
-#[derive(Clone, Debug)]
-pub struct ClusterBroker {
-    /// Broker id (opaque, e.g. `broker-1`).
-    pub id: String,
-    /// Cluster (peer) address, `host:port`.
-    pub addr: String,
-    /// Address clients connect to, `None` when not reported.
-    pub client_addr: Option<String>,
-    /// `active` or `inactive`.
-    pub status: String,
-    /// When last heard from (RFC 3339), `None` when not reported.
-    pub last_seen: Option<String>,
-    /// Lifecycle protocol version, `None` when not reported.
-    pub lifecycle_protocol: Option<u32>,
-}
-
-impl From<pa::ClusterBroker> for ClusterBroker {
-    fn from(b: pa::ClusterBroker) -> Self {
-        ClusterBroker {
-            id: b.id,
-            addr: b.addr,
-            client_addr: b.client_addr,
-            status: b.status,
-            last_seen: b.last_seen,
-            lifecycle_protocol: b.lifecycle_protocol,
-        }
-    }
-}
-
-/// One partition of a CLUSTER_STATUS reply.
-#[pyclass(module = "cursus", frozen, get_all)]
-#[derive(Clone, Debug)]
-pub struct ClusterPartition {
-    /// Topic name.
-    pub topic: String,
-    /// Partition id.
-    pub partition: u32,
-    /// Leader's broker id, `None` for a leaderless partition.
-    pub leader: Option<String>,
-    /// Leader epoch.
-    pub leader_epoch: u64,
-    /// Committed high watermark.
-    pub hwm: u64,
-    /// Broker ids of the replica set.
-    pub replicas: Vec<String>,
-    /// Broker ids of the in-sync replicas.
-    pub isr: Vec<String>,
-}
-
-/// CLUSTER_STATUS: the Raft leader, every broker and every partition.
-#[pyclass(module = "cursus", frozen, get_all)]
-#[derive(Clone, Debug)]
-pub struct ClusterStatus {
-    /// Raft leader's broker id, `None` while none is known.
-    pub raft_leader: Option<String>,
-    /// Registered brokers.
-    pub brokers: Vec<ClusterBroker>,
-    /// Every partition of every topic.
-    pub partitions: Vec<ClusterPartition>,
-    /// Partitions without an active leader.
-    pub leaderless: u64,
-    /// Partitions whose ISR is smaller than their replica set.
-    pub under_replicated: u64,
-}
-
-impl From<pa::ClusterStatus> for ClusterStatus {
-    fn from(s: pa::ClusterStatus) -> Self {
-        ClusterStatus {
-            raft_leader: s.raft_leader,
-            brokers: s.brokers.into_iter().map(Into::into).collect(),
-            partitions: s
-                .partitions
-                .into_iter()
-                .map(|p| ClusterPartition {
-                    topic: p.topic,
-                    partition: p.partition,
-                    leader: p.leader,
-                    leader_epoch: p.leader_epoch,
-                    hwm: p.hwm,
-                    replicas: p.replicas,
-                    isr: p.isr,
-                })
-                .collect(),
-            leaderless: s.leaderless,
-            under_replicated: s.under_replicated,
-        }
-    }
-}
-
-/// What ELECT_LEADER did.
-#[pyclass(module = "cursus", frozen, get_all)]
-#[derive(Clone, Debug)]
-pub struct LeaderElection {
-    /// Topic.
-    pub topic: String,
-    /// Partition.
-    pub partition: u32,
-    /// Leader's broker id before the election, `None` when there was none.
-    pub previous_leader: Option<String>,
-    /// Leader's broker id now.
-    pub leader: String,
-    /// Leader epoch now.
-    pub leader_epoch: u64,
-    /// False when the broker already led (the election is idempotent).
-    pub changed: bool,
-}
-
-impl From<pa::LeaderElection> for LeaderElection {
-    fn from(e: pa::LeaderElection) -> Self {
-        LeaderElection {
-            topic: e.topic,
-            partition: e.partition,
-            previous_leader: e.previous_leader,
-            leader: e.leader,
-            leader_epoch: e.leader_epoch,
-            changed: e.changed,
         }
     }
 }

@@ -3,6 +3,7 @@
 #define CURSUS_TYPES_HPP
 
 #include "error.hpp"
+#include "results.hpp"
 
 namespace cursus {
 

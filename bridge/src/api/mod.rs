@@ -36,15 +36,17 @@ pub mod transaction;
 pub use crate::callback::{Callback, Listener};
 pub use crate::log::LogRecord;
 pub use admin::Admin;
-pub use cluster::ClusterBrokerList;
+pub use cluster::{
+    ClusterBroker, ClusterBrokerList, ClusterPartition, ClusterStatus, LeaderElection,
+};
 pub use config::Config;
 pub use consumer::{Consumer, RebalanceEvent};
 pub use cursus::eventstore::{Appended, ReplayProof, Snapshot};
 pub use cursus::ErrorClass;
 pub use cursus::Statistics;
 pub use cursus::{
-    ClusterStatus, DeleteOutcome, Error, GroupStatus, LeaderElection, RecordMetadata, Result,
-    TopicDescription, TopicInfo, TopicMetadata, TruncateOutcome,
+    DeleteOutcome, Error, GroupStatus, RecordMetadata, Result, TopicDescription, TopicInfo,
+    TopicMetadata, TruncateOutcome,
 };
 pub use errors::Status;
 pub use eventstore::{Aggregate, EventCursor, EventPage, EventStore};

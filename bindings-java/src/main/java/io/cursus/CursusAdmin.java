@@ -169,7 +169,7 @@ public final class CursusAdmin extends NativeResource {
      * @return the cluster's state
      */
     public ClusterStatus clusterStatus() {
-        return call(h -> Results.clusterStatus(NativeBridge.adminClusterStatus(h)));
+        return call(h -> ResultReaders.clusterStatus(NativeBridge.adminClusterStatus(h)));
     }
 
     /**
@@ -186,7 +186,7 @@ public final class CursusAdmin extends NativeResource {
     public LeaderElection electLeader(String topic, int partition, String brokerId) {
         Objects.requireNonNull(topic, "topic");
         Objects.requireNonNull(brokerId, "brokerId");
-        return call(h -> Results.leaderElection(NativeBridge.adminElectLeader(h, topic, partition, brokerId)));
+        return call(h -> ResultReaders.leaderElection(NativeBridge.adminElectLeader(h, topic, partition, brokerId)));
     }
 
     /**
@@ -195,7 +195,7 @@ public final class CursusAdmin extends NativeResource {
      * @return the brokers
      */
     public List<ClusterBroker> listCluster() {
-        return call(h -> Results.clusterBrokers(NativeBridge.adminListCluster(h)));
+        return call(h -> ResultReaders.clusterBrokerList(NativeBridge.adminListCluster(h)));
     }
 
     /** Closes the client; only the first call does anything. */

@@ -77,50 +77,6 @@ final class Results {
                 NativeBridge::topicDescriptionDestroy);
     }
 
-    /** Reads a cluster broker list handle (destroying it). */
-    static List<ClusterBroker> clusterBrokers(long brokers) {
-        return take(brokers, h -> list(NativeBridge.clusterBrokerListCount(h), i -> new ClusterBroker(
-                NativeBridge.clusterBrokerListId(h, i),
-                NativeBridge.clusterBrokerListAddr(h, i),
-                NativeBridge.clusterBrokerListClientAddr(h, i),
-                NativeBridge.clusterBrokerListStatus(h, i),
-                NativeBridge.clusterBrokerListLastSeen(h, i),
-                optional(NativeBridge.clusterBrokerListLifecycleProtocol(h, i)))),
-                NativeBridge::clusterBrokerListDestroy);
-    }
-
-    /** Reads a cluster status handle (destroying it). */
-    static ClusterStatus clusterStatus(long status) {
-        return take(status, h -> new ClusterStatus(
-                NativeBridge.clusterStatusRaftLeader(h),
-                clusterBrokers(NativeBridge.clusterStatusBrokers(h)),
-                list(NativeBridge.clusterStatusPartitionCount(h), i -> new ClusterStatus.Partition(
-                        NativeBridge.clusterStatusPartitionTopic(h, i),
-                        (int) NativeBridge.clusterStatusPartitionId(h, i),
-                        NativeBridge.clusterStatusPartitionLeader(h, i),
-                        NativeBridge.clusterStatusPartitionLeaderEpoch(h, i),
-                        NativeBridge.clusterStatusPartitionHwm(h, i),
-                        list(NativeBridge.clusterStatusPartitionReplicaCount(h, i),
-                                r -> NativeBridge.clusterStatusPartitionReplica(h, i, r)),
-                        list(NativeBridge.clusterStatusPartitionIsrCount(h, i),
-                                r -> NativeBridge.clusterStatusPartitionIsr(h, i, r)))),
-                NativeBridge.clusterStatusLeaderless(h),
-                NativeBridge.clusterStatusUnderReplicated(h)),
-                NativeBridge::clusterStatusDestroy);
-    }
-
-    /** Reads a leader election handle (destroying it). */
-    static LeaderElection leaderElection(long election) {
-        return take(election, h -> new LeaderElection(
-                NativeBridge.leaderElectionTopic(h),
-                NativeBridge.leaderElectionPartition(h),
-                NativeBridge.leaderElectionPreviousLeader(h),
-                NativeBridge.leaderElectionLeader(h),
-                NativeBridge.leaderElectionLeaderEpoch(h),
-                NativeBridge.leaderElectionChanged(h)),
-                NativeBridge::leaderElectionDestroy);
-    }
-
     /** Reads a topic metadata handle (destroying it). */
     static TopicMetadata topicMetadata(long metadata) {
         return take(metadata, h -> {

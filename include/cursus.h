@@ -725,6 +725,21 @@ const char *cursus_cluster_status_partition_isr(const struct cursus_cluster_stat
                                                 size_t index,
                                                 size_t isr);
 
+// The number of idempotent producers whose committed sequences the
+// replicated state holds for the partition.
+//
+// Of the partition entry `index` (-1 when out of range).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+int64_t cursus_cluster_status_partition_producers(const struct cursus_cluster_status_t *status,
+                                                  size_t index);
+
 // The number of partitions without an active leader.
 //
 // Thread-safety: safe from any thread.
@@ -747,6 +762,70 @@ uint64_t cursus_cluster_status_leaderless(const struct cursus_cluster_status_t *
 // buffers hold the given length; out-parameters are NULL or point to
 // writable storage.
 uint64_t cursus_cluster_status_under_replicated(const struct cursus_cluster_status_t *status);
+
+// The number of voter entries: The Raft voters (broker ids) as the answering broker knows the membership.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+size_t cursus_cluster_status_voter_count(const struct cursus_cluster_status_t *status);
+
+// Entry `index` of the voter entries: The Raft voters (broker ids) as the answering broker knows the membership.
+//
+// None when out of range.
+//
+// Thread-safety: safe from any thread while the handle is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_cluster_status_voter(const struct cursus_cluster_status_t *status,
+                                        size_t index);
+
+// The number of learner entries: The Raft learners (non-voting members, broker ids) as the answering broker knows the membership.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+size_t cursus_cluster_status_learner_count(const struct cursus_cluster_status_t *status);
+
+// Entry `index` of the learner entries: The Raft learners (non-voting members, broker ids) as the answering broker knows the membership.
+//
+// None when out of range.
+//
+// Thread-safety: safe from any thread while the handle is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_cluster_status_learner(const struct cursus_cluster_status_t *status,
+                                          size_t index);
+
+// The cluster's transaction coordinator shard count (none until a
+// broker that knows it has registered).
+//
+// -1 when there is none.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+int64_t cursus_cluster_status_transaction_coordinator_shards(const struct cursus_cluster_status_t *status);
 
 // The number of cluster broker entries.
 //

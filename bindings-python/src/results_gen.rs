@@ -24,6 +24,15 @@ pub struct ClusterStatus {
     /// The number of partitions whose ISR is smaller than their replica
     /// set.
     pub under_replicated: u64,
+    /// The Raft voters (broker ids) as the answering broker knows the
+    /// membership.
+    pub voters: Vec<String>,
+    /// The Raft learners (non-voting members, broker ids) as the
+    /// answering broker knows the membership.
+    pub learners: Vec<String>,
+    /// The cluster's transaction coordinator shard count (none until a
+    /// broker that knows it has registered).
+    pub transaction_coordinator_shards: Option<u32>,
 }
 
 impl From<cursus::ClusterStatus> for ClusterStatus {
@@ -34,6 +43,9 @@ impl From<cursus::ClusterStatus> for ClusterStatus {
             partitions: v.partitions.into_iter().map(Into::into).collect(),
             leaderless: v.leaderless,
             under_replicated: v.under_replicated,
+            voters: v.voters,
+            learners: v.learners,
+            transaction_coordinator_shards: v.transaction_coordinator_shards,
         }
     }
 }
@@ -63,6 +75,9 @@ pub struct ClusterPartition {
     pub replicas: Vec<String>,
     /// The broker ids of the in-sync replicas.
     pub isr: Vec<String>,
+    /// The number of idempotent producers whose committed sequences the
+    /// replicated state holds for the partition.
+    pub producers: u64,
 }
 
 impl From<cursus::ClusterPartition> for ClusterPartition {
@@ -75,6 +90,7 @@ impl From<cursus::ClusterPartition> for ClusterPartition {
             hwm: v.hwm,
             replicas: v.replicas,
             isr: v.isr,
+            producers: v.producers,
         }
     }
 }
@@ -82,7 +98,7 @@ impl From<cursus::ClusterPartition> for ClusterPartition {
 #[pymethods]
 impl ClusterPartition {
     fn __repr__(&self) -> String {
-        format!("ClusterPartition(topic={:?}, partition={}, leader_epoch={}, hwm={})", self.topic, self.partition, self.leader_epoch, self.hwm)
+        format!("ClusterPartition(topic={:?}, partition={}, leader_epoch={}, hwm={}, producers={})", self.topic, self.partition, self.leader_epoch, self.hwm, self.producers)
     }
 }
 

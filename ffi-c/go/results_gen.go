@@ -31,6 +31,15 @@ type ClusterStatus struct {
 	// UnderReplicated is the number of partitions whose ISR is smaller than
 	// their replica set.
 	UnderReplicated uint64
+	// Voters are the Raft voters (broker ids) as the answering broker knows the
+	// membership.
+	Voters []string
+	// Learners are the Raft learners (non-voting members, broker ids) as the
+	// answering broker knows the membership.
+	Learners []string
+	// TransactionCoordinatorShards is the cluster's transaction coordinator
+	// shard count (none until a broker that knows it has registered).
+	TransactionCoordinatorShards int64
 }
 
 // ClusterPartition is one partition in CLUSTER_STATUS.
@@ -49,6 +58,9 @@ type ClusterPartition struct {
 	Replicas []string
 	// ISR are the broker ids of the in-sync replicas.
 	ISR []string
+	// Producers is the number of idempotent producers whose committed sequences
+	// the replicated state holds for the partition.
+	Producers uint64
 }
 
 // ClusterBroker is one broker of a cluster (LIST_CLUSTER, CLUSTER_STATUS's
@@ -102,6 +114,13 @@ func readClusterStatus(h *C.cursus_cluster_status_t) ClusterStatus {
 	})
 	out.Leaderless = uint64(C.cursus_cluster_status_leaderless(h))
 	out.UnderReplicated = uint64(C.cursus_cluster_status_under_replicated(h))
+	out.Voters = readEntries(C.cursus_cluster_status_voter_count(h), func(index C.size_t) string {
+		return goString(C.cursus_cluster_status_voter(h, index))
+	})
+	out.Learners = readEntries(C.cursus_cluster_status_learner_count(h), func(index C.size_t) string {
+		return goString(C.cursus_cluster_status_learner(h, index))
+	})
+	out.TransactionCoordinatorShards = int64(C.cursus_cluster_status_transaction_coordinator_shards(h))
 	return out
 }
 
@@ -119,6 +138,7 @@ func readClusterStatusPartitionAt(h *C.cursus_cluster_status_t, index C.size_t) 
 	out.ISR = readEntries(C.cursus_cluster_status_partition_isr_count(h, index), func(isr C.size_t) string {
 		return goString(C.cursus_cluster_status_partition_isr(h, index, isr))
 	})
+	out.Producers = uint64(C.cursus_cluster_status_partition_producers(h, index))
 	return out
 }
 

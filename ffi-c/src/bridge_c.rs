@@ -847,6 +847,28 @@ pub unsafe extern "C" fn cursus_cluster_status_partition_isr(status: *const curs
     })
 }
 
+/// The number of idempotent producers whose committed sequences the
+/// replicated state holds for the partition.
+///
+/// Of the partition entry `index` (-1 when out of range).
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_cluster_status_partition_producers(status: *const cursus_cluster_status_t, index: usize) -> i64 {
+    crate::guard::access(-1, || {
+        let (status, side) = crate::args::handle_with_side::<::cursus_bridge::api::ClusterStatus>(status as usize as u64)?;
+        let value = ::cursus_bridge::api::cluster::cluster_status_partition_producers(&status, index);
+        let _ = &side;
+        Ok(value)
+    })
+}
+
 /// The number of partitions without an active leader.
 ///
 /// Thread-safety: safe from any thread.
@@ -881,6 +903,106 @@ pub unsafe extern "C" fn cursus_cluster_status_under_replicated(status: *const c
     crate::guard::access(0, || {
         let (status, side) = crate::args::handle_with_side::<::cursus_bridge::api::ClusterStatus>(status as usize as u64)?;
         let value = ::cursus_bridge::api::cluster::cluster_status_under_replicated(&status);
+        let _ = &side;
+        Ok(value)
+    })
+}
+
+/// The number of voter entries: The Raft voters (broker ids) as the answering broker knows the membership.
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_cluster_status_voter_count(status: *const cursus_cluster_status_t) -> usize {
+    crate::guard::access(0, || {
+        let (status, side) = crate::args::handle_with_side::<::cursus_bridge::api::ClusterStatus>(status as usize as u64)?;
+        let value = ::cursus_bridge::api::cluster::cluster_status_voter_count(&status);
+        let _ = &side;
+        Ok(value)
+    })
+}
+
+/// Entry `index` of the voter entries: The Raft voters (broker ids) as the answering broker knows the membership.
+///
+/// None when out of range.
+///
+/// Thread-safety: safe from any thread while the handle is alive.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_cluster_status_voter(status: *const cursus_cluster_status_t, index: usize) -> *const c_char {
+    crate::guard::access(std::ptr::null(), || {
+        let (status, side) = crate::args::handle_with_side::<::cursus_bridge::api::ClusterStatus>(status as usize as u64)?;
+        let value = ::cursus_bridge::api::cluster::cluster_status_voter(&status, index);
+        Ok(value.map_or(std::ptr::null(), |v| crate::lend::str(&side, format!("cluster_status_voter:{:?}", (index,)), v)))
+    })
+}
+
+/// The number of learner entries: The Raft learners (non-voting members, broker ids) as the answering broker knows the membership.
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_cluster_status_learner_count(status: *const cursus_cluster_status_t) -> usize {
+    crate::guard::access(0, || {
+        let (status, side) = crate::args::handle_with_side::<::cursus_bridge::api::ClusterStatus>(status as usize as u64)?;
+        let value = ::cursus_bridge::api::cluster::cluster_status_learner_count(&status);
+        let _ = &side;
+        Ok(value)
+    })
+}
+
+/// Entry `index` of the learner entries: The Raft learners (non-voting members, broker ids) as the answering broker knows the membership.
+///
+/// None when out of range.
+///
+/// Thread-safety: safe from any thread while the handle is alive.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_cluster_status_learner(status: *const cursus_cluster_status_t, index: usize) -> *const c_char {
+    crate::guard::access(std::ptr::null(), || {
+        let (status, side) = crate::args::handle_with_side::<::cursus_bridge::api::ClusterStatus>(status as usize as u64)?;
+        let value = ::cursus_bridge::api::cluster::cluster_status_learner(&status, index);
+        Ok(value.map_or(std::ptr::null(), |v| crate::lend::str(&side, format!("cluster_status_learner:{:?}", (index,)), v)))
+    })
+}
+
+/// The cluster's transaction coordinator shard count (none until a
+/// broker that knows it has registered).
+///
+/// -1 when there is none.
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_cluster_status_transaction_coordinator_shards(status: *const cursus_cluster_status_t) -> i64 {
+    crate::guard::access(-1, || {
+        let (status, side) = crate::args::handle_with_side::<::cursus_bridge::api::ClusterStatus>(status as usize as u64)?;
+        let value = ::cursus_bridge::api::cluster::cluster_status_transaction_coordinator_shards(&status);
         let _ = &side;
         Ok(value)
     })

@@ -22,6 +22,7 @@ struct ClusterPartition {
   uint64_t hwm{}; ///< The committed high-water mark.
   std::vector<std::string> replicas{}; ///< The broker ids of the replica set.
   std::vector<std::string> isr{}; ///< The broker ids of the in-sync replicas.
+  uint64_t producers{}; ///< The number of idempotent producers whose committed sequences the replicated state holds for the partition.
 };
 
 /// One broker of a cluster (LIST_CLUSTER, CLUSTER_STATUS's brokers). Broker ids are opaque strings.
@@ -41,6 +42,9 @@ struct ClusterStatus {
   std::vector<ClusterPartition> partitions{}; ///< Every partition of every topic.
   uint64_t leaderless{}; ///< The number of partitions without an active leader.
   uint64_t under_replicated{}; ///< The number of partitions whose ISR is smaller than their replica set.
+  std::vector<std::string> voters{}; ///< The Raft voters (broker ids) as the answering broker knows the membership.
+  std::vector<std::string> learners{}; ///< The Raft learners (non-voting members, broker ids) as the answering broker knows the membership.
+  std::optional<uint32_t> transaction_coordinator_shards{}; ///< The cluster's transaction coordinator shard count (none until a broker that knows it has registered).
 };
 
 /// What ELECT_LEADER did.
@@ -94,6 +98,9 @@ inline ClusterStatus read_cluster_status(cursus_cluster_status_t *h) {
   out.partitions = read_entries<ClusterPartition>(cursus_cluster_status_partition_count(h), [&](size_t index) { return read_cluster_status_partition_at(h, index); });
   out.leaderless = static_cast<uint64_t>(cursus_cluster_status_leaderless(h));
   out.under_replicated = static_cast<uint64_t>(cursus_cluster_status_under_replicated(h));
+  out.voters = read_entries<std::string>(cursus_cluster_status_voter_count(h), [&](size_t index) { return str(cursus_cluster_status_voter(h, index)); });
+  out.learners = read_entries<std::string>(cursus_cluster_status_learner_count(h), [&](size_t index) { return str(cursus_cluster_status_learner(h, index)); });
+  out.transaction_coordinator_shards = opt_int<uint32_t>(cursus_cluster_status_transaction_coordinator_shards(h));
   return out;
 }
 
@@ -107,6 +114,7 @@ inline ClusterPartition read_cluster_status_partition_at(cursus_cluster_status_t
   out.hwm = static_cast<uint64_t>(cursus_cluster_status_partition_hwm(h, index));
   out.replicas = read_entries<std::string>(cursus_cluster_status_partition_replica_count(h, index), [&](size_t replica) { return str(cursus_cluster_status_partition_replica(h, index, replica)); });
   out.isr = read_entries<std::string>(cursus_cluster_status_partition_isr_count(h, index), [&](size_t isr) { return str(cursus_cluster_status_partition_isr(h, index, isr)); });
+  out.producers = static_cast<uint64_t>(cursus_cluster_status_partition_producers(h, index));
   return out;
 }
 

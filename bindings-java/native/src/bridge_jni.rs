@@ -362,6 +362,18 @@ pub extern "system" fn Java_io_cursus_NativeBridge_clusterStatusPartitionIsr<'l>
     })
 }
 
+/// `NativeBridge.clusterStatusPartitionProducers`: see `::cursus_bridge::api::cluster::cluster_status_partition_producers`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_clusterStatusPartitionProducers<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, status: jlong, index: jint) -> jlong {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let status = crate::glue::handle::<::cursus_bridge::api::ClusterStatus>(status)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::cluster::cluster_status_partition_producers(&status, crate::glue::usize_arg("index", index)?);
+        Ok(result as jlong)
+    })
+}
+
 /// `NativeBridge.clusterStatusLeaderless`: see `::cursus_bridge::api::cluster::cluster_status_leaderless`.
 #[no_mangle]
 pub extern "system" fn Java_io_cursus_NativeBridge_clusterStatusLeaderless<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, status: jlong) -> jlong {
@@ -382,6 +394,66 @@ pub extern "system" fn Java_io_cursus_NativeBridge_clusterStatusUnderReplicated<
         let status = crate::glue::handle::<::cursus_bridge::api::ClusterStatus>(status)?;
         #[allow(clippy::let_unit_value)]
         let result = ::cursus_bridge::api::cluster::cluster_status_under_replicated(&status);
+        Ok(result as jlong)
+    })
+}
+
+/// `NativeBridge.clusterStatusVoterCount`: see `::cursus_bridge::api::cluster::cluster_status_voter_count`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_clusterStatusVoterCount<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, status: jlong) -> jint {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let status = crate::glue::handle::<::cursus_bridge::api::ClusterStatus>(status)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::cluster::cluster_status_voter_count(&status);
+        Ok(result as jint)
+    })
+}
+
+/// `NativeBridge.clusterStatusVoter`: see `::cursus_bridge::api::cluster::cluster_status_voter`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_clusterStatusVoter<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, status: jlong, index: jint) -> jstring {
+    crate::glue::run(&mut env, std::ptr::null_mut(), |env| {
+        let _ = &env;
+        let status = crate::glue::handle::<::cursus_bridge::api::ClusterStatus>(status)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::cluster::cluster_status_voter(&status, crate::glue::usize_arg("index", index)?);
+        crate::glue::opt_new_string(env, result)
+    })
+}
+
+/// `NativeBridge.clusterStatusLearnerCount`: see `::cursus_bridge::api::cluster::cluster_status_learner_count`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_clusterStatusLearnerCount<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, status: jlong) -> jint {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let status = crate::glue::handle::<::cursus_bridge::api::ClusterStatus>(status)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::cluster::cluster_status_learner_count(&status);
+        Ok(result as jint)
+    })
+}
+
+/// `NativeBridge.clusterStatusLearner`: see `::cursus_bridge::api::cluster::cluster_status_learner`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_clusterStatusLearner<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, status: jlong, index: jint) -> jstring {
+    crate::glue::run(&mut env, std::ptr::null_mut(), |env| {
+        let _ = &env;
+        let status = crate::glue::handle::<::cursus_bridge::api::ClusterStatus>(status)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::cluster::cluster_status_learner(&status, crate::glue::usize_arg("index", index)?);
+        crate::glue::opt_new_string(env, result)
+    })
+}
+
+/// `NativeBridge.clusterStatusTransactionCoordinatorShards`: see `::cursus_bridge::api::cluster::cluster_status_transaction_coordinator_shards`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_clusterStatusTransactionCoordinatorShards<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, status: jlong) -> jlong {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let status = crate::glue::handle::<::cursus_bridge::api::ClusterStatus>(status)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::cluster::cluster_status_transaction_coordinator_shards(&status);
         Ok(result as jlong)
     })
 }

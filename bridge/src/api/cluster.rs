@@ -69,6 +69,15 @@ bridge_results! {
         /// The number of partitions whose ISR is smaller than their replica
         /// set.
         pub under_replicated: u64,
+        /// The Raft voters (broker ids) as the answering broker knows the
+        /// membership.
+        pub voters: Vec<String>,
+        /// The Raft learners (non-voting members, broker ids) as the
+        /// answering broker knows the membership.
+        pub learners: Vec<String>,
+        /// The cluster's transaction coordinator shard count (none until a
+        /// broker that knows it has registered).
+        pub transaction_coordinator_shards: Option<u32>,
     }
 
     /// One partition in CLUSTER_STATUS.
@@ -90,6 +99,9 @@ bridge_results! {
         pub replicas: Vec<String>,
         /// The broker ids of the in-sync replicas.
         pub isr: Vec<String>,
+        /// The number of idempotent producers whose committed sequences the
+        /// replicated state holds for the partition.
+        pub producers: u64,
     }
 
     /// One broker of a cluster (LIST_CLUSTER, CLUSTER_STATUS's brokers).

@@ -13,13 +13,19 @@ import java.util.List;
  * @param partitions Every partition of every topic.
  * @param leaderless The number of partitions without an active leader.
  * @param underReplicated The number of partitions whose ISR is smaller than their replica set.
+ * @param voters The Raft voters (broker ids) as the answering broker knows the membership.
+ * @param learners The Raft learners (non-voting members, broker ids) as the answering broker knows the membership.
+ * @param transactionCoordinatorShards The cluster's transaction coordinator shard count (none until a broker that knows it has registered).
  */
 public record ClusterStatus(
         String raftLeader,
         List<ClusterBroker> brokers,
         List<ClusterStatus.Partition> partitions,
         long leaderless,
-        long underReplicated) {
+        long underReplicated,
+        List<String> voters,
+        List<String> learners,
+        Integer transactionCoordinatorShards) {
     /**
      * One partition in CLUSTER_STATUS.
      *
@@ -30,6 +36,7 @@ public record ClusterStatus(
      * @param highWatermark The committed high-water mark.
      * @param replicas The broker ids of the replica set.
      * @param isr The broker ids of the in-sync replicas.
+     * @param producers The number of idempotent producers whose committed sequences the replicated state holds for the partition.
      */
     public record Partition(
             String topic,
@@ -38,5 +45,6 @@ public record ClusterStatus(
             long leaderEpoch,
             long highWatermark,
             List<String> replicas,
-            List<String> isr) {}
+            List<String> isr,
+            long producers) {}
 }

@@ -261,6 +261,16 @@ final class NativeBridge {
     static native String clusterStatusPartitionIsr(long status, int index, int isr);
 
     /**
+     * The number of idempotent producers whose committed sequences the
+     * replicated state holds for the partition.
+     * <p>
+     * Of the partition entry {@code index} (-1 when out of range).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long clusterStatusPartitionProducers(long status, int index);
+
+    /**
      * The number of partitions without an active leader.
      * <p>
      * Thread-safety: safe from any thread.
@@ -274,6 +284,48 @@ final class NativeBridge {
      * Thread-safety: safe from any thread.
      */
     static native long clusterStatusUnderReplicated(long status);
+
+    /**
+     * The number of voter entries: The Raft voters (broker ids) as the answering broker knows the membership.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native int clusterStatusVoterCount(long status);
+
+    /**
+     * Entry {@code index} of the voter entries: The Raft voters (broker ids) as the answering broker knows the membership.
+     * <p>
+     * None when out of range.
+     * <p>
+     * Thread-safety: safe from any thread while the handle is alive.
+     */
+    static native String clusterStatusVoter(long status, int index);
+
+    /**
+     * The number of learner entries: The Raft learners (non-voting members, broker ids) as the answering broker knows the membership.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native int clusterStatusLearnerCount(long status);
+
+    /**
+     * Entry {@code index} of the learner entries: The Raft learners (non-voting members, broker ids) as the answering broker knows the membership.
+     * <p>
+     * None when out of range.
+     * <p>
+     * Thread-safety: safe from any thread while the handle is alive.
+     */
+    static native String clusterStatusLearner(long status, int index);
+
+    /**
+     * The cluster's transaction coordinator shard count (none until a
+     * broker that knows it has registered).
+     * <p>
+     * -1 when there is none.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long clusterStatusTransactionCoordinatorShards(long status);
 
     /**
      * The number of cluster broker entries.

@@ -50,7 +50,10 @@ final class ResultReaders {
                 clusterBrokerList(NativeBridge.clusterStatusBrokers(h)),
                 list(NativeBridge.clusterStatusPartitionCount(h), index -> readClusterStatusPartitionAt(h, index)),
                 NativeBridge.clusterStatusLeaderless(h),
-                NativeBridge.clusterStatusUnderReplicated(h));
+                NativeBridge.clusterStatusUnderReplicated(h),
+                list(NativeBridge.clusterStatusVoterCount(h), index -> NativeBridge.clusterStatusVoter(h, index)),
+                list(NativeBridge.clusterStatusLearnerCount(h), index -> NativeBridge.clusterStatusLearner(h, index)),
+                optionalInt(NativeBridge.clusterStatusTransactionCoordinatorShards(h)));
     }
 
     /** Reads one entry of a cluster status handle. */
@@ -62,7 +65,8 @@ final class ResultReaders {
                 NativeBridge.clusterStatusPartitionLeaderEpoch(h, index),
                 NativeBridge.clusterStatusPartitionHwm(h, index),
                 list(NativeBridge.clusterStatusPartitionReplicaCount(h, index), replica -> NativeBridge.clusterStatusPartitionReplica(h, index, replica)),
-                list(NativeBridge.clusterStatusPartitionIsrCount(h, index), isr -> NativeBridge.clusterStatusPartitionIsr(h, index, isr)));
+                list(NativeBridge.clusterStatusPartitionIsrCount(h, index), isr -> NativeBridge.clusterStatusPartitionIsr(h, index, isr)),
+                NativeBridge.clusterStatusPartitionProducers(h, index));
     }
 
     /** Reads a cluster broker list handle and destroys it, even when reading fails. */

@@ -1573,6 +1573,61 @@ const char *cursus_error_field_value(const struct cursus_error_t *error, size_t 
 // writable storage.
 const char *cursus_error_field(const struct cursus_error_t *error, const char *name);
 
+// The version the appended event got (`expected_version + 1`).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_appended_version(const struct cursus_appended_t *appended);
+
+// The offset the appended event got.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_appended_offset(const struct cursus_appended_t *appended);
+
+// The partition of the appended event (its aggregate's).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint32_t cursus_appended_partition(const struct cursus_appended_t *appended);
+
+// The aggregate version the snapshot's state includes.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_snapshot_version(const struct cursus_snapshot_t *snapshot);
+
+// The snapshot's serialised state.
+//
+// Thread-safety: safe from any thread while the handle is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_snapshot_state(const struct cursus_snapshot_t *snapshot);
+
 // Connects an event store client with `config` (the client options:
 // `bootstrap_servers`, TLS, timeouts, ...).
 //
@@ -1611,39 +1666,6 @@ enum cursus_status_t cursus_event_store_append(struct cursus_event_store_t *stor
                                                uint32_t schema_version,
                                                struct cursus_appended_t **out_appended,
                                                struct cursus_error_t **out_error);
-
-// The version the appended event got.
-//
-// Thread-safety: safe from any thread.
-//
-// # Safety
-// Pointer arguments follow the header's conventions: handles are values
-// returned by this library (or NULL); strings are NUL-terminated; byte
-// buffers hold the given length; out-parameters are NULL or point to
-// writable storage.
-uint64_t cursus_appended_version(const struct cursus_appended_t *appended);
-
-// The offset the appended event got.
-//
-// Thread-safety: safe from any thread.
-//
-// # Safety
-// Pointer arguments follow the header's conventions: handles are values
-// returned by this library (or NULL); strings are NUL-terminated; byte
-// buffers hold the given length; out-parameters are NULL or point to
-// writable storage.
-uint64_t cursus_appended_offset(const struct cursus_appended_t *appended);
-
-// The partition of the appended event (its aggregate's).
-//
-// Thread-safety: safe from any thread.
-//
-// # Safety
-// Pointer arguments follow the header's conventions: handles are values
-// returned by this library (or NULL); strings are NUL-terminated; byte
-// buffers hold the given length; out-parameters are NULL or point to
-// writable storage.
-uint32_t cursus_appended_partition(const struct cursus_appended_t *appended);
 
 // The aggregate's current version (0 when it has no event).
 //
@@ -1691,28 +1713,6 @@ enum cursus_status_t cursus_event_store_read_snapshot(struct cursus_event_store_
                                                       const char *key,
                                                       struct cursus_snapshot_t **out_snapshot,
                                                       struct cursus_error_t **out_error);
-
-// The aggregate version the snapshot's state includes.
-//
-// Thread-safety: safe from any thread.
-//
-// # Safety
-// Pointer arguments follow the header's conventions: handles are values
-// returned by this library (or NULL); strings are NUL-terminated; byte
-// buffers hold the given length; out-parameters are NULL or point to
-// writable storage.
-uint64_t cursus_snapshot_version(const struct cursus_snapshot_t *snapshot);
-
-// The snapshot's serialised state.
-//
-// Thread-safety: safe from any thread while the snapshot is alive.
-//
-// # Safety
-// Pointer arguments follow the header's conventions: handles are values
-// returned by this library (or NULL); strings are NUL-terminated; byte
-// buffers hold the given length; out-parameters are NULL or point to
-// writable storage.
-const char *cursus_snapshot_state(const struct cursus_snapshot_t *snapshot);
 
 // Closes the store; later calls fail with `closed`. The handle must still
 // be destroyed.
@@ -2155,7 +2155,7 @@ int64_t cursus_topic_partition_list_partition(const struct cursus_topic_partitio
 int64_t cursus_topic_partition_list_offset(const struct cursus_topic_partition_list_t *list,
                                            size_t index);
 
-// The number of partitions listed.
+// The number of partition offsets entries.
 //
 // Thread-safety: safe from any thread.
 //
@@ -2166,7 +2166,9 @@ int64_t cursus_topic_partition_list_offset(const struct cursus_topic_partition_l
 // writable storage.
 size_t cursus_partition_offsets_list_count(const struct cursus_partition_offsets_list_t *list);
 
-// The partition id of entry `index` (-1 when out of range).
+// The partition id.
+//
+// Of the entry `index` (-1 when out of range).
 //
 // Thread-safety: safe from any thread.
 //
@@ -2178,7 +2180,9 @@ size_t cursus_partition_offsets_list_count(const struct cursus_partition_offsets
 int64_t cursus_partition_offsets_list_partition(const struct cursus_partition_offsets_list_t *list,
                                                 size_t index);
 
-// The earliest retained offset of entry `index` (-1 when out of range).
+// The earliest retained offset.
+//
+// Of the entry `index` (-1 when out of range).
 //
 // Thread-safety: safe from any thread.
 //
@@ -2190,8 +2194,10 @@ int64_t cursus_partition_offsets_list_partition(const struct cursus_partition_of
 int64_t cursus_partition_offsets_list_earliest(const struct cursus_partition_offsets_list_t *list,
                                                size_t index);
 
-// The next readable committed offset of entry `index` (where `latest`
-// consumers start; -1 when out of range).
+// The next readable committed offset (where `latest` consumers
+// start).
+//
+// Of the entry `index` (-1 when out of range).
 //
 // Thread-safety: safe from any thread.
 //
@@ -2203,7 +2209,9 @@ int64_t cursus_partition_offsets_list_earliest(const struct cursus_partition_off
 int64_t cursus_partition_offsets_list_latest(const struct cursus_partition_offsets_list_t *list,
                                              size_t index);
 
-// The log end offset of entry `index` (-1 when out of range).
+// The log end offset.
+//
+// Of the entry `index` (-1 when out of range).
 //
 // Thread-safety: safe from any thread.
 //
@@ -2215,7 +2223,9 @@ int64_t cursus_partition_offsets_list_latest(const struct cursus_partition_offse
 int64_t cursus_partition_offsets_list_leo(const struct cursus_partition_offsets_list_t *list,
                                           size_t index);
 
-// The high-water mark of entry `index` (-1 when out of range).
+// The high-water mark.
+//
+// Of the entry `index` (-1 when out of range).
 //
 // Thread-safety: safe from any thread.
 //
@@ -3522,96 +3532,6 @@ const char *cursus_topic_info_name(const struct cursus_topic_info_t *info);
 // writable storage.
 uint32_t cursus_topic_info_partitions(const struct cursus_topic_info_t *info);
 
-// The replication factor.
-//
-// Thread-safety: safe from any thread.
-//
-// # Safety
-// Pointer arguments follow the header's conventions: handles are values
-// returned by this library (or NULL); strings are NUL-terminated; byte
-// buffers hold the given length; out-parameters are NULL or point to
-// writable storage.
-uint32_t cursus_topic_info_replication_factor(const struct cursus_topic_info_t *info);
-
-// The definition revision (pass it to `admin_truncate_topic`).
-//
-// Thread-safety: safe from any thread.
-//
-// # Safety
-// Pointer arguments follow the header's conventions: handles are values
-// returned by this library (or NULL); strings are NUL-terminated; byte
-// buffers hold the given length; out-parameters are NULL or point to
-// writable storage.
-uint64_t cursus_topic_info_revision(const struct cursus_topic_info_t *info);
-
-// The lifecycle epoch (bumped by TRUNCATE).
-//
-// Thread-safety: safe from any thread.
-//
-// # Safety
-// Pointer arguments follow the header's conventions: handles are values
-// returned by this library (or NULL); strings are NUL-terminated; byte
-// buffers hold the given length; out-parameters are NULL or point to
-// writable storage.
-uint64_t cursus_topic_info_lifecycle_epoch(const struct cursus_topic_info_t *info);
-
-// Whether producers are deduplicated on this topic.
-//
-// Thread-safety: safe from any thread.
-//
-// # Safety
-// Pointer arguments follow the header's conventions: handles are values
-// returned by this library (or NULL); strings are NUL-terminated; byte
-// buffers hold the given length; out-parameters are NULL or point to
-// writable storage.
-bool cursus_topic_info_idempotent(const struct cursus_topic_info_t *info);
-
-// Whether the topic takes event-sourcing commands.
-//
-// Thread-safety: safe from any thread.
-//
-// # Safety
-// Pointer arguments follow the header's conventions: handles are values
-// returned by this library (or NULL); strings are NUL-terminated; byte
-// buffers hold the given length; out-parameters are NULL or point to
-// writable storage.
-bool cursus_topic_info_event_sourcing(const struct cursus_topic_info_t *info);
-
-// Whether the topic is an aggregate replay topic (appends need event ids
-// and are retried safely).
-//
-// Thread-safety: safe from any thread.
-//
-// # Safety
-// Pointer arguments follow the header's conventions: handles are values
-// returned by this library (or NULL); strings are NUL-terminated; byte
-// buffers hold the given length; out-parameters are NULL or point to
-// writable storage.
-bool cursus_topic_info_aggregate_replay(const struct cursus_topic_info_t *info);
-
-// The topic's `min_in_sync_replicas` override, or -1 when the broker
-// default applies.
-//
-// Thread-safety: safe from any thread.
-//
-// # Safety
-// Pointer arguments follow the header's conventions: handles are values
-// returned by this library (or NULL); strings are NUL-terminated; byte
-// buffers hold the given length; out-parameters are NULL or point to
-// writable storage.
-int64_t cursus_topic_info_min_in_sync_replicas(const struct cursus_topic_info_t *info);
-
-// The `min_in_sync_replicas` in force, or -1 when the reply does not say.
-//
-// Thread-safety: safe from any thread.
-//
-// # Safety
-// Pointer arguments follow the header's conventions: handles are values
-// returned by this library (or NULL); strings are NUL-terminated; byte
-// buffers hold the given length; out-parameters are NULL or point to
-// writable storage.
-int64_t cursus_topic_info_effective_min_in_sync_replicas(const struct cursus_topic_info_t *info);
-
 // The cleanup policy (`delete`, `compact` or `delete,compact`).
 //
 // Thread-safety: safe from any thread while the handle is alive.
@@ -3634,7 +3554,8 @@ const char *cursus_topic_info_cleanup_policy(const struct cursus_topic_info_t *i
 // writable storage.
 const char *cursus_topic_info_partitioner(const struct cursus_topic_info_t *info);
 
-// The authorization policy (`open`, `deny_write`, `deny_read` or `acl`).
+// The authorization policy (`open`, `deny_write`, `deny_read` or
+// `acl`).
 //
 // Thread-safety: safe from any thread while the handle is alive.
 //
@@ -3644,6 +3565,54 @@ const char *cursus_topic_info_partitioner(const struct cursus_topic_info_t *info
 // buffers hold the given length; out-parameters are NULL or point to
 // writable storage.
 const char *cursus_topic_info_auth_policy(const struct cursus_topic_info_t *info);
+
+// The number of read acl entries: The principals allowed to read (the read ACL).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+size_t cursus_topic_info_read_acl_count(const struct cursus_topic_info_t *info);
+
+// Entry `index` of the read acl entries: The principals allowed to read (the read ACL).
+//
+// None when out of range.
+//
+// Thread-safety: safe from any thread while the handle is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_topic_info_read_acl(const struct cursus_topic_info_t *info, size_t index);
+
+// The number of write acl entries: The principals allowed to write (the write ACL).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+size_t cursus_topic_info_write_acl_count(const struct cursus_topic_info_t *info);
+
+// Entry `index` of the write acl entries: The principals allowed to write (the write ACL).
+//
+// None when out of range.
+//
+// Thread-safety: safe from any thread while the handle is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_topic_info_write_acl(const struct cursus_topic_info_t *info, size_t index);
 
 // The retention in hours (0: the broker default).
 //
@@ -3667,7 +3636,7 @@ uint64_t cursus_topic_info_retention_hours(const struct cursus_topic_info_t *inf
 // writable storage.
 uint64_t cursus_topic_info_retention_bytes(const struct cursus_topic_info_t *info);
 
-// The number of principals in the read ACL.
+// The definition revision (pass it to `admin_truncate_topic`).
 //
 // Thread-safety: safe from any thread.
 //
@@ -3676,20 +3645,9 @@ uint64_t cursus_topic_info_retention_bytes(const struct cursus_topic_info_t *inf
 // returned by this library (or NULL); strings are NUL-terminated; byte
 // buffers hold the given length; out-parameters are NULL or point to
 // writable storage.
-size_t cursus_topic_info_read_acl_count(const struct cursus_topic_info_t *info);
+uint64_t cursus_topic_info_revision(const struct cursus_topic_info_t *info);
 
-// Principal `index` of the read ACL (none when out of range).
-//
-// Thread-safety: safe from any thread while the handle is alive.
-//
-// # Safety
-// Pointer arguments follow the header's conventions: handles are values
-// returned by this library (or NULL); strings are NUL-terminated; byte
-// buffers hold the given length; out-parameters are NULL or point to
-// writable storage.
-const char *cursus_topic_info_read_acl(const struct cursus_topic_info_t *info, size_t index);
-
-// The number of principals in the write ACL.
+// The replication factor.
 //
 // Thread-safety: safe from any thread.
 //
@@ -3698,18 +3656,80 @@ const char *cursus_topic_info_read_acl(const struct cursus_topic_info_t *info, s
 // returned by this library (or NULL); strings are NUL-terminated; byte
 // buffers hold the given length; out-parameters are NULL or point to
 // writable storage.
-size_t cursus_topic_info_write_acl_count(const struct cursus_topic_info_t *info);
+uint32_t cursus_topic_info_replication_factor(const struct cursus_topic_info_t *info);
 
-// Principal `index` of the write ACL (none when out of range).
+// Whether producers are deduplicated on this topic.
 //
-// Thread-safety: safe from any thread while the handle is alive.
+// Thread-safety: safe from any thread.
 //
 // # Safety
 // Pointer arguments follow the header's conventions: handles are values
 // returned by this library (or NULL); strings are NUL-terminated; byte
 // buffers hold the given length; out-parameters are NULL or point to
 // writable storage.
-const char *cursus_topic_info_write_acl(const struct cursus_topic_info_t *info, size_t index);
+bool cursus_topic_info_idempotent(const struct cursus_topic_info_t *info);
+
+// Whether the topic takes event-sourcing commands.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+bool cursus_topic_info_event_sourcing(const struct cursus_topic_info_t *info);
+
+// Whether the topic is an aggregate replay topic (appends need event
+// ids and are retried safely).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+bool cursus_topic_info_aggregate_replay(const struct cursus_topic_info_t *info);
+
+// The lifecycle epoch (bumped by TRUNCATE).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_topic_info_lifecycle_epoch(const struct cursus_topic_info_t *info);
+
+// The topic's `min_in_sync_replicas` override (none: the broker
+// default applies).
+//
+// -1 when there is none.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+int64_t cursus_topic_info_min_in_sync_replicas(const struct cursus_topic_info_t *info);
+
+// The `min_in_sync_replicas` in force (none when the reply does not
+// say).
+//
+// -1 when there is none.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+int64_t cursus_topic_info_effective_min_in_sync_replicas(const struct cursus_topic_info_t *info);
 
 // The topic described.
 //
@@ -3722,7 +3742,9 @@ const char *cursus_topic_info_write_acl(const struct cursus_topic_info_t *info, 
 // writable storage.
 const char *cursus_topic_description_topic(const struct cursus_topic_description_t *description);
 
-// The topic's definition, as a topic info of its own (destroy it too).
+// The topic's definition.
+//
+// A topic info handle of its own (destroy it too).
 //
 // Thread-safety: safe from any thread.
 //
@@ -3732,10 +3754,10 @@ const char *cursus_topic_description_topic(const struct cursus_topic_description
 // buffers hold the given length; out-parameters are NULL or point to
 // writable storage.
 enum cursus_status_t cursus_topic_description_definition(struct cursus_topic_description_t *description,
-                                                         struct cursus_topic_info_t **out_info,
+                                                         struct cursus_topic_info_t **out_definition,
                                                          struct cursus_error_t **out_error);
 
-// The number of partitions described.
+// The number of partition entries: The partitions.
 //
 // Thread-safety: safe from any thread.
 //
@@ -3746,7 +3768,9 @@ enum cursus_status_t cursus_topic_description_definition(struct cursus_topic_des
 // writable storage.
 size_t cursus_topic_description_partition_count(const struct cursus_topic_description_t *description);
 
-// The id of partition entry `index` (-1 when out of range).
+// The partition id.
+//
+// Of the partition entry `index` (-1 when out of range).
 //
 // Thread-safety: safe from any thread.
 //
@@ -3758,7 +3782,9 @@ size_t cursus_topic_description_partition_count(const struct cursus_topic_descri
 int64_t cursus_topic_description_partition_id(const struct cursus_topic_description_t *description,
                                               size_t index);
 
-// The leader address of partition entry `index` (none when out of range).
+// The leader address.
+//
+// Of the partition entry `index` (none when out of range).
 //
 // Thread-safety: safe from any thread while the handle is alive.
 //
@@ -3770,44 +3796,9 @@ int64_t cursus_topic_description_partition_id(const struct cursus_topic_descript
 const char *cursus_topic_description_partition_leader(const struct cursus_topic_description_t *description,
                                                       size_t index);
 
-// The earliest retained offset of partition entry `index` (-1 when out of
-// range).
+// The number of replica entries: The replica addresses.
 //
-// Thread-safety: safe from any thread.
-//
-// # Safety
-// Pointer arguments follow the header's conventions: handles are values
-// returned by this library (or NULL); strings are NUL-terminated; byte
-// buffers hold the given length; out-parameters are NULL or point to
-// writable storage.
-int64_t cursus_topic_description_partition_earliest(const struct cursus_topic_description_t *description,
-                                                    size_t index);
-
-// The log end offset of partition entry `index` (-1 when out of range).
-//
-// Thread-safety: safe from any thread.
-//
-// # Safety
-// Pointer arguments follow the header's conventions: handles are values
-// returned by this library (or NULL); strings are NUL-terminated; byte
-// buffers hold the given length; out-parameters are NULL or point to
-// writable storage.
-int64_t cursus_topic_description_partition_leo(const struct cursus_topic_description_t *description,
-                                               size_t index);
-
-// The high-water mark of partition entry `index` (-1 when out of range).
-//
-// Thread-safety: safe from any thread.
-//
-// # Safety
-// Pointer arguments follow the header's conventions: handles are values
-// returned by this library (or NULL); strings are NUL-terminated; byte
-// buffers hold the given length; out-parameters are NULL or point to
-// writable storage.
-int64_t cursus_topic_description_partition_hwm(const struct cursus_topic_description_t *description,
-                                               size_t index);
-
-// The number of replicas of partition entry `index` (0 when out of range).
+// Of the partition entry `index` (0 when out of range).
 //
 // Thread-safety: safe from any thread.
 //
@@ -3819,7 +3810,9 @@ int64_t cursus_topic_description_partition_hwm(const struct cursus_topic_descrip
 size_t cursus_topic_description_partition_replica_count(const struct cursus_topic_description_t *description,
                                                         size_t index);
 
-// Replica `replica` of partition entry `index` (none when out of range).
+// Entry `replica` of the replica entries: The replica addresses.
+//
+// None when out of range.
 //
 // Thread-safety: safe from any thread while the handle is alive.
 //
@@ -3832,8 +3825,9 @@ const char *cursus_topic_description_partition_replica(const struct cursus_topic
                                                        size_t index,
                                                        size_t replica);
 
-// The number of in-sync replicas of partition entry `index` (0 when out
-// of range).
+// The number of isr entries: The in-sync replica addresses.
+//
+// Of the partition entry `index` (0 when out of range).
 //
 // Thread-safety: safe from any thread.
 //
@@ -3845,8 +3839,9 @@ const char *cursus_topic_description_partition_replica(const struct cursus_topic
 size_t cursus_topic_description_partition_isr_count(const struct cursus_topic_description_t *description,
                                                     size_t index);
 
-// In-sync replica `replica` of partition entry `index` (none when out of
-// range).
+// Entry `isr` of the isr entries: The in-sync replica addresses.
+//
+// None when out of range.
 //
 // Thread-safety: safe from any thread while the handle is alive.
 //
@@ -3857,9 +3852,53 @@ size_t cursus_topic_description_partition_isr_count(const struct cursus_topic_de
 // writable storage.
 const char *cursus_topic_description_partition_isr(const struct cursus_topic_description_t *description,
                                                    size_t index,
-                                                   size_t replica);
+                                                   size_t isr);
 
-// The topic's definition, as a topic info of its own (destroy it too).
+// The earliest retained offset.
+//
+// Of the partition entry `index` (-1 when out of range).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+int64_t cursus_topic_description_partition_earliest(const struct cursus_topic_description_t *description,
+                                                    size_t index);
+
+// The log end offset.
+//
+// Of the partition entry `index` (-1 when out of range).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+int64_t cursus_topic_description_partition_leo(const struct cursus_topic_description_t *description,
+                                               size_t index);
+
+// The high-water mark.
+//
+// Of the partition entry `index` (-1 when out of range).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+int64_t cursus_topic_description_partition_hwm(const struct cursus_topic_description_t *description,
+                                               size_t index);
+
+// The topic's definition.
+//
+// A topic info handle of its own (destroy it too).
 //
 // Thread-safety: safe from any thread.
 //
@@ -3869,10 +3908,10 @@ const char *cursus_topic_description_partition_isr(const struct cursus_topic_des
 // buffers hold the given length; out-parameters are NULL or point to
 // writable storage.
 enum cursus_status_t cursus_topic_metadata_info(struct cursus_topic_metadata_t *metadata,
-                                                struct cursus_topic_info_t **out_info,
+                                                struct cursus_topic_info_t **out_topic,
                                                 struct cursus_error_t **out_error);
 
-// The number of partition leaders listed (one per partition).
+// The number of leader entries: The leader address (`host:port`) of each partition, by partition.
 //
 // Thread-safety: safe from any thread.
 //
@@ -3883,8 +3922,9 @@ enum cursus_status_t cursus_topic_metadata_info(struct cursus_topic_metadata_t *
 // writable storage.
 size_t cursus_topic_metadata_leader_count(const struct cursus_topic_metadata_t *metadata);
 
-// The leader address (`host:port`) of partition `partition` (none when
-// out of range).
+// Entry `index` of the leader entries: The leader address (`host:port`) of each partition, by partition.
+//
+// None when out of range.
 //
 // Thread-safety: safe from any thread while the handle is alive.
 //
@@ -3894,9 +3934,22 @@ size_t cursus_topic_metadata_leader_count(const struct cursus_topic_metadata_t *
 // buffers hold the given length; out-parameters are NULL or point to
 // writable storage.
 const char *cursus_topic_metadata_leader(const struct cursus_topic_metadata_t *metadata,
-                                         size_t partition);
+                                         size_t index);
 
-// The leader epoch of partition `partition` (-1 when not reported).
+// The number of leader epoch entries: The leader epoch of each partition, by partition.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+size_t cursus_topic_metadata_leader_epoch_count(const struct cursus_topic_metadata_t *metadata);
+
+// Entry `index` of the leader epoch entries: The leader epoch of each partition, by partition.
+//
+// -1 when out of range.
 //
 // Thread-safety: safe from any thread.
 //
@@ -3906,7 +3959,7 @@ const char *cursus_topic_metadata_leader(const struct cursus_topic_metadata_t *m
 // buffers hold the given length; out-parameters are NULL or point to
 // writable storage.
 int64_t cursus_topic_metadata_leader_epoch(const struct cursus_topic_metadata_t *metadata,
-                                           size_t partition);
+                                           size_t index);
 
 // The group name.
 //
@@ -3952,6 +4005,17 @@ const char *cursus_group_status_state(const struct cursus_group_status_t *status
 // writable storage.
 uint64_t cursus_group_status_generation(const struct cursus_group_status_t *status);
 
+// The member count the broker reports.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_group_status_reported_member_count(const struct cursus_group_status_t *status);
+
 // The partition count of the group's topics.
 //
 // Thread-safety: safe from any thread.
@@ -3963,7 +4027,7 @@ uint64_t cursus_group_status_generation(const struct cursus_group_status_t *stat
 // writable storage.
 uint64_t cursus_group_status_partition_count(const struct cursus_group_status_t *status);
 
-// The number of members listed.
+// The number of member entries: The members.
 //
 // Thread-safety: safe from any thread.
 //
@@ -3974,7 +4038,9 @@ uint64_t cursus_group_status_partition_count(const struct cursus_group_status_t 
 // writable storage.
 size_t cursus_group_status_member_count(const struct cursus_group_status_t *status);
 
-// The id of member `index` (none when out of range).
+// The member id.
+//
+// Of the member entry `index` (none when out of range).
 //
 // Thread-safety: safe from any thread while the handle is alive.
 //
@@ -3985,8 +4051,9 @@ size_t cursus_group_status_member_count(const struct cursus_group_status_t *stat
 // writable storage.
 const char *cursus_group_status_member_id(const struct cursus_group_status_t *status, size_t index);
 
-// When member `index` last sent a heartbeat, as the broker reports it
-// (none when out of range).
+// When the member last sent a heartbeat, as the broker reports it.
+//
+// Of the member entry `index` (none when out of range).
 //
 // Thread-safety: safe from any thread while the handle is alive.
 //
@@ -3998,8 +4065,9 @@ const char *cursus_group_status_member_id(const struct cursus_group_status_t *st
 const char *cursus_group_status_member_last_heartbeat(const struct cursus_group_status_t *status,
                                                       size_t index);
 
-// The number of partitions assigned to member `index` (0 when out of
-// range).
+// The number of assignment entries: The partitions assigned to the member.
+//
+// Of the member entry `index` (0 when out of range).
 //
 // Thread-safety: safe from any thread.
 //
@@ -4011,7 +4079,9 @@ const char *cursus_group_status_member_last_heartbeat(const struct cursus_group_
 size_t cursus_group_status_member_assignment_count(const struct cursus_group_status_t *status,
                                                    size_t index);
 
-// Assigned partition `assignment` of member `index` (-1 when out of range).
+// Entry `assignment` of the assignment entries: The partitions assigned to the member.
+//
+// -1 when out of range.
 //
 // Thread-safety: safe from any thread.
 //

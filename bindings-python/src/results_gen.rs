@@ -9,8 +9,8 @@ use pyo3::prelude::*;
 
 /// CLUSTER_STATUS: the Raft leader, every broker and every partition
 /// (distributed mode).
-#[pyclass(module = "cursus", frozen, get_all)]
-#[derive(Clone, Debug)]
+#[pyclass(module = "cursus", frozen, get_all, eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ClusterStatus {
     /// The broker id of the Raft (metadata) leader (none while no leader
     /// is known).
@@ -52,14 +52,21 @@ impl From<cursus::ClusterStatus> for ClusterStatus {
 
 #[pymethods]
 impl ClusterStatus {
+    #[new]
+    #[pyo3(signature = (raft_leader, brokers, partitions, leaderless, under_replicated, voters, learners, transaction_coordinator_shards))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(raft_leader: Option<String>, brokers: Vec<ClusterBroker>, partitions: Vec<ClusterPartition>, leaderless: u64, under_replicated: u64, voters: Vec<String>, learners: Vec<String>, transaction_coordinator_shards: Option<u32>) -> Self {
+        ClusterStatus { raft_leader, brokers, partitions, leaderless, under_replicated, voters, learners, transaction_coordinator_shards }
+    }
+
     fn __repr__(&self) -> String {
         format!("ClusterStatus(leaderless={}, under_replicated={})", self.leaderless, self.under_replicated)
     }
 }
 
 /// One partition in CLUSTER_STATUS.
-#[pyclass(module = "cursus", frozen, get_all)]
-#[derive(Clone, Debug)]
+#[pyclass(module = "cursus", frozen, get_all, eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ClusterPartition {
     /// The topic name.
     pub topic: String,
@@ -97,6 +104,13 @@ impl From<cursus::ClusterPartition> for ClusterPartition {
 
 #[pymethods]
 impl ClusterPartition {
+    #[new]
+    #[pyo3(signature = (topic, partition, leader, leader_epoch, hwm, replicas, isr, producers))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(topic: String, partition: u32, leader: Option<String>, leader_epoch: u64, hwm: u64, replicas: Vec<String>, isr: Vec<String>, producers: u64) -> Self {
+        ClusterPartition { topic, partition, leader, leader_epoch, hwm, replicas, isr, producers }
+    }
+
     fn __repr__(&self) -> String {
         format!("ClusterPartition(topic={:?}, partition={}, leader_epoch={}, hwm={}, producers={})", self.topic, self.partition, self.leader_epoch, self.hwm, self.producers)
     }
@@ -104,8 +118,8 @@ impl ClusterPartition {
 
 /// One broker of a cluster (LIST_CLUSTER, CLUSTER_STATUS's brokers).
 /// Broker ids are opaque strings.
-#[pyclass(module = "cursus", frozen, get_all)]
-#[derive(Clone, Debug)]
+#[pyclass(module = "cursus", frozen, get_all, eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct ClusterBroker {
     /// The broker id, e.g. `broker-1`.
     pub id: String,
@@ -139,14 +153,21 @@ impl From<cursus::ClusterBroker> for ClusterBroker {
 
 #[pymethods]
 impl ClusterBroker {
+    #[new]
+    #[pyo3(signature = (id, addr, client_addr, status, last_seen, lifecycle_protocol))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(id: String, addr: String, client_addr: Option<String>, status: String, last_seen: Option<String>, lifecycle_protocol: Option<u32>) -> Self {
+        ClusterBroker { id, addr, client_addr, status, last_seen, lifecycle_protocol }
+    }
+
     fn __repr__(&self) -> String {
         format!("ClusterBroker(id={:?}, addr={:?}, status={:?})", self.id, self.addr, self.status)
     }
 }
 
 /// What ELECT_LEADER did.
-#[pyclass(module = "cursus", frozen, get_all)]
-#[derive(Clone, Debug)]
+#[pyclass(module = "cursus", frozen, get_all, eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct LeaderElection {
     /// The topic of the election.
     pub topic: String,
@@ -179,8 +200,483 @@ impl From<cursus::LeaderElection> for LeaderElection {
 
 #[pymethods]
 impl LeaderElection {
+    #[new]
+    #[pyo3(signature = (topic, partition, previous_leader, leader, leader_epoch, changed))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(topic: String, partition: u32, previous_leader: Option<String>, leader: String, leader_epoch: u64, changed: bool) -> Self {
+        LeaderElection { topic, partition, previous_leader, leader, leader_epoch, changed }
+    }
+
     fn __repr__(&self) -> String {
         format!("LeaderElection(topic={:?}, partition={}, leader={:?}, leader_epoch={}, changed={})", self.topic, self.partition, self.leader, self.leader_epoch, if self.changed { "True" } else { "False" })
+    }
+}
+
+/// Where an appended event was stored.
+#[pyclass(module = "cursus", frozen, get_all, eq)]
+#[derive(Clone, Debug, PartialEq)]
+pub struct Appended {
+    /// The version the appended event got (`expected_version + 1`).
+    pub version: u64,
+    /// The offset the appended event got.
+    pub offset: u64,
+    /// The partition of the appended event (its aggregate's).
+    pub partition: u32,
+}
+
+impl From<cursus::eventstore::Appended> for Appended {
+    fn from(v: cursus::eventstore::Appended) -> Self {
+        Appended {
+            version: v.version,
+            offset: v.offset,
+            partition: v.partition,
+        }
+    }
+}
+
+#[pymethods]
+impl Appended {
+    #[new]
+    #[pyo3(signature = (version, offset, partition))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(version: u64, offset: u64, partition: u32) -> Self {
+        Appended { version, offset, partition }
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Appended(version={}, offset={}, partition={})", self.version, self.offset, self.partition)
+    }
+}
+
+/// An aggregate's snapshot: its serialised state as of `version`.
+#[pyclass(module = "cursus", frozen, get_all, eq)]
+#[derive(Clone, Debug, PartialEq)]
+pub struct Snapshot {
+    /// The aggregate version the snapshot's state includes.
+    pub version: u64,
+    /// The snapshot's serialised state.
+    pub state: String,
+}
+
+impl From<cursus::eventstore::Snapshot> for Snapshot {
+    fn from(v: cursus::eventstore::Snapshot) -> Self {
+        Snapshot {
+            version: v.version,
+            state: v.payload,
+        }
+    }
+}
+
+#[pymethods]
+impl Snapshot {
+    #[new]
+    #[pyo3(signature = (version, state))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(version: u64, state: String) -> Self {
+        Snapshot { version, state }
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Snapshot(version={}, state={:?})", self.version, self.state)
+    }
+}
+
+/// One partition's offsets (LIST_OFFSETS).
+#[pyclass(module = "cursus", frozen, get_all, eq)]
+#[derive(Clone, Debug, PartialEq)]
+pub struct PartitionOffsets {
+    /// The partition id.
+    pub partition: u32,
+    /// The earliest retained offset.
+    pub earliest: u64,
+    /// The next readable committed offset (where `latest` consumers
+    /// start).
+    pub latest: u64,
+    /// The log end offset.
+    pub leo: u64,
+    /// The high-water mark.
+    pub hwm: u64,
+}
+
+impl From<cursus::PartitionOffsets> for PartitionOffsets {
+    fn from(v: cursus::PartitionOffsets) -> Self {
+        PartitionOffsets {
+            partition: v.partition,
+            earliest: v.earliest,
+            latest: v.latest,
+            leo: v.leo,
+            hwm: v.hwm,
+        }
+    }
+}
+
+#[pymethods]
+impl PartitionOffsets {
+    #[new]
+    #[pyo3(signature = (partition, earliest, latest, leo, hwm))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(partition: u32, earliest: u64, latest: u64, leo: u64, hwm: u64) -> Self {
+        PartitionOffsets { partition, earliest, latest, leo, hwm }
+    }
+
+    fn __repr__(&self) -> String {
+        format!("PartitionOffsets(partition={}, earliest={}, latest={}, leo={}, hwm={})", self.partition, self.earliest, self.latest, self.leo, self.hwm)
+    }
+}
+
+/// A topic's definition (CREATE, ALTER, METADATA, DESCRIBE).
+#[pyclass(module = "cursus", frozen, get_all, eq)]
+#[derive(Clone, Debug, PartialEq)]
+pub struct TopicInfo {
+    /// The topic name.
+    pub name: String,
+    /// The partition count.
+    pub partitions: u32,
+    /// The cleanup policy (`delete`, `compact` or `delete,compact`).
+    pub cleanup_policy: String,
+    /// The partitioner (`hash_key` or `round_robin`).
+    pub partitioner: String,
+    /// The authorization policy (`open`, `deny_write`, `deny_read` or
+    /// `acl`).
+    pub auth_policy: String,
+    /// The principals allowed to read (the read ACL).
+    pub read_acl: Vec<String>,
+    /// The principals allowed to write (the write ACL).
+    pub write_acl: Vec<String>,
+    /// The retention in hours (0: the broker default).
+    pub retention_hours: u64,
+    /// The retention in bytes (0: the broker default).
+    pub retention_bytes: u64,
+    /// The definition revision (pass it to `admin_truncate_topic`).
+    pub revision: u64,
+    /// The replication factor.
+    pub replication_factor: u32,
+    /// Whether producers are deduplicated on this topic.
+    pub idempotent: bool,
+    /// Whether the topic takes event-sourcing commands.
+    pub event_sourcing: bool,
+    /// Whether the topic is an aggregate replay topic (appends need event
+    /// ids and are retried safely).
+    pub aggregate_replay: bool,
+    /// The lifecycle epoch (bumped by TRUNCATE).
+    pub lifecycle_epoch: u64,
+    /// The topic's `min_in_sync_replicas` override (none: the broker
+    /// default applies).
+    pub min_in_sync_replicas: Option<u32>,
+    /// The `min_in_sync_replicas` in force (none when the reply does not
+    /// say).
+    pub effective_min_in_sync_replicas: Option<u32>,
+}
+
+impl From<cursus::TopicInfo> for TopicInfo {
+    fn from(v: cursus::TopicInfo) -> Self {
+        TopicInfo {
+            name: v.name,
+            partitions: v.partitions,
+            cleanup_policy: v.cleanup_policy,
+            partitioner: v.partitioner,
+            auth_policy: v.auth_policy,
+            read_acl: v.read_acl,
+            write_acl: v.write_acl,
+            retention_hours: v.retention_hours,
+            retention_bytes: v.retention_bytes,
+            revision: v.revision,
+            replication_factor: v.replication_factor,
+            idempotent: v.idempotent,
+            event_sourcing: v.event_sourcing,
+            aggregate_replay: v.aggregate_replay,
+            lifecycle_epoch: v.lifecycle_epoch,
+            min_in_sync_replicas: v.min_in_sync_replicas,
+            effective_min_in_sync_replicas: v.effective_min_in_sync_replicas,
+        }
+    }
+}
+
+#[pymethods]
+impl TopicInfo {
+    #[new]
+    #[pyo3(signature = (name, partitions, cleanup_policy, partitioner, auth_policy, read_acl, write_acl, retention_hours, retention_bytes, revision, replication_factor, idempotent, event_sourcing, aggregate_replay, lifecycle_epoch, min_in_sync_replicas, effective_min_in_sync_replicas))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(name: String, partitions: u32, cleanup_policy: String, partitioner: String, auth_policy: String, read_acl: Vec<String>, write_acl: Vec<String>, retention_hours: u64, retention_bytes: u64, revision: u64, replication_factor: u32, idempotent: bool, event_sourcing: bool, aggregate_replay: bool, lifecycle_epoch: u64, min_in_sync_replicas: Option<u32>, effective_min_in_sync_replicas: Option<u32>) -> Self {
+        TopicInfo { name, partitions, cleanup_policy, partitioner, auth_policy, read_acl, write_acl, retention_hours, retention_bytes, revision, replication_factor, idempotent, event_sourcing, aggregate_replay, lifecycle_epoch, min_in_sync_replicas, effective_min_in_sync_replicas }
+    }
+
+    fn __repr__(&self) -> String {
+        format!("TopicInfo(name={:?}, partitions={}, cleanup_policy={:?}, partitioner={:?}, auth_policy={:?}, retention_hours={}, retention_bytes={}, revision={}, replication_factor={}, idempotent={}, event_sourcing={}, aggregate_replay={}, lifecycle_epoch={})", self.name, self.partitions, self.cleanup_policy, self.partitioner, self.auth_policy, self.retention_hours, self.retention_bytes, self.revision, self.replication_factor, if self.idempotent { "True" } else { "False" }, if self.event_sourcing { "True" } else { "False" }, if self.aggregate_replay { "True" } else { "False" }, self.lifecycle_epoch)
+    }
+}
+
+/// DESCRIBE: a topic's definition and partitions.
+#[pyclass(module = "cursus", frozen, get_all, eq)]
+#[derive(Clone, Debug, PartialEq)]
+pub struct TopicDescription {
+    /// The topic described.
+    pub topic: String,
+    /// The topic's definition.
+    pub definition: TopicInfo,
+    /// The partitions.
+    pub partitions: Vec<PartitionDescription>,
+}
+
+impl From<cursus::TopicDescription> for TopicDescription {
+    fn from(v: cursus::TopicDescription) -> Self {
+        TopicDescription {
+            topic: v.topic,
+            definition: v.definition.into(),
+            partitions: v.partitions.into_iter().map(Into::into).collect(),
+        }
+    }
+}
+
+#[pymethods]
+impl TopicDescription {
+    #[new]
+    #[pyo3(signature = (topic, definition, partitions))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(topic: String, definition: TopicInfo, partitions: Vec<PartitionDescription>) -> Self {
+        TopicDescription { topic, definition, partitions }
+    }
+
+    fn __repr__(&self) -> String {
+        format!("TopicDescription(topic={:?})", self.topic)
+    }
+}
+
+/// One partition of a DESCRIBE reply.
+#[pyclass(module = "cursus", frozen, get_all, eq)]
+#[derive(Clone, Debug, PartialEq)]
+pub struct PartitionDescription {
+    /// The partition id.
+    pub id: u32,
+    /// The leader address.
+    pub leader: String,
+    /// The replica addresses.
+    pub replicas: Vec<String>,
+    /// The in-sync replica addresses.
+    pub isr: Vec<String>,
+    /// The earliest retained offset.
+    pub earliest: u64,
+    /// The log end offset.
+    pub leo: u64,
+    /// The high-water mark.
+    pub hwm: u64,
+}
+
+impl From<cursus::PartitionDescription> for PartitionDescription {
+    fn from(v: cursus::PartitionDescription) -> Self {
+        PartitionDescription {
+            id: v.id,
+            leader: v.leader,
+            replicas: v.replicas,
+            isr: v.isr,
+            earliest: v.earliest,
+            leo: v.leo,
+            hwm: v.hwm,
+        }
+    }
+}
+
+#[pymethods]
+impl PartitionDescription {
+    #[new]
+    #[pyo3(signature = (id, leader, replicas, isr, earliest, leo, hwm))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(id: u32, leader: String, replicas: Vec<String>, isr: Vec<String>, earliest: u64, leo: u64, hwm: u64) -> Self {
+        PartitionDescription { id, leader, replicas, isr, earliest, leo, hwm }
+    }
+
+    fn __repr__(&self) -> String {
+        format!("PartitionDescription(id={}, leader={:?}, earliest={}, leo={}, hwm={})", self.id, self.leader, self.earliest, self.leo, self.hwm)
+    }
+}
+
+/// METADATA: a topic's definition with each partition's leader and
+/// leader epoch.
+#[pyclass(module = "cursus", frozen, get_all, eq)]
+#[derive(Clone, Debug, PartialEq)]
+pub struct TopicMetadata {
+    /// The topic's definition.
+    pub topic: TopicInfo,
+    /// The leader address (`host:port`) of each partition, by partition.
+    pub leaders: Vec<String>,
+    /// The leader epoch of each partition, by partition.
+    pub epochs: Vec<u64>,
+}
+
+impl From<cursus::TopicMetadata> for TopicMetadata {
+    fn from(v: cursus::TopicMetadata) -> Self {
+        TopicMetadata {
+            topic: v.topic.into(),
+            leaders: v.leaders,
+            epochs: v.epochs,
+        }
+    }
+}
+
+#[pymethods]
+impl TopicMetadata {
+    #[new]
+    #[pyo3(signature = (topic, leaders, epochs))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(topic: TopicInfo, leaders: Vec<String>, epochs: Vec<u64>) -> Self {
+        TopicMetadata { topic, leaders, epochs }
+    }
+
+    fn __repr__(&self) -> String {
+        "TopicMetadata(...)".to_owned()
+    }
+}
+
+/// GROUP_STATUS: a consumer group's state and members.
+#[pyclass(module = "cursus", frozen, get_all, eq)]
+#[derive(Clone, Debug, PartialEq)]
+pub struct GroupStatus {
+    /// The group name.
+    pub group_name: String,
+    /// The topic of a single-topic group (empty otherwise).
+    pub topic_name: String,
+    /// The group state, e.g. `Stable`.
+    pub state: String,
+    /// The generation.
+    pub generation: u64,
+    /// The member count the broker reports.
+    pub member_count: u64,
+    /// The partition count of the group's topics.
+    pub partition_count: u64,
+    /// The members.
+    pub members: Vec<GroupMember>,
+}
+
+impl From<cursus::GroupStatus> for GroupStatus {
+    fn from(v: cursus::GroupStatus) -> Self {
+        GroupStatus {
+            group_name: v.group_name,
+            topic_name: v.topic_name,
+            state: v.state,
+            generation: v.generation,
+            member_count: v.member_count,
+            partition_count: v.partition_count,
+            members: v.members.into_iter().map(Into::into).collect(),
+        }
+    }
+}
+
+#[pymethods]
+impl GroupStatus {
+    #[new]
+    #[pyo3(signature = (group_name, topic_name, state, generation, member_count, partition_count, members))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(group_name: String, topic_name: String, state: String, generation: u64, member_count: u64, partition_count: u64, members: Vec<GroupMember>) -> Self {
+        GroupStatus { group_name, topic_name, state, generation, member_count, partition_count, members }
+    }
+
+    fn __repr__(&self) -> String {
+        format!("GroupStatus(group_name={:?}, topic_name={:?}, state={:?}, generation={}, member_count={}, partition_count={})", self.group_name, self.topic_name, self.state, self.generation, self.member_count, self.partition_count)
+    }
+}
+
+/// One member of a consumer group.
+#[pyclass(module = "cursus", frozen, get_all, eq)]
+#[derive(Clone, Debug, PartialEq)]
+pub struct GroupMember {
+    /// The member id.
+    pub member_id: String,
+    /// When the member last sent a heartbeat, as the broker reports it.
+    pub last_heartbeat: String,
+    /// The partitions assigned to the member.
+    pub assignments: Vec<u32>,
+}
+
+impl From<cursus::GroupMember> for GroupMember {
+    fn from(v: cursus::GroupMember) -> Self {
+        GroupMember {
+            member_id: v.member_id,
+            last_heartbeat: v.last_heartbeat,
+            assignments: v.assignments,
+        }
+    }
+}
+
+#[pymethods]
+impl GroupMember {
+    #[new]
+    #[pyo3(signature = (member_id, last_heartbeat, assignments))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(member_id: String, last_heartbeat: String, assignments: Vec<u32>) -> Self {
+        GroupMember { member_id, last_heartbeat, assignments }
+    }
+
+    fn __repr__(&self) -> String {
+        format!("GroupMember(member_id={:?}, last_heartbeat={:?})", self.member_id, self.last_heartbeat)
+    }
+}
+
+/// What DELETE_TOPIC did.
+#[pyclass(module = "cursus", frozen, get_all, eq)]
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeleteOutcome {
+    /// Whether the topic was deleted (false when `if_exists` found none).
+    pub deleted: bool,
+    /// Whether the broker still has storage cleanup to retry.
+    pub cleanup_pending: bool,
+}
+
+impl From<cursus::DeleteOutcome> for DeleteOutcome {
+    fn from(v: cursus::DeleteOutcome) -> Self {
+        DeleteOutcome {
+            deleted: v.deleted,
+            cleanup_pending: v.cleanup_pending,
+        }
+    }
+}
+
+#[pymethods]
+impl DeleteOutcome {
+    #[new]
+    #[pyo3(signature = (deleted, cleanup_pending))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(deleted: bool, cleanup_pending: bool) -> Self {
+        DeleteOutcome { deleted, cleanup_pending }
+    }
+
+    fn __repr__(&self) -> String {
+        format!("DeleteOutcome(deleted={}, cleanup_pending={})", if self.deleted { "True" } else { "False" }, if self.cleanup_pending { "True" } else { "False" })
+    }
+}
+
+/// What TRUNCATE did.
+#[pyclass(module = "cursus", frozen, get_all, eq)]
+#[derive(Clone, Debug, PartialEq)]
+pub struct TruncateOutcome {
+    /// The topic's revision after truncation.
+    pub revision: u64,
+    /// The topic's lifecycle epoch after truncation.
+    pub lifecycle_epoch: u64,
+    /// Whether the broker still has storage cleanup to retry.
+    pub cleanup_pending: bool,
+}
+
+impl From<cursus::TruncateOutcome> for TruncateOutcome {
+    fn from(v: cursus::TruncateOutcome) -> Self {
+        TruncateOutcome {
+            revision: v.revision,
+            lifecycle_epoch: v.lifecycle_epoch,
+            cleanup_pending: v.cleanup_pending,
+        }
+    }
+}
+
+#[pymethods]
+impl TruncateOutcome {
+    #[new]
+    #[pyo3(signature = (revision, lifecycle_epoch, cleanup_pending))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(revision: u64, lifecycle_epoch: u64, cleanup_pending: bool) -> Self {
+        TruncateOutcome { revision, lifecycle_epoch, cleanup_pending }
+    }
+
+    fn __repr__(&self) -> String {
+        format!("TruncateOutcome(revision={}, lifecycle_epoch={}, cleanup_pending={})", self.revision, self.lifecycle_epoch, if self.cleanup_pending { "True" } else { "False" })
     }
 }
 
@@ -190,5 +686,16 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ClusterPartition>()?;
     m.add_class::<ClusterBroker>()?;
     m.add_class::<LeaderElection>()?;
+    m.add_class::<Appended>()?;
+    m.add_class::<Snapshot>()?;
+    m.add_class::<PartitionOffsets>()?;
+    m.add_class::<TopicInfo>()?;
+    m.add_class::<TopicDescription>()?;
+    m.add_class::<PartitionDescription>()?;
+    m.add_class::<TopicMetadata>()?;
+    m.add_class::<GroupStatus>()?;
+    m.add_class::<GroupMember>()?;
+    m.add_class::<DeleteOutcome>()?;
+    m.add_class::<TruncateOutcome>()?;
     Ok(())
 }

@@ -101,6 +101,171 @@ type LeaderElection struct {
 	Changed bool
 }
 
+// Appended: Where an appended event was stored.
+type Appended struct {
+	// Version is the version the appended event got (expected_version + 1).
+	Version uint64
+	// Offset is the offset the appended event got.
+	Offset uint64
+	// Partition is the partition of the appended event (its aggregate's).
+	Partition uint32
+}
+
+// Snapshot is an aggregate's snapshot: its serialised state as of version.
+type Snapshot struct {
+	// Version is the aggregate version the snapshot's state includes.
+	Version uint64
+	// State is the snapshot's serialised state.
+	State string
+}
+
+// PartitionOffsets is one partition's offsets (LIST_OFFSETS).
+type PartitionOffsets struct {
+	// Partition is the partition id.
+	Partition uint32
+	// Earliest is the earliest retained offset.
+	Earliest uint64
+	// Latest is the next readable committed offset (where latest consumers
+	// start).
+	Latest uint64
+	// LEO is the log end offset.
+	LEO uint64
+	// HWM is the high-water mark.
+	HWM uint64
+}
+
+// TopicInfo is a topic's definition (CREATE, ALTER, METADATA, DESCRIBE).
+type TopicInfo struct {
+	// Name is the topic name.
+	Name string
+	// Partitions is the partition count.
+	Partitions uint32
+	// CleanupPolicy is the cleanup policy (delete, compact or delete,compact).
+	CleanupPolicy string
+	// Partitioner is the partitioner (hash_key or round_robin).
+	Partitioner string
+	// AuthPolicy is the authorization policy (open, deny_write, deny_read or
+	// acl).
+	AuthPolicy string
+	// ReadACL are the principals allowed to read (the read ACL).
+	ReadACL []string
+	// WriteACL are the principals allowed to write (the write ACL).
+	WriteACL []string
+	// RetentionHours is the retention in hours (0: the broker default).
+	RetentionHours uint64
+	// RetentionBytes is the retention in bytes (0: the broker default).
+	RetentionBytes uint64
+	// Revision is the definition revision (pass it to admin_truncate_topic).
+	Revision uint64
+	// ReplicationFactor is the replication factor.
+	ReplicationFactor uint32
+	// Idempotent reports whether producers are deduplicated on this topic.
+	Idempotent bool
+	// EventSourcing reports whether the topic takes event-sourcing commands.
+	EventSourcing bool
+	// AggregateReplay reports whether the topic is an aggregate replay topic
+	// (appends need event ids and are retried safely).
+	AggregateReplay bool
+	// LifecycleEpoch is the lifecycle epoch (bumped by TRUNCATE).
+	LifecycleEpoch uint64
+	// MinInSyncReplicas is the topic's min_in_sync_replicas override (none: the
+	// broker default applies).
+	MinInSyncReplicas int64
+	// EffectiveMinInSyncReplicas is the min_in_sync_replicas in force (none
+	// when the reply does not say).
+	EffectiveMinInSyncReplicas int64
+}
+
+// TopicDescription: DESCRIBE: a topic's definition and partitions.
+type TopicDescription struct {
+	// Topic is the topic described.
+	Topic string
+	// Definition is the topic's definition.
+	Definition TopicInfo
+	// Partitions are the partitions.
+	Partitions []PartitionDescription
+}
+
+// PartitionDescription is one partition of a DESCRIBE reply.
+type PartitionDescription struct {
+	// ID is the partition id.
+	ID uint32
+	// Leader is the leader address.
+	Leader string
+	// Replicas are the replica addresses.
+	Replicas []string
+	// ISR are the in-sync replica addresses.
+	ISR []string
+	// Earliest is the earliest retained offset.
+	Earliest uint64
+	// LEO is the log end offset.
+	LEO uint64
+	// HWM is the high-water mark.
+	HWM uint64
+}
+
+// TopicMetadata: METADATA: a topic's definition with each partition's leader
+// and leader epoch.
+type TopicMetadata struct {
+	// Topic is the topic's definition.
+	Topic TopicInfo
+	// Leaders are the leader address (host:port) of each partition, by
+	// partition.
+	Leaders []string
+	// Epochs are the leader epoch of each partition, by partition.
+	Epochs []uint64
+}
+
+// GroupStatus: GROUP_STATUS: a consumer group's state and members.
+type GroupStatus struct {
+	// Group is the group name.
+	Group string
+	// Topic is the topic of a single-topic group (empty otherwise).
+	Topic string
+	// State is the group state, e.g. Stable.
+	State string
+	// Generation is the generation.
+	Generation uint64
+	// MemberCount is the member count the broker reports.
+	MemberCount uint64
+	// PartitionCount is the partition count of the group's topics.
+	PartitionCount uint64
+	// Members are the members.
+	Members []GroupMember
+}
+
+// GroupMember is one member of a consumer group.
+type GroupMember struct {
+	// MemberID is the member id.
+	MemberID string
+	// LastHeartbeat is when the member last sent a heartbeat, as the broker
+	// reports it.
+	LastHeartbeat string
+	// Assignments are the partitions assigned to the member.
+	Assignments []uint32
+}
+
+// DeleteResult: What DELETE_TOPIC did.
+type DeleteResult struct {
+	// Deleted reports whether the topic was deleted (false when if_exists found
+	// none).
+	Deleted bool
+	// CleanupPending reports whether the broker still has storage cleanup to
+	// retry.
+	CleanupPending bool
+}
+
+// TruncateResult: What TRUNCATE did.
+type TruncateResult struct {
+	// Revision is the topic's revision after truncation.
+	Revision uint64
+	// LifecycleEpoch is the topic's lifecycle epoch after truncation.
+	LifecycleEpoch uint64
+	// CleanupPending reports whether the broker still has storage cleanup to
+	// retry.
+	CleanupPending bool
+}
+
 // readClusterStatus reads a cluster status handle (without destroying it).
 func readClusterStatus(h *C.cursus_cluster_status_t) ClusterStatus {
 	var out ClusterStatus
@@ -170,5 +335,157 @@ func readLeaderElection(h *C.cursus_leader_election_t) LeaderElection {
 	out.Leader = goString(C.cursus_leader_election_leader(h))
 	out.LeaderEpoch = uint64(C.cursus_leader_election_leader_epoch(h))
 	out.Changed = bool(C.cursus_leader_election_changed(h))
+	return out
+}
+
+// readAppended reads a appended handle (without destroying it).
+func readAppended(h *C.cursus_appended_t) Appended {
+	var out Appended
+	out.Version = uint64(C.cursus_appended_version(h))
+	out.Offset = uint64(C.cursus_appended_offset(h))
+	out.Partition = uint32(C.cursus_appended_partition(h))
+	return out
+}
+
+// readSnapshot reads a snapshot handle (without destroying it).
+func readSnapshot(h *C.cursus_snapshot_t) Snapshot {
+	var out Snapshot
+	out.Version = uint64(C.cursus_snapshot_version(h))
+	out.State = goString(C.cursus_snapshot_state(h))
+	return out
+}
+
+// readPartitionOffsetsList reads a partition offsets list handle (without destroying it).
+func readPartitionOffsetsList(h *C.cursus_partition_offsets_list_t) []PartitionOffsets {
+	return readEntries(C.cursus_partition_offsets_list_count(h), func(index C.size_t) PartitionOffsets {
+		return readPartitionOffsetsListAt(h, index)
+	})
+}
+
+// readPartitionOffsetsListAt reads one entry of a partition offsets list handle.
+func readPartitionOffsetsListAt(h *C.cursus_partition_offsets_list_t, index C.size_t) PartitionOffsets {
+	var out PartitionOffsets
+	out.Partition = uint32(C.cursus_partition_offsets_list_partition(h, index))
+	out.Earliest = uint64(C.cursus_partition_offsets_list_earliest(h, index))
+	out.Latest = uint64(C.cursus_partition_offsets_list_latest(h, index))
+	out.LEO = uint64(C.cursus_partition_offsets_list_leo(h, index))
+	out.HWM = uint64(C.cursus_partition_offsets_list_hwm(h, index))
+	return out
+}
+
+// readTopicInfo reads a topic info handle (without destroying it).
+func readTopicInfo(h *C.cursus_topic_info_t) TopicInfo {
+	var out TopicInfo
+	out.Name = goString(C.cursus_topic_info_name(h))
+	out.Partitions = uint32(C.cursus_topic_info_partitions(h))
+	out.CleanupPolicy = goString(C.cursus_topic_info_cleanup_policy(h))
+	out.Partitioner = goString(C.cursus_topic_info_partitioner(h))
+	out.AuthPolicy = goString(C.cursus_topic_info_auth_policy(h))
+	out.ReadACL = readEntries(C.cursus_topic_info_read_acl_count(h), func(index C.size_t) string {
+		return goString(C.cursus_topic_info_read_acl(h, index))
+	})
+	out.WriteACL = readEntries(C.cursus_topic_info_write_acl_count(h), func(index C.size_t) string {
+		return goString(C.cursus_topic_info_write_acl(h, index))
+	})
+	out.RetentionHours = uint64(C.cursus_topic_info_retention_hours(h))
+	out.RetentionBytes = uint64(C.cursus_topic_info_retention_bytes(h))
+	out.Revision = uint64(C.cursus_topic_info_revision(h))
+	out.ReplicationFactor = uint32(C.cursus_topic_info_replication_factor(h))
+	out.Idempotent = bool(C.cursus_topic_info_idempotent(h))
+	out.EventSourcing = bool(C.cursus_topic_info_event_sourcing(h))
+	out.AggregateReplay = bool(C.cursus_topic_info_aggregate_replay(h))
+	out.LifecycleEpoch = uint64(C.cursus_topic_info_lifecycle_epoch(h))
+	out.MinInSyncReplicas = int64(C.cursus_topic_info_min_in_sync_replicas(h))
+	out.EffectiveMinInSyncReplicas = int64(C.cursus_topic_info_effective_min_in_sync_replicas(h))
+	return out
+}
+
+// readTopicDescription reads a topic description handle (without destroying it).
+func readTopicDescription(h *C.cursus_topic_description_t) TopicDescription {
+	var out TopicDescription
+	out.Topic = goString(C.cursus_topic_description_topic(h))
+	var definition *C.cursus_topic_info_t
+	C.cursus_topic_description_definition(h, &definition, nil)
+	defer C.cursus_topic_info_destroy(definition)
+	out.Definition = readTopicInfo(definition)
+	out.Partitions = readEntries(C.cursus_topic_description_partition_count(h), func(index C.size_t) PartitionDescription {
+		return readTopicDescriptionPartitionAt(h, index)
+	})
+	return out
+}
+
+// readTopicDescriptionPartitionAt reads one entry of a topic description handle.
+func readTopicDescriptionPartitionAt(h *C.cursus_topic_description_t, index C.size_t) PartitionDescription {
+	var out PartitionDescription
+	out.ID = uint32(C.cursus_topic_description_partition_id(h, index))
+	out.Leader = goString(C.cursus_topic_description_partition_leader(h, index))
+	out.Replicas = readEntries(C.cursus_topic_description_partition_replica_count(h, index), func(replica C.size_t) string {
+		return goString(C.cursus_topic_description_partition_replica(h, index, replica))
+	})
+	out.ISR = readEntries(C.cursus_topic_description_partition_isr_count(h, index), func(isr C.size_t) string {
+		return goString(C.cursus_topic_description_partition_isr(h, index, isr))
+	})
+	out.Earliest = uint64(C.cursus_topic_description_partition_earliest(h, index))
+	out.LEO = uint64(C.cursus_topic_description_partition_leo(h, index))
+	out.HWM = uint64(C.cursus_topic_description_partition_hwm(h, index))
+	return out
+}
+
+// readTopicMetadata reads a topic metadata handle (without destroying it).
+func readTopicMetadata(h *C.cursus_topic_metadata_t) TopicMetadata {
+	var out TopicMetadata
+	var topic *C.cursus_topic_info_t
+	C.cursus_topic_metadata_info(h, &topic, nil)
+	defer C.cursus_topic_info_destroy(topic)
+	out.Topic = readTopicInfo(topic)
+	out.Leaders = readEntries(C.cursus_topic_metadata_leader_count(h), func(index C.size_t) string {
+		return goString(C.cursus_topic_metadata_leader(h, index))
+	})
+	out.Epochs = readEntries(C.cursus_topic_metadata_leader_epoch_count(h), func(index C.size_t) uint64 {
+		return uint64(C.cursus_topic_metadata_leader_epoch(h, index))
+	})
+	return out
+}
+
+// readGroupStatus reads a group status handle (without destroying it).
+func readGroupStatus(h *C.cursus_group_status_t) GroupStatus {
+	var out GroupStatus
+	out.Group = goString(C.cursus_group_status_group(h))
+	out.Topic = goString(C.cursus_group_status_topic(h))
+	out.State = goString(C.cursus_group_status_state(h))
+	out.Generation = uint64(C.cursus_group_status_generation(h))
+	out.MemberCount = uint64(C.cursus_group_status_reported_member_count(h))
+	out.PartitionCount = uint64(C.cursus_group_status_partition_count(h))
+	out.Members = readEntries(C.cursus_group_status_member_count(h), func(index C.size_t) GroupMember {
+		return readGroupStatusMemberAt(h, index)
+	})
+	return out
+}
+
+// readGroupStatusMemberAt reads one entry of a group status handle.
+func readGroupStatusMemberAt(h *C.cursus_group_status_t, index C.size_t) GroupMember {
+	var out GroupMember
+	out.MemberID = goString(C.cursus_group_status_member_id(h, index))
+	out.LastHeartbeat = goString(C.cursus_group_status_member_last_heartbeat(h, index))
+	out.Assignments = readEntries(C.cursus_group_status_member_assignment_count(h, index), func(assignment C.size_t) uint32 {
+		return uint32(C.cursus_group_status_member_assignment(h, index, assignment))
+	})
+	return out
+}
+
+// readDeleteOutcome reads a delete outcome handle (without destroying it).
+func readDeleteOutcome(h *C.cursus_delete_outcome_t) DeleteResult {
+	var out DeleteResult
+	out.Deleted = bool(C.cursus_delete_outcome_deleted(h))
+	out.CleanupPending = bool(C.cursus_delete_outcome_cleanup_pending(h))
+	return out
+}
+
+// readTruncateOutcome reads a truncate outcome handle (without destroying it).
+func readTruncateOutcome(h *C.cursus_truncate_outcome_t) TruncateResult {
+	var out TruncateResult
+	out.Revision = uint64(C.cursus_truncate_outcome_revision(h))
+	out.LifecycleEpoch = uint64(C.cursus_truncate_outcome_lifecycle_epoch(h))
+	out.CleanupPending = bool(C.cursus_truncate_outcome_cleanup_pending(h))
 	return out
 }

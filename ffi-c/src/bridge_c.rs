@@ -2111,58 +2111,7 @@ pub unsafe extern "C" fn cursus_error_field(error: *const cursus_error_t, name: 
     })
 }
 
-/// Connects an event store client with `config` (the client options:
-/// `bootstrap_servers`, TLS, timeouts, ...).
-///
-/// Thread-safety: safe from any thread; a store may be used from several
-/// threads at once.
-///
-/// # Safety
-/// Pointer arguments follow the header's conventions: handles are values
-/// returned by this library (or NULL); strings are NUL-terminated; byte
-/// buffers hold the given length; out-parameters are NULL or point to
-/// writable storage.
-#[no_mangle]
-pub unsafe extern "C" fn cursus_event_store_new(config: *mut cursus_config_t, out_store: *mut *mut cursus_event_store_t, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
-    crate::guard::call(out_error, || {
-        crate::args::clear(out_store);
-        let config = crate::args::handle::<::cursus_bridge::api::Config>(config as usize as u64)?;
-        let result = ::cursus_bridge::api::eventstore::event_store_new(&config)?;
-        crate::args::put_handle(out_store, Some(result));
-        Ok(())
-    })
-}
-
-/// Appends an event to aggregate `key` of an event-sourcing topic if the
-/// aggregate's version is `expected_version` (0 for a new one): the event
-/// gets `expected_version + 1`. Otherwise fails with `version_conflict`
-/// (class conflict; fields `current` and `expected`). `metadata` may be
-/// absent; `schema_version` 0 lets the broker use 1.
-///
-/// Thread-safety: safe from any thread.
-///
-/// # Safety
-/// Pointer arguments follow the header's conventions: handles are values
-/// returned by this library (or NULL); strings are NUL-terminated; byte
-/// buffers hold the given length; out-parameters are NULL or point to
-/// writable storage.
-#[no_mangle]
-pub unsafe extern "C" fn cursus_event_store_append(store: *mut cursus_event_store_t, topic: *const c_char, key: *const c_char, expected_version: u64, event_type: *const c_char, payload: *const c_char, metadata: *const c_char, schema_version: u32, out_appended: *mut *mut cursus_appended_t, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
-    crate::guard::call(out_error, || {
-        crate::args::clear(out_appended);
-        let store = crate::args::handle::<::cursus_bridge::api::EventStore>(store as usize as u64)?;
-        let topic = crate::args::str_arg(topic, "topic")?;
-        let key = crate::args::str_arg(key, "key")?;
-        let event_type = crate::args::str_arg(event_type, "event_type")?;
-        let payload = crate::args::str_arg(payload, "payload")?;
-        let metadata = crate::args::opt_str_arg(metadata, "metadata")?;
-        let result = ::cursus_bridge::api::eventstore::event_store_append(&store, topic, key, expected_version, event_type, payload, metadata, schema_version)?;
-        crate::args::put_handle(out_appended, Some(result));
-        Ok(())
-    })
-}
-
-/// The version the appended event got.
+/// The version the appended event got (`expected_version + 1`).
 ///
 /// Thread-safety: safe from any thread.
 ///
@@ -2216,6 +2165,94 @@ pub unsafe extern "C" fn cursus_appended_partition(appended: *const cursus_appen
         let value = ::cursus_bridge::api::eventstore::appended_partition(&appended);
         let _ = &side;
         Ok(value)
+    })
+}
+
+/// The aggregate version the snapshot's state includes.
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_snapshot_version(snapshot: *const cursus_snapshot_t) -> u64 {
+    crate::guard::access(0, || {
+        let (snapshot, side) = crate::args::handle_with_side::<::cursus_bridge::api::Snapshot>(snapshot as usize as u64)?;
+        let value = ::cursus_bridge::api::eventstore::snapshot_version(&snapshot);
+        let _ = &side;
+        Ok(value)
+    })
+}
+
+/// The snapshot's serialised state.
+///
+/// Thread-safety: safe from any thread while the handle is alive.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_snapshot_state(snapshot: *const cursus_snapshot_t) -> *const c_char {
+    crate::guard::access(std::ptr::null(), || {
+        let (snapshot, side) = crate::args::handle_with_side::<::cursus_bridge::api::Snapshot>(snapshot as usize as u64)?;
+        let value = ::cursus_bridge::api::eventstore::snapshot_state(&snapshot);
+        Ok(crate::lend::str(&side, format!("snapshot_state:{:?}", ()), value))
+    })
+}
+
+/// Connects an event store client with `config` (the client options:
+/// `bootstrap_servers`, TLS, timeouts, ...).
+///
+/// Thread-safety: safe from any thread; a store may be used from several
+/// threads at once.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_event_store_new(config: *mut cursus_config_t, out_store: *mut *mut cursus_event_store_t, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        crate::args::clear(out_store);
+        let config = crate::args::handle::<::cursus_bridge::api::Config>(config as usize as u64)?;
+        let result = ::cursus_bridge::api::eventstore::event_store_new(&config)?;
+        crate::args::put_handle(out_store, Some(result));
+        Ok(())
+    })
+}
+
+/// Appends an event to aggregate `key` of an event-sourcing topic if the
+/// aggregate's version is `expected_version` (0 for a new one): the event
+/// gets `expected_version + 1`. Otherwise fails with `version_conflict`
+/// (class conflict; fields `current` and `expected`). `metadata` may be
+/// absent; `schema_version` 0 lets the broker use 1.
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_event_store_append(store: *mut cursus_event_store_t, topic: *const c_char, key: *const c_char, expected_version: u64, event_type: *const c_char, payload: *const c_char, metadata: *const c_char, schema_version: u32, out_appended: *mut *mut cursus_appended_t, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        crate::args::clear(out_appended);
+        let store = crate::args::handle::<::cursus_bridge::api::EventStore>(store as usize as u64)?;
+        let topic = crate::args::str_arg(topic, "topic")?;
+        let key = crate::args::str_arg(key, "key")?;
+        let event_type = crate::args::str_arg(event_type, "event_type")?;
+        let payload = crate::args::str_arg(payload, "payload")?;
+        let metadata = crate::args::opt_str_arg(metadata, "metadata")?;
+        let result = ::cursus_bridge::api::eventstore::event_store_append(&store, topic, key, expected_version, event_type, payload, metadata, schema_version)?;
+        crate::args::put_handle(out_appended, Some(result));
+        Ok(())
     })
 }
 
@@ -2281,43 +2318,6 @@ pub unsafe extern "C" fn cursus_event_store_read_snapshot(store: *mut cursus_eve
         let result = ::cursus_bridge::api::eventstore::event_store_read_snapshot(&store, topic, key)?;
         crate::args::put_handle(out_snapshot, result);
         Ok(())
-    })
-}
-
-/// The aggregate version the snapshot's state includes.
-///
-/// Thread-safety: safe from any thread.
-///
-/// # Safety
-/// Pointer arguments follow the header's conventions: handles are values
-/// returned by this library (or NULL); strings are NUL-terminated; byte
-/// buffers hold the given length; out-parameters are NULL or point to
-/// writable storage.
-#[no_mangle]
-pub unsafe extern "C" fn cursus_snapshot_version(snapshot: *const cursus_snapshot_t) -> u64 {
-    crate::guard::access(0, || {
-        let (snapshot, side) = crate::args::handle_with_side::<::cursus_bridge::api::Snapshot>(snapshot as usize as u64)?;
-        let value = ::cursus_bridge::api::eventstore::snapshot_version(&snapshot);
-        let _ = &side;
-        Ok(value)
-    })
-}
-
-/// The snapshot's serialised state.
-///
-/// Thread-safety: safe from any thread while the snapshot is alive.
-///
-/// # Safety
-/// Pointer arguments follow the header's conventions: handles are values
-/// returned by this library (or NULL); strings are NUL-terminated; byte
-/// buffers hold the given length; out-parameters are NULL or point to
-/// writable storage.
-#[no_mangle]
-pub unsafe extern "C" fn cursus_snapshot_state(snapshot: *const cursus_snapshot_t) -> *const c_char {
-    crate::guard::access(std::ptr::null(), || {
-        let (snapshot, side) = crate::args::handle_with_side::<::cursus_bridge::api::Snapshot>(snapshot as usize as u64)?;
-        let value = ::cursus_bridge::api::eventstore::snapshot_state(&snapshot);
-        Ok(crate::lend::str(&side, format!("snapshot_state:{:?}", ()), value))
     })
 }
 
@@ -2985,7 +2985,7 @@ pub unsafe extern "C" fn cursus_topic_partition_list_offset(list: *const cursus_
     })
 }
 
-/// The number of partitions listed.
+/// The number of partition offsets entries.
 ///
 /// Thread-safety: safe from any thread.
 ///
@@ -3004,7 +3004,9 @@ pub unsafe extern "C" fn cursus_partition_offsets_list_count(list: *const cursus
     })
 }
 
-/// The partition id of entry `index` (-1 when out of range).
+/// The partition id.
+///
+/// Of the entry `index` (-1 when out of range).
 ///
 /// Thread-safety: safe from any thread.
 ///
@@ -3023,7 +3025,9 @@ pub unsafe extern "C" fn cursus_partition_offsets_list_partition(list: *const cu
     })
 }
 
-/// The earliest retained offset of entry `index` (-1 when out of range).
+/// The earliest retained offset.
+///
+/// Of the entry `index` (-1 when out of range).
 ///
 /// Thread-safety: safe from any thread.
 ///
@@ -3042,8 +3046,10 @@ pub unsafe extern "C" fn cursus_partition_offsets_list_earliest(list: *const cur
     })
 }
 
-/// The next readable committed offset of entry `index` (where `latest`
-/// consumers start; -1 when out of range).
+/// The next readable committed offset (where `latest` consumers
+/// start).
+///
+/// Of the entry `index` (-1 when out of range).
 ///
 /// Thread-safety: safe from any thread.
 ///
@@ -3062,7 +3068,9 @@ pub unsafe extern "C" fn cursus_partition_offsets_list_latest(list: *const cursu
     })
 }
 
-/// The log end offset of entry `index` (-1 when out of range).
+/// The log end offset.
+///
+/// Of the entry `index` (-1 when out of range).
 ///
 /// Thread-safety: safe from any thread.
 ///
@@ -3081,7 +3089,9 @@ pub unsafe extern "C" fn cursus_partition_offsets_list_leo(list: *const cursus_p
     })
 }
 
-/// The high-water mark of entry `index` (-1 when out of range).
+/// The high-water mark.
+///
+/// Of the entry `index` (-1 when out of range).
 ///
 /// Thread-safety: safe from any thread.
 ///
@@ -5095,7 +5105,62 @@ pub unsafe extern "C" fn cursus_topic_info_partitions(info: *const cursus_topic_
     })
 }
 
-/// The replication factor.
+/// The cleanup policy (`delete`, `compact` or `delete,compact`).
+///
+/// Thread-safety: safe from any thread while the handle is alive.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_topic_info_cleanup_policy(info: *const cursus_topic_info_t) -> *const c_char {
+    crate::guard::access(std::ptr::null(), || {
+        let (info, side) = crate::args::handle_with_side::<::cursus_bridge::api::TopicInfo>(info as usize as u64)?;
+        let value = ::cursus_bridge::api::results::topic_info_cleanup_policy(&info);
+        Ok(crate::lend::str(&side, format!("topic_info_cleanup_policy:{:?}", ()), value))
+    })
+}
+
+/// The partitioner (`hash_key` or `round_robin`).
+///
+/// Thread-safety: safe from any thread while the handle is alive.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_topic_info_partitioner(info: *const cursus_topic_info_t) -> *const c_char {
+    crate::guard::access(std::ptr::null(), || {
+        let (info, side) = crate::args::handle_with_side::<::cursus_bridge::api::TopicInfo>(info as usize as u64)?;
+        let value = ::cursus_bridge::api::results::topic_info_partitioner(&info);
+        Ok(crate::lend::str(&side, format!("topic_info_partitioner:{:?}", ()), value))
+    })
+}
+
+/// The authorization policy (`open`, `deny_write`, `deny_read` or
+/// `acl`).
+///
+/// Thread-safety: safe from any thread while the handle is alive.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_topic_info_auth_policy(info: *const cursus_topic_info_t) -> *const c_char {
+    crate::guard::access(std::ptr::null(), || {
+        let (info, side) = crate::args::handle_with_side::<::cursus_bridge::api::TopicInfo>(info as usize as u64)?;
+        let value = ::cursus_bridge::api::results::topic_info_auth_policy(&info);
+        Ok(crate::lend::str(&side, format!("topic_info_auth_policy:{:?}", ()), value))
+    })
+}
+
+/// The number of read acl entries: The principals allowed to read (the read ACL).
 ///
 /// Thread-safety: safe from any thread.
 ///
@@ -5105,10 +5170,107 @@ pub unsafe extern "C" fn cursus_topic_info_partitions(info: *const cursus_topic_
 /// buffers hold the given length; out-parameters are NULL or point to
 /// writable storage.
 #[no_mangle]
-pub unsafe extern "C" fn cursus_topic_info_replication_factor(info: *const cursus_topic_info_t) -> u32 {
+pub unsafe extern "C" fn cursus_topic_info_read_acl_count(info: *const cursus_topic_info_t) -> usize {
     crate::guard::access(0, || {
         let (info, side) = crate::args::handle_with_side::<::cursus_bridge::api::TopicInfo>(info as usize as u64)?;
-        let value = ::cursus_bridge::api::results::topic_info_replication_factor(&info);
+        let value = ::cursus_bridge::api::results::topic_info_read_acl_count(&info);
+        let _ = &side;
+        Ok(value)
+    })
+}
+
+/// Entry `index` of the read acl entries: The principals allowed to read (the read ACL).
+///
+/// None when out of range.
+///
+/// Thread-safety: safe from any thread while the handle is alive.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_topic_info_read_acl(info: *const cursus_topic_info_t, index: usize) -> *const c_char {
+    crate::guard::access(std::ptr::null(), || {
+        let (info, side) = crate::args::handle_with_side::<::cursus_bridge::api::TopicInfo>(info as usize as u64)?;
+        let value = ::cursus_bridge::api::results::topic_info_read_acl(&info, index);
+        Ok(value.map_or(std::ptr::null(), |v| crate::lend::str(&side, format!("topic_info_read_acl:{:?}", (index,)), v)))
+    })
+}
+
+/// The number of write acl entries: The principals allowed to write (the write ACL).
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_topic_info_write_acl_count(info: *const cursus_topic_info_t) -> usize {
+    crate::guard::access(0, || {
+        let (info, side) = crate::args::handle_with_side::<::cursus_bridge::api::TopicInfo>(info as usize as u64)?;
+        let value = ::cursus_bridge::api::results::topic_info_write_acl_count(&info);
+        let _ = &side;
+        Ok(value)
+    })
+}
+
+/// Entry `index` of the write acl entries: The principals allowed to write (the write ACL).
+///
+/// None when out of range.
+///
+/// Thread-safety: safe from any thread while the handle is alive.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_topic_info_write_acl(info: *const cursus_topic_info_t, index: usize) -> *const c_char {
+    crate::guard::access(std::ptr::null(), || {
+        let (info, side) = crate::args::handle_with_side::<::cursus_bridge::api::TopicInfo>(info as usize as u64)?;
+        let value = ::cursus_bridge::api::results::topic_info_write_acl(&info, index);
+        Ok(value.map_or(std::ptr::null(), |v| crate::lend::str(&side, format!("topic_info_write_acl:{:?}", (index,)), v)))
+    })
+}
+
+/// The retention in hours (0: the broker default).
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_topic_info_retention_hours(info: *const cursus_topic_info_t) -> u64 {
+    crate::guard::access(0, || {
+        let (info, side) = crate::args::handle_with_side::<::cursus_bridge::api::TopicInfo>(info as usize as u64)?;
+        let value = ::cursus_bridge::api::results::topic_info_retention_hours(&info);
+        let _ = &side;
+        Ok(value)
+    })
+}
+
+/// The retention in bytes (0: the broker default).
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_topic_info_retention_bytes(info: *const cursus_topic_info_t) -> u64 {
+    crate::guard::access(0, || {
+        let (info, side) = crate::args::handle_with_side::<::cursus_bridge::api::TopicInfo>(info as usize as u64)?;
+        let value = ::cursus_bridge::api::results::topic_info_retention_bytes(&info);
         let _ = &side;
         Ok(value)
     })
@@ -5133,7 +5295,7 @@ pub unsafe extern "C" fn cursus_topic_info_revision(info: *const cursus_topic_in
     })
 }
 
-/// The lifecycle epoch (bumped by TRUNCATE).
+/// The replication factor.
 ///
 /// Thread-safety: safe from any thread.
 ///
@@ -5143,10 +5305,10 @@ pub unsafe extern "C" fn cursus_topic_info_revision(info: *const cursus_topic_in
 /// buffers hold the given length; out-parameters are NULL or point to
 /// writable storage.
 #[no_mangle]
-pub unsafe extern "C" fn cursus_topic_info_lifecycle_epoch(info: *const cursus_topic_info_t) -> u64 {
+pub unsafe extern "C" fn cursus_topic_info_replication_factor(info: *const cursus_topic_info_t) -> u32 {
     crate::guard::access(0, || {
         let (info, side) = crate::args::handle_with_side::<::cursus_bridge::api::TopicInfo>(info as usize as u64)?;
-        let value = ::cursus_bridge::api::results::topic_info_lifecycle_epoch(&info);
+        let value = ::cursus_bridge::api::results::topic_info_replication_factor(&info);
         let _ = &side;
         Ok(value)
     })
@@ -5190,8 +5352,8 @@ pub unsafe extern "C" fn cursus_topic_info_event_sourcing(info: *const cursus_to
     })
 }
 
-/// Whether the topic is an aggregate replay topic (appends need event ids
-/// and are retried safely).
+/// Whether the topic is an aggregate replay topic (appends need event
+/// ids and are retried safely).
 ///
 /// Thread-safety: safe from any thread.
 ///
@@ -5210,8 +5372,29 @@ pub unsafe extern "C" fn cursus_topic_info_aggregate_replay(info: *const cursus_
     })
 }
 
-/// The topic's `min_in_sync_replicas` override, or -1 when the broker
-/// default applies.
+/// The lifecycle epoch (bumped by TRUNCATE).
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_topic_info_lifecycle_epoch(info: *const cursus_topic_info_t) -> u64 {
+    crate::guard::access(0, || {
+        let (info, side) = crate::args::handle_with_side::<::cursus_bridge::api::TopicInfo>(info as usize as u64)?;
+        let value = ::cursus_bridge::api::results::topic_info_lifecycle_epoch(&info);
+        let _ = &side;
+        Ok(value)
+    })
+}
+
+/// The topic's `min_in_sync_replicas` override (none: the broker
+/// default applies).
+///
+/// -1 when there is none.
 ///
 /// Thread-safety: safe from any thread.
 ///
@@ -5230,7 +5413,10 @@ pub unsafe extern "C" fn cursus_topic_info_min_in_sync_replicas(info: *const cur
     })
 }
 
-/// The `min_in_sync_replicas` in force, or -1 when the reply does not say.
+/// The `min_in_sync_replicas` in force (none when the reply does not
+/// say).
+///
+/// -1 when there is none.
 ///
 /// Thread-safety: safe from any thread.
 ///
@@ -5246,172 +5432,6 @@ pub unsafe extern "C" fn cursus_topic_info_effective_min_in_sync_replicas(info: 
         let value = ::cursus_bridge::api::results::topic_info_effective_min_in_sync_replicas(&info);
         let _ = &side;
         Ok(value)
-    })
-}
-
-/// The cleanup policy (`delete`, `compact` or `delete,compact`).
-///
-/// Thread-safety: safe from any thread while the handle is alive.
-///
-/// # Safety
-/// Pointer arguments follow the header's conventions: handles are values
-/// returned by this library (or NULL); strings are NUL-terminated; byte
-/// buffers hold the given length; out-parameters are NULL or point to
-/// writable storage.
-#[no_mangle]
-pub unsafe extern "C" fn cursus_topic_info_cleanup_policy(info: *const cursus_topic_info_t) -> *const c_char {
-    crate::guard::access(std::ptr::null(), || {
-        let (info, side) = crate::args::handle_with_side::<::cursus_bridge::api::TopicInfo>(info as usize as u64)?;
-        let value = ::cursus_bridge::api::results::topic_info_cleanup_policy(&info);
-        Ok(crate::lend::str(&side, format!("topic_info_cleanup_policy:{:?}", ()), value))
-    })
-}
-
-/// The partitioner (`hash_key` or `round_robin`).
-///
-/// Thread-safety: safe from any thread while the handle is alive.
-///
-/// # Safety
-/// Pointer arguments follow the header's conventions: handles are values
-/// returned by this library (or NULL); strings are NUL-terminated; byte
-/// buffers hold the given length; out-parameters are NULL or point to
-/// writable storage.
-#[no_mangle]
-pub unsafe extern "C" fn cursus_topic_info_partitioner(info: *const cursus_topic_info_t) -> *const c_char {
-    crate::guard::access(std::ptr::null(), || {
-        let (info, side) = crate::args::handle_with_side::<::cursus_bridge::api::TopicInfo>(info as usize as u64)?;
-        let value = ::cursus_bridge::api::results::topic_info_partitioner(&info);
-        Ok(crate::lend::str(&side, format!("topic_info_partitioner:{:?}", ()), value))
-    })
-}
-
-/// The authorization policy (`open`, `deny_write`, `deny_read` or `acl`).
-///
-/// Thread-safety: safe from any thread while the handle is alive.
-///
-/// # Safety
-/// Pointer arguments follow the header's conventions: handles are values
-/// returned by this library (or NULL); strings are NUL-terminated; byte
-/// buffers hold the given length; out-parameters are NULL or point to
-/// writable storage.
-#[no_mangle]
-pub unsafe extern "C" fn cursus_topic_info_auth_policy(info: *const cursus_topic_info_t) -> *const c_char {
-    crate::guard::access(std::ptr::null(), || {
-        let (info, side) = crate::args::handle_with_side::<::cursus_bridge::api::TopicInfo>(info as usize as u64)?;
-        let value = ::cursus_bridge::api::results::topic_info_auth_policy(&info);
-        Ok(crate::lend::str(&side, format!("topic_info_auth_policy:{:?}", ()), value))
-    })
-}
-
-/// The retention in hours (0: the broker default).
-///
-/// Thread-safety: safe from any thread.
-///
-/// # Safety
-/// Pointer arguments follow the header's conventions: handles are values
-/// returned by this library (or NULL); strings are NUL-terminated; byte
-/// buffers hold the given length; out-parameters are NULL or point to
-/// writable storage.
-#[no_mangle]
-pub unsafe extern "C" fn cursus_topic_info_retention_hours(info: *const cursus_topic_info_t) -> u64 {
-    crate::guard::access(0, || {
-        let (info, side) = crate::args::handle_with_side::<::cursus_bridge::api::TopicInfo>(info as usize as u64)?;
-        let value = ::cursus_bridge::api::results::topic_info_retention_hours(&info);
-        let _ = &side;
-        Ok(value)
-    })
-}
-
-/// The retention in bytes (0: the broker default).
-///
-/// Thread-safety: safe from any thread.
-///
-/// # Safety
-/// Pointer arguments follow the header's conventions: handles are values
-/// returned by this library (or NULL); strings are NUL-terminated; byte
-/// buffers hold the given length; out-parameters are NULL or point to
-/// writable storage.
-#[no_mangle]
-pub unsafe extern "C" fn cursus_topic_info_retention_bytes(info: *const cursus_topic_info_t) -> u64 {
-    crate::guard::access(0, || {
-        let (info, side) = crate::args::handle_with_side::<::cursus_bridge::api::TopicInfo>(info as usize as u64)?;
-        let value = ::cursus_bridge::api::results::topic_info_retention_bytes(&info);
-        let _ = &side;
-        Ok(value)
-    })
-}
-
-/// The number of principals in the read ACL.
-///
-/// Thread-safety: safe from any thread.
-///
-/// # Safety
-/// Pointer arguments follow the header's conventions: handles are values
-/// returned by this library (or NULL); strings are NUL-terminated; byte
-/// buffers hold the given length; out-parameters are NULL or point to
-/// writable storage.
-#[no_mangle]
-pub unsafe extern "C" fn cursus_topic_info_read_acl_count(info: *const cursus_topic_info_t) -> usize {
-    crate::guard::access(0, || {
-        let (info, side) = crate::args::handle_with_side::<::cursus_bridge::api::TopicInfo>(info as usize as u64)?;
-        let value = ::cursus_bridge::api::results::topic_info_read_acl_count(&info);
-        let _ = &side;
-        Ok(value)
-    })
-}
-
-/// Principal `index` of the read ACL (none when out of range).
-///
-/// Thread-safety: safe from any thread while the handle is alive.
-///
-/// # Safety
-/// Pointer arguments follow the header's conventions: handles are values
-/// returned by this library (or NULL); strings are NUL-terminated; byte
-/// buffers hold the given length; out-parameters are NULL or point to
-/// writable storage.
-#[no_mangle]
-pub unsafe extern "C" fn cursus_topic_info_read_acl(info: *const cursus_topic_info_t, index: usize) -> *const c_char {
-    crate::guard::access(std::ptr::null(), || {
-        let (info, side) = crate::args::handle_with_side::<::cursus_bridge::api::TopicInfo>(info as usize as u64)?;
-        let value = ::cursus_bridge::api::results::topic_info_read_acl(&info, index);
-        Ok(value.map_or(std::ptr::null(), |v| crate::lend::str(&side, format!("topic_info_read_acl:{:?}", (index,)), v)))
-    })
-}
-
-/// The number of principals in the write ACL.
-///
-/// Thread-safety: safe from any thread.
-///
-/// # Safety
-/// Pointer arguments follow the header's conventions: handles are values
-/// returned by this library (or NULL); strings are NUL-terminated; byte
-/// buffers hold the given length; out-parameters are NULL or point to
-/// writable storage.
-#[no_mangle]
-pub unsafe extern "C" fn cursus_topic_info_write_acl_count(info: *const cursus_topic_info_t) -> usize {
-    crate::guard::access(0, || {
-        let (info, side) = crate::args::handle_with_side::<::cursus_bridge::api::TopicInfo>(info as usize as u64)?;
-        let value = ::cursus_bridge::api::results::topic_info_write_acl_count(&info);
-        let _ = &side;
-        Ok(value)
-    })
-}
-
-/// Principal `index` of the write ACL (none when out of range).
-///
-/// Thread-safety: safe from any thread while the handle is alive.
-///
-/// # Safety
-/// Pointer arguments follow the header's conventions: handles are values
-/// returned by this library (or NULL); strings are NUL-terminated; byte
-/// buffers hold the given length; out-parameters are NULL or point to
-/// writable storage.
-#[no_mangle]
-pub unsafe extern "C" fn cursus_topic_info_write_acl(info: *const cursus_topic_info_t, index: usize) -> *const c_char {
-    crate::guard::access(std::ptr::null(), || {
-        let (info, side) = crate::args::handle_with_side::<::cursus_bridge::api::TopicInfo>(info as usize as u64)?;
-        let value = ::cursus_bridge::api::results::topic_info_write_acl(&info, index);
-        Ok(value.map_or(std::ptr::null(), |v| crate::lend::str(&side, format!("topic_info_write_acl:{:?}", (index,)), v)))
     })
 }
 
@@ -5433,7 +5453,9 @@ pub unsafe extern "C" fn cursus_topic_description_topic(description: *const curs
     })
 }
 
-/// The topic's definition, as a topic info of its own (destroy it too).
+/// The topic's definition.
+///
+/// A topic info handle of its own (destroy it too).
 ///
 /// Thread-safety: safe from any thread.
 ///
@@ -5443,17 +5465,17 @@ pub unsafe extern "C" fn cursus_topic_description_topic(description: *const curs
 /// buffers hold the given length; out-parameters are NULL or point to
 /// writable storage.
 #[no_mangle]
-pub unsafe extern "C" fn cursus_topic_description_definition(description: *mut cursus_topic_description_t, out_info: *mut *mut cursus_topic_info_t, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+pub unsafe extern "C" fn cursus_topic_description_definition(description: *mut cursus_topic_description_t, out_definition: *mut *mut cursus_topic_info_t, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
     crate::guard::call(out_error, || {
-        crate::args::clear(out_info);
+        crate::args::clear(out_definition);
         let description = crate::args::handle::<::cursus_bridge::api::TopicDescription>(description as usize as u64)?;
         let result = ::cursus_bridge::api::results::topic_description_definition(&description)?;
-        crate::args::put_handle(out_info, Some(result));
+        crate::args::put_handle(out_definition, Some(result));
         Ok(())
     })
 }
 
-/// The number of partitions described.
+/// The number of partition entries: The partitions.
 ///
 /// Thread-safety: safe from any thread.
 ///
@@ -5472,7 +5494,9 @@ pub unsafe extern "C" fn cursus_topic_description_partition_count(description: *
     })
 }
 
-/// The id of partition entry `index` (-1 when out of range).
+/// The partition id.
+///
+/// Of the partition entry `index` (-1 when out of range).
 ///
 /// Thread-safety: safe from any thread.
 ///
@@ -5491,7 +5515,9 @@ pub unsafe extern "C" fn cursus_topic_description_partition_id(description: *con
     })
 }
 
-/// The leader address of partition entry `index` (none when out of range).
+/// The leader address.
+///
+/// Of the partition entry `index` (none when out of range).
 ///
 /// Thread-safety: safe from any thread while the handle is alive.
 ///
@@ -5509,65 +5535,9 @@ pub unsafe extern "C" fn cursus_topic_description_partition_leader(description: 
     })
 }
 
-/// The earliest retained offset of partition entry `index` (-1 when out of
-/// range).
+/// The number of replica entries: The replica addresses.
 ///
-/// Thread-safety: safe from any thread.
-///
-/// # Safety
-/// Pointer arguments follow the header's conventions: handles are values
-/// returned by this library (or NULL); strings are NUL-terminated; byte
-/// buffers hold the given length; out-parameters are NULL or point to
-/// writable storage.
-#[no_mangle]
-pub unsafe extern "C" fn cursus_topic_description_partition_earliest(description: *const cursus_topic_description_t, index: usize) -> i64 {
-    crate::guard::access(-1, || {
-        let (description, side) = crate::args::handle_with_side::<::cursus_bridge::api::TopicDescription>(description as usize as u64)?;
-        let value = ::cursus_bridge::api::results::topic_description_partition_earliest(&description, index);
-        let _ = &side;
-        Ok(value)
-    })
-}
-
-/// The log end offset of partition entry `index` (-1 when out of range).
-///
-/// Thread-safety: safe from any thread.
-///
-/// # Safety
-/// Pointer arguments follow the header's conventions: handles are values
-/// returned by this library (or NULL); strings are NUL-terminated; byte
-/// buffers hold the given length; out-parameters are NULL or point to
-/// writable storage.
-#[no_mangle]
-pub unsafe extern "C" fn cursus_topic_description_partition_leo(description: *const cursus_topic_description_t, index: usize) -> i64 {
-    crate::guard::access(-1, || {
-        let (description, side) = crate::args::handle_with_side::<::cursus_bridge::api::TopicDescription>(description as usize as u64)?;
-        let value = ::cursus_bridge::api::results::topic_description_partition_leo(&description, index);
-        let _ = &side;
-        Ok(value)
-    })
-}
-
-/// The high-water mark of partition entry `index` (-1 when out of range).
-///
-/// Thread-safety: safe from any thread.
-///
-/// # Safety
-/// Pointer arguments follow the header's conventions: handles are values
-/// returned by this library (or NULL); strings are NUL-terminated; byte
-/// buffers hold the given length; out-parameters are NULL or point to
-/// writable storage.
-#[no_mangle]
-pub unsafe extern "C" fn cursus_topic_description_partition_hwm(description: *const cursus_topic_description_t, index: usize) -> i64 {
-    crate::guard::access(-1, || {
-        let (description, side) = crate::args::handle_with_side::<::cursus_bridge::api::TopicDescription>(description as usize as u64)?;
-        let value = ::cursus_bridge::api::results::topic_description_partition_hwm(&description, index);
-        let _ = &side;
-        Ok(value)
-    })
-}
-
-/// The number of replicas of partition entry `index` (0 when out of range).
+/// Of the partition entry `index` (0 when out of range).
 ///
 /// Thread-safety: safe from any thread.
 ///
@@ -5586,7 +5556,9 @@ pub unsafe extern "C" fn cursus_topic_description_partition_replica_count(descri
     })
 }
 
-/// Replica `replica` of partition entry `index` (none when out of range).
+/// Entry `replica` of the replica entries: The replica addresses.
+///
+/// None when out of range.
 ///
 /// Thread-safety: safe from any thread while the handle is alive.
 ///
@@ -5604,8 +5576,9 @@ pub unsafe extern "C" fn cursus_topic_description_partition_replica(description:
     })
 }
 
-/// The number of in-sync replicas of partition entry `index` (0 when out
-/// of range).
+/// The number of isr entries: The in-sync replica addresses.
+///
+/// Of the partition entry `index` (0 when out of range).
 ///
 /// Thread-safety: safe from any thread.
 ///
@@ -5624,8 +5597,9 @@ pub unsafe extern "C" fn cursus_topic_description_partition_isr_count(descriptio
     })
 }
 
-/// In-sync replica `replica` of partition entry `index` (none when out of
-/// range).
+/// Entry `isr` of the isr entries: The in-sync replica addresses.
+///
+/// None when out of range.
 ///
 /// Thread-safety: safe from any thread while the handle is alive.
 ///
@@ -5635,15 +5609,17 @@ pub unsafe extern "C" fn cursus_topic_description_partition_isr_count(descriptio
 /// buffers hold the given length; out-parameters are NULL or point to
 /// writable storage.
 #[no_mangle]
-pub unsafe extern "C" fn cursus_topic_description_partition_isr(description: *const cursus_topic_description_t, index: usize, replica: usize) -> *const c_char {
+pub unsafe extern "C" fn cursus_topic_description_partition_isr(description: *const cursus_topic_description_t, index: usize, isr: usize) -> *const c_char {
     crate::guard::access(std::ptr::null(), || {
         let (description, side) = crate::args::handle_with_side::<::cursus_bridge::api::TopicDescription>(description as usize as u64)?;
-        let value = ::cursus_bridge::api::results::topic_description_partition_isr(&description, index, replica);
-        Ok(value.map_or(std::ptr::null(), |v| crate::lend::str(&side, format!("topic_description_partition_isr:{:?}", (index,replica,)), v)))
+        let value = ::cursus_bridge::api::results::topic_description_partition_isr(&description, index, isr);
+        Ok(value.map_or(std::ptr::null(), |v| crate::lend::str(&side, format!("topic_description_partition_isr:{:?}", (index,isr,)), v)))
     })
 }
 
-/// The topic's definition, as a topic info of its own (destroy it too).
+/// The earliest retained offset.
+///
+/// Of the partition entry `index` (-1 when out of range).
 ///
 /// Thread-safety: safe from any thread.
 ///
@@ -5653,17 +5629,80 @@ pub unsafe extern "C" fn cursus_topic_description_partition_isr(description: *co
 /// buffers hold the given length; out-parameters are NULL or point to
 /// writable storage.
 #[no_mangle]
-pub unsafe extern "C" fn cursus_topic_metadata_info(metadata: *mut cursus_topic_metadata_t, out_info: *mut *mut cursus_topic_info_t, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+pub unsafe extern "C" fn cursus_topic_description_partition_earliest(description: *const cursus_topic_description_t, index: usize) -> i64 {
+    crate::guard::access(-1, || {
+        let (description, side) = crate::args::handle_with_side::<::cursus_bridge::api::TopicDescription>(description as usize as u64)?;
+        let value = ::cursus_bridge::api::results::topic_description_partition_earliest(&description, index);
+        let _ = &side;
+        Ok(value)
+    })
+}
+
+/// The log end offset.
+///
+/// Of the partition entry `index` (-1 when out of range).
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_topic_description_partition_leo(description: *const cursus_topic_description_t, index: usize) -> i64 {
+    crate::guard::access(-1, || {
+        let (description, side) = crate::args::handle_with_side::<::cursus_bridge::api::TopicDescription>(description as usize as u64)?;
+        let value = ::cursus_bridge::api::results::topic_description_partition_leo(&description, index);
+        let _ = &side;
+        Ok(value)
+    })
+}
+
+/// The high-water mark.
+///
+/// Of the partition entry `index` (-1 when out of range).
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_topic_description_partition_hwm(description: *const cursus_topic_description_t, index: usize) -> i64 {
+    crate::guard::access(-1, || {
+        let (description, side) = crate::args::handle_with_side::<::cursus_bridge::api::TopicDescription>(description as usize as u64)?;
+        let value = ::cursus_bridge::api::results::topic_description_partition_hwm(&description, index);
+        let _ = &side;
+        Ok(value)
+    })
+}
+
+/// The topic's definition.
+///
+/// A topic info handle of its own (destroy it too).
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_topic_metadata_info(metadata: *mut cursus_topic_metadata_t, out_topic: *mut *mut cursus_topic_info_t, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
     crate::guard::call(out_error, || {
-        crate::args::clear(out_info);
+        crate::args::clear(out_topic);
         let metadata = crate::args::handle::<::cursus_bridge::api::TopicMetadata>(metadata as usize as u64)?;
         let result = ::cursus_bridge::api::results::topic_metadata_info(&metadata)?;
-        crate::args::put_handle(out_info, Some(result));
+        crate::args::put_handle(out_topic, Some(result));
         Ok(())
     })
 }
 
-/// The number of partition leaders listed (one per partition).
+/// The number of leader entries: The leader address (`host:port`) of each partition, by partition.
 ///
 /// Thread-safety: safe from any thread.
 ///
@@ -5682,8 +5721,9 @@ pub unsafe extern "C" fn cursus_topic_metadata_leader_count(metadata: *const cur
     })
 }
 
-/// The leader address (`host:port`) of partition `partition` (none when
-/// out of range).
+/// Entry `index` of the leader entries: The leader address (`host:port`) of each partition, by partition.
+///
+/// None when out of range.
 ///
 /// Thread-safety: safe from any thread while the handle is alive.
 ///
@@ -5693,15 +5733,15 @@ pub unsafe extern "C" fn cursus_topic_metadata_leader_count(metadata: *const cur
 /// buffers hold the given length; out-parameters are NULL or point to
 /// writable storage.
 #[no_mangle]
-pub unsafe extern "C" fn cursus_topic_metadata_leader(metadata: *const cursus_topic_metadata_t, partition: usize) -> *const c_char {
+pub unsafe extern "C" fn cursus_topic_metadata_leader(metadata: *const cursus_topic_metadata_t, index: usize) -> *const c_char {
     crate::guard::access(std::ptr::null(), || {
         let (metadata, side) = crate::args::handle_with_side::<::cursus_bridge::api::TopicMetadata>(metadata as usize as u64)?;
-        let value = ::cursus_bridge::api::results::topic_metadata_leader(&metadata, partition);
-        Ok(value.map_or(std::ptr::null(), |v| crate::lend::str(&side, format!("topic_metadata_leader:{:?}", (partition,)), v)))
+        let value = ::cursus_bridge::api::results::topic_metadata_leader(&metadata, index);
+        Ok(value.map_or(std::ptr::null(), |v| crate::lend::str(&side, format!("topic_metadata_leader:{:?}", (index,)), v)))
     })
 }
 
-/// The leader epoch of partition `partition` (-1 when not reported).
+/// The number of leader epoch entries: The leader epoch of each partition, by partition.
 ///
 /// Thread-safety: safe from any thread.
 ///
@@ -5711,10 +5751,31 @@ pub unsafe extern "C" fn cursus_topic_metadata_leader(metadata: *const cursus_to
 /// buffers hold the given length; out-parameters are NULL or point to
 /// writable storage.
 #[no_mangle]
-pub unsafe extern "C" fn cursus_topic_metadata_leader_epoch(metadata: *const cursus_topic_metadata_t, partition: usize) -> i64 {
+pub unsafe extern "C" fn cursus_topic_metadata_leader_epoch_count(metadata: *const cursus_topic_metadata_t) -> usize {
+    crate::guard::access(0, || {
+        let (metadata, side) = crate::args::handle_with_side::<::cursus_bridge::api::TopicMetadata>(metadata as usize as u64)?;
+        let value = ::cursus_bridge::api::results::topic_metadata_leader_epoch_count(&metadata);
+        let _ = &side;
+        Ok(value)
+    })
+}
+
+/// Entry `index` of the leader epoch entries: The leader epoch of each partition, by partition.
+///
+/// -1 when out of range.
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_topic_metadata_leader_epoch(metadata: *const cursus_topic_metadata_t, index: usize) -> i64 {
     crate::guard::access(-1, || {
         let (metadata, side) = crate::args::handle_with_side::<::cursus_bridge::api::TopicMetadata>(metadata as usize as u64)?;
-        let value = ::cursus_bridge::api::results::topic_metadata_leader_epoch(&metadata, partition);
+        let value = ::cursus_bridge::api::results::topic_metadata_leader_epoch(&metadata, index);
         let _ = &side;
         Ok(value)
     })
@@ -5793,6 +5854,25 @@ pub unsafe extern "C" fn cursus_group_status_generation(status: *const cursus_gr
     })
 }
 
+/// The member count the broker reports.
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_group_status_reported_member_count(status: *const cursus_group_status_t) -> u64 {
+    crate::guard::access(0, || {
+        let (status, side) = crate::args::handle_with_side::<::cursus_bridge::api::GroupStatus>(status as usize as u64)?;
+        let value = ::cursus_bridge::api::results::group_status_reported_member_count(&status);
+        let _ = &side;
+        Ok(value)
+    })
+}
+
 /// The partition count of the group's topics.
 ///
 /// Thread-safety: safe from any thread.
@@ -5812,7 +5892,7 @@ pub unsafe extern "C" fn cursus_group_status_partition_count(status: *const curs
     })
 }
 
-/// The number of members listed.
+/// The number of member entries: The members.
 ///
 /// Thread-safety: safe from any thread.
 ///
@@ -5831,7 +5911,9 @@ pub unsafe extern "C" fn cursus_group_status_member_count(status: *const cursus_
     })
 }
 
-/// The id of member `index` (none when out of range).
+/// The member id.
+///
+/// Of the member entry `index` (none when out of range).
 ///
 /// Thread-safety: safe from any thread while the handle is alive.
 ///
@@ -5849,8 +5931,9 @@ pub unsafe extern "C" fn cursus_group_status_member_id(status: *const cursus_gro
     })
 }
 
-/// When member `index` last sent a heartbeat, as the broker reports it
-/// (none when out of range).
+/// When the member last sent a heartbeat, as the broker reports it.
+///
+/// Of the member entry `index` (none when out of range).
 ///
 /// Thread-safety: safe from any thread while the handle is alive.
 ///
@@ -5868,8 +5951,9 @@ pub unsafe extern "C" fn cursus_group_status_member_last_heartbeat(status: *cons
     })
 }
 
-/// The number of partitions assigned to member `index` (0 when out of
-/// range).
+/// The number of assignment entries: The partitions assigned to the member.
+///
+/// Of the member entry `index` (0 when out of range).
 ///
 /// Thread-safety: safe from any thread.
 ///
@@ -5888,7 +5972,9 @@ pub unsafe extern "C" fn cursus_group_status_member_assignment_count(status: *co
     })
 }
 
-/// Assigned partition `assignment` of member `index` (-1 when out of range).
+/// Entry `assignment` of the assignment entries: The partitions assigned to the member.
+///
+/// -1 when out of range.
 ///
 /// Thread-safety: safe from any thread.
 ///

@@ -47,76 +47,38 @@ class Admin {
   DeleteResult delete_topic(const std::string &topic, bool if_exists = false) {
     auto o = detail::result<cursus_delete_outcome_t, cursus_delete_outcome_destroy>(cursus_admin_delete_topic, h_.get(),
                                                                                     topic.c_str(), if_exists);
-    return DeleteResult{cursus_delete_outcome_deleted(o.get()), cursus_delete_outcome_cleanup_pending(o.get())};
+    return detail::read_delete_outcome(o.get());
   }
   /// Drops every record if the revision is expected_revision (else ConflictError).
   TruncateResult truncate_topic(const std::string &topic, uint64_t expected_revision) {
     auto o = detail::result<cursus_truncate_outcome_t, cursus_truncate_outcome_destroy>(
         cursus_admin_truncate_topic, h_.get(), topic.c_str(), expected_revision);
-    return TruncateResult{cursus_truncate_outcome_revision(o.get()), cursus_truncate_outcome_lifecycle_epoch(o.get()),
-                          cursus_truncate_outcome_cleanup_pending(o.get())};
+    return detail::read_truncate_outcome(o.get());
   }
   /// DESCRIBE.
   TopicDescription describe_topic(const std::string &topic) {
     auto d = detail::result<cursus_topic_description_t, cursus_topic_description_destroy>(cursus_admin_describe_topic,
                                                                                           h_.get(), topic.c_str());
-    TopicDescription out;
-    out.topic = detail::str(cursus_topic_description_topic(d.get()));
-    cursus_topic_info_t *def = nullptr;
-    detail::call(cursus_topic_description_definition, d.get(), &def);
-    out.definition = detail::topic_info(def);
-    for (size_t i = 0, n = cursus_topic_description_partition_count(d.get()); i < n; i++)
-      out.partitions.push_back(PartitionDescription{
-          static_cast<uint32_t>(cursus_topic_description_partition_id(d.get(), i)),
-          detail::str(cursus_topic_description_partition_leader(d.get(), i)), detail::replicas(d.get(), i, false),
-          detail::replicas(d.get(), i, true), static_cast<uint64_t>(cursus_topic_description_partition_earliest(d.get(), i)),
-          static_cast<uint64_t>(cursus_topic_description_partition_leo(d.get(), i)),
-          static_cast<uint64_t>(cursus_topic_description_partition_hwm(d.get(), i))});
-    return out;
+    return detail::read_topic_description(d.get());
   }
   /// METADATA.
   TopicMetadata metadata(const std::string &topic) {
     auto m = detail::result<cursus_topic_metadata_t, cursus_topic_metadata_destroy>(cursus_admin_metadata, h_.get(),
                                                                                     topic.c_str());
-    TopicMetadata out;
-    cursus_topic_info_t *info = nullptr;
-    detail::call(cursus_topic_metadata_info, m.get(), &info);
-    out.topic = detail::topic_info(info);
-    for (size_t i = 0, n = cursus_topic_metadata_leader_count(m.get()); i < n; i++) {
-      out.leaders.push_back(detail::str(cursus_topic_metadata_leader(m.get(), i)));
-      out.epochs.push_back(cursus_topic_metadata_leader_epoch(m.get(), i));
-    }
-    return out;
+    return detail::read_topic_metadata(m.get());
   }
   /// LIST_OFFSETS of one partition, or of all.
   std::vector<PartitionOffsets> list_offsets(const std::string &topic,
                                              std::optional<uint32_t> partition = std::nullopt) {
     auto l = detail::result<cursus_partition_offsets_list_t, cursus_partition_offsets_list_destroy>(
         cursus_admin_list_offsets, h_.get(), topic.c_str(), partition ? static_cast<int64_t>(*partition) : int64_t{-1});
-    std::vector<PartitionOffsets> out;
-    for (size_t i = 0, n = cursus_partition_offsets_list_count(l.get()); i < n; i++)
-      out.push_back(PartitionOffsets{static_cast<uint32_t>(cursus_partition_offsets_list_partition(l.get(), i)),
-                                     static_cast<uint64_t>(cursus_partition_offsets_list_earliest(l.get(), i)),
-                                     static_cast<uint64_t>(cursus_partition_offsets_list_latest(l.get(), i)),
-                                     static_cast<uint64_t>(cursus_partition_offsets_list_leo(l.get(), i)),
-                                     static_cast<uint64_t>(cursus_partition_offsets_list_hwm(l.get(), i))});
-    return out;
+    return detail::read_partition_offsets_list(l.get());
   }
   /// GROUP_STATUS.
   GroupStatus group_status(const std::string &group) {
     auto g = detail::result<cursus_group_status_t, cursus_group_status_destroy>(cursus_admin_group_status, h_.get(),
                                                                                 group.c_str());
-    GroupStatus out{detail::str(cursus_group_status_group(g.get())), detail::str(cursus_group_status_topic(g.get())),
-                    detail::str(cursus_group_status_state(g.get())), cursus_group_status_generation(g.get()),
-                    cursus_group_status_partition_count(g.get()), {}};
-    for (size_t i = 0, n = cursus_group_status_member_count(g.get()); i < n; i++) {
-      GroupMember m{detail::str(cursus_group_status_member_id(g.get(), i)),
-                    detail::str(cursus_group_status_member_last_heartbeat(g.get(), i)), {}};
-      for (size_t j = 0, k = cursus_group_status_member_assignment_count(g.get(), i); j < k; j++)
-        m.assignments.push_back(static_cast<uint32_t>(cursus_group_status_member_assignment(g.get(), i, j)));
-      out.members.push_back(std::move(m));
-    }
-    return out;
+    return detail::read_group_status(g.get());
   }
   /// CLUSTER_STATUS (distributed mode; a standalone broker throws ValidationError
   /// with code "distribution_not_enabled").

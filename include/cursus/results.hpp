@@ -35,6 +35,33 @@ struct ClusterBroker {
   std::optional<uint32_t> lifecycle_protocol{}; ///< The lifecycle protocol version the broker speaks (none when not reported).
 };
 
+/// One partition's offsets (LIST_OFFSETS).
+struct PartitionOffsets {
+  uint32_t partition{}; ///< The partition id.
+  uint64_t earliest{}; ///< The earliest retained offset.
+  uint64_t latest{}; ///< The next readable committed offset (where `latest` consumers start).
+  uint64_t leo{}; ///< The log end offset.
+  uint64_t hwm{}; ///< The high-water mark.
+};
+
+/// One partition of a DESCRIBE reply.
+struct PartitionDescription {
+  uint32_t id{}; ///< The partition id.
+  std::string leader{}; ///< The leader address.
+  std::vector<std::string> replicas{}; ///< The replica addresses.
+  std::vector<std::string> isr{}; ///< The in-sync replica addresses.
+  uint64_t earliest{}; ///< The earliest retained offset.
+  uint64_t leo{}; ///< The log end offset.
+  uint64_t hwm{}; ///< The high-water mark.
+};
+
+/// One member of a consumer group.
+struct GroupMember {
+  std::string member_id{}; ///< The member id.
+  std::string last_heartbeat{}; ///< When the member last sent a heartbeat, as the broker reports it.
+  std::vector<uint32_t> assignments{}; ///< The partitions assigned to the member.
+};
+
 /// CLUSTER_STATUS: the Raft leader, every broker and every partition (distributed mode).
 struct ClusterStatus {
   std::optional<std::string> raft_leader{}; ///< The broker id of the Raft (metadata) leader (none while no leader is known).
@@ -55,6 +82,78 @@ struct LeaderElection {
   std::string leader{}; ///< The broker id of the leader now.
   uint64_t leader_epoch{}; ///< The leader epoch now.
   bool changed{}; ///< Whether the election changed the leader (false: the broker already led; the election is idempotent).
+};
+
+/// Where an appended event was stored.
+struct Appended {
+  uint64_t version{}; ///< The version the appended event got (`expected_version + 1`).
+  uint64_t offset{}; ///< The offset the appended event got.
+  uint32_t partition{}; ///< The partition of the appended event (its aggregate's).
+};
+
+/// An aggregate's snapshot: its serialised state as of `version`.
+struct Snapshot {
+  uint64_t version{}; ///< The aggregate version the snapshot's state includes.
+  std::string state{}; ///< The snapshot's serialised state.
+};
+
+/// A topic's definition (CREATE, ALTER, METADATA, DESCRIBE).
+struct TopicInfo {
+  std::string name{}; ///< The topic name.
+  uint32_t partitions{}; ///< The partition count.
+  std::string cleanup_policy{}; ///< The cleanup policy (`delete`, `compact` or `delete,compact`).
+  std::string partitioner{}; ///< The partitioner (`hash_key` or `round_robin`).
+  std::string auth_policy{}; ///< The authorization policy (`open`, `deny_write`, `deny_read` or `acl`).
+  std::vector<std::string> read_acl{}; ///< The principals allowed to read (the read ACL).
+  std::vector<std::string> write_acl{}; ///< The principals allowed to write (the write ACL).
+  uint64_t retention_hours{}; ///< The retention in hours (0: the broker default).
+  uint64_t retention_bytes{}; ///< The retention in bytes (0: the broker default).
+  uint64_t revision{}; ///< The definition revision (pass it to `admin_truncate_topic`).
+  uint32_t replication_factor{}; ///< The replication factor.
+  bool idempotent{}; ///< Whether producers are deduplicated on this topic.
+  bool event_sourcing{}; ///< Whether the topic takes event-sourcing commands.
+  bool aggregate_replay{}; ///< Whether the topic is an aggregate replay topic (appends need event ids and are retried safely).
+  uint64_t lifecycle_epoch{}; ///< The lifecycle epoch (bumped by TRUNCATE).
+  std::optional<uint32_t> min_in_sync_replicas{}; ///< The topic's `min_in_sync_replicas` override (none: the broker default applies).
+  std::optional<uint32_t> effective_min_in_sync_replicas{}; ///< The `min_in_sync_replicas` in force (none when the reply does not say).
+};
+
+/// DESCRIBE: a topic's definition and partitions.
+struct TopicDescription {
+  std::string topic{}; ///< The topic described.
+  TopicInfo definition{}; ///< The topic's definition.
+  std::vector<PartitionDescription> partitions{}; ///< The partitions.
+};
+
+/// METADATA: a topic's definition with each partition's leader and leader epoch.
+struct TopicMetadata {
+  TopicInfo topic{}; ///< The topic's definition.
+  std::vector<std::string> leaders{}; ///< The leader address (`host:port`) of each partition, by partition.
+  std::vector<uint64_t> epochs{}; ///< The leader epoch of each partition, by partition.
+};
+
+/// GROUP_STATUS: a consumer group's state and members.
+struct GroupStatus {
+  std::string group{}; ///< The group name.
+  std::string topic{}; ///< The topic of a single-topic group (empty otherwise).
+  std::string state{}; ///< The group state, e.g. `Stable`.
+  uint64_t generation{}; ///< The generation.
+  uint64_t member_count{}; ///< The member count the broker reports.
+  uint64_t partition_count{}; ///< The partition count of the group's topics.
+  std::vector<GroupMember> members{}; ///< The members.
+};
+
+/// What DELETE_TOPIC did.
+struct DeleteResult {
+  bool deleted{}; ///< Whether the topic was deleted (false when `if_exists` found none).
+  bool cleanup_pending{}; ///< Whether the broker still has storage cleanup to retry.
+};
+
+/// What TRUNCATE did.
+struct TruncateResult {
+  uint64_t revision{}; ///< The topic's revision after truncation.
+  uint64_t lifecycle_epoch{}; ///< The topic's lifecycle epoch after truncation.
+  bool cleanup_pending{}; ///< Whether the broker still has storage cleanup to retry.
 };
 
 namespace detail {
@@ -84,6 +183,18 @@ inline ClusterPartition read_cluster_status_partition_at(cursus_cluster_status_t
 inline std::vector<ClusterBroker> read_cluster_broker_list(cursus_cluster_broker_list_t *h);
 inline ClusterBroker read_cluster_broker_list_at(cursus_cluster_broker_list_t *h, size_t index);
 inline LeaderElection read_leader_election(cursus_leader_election_t *h);
+inline Appended read_appended(cursus_appended_t *h);
+inline Snapshot read_snapshot(cursus_snapshot_t *h);
+inline std::vector<PartitionOffsets> read_partition_offsets_list(cursus_partition_offsets_list_t *h);
+inline PartitionOffsets read_partition_offsets_list_at(cursus_partition_offsets_list_t *h, size_t index);
+inline TopicInfo read_topic_info(cursus_topic_info_t *h);
+inline TopicDescription read_topic_description(cursus_topic_description_t *h);
+inline PartitionDescription read_topic_description_partition_at(cursus_topic_description_t *h, size_t index);
+inline TopicMetadata read_topic_metadata(cursus_topic_metadata_t *h);
+inline GroupStatus read_group_status(cursus_group_status_t *h);
+inline GroupMember read_group_status_member_at(cursus_group_status_t *h, size_t index);
+inline DeleteResult read_delete_outcome(cursus_delete_outcome_t *h);
+inline TruncateResult read_truncate_outcome(cursus_truncate_outcome_t *h);
 
 /// Reads a cluster status handle (without destroying it).
 inline ClusterStatus read_cluster_status(cursus_cluster_status_t *h) {
@@ -144,6 +255,142 @@ inline LeaderElection read_leader_election(cursus_leader_election_t *h) {
   out.leader = str(cursus_leader_election_leader(h));
   out.leader_epoch = static_cast<uint64_t>(cursus_leader_election_leader_epoch(h));
   out.changed = cursus_leader_election_changed(h);
+  return out;
+}
+
+/// Reads a appended handle (without destroying it).
+inline Appended read_appended(cursus_appended_t *h) {
+  Appended out{};
+  out.version = static_cast<uint64_t>(cursus_appended_version(h));
+  out.offset = static_cast<uint64_t>(cursus_appended_offset(h));
+  out.partition = static_cast<uint32_t>(cursus_appended_partition(h));
+  return out;
+}
+
+/// Reads a snapshot handle (without destroying it).
+inline Snapshot read_snapshot(cursus_snapshot_t *h) {
+  Snapshot out{};
+  out.version = static_cast<uint64_t>(cursus_snapshot_version(h));
+  out.state = str(cursus_snapshot_state(h));
+  return out;
+}
+
+/// Reads a partition offsets list handle (without destroying it).
+inline std::vector<PartitionOffsets> read_partition_offsets_list(cursus_partition_offsets_list_t *h) {
+  return read_entries<PartitionOffsets>(cursus_partition_offsets_list_count(h), [&](size_t index) { return read_partition_offsets_list_at(h, index); });
+}
+
+/// Reads one entry of a partition offsets list handle.
+inline PartitionOffsets read_partition_offsets_list_at(cursus_partition_offsets_list_t *h, size_t index) {
+  PartitionOffsets out{};
+  out.partition = static_cast<uint32_t>(cursus_partition_offsets_list_partition(h, index));
+  out.earliest = static_cast<uint64_t>(cursus_partition_offsets_list_earliest(h, index));
+  out.latest = static_cast<uint64_t>(cursus_partition_offsets_list_latest(h, index));
+  out.leo = static_cast<uint64_t>(cursus_partition_offsets_list_leo(h, index));
+  out.hwm = static_cast<uint64_t>(cursus_partition_offsets_list_hwm(h, index));
+  return out;
+}
+
+/// Reads a topic info handle (without destroying it).
+inline TopicInfo read_topic_info(cursus_topic_info_t *h) {
+  TopicInfo out{};
+  out.name = str(cursus_topic_info_name(h));
+  out.partitions = static_cast<uint32_t>(cursus_topic_info_partitions(h));
+  out.cleanup_policy = str(cursus_topic_info_cleanup_policy(h));
+  out.partitioner = str(cursus_topic_info_partitioner(h));
+  out.auth_policy = str(cursus_topic_info_auth_policy(h));
+  out.read_acl = read_entries<std::string>(cursus_topic_info_read_acl_count(h), [&](size_t index) { return str(cursus_topic_info_read_acl(h, index)); });
+  out.write_acl = read_entries<std::string>(cursus_topic_info_write_acl_count(h), [&](size_t index) { return str(cursus_topic_info_write_acl(h, index)); });
+  out.retention_hours = static_cast<uint64_t>(cursus_topic_info_retention_hours(h));
+  out.retention_bytes = static_cast<uint64_t>(cursus_topic_info_retention_bytes(h));
+  out.revision = static_cast<uint64_t>(cursus_topic_info_revision(h));
+  out.replication_factor = static_cast<uint32_t>(cursus_topic_info_replication_factor(h));
+  out.idempotent = cursus_topic_info_idempotent(h);
+  out.event_sourcing = cursus_topic_info_event_sourcing(h);
+  out.aggregate_replay = cursus_topic_info_aggregate_replay(h);
+  out.lifecycle_epoch = static_cast<uint64_t>(cursus_topic_info_lifecycle_epoch(h));
+  out.min_in_sync_replicas = opt_int<uint32_t>(cursus_topic_info_min_in_sync_replicas(h));
+  out.effective_min_in_sync_replicas = opt_int<uint32_t>(cursus_topic_info_effective_min_in_sync_replicas(h));
+  return out;
+}
+
+/// Reads a topic description handle (without destroying it).
+inline TopicDescription read_topic_description(cursus_topic_description_t *h) {
+  TopicDescription out{};
+  out.topic = str(cursus_topic_description_topic(h));
+  out.definition = [&] {
+    cursus_topic_info_t *sub = nullptr;
+    cursus_topic_description_definition(h, &sub, nullptr);
+    Handle<cursus_topic_info_t, cursus_topic_info_destroy> owned(sub);
+    return read_topic_info(sub);
+  }();
+  out.partitions = read_entries<PartitionDescription>(cursus_topic_description_partition_count(h), [&](size_t index) { return read_topic_description_partition_at(h, index); });
+  return out;
+}
+
+/// Reads one entry of a topic description handle.
+inline PartitionDescription read_topic_description_partition_at(cursus_topic_description_t *h, size_t index) {
+  PartitionDescription out{};
+  out.id = static_cast<uint32_t>(cursus_topic_description_partition_id(h, index));
+  out.leader = str(cursus_topic_description_partition_leader(h, index));
+  out.replicas = read_entries<std::string>(cursus_topic_description_partition_replica_count(h, index), [&](size_t replica) { return str(cursus_topic_description_partition_replica(h, index, replica)); });
+  out.isr = read_entries<std::string>(cursus_topic_description_partition_isr_count(h, index), [&](size_t isr) { return str(cursus_topic_description_partition_isr(h, index, isr)); });
+  out.earliest = static_cast<uint64_t>(cursus_topic_description_partition_earliest(h, index));
+  out.leo = static_cast<uint64_t>(cursus_topic_description_partition_leo(h, index));
+  out.hwm = static_cast<uint64_t>(cursus_topic_description_partition_hwm(h, index));
+  return out;
+}
+
+/// Reads a topic metadata handle (without destroying it).
+inline TopicMetadata read_topic_metadata(cursus_topic_metadata_t *h) {
+  TopicMetadata out{};
+  out.topic = [&] {
+    cursus_topic_info_t *sub = nullptr;
+    cursus_topic_metadata_info(h, &sub, nullptr);
+    Handle<cursus_topic_info_t, cursus_topic_info_destroy> owned(sub);
+    return read_topic_info(sub);
+  }();
+  out.leaders = read_entries<std::string>(cursus_topic_metadata_leader_count(h), [&](size_t index) { return str(cursus_topic_metadata_leader(h, index)); });
+  out.epochs = read_entries<uint64_t>(cursus_topic_metadata_leader_epoch_count(h), [&](size_t index) { return static_cast<uint64_t>(cursus_topic_metadata_leader_epoch(h, index)); });
+  return out;
+}
+
+/// Reads a group status handle (without destroying it).
+inline GroupStatus read_group_status(cursus_group_status_t *h) {
+  GroupStatus out{};
+  out.group = str(cursus_group_status_group(h));
+  out.topic = str(cursus_group_status_topic(h));
+  out.state = str(cursus_group_status_state(h));
+  out.generation = static_cast<uint64_t>(cursus_group_status_generation(h));
+  out.member_count = static_cast<uint64_t>(cursus_group_status_reported_member_count(h));
+  out.partition_count = static_cast<uint64_t>(cursus_group_status_partition_count(h));
+  out.members = read_entries<GroupMember>(cursus_group_status_member_count(h), [&](size_t index) { return read_group_status_member_at(h, index); });
+  return out;
+}
+
+/// Reads one entry of a group status handle.
+inline GroupMember read_group_status_member_at(cursus_group_status_t *h, size_t index) {
+  GroupMember out{};
+  out.member_id = str(cursus_group_status_member_id(h, index));
+  out.last_heartbeat = str(cursus_group_status_member_last_heartbeat(h, index));
+  out.assignments = read_entries<uint32_t>(cursus_group_status_member_assignment_count(h, index), [&](size_t assignment) { return static_cast<uint32_t>(cursus_group_status_member_assignment(h, index, assignment)); });
+  return out;
+}
+
+/// Reads a delete outcome handle (without destroying it).
+inline DeleteResult read_delete_outcome(cursus_delete_outcome_t *h) {
+  DeleteResult out{};
+  out.deleted = cursus_delete_outcome_deleted(h);
+  out.cleanup_pending = cursus_delete_outcome_cleanup_pending(h);
+  return out;
+}
+
+/// Reads a truncate outcome handle (without destroying it).
+inline TruncateResult read_truncate_outcome(cursus_truncate_outcome_t *h) {
+  TruncateResult out{};
+  out.revision = static_cast<uint64_t>(cursus_truncate_outcome_revision(h));
+  out.lifecycle_epoch = static_cast<uint64_t>(cursus_truncate_outcome_lifecycle_epoch(h));
+  out.cleanup_pending = cursus_truncate_outcome_cleanup_pending(h);
   return out;
 }
 

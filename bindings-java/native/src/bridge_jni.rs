@@ -1119,35 +1119,6 @@ pub extern "system" fn Java_io_cursus_NativeBridge_errorField<'l>(mut env: JNIEn
     })
 }
 
-/// `NativeBridge.eventStoreNew`: see `::cursus_bridge::api::eventstore::event_store_new`.
-#[no_mangle]
-pub extern "system" fn Java_io_cursus_NativeBridge_eventStoreNew<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, config: jlong) -> jlong {
-    crate::glue::run(&mut env, 0, |env| {
-        let _ = &env;
-        let config = crate::glue::handle::<::cursus_bridge::api::Config>(config)?;
-        #[allow(clippy::let_unit_value)]
-        let result = ::cursus_bridge::api::eventstore::event_store_new(&config)?;
-        Ok(::cursus_bridge::registry::insert(result) as jlong)
-    })
-}
-
-/// `NativeBridge.eventStoreAppend`: see `::cursus_bridge::api::eventstore::event_store_append`.
-#[no_mangle]
-pub extern "system" fn Java_io_cursus_NativeBridge_eventStoreAppend<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, store: jlong, topic: JString<'l>, key: JString<'l>, expected_version: jlong, event_type: JString<'l>, payload: JString<'l>, metadata: JString<'l>, schema_version: jint) -> jlong {
-    crate::glue::run(&mut env, 0, |env| {
-        let _ = &env;
-        let store = crate::glue::handle::<::cursus_bridge::api::EventStore>(store)?;
-        let topic = crate::glue::string(env, &topic, "topic")?;
-        let key = crate::glue::string(env, &key, "key")?;
-        let event_type = crate::glue::string(env, &event_type, "event_type")?;
-        let payload = crate::glue::string(env, &payload, "payload")?;
-        let metadata = crate::glue::opt_string(env, &metadata)?;
-        #[allow(clippy::let_unit_value)]
-        let result = ::cursus_bridge::api::eventstore::event_store_append(&store, &topic, &key, crate::glue::u64_arg("expected_version", expected_version)?, &event_type, &payload, metadata.as_deref(), crate::glue::u32_arg("schema_version", schema_version)?)?;
-        Ok(::cursus_bridge::registry::insert(result) as jlong)
-    })
-}
-
 /// `NativeBridge.appendedVersion`: see `::cursus_bridge::api::eventstore::appended_version`.
 #[no_mangle]
 pub extern "system" fn Java_io_cursus_NativeBridge_appendedVersion<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, appended: jlong) -> jlong {
@@ -1181,6 +1152,59 @@ pub extern "system" fn Java_io_cursus_NativeBridge_appendedPartition<'l>(mut env
         #[allow(clippy::let_unit_value)]
         let result = ::cursus_bridge::api::eventstore::appended_partition(&appended);
         Ok(result as jint)
+    })
+}
+
+/// `NativeBridge.snapshotVersion`: see `::cursus_bridge::api::eventstore::snapshot_version`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_snapshotVersion<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, snapshot: jlong) -> jlong {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let snapshot = crate::glue::handle::<::cursus_bridge::api::Snapshot>(snapshot)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::eventstore::snapshot_version(&snapshot);
+        Ok(result as jlong)
+    })
+}
+
+/// `NativeBridge.snapshotState`: see `::cursus_bridge::api::eventstore::snapshot_state`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_snapshotState<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, snapshot: jlong) -> jstring {
+    crate::glue::run(&mut env, std::ptr::null_mut(), |env| {
+        let _ = &env;
+        let snapshot = crate::glue::handle::<::cursus_bridge::api::Snapshot>(snapshot)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::eventstore::snapshot_state(&snapshot);
+        crate::glue::new_string(env, result)
+    })
+}
+
+/// `NativeBridge.eventStoreNew`: see `::cursus_bridge::api::eventstore::event_store_new`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_eventStoreNew<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, config: jlong) -> jlong {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let config = crate::glue::handle::<::cursus_bridge::api::Config>(config)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::eventstore::event_store_new(&config)?;
+        Ok(::cursus_bridge::registry::insert(result) as jlong)
+    })
+}
+
+/// `NativeBridge.eventStoreAppend`: see `::cursus_bridge::api::eventstore::event_store_append`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_eventStoreAppend<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, store: jlong, topic: JString<'l>, key: JString<'l>, expected_version: jlong, event_type: JString<'l>, payload: JString<'l>, metadata: JString<'l>, schema_version: jint) -> jlong {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let store = crate::glue::handle::<::cursus_bridge::api::EventStore>(store)?;
+        let topic = crate::glue::string(env, &topic, "topic")?;
+        let key = crate::glue::string(env, &key, "key")?;
+        let event_type = crate::glue::string(env, &event_type, "event_type")?;
+        let payload = crate::glue::string(env, &payload, "payload")?;
+        let metadata = crate::glue::opt_string(env, &metadata)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::eventstore::event_store_append(&store, &topic, &key, crate::glue::u64_arg("expected_version", expected_version)?, &event_type, &payload, metadata.as_deref(), crate::glue::u32_arg("schema_version", schema_version)?)?;
+        Ok(::cursus_bridge::registry::insert(result) as jlong)
     })
 }
 
@@ -1224,30 +1248,6 @@ pub extern "system" fn Java_io_cursus_NativeBridge_eventStoreReadSnapshot<'l>(mu
         #[allow(clippy::let_unit_value)]
         let result = ::cursus_bridge::api::eventstore::event_store_read_snapshot(&store, &topic, &key)?;
         Ok(result.map_or(0, |r| ::cursus_bridge::registry::insert(r) as jlong))
-    })
-}
-
-/// `NativeBridge.snapshotVersion`: see `::cursus_bridge::api::eventstore::snapshot_version`.
-#[no_mangle]
-pub extern "system" fn Java_io_cursus_NativeBridge_snapshotVersion<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, snapshot: jlong) -> jlong {
-    crate::glue::run(&mut env, 0, |env| {
-        let _ = &env;
-        let snapshot = crate::glue::handle::<::cursus_bridge::api::Snapshot>(snapshot)?;
-        #[allow(clippy::let_unit_value)]
-        let result = ::cursus_bridge::api::eventstore::snapshot_version(&snapshot);
-        Ok(result as jlong)
-    })
-}
-
-/// `NativeBridge.snapshotState`: see `::cursus_bridge::api::eventstore::snapshot_state`.
-#[no_mangle]
-pub extern "system" fn Java_io_cursus_NativeBridge_snapshotState<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, snapshot: jlong) -> jstring {
-    crate::glue::run(&mut env, std::ptr::null_mut(), |env| {
-        let _ = &env;
-        let snapshot = crate::glue::handle::<::cursus_bridge::api::Snapshot>(snapshot)?;
-        #[allow(clippy::let_unit_value)]
-        let result = ::cursus_bridge::api::eventstore::snapshot_state(&snapshot);
-        crate::glue::new_string(env, result)
     })
 }
 
@@ -2908,102 +2908,6 @@ pub extern "system" fn Java_io_cursus_NativeBridge_topicInfoPartitions<'l>(mut e
     })
 }
 
-/// `NativeBridge.topicInfoReplicationFactor`: see `::cursus_bridge::api::results::topic_info_replication_factor`.
-#[no_mangle]
-pub extern "system" fn Java_io_cursus_NativeBridge_topicInfoReplicationFactor<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, info: jlong) -> jint {
-    crate::glue::run(&mut env, 0, |env| {
-        let _ = &env;
-        let info = crate::glue::handle::<::cursus_bridge::api::TopicInfo>(info)?;
-        #[allow(clippy::let_unit_value)]
-        let result = ::cursus_bridge::api::results::topic_info_replication_factor(&info);
-        Ok(result as jint)
-    })
-}
-
-/// `NativeBridge.topicInfoRevision`: see `::cursus_bridge::api::results::topic_info_revision`.
-#[no_mangle]
-pub extern "system" fn Java_io_cursus_NativeBridge_topicInfoRevision<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, info: jlong) -> jlong {
-    crate::glue::run(&mut env, 0, |env| {
-        let _ = &env;
-        let info = crate::glue::handle::<::cursus_bridge::api::TopicInfo>(info)?;
-        #[allow(clippy::let_unit_value)]
-        let result = ::cursus_bridge::api::results::topic_info_revision(&info);
-        Ok(result as jlong)
-    })
-}
-
-/// `NativeBridge.topicInfoLifecycleEpoch`: see `::cursus_bridge::api::results::topic_info_lifecycle_epoch`.
-#[no_mangle]
-pub extern "system" fn Java_io_cursus_NativeBridge_topicInfoLifecycleEpoch<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, info: jlong) -> jlong {
-    crate::glue::run(&mut env, 0, |env| {
-        let _ = &env;
-        let info = crate::glue::handle::<::cursus_bridge::api::TopicInfo>(info)?;
-        #[allow(clippy::let_unit_value)]
-        let result = ::cursus_bridge::api::results::topic_info_lifecycle_epoch(&info);
-        Ok(result as jlong)
-    })
-}
-
-/// `NativeBridge.topicInfoIdempotent`: see `::cursus_bridge::api::results::topic_info_idempotent`.
-#[no_mangle]
-pub extern "system" fn Java_io_cursus_NativeBridge_topicInfoIdempotent<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, info: jlong) -> jboolean {
-    crate::glue::run(&mut env, 0, |env| {
-        let _ = &env;
-        let info = crate::glue::handle::<::cursus_bridge::api::TopicInfo>(info)?;
-        #[allow(clippy::let_unit_value)]
-        let result = ::cursus_bridge::api::results::topic_info_idempotent(&info);
-        Ok(jboolean::from(result))
-    })
-}
-
-/// `NativeBridge.topicInfoEventSourcing`: see `::cursus_bridge::api::results::topic_info_event_sourcing`.
-#[no_mangle]
-pub extern "system" fn Java_io_cursus_NativeBridge_topicInfoEventSourcing<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, info: jlong) -> jboolean {
-    crate::glue::run(&mut env, 0, |env| {
-        let _ = &env;
-        let info = crate::glue::handle::<::cursus_bridge::api::TopicInfo>(info)?;
-        #[allow(clippy::let_unit_value)]
-        let result = ::cursus_bridge::api::results::topic_info_event_sourcing(&info);
-        Ok(jboolean::from(result))
-    })
-}
-
-/// `NativeBridge.topicInfoAggregateReplay`: see `::cursus_bridge::api::results::topic_info_aggregate_replay`.
-#[no_mangle]
-pub extern "system" fn Java_io_cursus_NativeBridge_topicInfoAggregateReplay<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, info: jlong) -> jboolean {
-    crate::glue::run(&mut env, 0, |env| {
-        let _ = &env;
-        let info = crate::glue::handle::<::cursus_bridge::api::TopicInfo>(info)?;
-        #[allow(clippy::let_unit_value)]
-        let result = ::cursus_bridge::api::results::topic_info_aggregate_replay(&info);
-        Ok(jboolean::from(result))
-    })
-}
-
-/// `NativeBridge.topicInfoMinInSyncReplicas`: see `::cursus_bridge::api::results::topic_info_min_in_sync_replicas`.
-#[no_mangle]
-pub extern "system" fn Java_io_cursus_NativeBridge_topicInfoMinInSyncReplicas<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, info: jlong) -> jlong {
-    crate::glue::run(&mut env, 0, |env| {
-        let _ = &env;
-        let info = crate::glue::handle::<::cursus_bridge::api::TopicInfo>(info)?;
-        #[allow(clippy::let_unit_value)]
-        let result = ::cursus_bridge::api::results::topic_info_min_in_sync_replicas(&info);
-        Ok(result as jlong)
-    })
-}
-
-/// `NativeBridge.topicInfoEffectiveMinInSyncReplicas`: see `::cursus_bridge::api::results::topic_info_effective_min_in_sync_replicas`.
-#[no_mangle]
-pub extern "system" fn Java_io_cursus_NativeBridge_topicInfoEffectiveMinInSyncReplicas<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, info: jlong) -> jlong {
-    crate::glue::run(&mut env, 0, |env| {
-        let _ = &env;
-        let info = crate::glue::handle::<::cursus_bridge::api::TopicInfo>(info)?;
-        #[allow(clippy::let_unit_value)]
-        let result = ::cursus_bridge::api::results::topic_info_effective_min_in_sync_replicas(&info);
-        Ok(result as jlong)
-    })
-}
-
 /// `NativeBridge.topicInfoCleanupPolicy`: see `::cursus_bridge::api::results::topic_info_cleanup_policy`.
 #[no_mangle]
 pub extern "system" fn Java_io_cursus_NativeBridge_topicInfoCleanupPolicy<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, info: jlong) -> jstring {
@@ -3037,30 +2941,6 @@ pub extern "system" fn Java_io_cursus_NativeBridge_topicInfoAuthPolicy<'l>(mut e
         #[allow(clippy::let_unit_value)]
         let result = ::cursus_bridge::api::results::topic_info_auth_policy(&info);
         crate::glue::new_string(env, result)
-    })
-}
-
-/// `NativeBridge.topicInfoRetentionHours`: see `::cursus_bridge::api::results::topic_info_retention_hours`.
-#[no_mangle]
-pub extern "system" fn Java_io_cursus_NativeBridge_topicInfoRetentionHours<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, info: jlong) -> jlong {
-    crate::glue::run(&mut env, 0, |env| {
-        let _ = &env;
-        let info = crate::glue::handle::<::cursus_bridge::api::TopicInfo>(info)?;
-        #[allow(clippy::let_unit_value)]
-        let result = ::cursus_bridge::api::results::topic_info_retention_hours(&info);
-        Ok(result as jlong)
-    })
-}
-
-/// `NativeBridge.topicInfoRetentionBytes`: see `::cursus_bridge::api::results::topic_info_retention_bytes`.
-#[no_mangle]
-pub extern "system" fn Java_io_cursus_NativeBridge_topicInfoRetentionBytes<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, info: jlong) -> jlong {
-    crate::glue::run(&mut env, 0, |env| {
-        let _ = &env;
-        let info = crate::glue::handle::<::cursus_bridge::api::TopicInfo>(info)?;
-        #[allow(clippy::let_unit_value)]
-        let result = ::cursus_bridge::api::results::topic_info_retention_bytes(&info);
-        Ok(result as jlong)
     })
 }
 
@@ -3109,6 +2989,126 @@ pub extern "system" fn Java_io_cursus_NativeBridge_topicInfoWriteAcl<'l>(mut env
         #[allow(clippy::let_unit_value)]
         let result = ::cursus_bridge::api::results::topic_info_write_acl(&info, crate::glue::usize_arg("index", index)?);
         crate::glue::opt_new_string(env, result)
+    })
+}
+
+/// `NativeBridge.topicInfoRetentionHours`: see `::cursus_bridge::api::results::topic_info_retention_hours`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_topicInfoRetentionHours<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, info: jlong) -> jlong {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let info = crate::glue::handle::<::cursus_bridge::api::TopicInfo>(info)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::results::topic_info_retention_hours(&info);
+        Ok(result as jlong)
+    })
+}
+
+/// `NativeBridge.topicInfoRetentionBytes`: see `::cursus_bridge::api::results::topic_info_retention_bytes`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_topicInfoRetentionBytes<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, info: jlong) -> jlong {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let info = crate::glue::handle::<::cursus_bridge::api::TopicInfo>(info)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::results::topic_info_retention_bytes(&info);
+        Ok(result as jlong)
+    })
+}
+
+/// `NativeBridge.topicInfoRevision`: see `::cursus_bridge::api::results::topic_info_revision`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_topicInfoRevision<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, info: jlong) -> jlong {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let info = crate::glue::handle::<::cursus_bridge::api::TopicInfo>(info)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::results::topic_info_revision(&info);
+        Ok(result as jlong)
+    })
+}
+
+/// `NativeBridge.topicInfoReplicationFactor`: see `::cursus_bridge::api::results::topic_info_replication_factor`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_topicInfoReplicationFactor<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, info: jlong) -> jint {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let info = crate::glue::handle::<::cursus_bridge::api::TopicInfo>(info)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::results::topic_info_replication_factor(&info);
+        Ok(result as jint)
+    })
+}
+
+/// `NativeBridge.topicInfoIdempotent`: see `::cursus_bridge::api::results::topic_info_idempotent`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_topicInfoIdempotent<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, info: jlong) -> jboolean {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let info = crate::glue::handle::<::cursus_bridge::api::TopicInfo>(info)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::results::topic_info_idempotent(&info);
+        Ok(jboolean::from(result))
+    })
+}
+
+/// `NativeBridge.topicInfoEventSourcing`: see `::cursus_bridge::api::results::topic_info_event_sourcing`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_topicInfoEventSourcing<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, info: jlong) -> jboolean {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let info = crate::glue::handle::<::cursus_bridge::api::TopicInfo>(info)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::results::topic_info_event_sourcing(&info);
+        Ok(jboolean::from(result))
+    })
+}
+
+/// `NativeBridge.topicInfoAggregateReplay`: see `::cursus_bridge::api::results::topic_info_aggregate_replay`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_topicInfoAggregateReplay<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, info: jlong) -> jboolean {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let info = crate::glue::handle::<::cursus_bridge::api::TopicInfo>(info)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::results::topic_info_aggregate_replay(&info);
+        Ok(jboolean::from(result))
+    })
+}
+
+/// `NativeBridge.topicInfoLifecycleEpoch`: see `::cursus_bridge::api::results::topic_info_lifecycle_epoch`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_topicInfoLifecycleEpoch<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, info: jlong) -> jlong {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let info = crate::glue::handle::<::cursus_bridge::api::TopicInfo>(info)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::results::topic_info_lifecycle_epoch(&info);
+        Ok(result as jlong)
+    })
+}
+
+/// `NativeBridge.topicInfoMinInSyncReplicas`: see `::cursus_bridge::api::results::topic_info_min_in_sync_replicas`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_topicInfoMinInSyncReplicas<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, info: jlong) -> jlong {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let info = crate::glue::handle::<::cursus_bridge::api::TopicInfo>(info)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::results::topic_info_min_in_sync_replicas(&info);
+        Ok(result as jlong)
+    })
+}
+
+/// `NativeBridge.topicInfoEffectiveMinInSyncReplicas`: see `::cursus_bridge::api::results::topic_info_effective_min_in_sync_replicas`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_topicInfoEffectiveMinInSyncReplicas<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, info: jlong) -> jlong {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let info = crate::glue::handle::<::cursus_bridge::api::TopicInfo>(info)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::results::topic_info_effective_min_in_sync_replicas(&info);
+        Ok(result as jlong)
     })
 }
 
@@ -3172,42 +3172,6 @@ pub extern "system" fn Java_io_cursus_NativeBridge_topicDescriptionPartitionLead
     })
 }
 
-/// `NativeBridge.topicDescriptionPartitionEarliest`: see `::cursus_bridge::api::results::topic_description_partition_earliest`.
-#[no_mangle]
-pub extern "system" fn Java_io_cursus_NativeBridge_topicDescriptionPartitionEarliest<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, description: jlong, index: jint) -> jlong {
-    crate::glue::run(&mut env, 0, |env| {
-        let _ = &env;
-        let description = crate::glue::handle::<::cursus_bridge::api::TopicDescription>(description)?;
-        #[allow(clippy::let_unit_value)]
-        let result = ::cursus_bridge::api::results::topic_description_partition_earliest(&description, crate::glue::usize_arg("index", index)?);
-        Ok(result as jlong)
-    })
-}
-
-/// `NativeBridge.topicDescriptionPartitionLeo`: see `::cursus_bridge::api::results::topic_description_partition_leo`.
-#[no_mangle]
-pub extern "system" fn Java_io_cursus_NativeBridge_topicDescriptionPartitionLeo<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, description: jlong, index: jint) -> jlong {
-    crate::glue::run(&mut env, 0, |env| {
-        let _ = &env;
-        let description = crate::glue::handle::<::cursus_bridge::api::TopicDescription>(description)?;
-        #[allow(clippy::let_unit_value)]
-        let result = ::cursus_bridge::api::results::topic_description_partition_leo(&description, crate::glue::usize_arg("index", index)?);
-        Ok(result as jlong)
-    })
-}
-
-/// `NativeBridge.topicDescriptionPartitionHwm`: see `::cursus_bridge::api::results::topic_description_partition_hwm`.
-#[no_mangle]
-pub extern "system" fn Java_io_cursus_NativeBridge_topicDescriptionPartitionHwm<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, description: jlong, index: jint) -> jlong {
-    crate::glue::run(&mut env, 0, |env| {
-        let _ = &env;
-        let description = crate::glue::handle::<::cursus_bridge::api::TopicDescription>(description)?;
-        #[allow(clippy::let_unit_value)]
-        let result = ::cursus_bridge::api::results::topic_description_partition_hwm(&description, crate::glue::usize_arg("index", index)?);
-        Ok(result as jlong)
-    })
-}
-
 /// `NativeBridge.topicDescriptionPartitionReplicaCount`: see `::cursus_bridge::api::results::topic_description_partition_replica_count`.
 #[no_mangle]
 pub extern "system" fn Java_io_cursus_NativeBridge_topicDescriptionPartitionReplicaCount<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, description: jlong, index: jint) -> jint {
@@ -3246,13 +3210,49 @@ pub extern "system" fn Java_io_cursus_NativeBridge_topicDescriptionPartitionIsrC
 
 /// `NativeBridge.topicDescriptionPartitionIsr`: see `::cursus_bridge::api::results::topic_description_partition_isr`.
 #[no_mangle]
-pub extern "system" fn Java_io_cursus_NativeBridge_topicDescriptionPartitionIsr<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, description: jlong, index: jint, replica: jint) -> jstring {
+pub extern "system" fn Java_io_cursus_NativeBridge_topicDescriptionPartitionIsr<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, description: jlong, index: jint, isr: jint) -> jstring {
     crate::glue::run(&mut env, std::ptr::null_mut(), |env| {
         let _ = &env;
         let description = crate::glue::handle::<::cursus_bridge::api::TopicDescription>(description)?;
         #[allow(clippy::let_unit_value)]
-        let result = ::cursus_bridge::api::results::topic_description_partition_isr(&description, crate::glue::usize_arg("index", index)?, crate::glue::usize_arg("replica", replica)?);
+        let result = ::cursus_bridge::api::results::topic_description_partition_isr(&description, crate::glue::usize_arg("index", index)?, crate::glue::usize_arg("isr", isr)?);
         crate::glue::opt_new_string(env, result)
+    })
+}
+
+/// `NativeBridge.topicDescriptionPartitionEarliest`: see `::cursus_bridge::api::results::topic_description_partition_earliest`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_topicDescriptionPartitionEarliest<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, description: jlong, index: jint) -> jlong {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let description = crate::glue::handle::<::cursus_bridge::api::TopicDescription>(description)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::results::topic_description_partition_earliest(&description, crate::glue::usize_arg("index", index)?);
+        Ok(result as jlong)
+    })
+}
+
+/// `NativeBridge.topicDescriptionPartitionLeo`: see `::cursus_bridge::api::results::topic_description_partition_leo`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_topicDescriptionPartitionLeo<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, description: jlong, index: jint) -> jlong {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let description = crate::glue::handle::<::cursus_bridge::api::TopicDescription>(description)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::results::topic_description_partition_leo(&description, crate::glue::usize_arg("index", index)?);
+        Ok(result as jlong)
+    })
+}
+
+/// `NativeBridge.topicDescriptionPartitionHwm`: see `::cursus_bridge::api::results::topic_description_partition_hwm`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_topicDescriptionPartitionHwm<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, description: jlong, index: jint) -> jlong {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let description = crate::glue::handle::<::cursus_bridge::api::TopicDescription>(description)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::results::topic_description_partition_hwm(&description, crate::glue::usize_arg("index", index)?);
+        Ok(result as jlong)
     })
 }
 
@@ -3282,24 +3282,36 @@ pub extern "system" fn Java_io_cursus_NativeBridge_topicMetadataLeaderCount<'l>(
 
 /// `NativeBridge.topicMetadataLeader`: see `::cursus_bridge::api::results::topic_metadata_leader`.
 #[no_mangle]
-pub extern "system" fn Java_io_cursus_NativeBridge_topicMetadataLeader<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, metadata: jlong, partition: jint) -> jstring {
+pub extern "system" fn Java_io_cursus_NativeBridge_topicMetadataLeader<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, metadata: jlong, index: jint) -> jstring {
     crate::glue::run(&mut env, std::ptr::null_mut(), |env| {
         let _ = &env;
         let metadata = crate::glue::handle::<::cursus_bridge::api::TopicMetadata>(metadata)?;
         #[allow(clippy::let_unit_value)]
-        let result = ::cursus_bridge::api::results::topic_metadata_leader(&metadata, crate::glue::usize_arg("partition", partition)?);
+        let result = ::cursus_bridge::api::results::topic_metadata_leader(&metadata, crate::glue::usize_arg("index", index)?);
         crate::glue::opt_new_string(env, result)
+    })
+}
+
+/// `NativeBridge.topicMetadataLeaderEpochCount`: see `::cursus_bridge::api::results::topic_metadata_leader_epoch_count`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_topicMetadataLeaderEpochCount<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, metadata: jlong) -> jint {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let metadata = crate::glue::handle::<::cursus_bridge::api::TopicMetadata>(metadata)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::results::topic_metadata_leader_epoch_count(&metadata);
+        Ok(result as jint)
     })
 }
 
 /// `NativeBridge.topicMetadataLeaderEpoch`: see `::cursus_bridge::api::results::topic_metadata_leader_epoch`.
 #[no_mangle]
-pub extern "system" fn Java_io_cursus_NativeBridge_topicMetadataLeaderEpoch<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, metadata: jlong, partition: jint) -> jlong {
+pub extern "system" fn Java_io_cursus_NativeBridge_topicMetadataLeaderEpoch<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, metadata: jlong, index: jint) -> jlong {
     crate::glue::run(&mut env, 0, |env| {
         let _ = &env;
         let metadata = crate::glue::handle::<::cursus_bridge::api::TopicMetadata>(metadata)?;
         #[allow(clippy::let_unit_value)]
-        let result = ::cursus_bridge::api::results::topic_metadata_leader_epoch(&metadata, crate::glue::usize_arg("partition", partition)?);
+        let result = ::cursus_bridge::api::results::topic_metadata_leader_epoch(&metadata, crate::glue::usize_arg("index", index)?);
         Ok(result as jlong)
     })
 }
@@ -3348,6 +3360,18 @@ pub extern "system" fn Java_io_cursus_NativeBridge_groupStatusGeneration<'l>(mut
         let status = crate::glue::handle::<::cursus_bridge::api::GroupStatus>(status)?;
         #[allow(clippy::let_unit_value)]
         let result = ::cursus_bridge::api::results::group_status_generation(&status);
+        Ok(result as jlong)
+    })
+}
+
+/// `NativeBridge.groupStatusReportedMemberCount`: see `::cursus_bridge::api::results::group_status_reported_member_count`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_groupStatusReportedMemberCount<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, status: jlong) -> jlong {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let status = crate::glue::handle::<::cursus_bridge::api::GroupStatus>(status)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::results::group_status_reported_member_count(&status);
         Ok(result as jlong)
     })
 }

@@ -111,7 +111,7 @@ pub fn generate_rust(api: &crate::Api) -> String {
         docs(&mut s, "", &r.docs);
         let _ = writeln!(
             s,
-            "#[pyclass(module = \"cursus\", frozen, get_all)]\n#[derive(Clone, Debug)]\npub struct {n} {{"
+            "#[pyclass(module = \"cursus\", frozen, get_all, eq)]\n#[derive(Clone, Debug, PartialEq)]\npub struct {n} {{"
         );
         for f in &r.fields {
             docs(&mut s, "    ", &f.docs);
@@ -157,9 +157,24 @@ pub fn generate_rust(api: &crate::Api) -> String {
                 }
             })
             .collect();
+        // A constructor taking every field, in declaration order.
+        let params: Vec<String> = r
+            .fields
+            .iter()
+            .map(|f| format!("{}: {}", field_name(f), rust_type(results, &f.ty)))
+            .collect();
+        let names: Vec<String> = r.fields.iter().map(field_name).collect();
+        let repr = if shown.is_empty() {
+            format!("\"{n}(...)\".to_owned()")
+        } else {
+            format!("format!(\"{n}({format})\"{values})")
+        };
         let _ = writeln!(
             s,
-            "#[pymethods]\nimpl {n} {{\n    fn __repr__(&self) -> String {{\n        format!(\"{n}({format})\"{values})\n    }}\n}}\n"
+            "#[pymethods]\nimpl {n} {{\n    #[new]\n    #[pyo3(signature = ({}))]\n    #[allow(clippy::too_many_arguments)]\n    fn new({}) -> Self {{\n        {n} {{ {} }}\n    }}\n\n    fn __repr__(&self) -> String {{\n        {repr}\n    }}\n}}\n",
+            names.join(", "),
+            params.join(", "),
+            names.join(", ")
         );
     }
     let _ = writeln!(
@@ -193,6 +208,17 @@ pub fn generate_pyi(api: &crate::Api) -> String {
             .join(" ")
             .replace('`', "``");
         let _ = writeln!(s, "\n@final\nclass {}:\n    \"\"\"{doc}\"\"\"", name(r));
+        let params: Vec<String> = r
+            .fields
+            .iter()
+            .map(|f| format!("{}: {}", field_name(f), py_type(results, &f.ty)))
+            .collect();
+        let _ = writeln!(
+            s,
+            "    def __init__(self, {}) -> None: ...",
+            params.join(", ")
+        );
+        let _ = writeln!(s, "    def __eq__(self, other: object) -> bool: ...");
         for f in &r.fields {
             let _ = writeln!(
                 s,

@@ -234,6 +234,9 @@ fn docs_of(attrs: &[syn::Attribute]) -> Vec<String> {
 fn attr_args(attrs: &[syn::Attribute], attr: &str) -> Result<Vec<(String, String)>, String> {
     let mut out = Vec::new();
     for a in attrs.iter().filter(|a| a.path().is_ident(attr)) {
+        if matches!(a.meta, syn::Meta::Path(_)) {
+            continue;
+        }
         a.parse_nested_meta(|meta| {
             let key = meta
                 .path
@@ -963,4 +966,87 @@ pub fn expand(results: &[ResultType]) -> String {
         );
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn block(src: &str) -> Result<Results, String> {
+        let tokens: proc_macro2::TokenStream = src.parse().unwrap();
+        let block = parse_block("m", tokens)?;
+        check_block(&block)?;
+        check(&block)?;
+        Ok(block)
+    }
+
+    #[test]
+    fn a_declaration_needs_docs_a_known_type_and_known_arguments() {
+        let undocumented = "#[result(engine = \"e::T\")] /// T.\n pub struct T { pub a: u32 }";
+        assert!(block(undocumented)
+            .unwrap_err()
+            .contains("T.a: needs documentation"));
+        let float = "/// T.\n #[result(engine = \"e::T\")] pub struct T { /// A.\n pub a: f64 }";
+        assert!(block(float)
+            .unwrap_err()
+            .contains("unsupported field type f64"));
+        let unknown = "/// T.\n #[result(engine = \"e::T\", colour = \"red\")] pub struct T {}";
+        assert!(block(unknown)
+            .unwrap_err()
+            .contains("unknown #[result] argument"));
+        let no_engine = "/// T.\n #[result] pub struct T {}";
+        assert!(block(no_engine).unwrap_err().contains("engine"));
+    }
+
+    #[test]
+    fn a_flattened_item_must_be_in_the_same_block() {
+        let src = "/// T.\n #[result(engine = \"e::T\")] pub struct T { /// Xs.\n pub xs: Vec<X> }";
+        assert!(block(src)
+            .unwrap_err()
+            .contains("X must be declared in the same block"));
+        let handle = "/// T.\n #[result(engine = \"e::T\")] pub struct T { /// U.\n pub u: U }";
+        assert!(block(handle)
+            .unwrap_err()
+            .contains("U is not a declared handle result"));
+    }
+
+    #[test]
+    fn accessors_flatten_lists_with_one_index_per_level() {
+        let b = block(
+            "/// T.\n #[result(engine = \"e::T\")] pub struct T {
+                /// Rows.\n pub rows: Vec<Row>,
+                /// Limit.\n pub limit: Option<u32>,
+             }
+             /// Row.\n #[result(engine = \"e::Row\", item)] pub struct Row {
+                /// Cells.\n pub cells: Vec<String>,
+                /// Id.\n #[field(c = \"id\")] pub row_id: u64,
+             }",
+        )
+        .unwrap();
+        let names: Vec<(String, usize)> = accessors(&b)
+            .iter()
+            .map(|a| (a.f.name.clone(), a.f.args.len()))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("t_row_count".to_owned(), 1),
+                ("t_row_cell_count".to_owned(), 2),
+                ("t_row_cell".to_owned(), 3),
+                ("t_row_id".to_owned(), 2),
+                ("t_limit".to_owned(), 1),
+            ]
+        );
+        let a = accessors(&b);
+        // Entries of a list come back as i64, -1 out of range; an optional
+        // number as i64, -1 for none.
+        assert_eq!(a[3].f.ret, RetType::I64);
+        assert_eq!(a[3].f.fallback.as_deref(), Some("-1"));
+        assert_eq!(a[4].body, "t.limit.map_or(-1, |v| v as i64)");
+        assert_eq!(
+            a[2].body,
+            "t.rows.get(index).and_then(|e| e.cells.get(cell)).map(String::as_str)"
+        );
+        syn::parse_file(&expand(&b)).unwrap();
+    }
 }

@@ -41,42 +41,25 @@ pub use cluster::{
 };
 pub use config::Config;
 pub use consumer::{Consumer, RebalanceEvent};
-pub use cursus::eventstore::{Appended, ReplayProof, Snapshot};
+pub use cursus::eventstore::ReplayProof;
 pub use cursus::ErrorClass;
 pub use cursus::Statistics;
-pub use cursus::{
-    DeleteOutcome, Error, GroupStatus, RecordMetadata, Result, TopicDescription, TopicInfo,
-    TopicMetadata, TruncateOutcome,
-};
+pub use cursus::{Error, RecordMetadata, Result};
 pub use errors::Status;
-pub use eventstore::{Aggregate, EventCursor, EventPage, EventStore};
+pub use eventstore::{Aggregate, Appended, EventCursor, EventPage, EventStore, Snapshot};
 pub use lists::{PartitionOffsetsList, StringList, TopicPartitionList};
 pub use message::Message;
 pub use producer::{DeliveryBatch, Producer};
 pub use replay::{EventBuilder, EventRange};
+pub use results::{
+    DeleteOutcome, GroupMember, GroupStatus, PartitionDescription, TopicDescription, TopicInfo,
+    TopicMetadata, TruncateOutcome,
+};
 
 use crate::registry::Handle;
 
 impl Handle for Error {
     const KIND: &'static str = "error";
-}
-impl Handle for TopicInfo {
-    const KIND: &'static str = "topic info";
-}
-impl Handle for TopicDescription {
-    const KIND: &'static str = "topic description";
-}
-impl Handle for TopicMetadata {
-    const KIND: &'static str = "topic metadata";
-}
-impl Handle for GroupStatus {
-    const KIND: &'static str = "group status";
-}
-impl Handle for DeleteOutcome {
-    const KIND: &'static str = "delete outcome";
-}
-impl Handle for TruncateOutcome {
-    const KIND: &'static str = "truncate outcome";
 }
 
 /// The partition an `i32` names: negative lets the partitioner choose.

@@ -790,27 +790,7 @@ final class NativeBridge {
     static native String errorField(long error, String name);
 
     /**
-     * Connects an event store client with {@code config} (the client options:
-     * {@code bootstrap_servers}, TLS, timeouts, ...).
-     * <p>
-     * Thread-safety: safe from any thread; a store may be used from several
-     * threads at once.
-     */
-    static native long eventStoreNew(long config);
-
-    /**
-     * Appends an event to aggregate {@code key} of an event-sourcing topic if the
-     * aggregate's version is {@code expected_version} (0 for a new one): the event
-     * gets {@code expected_version + 1}. Otherwise fails with {@code version_conflict}
-     * (class conflict; fields {@code current} and {@code expected}). {@code metadata} may be
-     * absent; {@code schema_version} 0 lets the broker use 1.
-     * <p>
-     * Thread-safety: safe from any thread.
-     */
-    static native long eventStoreAppend(long store, String topic, String key, long expectedVersion, String eventType, String payload, String metadata, int schemaVersion);
-
-    /**
-     * The version the appended event got.
+     * The version the appended event got ({@code expected_version + 1}).
      * <p>
      * Thread-safety: safe from any thread.
      */
@@ -829,6 +809,40 @@ final class NativeBridge {
      * Thread-safety: safe from any thread.
      */
     static native int appendedPartition(long appended);
+
+    /**
+     * The aggregate version the snapshot's state includes.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long snapshotVersion(long snapshot);
+
+    /**
+     * The snapshot's serialised state.
+     * <p>
+     * Thread-safety: safe from any thread while the handle is alive.
+     */
+    static native String snapshotState(long snapshot);
+
+    /**
+     * Connects an event store client with {@code config} (the client options:
+     * {@code bootstrap_servers}, TLS, timeouts, ...).
+     * <p>
+     * Thread-safety: safe from any thread; a store may be used from several
+     * threads at once.
+     */
+    static native long eventStoreNew(long config);
+
+    /**
+     * Appends an event to aggregate {@code key} of an event-sourcing topic if the
+     * aggregate's version is {@code expected_version} (0 for a new one): the event
+     * gets {@code expected_version + 1}. Otherwise fails with {@code version_conflict}
+     * (class conflict; fields {@code current} and {@code expected}). {@code metadata} may be
+     * absent; {@code schema_version} 0 lets the broker use 1.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long eventStoreAppend(long store, String topic, String key, long expectedVersion, String eventType, String payload, String metadata, int schemaVersion);
 
     /**
      * The aggregate's current version (0 when it has no event).
@@ -851,20 +865,6 @@ final class NativeBridge {
      * Thread-safety: safe from any thread.
      */
     static native long eventStoreReadSnapshot(long store, String topic, String key);
-
-    /**
-     * The aggregate version the snapshot's state includes.
-     * <p>
-     * Thread-safety: safe from any thread.
-     */
-    static native long snapshotVersion(long snapshot);
-
-    /**
-     * The snapshot's serialised state.
-     * <p>
-     * Thread-safety: safe from any thread while the snapshot is alive.
-     */
-    static native String snapshotState(long snapshot);
 
     /**
      * Closes the store; later calls fail with {@code closed}. The handle must still
@@ -1121,43 +1121,53 @@ final class NativeBridge {
     static native long topicPartitionListOffset(long list, int index);
 
     /**
-     * The number of partitions listed.
+     * The number of partition offsets entries.
      * <p>
      * Thread-safety: safe from any thread.
      */
     static native int partitionOffsetsListCount(long list);
 
     /**
-     * The partition id of entry {@code index} (-1 when out of range).
+     * The partition id.
+     * <p>
+     * Of the entry {@code index} (-1 when out of range).
      * <p>
      * Thread-safety: safe from any thread.
      */
     static native long partitionOffsetsListPartition(long list, int index);
 
     /**
-     * The earliest retained offset of entry {@code index} (-1 when out of range).
+     * The earliest retained offset.
+     * <p>
+     * Of the entry {@code index} (-1 when out of range).
      * <p>
      * Thread-safety: safe from any thread.
      */
     static native long partitionOffsetsListEarliest(long list, int index);
 
     /**
-     * The next readable committed offset of entry {@code index} (where {@code latest}
-     * consumers start; -1 when out of range).
+     * The next readable committed offset (where {@code latest} consumers
+     * start).
+     * <p>
+     * Of the entry {@code index} (-1 when out of range).
      * <p>
      * Thread-safety: safe from any thread.
      */
     static native long partitionOffsetsListLatest(long list, int index);
 
     /**
-     * The log end offset of entry {@code index} (-1 when out of range).
+     * The log end offset.
+     * <p>
+     * Of the entry {@code index} (-1 when out of range).
      * <p>
      * Thread-safety: safe from any thread.
      */
     static native long partitionOffsetsListLeo(long list, int index);
 
     /**
-     * The high-water mark of entry {@code index} (-1 when out of range).
+     * The high-water mark.
+     * <p>
+     * Of the entry {@code index} (-1 when out of range).
      * <p>
      * Thread-safety: safe from any thread.
      */
@@ -1935,64 +1945,6 @@ final class NativeBridge {
     static native int topicInfoPartitions(long info);
 
     /**
-     * The replication factor.
-     * <p>
-     * Thread-safety: safe from any thread.
-     */
-    static native int topicInfoReplicationFactor(long info);
-
-    /**
-     * The definition revision (pass it to {@code admin_truncate_topic}).
-     * <p>
-     * Thread-safety: safe from any thread.
-     */
-    static native long topicInfoRevision(long info);
-
-    /**
-     * The lifecycle epoch (bumped by TRUNCATE).
-     * <p>
-     * Thread-safety: safe from any thread.
-     */
-    static native long topicInfoLifecycleEpoch(long info);
-
-    /**
-     * Whether producers are deduplicated on this topic.
-     * <p>
-     * Thread-safety: safe from any thread.
-     */
-    static native boolean topicInfoIdempotent(long info);
-
-    /**
-     * Whether the topic takes event-sourcing commands.
-     * <p>
-     * Thread-safety: safe from any thread.
-     */
-    static native boolean topicInfoEventSourcing(long info);
-
-    /**
-     * Whether the topic is an aggregate replay topic (appends need event ids
-     * and are retried safely).
-     * <p>
-     * Thread-safety: safe from any thread.
-     */
-    static native boolean topicInfoAggregateReplay(long info);
-
-    /**
-     * The topic's {@code min_in_sync_replicas} override, or -1 when the broker
-     * default applies.
-     * <p>
-     * Thread-safety: safe from any thread.
-     */
-    static native long topicInfoMinInSyncReplicas(long info);
-
-    /**
-     * The {@code min_in_sync_replicas} in force, or -1 when the reply does not say.
-     * <p>
-     * Thread-safety: safe from any thread.
-     */
-    static native long topicInfoEffectiveMinInSyncReplicas(long info);
-
-    /**
      * The cleanup policy ({@code delete}, {@code compact} or {@code delete,compact}).
      * <p>
      * Thread-safety: safe from any thread while the handle is alive.
@@ -2007,11 +1959,44 @@ final class NativeBridge {
     static native String topicInfoPartitioner(long info);
 
     /**
-     * The authorization policy ({@code open}, {@code deny_write}, {@code deny_read} or {@code acl}).
+     * The authorization policy ({@code open}, {@code deny_write}, {@code deny_read} or
+     * {@code acl}).
      * <p>
      * Thread-safety: safe from any thread while the handle is alive.
      */
     static native String topicInfoAuthPolicy(long info);
+
+    /**
+     * The number of read acl entries: The principals allowed to read (the read ACL).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native int topicInfoReadAclCount(long info);
+
+    /**
+     * Entry {@code index} of the read acl entries: The principals allowed to read (the read ACL).
+     * <p>
+     * None when out of range.
+     * <p>
+     * Thread-safety: safe from any thread while the handle is alive.
+     */
+    static native String topicInfoReadAcl(long info, int index);
+
+    /**
+     * The number of write acl entries: The principals allowed to write (the write ACL).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native int topicInfoWriteAclCount(long info);
+
+    /**
+     * Entry {@code index} of the write acl entries: The principals allowed to write (the write ACL).
+     * <p>
+     * None when out of range.
+     * <p>
+     * Thread-safety: safe from any thread while the handle is alive.
+     */
+    static native String topicInfoWriteAcl(long info, int index);
 
     /**
      * The retention in hours (0: the broker default).
@@ -2028,32 +2013,67 @@ final class NativeBridge {
     static native long topicInfoRetentionBytes(long info);
 
     /**
-     * The number of principals in the read ACL.
+     * The definition revision (pass it to {@code admin_truncate_topic}).
      * <p>
      * Thread-safety: safe from any thread.
      */
-    static native int topicInfoReadAclCount(long info);
+    static native long topicInfoRevision(long info);
 
     /**
-     * Principal {@code index} of the read ACL (none when out of range).
-     * <p>
-     * Thread-safety: safe from any thread while the handle is alive.
-     */
-    static native String topicInfoReadAcl(long info, int index);
-
-    /**
-     * The number of principals in the write ACL.
+     * The replication factor.
      * <p>
      * Thread-safety: safe from any thread.
      */
-    static native int topicInfoWriteAclCount(long info);
+    static native int topicInfoReplicationFactor(long info);
 
     /**
-     * Principal {@code index} of the write ACL (none when out of range).
+     * Whether producers are deduplicated on this topic.
      * <p>
-     * Thread-safety: safe from any thread while the handle is alive.
+     * Thread-safety: safe from any thread.
      */
-    static native String topicInfoWriteAcl(long info, int index);
+    static native boolean topicInfoIdempotent(long info);
+
+    /**
+     * Whether the topic takes event-sourcing commands.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native boolean topicInfoEventSourcing(long info);
+
+    /**
+     * Whether the topic is an aggregate replay topic (appends need event
+     * ids and are retried safely).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native boolean topicInfoAggregateReplay(long info);
+
+    /**
+     * The lifecycle epoch (bumped by TRUNCATE).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long topicInfoLifecycleEpoch(long info);
+
+    /**
+     * The topic's {@code min_in_sync_replicas} override (none: the broker
+     * default applies).
+     * <p>
+     * -1 when there is none.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long topicInfoMinInSyncReplicas(long info);
+
+    /**
+     * The {@code min_in_sync_replicas} in force (none when the reply does not
+     * say).
+     * <p>
+     * -1 when there is none.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long topicInfoEffectiveMinInSyncReplicas(long info);
 
     /**
      * The topic described.
@@ -2063,113 +2083,142 @@ final class NativeBridge {
     static native String topicDescriptionTopic(long description);
 
     /**
-     * The topic's definition, as a topic info of its own (destroy it too).
+     * The topic's definition.
+     * <p>
+     * A topic info handle of its own (destroy it too).
      * <p>
      * Thread-safety: safe from any thread.
      */
     static native long topicDescriptionDefinition(long description);
 
     /**
-     * The number of partitions described.
+     * The number of partition entries: The partitions.
      * <p>
      * Thread-safety: safe from any thread.
      */
     static native int topicDescriptionPartitionCount(long description);
 
     /**
-     * The id of partition entry {@code index} (-1 when out of range).
+     * The partition id.
+     * <p>
+     * Of the partition entry {@code index} (-1 when out of range).
      * <p>
      * Thread-safety: safe from any thread.
      */
     static native long topicDescriptionPartitionId(long description, int index);
 
     /**
-     * The leader address of partition entry {@code index} (none when out of range).
+     * The leader address.
+     * <p>
+     * Of the partition entry {@code index} (none when out of range).
      * <p>
      * Thread-safety: safe from any thread while the handle is alive.
      */
     static native String topicDescriptionPartitionLeader(long description, int index);
 
     /**
-     * The earliest retained offset of partition entry {@code index} (-1 when out of
-     * range).
+     * The number of replica entries: The replica addresses.
      * <p>
-     * Thread-safety: safe from any thread.
-     */
-    static native long topicDescriptionPartitionEarliest(long description, int index);
-
-    /**
-     * The log end offset of partition entry {@code index} (-1 when out of range).
-     * <p>
-     * Thread-safety: safe from any thread.
-     */
-    static native long topicDescriptionPartitionLeo(long description, int index);
-
-    /**
-     * The high-water mark of partition entry {@code index} (-1 when out of range).
-     * <p>
-     * Thread-safety: safe from any thread.
-     */
-    static native long topicDescriptionPartitionHwm(long description, int index);
-
-    /**
-     * The number of replicas of partition entry {@code index} (0 when out of range).
+     * Of the partition entry {@code index} (0 when out of range).
      * <p>
      * Thread-safety: safe from any thread.
      */
     static native int topicDescriptionPartitionReplicaCount(long description, int index);
 
     /**
-     * Replica {@code replica} of partition entry {@code index} (none when out of range).
+     * Entry {@code replica} of the replica entries: The replica addresses.
+     * <p>
+     * None when out of range.
      * <p>
      * Thread-safety: safe from any thread while the handle is alive.
      */
     static native String topicDescriptionPartitionReplica(long description, int index, int replica);
 
     /**
-     * The number of in-sync replicas of partition entry {@code index} (0 when out
-     * of range).
+     * The number of isr entries: The in-sync replica addresses.
+     * <p>
+     * Of the partition entry {@code index} (0 when out of range).
      * <p>
      * Thread-safety: safe from any thread.
      */
     static native int topicDescriptionPartitionIsrCount(long description, int index);
 
     /**
-     * In-sync replica {@code replica} of partition entry {@code index} (none when out of
-     * range).
+     * Entry {@code isr} of the isr entries: The in-sync replica addresses.
+     * <p>
+     * None when out of range.
      * <p>
      * Thread-safety: safe from any thread while the handle is alive.
      */
-    static native String topicDescriptionPartitionIsr(long description, int index, int replica);
+    static native String topicDescriptionPartitionIsr(long description, int index, int isr);
 
     /**
-     * The topic's definition, as a topic info of its own (destroy it too).
+     * The earliest retained offset.
+     * <p>
+     * Of the partition entry {@code index} (-1 when out of range).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long topicDescriptionPartitionEarliest(long description, int index);
+
+    /**
+     * The log end offset.
+     * <p>
+     * Of the partition entry {@code index} (-1 when out of range).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long topicDescriptionPartitionLeo(long description, int index);
+
+    /**
+     * The high-water mark.
+     * <p>
+     * Of the partition entry {@code index} (-1 when out of range).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long topicDescriptionPartitionHwm(long description, int index);
+
+    /**
+     * The topic's definition.
+     * <p>
+     * A topic info handle of its own (destroy it too).
      * <p>
      * Thread-safety: safe from any thread.
      */
     static native long topicMetadataInfo(long metadata);
 
     /**
-     * The number of partition leaders listed (one per partition).
+     * The number of leader entries: The leader address ({@code host:port}) of each partition, by partition.
      * <p>
      * Thread-safety: safe from any thread.
      */
     static native int topicMetadataLeaderCount(long metadata);
 
     /**
-     * The leader address ({@code host:port}) of partition {@code partition} (none when
-     * out of range).
+     * Entry {@code index} of the leader entries: The leader address ({@code host:port}) of each partition, by partition.
+     * <p>
+     * None when out of range.
      * <p>
      * Thread-safety: safe from any thread while the handle is alive.
      */
-    static native String topicMetadataLeader(long metadata, int partition);
+    static native String topicMetadataLeader(long metadata, int index);
 
     /**
-     * The leader epoch of partition {@code partition} (-1 when not reported).
+     * The number of leader epoch entries: The leader epoch of each partition, by partition.
      * <p>
      * Thread-safety: safe from any thread.
      */
-    static native long topicMetadataLeaderEpoch(long metadata, int partition);
+    static native int topicMetadataLeaderEpochCount(long metadata);
+
+    /**
+     * Entry {@code index} of the leader epoch entries: The leader epoch of each partition, by partition.
+     * <p>
+     * -1 when out of range.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long topicMetadataLeaderEpoch(long metadata, int index);
 
     /**
      * The group name.
@@ -2200,6 +2249,13 @@ final class NativeBridge {
     static native long groupStatusGeneration(long status);
 
     /**
+     * The member count the broker reports.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long groupStatusReportedMemberCount(long status);
+
+    /**
      * The partition count of the group's topics.
      * <p>
      * Thread-safety: safe from any thread.
@@ -2207,37 +2263,43 @@ final class NativeBridge {
     static native long groupStatusPartitionCount(long status);
 
     /**
-     * The number of members listed.
+     * The number of member entries: The members.
      * <p>
      * Thread-safety: safe from any thread.
      */
     static native int groupStatusMemberCount(long status);
 
     /**
-     * The id of member {@code index} (none when out of range).
+     * The member id.
+     * <p>
+     * Of the member entry {@code index} (none when out of range).
      * <p>
      * Thread-safety: safe from any thread while the handle is alive.
      */
     static native String groupStatusMemberId(long status, int index);
 
     /**
-     * When member {@code index} last sent a heartbeat, as the broker reports it
-     * (none when out of range).
+     * When the member last sent a heartbeat, as the broker reports it.
+     * <p>
+     * Of the member entry {@code index} (none when out of range).
      * <p>
      * Thread-safety: safe from any thread while the handle is alive.
      */
     static native String groupStatusMemberLastHeartbeat(long status, int index);
 
     /**
-     * The number of partitions assigned to member {@code index} (0 when out of
-     * range).
+     * The number of assignment entries: The partitions assigned to the member.
+     * <p>
+     * Of the member entry {@code index} (0 when out of range).
      * <p>
      * Thread-safety: safe from any thread.
      */
     static native int groupStatusMemberAssignmentCount(long status, int index);
 
     /**
-     * Assigned partition {@code assignment} of member {@code index} (-1 when out of range).
+     * Entry {@code assignment} of the assignment entries: The partitions assigned to the member.
+     * <p>
+     * -1 when out of range.
      * <p>
      * Thread-safety: safe from any thread.
      */

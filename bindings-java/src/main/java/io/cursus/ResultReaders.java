@@ -114,4 +114,200 @@ final class ResultReaders {
                 NativeBridge.leaderElectionChanged(h));
     }
 
+    /** Reads a appended handle and destroys it, even when reading fails. */
+    static Appended appended(long handle) {
+        try {
+            return readAppended(handle);
+        } finally {
+            NativeBridge.appendedDestroy(handle);
+        }
+    }
+
+    /** Reads a appended handle (lent or owned: not destroyed). */
+    static Appended readAppended(long h) {
+        return new Appended(
+                NativeBridge.appendedVersion(h),
+                NativeBridge.appendedOffset(h),
+                NativeBridge.appendedPartition(h));
+    }
+
+    /** Reads a snapshot handle and destroys it, even when reading fails. */
+    static Snapshot snapshot(long handle) {
+        try {
+            return readSnapshot(handle);
+        } finally {
+            NativeBridge.snapshotDestroy(handle);
+        }
+    }
+
+    /** Reads a snapshot handle (lent or owned: not destroyed). */
+    static Snapshot readSnapshot(long h) {
+        return new Snapshot(
+                NativeBridge.snapshotVersion(h),
+                NativeBridge.snapshotState(h));
+    }
+
+    /** Reads a partition offsets list handle and destroys it, even when reading fails. */
+    static List<PartitionOffsets> partitionOffsetsList(long handle) {
+        try {
+            return readPartitionOffsetsList(handle);
+        } finally {
+            NativeBridge.partitionOffsetsListDestroy(handle);
+        }
+    }
+
+    /** Reads a partition offsets list handle (lent or owned: not destroyed). */
+    static List<PartitionOffsets> readPartitionOffsetsList(long h) {
+        return list(NativeBridge.partitionOffsetsListCount(h), index -> readPartitionOffsetsListAt(h, index));
+    }
+
+    /** Reads one entry of a partition offsets list handle. */
+    static PartitionOffsets readPartitionOffsetsListAt(long h, int index) {
+        return new PartitionOffsets(
+                (int) NativeBridge.partitionOffsetsListPartition(h, index),
+                NativeBridge.partitionOffsetsListEarliest(h, index),
+                NativeBridge.partitionOffsetsListLatest(h, index),
+                NativeBridge.partitionOffsetsListLeo(h, index),
+                NativeBridge.partitionOffsetsListHwm(h, index));
+    }
+
+    /** Reads a topic info handle and destroys it, even when reading fails. */
+    static TopicInfo topicInfo(long handle) {
+        try {
+            return readTopicInfo(handle);
+        } finally {
+            NativeBridge.topicInfoDestroy(handle);
+        }
+    }
+
+    /** Reads a topic info handle (lent or owned: not destroyed). */
+    static TopicInfo readTopicInfo(long h) {
+        return new TopicInfo(
+                NativeBridge.topicInfoName(h),
+                NativeBridge.topicInfoPartitions(h),
+                NativeBridge.topicInfoCleanupPolicy(h),
+                NativeBridge.topicInfoPartitioner(h),
+                NativeBridge.topicInfoAuthPolicy(h),
+                list(NativeBridge.topicInfoReadAclCount(h), index -> NativeBridge.topicInfoReadAcl(h, index)),
+                list(NativeBridge.topicInfoWriteAclCount(h), index -> NativeBridge.topicInfoWriteAcl(h, index)),
+                NativeBridge.topicInfoRetentionHours(h),
+                NativeBridge.topicInfoRetentionBytes(h),
+                NativeBridge.topicInfoRevision(h),
+                NativeBridge.topicInfoReplicationFactor(h),
+                NativeBridge.topicInfoIdempotent(h),
+                NativeBridge.topicInfoEventSourcing(h),
+                NativeBridge.topicInfoAggregateReplay(h),
+                NativeBridge.topicInfoLifecycleEpoch(h),
+                optionalInt(NativeBridge.topicInfoMinInSyncReplicas(h)),
+                optionalInt(NativeBridge.topicInfoEffectiveMinInSyncReplicas(h)));
+    }
+
+    /** Reads a topic description handle and destroys it, even when reading fails. */
+    static TopicDescription topicDescription(long handle) {
+        try {
+            return readTopicDescription(handle);
+        } finally {
+            NativeBridge.topicDescriptionDestroy(handle);
+        }
+    }
+
+    /** Reads a topic description handle (lent or owned: not destroyed). */
+    static TopicDescription readTopicDescription(long h) {
+        return new TopicDescription(
+                NativeBridge.topicDescriptionTopic(h),
+                topicInfo(NativeBridge.topicDescriptionDefinition(h)),
+                list(NativeBridge.topicDescriptionPartitionCount(h), index -> readTopicDescriptionPartitionAt(h, index)));
+    }
+
+    /** Reads one entry of a topic description handle. */
+    static TopicDescription.PartitionDescription readTopicDescriptionPartitionAt(long h, int index) {
+        return new TopicDescription.PartitionDescription(
+                (int) NativeBridge.topicDescriptionPartitionId(h, index),
+                NativeBridge.topicDescriptionPartitionLeader(h, index),
+                list(NativeBridge.topicDescriptionPartitionReplicaCount(h, index), replica -> NativeBridge.topicDescriptionPartitionReplica(h, index, replica)),
+                list(NativeBridge.topicDescriptionPartitionIsrCount(h, index), isr -> NativeBridge.topicDescriptionPartitionIsr(h, index, isr)),
+                NativeBridge.topicDescriptionPartitionEarliest(h, index),
+                NativeBridge.topicDescriptionPartitionLeo(h, index),
+                NativeBridge.topicDescriptionPartitionHwm(h, index));
+    }
+
+    /** Reads a topic metadata handle and destroys it, even when reading fails. */
+    static TopicMetadata topicMetadata(long handle) {
+        try {
+            return readTopicMetadata(handle);
+        } finally {
+            NativeBridge.topicMetadataDestroy(handle);
+        }
+    }
+
+    /** Reads a topic metadata handle (lent or owned: not destroyed). */
+    static TopicMetadata readTopicMetadata(long h) {
+        return new TopicMetadata(
+                topicInfo(NativeBridge.topicMetadataInfo(h)),
+                list(NativeBridge.topicMetadataLeaderCount(h), index -> NativeBridge.topicMetadataLeader(h, index)),
+                list(NativeBridge.topicMetadataLeaderEpochCount(h), index -> NativeBridge.topicMetadataLeaderEpoch(h, index)));
+    }
+
+    /** Reads a group status handle and destroys it, even when reading fails. */
+    static GroupStatus groupStatus(long handle) {
+        try {
+            return readGroupStatus(handle);
+        } finally {
+            NativeBridge.groupStatusDestroy(handle);
+        }
+    }
+
+    /** Reads a group status handle (lent or owned: not destroyed). */
+    static GroupStatus readGroupStatus(long h) {
+        return new GroupStatus(
+                NativeBridge.groupStatusGroup(h),
+                NativeBridge.groupStatusTopic(h),
+                NativeBridge.groupStatusState(h),
+                NativeBridge.groupStatusGeneration(h),
+                NativeBridge.groupStatusReportedMemberCount(h),
+                NativeBridge.groupStatusPartitionCount(h),
+                list(NativeBridge.groupStatusMemberCount(h), index -> readGroupStatusMemberAt(h, index)));
+    }
+
+    /** Reads one entry of a group status handle. */
+    static GroupStatus.Member readGroupStatusMemberAt(long h, int index) {
+        return new GroupStatus.Member(
+                NativeBridge.groupStatusMemberId(h, index),
+                NativeBridge.groupStatusMemberLastHeartbeat(h, index),
+                list(NativeBridge.groupStatusMemberAssignmentCount(h, index), assignment -> (int) NativeBridge.groupStatusMemberAssignment(h, index, assignment)));
+    }
+
+    /** Reads a delete outcome handle and destroys it, even when reading fails. */
+    static DeleteResult deleteOutcome(long handle) {
+        try {
+            return readDeleteOutcome(handle);
+        } finally {
+            NativeBridge.deleteOutcomeDestroy(handle);
+        }
+    }
+
+    /** Reads a delete outcome handle (lent or owned: not destroyed). */
+    static DeleteResult readDeleteOutcome(long h) {
+        return new DeleteResult(
+                NativeBridge.deleteOutcomeDeleted(h),
+                NativeBridge.deleteOutcomeCleanupPending(h));
+    }
+
+    /** Reads a truncate outcome handle and destroys it, even when reading fails. */
+    static TruncateResult truncateOutcome(long handle) {
+        try {
+            return readTruncateOutcome(handle);
+        } finally {
+            NativeBridge.truncateOutcomeDestroy(handle);
+        }
+    }
+
+    /** Reads a truncate outcome handle (lent or owned: not destroyed). */
+    static TruncateResult readTruncateOutcome(long h) {
+        return new TruncateResult(
+                NativeBridge.truncateOutcomeRevision(h),
+                NativeBridge.truncateOutcomeLifecycleEpoch(h),
+                NativeBridge.truncateOutcomeCleanupPending(h));
+    }
+
 }

@@ -3267,6 +3267,22 @@ enum cursus_status_t cursus_replay_proof_from_error(struct cursus_error_t *error
                                                     struct cursus_replay_proof_t **out_proof,
                                                     struct cursus_error_t **out_error);
 
+// The proof in `proof`: the JSON text a failed replay proof or range read
+// carries in its error field `proof` (the field `replay_proof_from_error`
+// reads, for a language that keeps only the error's fields), or none when
+// it is not a proof.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_replay_proof_from_json(const char *proof,
+                                                   struct cursus_replay_proof_t **out_proof,
+                                                   struct cursus_error_t **out_error);
+
 // Reads the events of aggregate `match_id` with sequences
 // `from_sequence..=to_sequence` (at most `max_records`; 0: 1,000) under a
 // complete proof.
@@ -3365,6 +3381,28 @@ const char *cursus_event_range_event_type(const struct cursus_event_range_t *ran
 // buffers hold the given length; out-parameters are NULL or point to
 // writable storage.
 const char *cursus_event_range_payload(const struct cursus_event_range_t *range, size_t index);
+
+// The topic the proof is about.
+//
+// Thread-safety: safe from any thread while the proof is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_replay_proof_topic(const struct cursus_replay_proof_t *proof);
+
+// The aggregate (match) id the proof is about.
+//
+// Thread-safety: safe from any thread while the proof is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_replay_proof_match_id(const struct cursus_replay_proof_t *proof);
 
 // `complete`, `not_found`, `retention_gap`, `sequence_gap`,
 // `identity_conflict` or `proof_unavailable`.

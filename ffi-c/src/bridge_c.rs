@@ -4669,6 +4669,29 @@ pub unsafe extern "C" fn cursus_replay_proof_from_error(error: *mut cursus_error
     })
 }
 
+/// The proof in `proof`: the JSON text a failed replay proof or range read
+/// carries in its error field `proof` (the field `replay_proof_from_error`
+/// reads, for a language that keeps only the error's fields), or none when
+/// it is not a proof.
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_replay_proof_from_json(proof: *const c_char, out_proof: *mut *mut cursus_replay_proof_t, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        crate::args::clear(out_proof);
+        let proof = crate::args::str_arg(proof, "proof")?;
+        let result = ::cursus_bridge::api::replay::replay_proof_from_json(proof)?;
+        crate::args::put_handle(out_proof, result);
+        Ok(())
+    })
+}
+
 /// Reads the events of aggregate `match_id` with sequences
 /// `from_sequence..=to_sequence` (at most `max_records`; 0: 1,000) under a
 /// complete proof.
@@ -4821,6 +4844,42 @@ pub unsafe extern "C" fn cursus_event_range_payload(range: *const cursus_event_r
         let (range, side) = crate::args::handle_with_side::<::cursus_bridge::api::EventRange>(range as usize as u64)?;
         let value = ::cursus_bridge::api::replay::event_range_payload(&range, index);
         Ok(crate::lend::str(&side, format!("event_range_payload:{:?}", (index,)), value))
+    })
+}
+
+/// The topic the proof is about.
+///
+/// Thread-safety: safe from any thread while the proof is alive.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_replay_proof_topic(proof: *const cursus_replay_proof_t) -> *const c_char {
+    crate::guard::access(std::ptr::null(), || {
+        let (proof, side) = crate::args::handle_with_side::<::cursus_bridge::api::ReplayProof>(proof as usize as u64)?;
+        let value = ::cursus_bridge::api::replay::replay_proof_topic(&proof);
+        Ok(crate::lend::str(&side, format!("replay_proof_topic:{:?}", ()), value))
+    })
+}
+
+/// The aggregate (match) id the proof is about.
+///
+/// Thread-safety: safe from any thread while the proof is alive.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_replay_proof_match_id(proof: *const cursus_replay_proof_t) -> *const c_char {
+    crate::guard::access(std::ptr::null(), || {
+        let (proof, side) = crate::args::handle_with_side::<::cursus_bridge::api::ReplayProof>(proof as usize as u64)?;
+        let value = ::cursus_bridge::api::replay::replay_proof_match_id(&proof);
+        Ok(crate::lend::str(&side, format!("replay_proof_match_id:{:?}", ()), value))
     })
 }
 

@@ -2630,6 +2630,18 @@ pub extern "system" fn Java_io_cursus_NativeBridge_replayProofFromError<'l>(mut 
     })
 }
 
+/// `NativeBridge.replayProofFromJson`: see `::cursus_bridge::api::replay::replay_proof_from_json`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_replayProofFromJson<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, proof: JString<'l>) -> jlong {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let proof = crate::glue::string(env, &proof, "proof")?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::replay::replay_proof_from_json(&proof)?;
+        Ok(result.map_or(0, |r| ::cursus_bridge::registry::insert(r) as jlong))
+    })
+}
+
 /// `NativeBridge.eventStoreEventRange`: see `::cursus_bridge::api::replay::event_store_event_range`.
 #[no_mangle]
 pub extern "system" fn Java_io_cursus_NativeBridge_eventStoreEventRange<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, store: jlong, topic: JString<'l>, match_id: JString<'l>, from_sequence: jlong, to_sequence: jlong, max_records: jint) -> jlong {
@@ -2724,6 +2736,30 @@ pub extern "system" fn Java_io_cursus_NativeBridge_eventRangePayload<'l>(mut env
         let range = crate::glue::handle::<::cursus_bridge::api::EventRange>(range)?;
         #[allow(clippy::let_unit_value)]
         let result = ::cursus_bridge::api::replay::event_range_payload(&range, crate::glue::usize_arg("index", index)?);
+        crate::glue::new_string(env, result)
+    })
+}
+
+/// `NativeBridge.replayProofTopic`: see `::cursus_bridge::api::replay::replay_proof_topic`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_replayProofTopic<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, proof: jlong) -> jstring {
+    crate::glue::run(&mut env, std::ptr::null_mut(), |env| {
+        let _ = &env;
+        let proof = crate::glue::handle::<::cursus_bridge::api::ReplayProof>(proof)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::replay::replay_proof_topic(&proof);
+        crate::glue::new_string(env, result)
+    })
+}
+
+/// `NativeBridge.replayProofMatchId`: see `::cursus_bridge::api::replay::replay_proof_match_id`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_replayProofMatchId<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, proof: jlong) -> jstring {
+    crate::glue::run(&mut env, std::ptr::null_mut(), |env| {
+        let _ = &env;
+        let proof = crate::glue::handle::<::cursus_bridge::api::ReplayProof>(proof)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::replay::replay_proof_match_id(&proof);
         crate::glue::new_string(env, result)
     })
 }

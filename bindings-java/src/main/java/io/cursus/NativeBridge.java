@@ -1781,6 +1781,16 @@ final class NativeBridge {
     static native long replayProofFromError(long error);
 
     /**
+     * The proof in {@code proof}: the JSON text a failed replay proof or range read
+     * carries in its error field {@code proof} (the field {@code replay_proof_from_error}
+     * reads, for a language that keeps only the error's fields), or none when
+     * it is not a proof.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long replayProofFromJson(String proof);
+
+    /**
      * Reads the events of aggregate {@code match_id} with sequences
      * {@code from_sequence..=to_sequence} (at most {@code max_records}; 0: 1,000) under a
      * complete proof.
@@ -1837,6 +1847,20 @@ final class NativeBridge {
      * Thread-safety: safe from any thread while the range is alive.
      */
     static native String eventRangePayload(long range, int index);
+
+    /**
+     * The topic the proof is about.
+     * <p>
+     * Thread-safety: safe from any thread while the proof is alive.
+     */
+    static native String replayProofTopic(long proof);
+
+    /**
+     * The aggregate (match) id the proof is about.
+     * <p>
+     * Thread-safety: safe from any thread while the proof is alive.
+     */
+    static native String replayProofMatchId(long proof);
 
     /**
      * {@code complete}, {@code not_found}, {@code retention_gap}, {@code sequence_gap},

@@ -3,8 +3,13 @@
 //! Each `#[bridge_fn]` here is generated into a C function `cursus_<name>`
 //! (`ffi-c`) and a JNI method `NativeBridge.<camelName>` (the Java
 //! binding) by `cursus-bridge-gen`, from its signature and its docs (which
-//! become the header's and the Java method's documentation). Python's pyo3
-//! classes call the same functions. The rules the generator follows:
+//! become the header's and the Java method's documentation). Each
+//! `bridge_results!` block declares result types once: the macro expands
+//! it to their accessors (entry points like the others) and the generator
+//! writes every language's shape of them (`bridge/README.md`, "Adding a
+//! result type"). Python does not call these functions: its pyo3 classes
+//! call the engine directly and use the generated result classes. The
+//! rules the generator follows:
 //!
 //! - a function returning `Result<T>` is a **call**: in C it returns a
 //!   status, takes an optional `cursus_error_t **out_error` last and gives

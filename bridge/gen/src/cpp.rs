@@ -3,7 +3,7 @@
 //! `cursus::detail`, a `read_<name>` function that fills it from the C
 //! accessors.
 
-use crate::readers::{readers, type_name, Builds, Read, Reader};
+use crate::readers::{readers, type_name, Builds, Read, Reader, Spelling};
 use crate::results::{find, Field, FieldType, Int, ResultType, Shape};
 use crate::{banner, c::handle_type};
 use std::fmt::Write as _;
@@ -17,38 +17,23 @@ fn field_name(f: &Field) -> String {
     f.names.cpp.clone().unwrap_or_else(|| f.name.clone())
 }
 
+const SPELLING: Spelling = Spelling {
+    ints: ["uint32_t", "int32_t", "uint64_t", "int64_t"],
+    boolean: "bool",
+    string: "std::string",
+    opt_string: "std::optional<std::string>",
+    opt_int: |i| format!("std::optional<{}>", SPELLING.int(i)),
+    int_element: |i| SPELLING.int(i).to_owned(),
+    list: "std::vector<{}>",
+    name,
+};
+
 fn int(i: Int) -> &'static str {
-    match i {
-        Int::U32 => "uint32_t",
-        Int::I32 => "int32_t",
-        Int::U64 => "uint64_t",
-        Int::I64 => "int64_t",
-    }
+    SPELLING.int(i)
 }
 
 fn shape_of(results: &[ResultType], of: &str) -> String {
-    let t = find(results, of).expect("checked");
-    match &t.shape {
-        Shape::List(item) => format!(
-            "std::vector<{}>",
-            name(find(results, item).expect("checked"))
-        ),
-        _ => name(t).to_owned(),
-    }
-}
-
-fn cpp_type(results: &[ResultType], ty: &FieldType) -> String {
-    match ty {
-        FieldType::Int(i) => int(*i).to_owned(),
-        FieldType::Bool => "bool".to_owned(),
-        FieldType::Str => "std::string".to_owned(),
-        FieldType::OptStr => "std::optional<std::string>".to_owned(),
-        FieldType::OptInt(i) => format!("std::optional<{}>", int(*i)),
-        FieldType::Strings => "std::vector<std::string>".to_owned(),
-        FieldType::Ints(i) => format!("std::vector<{}>", int(*i)),
-        FieldType::Result(of) => shape_of(results, of),
-        FieldType::Results(of) => format!("std::vector<{}>", shape_of(results, of)),
-    }
+    SPELLING.field(results, &FieldType::Result(of.to_owned()))
 }
 
 fn doc_line(lines: &[String]) -> String {
@@ -199,7 +184,7 @@ pub fn generate(api: &crate::Api) -> String {
                 let _ = writeln!(
                     s,
                     "  {} {}{{}}; ///< {}",
-                    cpp_type(results, &f.ty),
+                    SPELLING.field(results, &f.ty),
                     field_name(f),
                     doc_line(&f.docs)
                 );

@@ -4,8 +4,8 @@
 //! (`ID`, `HWM`), `""` for a string that is absent and `-1` for a number
 //! that is absent.
 
-use crate::readers::{pascal, readers, type_name, Builds, Read, Reader};
-use crate::results::{find, Field, FieldType, Int, ResultType, Shape};
+use crate::readers::{pascal, readers, type_name, Builds, Read, Reader, Spelling};
+use crate::results::{Field, FieldType, Int, ResultType, Shape};
 use crate::{banner, c::handle_type};
 use std::fmt::Write as _;
 
@@ -34,34 +34,23 @@ fn field_name(f: &Field) -> String {
     f.names.go.clone().unwrap_or_else(|| exported(&f.name))
 }
 
+const SPELLING: Spelling = Spelling {
+    ints: ["uint32", "int32", "uint64", "int64"],
+    boolean: "bool",
+    string: "string",
+    opt_string: "string",
+    opt_int: |_| "int64".to_owned(),
+    int_element: |i| SPELLING.int(i).to_owned(),
+    list: "[]{}",
+    name,
+};
+
 fn int(i: Int) -> &'static str {
-    match i {
-        Int::U32 => "uint32",
-        Int::I32 => "int32",
-        Int::U64 => "uint64",
-        Int::I64 => "int64",
-    }
+    SPELLING.int(i)
 }
 
 fn shape_of(results: &[ResultType], of: &str) -> String {
-    let t = find(results, of).expect("checked");
-    match &t.shape {
-        Shape::List(item) => format!("[]{}", name(find(results, item).expect("checked"))),
-        _ => name(t).to_owned(),
-    }
-}
-
-fn go_type(results: &[ResultType], ty: &FieldType) -> String {
-    match ty {
-        FieldType::Int(i) => int(*i).to_owned(),
-        FieldType::Bool => "bool".to_owned(),
-        FieldType::Str | FieldType::OptStr => "string".to_owned(),
-        FieldType::OptInt(_) => "int64".to_owned(),
-        FieldType::Strings => "[]string".to_owned(),
-        FieldType::Ints(i) => format!("[]{}", int(*i)),
-        FieldType::Result(of) => shape_of(results, of),
-        FieldType::Results(of) => format!("[]{}", shape_of(results, of)),
-    }
+    SPELLING.field(results, &FieldType::Result(of.to_owned()))
 }
 
 /// A Go doc comment: `Name is the ...` when the docs start with an
@@ -229,9 +218,9 @@ pub fn generate(api: &crate::Api) -> String {
         comment(&mut s, "", name(r), &r.docs, false);
         let _ = writeln!(s, "type {} struct {{", name(r));
         for f in &r.fields {
-            let ty = go_type(results, &f.ty);
+            let ty = SPELLING.field(results, &f.ty);
             comment(&mut s, "\t", &field_name(f), &f.docs, ty.starts_with("[]"));
-            let _ = writeln!(s, "\t{} {}", field_name(f), go_type(results, &f.ty));
+            let _ = writeln!(s, "\t{} {}", field_name(f), SPELLING.field(results, &f.ty));
         }
         let _ = writeln!(s, "}}\n");
     }

@@ -3,8 +3,8 @@
 //! `ResultReaders`, which reads them from their handles through
 //! `NativeBridge`'s accessors.
 
-use crate::readers::{pascal, readers, type_name, Builds, Read, Reader};
-use crate::results::{find, FieldType, Int, ResultType, Shape};
+use crate::readers::{pascal, readers, type_name, Builds, Read, Reader, Spelling};
+use crate::results::{FieldType, Int, ResultType, Shape};
 use crate::{banner, camel};
 use std::fmt::Write as _;
 
@@ -17,33 +17,20 @@ fn field_name(f: &crate::results::Field) -> String {
     f.names.java.clone().unwrap_or_else(|| camel(&f.name))
 }
 
-fn item_type(results: &[ResultType], of: &str) -> String {
-    let t = find(results, of).expect("checked");
-    match &t.shape {
-        Shape::List(item) => format!("List<{}>", name(find(results, item).expect("checked"))),
-        _ => name(t).to_owned(),
-    }
-}
+const SPELLING: Spelling = Spelling {
+    ints: ["int", "int", "long", "long"],
+    boolean: "boolean",
+    string: "String",
+    opt_string: "String",
+    opt_int: boxed,
+    int_element: boxed,
+    list: "List<{}>",
+    name,
+};
 
-fn java_type(results: &[ResultType], ty: &FieldType) -> String {
-    match ty {
-        FieldType::Int(i) => if i.narrow() { "int" } else { "long" }.to_owned(),
-        FieldType::Bool => "boolean".to_owned(),
-        FieldType::Str | FieldType::OptStr => "String".to_owned(),
-        FieldType::OptInt(i) => boxed(*i).to_owned(),
-        FieldType::Strings => "List<String>".to_owned(),
-        FieldType::Ints(i) => format!("List<{}>", boxed(*i)),
-        FieldType::Result(of) => item_type(results, of),
-        FieldType::Results(of) => format!("List<{}>", item_type(results, of)),
-    }
-}
-
-fn boxed(i: Int) -> &'static str {
-    if i.narrow() {
-        "Integer"
-    } else {
-        "Long"
-    }
+/// An integer as an object (nullable, or an element of a list).
+fn boxed(i: Int) -> String {
+    if i.narrow() { "Integer" } else { "Long" }.to_owned()
 }
 
 /// Rust docs as one Javadoc line (backticks become `{@code}`).
@@ -74,7 +61,7 @@ fn record(s: &mut String, results: &[ResultType], r: &ResultType, indent: &str) 
     let params: Vec<String> = r
         .fields
         .iter()
-        .map(|f| format!("{} {}", java_type(results, &f.ty), field_name(f)))
+        .map(|f| format!("{} {}", SPELLING.field(results, &f.ty), field_name(f)))
         .collect();
     let _ = write!(s, "{indent}public record {simple}(");
     let _ = write!(

@@ -350,26 +350,7 @@ fn parse_fn(module: &str, f: &syn::ItemFn, attr: &syn::Attribute) -> Result<Brid
         })
         .map_err(|e| e.to_string())?;
     }
-    let docs = f
-        .attrs
-        .iter()
-        .filter(|a| a.path().is_ident("doc"))
-        .filter_map(|a| match &a.meta {
-            syn::Meta::NameValue(nv) => match &nv.value {
-                syn::Expr::Lit(syn::ExprLit {
-                    lit: syn::Lit::Str(s),
-                    ..
-                }) => Some(
-                    s.value()
-                        .strip_prefix(' ')
-                        .map(str::to_owned)
-                        .unwrap_or_else(|| s.value()),
-                ),
-                _ => None,
-            },
-            _ => None,
-        })
-        .collect::<Vec<_>>();
+    let docs = results::docs_of(&f.attrs);
     if docs.is_empty() {
         return Err("needs documentation (it becomes the C and Java docs)".into());
     }

@@ -4,8 +4,8 @@
 //! structs directly, so its field names are the engine's.
 
 use crate::banner;
-use crate::readers::type_name;
-use crate::results::{find, Field, FieldType, ResultType, Shape};
+use crate::readers::{type_name, values_of, Spelling};
+use crate::results::{Field, FieldType, ResultType, Shape};
 use std::fmt::Write as _;
 
 /// The first line of the generated section of `_cursus.pyi`.
@@ -23,51 +23,32 @@ fn field_name(f: &Field) -> String {
     f.names.py.clone().unwrap_or_else(|| f.name.clone())
 }
 
-/// The item a field's values are (a list handle's item for a list).
-fn item<'a>(results: &'a [ResultType], of: &str) -> &'a ResultType {
-    let t = find(results, of).expect("checked");
-    match &t.shape {
-        Shape::List(i) => find(results, i).expect("checked"),
-        _ => t,
-    }
-}
+/// The Rust types of the pyo3 classes.
+const RUST: Spelling = Spelling {
+    ints: ["u32", "i32", "u64", "i64"],
+    boolean: "bool",
+    string: "String",
+    opt_string: "Option<String>",
+    opt_int: |i| format!("Option<{}>", i.rust()),
+    int_element: |i| i.rust().to_owned(),
+    list: "Vec<{}>",
+    name,
+};
+
+/// The types of the stubs.
+const STUB: Spelling = Spelling {
+    ints: ["int"; 4],
+    boolean: "bool",
+    string: "str",
+    opt_string: "Optional[str]",
+    opt_int: |_| "Optional[int]".to_owned(),
+    int_element: |_| "int".to_owned(),
+    list: "List[{}]",
+    name,
+};
 
 fn is_list(results: &[ResultType], of: &str) -> bool {
-    matches!(find(results, of).map(|t| &t.shape), Some(Shape::List(_)))
-}
-
-fn rust_type(results: &[ResultType], ty: &FieldType) -> String {
-    match ty {
-        FieldType::Int(i) => i.rust().to_owned(),
-        FieldType::Bool => "bool".to_owned(),
-        FieldType::Str => "String".to_owned(),
-        FieldType::OptStr => "Option<String>".to_owned(),
-        FieldType::OptInt(i) => format!("Option<{}>", i.rust()),
-        FieldType::Strings => "Vec<String>".to_owned(),
-        FieldType::Ints(i) => format!("Vec<{}>", i.rust()),
-        FieldType::Result(of) if is_list(results, of) => {
-            format!("Vec<{}>", name(item(results, of)))
-        }
-        FieldType::Result(of) => name(item(results, of)).to_owned(),
-        FieldType::Results(of) => format!("Vec<{}>", name(item(results, of))),
-    }
-}
-
-fn py_type(results: &[ResultType], ty: &FieldType) -> String {
-    match ty {
-        FieldType::Int(_) => "int".to_owned(),
-        FieldType::Bool => "bool".to_owned(),
-        FieldType::Str => "str".to_owned(),
-        FieldType::OptStr => "Optional[str]".to_owned(),
-        FieldType::OptInt(_) => "Optional[int]".to_owned(),
-        FieldType::Strings => "List[str]".to_owned(),
-        FieldType::Ints(_) => "List[int]".to_owned(),
-        FieldType::Result(of) if is_list(results, of) => {
-            format!("List[{}]", name(item(results, of)))
-        }
-        FieldType::Result(of) => name(item(results, of)).to_owned(),
-        FieldType::Results(of) => format!("List[{}]", name(item(results, of))),
-    }
+    values_of(results, of).1
 }
 
 fn convert(results: &[ResultType], f: &Field) -> String {
@@ -119,7 +100,7 @@ pub fn generate_rust(api: &crate::Api) -> String {
                 s,
                 "    pub {}: {},",
                 field_name(f),
-                rust_type(results, &f.ty)
+                RUST.field(results, &f.ty)
             );
         }
         let _ = writeln!(s, "}}\n");
@@ -161,7 +142,7 @@ pub fn generate_rust(api: &crate::Api) -> String {
         let params: Vec<String> = r
             .fields
             .iter()
-            .map(|f| format!("{}: {}", field_name(f), rust_type(results, &f.ty)))
+            .map(|f| format!("{}: {}", field_name(f), RUST.field(results, &f.ty)))
             .collect();
         let names: Vec<String> = r.fields.iter().map(field_name).collect();
         let repr = if shown.is_empty() {
@@ -211,7 +192,7 @@ pub fn generate_pyi(api: &crate::Api) -> String {
         let params: Vec<String> = r
             .fields
             .iter()
-            .map(|f| format!("{}: {}", field_name(f), py_type(results, &f.ty)))
+            .map(|f| format!("{}: {}", field_name(f), STUB.field(results, &f.ty)))
             .collect();
         let _ = writeln!(
             s,
@@ -224,7 +205,7 @@ pub fn generate_pyi(api: &crate::Api) -> String {
                 s,
                 "    @property\n    def {}(self) -> {}: ...",
                 field_name(f),
-                py_type(results, &f.ty)
+                STUB.field(results, &f.ty)
             );
         }
     }

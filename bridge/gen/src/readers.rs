@@ -4,7 +4,7 @@
 //! render these plans in their own syntax, so the accessor names are worked
 //! out once (as [`crate::results::accessors`] names them).
 
-use crate::results::{find, join, Field, FieldType, ResultType, Shape};
+use crate::results::{find, join, Field, FieldType, Int, ResultType, Shape};
 
 /// How one field is read.
 #[derive(Debug, Clone)]
@@ -187,6 +187,68 @@ fn level<'a>(
     );
     for (t, sub, inner) in nested {
         level(results, root, t, sub, inner, out);
+    }
+}
+
+/// What values of result `of` are in a language: its item type, and
+/// whether they are a list of it (`of` a list handle).
+pub fn values_of<'a>(results: &'a [ResultType], of: &str) -> (&'a ResultType, bool) {
+    let t = find(results, of).expect("checked");
+    match &t.shape {
+        Shape::List(item) => (find(results, item).expect("checked"), true),
+        _ => (t, false),
+    }
+}
+
+/// How one language spells the declared field types.
+pub struct Spelling {
+    /// `u32`, `i32`, `u64`, `i64`.
+    pub ints: [&'static str; 4],
+    /// `bool`.
+    pub boolean: &'static str,
+    /// `String`.
+    pub string: &'static str,
+    /// `Option<String>`.
+    pub opt_string: &'static str,
+    /// `Option<integer>`.
+    pub opt_int: fn(Int) -> String,
+    /// An integer as an element of a list (Java boxes it).
+    pub int_element: fn(Int) -> String,
+    /// A list, `{}` standing for its element.
+    pub list: &'static str,
+    /// A result's name.
+    pub name: fn(&ResultType) -> &str,
+}
+
+impl Spelling {
+    /// An integer type.
+    pub fn int(&self, i: Int) -> &'static str {
+        self.ints[match i {
+            Int::U32 => 0,
+            Int::I32 => 1,
+            Int::U64 => 2,
+            Int::I64 => 3,
+        }]
+    }
+
+    /// A field's type.
+    pub fn field(&self, results: &[ResultType], ty: &FieldType) -> String {
+        let list = |element: &str| self.list.replace("{}", element);
+        let values = |of: &str| match values_of(results, of) {
+            (t, true) => list((self.name)(t)),
+            (t, false) => (self.name)(t).to_owned(),
+        };
+        match ty {
+            FieldType::Int(i) => self.int(*i).to_owned(),
+            FieldType::Bool => self.boolean.to_owned(),
+            FieldType::Str => self.string.to_owned(),
+            FieldType::OptStr => self.opt_string.to_owned(),
+            FieldType::OptInt(i) => (self.opt_int)(*i),
+            FieldType::Strings => list(self.string),
+            FieldType::Ints(i) => list(&(self.int_element)(*i)),
+            FieldType::Result(of) => values(of),
+            FieldType::Results(of) => list(&values(of)),
+        }
     }
 }
 

@@ -210,7 +210,8 @@ pub fn find<'a>(results: &'a [ResultType], name: &str) -> Option<&'a ResultType>
     results.iter().find(|r| r.name == name)
 }
 
-fn docs_of(attrs: &[syn::Attribute]) -> Vec<String> {
+/// The `///` lines of an item, without their leading space.
+pub(crate) fn docs_of(attrs: &[syn::Attribute]) -> Vec<String> {
     attrs
         .iter()
         .filter(|a| a.path().is_ident("doc"))
@@ -580,233 +581,95 @@ fn fields(
 ) {
     let root_var = root.param();
     let indexed = level.base.is_some();
-    let range_note = |none: &str| {
+    let base = level.base.as_deref().unwrap_or_default();
+    // How an entry of a list says it is out of range, as a docs paragraph.
+    let range_note = |docs: &mut Vec<String>, none: &str| {
         if indexed {
-            format!(
-                "Of {} entry `{}` ({none} when out of range).",
-                if level.item.is_empty() {
-                    "the".to_owned()
-                } else {
-                    format!("the {}", level.item.replace('_', " "))
-                },
-                level.indexes.last().map_or("index", String::as_str)
-            )
-        } else {
-            String::new()
+            let list = match level.item {
+                "" => "the".to_owned(),
+                item => format!("the {}", item.replace('_', " ")),
+            };
+            let index = level.indexes.last().map_or("index", String::as_str);
+            docs.push(String::new());
+            docs.push(format!(
+                "Of {list} entry `{index}` ({none} when out of range)."
+            ));
         }
     };
     for f in &t.fields {
         let name = join(&level.prefix, f.c_name());
         let mut docs = f.docs.clone();
-        // `e.<field>` of the element, or `<root>.<field>` of the handle.
+        // `<root>.<field>` of the handle, or `e.<field>` of the entry.
         let top = |expr: &str| expr.replace("{v}", &format!("{root_var}.{}", f.name));
         let elem = |map: &str, expr: &str| {
             format!(
-                "{}.{map}(|e| {})",
-                level.base.as_deref().unwrap_or_default(),
+                "{base}.{map}(|e| {})",
                 expr.replace("{v}", &format!("e.{}", f.name))
             )
         };
-        let note = |docs: &mut Vec<String>, none: &str| {
-            if indexed {
-                docs.push(String::new());
-                docs.push(range_note(none));
+        // A value read by one accessor: (result, fallback, "none" in the
+        // docs, body).
+        let scalar = match &f.ty {
+            FieldType::Int(_) if indexed => Some((
+                RetType::I64,
+                Some("-1"),
+                "-1",
+                format!("{base}.map_or(-1, |e| e.{} as i64)", f.name),
+            )),
+            FieldType::Int(i) => Some((i.ret(), None, "", top("{v}"))),
+            FieldType::Bool if indexed => {
+                Some((RetType::Bool, None, "false", elem("is_some_and", "{v}")))
             }
-        };
-        match &f.ty {
-            FieldType::Int(i) => {
-                if indexed {
-                    note(&mut docs, "-1");
-                    let body = format!(
-                        "{}.map_or(-1, |e| e.{} as i64)",
-                        level.base.as_deref().unwrap_or_default(),
-                        f.name
-                    );
-                    push(
-                        out,
-                        root,
-                        &name,
-                        &level.indexes,
-                        docs,
-                        RetType::I64,
-                        Some("-1"),
-                        body,
-                    );
-                } else {
-                    push(
-                        out,
-                        root,
-                        &name,
-                        &level.indexes,
-                        docs,
-                        i.ret(),
-                        None,
-                        top("{v}"),
-                    );
-                }
+            FieldType::Bool => Some((RetType::Bool, None, "", top("{v}"))),
+            FieldType::Str if indexed => {
+                Some((RetType::OptStr, None, "none", elem("map", "{v}.as_str()")))
             }
-            FieldType::Bool => {
-                note(&mut docs, "false");
-                let body = if indexed {
-                    elem("is_some_and", "{v}")
-                } else {
-                    top("{v}")
-                };
-                push(
-                    out,
-                    root,
-                    &name,
-                    &level.indexes,
-                    docs,
-                    RetType::Bool,
-                    None,
-                    body,
-                );
-            }
-            FieldType::Str => {
-                if indexed {
-                    note(&mut docs, "none");
-                    let body = elem("map", "{v}.as_str()");
-                    push(
-                        out,
-                        root,
-                        &name,
-                        &level.indexes,
-                        docs,
-                        RetType::OptStr,
-                        None,
-                        body,
-                    );
-                } else {
-                    push(
-                        out,
-                        root,
-                        &name,
-                        &level.indexes,
-                        docs,
-                        RetType::Str,
-                        None,
-                        top("&{v}"),
-                    );
-                }
-            }
-            FieldType::OptStr => {
-                note(&mut docs, "none");
-                let body = if indexed {
-                    elem("and_then", "{v}.as_deref()")
-                } else {
-                    top("{v}.as_deref()")
-                };
-                push(
-                    out,
-                    root,
-                    &name,
-                    &level.indexes,
-                    docs,
-                    RetType::OptStr,
-                    None,
-                    body,
-                );
-            }
+            FieldType::Str => Some((RetType::Str, None, "", top("&{v}"))),
+            FieldType::OptStr if indexed => Some((
+                RetType::OptStr,
+                None,
+                "none",
+                elem("and_then", "{v}.as_deref()"),
+            )),
+            FieldType::OptStr => Some((RetType::OptStr, None, "", top("{v}.as_deref()"))),
             FieldType::OptInt(_) => {
                 docs.push(String::new());
                 docs.push("-1 when there is none.".to_owned());
-                note(&mut docs, "-1");
                 let body = if indexed {
                     format!("{}.map_or(-1, |v| v as i64)", elem("and_then", "{v}"))
                 } else {
                     top("{v}.map_or(-1, |v| v as i64)")
                 };
-                push(
-                    out,
-                    root,
-                    &name,
-                    &level.indexes,
-                    docs,
-                    RetType::I64,
-                    Some("-1"),
-                    body,
-                );
+                Some((RetType::I64, Some("-1"), "-1", body))
             }
-            FieldType::Strings | FieldType::Ints(_) => {
-                let item = f.item_name();
-                let count = join(&join(&level.prefix, &item), "count");
-                let n = index_name(&item, &level.indexes, &root_var);
-                let mut cdocs = vec![format!(
-                    "The number of {} entries: {}",
-                    item.replace('_', " "),
-                    f.docs.join(" ")
-                )];
-                note(&mut cdocs, "0");
-                let len = if indexed {
-                    format!(
-                        "{}.map_or(0, |e| e.{}.len())",
-                        level.base.as_deref().unwrap_or_default(),
-                        f.name
-                    )
-                } else {
-                    top("{v}.len()")
-                };
-                push(
-                    out,
-                    root,
-                    &count,
-                    &level.indexes,
-                    cdocs,
-                    RetType::Usize,
-                    None,
-                    len,
-                );
-                let mut idx = level.indexes.clone();
-                idx.push(n.clone());
-                let get = if indexed {
-                    elem("and_then", &format!("{{v}}.get({n})"))
-                } else {
-                    top(&format!("{{v}}.get({n})"))
-                };
-                let mut gdocs = vec![format!(
-                    "Entry `{n}` of the {} entries: {}",
-                    item.replace('_', " "),
-                    f.docs.join(" ")
-                )];
-                if let FieldType::Ints(_) = f.ty {
-                    gdocs.push(String::new());
-                    gdocs.push("-1 when out of range.".to_owned());
-                    push(
-                        out,
-                        root,
-                        &join(&level.prefix, &item),
-                        &idx,
-                        gdocs,
-                        RetType::I64,
-                        Some("-1"),
-                        format!("{get}.map_or(-1, |v| *v as i64)"),
-                    );
-                } else {
-                    gdocs.push(String::new());
-                    gdocs.push("None when out of range.".to_owned());
-                    push(
-                        out,
-                        root,
-                        &join(&level.prefix, &item),
-                        &idx,
-                        gdocs,
-                        RetType::OptStr,
-                        None,
-                        format!("{get}.map(String::as_str)"),
-                    );
-                }
-            }
-            FieldType::Result(other) => {
+            _ => None,
+        };
+        if let Some((ret, fallback, none, body)) = scalar {
+            range_note(&mut docs, none);
+            push(out, root, &name, &level.indexes, docs, ret, fallback, body);
+            continue;
+        }
+        match &f.ty {
+            FieldType::Result(_) | FieldType::Results(_)
+                if matches!(f.ty, FieldType::Result(_)) || f.handle.is_some() =>
+            {
+                // A nested handle, or a list lent as a list handle.
                 assert!(
                     !indexed,
-                    "{}.{}: a nested handle result inside a list",
+                    "{}.{}: a nested handle inside a list",
                     t.name, f.name
                 );
+                let (of, body) = match (&f.ty, &f.handle) {
+                    (_, Some(list)) => {
+                        (list, top(&format!("Ok(crate::api::{list}({{v}}.clone()))")))
+                    }
+                    (FieldType::Result(of), None) => (of, top("Ok({v}.clone())")),
+                    _ => unreachable!(),
+                };
                 docs.push(String::new());
                 docs.push(format!(
                     "A {} handle of its own (destroy it too).",
-                    words(other)
+                    words(of)
                 ));
                 push(
                     out,
@@ -814,80 +677,84 @@ fn fields(
                     &name,
                     &[],
                     docs,
-                    RetType::Handle(other.clone()),
+                    RetType::Handle(of.clone()),
                     None,
-                    top("Ok({v}.clone())"),
+                    body,
                 );
                 name_out(out, f);
             }
-            FieldType::Results(item_type) => {
-                if let Some(list) = &f.handle {
-                    assert!(
-                        !indexed,
-                        "{}.{}: a list handle inside a list",
-                        t.name, f.name
-                    );
-                    docs.push(String::new());
-                    docs.push(format!(
-                        "A {} handle of its own (destroy it too).",
-                        words(list)
-                    ));
-                    push(
-                        out,
-                        root,
-                        &name,
-                        &[],
-                        docs,
-                        RetType::Handle(list.clone()),
-                        None,
-                        top(&format!("Ok(crate::api::{list}({{v}}.clone()))")),
-                    );
-                    name_out(out, f);
-                    continue;
-                }
+            _ => {
+                // A list: its count, then its entries with one more index.
                 let item = f.item_name();
                 let sub = join(&level.prefix, &item);
-                let mut cdocs = vec![format!(
+                let mut count_docs = vec![format!(
                     "The number of {} entries: {}",
                     item.replace('_', " "),
                     f.docs.join(" ")
                 )];
-                note(&mut cdocs, "0");
+                range_note(&mut count_docs, "0");
                 let len = if indexed {
-                    format!(
-                        "{}.map_or(0, |e| e.{}.len())",
-                        level.base.as_deref().unwrap_or_default(),
-                        f.name
-                    )
+                    format!("{base}.map_or(0, |e| e.{}.len())", f.name)
                 } else {
                     top("{v}.len()")
                 };
+                let count = join(&sub, "count");
                 push(
                     out,
                     root,
-                    &join(&sub, "count"),
+                    &count,
                     &level.indexes,
-                    cdocs,
+                    count_docs,
                     RetType::Usize,
                     None,
                     len,
                 );
                 let n = index_name(&item, &level.indexes, &root_var);
-                let mut idx = level.indexes.clone();
-                idx.push(n.clone());
-                let base = if indexed {
+                let mut indexes = level.indexes.clone();
+                indexes.push(n.clone());
+                let get = if indexed {
                     elem("and_then", &format!("{{v}}.get({n})"))
                 } else {
                     top(&format!("{{v}}.get({n})"))
                 };
-                let inner = Level {
-                    prefix: sub,
-                    indexes: idx,
-                    base: Some(base),
-                    item: &item,
-                };
-                let t = find(results, item_type).expect("checked");
-                fields(results, root, t, &inner, out);
+                match &f.ty {
+                    FieldType::Results(item_type) => {
+                        let inner = Level {
+                            prefix: sub,
+                            indexes,
+                            base: Some(get),
+                            item: &item,
+                        };
+                        let t = find(results, item_type).expect("checked");
+                        fields(results, root, t, &inner, out);
+                    }
+                    ty => {
+                        let (ret, fallback, none, body) = match ty {
+                            FieldType::Ints(_) => (
+                                RetType::I64,
+                                Some("-1"),
+                                "-1",
+                                format!("{get}.map_or(-1, |v| *v as i64)"),
+                            ),
+                            _ => (
+                                RetType::OptStr,
+                                None,
+                                "None",
+                                format!("{get}.map(String::as_str)"),
+                            ),
+                        };
+                        let entry_docs = vec![
+                            format!(
+                                "Entry `{n}` of the {} entries: {}",
+                                item.replace('_', " "),
+                                f.docs.join(" ")
+                            ),
+                            String::new(),
+                            format!("{none} when out of range."),
+                        ];
+                        push(out, root, &sub, &indexes, entry_docs, ret, fallback, body);
+                    }
+                }
             }
         }
     }

@@ -16,6 +16,9 @@
 #                test` (2 cores: dist 21 min cold, 31 s warm; dist-check
 #                7 min with a cold sdist build, 5 min warm), which keeps the
 #                x86_64 first programs in test-install
+#   make bridge-gen        rewrite the files generated from bridge/src/api (C and JNI
+#                          entry points, NativeBridge.java, every language's result shapes)
+#   make bridge-gen-check  fail when one of them is stale (part of `make lint`)
 
 SHELL := /bin/bash
 CARGO ?= cargo
@@ -31,7 +34,7 @@ FUZZ_TARGETS := wire/frame wire/batch wire/record wire/command wire/error broker
 CURSUS_PROFILE ?= debug
 CARGO_PROFILE_FLAG := $(if $(filter release,$(CURSUS_PROFILE)),--release)
 
-.PHONY: all build test test-install test-rust chaos test-chaos lint fmt-check clippy doc-check bench bench-bindings fuzz fuzz-build demo quickstart-rust cluster clean
+.PHONY: all build test test-install test-rust chaos test-chaos lint fmt-check clippy doc-check bridge-gen bridge-gen-check bench bench-bindings fuzz fuzz-build demo quickstart-rust cluster clean
 
 all: build
 
@@ -59,7 +62,13 @@ test-install: test-install-c python-wheel install-java
 	  PYTHON_WHEEL=$$(ls $(PY_WHEELS)/cursus-*.whl) \
 	  $(FFI_WITH_BROKER) tools/test-install.sh rust python go java
 
-lint: fmt-check clippy doc-check
+lint: fmt-check bridge-gen-check clippy doc-check
+
+bridge-gen:
+	CURSUS_UPDATE_GENERATED=1 $(CARGO) test -q -p cursus-bridge-gen --test generated
+
+bridge-gen-check:
+	$(CARGO) test -q -p cursus-bridge-gen --test generated
 
 fmt-check:
 	$(CARGO) fmt --all -- --check

@@ -7,8 +7,8 @@
 #   make jar-java     the jar, with the native library inside
 #   make install-java the jar, its sources and javadoc jars (javadoc fails on a public
 #                     item without docs) into the local Maven repository (~/.m2)
-#   make java-bridge  regenerate src/main/java/io/cursus/NativeBridge.java (generated
-#                     from bridge/src/api; `cargo test -p cursus-jni` fails when stale)
+#   make java-bridge  regenerate NativeBridge.java, the JNI entry points and the result
+#                     records (all of `make bridge-gen`; `make bridge-gen-check` fails when stale)
 #   make bench-java   records/s produced (per record, batch) and consumed from Java, send-call
 #                     cost and idle RSS, next to the engine's on the same broker
 #                     (target/bench/java.json; CURSUS_PROFILE=release for an optimised engine)
@@ -68,8 +68,7 @@ java-native:
 java-pki:
 	$(JAVA_CARGO) build $(CARGO_PROFILE_FLAG) -p cursus-testkit --bin cursus-test-pki
 
-java-bridge:
-	CURSUS_UPDATE_GENERATED=1 $(JAVA_CARGO) test -p cursus-jni --test generated
+java-bridge: bridge-gen
 
 test-java: java-native java-pki
 	cd $(JAVA_DIR) && $(JAVA_MVN) $(JAVA_MVN_ARGS) test

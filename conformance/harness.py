@@ -125,7 +125,8 @@ OP_ARGS = {
 }
 OPEN_OPS = {"admin_open", "producer_open", "consumer_open", "es_open"}
 BYTE_ARGS = {"key", "value", "key_prefix", "value_prefix", "metadata", "state"}
-STEP_KEYS = {"op", "id", "expect", "expect_error", "expect_any", "expect_one_failed", "note", "client_certificate"}
+STEP_KEYS = {"op", "id", "expect", "expect_error", "expect_any", "expect_one_failed", "note", "client_certificate",
+             "until_ms"}
 MODES = ["plain", "secure", "cluster"]
 
 # The principals of the secure-mode broker: name -> (token, permissions).
@@ -196,8 +197,11 @@ class Scenario:
     name: str
     description: str
     broker_args: list[str]
-    # Phases are separated by broker restarts; each is a list of (global index, step).
+    # Phases are separated by broker restarts and by `until_ms` steps (a
+    # phase of their own, repeated); each is a list of (global index, step).
     phases: list[list[tuple[int, dict[str, Any]]]]
+    # Per phase: whether the broker restarts before it.
+    restarts: list[bool]
     # The modes the file lists (default plain). Cluster mode runs the
     # scenarios of the core set, or with --cluster-scenarios all those that
     # list plain or cluster (runs_in); never a standalone_only one.
@@ -210,17 +214,26 @@ class Scenario:
     def load(path: Path) -> "Scenario":
         data = json.loads(path.read_text())
         phases: list[list[tuple[int, dict[str, Any]]]] = [[]]
+        restarts = [False]
         for i, step in enumerate(data["steps"]):
             if step["op"] == "restart_broker":
                 phases.append([])
+                restarts.append(True)
                 continue
             plan_line(step, f"{path.name} step {i}")  # validate early
+            if "until_ms" in step:
+                # A step that waits for the brokers: a phase of its own, run
+                # again in a new driver until it passes or time is up.
+                phases += [[(i, step)], []]
+                restarts += [False, False]
+                continue
             phases[-1].append((i, step))
         return Scenario(
             name=path.stem,
             description=data.get("description", ""),
             broker_args=[str(a) for a in data.get("broker_args", [])],
             phases=phases,
+            restarts=restarts,
             modes=Scenario.check_modes(data.get("modes", ["plain"]), path.name),
             standalone_only=bool(data.get("standalone_only", False)),
         )
@@ -806,9 +819,9 @@ def run_one(binding: str, scenario: Scenario, mode: str, broker_bin: Path, work:
             else Standalone(broker_bin, run_dir, scenario.broker_args, secure)
         brokers.start()
         for n, phase in enumerate(scenario.phases):
-            if n > 0:
+            if scenario.restarts[n]:
                 brokers.restart()
-            problem = run_phase(binding, scenario, n, phase, brokers.bootstrap, run_dir, outcome, secure)
+            problem = run_until(binding, scenario, n, phase, brokers.bootstrap, run_dir, outcome, secure)
             if problem:
                 outcome.status, outcome.detail = "fail", problem
                 break
@@ -828,6 +841,21 @@ def run_one(binding: str, scenario: Scenario, mode: str, broker_bin: Path, work:
 def run_name(scenario: Scenario, mode: str) -> str:
     """A scenario's name in the matrix: `name` in plain mode, `name@secure`, `name@cluster`."""
     return scenario.name if mode == "plain" else f"{scenario.name}@{mode}"
+
+
+def run_until(binding: str, scenario: Scenario, n: int, phase: list[tuple[int, dict[str, Any]]],
+              bootstrap: str, run_dir: Path, outcome: Outcome, secure: Secure | None) -> str | None:
+    """Runs a phase; a phase of one `until_ms` step again until it passes or
+    its time is up (what the brokers converge to, not how fast)."""
+    until_ms = phase[0][1].get("until_ms") if len(phase) == 1 else None
+    deadline = time.monotonic() + (until_ms or 0) / 1000
+    steps = len(outcome.steps)
+    while True:
+        problem = run_phase(binding, scenario, n, phase, bootstrap, run_dir, outcome, secure)
+        if problem is None or until_ms is None or time.monotonic() >= deadline:
+            return problem if until_ms is None or problem is None else f"{problem} (for {until_ms} ms)"
+        del outcome.steps[steps:]
+        time.sleep(0.2)
 
 
 def run_phase(binding: str, scenario: Scenario, n: int, phase: list[tuple[int, dict[str, Any]]],

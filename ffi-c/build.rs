@@ -1,6 +1,7 @@
-//! Generates the C entry points from the bridge declarations
-//! (`$OUT_DIR/bridge_c.rs`, included by `src/lib.rs`) and the C header
-//! with cbindgen (`$OUT_DIR/cursus.h`).
+//! Generates the C header with cbindgen (`$OUT_DIR/cursus.h`) from the C
+//! entry points (`src/bridge_c.rs`, checked in: written by
+//! cursus-bridge-gen from the bridge declarations, `make bridge-gen`) and
+//! the version constants (`$OUT_DIR/version.rs`).
 //!
 //! The checked-in `include/cursus.h` must equal the generated one:
 //! `tests/header.rs` fails otherwise, and `make ffi-header` rewrites it.
@@ -21,14 +22,11 @@ fn abi_version(major: &str, minor: &str) -> String {
 fn main() {
     let crate_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("manifest dir"));
     let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("out dir"));
-    let api_dir = crate_dir.join("../bridge/src/api");
     println!("cargo:rerun-if-changed=src");
     println!("cargo:rerun-if-changed=cbindgen.toml");
-    println!("cargo:rerun-if-changed={}", api_dir.display());
 
-    let api = cursus_bridge_gen::read_api(&api_dir).unwrap_or_else(|e| panic!("{e}"));
-    let mut code = cursus_bridge_gen::c::generate(&api);
-    let version = std::env::var("CARGO_PKG_VERSION").expect("version");
+    let mut code = String::new();
+    let package_version = std::env::var("CARGO_PKG_VERSION").expect("version");
     let [major, minor, patch] = ["MAJOR", "MINOR", "PATCH"]
         .map(|p| std::env::var(format!("CARGO_PKG_VERSION_{p}")).expect("version part"));
     let abi = abi_version(&major, &minor);
@@ -42,8 +40,8 @@ fn main() {
             "/// {what} version of the library this header belongs to.\npub const CURSUS_VERSION_{name}: u32 = {value};"
         );
     }
-    let generated = out_dir.join("bridge_c.rs");
-    std::fs::write(&generated, code).expect("write bridge_c.rs");
+    let version = out_dir.join("version.rs");
+    std::fs::write(&version, code).expect("write version.rs");
 
     // The shared library's soname carries the ABI version, so a program
     // linked against 0.1 never loads an incompatible 0.2.
@@ -58,13 +56,14 @@ fn main() {
     // cbindgen has no string constants: the version string is written here.
     config.after_includes = Some(format!(
         "\n// The version this header belongs to; cursus_version() gives the library's.\n\
-         #define CURSUS_VERSION_STRING \"{version}\"\n\
+         #define CURSUS_VERSION_STRING \"{package_version}\"\n\
          // The ABI version in the library's SONAME (libcursus.so.<abi>).\n\
          #define CURSUS_ABI_VERSION \"{abi}\""
     ));
     cbindgen::Builder::new()
         .with_crate(&crate_dir)
-        .with_src(&generated)
+        .with_src(crate_dir.join("src/bridge_c.rs"))
+        .with_src(&version)
         .with_config(config)
         .generate()
         .expect("cbindgen could not generate the header")

@@ -559,7 +559,8 @@ enum cursus_status_t cursus_admin_list_cluster(struct cursus_admin_t *admin,
                                                struct cursus_cluster_broker_list_t **out_brokers,
                                                struct cursus_error_t **out_error);
 
-// The broker id of the Raft leader (none while no leader is known).
+// The broker id of the Raft (metadata) leader (none while no leader
+// is known).
 //
 // Thread-safety: safe from any thread while the handle is alive.
 //
@@ -570,29 +571,9 @@ enum cursus_status_t cursus_admin_list_cluster(struct cursus_admin_t *admin,
 // writable storage.
 const char *cursus_cluster_status_raft_leader(const struct cursus_cluster_status_t *status);
 
-// The number of partitions without an active leader.
+// The registered brokers.
 //
-// Thread-safety: safe from any thread.
-//
-// # Safety
-// Pointer arguments follow the header's conventions: handles are values
-// returned by this library (or NULL); strings are NUL-terminated; byte
-// buffers hold the given length; out-parameters are NULL or point to
-// writable storage.
-uint64_t cursus_cluster_status_leaderless(const struct cursus_cluster_status_t *status);
-
-// The number of partitions whose ISR is smaller than their replica set.
-//
-// Thread-safety: safe from any thread.
-//
-// # Safety
-// Pointer arguments follow the header's conventions: handles are values
-// returned by this library (or NULL); strings are NUL-terminated; byte
-// buffers hold the given length; out-parameters are NULL or point to
-// writable storage.
-uint64_t cursus_cluster_status_under_replicated(const struct cursus_cluster_status_t *status);
-
-// The cluster's brokers, as a broker list of their own (destroy it too).
+// A cluster broker list handle of its own (destroy it too).
 //
 // Thread-safety: safe from any thread.
 //
@@ -605,7 +586,7 @@ enum cursus_status_t cursus_cluster_status_brokers(struct cursus_cluster_status_
                                                    struct cursus_cluster_broker_list_t **out_brokers,
                                                    struct cursus_error_t **out_error);
 
-// The number of partitions listed.
+// The number of partition entries: Every partition of every topic.
 //
 // Thread-safety: safe from any thread.
 //
@@ -616,7 +597,9 @@ enum cursus_status_t cursus_cluster_status_brokers(struct cursus_cluster_status_
 // writable storage.
 size_t cursus_cluster_status_partition_count(const struct cursus_cluster_status_t *status);
 
-// The topic of partition entry `index` (none when out of range).
+// The topic name.
+//
+// Of the partition entry `index` (none when out of range).
 //
 // Thread-safety: safe from any thread while the handle is alive.
 //
@@ -628,7 +611,9 @@ size_t cursus_cluster_status_partition_count(const struct cursus_cluster_status_
 const char *cursus_cluster_status_partition_topic(const struct cursus_cluster_status_t *status,
                                                   size_t index);
 
-// The partition id of partition entry `index` (-1 when out of range).
+// The partition id.
+//
+// Of the partition entry `index` (-1 when out of range).
 //
 // Thread-safety: safe from any thread.
 //
@@ -640,8 +625,9 @@ const char *cursus_cluster_status_partition_topic(const struct cursus_cluster_st
 int64_t cursus_cluster_status_partition_id(const struct cursus_cluster_status_t *status,
                                            size_t index);
 
-// The broker id of the leader of partition entry `index` (none for a
-// leaderless partition or when out of range).
+// The broker id of the leader (none for a leaderless partition).
+//
+// Of the partition entry `index` (none when out of range).
 //
 // Thread-safety: safe from any thread while the handle is alive.
 //
@@ -653,7 +639,9 @@ int64_t cursus_cluster_status_partition_id(const struct cursus_cluster_status_t 
 const char *cursus_cluster_status_partition_leader(const struct cursus_cluster_status_t *status,
                                                    size_t index);
 
-// The leader epoch of partition entry `index` (-1 when out of range).
+// The leader epoch.
+//
+// Of the partition entry `index` (-1 when out of range).
 //
 // Thread-safety: safe from any thread.
 //
@@ -665,8 +653,9 @@ const char *cursus_cluster_status_partition_leader(const struct cursus_cluster_s
 int64_t cursus_cluster_status_partition_leader_epoch(const struct cursus_cluster_status_t *status,
                                                      size_t index);
 
-// The committed high-water mark of partition entry `index` (-1 when out
-// of range).
+// The committed high-water mark.
+//
+// Of the partition entry `index` (-1 when out of range).
 //
 // Thread-safety: safe from any thread.
 //
@@ -678,7 +667,9 @@ int64_t cursus_cluster_status_partition_leader_epoch(const struct cursus_cluster
 int64_t cursus_cluster_status_partition_hwm(const struct cursus_cluster_status_t *status,
                                             size_t index);
 
-// The number of replicas of partition entry `index` (0 when out of range).
+// The number of replica entries: The broker ids of the replica set.
+//
+// Of the partition entry `index` (0 when out of range).
 //
 // Thread-safety: safe from any thread.
 //
@@ -690,8 +681,9 @@ int64_t cursus_cluster_status_partition_hwm(const struct cursus_cluster_status_t
 size_t cursus_cluster_status_partition_replica_count(const struct cursus_cluster_status_t *status,
                                                      size_t index);
 
-// The broker id of replica `replica` of partition entry `index` (none
-// when out of range).
+// Entry `replica` of the replica entries: The broker ids of the replica set.
+//
+// None when out of range.
 //
 // Thread-safety: safe from any thread while the handle is alive.
 //
@@ -704,8 +696,9 @@ const char *cursus_cluster_status_partition_replica(const struct cursus_cluster_
                                                     size_t index,
                                                     size_t replica);
 
-// The number of in-sync replicas of partition entry `index` (0 when out
-// of range).
+// The number of isr entries: The broker ids of the in-sync replicas.
+//
+// Of the partition entry `index` (0 when out of range).
 //
 // Thread-safety: safe from any thread.
 //
@@ -717,8 +710,9 @@ const char *cursus_cluster_status_partition_replica(const struct cursus_cluster_
 size_t cursus_cluster_status_partition_isr_count(const struct cursus_cluster_status_t *status,
                                                  size_t index);
 
-// The broker id of in-sync replica `replica` of partition entry `index`
-// (none when out of range).
+// Entry `isr` of the isr entries: The broker ids of the in-sync replicas.
+//
+// None when out of range.
 //
 // Thread-safety: safe from any thread while the handle is alive.
 //
@@ -729,9 +723,111 @@ size_t cursus_cluster_status_partition_isr_count(const struct cursus_cluster_sta
 // writable storage.
 const char *cursus_cluster_status_partition_isr(const struct cursus_cluster_status_t *status,
                                                 size_t index,
-                                                size_t replica);
+                                                size_t isr);
 
-// The number of brokers listed.
+// The number of idempotent producers whose committed sequences the
+// replicated state holds for the partition.
+//
+// Of the partition entry `index` (-1 when out of range).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+int64_t cursus_cluster_status_partition_producers(const struct cursus_cluster_status_t *status,
+                                                  size_t index);
+
+// The number of partitions without an active leader.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_cluster_status_leaderless(const struct cursus_cluster_status_t *status);
+
+// The number of partitions whose ISR is smaller than their replica
+// set.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_cluster_status_under_replicated(const struct cursus_cluster_status_t *status);
+
+// The number of voter entries: The Raft voters (broker ids) as the answering broker knows the membership.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+size_t cursus_cluster_status_voter_count(const struct cursus_cluster_status_t *status);
+
+// Entry `index` of the voter entries: The Raft voters (broker ids) as the answering broker knows the membership.
+//
+// None when out of range.
+//
+// Thread-safety: safe from any thread while the handle is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_cluster_status_voter(const struct cursus_cluster_status_t *status,
+                                        size_t index);
+
+// The number of learner entries: The Raft learners (non-voting members, broker ids) as the answering broker knows the membership.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+size_t cursus_cluster_status_learner_count(const struct cursus_cluster_status_t *status);
+
+// Entry `index` of the learner entries: The Raft learners (non-voting members, broker ids) as the answering broker knows the membership.
+//
+// None when out of range.
+//
+// Thread-safety: safe from any thread while the handle is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_cluster_status_learner(const struct cursus_cluster_status_t *status,
+                                          size_t index);
+
+// The cluster's transaction coordinator shard count (none until a
+// broker that knows it has registered).
+//
+// -1 when there is none.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+int64_t cursus_cluster_status_transaction_coordinator_shards(const struct cursus_cluster_status_t *status);
+
+// The number of cluster broker entries.
 //
 // Thread-safety: safe from any thread.
 //
@@ -742,7 +838,9 @@ const char *cursus_cluster_status_partition_isr(const struct cursus_cluster_stat
 // writable storage.
 size_t cursus_cluster_broker_list_count(const struct cursus_cluster_broker_list_t *list);
 
-// The broker id of entry `index` (none when out of range).
+// The broker id, e.g. `broker-1`.
+//
+// Of the entry `index` (none when out of range).
 //
 // Thread-safety: safe from any thread while the handle is alive.
 //
@@ -754,7 +852,9 @@ size_t cursus_cluster_broker_list_count(const struct cursus_cluster_broker_list_
 const char *cursus_cluster_broker_list_id(const struct cursus_cluster_broker_list_t *list,
                                           size_t index);
 
-// The cluster (peer) address of entry `index` (none when out of range).
+// The cluster (peer) address, `host:port`.
+//
+// Of the entry `index` (none when out of range).
 //
 // Thread-safety: safe from any thread while the handle is alive.
 //
@@ -766,8 +866,10 @@ const char *cursus_cluster_broker_list_id(const struct cursus_cluster_broker_lis
 const char *cursus_cluster_broker_list_addr(const struct cursus_cluster_broker_list_t *list,
                                             size_t index);
 
-// The client address of entry `index` (none when the broker reports none
-// or out of range).
+// The address clients connect to (none when the broker reports
+// none).
+//
+// Of the entry `index` (none when out of range).
 //
 // Thread-safety: safe from any thread while the handle is alive.
 //
@@ -779,8 +881,9 @@ const char *cursus_cluster_broker_list_addr(const struct cursus_cluster_broker_l
 const char *cursus_cluster_broker_list_client_addr(const struct cursus_cluster_broker_list_t *list,
                                                    size_t index);
 
-// The status of entry `index`, `active` or `inactive` (none when out of
-// range).
+// `active` or `inactive`.
+//
+// Of the entry `index` (none when out of range).
 //
 // Thread-safety: safe from any thread while the handle is alive.
 //
@@ -792,8 +895,10 @@ const char *cursus_cluster_broker_list_client_addr(const struct cursus_cluster_b
 const char *cursus_cluster_broker_list_status(const struct cursus_cluster_broker_list_t *list,
                                               size_t index);
 
-// When entry `index` was last heard from, RFC 3339 (none when not
-// reported or out of range).
+// When the broker was last heard from, RFC 3339 (none when not
+// reported).
+//
+// Of the entry `index` (none when out of range).
 //
 // Thread-safety: safe from any thread while the handle is alive.
 //
@@ -805,8 +910,12 @@ const char *cursus_cluster_broker_list_status(const struct cursus_cluster_broker
 const char *cursus_cluster_broker_list_last_seen(const struct cursus_cluster_broker_list_t *list,
                                                  size_t index);
 
-// The lifecycle protocol version of entry `index` (-1 when not reported
-// or out of range).
+// The lifecycle protocol version the broker speaks (none when not
+// reported).
+//
+// -1 when there is none.
+//
+// Of the entry `index` (-1 when out of range).
 //
 // Thread-safety: safe from any thread.
 //
@@ -874,7 +983,8 @@ const char *cursus_leader_election_leader(const struct cursus_leader_election_t 
 // writable storage.
 uint64_t cursus_leader_election_leader_epoch(const struct cursus_leader_election_t *election);
 
-// Whether the election changed the leader (false: the broker already led).
+// Whether the election changed the leader (false: the broker already
+// led; the election is idempotent).
 //
 // Thread-safety: safe from any thread.
 //
@@ -1463,6 +1573,61 @@ const char *cursus_error_field_value(const struct cursus_error_t *error, size_t 
 // writable storage.
 const char *cursus_error_field(const struct cursus_error_t *error, const char *name);
 
+// The version the appended event got (`expected_version + 1`).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_appended_version(const struct cursus_appended_t *appended);
+
+// The offset the appended event got.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_appended_offset(const struct cursus_appended_t *appended);
+
+// The partition of the appended event (its aggregate's).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint32_t cursus_appended_partition(const struct cursus_appended_t *appended);
+
+// The aggregate version the snapshot's state includes.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_snapshot_version(const struct cursus_snapshot_t *snapshot);
+
+// The snapshot's serialised state.
+//
+// Thread-safety: safe from any thread while the handle is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_snapshot_state(const struct cursus_snapshot_t *snapshot);
+
 // Connects an event store client with `config` (the client options:
 // `bootstrap_servers`, TLS, timeouts, ...).
 //
@@ -1501,39 +1666,6 @@ enum cursus_status_t cursus_event_store_append(struct cursus_event_store_t *stor
                                                uint32_t schema_version,
                                                struct cursus_appended_t **out_appended,
                                                struct cursus_error_t **out_error);
-
-// The version the appended event got.
-//
-// Thread-safety: safe from any thread.
-//
-// # Safety
-// Pointer arguments follow the header's conventions: handles are values
-// returned by this library (or NULL); strings are NUL-terminated; byte
-// buffers hold the given length; out-parameters are NULL or point to
-// writable storage.
-uint64_t cursus_appended_version(const struct cursus_appended_t *appended);
-
-// The offset the appended event got.
-//
-// Thread-safety: safe from any thread.
-//
-// # Safety
-// Pointer arguments follow the header's conventions: handles are values
-// returned by this library (or NULL); strings are NUL-terminated; byte
-// buffers hold the given length; out-parameters are NULL or point to
-// writable storage.
-uint64_t cursus_appended_offset(const struct cursus_appended_t *appended);
-
-// The partition of the appended event (its aggregate's).
-//
-// Thread-safety: safe from any thread.
-//
-// # Safety
-// Pointer arguments follow the header's conventions: handles are values
-// returned by this library (or NULL); strings are NUL-terminated; byte
-// buffers hold the given length; out-parameters are NULL or point to
-// writable storage.
-uint32_t cursus_appended_partition(const struct cursus_appended_t *appended);
 
 // The aggregate's current version (0 when it has no event).
 //
@@ -1581,28 +1713,6 @@ enum cursus_status_t cursus_event_store_read_snapshot(struct cursus_event_store_
                                                       const char *key,
                                                       struct cursus_snapshot_t **out_snapshot,
                                                       struct cursus_error_t **out_error);
-
-// The aggregate version the snapshot's state includes.
-//
-// Thread-safety: safe from any thread.
-//
-// # Safety
-// Pointer arguments follow the header's conventions: handles are values
-// returned by this library (or NULL); strings are NUL-terminated; byte
-// buffers hold the given length; out-parameters are NULL or point to
-// writable storage.
-uint64_t cursus_snapshot_version(const struct cursus_snapshot_t *snapshot);
-
-// The snapshot's serialised state.
-//
-// Thread-safety: safe from any thread while the snapshot is alive.
-//
-// # Safety
-// Pointer arguments follow the header's conventions: handles are values
-// returned by this library (or NULL); strings are NUL-terminated; byte
-// buffers hold the given length; out-parameters are NULL or point to
-// writable storage.
-const char *cursus_snapshot_state(const struct cursus_snapshot_t *snapshot);
 
 // Closes the store; later calls fail with `closed`. The handle must still
 // be destroyed.
@@ -2045,7 +2155,7 @@ int64_t cursus_topic_partition_list_partition(const struct cursus_topic_partitio
 int64_t cursus_topic_partition_list_offset(const struct cursus_topic_partition_list_t *list,
                                            size_t index);
 
-// The number of partitions listed.
+// The number of partition offsets entries.
 //
 // Thread-safety: safe from any thread.
 //
@@ -2056,7 +2166,9 @@ int64_t cursus_topic_partition_list_offset(const struct cursus_topic_partition_l
 // writable storage.
 size_t cursus_partition_offsets_list_count(const struct cursus_partition_offsets_list_t *list);
 
-// The partition id of entry `index` (-1 when out of range).
+// The partition id.
+//
+// Of the entry `index` (-1 when out of range).
 //
 // Thread-safety: safe from any thread.
 //
@@ -2068,7 +2180,9 @@ size_t cursus_partition_offsets_list_count(const struct cursus_partition_offsets
 int64_t cursus_partition_offsets_list_partition(const struct cursus_partition_offsets_list_t *list,
                                                 size_t index);
 
-// The earliest retained offset of entry `index` (-1 when out of range).
+// The earliest retained offset.
+//
+// Of the entry `index` (-1 when out of range).
 //
 // Thread-safety: safe from any thread.
 //
@@ -2080,8 +2194,10 @@ int64_t cursus_partition_offsets_list_partition(const struct cursus_partition_of
 int64_t cursus_partition_offsets_list_earliest(const struct cursus_partition_offsets_list_t *list,
                                                size_t index);
 
-// The next readable committed offset of entry `index` (where `latest`
-// consumers start; -1 when out of range).
+// The next readable committed offset (where `latest` consumers
+// start).
+//
+// Of the entry `index` (-1 when out of range).
 //
 // Thread-safety: safe from any thread.
 //
@@ -2093,7 +2209,9 @@ int64_t cursus_partition_offsets_list_earliest(const struct cursus_partition_off
 int64_t cursus_partition_offsets_list_latest(const struct cursus_partition_offsets_list_t *list,
                                              size_t index);
 
-// The log end offset of entry `index` (-1 when out of range).
+// The log end offset.
+//
+// Of the entry `index` (-1 when out of range).
 //
 // Thread-safety: safe from any thread.
 //
@@ -2105,7 +2223,9 @@ int64_t cursus_partition_offsets_list_latest(const struct cursus_partition_offse
 int64_t cursus_partition_offsets_list_leo(const struct cursus_partition_offsets_list_t *list,
                                           size_t index);
 
-// The high-water mark of entry `index` (-1 when out of range).
+// The high-water mark.
+//
+// Of the entry `index` (-1 when out of range).
 //
 // Thread-safety: safe from any thread.
 //
@@ -3147,6 +3267,22 @@ enum cursus_status_t cursus_replay_proof_from_error(struct cursus_error_t *error
                                                     struct cursus_replay_proof_t **out_proof,
                                                     struct cursus_error_t **out_error);
 
+// The proof in `proof`: the JSON text a failed replay proof or range read
+// carries in its error field `proof` (the field `replay_proof_from_error`
+// reads, for a language that keeps only the error's fields), or none when
+// it is not a proof.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_replay_proof_from_json(const char *proof,
+                                                   struct cursus_replay_proof_t **out_proof,
+                                                   struct cursus_error_t **out_error);
+
 // Reads the events of aggregate `match_id` with sequences
 // `from_sequence..=to_sequence` (at most `max_records`; 0: 1,000) under a
 // complete proof.
@@ -3245,6 +3381,28 @@ const char *cursus_event_range_event_type(const struct cursus_event_range_t *ran
 // buffers hold the given length; out-parameters are NULL or point to
 // writable storage.
 const char *cursus_event_range_payload(const struct cursus_event_range_t *range, size_t index);
+
+// The topic the proof is about.
+//
+// Thread-safety: safe from any thread while the proof is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_replay_proof_topic(const struct cursus_replay_proof_t *proof);
+
+// The aggregate (match) id the proof is about.
+//
+// Thread-safety: safe from any thread while the proof is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_replay_proof_match_id(const struct cursus_replay_proof_t *proof);
 
 // `complete`, `not_found`, `retention_gap`, `sequence_gap`,
 // `identity_conflict` or `proof_unavailable`.
@@ -3412,96 +3570,6 @@ const char *cursus_topic_info_name(const struct cursus_topic_info_t *info);
 // writable storage.
 uint32_t cursus_topic_info_partitions(const struct cursus_topic_info_t *info);
 
-// The replication factor.
-//
-// Thread-safety: safe from any thread.
-//
-// # Safety
-// Pointer arguments follow the header's conventions: handles are values
-// returned by this library (or NULL); strings are NUL-terminated; byte
-// buffers hold the given length; out-parameters are NULL or point to
-// writable storage.
-uint32_t cursus_topic_info_replication_factor(const struct cursus_topic_info_t *info);
-
-// The definition revision (pass it to `admin_truncate_topic`).
-//
-// Thread-safety: safe from any thread.
-//
-// # Safety
-// Pointer arguments follow the header's conventions: handles are values
-// returned by this library (or NULL); strings are NUL-terminated; byte
-// buffers hold the given length; out-parameters are NULL or point to
-// writable storage.
-uint64_t cursus_topic_info_revision(const struct cursus_topic_info_t *info);
-
-// The lifecycle epoch (bumped by TRUNCATE).
-//
-// Thread-safety: safe from any thread.
-//
-// # Safety
-// Pointer arguments follow the header's conventions: handles are values
-// returned by this library (or NULL); strings are NUL-terminated; byte
-// buffers hold the given length; out-parameters are NULL or point to
-// writable storage.
-uint64_t cursus_topic_info_lifecycle_epoch(const struct cursus_topic_info_t *info);
-
-// Whether producers are deduplicated on this topic.
-//
-// Thread-safety: safe from any thread.
-//
-// # Safety
-// Pointer arguments follow the header's conventions: handles are values
-// returned by this library (or NULL); strings are NUL-terminated; byte
-// buffers hold the given length; out-parameters are NULL or point to
-// writable storage.
-bool cursus_topic_info_idempotent(const struct cursus_topic_info_t *info);
-
-// Whether the topic takes event-sourcing commands.
-//
-// Thread-safety: safe from any thread.
-//
-// # Safety
-// Pointer arguments follow the header's conventions: handles are values
-// returned by this library (or NULL); strings are NUL-terminated; byte
-// buffers hold the given length; out-parameters are NULL or point to
-// writable storage.
-bool cursus_topic_info_event_sourcing(const struct cursus_topic_info_t *info);
-
-// Whether the topic is an aggregate replay topic (appends need event ids
-// and are retried safely).
-//
-// Thread-safety: safe from any thread.
-//
-// # Safety
-// Pointer arguments follow the header's conventions: handles are values
-// returned by this library (or NULL); strings are NUL-terminated; byte
-// buffers hold the given length; out-parameters are NULL or point to
-// writable storage.
-bool cursus_topic_info_aggregate_replay(const struct cursus_topic_info_t *info);
-
-// The topic's `min_in_sync_replicas` override, or -1 when the broker
-// default applies.
-//
-// Thread-safety: safe from any thread.
-//
-// # Safety
-// Pointer arguments follow the header's conventions: handles are values
-// returned by this library (or NULL); strings are NUL-terminated; byte
-// buffers hold the given length; out-parameters are NULL or point to
-// writable storage.
-int64_t cursus_topic_info_min_in_sync_replicas(const struct cursus_topic_info_t *info);
-
-// The `min_in_sync_replicas` in force, or -1 when the reply does not say.
-//
-// Thread-safety: safe from any thread.
-//
-// # Safety
-// Pointer arguments follow the header's conventions: handles are values
-// returned by this library (or NULL); strings are NUL-terminated; byte
-// buffers hold the given length; out-parameters are NULL or point to
-// writable storage.
-int64_t cursus_topic_info_effective_min_in_sync_replicas(const struct cursus_topic_info_t *info);
-
 // The cleanup policy (`delete`, `compact` or `delete,compact`).
 //
 // Thread-safety: safe from any thread while the handle is alive.
@@ -3524,7 +3592,8 @@ const char *cursus_topic_info_cleanup_policy(const struct cursus_topic_info_t *i
 // writable storage.
 const char *cursus_topic_info_partitioner(const struct cursus_topic_info_t *info);
 
-// The authorization policy (`open`, `deny_write`, `deny_read` or `acl`).
+// The authorization policy (`open`, `deny_write`, `deny_read` or
+// `acl`).
 //
 // Thread-safety: safe from any thread while the handle is alive.
 //
@@ -3534,6 +3603,54 @@ const char *cursus_topic_info_partitioner(const struct cursus_topic_info_t *info
 // buffers hold the given length; out-parameters are NULL or point to
 // writable storage.
 const char *cursus_topic_info_auth_policy(const struct cursus_topic_info_t *info);
+
+// The number of read acl entries: The principals allowed to read (the read ACL).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+size_t cursus_topic_info_read_acl_count(const struct cursus_topic_info_t *info);
+
+// Entry `index` of the read acl entries: The principals allowed to read (the read ACL).
+//
+// None when out of range.
+//
+// Thread-safety: safe from any thread while the handle is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_topic_info_read_acl(const struct cursus_topic_info_t *info, size_t index);
+
+// The number of write acl entries: The principals allowed to write (the write ACL).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+size_t cursus_topic_info_write_acl_count(const struct cursus_topic_info_t *info);
+
+// Entry `index` of the write acl entries: The principals allowed to write (the write ACL).
+//
+// None when out of range.
+//
+// Thread-safety: safe from any thread while the handle is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_topic_info_write_acl(const struct cursus_topic_info_t *info, size_t index);
 
 // The retention in hours (0: the broker default).
 //
@@ -3557,7 +3674,7 @@ uint64_t cursus_topic_info_retention_hours(const struct cursus_topic_info_t *inf
 // writable storage.
 uint64_t cursus_topic_info_retention_bytes(const struct cursus_topic_info_t *info);
 
-// The number of principals in the read ACL.
+// The definition revision (pass it to `admin_truncate_topic`).
 //
 // Thread-safety: safe from any thread.
 //
@@ -3566,20 +3683,9 @@ uint64_t cursus_topic_info_retention_bytes(const struct cursus_topic_info_t *inf
 // returned by this library (or NULL); strings are NUL-terminated; byte
 // buffers hold the given length; out-parameters are NULL or point to
 // writable storage.
-size_t cursus_topic_info_read_acl_count(const struct cursus_topic_info_t *info);
+uint64_t cursus_topic_info_revision(const struct cursus_topic_info_t *info);
 
-// Principal `index` of the read ACL (none when out of range).
-//
-// Thread-safety: safe from any thread while the handle is alive.
-//
-// # Safety
-// Pointer arguments follow the header's conventions: handles are values
-// returned by this library (or NULL); strings are NUL-terminated; byte
-// buffers hold the given length; out-parameters are NULL or point to
-// writable storage.
-const char *cursus_topic_info_read_acl(const struct cursus_topic_info_t *info, size_t index);
-
-// The number of principals in the write ACL.
+// The replication factor.
 //
 // Thread-safety: safe from any thread.
 //
@@ -3588,18 +3694,80 @@ const char *cursus_topic_info_read_acl(const struct cursus_topic_info_t *info, s
 // returned by this library (or NULL); strings are NUL-terminated; byte
 // buffers hold the given length; out-parameters are NULL or point to
 // writable storage.
-size_t cursus_topic_info_write_acl_count(const struct cursus_topic_info_t *info);
+uint32_t cursus_topic_info_replication_factor(const struct cursus_topic_info_t *info);
 
-// Principal `index` of the write ACL (none when out of range).
+// Whether producers are deduplicated on this topic.
 //
-// Thread-safety: safe from any thread while the handle is alive.
+// Thread-safety: safe from any thread.
 //
 // # Safety
 // Pointer arguments follow the header's conventions: handles are values
 // returned by this library (or NULL); strings are NUL-terminated; byte
 // buffers hold the given length; out-parameters are NULL or point to
 // writable storage.
-const char *cursus_topic_info_write_acl(const struct cursus_topic_info_t *info, size_t index);
+bool cursus_topic_info_idempotent(const struct cursus_topic_info_t *info);
+
+// Whether the topic takes event-sourcing commands.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+bool cursus_topic_info_event_sourcing(const struct cursus_topic_info_t *info);
+
+// Whether the topic is an aggregate replay topic (appends need event
+// ids and are retried safely).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+bool cursus_topic_info_aggregate_replay(const struct cursus_topic_info_t *info);
+
+// The lifecycle epoch (bumped by TRUNCATE).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_topic_info_lifecycle_epoch(const struct cursus_topic_info_t *info);
+
+// The topic's `min_in_sync_replicas` override (none: the broker
+// default applies).
+//
+// -1 when there is none.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+int64_t cursus_topic_info_min_in_sync_replicas(const struct cursus_topic_info_t *info);
+
+// The `min_in_sync_replicas` in force (none when the reply does not
+// say).
+//
+// -1 when there is none.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+int64_t cursus_topic_info_effective_min_in_sync_replicas(const struct cursus_topic_info_t *info);
 
 // The topic described.
 //
@@ -3612,7 +3780,9 @@ const char *cursus_topic_info_write_acl(const struct cursus_topic_info_t *info, 
 // writable storage.
 const char *cursus_topic_description_topic(const struct cursus_topic_description_t *description);
 
-// The topic's definition, as a topic info of its own (destroy it too).
+// The topic's definition.
+//
+// A topic info handle of its own (destroy it too).
 //
 // Thread-safety: safe from any thread.
 //
@@ -3622,10 +3792,10 @@ const char *cursus_topic_description_topic(const struct cursus_topic_description
 // buffers hold the given length; out-parameters are NULL or point to
 // writable storage.
 enum cursus_status_t cursus_topic_description_definition(struct cursus_topic_description_t *description,
-                                                         struct cursus_topic_info_t **out_info,
+                                                         struct cursus_topic_info_t **out_definition,
                                                          struct cursus_error_t **out_error);
 
-// The number of partitions described.
+// The number of partition entries: The partitions.
 //
 // Thread-safety: safe from any thread.
 //
@@ -3636,7 +3806,9 @@ enum cursus_status_t cursus_topic_description_definition(struct cursus_topic_des
 // writable storage.
 size_t cursus_topic_description_partition_count(const struct cursus_topic_description_t *description);
 
-// The id of partition entry `index` (-1 when out of range).
+// The partition id.
+//
+// Of the partition entry `index` (-1 when out of range).
 //
 // Thread-safety: safe from any thread.
 //
@@ -3648,7 +3820,9 @@ size_t cursus_topic_description_partition_count(const struct cursus_topic_descri
 int64_t cursus_topic_description_partition_id(const struct cursus_topic_description_t *description,
                                               size_t index);
 
-// The leader address of partition entry `index` (none when out of range).
+// The leader address.
+//
+// Of the partition entry `index` (none when out of range).
 //
 // Thread-safety: safe from any thread while the handle is alive.
 //
@@ -3660,44 +3834,9 @@ int64_t cursus_topic_description_partition_id(const struct cursus_topic_descript
 const char *cursus_topic_description_partition_leader(const struct cursus_topic_description_t *description,
                                                       size_t index);
 
-// The earliest retained offset of partition entry `index` (-1 when out of
-// range).
+// The number of replica entries: The replica addresses.
 //
-// Thread-safety: safe from any thread.
-//
-// # Safety
-// Pointer arguments follow the header's conventions: handles are values
-// returned by this library (or NULL); strings are NUL-terminated; byte
-// buffers hold the given length; out-parameters are NULL or point to
-// writable storage.
-int64_t cursus_topic_description_partition_earliest(const struct cursus_topic_description_t *description,
-                                                    size_t index);
-
-// The log end offset of partition entry `index` (-1 when out of range).
-//
-// Thread-safety: safe from any thread.
-//
-// # Safety
-// Pointer arguments follow the header's conventions: handles are values
-// returned by this library (or NULL); strings are NUL-terminated; byte
-// buffers hold the given length; out-parameters are NULL or point to
-// writable storage.
-int64_t cursus_topic_description_partition_leo(const struct cursus_topic_description_t *description,
-                                               size_t index);
-
-// The high-water mark of partition entry `index` (-1 when out of range).
-//
-// Thread-safety: safe from any thread.
-//
-// # Safety
-// Pointer arguments follow the header's conventions: handles are values
-// returned by this library (or NULL); strings are NUL-terminated; byte
-// buffers hold the given length; out-parameters are NULL or point to
-// writable storage.
-int64_t cursus_topic_description_partition_hwm(const struct cursus_topic_description_t *description,
-                                               size_t index);
-
-// The number of replicas of partition entry `index` (0 when out of range).
+// Of the partition entry `index` (0 when out of range).
 //
 // Thread-safety: safe from any thread.
 //
@@ -3709,7 +3848,9 @@ int64_t cursus_topic_description_partition_hwm(const struct cursus_topic_descrip
 size_t cursus_topic_description_partition_replica_count(const struct cursus_topic_description_t *description,
                                                         size_t index);
 
-// Replica `replica` of partition entry `index` (none when out of range).
+// Entry `replica` of the replica entries: The replica addresses.
+//
+// None when out of range.
 //
 // Thread-safety: safe from any thread while the handle is alive.
 //
@@ -3722,8 +3863,9 @@ const char *cursus_topic_description_partition_replica(const struct cursus_topic
                                                        size_t index,
                                                        size_t replica);
 
-// The number of in-sync replicas of partition entry `index` (0 when out
-// of range).
+// The number of isr entries: The in-sync replica addresses.
+//
+// Of the partition entry `index` (0 when out of range).
 //
 // Thread-safety: safe from any thread.
 //
@@ -3735,8 +3877,9 @@ const char *cursus_topic_description_partition_replica(const struct cursus_topic
 size_t cursus_topic_description_partition_isr_count(const struct cursus_topic_description_t *description,
                                                     size_t index);
 
-// In-sync replica `replica` of partition entry `index` (none when out of
-// range).
+// Entry `isr` of the isr entries: The in-sync replica addresses.
+//
+// None when out of range.
 //
 // Thread-safety: safe from any thread while the handle is alive.
 //
@@ -3747,9 +3890,53 @@ size_t cursus_topic_description_partition_isr_count(const struct cursus_topic_de
 // writable storage.
 const char *cursus_topic_description_partition_isr(const struct cursus_topic_description_t *description,
                                                    size_t index,
-                                                   size_t replica);
+                                                   size_t isr);
 
-// The topic's definition, as a topic info of its own (destroy it too).
+// The earliest retained offset.
+//
+// Of the partition entry `index` (-1 when out of range).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+int64_t cursus_topic_description_partition_earliest(const struct cursus_topic_description_t *description,
+                                                    size_t index);
+
+// The log end offset.
+//
+// Of the partition entry `index` (-1 when out of range).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+int64_t cursus_topic_description_partition_leo(const struct cursus_topic_description_t *description,
+                                               size_t index);
+
+// The high-water mark.
+//
+// Of the partition entry `index` (-1 when out of range).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+int64_t cursus_topic_description_partition_hwm(const struct cursus_topic_description_t *description,
+                                               size_t index);
+
+// The topic's definition.
+//
+// A topic info handle of its own (destroy it too).
 //
 // Thread-safety: safe from any thread.
 //
@@ -3759,10 +3946,10 @@ const char *cursus_topic_description_partition_isr(const struct cursus_topic_des
 // buffers hold the given length; out-parameters are NULL or point to
 // writable storage.
 enum cursus_status_t cursus_topic_metadata_info(struct cursus_topic_metadata_t *metadata,
-                                                struct cursus_topic_info_t **out_info,
+                                                struct cursus_topic_info_t **out_topic,
                                                 struct cursus_error_t **out_error);
 
-// The number of partition leaders listed (one per partition).
+// The number of leader entries: The leader address (`host:port`) of each partition, by partition.
 //
 // Thread-safety: safe from any thread.
 //
@@ -3773,8 +3960,9 @@ enum cursus_status_t cursus_topic_metadata_info(struct cursus_topic_metadata_t *
 // writable storage.
 size_t cursus_topic_metadata_leader_count(const struct cursus_topic_metadata_t *metadata);
 
-// The leader address (`host:port`) of partition `partition` (none when
-// out of range).
+// Entry `index` of the leader entries: The leader address (`host:port`) of each partition, by partition.
+//
+// None when out of range.
 //
 // Thread-safety: safe from any thread while the handle is alive.
 //
@@ -3784,9 +3972,22 @@ size_t cursus_topic_metadata_leader_count(const struct cursus_topic_metadata_t *
 // buffers hold the given length; out-parameters are NULL or point to
 // writable storage.
 const char *cursus_topic_metadata_leader(const struct cursus_topic_metadata_t *metadata,
-                                         size_t partition);
+                                         size_t index);
 
-// The leader epoch of partition `partition` (-1 when not reported).
+// The number of leader epoch entries: The leader epoch of each partition, by partition.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+size_t cursus_topic_metadata_leader_epoch_count(const struct cursus_topic_metadata_t *metadata);
+
+// Entry `index` of the leader epoch entries: The leader epoch of each partition, by partition.
+//
+// -1 when out of range.
 //
 // Thread-safety: safe from any thread.
 //
@@ -3796,7 +3997,7 @@ const char *cursus_topic_metadata_leader(const struct cursus_topic_metadata_t *m
 // buffers hold the given length; out-parameters are NULL or point to
 // writable storage.
 int64_t cursus_topic_metadata_leader_epoch(const struct cursus_topic_metadata_t *metadata,
-                                           size_t partition);
+                                           size_t index);
 
 // The group name.
 //
@@ -3842,6 +4043,17 @@ const char *cursus_group_status_state(const struct cursus_group_status_t *status
 // writable storage.
 uint64_t cursus_group_status_generation(const struct cursus_group_status_t *status);
 
+// The member count the broker reports.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_group_status_reported_member_count(const struct cursus_group_status_t *status);
+
 // The partition count of the group's topics.
 //
 // Thread-safety: safe from any thread.
@@ -3853,7 +4065,7 @@ uint64_t cursus_group_status_generation(const struct cursus_group_status_t *stat
 // writable storage.
 uint64_t cursus_group_status_partition_count(const struct cursus_group_status_t *status);
 
-// The number of members listed.
+// The number of member entries: The members.
 //
 // Thread-safety: safe from any thread.
 //
@@ -3864,7 +4076,9 @@ uint64_t cursus_group_status_partition_count(const struct cursus_group_status_t 
 // writable storage.
 size_t cursus_group_status_member_count(const struct cursus_group_status_t *status);
 
-// The id of member `index` (none when out of range).
+// The member id.
+//
+// Of the member entry `index` (none when out of range).
 //
 // Thread-safety: safe from any thread while the handle is alive.
 //
@@ -3875,8 +4089,9 @@ size_t cursus_group_status_member_count(const struct cursus_group_status_t *stat
 // writable storage.
 const char *cursus_group_status_member_id(const struct cursus_group_status_t *status, size_t index);
 
-// When member `index` last sent a heartbeat, as the broker reports it
-// (none when out of range).
+// When the member last sent a heartbeat, as the broker reports it.
+//
+// Of the member entry `index` (none when out of range).
 //
 // Thread-safety: safe from any thread while the handle is alive.
 //
@@ -3888,8 +4103,9 @@ const char *cursus_group_status_member_id(const struct cursus_group_status_t *st
 const char *cursus_group_status_member_last_heartbeat(const struct cursus_group_status_t *status,
                                                       size_t index);
 
-// The number of partitions assigned to member `index` (0 when out of
-// range).
+// The number of assignment entries: The partitions assigned to the member.
+//
+// Of the member entry `index` (0 when out of range).
 //
 // Thread-safety: safe from any thread.
 //
@@ -3901,7 +4117,9 @@ const char *cursus_group_status_member_last_heartbeat(const struct cursus_group_
 size_t cursus_group_status_member_assignment_count(const struct cursus_group_status_t *status,
                                                    size_t index);
 
-// Assigned partition `assignment` of member `index` (-1 when out of range).
+// Entry `assignment` of the assignment entries: The partitions assigned to the member.
+//
+// -1 when out of range.
 //
 // Thread-safety: safe from any thread.
 //

@@ -1,30 +1,11 @@
-//! Generates the JNI entry points from the bridge declarations
-//! (`$OUT_DIR/bridge_jni.rs`, included by `src/lib.rs`) and the Java class
-//! that declares them (`$OUT_DIR/NativeBridge.java`).
-//!
-//! The checked-in `src/main/java/io/cursus/NativeBridge.java` must equal the
-//! generated one: `tests/generated.rs` fails otherwise, and
-//! `make java-bridge` rewrites it.
-
-use std::path::PathBuf;
+//! Links the JNI library so it is never unmapped. Its entry points
+//! (`src/bridge_jni.rs`) and the Java class that declares them
+//! (`NativeBridge.java`) are generated from the bridge declarations by
+//! cursus-bridge-gen and checked in (`make bridge-gen`; the generator's
+//! `tests/generated.rs` fails when they are stale).
 
 fn main() {
-    let crate_dir = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").expect("manifest dir"));
-    let out_dir = PathBuf::from(std::env::var("OUT_DIR").expect("out dir"));
-    let api_dir = crate_dir.join("../../bridge/src/api");
-    println!("cargo:rerun-if-changed={}", api_dir.display());
     // Never unmapped: its fork hook stays registered with pthread_atfork for
     // the life of the process (src/fork_watch.rs).
     println!("cargo:rustc-cdylib-link-arg=-Wl,-z,nodelete");
-    let api = cursus_bridge_gen::read_api(&api_dir).unwrap_or_else(|e| panic!("{e}"));
-    std::fs::write(
-        out_dir.join("bridge_jni.rs"),
-        cursus_bridge_gen::jni::generate_rust(&api),
-    )
-    .expect("write bridge_jni.rs");
-    std::fs::write(
-        out_dir.join("NativeBridge.java"),
-        cursus_bridge_gen::jni::generate_java(&api),
-    )
-    .expect("write NativeBridge.java");
 }

@@ -35,47 +35,9 @@ func NewAdmin(ctx context.Context, opts ...Option) (*Admin, error) {
 	return a, nil
 }
 
-// TopicInfo is a topic's definition, as the broker replied (CreateTopic,
-// CreateTopicWithOptions, AlterTopicConfig, Metadata, DescribeTopic).
-type TopicInfo struct {
-	// Name is the topic name.
-	Name string
-	// Partitions is the partition count.
-	Partitions uint32
-	// ReplicationFactor is the number of replicas of each partition.
-	ReplicationFactor uint32
-	// Revision is the definition revision: pass it to TruncateTopic.
-	Revision uint64
-	// LifecycleEpoch is bumped by TruncateTopic.
-	LifecycleEpoch uint64
-	// Idempotent tells whether producers are deduplicated on this topic.
-	Idempotent bool
-	// EventSourcing tells whether the topic takes event-sourcing commands.
-	EventSourcing bool
-	// AggregateReplay tells whether the topic is an aggregate replay topic
-	// (appends carry event ids and are retried safely).
-	AggregateReplay bool
-	// MinInSyncReplicas is the topic's override, or
-	// DefaultMinInSyncReplicas (-1) when the broker default applies.
-	MinInSyncReplicas int64
-	// EffectiveMinInSyncReplicas is the value in force, or -1 when the
-	// reply does not say.
-	EffectiveMinInSyncReplicas int64
-	// CleanupPolicy is delete, compact or delete,compact.
-	CleanupPolicy string
-	// Partitioner is hash_key or round_robin.
-	Partitioner string
-	// AuthPolicy is open, deny_write, deny_read or acl.
-	AuthPolicy string
-	// RetentionHours is the retention in hours (0: the broker default).
-	RetentionHours uint64
-	// RetentionBytes is the retention in bytes (0: the broker default).
-	RetentionBytes uint64
-	// ReadACL lists the principals allowed to read (auth policy acl).
-	ReadACL []string
-	// WriteACL lists the principals allowed to write (auth policy acl).
-	WriteACL []string
-}
+// The result types (TopicInfo, TopicDescription, PartitionDescription,
+// TopicMetadata, PartitionOffsets, GroupStatus, GroupMember, DeleteResult,
+// TruncateResult) and their readers are generated: results_gen.go.
 
 // DefaultMinInSyncReplicas, given to AlterTopicConfig, restores the broker
 // default; in TopicInfo.MinInSyncReplicas it means "no override".
@@ -83,109 +45,6 @@ const DefaultMinInSyncReplicas int64 = -1
 
 // AllPartitions, given to ListOffsets, lists every partition of the topic.
 const AllPartitions int64 = -1
-
-// PartitionDescription is one partition of a DescribeTopic.
-type PartitionDescription struct {
-	// ID is the partition id.
-	ID uint32
-	// Leader is the leader's address (host:port).
-	Leader string
-	// Replicas are the partition's replicas (broker ids, as the broker
-	// reports them).
-	Replicas []string
-	// ISR are the in-sync replicas (broker ids).
-	ISR []string
-	// Earliest is the earliest retained offset.
-	Earliest uint64
-	// LEO is the log end offset.
-	LEO uint64
-	// HWM is the high-water mark.
-	HWM uint64
-}
-
-// TopicDescription is a topic's definition and the state of each of its
-// partitions (DESCRIBE).
-type TopicDescription struct {
-	// Topic is the topic described.
-	Topic string
-	// Definition is the topic's definition.
-	Definition TopicInfo
-	// Partitions describes each partition.
-	Partitions []PartitionDescription
-}
-
-// TopicMetadata is a topic's definition and partition leaders (METADATA).
-type TopicMetadata struct {
-	// Topic is the topic's definition.
-	Topic TopicInfo
-	// Leaders is the leader address (host:port) of each partition, indexed
-	// by partition id.
-	Leaders []string
-	// Epochs is the leader epoch of each partition (-1: not reported).
-	Epochs []int64
-}
-
-// PartitionOffsets are one partition's offsets (LIST_OFFSETS).
-type PartitionOffsets struct {
-	// Partition is the partition id.
-	Partition uint32
-	// Earliest is the earliest retained offset.
-	Earliest uint64
-	// Latest is the next readable committed offset (where "latest"
-	// consumers start).
-	Latest uint64
-	// LEO is the log end offset.
-	LEO uint64
-	// HWM is the high-water mark.
-	HWM uint64
-}
-
-// GroupMember is one member of a consumer group.
-type GroupMember struct {
-	// MemberID is the member's id.
-	MemberID string
-	// LastHeartbeat is when the member last sent a heartbeat, as the
-	// broker reports it.
-	LastHeartbeat string
-	// Assignments are the partitions assigned to the member.
-	Assignments []uint32
-}
-
-// GroupStatus is a consumer group's state and members (GROUP_STATUS).
-type GroupStatus struct {
-	// Group is the group name.
-	Group string
-	// Topic is the topic of a single-topic group (empty otherwise).
-	Topic string
-	// State is the group state, e.g. "Stable".
-	State string
-	// Generation is the group generation.
-	Generation uint64
-	// PartitionCount is the partition count of the group's topics.
-	PartitionCount uint64
-	// Members are the group's members.
-	Members []GroupMember
-}
-
-// DeleteResult is what DeleteTopic did.
-type DeleteResult struct {
-	// Deleted is false when ifExists found no topic.
-	Deleted bool
-	// CleanupPending tells whether the broker still has storage cleanup to
-	// retry.
-	CleanupPending bool
-}
-
-// TruncateResult is what TruncateTopic did.
-type TruncateResult struct {
-	// Revision is the topic's revision after truncation.
-	Revision uint64
-	// LifecycleEpoch is the topic's lifecycle epoch after truncation.
-	LifecycleEpoch uint64
-	// CleanupPending tells whether the broker still has storage cleanup to
-	// retry.
-	CleanupPending bool
-}
 
 // TopicOptions sets a topic's settings by name for CreateTopicWithOptions:
 // partitions, replication_factor, min_in_sync_replicas, retention_hours,
@@ -198,34 +57,7 @@ type TopicOptions map[string]string
 // topicInfo reads a topic info handle and destroys it.
 func topicInfo(h *C.cursus_topic_info_t) TopicInfo {
 	defer C.cursus_topic_info_destroy(h)
-	acl := func(count func(*C.cursus_topic_info_t) C.size_t, get func(*C.cursus_topic_info_t, C.size_t) *C.char) []string {
-		out := []string{}
-		for i, n := C.size_t(0), count(h); i < n; i++ {
-			out = append(out, goString(get(h, i)))
-		}
-		return out
-	}
-	return TopicInfo{
-		Name:                       goString(C.cursus_topic_info_name(h)),
-		Partitions:                 uint32(C.cursus_topic_info_partitions(h)),
-		ReplicationFactor:          uint32(C.cursus_topic_info_replication_factor(h)),
-		Revision:                   uint64(C.cursus_topic_info_revision(h)),
-		LifecycleEpoch:             uint64(C.cursus_topic_info_lifecycle_epoch(h)),
-		Idempotent:                 bool(C.cursus_topic_info_idempotent(h)),
-		EventSourcing:              bool(C.cursus_topic_info_event_sourcing(h)),
-		AggregateReplay:            bool(C.cursus_topic_info_aggregate_replay(h)),
-		MinInSyncReplicas:          int64(C.cursus_topic_info_min_in_sync_replicas(h)),
-		EffectiveMinInSyncReplicas: int64(C.cursus_topic_info_effective_min_in_sync_replicas(h)),
-		CleanupPolicy:              goString(C.cursus_topic_info_cleanup_policy(h)),
-		Partitioner:                goString(C.cursus_topic_info_partitioner(h)),
-		AuthPolicy:                 goString(C.cursus_topic_info_auth_policy(h)),
-		RetentionHours:             uint64(C.cursus_topic_info_retention_hours(h)),
-		RetentionBytes:             uint64(C.cursus_topic_info_retention_bytes(h)),
-		ReadACL: acl(func(h *C.cursus_topic_info_t) C.size_t { return C.cursus_topic_info_read_acl_count(h) },
-			func(h *C.cursus_topic_info_t, i C.size_t) *C.char { return C.cursus_topic_info_read_acl(h, i) }),
-		WriteACL: acl(func(h *C.cursus_topic_info_t) C.size_t { return C.cursus_topic_info_write_acl_count(h) },
-			func(h *C.cursus_topic_info_t, i C.size_t) *C.char { return C.cursus_topic_info_write_acl(h, i) }),
-	}
+	return readTopicInfo(h)
 }
 
 // adminCall runs one admin request (which the library cannot interrupt),
@@ -314,7 +146,7 @@ func (a *Admin) DeleteTopic(ctx context.Context, topic string, ifExists bool) (D
 			return DeleteResult{}, s
 		}
 		defer C.cursus_delete_outcome_destroy(h)
-		return DeleteResult{bool(C.cursus_delete_outcome_deleted(h)), bool(C.cursus_delete_outcome_cleanup_pending(h))}, s
+		return readDeleteOutcome(h), s
 	})
 }
 
@@ -328,8 +160,7 @@ func (a *Admin) TruncateTopic(ctx context.Context, topic string, expectedRevisio
 			return TruncateResult{}, s
 		}
 		defer C.cursus_truncate_outcome_destroy(h)
-		return TruncateResult{uint64(C.cursus_truncate_outcome_revision(h)),
-			uint64(C.cursus_truncate_outcome_lifecycle_epoch(h)), bool(C.cursus_truncate_outcome_cleanup_pending(h))}, s
+		return readTruncateOutcome(h), s
 	})
 }
 
@@ -343,28 +174,7 @@ func (a *Admin) DescribeTopic(ctx context.Context, topic string) (TopicDescripti
 			return TopicDescription{}, s
 		}
 		defer C.cursus_topic_description_destroy(d)
-		var def *C.cursus_topic_info_t
-		if s := C.cursus_topic_description_definition(d, &def, e); Status(s) != StatusOK {
-			return TopicDescription{}, s
-		}
-		out := TopicDescription{Topic: goString(C.cursus_topic_description_topic(d)), Definition: topicInfo(def)}
-		for i, n := C.size_t(0), C.cursus_topic_description_partition_count(d); i < n; i++ {
-			p := PartitionDescription{
-				ID:       uint32(C.cursus_topic_description_partition_id(d, i)),
-				Leader:   goString(C.cursus_topic_description_partition_leader(d, i)),
-				Earliest: uint64(C.cursus_topic_description_partition_earliest(d, i)),
-				LEO:      uint64(C.cursus_topic_description_partition_leo(d, i)),
-				HWM:      uint64(C.cursus_topic_description_partition_hwm(d, i)),
-			}
-			for j, m := C.size_t(0), C.cursus_topic_description_partition_replica_count(d, i); j < m; j++ {
-				p.Replicas = append(p.Replicas, goString(C.cursus_topic_description_partition_replica(d, i, j)))
-			}
-			for j, m := C.size_t(0), C.cursus_topic_description_partition_isr_count(d, i); j < m; j++ {
-				p.ISR = append(p.ISR, goString(C.cursus_topic_description_partition_isr(d, i, j)))
-			}
-			out.Partitions = append(out.Partitions, p)
-		}
-		return out, s
+		return readTopicDescription(d), s
 	})
 }
 
@@ -377,16 +187,7 @@ func (a *Admin) Metadata(ctx context.Context, topic string) (TopicMetadata, erro
 			return TopicMetadata{}, s
 		}
 		defer C.cursus_topic_metadata_destroy(m)
-		var info *C.cursus_topic_info_t
-		if s := C.cursus_topic_metadata_info(m, &info, e); Status(s) != StatusOK {
-			return TopicMetadata{}, s
-		}
-		out := TopicMetadata{Topic: topicInfo(info)}
-		for i, n := C.size_t(0), C.cursus_topic_metadata_leader_count(m); i < n; i++ {
-			out.Leaders = append(out.Leaders, goString(C.cursus_topic_metadata_leader(m, i)))
-			out.Epochs = append(out.Epochs, int64(C.cursus_topic_metadata_leader_epoch(m, i)))
-		}
-		return out, s
+		return readTopicMetadata(m), s
 	})
 }
 
@@ -400,17 +201,7 @@ func (a *Admin) ListOffsets(ctx context.Context, topic string, partition int64) 
 			return nil, s
 		}
 		defer C.cursus_partition_offsets_list_destroy(l)
-		var out []PartitionOffsets
-		for i, n := C.size_t(0), C.cursus_partition_offsets_list_count(l); i < n; i++ {
-			out = append(out, PartitionOffsets{
-				Partition: uint32(C.cursus_partition_offsets_list_partition(l, i)),
-				Earliest:  uint64(C.cursus_partition_offsets_list_earliest(l, i)),
-				Latest:    uint64(C.cursus_partition_offsets_list_latest(l, i)),
-				LEO:       uint64(C.cursus_partition_offsets_list_leo(l, i)),
-				HWM:       uint64(C.cursus_partition_offsets_list_hwm(l, i)),
-			})
-		}
-		return out, s
+		return readPartitionOffsetsList(l), s
 	})
 }
 
@@ -423,24 +214,7 @@ func (a *Admin) GroupStatus(ctx context.Context, group string) (GroupStatus, err
 			return GroupStatus{}, s
 		}
 		defer C.cursus_group_status_destroy(h)
-		out := GroupStatus{
-			Group:          goString(C.cursus_group_status_group(h)),
-			Topic:          goString(C.cursus_group_status_topic(h)),
-			State:          goString(C.cursus_group_status_state(h)),
-			Generation:     uint64(C.cursus_group_status_generation(h)),
-			PartitionCount: uint64(C.cursus_group_status_partition_count(h)),
-		}
-		for i, n := C.size_t(0), C.cursus_group_status_member_count(h); i < n; i++ {
-			m := GroupMember{
-				MemberID:      goString(C.cursus_group_status_member_id(h, i)),
-				LastHeartbeat: goString(C.cursus_group_status_member_last_heartbeat(h, i)),
-			}
-			for j, k := C.size_t(0), C.cursus_group_status_member_assignment_count(h, i); j < k; j++ {
-				m.Assignments = append(m.Assignments, uint32(C.cursus_group_status_member_assignment(h, i, j)))
-			}
-			out.Members = append(out.Members, m)
-		}
-		return out, s
+		return readGroupStatus(h), s
 	})
 }
 

@@ -72,23 +72,7 @@ type Event struct {
 	ID string
 }
 
-// Appended says where an appended event went.
-type Appended struct {
-	// Version is the version the event got (expectedVersion + 1).
-	Version uint64
-	// Offset is its offset in the partition.
-	Offset uint64
-	// Partition is its aggregate's partition.
-	Partition uint32
-}
-
-// Snapshot is an aggregate's saved state.
-type Snapshot struct {
-	// Version is the aggregate version the state includes.
-	Version uint64
-	// State is the serialised state.
-	State string
-}
+// Appended and Snapshot (and their readers) are generated: results_gen.go.
 
 // StoredEvent is an event as stored (or, for Browse, any record), with
 // every field.
@@ -294,11 +278,7 @@ func (s *EventStore) Append(ctx context.Context, topic, key string, expectedVers
 		st := C.cursus_event_store_append(s.h, args[0], args[1], C.uint64_t(expectedVersion), args[2], args[3],
 			metadata, C.uint32_t(ev.SchemaVersion), &a, e)
 		defer C.cursus_appended_destroy(a)
-		return Appended{
-			Version:   uint64(C.cursus_appended_version(a)),
-			Offset:    uint64(C.cursus_appended_offset(a)),
-			Partition: uint32(C.cursus_appended_partition(a)),
-		}, st
+		return readAppended(a), st
 	})
 }
 
@@ -359,7 +339,8 @@ func snapshotFrom(h *C.cursus_snapshot_t) *Snapshot {
 		return nil
 	}
 	defer C.cursus_snapshot_destroy(h)
-	return &Snapshot{Version: uint64(C.cursus_snapshot_version(h)), State: goString(C.cursus_snapshot_state(h))}
+	snapshot := readSnapshot(h)
+	return &snapshot
 }
 
 // ReadStream reads aggregate key's stream from fromVersion (1: the start)

@@ -197,11 +197,7 @@ func (s *EventStore) appendEvent(ctx context.Context, topic, key string, expecte
 // appendedFrom reads an appended handle (zero for nil) and destroys it.
 func appendedFrom(a *C.cursus_appended_t) Appended {
 	defer C.cursus_appended_destroy(a)
-	return Appended{
-		Version:   uint64(C.cursus_appended_version(a)),
-		Offset:    uint64(C.cursus_appended_offset(a)),
-		Partition: uint32(C.cursus_appended_partition(a)),
-	}
+	return readAppended(a)
 }
 
 // proofCall runs one proof or range request bounded by ctx (as storeCall,

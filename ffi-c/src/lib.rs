@@ -1,9 +1,10 @@
 //! `libcursus`: the C ABI of the Cursus engine.
 //!
 //! Almost every function is generated: `cursus-bridge-gen` reads the
-//! `#[bridge_fn]` declarations of `bridge/src/api` (see `bridge/README.md`)
-//! and writes one C entry point per declaration into `$OUT_DIR/bridge_c.rs`,
-//! included below; cbindgen turns the crate plus that file into
+//! `#[bridge_fn]` and `bridge_results!` declarations of `bridge/src/api`
+//! (see `bridge/README.md`) and writes one C entry point per declaration
+//! and result accessor into `src/bridge_c.rs` (checked in, `make
+//! bridge-gen`), included below; cbindgen turns the crate plus that file into
 //! `include/cursus.h`. The hand-written part is the glue those entry points
 //! call, one concern per module:
 //!
@@ -37,4 +38,7 @@ pub use types::*;
 
 use std::ffi::{c_char, c_void};
 
-include!(concat!(env!("OUT_DIR"), "/bridge_c.rs"));
+// The entry points, generated from the bridge declarations by
+// cursus-bridge-gen (checked in so reviews see them; `make bridge-gen`).
+include!("bridge_c.rs");
+include!(concat!(env!("OUT_DIR"), "/version.rs"));

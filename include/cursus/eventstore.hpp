@@ -9,11 +9,7 @@
 
 namespace cursus {
 
-/// An aggregate's saved state.
-struct Snapshot {
-  uint64_t version;  ///< The aggregate version the state includes.
-  std::string state; ///< The serialised state.
-};
+// Snapshot (like Appended) is generated: cursus/results.hpp.
 
 /// One stored event (or, for a browse read, any record) with every field.
 struct StoredEvent {
@@ -190,7 +186,7 @@ inline void proof_call(F f, A... args) {
 inline std::optional<Snapshot> snapshot(cursus_snapshot_t *h) {
   Handle<cursus_snapshot_t, cursus_snapshot_destroy> owned(h);
   if (!h) return std::nullopt;
-  return Snapshot{cursus_snapshot_version(h), str(cursus_snapshot_state(h))};
+  return read_snapshot(h);
 }
 
 inline std::string bytes_at(const uint8_t *p, size_t n) {

@@ -3,6 +3,7 @@
 #define CURSUS_TYPES_HPP
 
 #include "error.hpp"
+#include "results.hpp"
 
 namespace cursus {
 
@@ -67,90 +68,9 @@ struct TopicPartition {
   }
 };
 
-/// A topic's definition (CREATE, ALTER, METADATA, DESCRIBE).
-struct TopicInfo {
-  std::string name;                                       ///< Name.
-  uint32_t partitions = 0;                                ///< Partition count.
-  uint32_t replication_factor = 0;                        ///< Replication factor.
-  uint64_t revision = 0;                                  ///< Definition revision.
-  uint64_t lifecycle_epoch = 0;                           ///< Lifecycle epoch (bumped by TRUNCATE).
-  bool idempotent = false;                                ///< Producers are deduplicated.
-  bool event_sourcing = false;                            ///< Event-sourcing commands allowed.
-  bool aggregate_replay = false;                          ///< Aggregate replay topic (event ids, proofs).
-  std::optional<uint32_t> min_in_sync_replicas;           ///< Override (none: broker default).
-  std::optional<uint32_t> effective_min_in_sync_replicas; ///< In force, when reported.
-  std::string cleanup_policy;                             ///< delete, compact or delete,compact.
-  std::string partitioner;                                ///< hash_key or round_robin.
-  std::string auth_policy;                                ///< open, deny_write, deny_read or acl.
-  uint64_t retention_hours = 0;                           ///< Retention hours (0: default).
-  uint64_t retention_bytes = 0;                           ///< Retention bytes (0: default).
-  std::vector<std::string> read_acl;                      ///< Principals allowed to read.
-  std::vector<std::string> write_acl;                     ///< Principals allowed to write.
-};
-
-/// One partition of a DESCRIBE.
-struct PartitionDescription {
-  uint32_t id;                      ///< Partition id.
-  std::string leader;               ///< Leader address.
-  std::vector<std::string> replicas; ///< Replica set.
-  std::vector<std::string> isr;     ///< In-sync replicas.
-  uint64_t earliest;                ///< First retained offset.
-  uint64_t leo;                     ///< Log end offset.
-  uint64_t hwm;                     ///< High-water mark.
-};
-
-/// DESCRIBE: a topic's definition and partitions.
-struct TopicDescription {
-  std::string topic;                            ///< Topic.
-  TopicInfo definition;                         ///< Definition.
-  std::vector<PartitionDescription> partitions; ///< Partitions.
-};
-
-/// METADATA: the definition and each partition's leader.
-struct TopicMetadata {
-  TopicInfo topic;                  ///< Definition.
-  std::vector<std::string> leaders; ///< Leader address per partition.
-  std::vector<int64_t> epochs;      ///< Leader epoch per partition (-1: not reported).
-};
-
-/// One partition's offsets (LIST_OFFSETS).
-struct PartitionOffsets {
-  uint32_t partition; ///< Partition id.
-  uint64_t earliest;  ///< First retained offset.
-  uint64_t latest;    ///< Where `latest` consumers start.
-  uint64_t leo;       ///< Log end offset.
-  uint64_t hwm;       ///< High-water mark.
-};
-
-/// One member of a group.
-struct GroupMember {
-  std::string member_id;             ///< Member id.
-  std::string last_heartbeat;        ///< Last heartbeat, as the broker reports it.
-  std::vector<uint32_t> assignments; ///< Assigned partitions.
-};
-
-/// GROUP_STATUS.
-struct GroupStatus {
-  std::string group;                ///< Group.
-  std::string topic;                ///< Topic of a single-topic group.
-  std::string state;                ///< State, e.g. Stable.
-  uint64_t generation;              ///< Generation.
-  uint64_t partition_count;         ///< Partitions of the group's topics.
-  std::vector<GroupMember> members; ///< Members.
-};
-
-/// What DELETE did.
-struct DeleteResult {
-  bool deleted;         ///< False when if_exists found no topic.
-  bool cleanup_pending; ///< The broker still retries storage cleanup.
-};
-
-/// What TRUNCATE did.
-struct TruncateResult {
-  uint64_t revision;        ///< New revision.
-  uint64_t lifecycle_epoch; ///< New lifecycle epoch.
-  bool cleanup_pending;     ///< The broker still retries storage cleanup.
-};
+// The admin result types (TopicInfo, TopicDescription, PartitionDescription,
+// TopicMetadata, PartitionOffsets, GroupStatus, GroupMember, DeleteResult,
+// TruncateResult) and Appended are generated: cursus/results.hpp.
 
 /// An event to append (EventStore::append, Producer::append_stream).
 /// Payload, metadata, event type and event id are UTF-8 text.
@@ -186,13 +106,6 @@ struct Event {
   std::string event_id;
 };
 
-/// Where an appended event went.
-struct Appended {
-  uint64_t version;   ///< The version it got (expected_version + 1).
-  uint64_t offset;    ///< Its offset.
-  uint32_t partition; ///< Its aggregate's partition.
-};
-
 namespace detail {
 
 /// `s` as a C string; a NUL inside (where a C string would end, cutting the
@@ -220,47 +133,13 @@ inline Handle<cursus_event_builder_t, cursus_event_builder_destroy> event_builde
 /// An Appended from its handle (consumed).
 inline Appended appended(cursus_appended_t *a) {
   Handle<cursus_appended_t, cursus_appended_destroy> owned(a);
-  return Appended{cursus_appended_version(a), cursus_appended_offset(a), cursus_appended_partition(a)};
-}
-
-inline std::optional<uint32_t> opt_u32(int64_t v) {
-  return v < 0 ? std::nullopt : std::optional<uint32_t>(static_cast<uint32_t>(v));
+  return read_appended(a);
 }
 
 /// A TopicInfo from its handle (consumed).
 inline TopicInfo topic_info(cursus_topic_info_t *h) {
   Handle<cursus_topic_info_t, cursus_topic_info_destroy> owned(h);
-  TopicInfo t;
-  t.name = str(cursus_topic_info_name(h));
-  t.partitions = cursus_topic_info_partitions(h);
-  t.replication_factor = cursus_topic_info_replication_factor(h);
-  t.revision = cursus_topic_info_revision(h);
-  t.lifecycle_epoch = cursus_topic_info_lifecycle_epoch(h);
-  t.idempotent = cursus_topic_info_idempotent(h);
-  t.event_sourcing = cursus_topic_info_event_sourcing(h);
-  t.aggregate_replay = cursus_topic_info_aggregate_replay(h);
-  t.min_in_sync_replicas = opt_u32(cursus_topic_info_min_in_sync_replicas(h));
-  t.effective_min_in_sync_replicas = opt_u32(cursus_topic_info_effective_min_in_sync_replicas(h));
-  t.cleanup_policy = str(cursus_topic_info_cleanup_policy(h));
-  t.partitioner = str(cursus_topic_info_partitioner(h));
-  t.auth_policy = str(cursus_topic_info_auth_policy(h));
-  t.retention_hours = cursus_topic_info_retention_hours(h);
-  t.retention_bytes = cursus_topic_info_retention_bytes(h);
-  for (size_t i = 0, n = cursus_topic_info_read_acl_count(h); i < n; i++)
-    t.read_acl.push_back(str(cursus_topic_info_read_acl(h, i)));
-  for (size_t i = 0, n = cursus_topic_info_write_acl_count(h); i < n; i++)
-    t.write_acl.push_back(str(cursus_topic_info_write_acl(h, i)));
-  return t;
-}
-
-inline std::vector<std::string> replicas(const cursus_topic_description_t *d, size_t p, bool isr) {
-  std::vector<std::string> out;
-  size_t n = isr ? cursus_topic_description_partition_isr_count(d, p)
-                 : cursus_topic_description_partition_replica_count(d, p);
-  for (size_t j = 0; j < n; j++)
-    out.push_back(str(isr ? cursus_topic_description_partition_isr(d, p, j)
-                          : cursus_topic_description_partition_replica(d, p, j)));
-  return out;
+  return read_topic_info(h);
 }
 
 }  // namespace detail

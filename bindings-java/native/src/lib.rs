@@ -1,9 +1,10 @@
 //! JNI native library of the Cursus Java binding (package `io.cursus`).
 //!
 //! Almost every entry point is generated: `cursus-bridge-gen` reads the
-//! `#[bridge_fn]` declarations of `bridge/src/api` and writes one
-//! `Java_io_cursus_NativeBridge_*` function per declaration (included
-//! below) and the Java class `io.cursus.NativeBridge` that declares them.
+//! `#[bridge_fn]` and `bridge_results!` declarations of `bridge/src/api`
+//! and writes one `Java_io_cursus_NativeBridge_*` function per declaration
+//! and result accessor (`src/bridge_jni.rs`, checked in, included below)
+//! and the Java class `io.cursus.NativeBridge` that declares them.
 //! The hand-written part is the glue they call, one concern per module:
 //!
 //! - `boundary`: the panic boundary and exceptions (`NativeLib.error`);
@@ -44,7 +45,9 @@ use jni::{JNIEnv, JavaVM};
 use std::ffi::c_void;
 use std::panic::catch_unwind;
 
-include!(concat!(env!("OUT_DIR"), "/bridge_jni.rs"));
+// The entry points, generated from the bridge declarations by
+// cursus-bridge-gen (checked in so reviews see them; `make bridge-gen`).
+include!("bridge_jni.rs");
 
 /// Called by the JVM when the library is loaded: remembers the VM, the
 /// `NativeLib` class and the completion methods (callback threads cannot

@@ -234,7 +234,7 @@ pub fn generate_rust(api: &crate::Api) -> String {
 
 /// Rust docs as Javadoc HTML: backtick spans become `{@code ...}`, the
 /// rest is HTML-escaped.
-fn javadoc_line(line: &str) -> String {
+pub(crate) fn javadoc_line(line: &str) -> String {
     let mut out = String::new();
     for (i, part) in line.split('`').enumerate() {
         if i % 2 == 1 && !part.contains(['{', '}']) {

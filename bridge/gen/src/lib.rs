@@ -10,7 +10,14 @@
 //! build with a message naming the function.
 
 pub mod c;
+pub mod cpp;
+pub mod golang;
+pub mod java;
 pub mod jni;
+pub mod outputs;
+pub mod python;
+pub mod readers;
+pub mod results;
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -133,12 +140,14 @@ impl BridgeFn {
 }
 
 /// Every bridge function of the `api` directory, in file then source order,
-/// plus the handle types they use (sorted).
+/// plus the handle types they use (sorted) and the declared results.
 pub struct Api {
-    /// The functions.
+    /// The functions (the results' accessors included).
     pub fns: Vec<BridgeFn>,
     /// Handle type names (`Producer`, `TopicInfo`, ...).
     pub handles: Vec<String>,
+    /// The `bridge_results!` declarations.
+    pub results: results::Results,
 }
 
 /// Reads `dir/*.rs`.
@@ -150,6 +159,7 @@ pub fn read_api(dir: &Path) -> Result<Api, String> {
         .collect();
     files.sort();
     let mut fns = Vec::new();
+    let mut declared = Vec::new();
     for file in files {
         let module = file
             .file_stem()
@@ -160,15 +170,27 @@ pub fn read_api(dir: &Path) -> Result<Api, String> {
             std::fs::read_to_string(&file).map_err(|e| format!("{}: {e}", file.display()))?;
         let parsed = syn::parse_file(&text).map_err(|e| format!("{}: {e}", file.display()))?;
         for item in parsed.items {
-            if let syn::Item::Fn(f) = item {
-                if let Some(attr) = f.attrs.iter().find(|a| a.path().is_ident("bridge_fn")) {
-                    fns.push(parse_fn(&module, &f, attr).map_err(|e| {
-                        format!("{}: bridge_fn {}: {e}", file.display(), f.sig.ident)
-                    })?);
+            match item {
+                syn::Item::Fn(f) => {
+                    if let Some(attr) = f.attrs.iter().find(|a| a.path().is_ident("bridge_fn")) {
+                        fns.push(parse_fn(&module, &f, attr).map_err(|e| {
+                            format!("{}: bridge_fn {}: {e}", file.display(), f.sig.ident)
+                        })?);
+                    }
                 }
+                syn::Item::Macro(m) if m.mac.path.is_ident("bridge_results") => {
+                    let block = results::parse_block(&module, m.mac.tokens.clone())
+                        .map_err(|e| format!("{}: bridge_results: {e}", file.display()))?;
+                    results::check_block(&block)
+                        .map_err(|e| format!("{}: bridge_results: {e}", file.display()))?;
+                    fns.extend(results::accessors(&block).into_iter().map(|a| a.f));
+                    declared.extend(block);
+                }
+                _ => {}
             }
         }
     }
+    results::check(&declared)?;
     let mut handles: Vec<String> = Vec::new();
     for f in &fns {
         let used = f
@@ -192,11 +214,15 @@ pub fn read_api(dir: &Path) -> Result<Api, String> {
         }
     }
     handles.sort();
-    Ok(Api { fns, handles })
+    Ok(Api {
+        fns,
+        handles,
+        results: declared,
+    })
 }
 
 /// A type as compact text, lifetimes removed (`&'a str` -> `&str`).
-fn tokens(ty: &syn::Type) -> String {
+pub(crate) fn tokens(ty: &syn::Type) -> String {
     let text = quote::ToTokens::to_token_stream(ty).to_string();
     let mut out = String::new();
     let mut chars = text.chars().peekable();
@@ -222,7 +248,7 @@ pub fn callback_handle(payload: &str) -> Option<&str> {
     (payload != "RecordMetadata" && is_ident(payload)).then_some(payload)
 }
 
-fn is_ident(s: &str) -> bool {
+pub(crate) fn is_ident(s: &str) -> bool {
     !s.is_empty()
         && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         && s.starts_with(|c: char| c.is_ascii_uppercase())
@@ -324,26 +350,7 @@ fn parse_fn(module: &str, f: &syn::ItemFn, attr: &syn::Attribute) -> Result<Brid
         })
         .map_err(|e| e.to_string())?;
     }
-    let docs = f
-        .attrs
-        .iter()
-        .filter(|a| a.path().is_ident("doc"))
-        .filter_map(|a| match &a.meta {
-            syn::Meta::NameValue(nv) => match &nv.value {
-                syn::Expr::Lit(syn::ExprLit {
-                    lit: syn::Lit::Str(s),
-                    ..
-                }) => Some(
-                    s.value()
-                        .strip_prefix(' ')
-                        .map(str::to_owned)
-                        .unwrap_or_else(|| s.value()),
-                ),
-                _ => None,
-            },
-            _ => None,
-        })
-        .collect::<Vec<_>>();
+    let docs = results::docs_of(&f.attrs);
     if docs.is_empty() {
         return Err("needs documentation (it becomes the C and Java docs)".into());
     }
@@ -434,7 +441,7 @@ pub fn banner(comment: &str, what: &str) -> String {
     );
     let _ = writeln!(
         s,
-        "{comment} Change the #[bridge_fn] declarations there instead; see bridge/README.md."
+        "{comment} Change the #[bridge_fn] and bridge_results! declarations there instead, then run\n{comment} `make bridge-gen`; see bridge/README.md."
     );
     s
 }
@@ -458,6 +465,7 @@ pub(crate) fn listener_api(event: &str) -> Api {
             langs: None,
         }],
         handles: vec![event.into(), "Thing".into()],
+        results: Vec::new(),
     }
 }
 

@@ -4,25 +4,10 @@
 //! `distribution_not_enabled` (class validation).
 
 use super::Admin;
-use crate::registry::Handle;
 use cursus::blocking::block_on_engine;
-use cursus::{ClusterBroker, ClusterPartition, ClusterStatus, LeaderElection, Result};
-use cursus_bridge_macros::bridge_fn;
+use cursus::Result;
+use cursus_bridge_macros::{bridge_fn, bridge_results};
 use std::future::Future;
-
-/// The brokers of a cluster (LIST_CLUSTER, or CLUSTER_STATUS's brokers).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ClusterBrokerList(pub Vec<ClusterBroker>);
-
-impl Handle for ClusterBrokerList {
-    const KIND: &'static str = "cluster broker list";
-}
-impl Handle for ClusterStatus {
-    const KIND: &'static str = "cluster status";
-}
-impl Handle for LeaderElection {
-    const KIND: &'static str = "leader election";
-}
 
 /// Runs an async admin call on the engine runtime, as the blocking admin
 /// client's own calls do (the fork check included).
@@ -66,253 +51,100 @@ pub fn admin_list_cluster(admin: &Admin) -> Result<ClusterBrokerList> {
     run(admin, |a| a.list_cluster()).map(ClusterBrokerList)
 }
 
-// ---- ClusterStatus: CLUSTER_STATUS.
+bridge_results! {
+    /// CLUSTER_STATUS: the Raft leader, every broker and every partition
+    /// (distributed mode).
+    #[result(engine = "cursus::ClusterStatus")]
+    pub struct ClusterStatus {
+        /// The broker id of the Raft (metadata) leader (none while no leader
+        /// is known).
+        pub raft_leader: Option<String>,
+        /// The registered brokers.
+        #[field(handle = "ClusterBrokerList")]
+        pub brokers: Vec<ClusterBroker>,
+        /// Every partition of every topic.
+        pub partitions: Vec<ClusterPartition>,
+        /// The number of partitions without an active leader.
+        pub leaderless: u64,
+        /// The number of partitions whose ISR is smaller than their replica
+        /// set.
+        pub under_replicated: u64,
+        /// The Raft voters (broker ids) as the answering broker knows the
+        /// membership.
+        pub voters: Vec<String>,
+        /// The Raft learners (non-voting members, broker ids) as the
+        /// answering broker knows the membership.
+        pub learners: Vec<String>,
+        /// The cluster's transaction coordinator shard count (none until a
+        /// broker that knows it has registered).
+        pub transaction_coordinator_shards: Option<u32>,
+    }
 
-fn partition(status: &ClusterStatus, index: usize) -> Option<&ClusterPartition> {
-    status.partitions.get(index)
-}
+    /// One partition in CLUSTER_STATUS.
+    #[result(engine = "cursus::ClusterPartition", item, java = "ClusterStatus.Partition")]
+    pub struct ClusterPartition {
+        /// The topic name.
+        pub topic: String,
+        /// The partition id.
+        #[field(c = "id")]
+        pub partition: u32,
+        /// The broker id of the leader (none for a leaderless partition).
+        pub leader: Option<String>,
+        /// The leader epoch.
+        pub leader_epoch: u64,
+        /// The committed high-water mark.
+        #[field(java = "highWatermark")]
+        pub hwm: u64,
+        /// The broker ids of the replica set.
+        pub replicas: Vec<String>,
+        /// The broker ids of the in-sync replicas.
+        pub isr: Vec<String>,
+        /// The number of idempotent producers whose committed sequences the
+        /// replicated state holds for the partition.
+        pub producers: u64,
+    }
 
-/// The broker id of the Raft leader (none while no leader is known).
-///
-/// Thread-safety: safe from any thread while the handle is alive.
-#[bridge_fn]
-pub fn cluster_status_raft_leader(status: &ClusterStatus) -> Option<&str> {
-    status.raft_leader.as_deref()
-}
+    /// One broker of a cluster (LIST_CLUSTER, CLUSTER_STATUS's brokers).
+    /// Broker ids are opaque strings.
+    #[result(engine = "cursus::ClusterBroker", item)]
+    pub struct ClusterBroker {
+        /// The broker id, e.g. `broker-1`.
+        pub id: String,
+        /// The cluster (peer) address, `host:port`.
+        pub addr: String,
+        /// The address clients connect to (none when the broker reports
+        /// none).
+        pub client_addr: Option<String>,
+        /// `active` or `inactive`.
+        pub status: String,
+        /// When the broker was last heard from, RFC 3339 (none when not
+        /// reported).
+        pub last_seen: Option<String>,
+        /// The lifecycle protocol version the broker speaks (none when not
+        /// reported).
+        pub lifecycle_protocol: Option<u32>,
+    }
 
-/// The number of partitions without an active leader.
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn]
-pub fn cluster_status_leaderless(status: &ClusterStatus) -> u64 {
-    status.leaderless
-}
+    /// The brokers of a cluster (LIST_CLUSTER, or CLUSTER_STATUS's brokers).
+    #[result(list)]
+    pub struct ClusterBrokerList(pub Vec<ClusterBroker>);
 
-/// The number of partitions whose ISR is smaller than their replica set.
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn]
-pub fn cluster_status_under_replicated(status: &ClusterStatus) -> u64 {
-    status.under_replicated
-}
-
-/// The cluster's brokers, as a broker list of their own (destroy it too).
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn(out = "brokers")]
-pub fn cluster_status_brokers(status: &ClusterStatus) -> Result<ClusterBrokerList> {
-    Ok(ClusterBrokerList(status.brokers.clone()))
-}
-
-/// The number of partitions listed.
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn]
-pub fn cluster_status_partition_count(status: &ClusterStatus) -> usize {
-    status.partitions.len()
-}
-
-/// The topic of partition entry `index` (none when out of range).
-///
-/// Thread-safety: safe from any thread while the handle is alive.
-#[bridge_fn]
-pub fn cluster_status_partition_topic(status: &ClusterStatus, index: usize) -> Option<&str> {
-    partition(status, index).map(|p| p.topic.as_str())
-}
-
-/// The partition id of partition entry `index` (-1 when out of range).
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn(fallback = "-1")]
-pub fn cluster_status_partition_id(status: &ClusterStatus, index: usize) -> i64 {
-    partition(status, index).map_or(-1, |p| i64::from(p.partition))
-}
-
-/// The broker id of the leader of partition entry `index` (none for a
-/// leaderless partition or when out of range).
-///
-/// Thread-safety: safe from any thread while the handle is alive.
-#[bridge_fn]
-pub fn cluster_status_partition_leader(status: &ClusterStatus, index: usize) -> Option<&str> {
-    partition(status, index).and_then(|p| p.leader.as_deref())
-}
-
-/// The leader epoch of partition entry `index` (-1 when out of range).
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn(fallback = "-1")]
-pub fn cluster_status_partition_leader_epoch(status: &ClusterStatus, index: usize) -> i64 {
-    partition(status, index).map_or(-1, |p| p.leader_epoch as i64)
-}
-
-/// The committed high-water mark of partition entry `index` (-1 when out
-/// of range).
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn(fallback = "-1")]
-pub fn cluster_status_partition_hwm(status: &ClusterStatus, index: usize) -> i64 {
-    partition(status, index).map_or(-1, |p| p.hwm as i64)
-}
-
-/// The number of replicas of partition entry `index` (0 when out of range).
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn]
-pub fn cluster_status_partition_replica_count(status: &ClusterStatus, index: usize) -> usize {
-    partition(status, index).map_or(0, |p| p.replicas.len())
-}
-
-/// The broker id of replica `replica` of partition entry `index` (none
-/// when out of range).
-///
-/// Thread-safety: safe from any thread while the handle is alive.
-#[bridge_fn]
-pub fn cluster_status_partition_replica(
-    status: &ClusterStatus,
-    index: usize,
-    replica: usize,
-) -> Option<&str> {
-    partition(status, index)
-        .and_then(|p| p.replicas.get(replica))
-        .map(String::as_str)
-}
-
-/// The number of in-sync replicas of partition entry `index` (0 when out
-/// of range).
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn]
-pub fn cluster_status_partition_isr_count(status: &ClusterStatus, index: usize) -> usize {
-    partition(status, index).map_or(0, |p| p.isr.len())
-}
-
-/// The broker id of in-sync replica `replica` of partition entry `index`
-/// (none when out of range).
-///
-/// Thread-safety: safe from any thread while the handle is alive.
-#[bridge_fn]
-pub fn cluster_status_partition_isr(
-    status: &ClusterStatus,
-    index: usize,
-    replica: usize,
-) -> Option<&str> {
-    partition(status, index)
-        .and_then(|p| p.isr.get(replica))
-        .map(String::as_str)
-}
-
-// ---- ClusterBrokerList: LIST_CLUSTER and CLUSTER_STATUS's brokers.
-
-/// The number of brokers listed.
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn]
-pub fn cluster_broker_list_count(list: &ClusterBrokerList) -> usize {
-    list.0.len()
-}
-
-/// The broker id of entry `index` (none when out of range).
-///
-/// Thread-safety: safe from any thread while the handle is alive.
-#[bridge_fn]
-pub fn cluster_broker_list_id(list: &ClusterBrokerList, index: usize) -> Option<&str> {
-    list.0.get(index).map(|b| b.id.as_str())
-}
-
-/// The cluster (peer) address of entry `index` (none when out of range).
-///
-/// Thread-safety: safe from any thread while the handle is alive.
-#[bridge_fn]
-pub fn cluster_broker_list_addr(list: &ClusterBrokerList, index: usize) -> Option<&str> {
-    list.0.get(index).map(|b| b.addr.as_str())
-}
-
-/// The client address of entry `index` (none when the broker reports none
-/// or out of range).
-///
-/// Thread-safety: safe from any thread while the handle is alive.
-#[bridge_fn]
-pub fn cluster_broker_list_client_addr(list: &ClusterBrokerList, index: usize) -> Option<&str> {
-    list.0.get(index).and_then(|b| b.client_addr.as_deref())
-}
-
-/// The status of entry `index`, `active` or `inactive` (none when out of
-/// range).
-///
-/// Thread-safety: safe from any thread while the handle is alive.
-#[bridge_fn]
-pub fn cluster_broker_list_status(list: &ClusterBrokerList, index: usize) -> Option<&str> {
-    list.0.get(index).map(|b| b.status.as_str())
-}
-
-/// When entry `index` was last heard from, RFC 3339 (none when not
-/// reported or out of range).
-///
-/// Thread-safety: safe from any thread while the handle is alive.
-#[bridge_fn]
-pub fn cluster_broker_list_last_seen(list: &ClusterBrokerList, index: usize) -> Option<&str> {
-    list.0.get(index).and_then(|b| b.last_seen.as_deref())
-}
-
-/// The lifecycle protocol version of entry `index` (-1 when not reported
-/// or out of range).
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn(fallback = "-1")]
-pub fn cluster_broker_list_lifecycle_protocol(list: &ClusterBrokerList, index: usize) -> i64 {
-    list.0
-        .get(index)
-        .and_then(|b| b.lifecycle_protocol)
-        .map_or(-1, i64::from)
-}
-
-// ---- LeaderElection: ELECT_LEADER.
-
-/// The topic of the election.
-///
-/// Thread-safety: safe from any thread while the handle is alive.
-#[bridge_fn]
-pub fn leader_election_topic(election: &LeaderElection) -> &str {
-    &election.topic
-}
-
-/// The partition of the election.
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn]
-pub fn leader_election_partition(election: &LeaderElection) -> u32 {
-    election.partition
-}
-
-/// The broker id of the leader before the election (none when the
-/// partition had no leader).
-///
-/// Thread-safety: safe from any thread while the handle is alive.
-#[bridge_fn]
-pub fn leader_election_previous_leader(election: &LeaderElection) -> Option<&str> {
-    election.previous_leader.as_deref()
-}
-
-/// The broker id of the leader now.
-///
-/// Thread-safety: safe from any thread while the handle is alive.
-#[bridge_fn]
-pub fn leader_election_leader(election: &LeaderElection) -> &str {
-    &election.leader
-}
-
-/// The leader epoch now.
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn]
-pub fn leader_election_leader_epoch(election: &LeaderElection) -> u64 {
-    election.leader_epoch
-}
-
-/// Whether the election changed the leader (false: the broker already led).
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn]
-pub fn leader_election_changed(election: &LeaderElection) -> bool {
-    election.changed
+    /// What ELECT_LEADER did.
+    #[result(engine = "cursus::LeaderElection")]
+    pub struct LeaderElection {
+        /// The topic of the election.
+        pub topic: String,
+        /// The partition of the election.
+        pub partition: u32,
+        /// The broker id of the leader before the election (none when the
+        /// partition had no leader).
+        pub previous_leader: Option<String>,
+        /// The broker id of the leader now.
+        pub leader: String,
+        /// The leader epoch now.
+        pub leader_epoch: u64,
+        /// Whether the election changed the leader (false: the broker already
+        /// led; the election is idempotent).
+        pub changed: bool,
+    }
 }

@@ -10,10 +10,10 @@
 use super::Config;
 use crate::registry::Handle;
 use cursus::eventstore::{
-    Aggregate as EngineAggregate, Appended, Cursor, Event, Page, PageLimits, Snapshot, StoredEvent,
+    Aggregate as EngineAggregate, Cursor, Event, Page, PageLimits, StoredEvent,
 };
 use cursus::{Error, Result};
-use cursus_bridge_macros::bridge_fn;
+use cursus_bridge_macros::{bridge_fn, bridge_results};
 use std::sync::{Mutex, MutexGuard};
 
 pub use cursus::blocking::EventStore;
@@ -21,12 +21,30 @@ pub use cursus::blocking::EventStore;
 impl Handle for EventStore {
     const KIND: &'static str = "event store";
 }
-impl Handle for Appended {
-    const KIND: &'static str = "appended event";
+
+bridge_results! {
+    /// Where an appended event was stored.
+    #[result(engine = "cursus::eventstore::Appended", kind = "appended event")]
+    pub struct Appended {
+        /// The version the appended event got (`expected_version + 1`).
+        pub version: u64,
+        /// The offset the appended event got.
+        pub offset: u64,
+        /// The partition of the appended event (its aggregate's).
+        pub partition: u32,
+    }
+
+    /// An aggregate's snapshot: its serialised state as of `version`.
+    #[result(engine = "cursus::eventstore::Snapshot")]
+    pub struct Snapshot {
+        /// The aggregate version the snapshot's state includes.
+        pub version: u64,
+        /// The snapshot's serialised state.
+        #[field(c = "state", java = "state", go = "State", cpp = "state", py = "state")]
+        pub payload: String,
+    }
 }
-impl Handle for Snapshot {
-    const KIND: &'static str = "snapshot";
-}
+
 /// One page of a read (an event page handle).
 #[derive(Debug, Clone)]
 pub struct EventPage(pub Page);
@@ -115,30 +133,6 @@ pub fn event_store_append(
     )
 }
 
-/// The version the appended event got.
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn]
-pub fn appended_version(appended: &Appended) -> u64 {
-    appended.version
-}
-
-/// The offset the appended event got.
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn]
-pub fn appended_offset(appended: &Appended) -> u64 {
-    appended.offset
-}
-
-/// The partition of the appended event (its aggregate's).
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn]
-pub fn appended_partition(appended: &Appended) -> u32 {
-    appended.partition
-}
-
 /// The aggregate's current version (0 when it has no event).
 ///
 /// Thread-safety: safe from any thread.
@@ -172,22 +166,6 @@ pub fn event_store_read_snapshot(
     key: &str,
 ) -> Result<Option<Snapshot>> {
     store.read_snapshot(topic, key)
-}
-
-/// The aggregate version the snapshot's state includes.
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn]
-pub fn snapshot_version(snapshot: &Snapshot) -> u64 {
-    snapshot.version
-}
-
-/// The snapshot's serialised state.
-///
-/// Thread-safety: safe from any thread while the snapshot is alive.
-#[bridge_fn]
-pub fn snapshot_state(snapshot: &Snapshot) -> &str {
-    &snapshot.payload
 }
 
 /// Closes the store; later calls fail with `closed`. The handle must still

@@ -1,8 +1,8 @@
 //! Lists as handles: partitions with offsets, partition offsets, strings.
 
 use crate::registry::Handle;
-use cursus::{PartitionOffsets, Result, TopicPartition};
-use cursus_bridge_macros::bridge_fn;
+use cursus::{Result, TopicPartition};
+use cursus_bridge_macros::{bridge_fn, bridge_results};
 use std::sync::Mutex;
 
 /// Topic partitions, each with an offset (-1 when it has none): what a
@@ -102,67 +102,28 @@ pub fn topic_partition_list_offset(list: &TopicPartitionList, index: usize) -> i
     list.get(index, |(_, o)| *o).unwrap_or(-1)
 }
 
-/// The offsets of a topic's partitions (LIST_OFFSETS).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PartitionOffsetsList(pub Vec<PartitionOffsets>);
-
-impl Handle for PartitionOffsetsList {
-    const KIND: &'static str = "partition offsets list";
-}
-
-impl PartitionOffsetsList {
-    fn field(&self, index: usize, f: impl FnOnce(&PartitionOffsets) -> u64) -> i64 {
-        self.0.get(index).map_or(-1, |o| f(o) as i64)
+bridge_results! {
+    /// One partition's offsets (LIST_OFFSETS).
+    #[result(engine = "cursus::PartitionOffsets", item)]
+    pub struct PartitionOffsets {
+        /// The partition id.
+        pub partition: u32,
+        /// The earliest retained offset.
+        pub earliest: u64,
+        /// The next readable committed offset (where `latest` consumers
+        /// start).
+        pub latest: u64,
+        /// The log end offset.
+        #[field(java = "logEndOffset")]
+        pub leo: u64,
+        /// The high-water mark.
+        #[field(java = "highWatermark")]
+        pub hwm: u64,
     }
-}
 
-/// The number of partitions listed.
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn]
-pub fn partition_offsets_list_count(list: &PartitionOffsetsList) -> usize {
-    list.0.len()
-}
-
-/// The partition id of entry `index` (-1 when out of range).
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn(fallback = "-1")]
-pub fn partition_offsets_list_partition(list: &PartitionOffsetsList, index: usize) -> i64 {
-    list.field(index, |o| u64::from(o.partition))
-}
-
-/// The earliest retained offset of entry `index` (-1 when out of range).
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn(fallback = "-1")]
-pub fn partition_offsets_list_earliest(list: &PartitionOffsetsList, index: usize) -> i64 {
-    list.field(index, |o| o.earliest)
-}
-
-/// The next readable committed offset of entry `index` (where `latest`
-/// consumers start; -1 when out of range).
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn(fallback = "-1")]
-pub fn partition_offsets_list_latest(list: &PartitionOffsetsList, index: usize) -> i64 {
-    list.field(index, |o| o.latest)
-}
-
-/// The log end offset of entry `index` (-1 when out of range).
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn(fallback = "-1")]
-pub fn partition_offsets_list_leo(list: &PartitionOffsetsList, index: usize) -> i64 {
-    list.field(index, |o| o.leo)
-}
-
-/// The high-water mark of entry `index` (-1 when out of range).
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn(fallback = "-1")]
-pub fn partition_offsets_list_hwm(list: &PartitionOffsetsList, index: usize) -> i64 {
-    list.field(index, |o| o.hwm)
+    /// The offsets of a topic's partitions (LIST_OFFSETS).
+    #[result(list)]
+    pub struct PartitionOffsetsList(pub Vec<PartitionOffsets>);
 }
 
 /// A list of strings (topic names, group names, HELP lines) for C; Java

@@ -3,8 +3,13 @@
 //! Each `#[bridge_fn]` here is generated into a C function `cursus_<name>`
 //! (`ffi-c`) and a JNI method `NativeBridge.<camelName>` (the Java
 //! binding) by `cursus-bridge-gen`, from its signature and its docs (which
-//! become the header's and the Java method's documentation). Python's pyo3
-//! classes call the same functions. The rules the generator follows:
+//! become the header's and the Java method's documentation). Each
+//! `bridge_results!` block declares result types once: the macro expands
+//! it to their accessors (entry points like the others) and the generator
+//! writes every language's shape of them (`bridge/README.md`, "Adding a
+//! result type"). Python does not call these functions: its pyo3 classes
+//! call the engine directly and use the generated result classes. The
+//! rules the generator follows:
 //!
 //! - a function returning `Result<T>` is a **call**: in C it returns a
 //!   status, takes an optional `cursus_error_t **out_error` last and gives
@@ -36,45 +41,30 @@ pub mod transaction;
 pub use crate::callback::{Callback, Listener};
 pub use crate::log::LogRecord;
 pub use admin::Admin;
-pub use cluster::ClusterBrokerList;
+pub use cluster::{
+    ClusterBroker, ClusterBrokerList, ClusterPartition, ClusterStatus, LeaderElection,
+};
 pub use config::Config;
 pub use consumer::{Consumer, RebalanceEvent};
-pub use cursus::eventstore::{Appended, ReplayProof, Snapshot};
+pub use cursus::eventstore::ReplayProof;
 pub use cursus::ErrorClass;
 pub use cursus::Statistics;
-pub use cursus::{
-    ClusterStatus, DeleteOutcome, Error, GroupStatus, LeaderElection, RecordMetadata, Result,
-    TopicDescription, TopicInfo, TopicMetadata, TruncateOutcome,
-};
+pub use cursus::{Error, RecordMetadata, Result};
 pub use errors::Status;
-pub use eventstore::{Aggregate, EventCursor, EventPage, EventStore};
+pub use eventstore::{Aggregate, Appended, EventCursor, EventPage, EventStore, Snapshot};
 pub use lists::{PartitionOffsetsList, StringList, TopicPartitionList};
 pub use message::Message;
 pub use producer::{DeliveryBatch, Producer};
 pub use replay::{EventBuilder, EventRange};
+pub use results::{
+    DeleteOutcome, GroupMember, GroupStatus, PartitionDescription, TopicDescription, TopicInfo,
+    TopicMetadata, TruncateOutcome,
+};
 
 use crate::registry::Handle;
 
 impl Handle for Error {
     const KIND: &'static str = "error";
-}
-impl Handle for TopicInfo {
-    const KIND: &'static str = "topic info";
-}
-impl Handle for TopicDescription {
-    const KIND: &'static str = "topic description";
-}
-impl Handle for TopicMetadata {
-    const KIND: &'static str = "topic metadata";
-}
-impl Handle for GroupStatus {
-    const KIND: &'static str = "group status";
-}
-impl Handle for DeleteOutcome {
-    const KIND: &'static str = "delete outcome";
-}
-impl Handle for TruncateOutcome {
-    const KIND: &'static str = "truncate outcome";
 }
 
 /// The partition an `i32` names: negative lets the partitioner choose.

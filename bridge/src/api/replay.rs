@@ -140,6 +140,17 @@ pub fn replay_proof_from_error(error: &Error) -> Result<Option<ReplayProof>> {
     Ok(ReplayProof::from_error(error))
 }
 
+/// The proof in `proof`: the JSON text a failed replay proof or range read
+/// carries in its error field `proof` (the field `replay_proof_from_error`
+/// reads, for a language that keeps only the error's fields), or none when
+/// it is not a proof.
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn(out = "proof")]
+pub fn replay_proof_from_json(proof: &str) -> Result<Option<ReplayProof>> {
+    Ok(ReplayProof::from_json(proof))
+}
+
 /// Reads the events of aggregate `match_id` with sequences
 /// `from_sequence..=to_sequence` (at most `max_records`; 0: 1,000) under a
 /// complete proof.
@@ -217,6 +228,22 @@ pub fn event_range_event_type(range: &EventRange, index: usize) -> &str {
 #[bridge_fn]
 pub fn event_range_payload(range: &EventRange, index: usize) -> &str {
     at(range, index).map_or("", |e| &e.payload)
+}
+
+/// The topic the proof is about.
+///
+/// Thread-safety: safe from any thread while the proof is alive.
+#[bridge_fn]
+pub fn replay_proof_topic(proof: &ReplayProof) -> &str {
+    &proof.topic
+}
+
+/// The aggregate (match) id the proof is about.
+///
+/// Thread-safety: safe from any thread while the proof is alive.
+#[bridge_fn]
+pub fn replay_proof_match_id(proof: &ReplayProof) -> &str {
+    &proof.match_id
 }
 
 /// `complete`, `not_found`, `retention_gap`, `sequence_gap`,

@@ -1,461 +1,157 @@
-//! Accessors of the admin results: topic definitions, descriptions,
-//! metadata, group status, delete and truncate outcomes.
+//! The admin results: topic definitions, descriptions, metadata, group
+//! status, delete and truncate outcomes. Each is declared once here; its
+//! accessors and every language's shape are generated from the declaration
+//! (`bridge/README.md`, "Adding a result type").
 
-use cursus::{
-    DeleteOutcome, GroupMember, GroupStatus, PartitionDescription, Result, TopicDescription,
-    TopicInfo, TopicMetadata, TruncateOutcome,
-};
-use cursus_bridge_macros::bridge_fn;
+use cursus_bridge_macros::bridge_results;
 
-// ---- TopicInfo: a topic's definition (CREATE, ALTER, METADATA, DESCRIBE).
+bridge_results! {
+    /// A topic's definition (CREATE, ALTER, METADATA, DESCRIBE).
+    #[result(engine = "cursus::TopicInfo")]
+    pub struct TopicInfo {
+        /// The topic name.
+        pub name: String,
+        /// The partition count.
+        pub partitions: u32,
+        /// The cleanup policy (`delete`, `compact` or `delete,compact`).
+        pub cleanup_policy: String,
+        /// The partitioner (`hash_key` or `round_robin`).
+        pub partitioner: String,
+        /// The authorization policy (`open`, `deny_write`, `deny_read` or
+        /// `acl`).
+        pub auth_policy: String,
+        /// The principals allowed to read (the read ACL).
+        #[field(item = "read_acl")]
+        pub read_acl: Vec<String>,
+        /// The principals allowed to write (the write ACL).
+        #[field(item = "write_acl")]
+        pub write_acl: Vec<String>,
+        /// The retention in hours (0: the broker default).
+        pub retention_hours: u64,
+        /// The retention in bytes (0: the broker default).
+        pub retention_bytes: u64,
+        /// The definition revision (pass it to `admin_truncate_topic`).
+        pub revision: u64,
+        /// The replication factor.
+        pub replication_factor: u32,
+        /// Whether producers are deduplicated on this topic.
+        pub idempotent: bool,
+        /// Whether the topic takes event-sourcing commands.
+        pub event_sourcing: bool,
+        /// Whether the topic is an aggregate replay topic (appends need event
+        /// ids and are retried safely).
+        pub aggregate_replay: bool,
+        /// The lifecycle epoch (bumped by TRUNCATE).
+        pub lifecycle_epoch: u64,
+        /// The topic's `min_in_sync_replicas` override (none: the broker
+        /// default applies).
+        pub min_in_sync_replicas: Option<u32>,
+        /// The `min_in_sync_replicas` in force (none when the reply does not
+        /// say).
+        pub effective_min_in_sync_replicas: Option<u32>,
+    }
 
-/// The topic name.
-///
-/// Thread-safety: safe from any thread while the handle is alive.
-#[bridge_fn]
-pub fn topic_info_name(info: &TopicInfo) -> &str {
-    &info.name
-}
+    /// DESCRIBE: a topic's definition and partitions.
+    #[result(engine = "cursus::TopicDescription")]
+    pub struct TopicDescription {
+        /// The topic described.
+        pub topic: String,
+        /// The topic's definition.
+        pub definition: TopicInfo,
+        /// The partitions.
+        pub partitions: Vec<PartitionDescription>,
+    }
 
-/// The partition count.
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn]
-pub fn topic_info_partitions(info: &TopicInfo) -> u32 {
-    info.partitions
-}
+    /// One partition of a DESCRIBE reply.
+    #[result(
+        engine = "cursus::PartitionDescription",
+        item,
+        java = "TopicDescription.PartitionDescription"
+    )]
+    pub struct PartitionDescription {
+        /// The partition id.
+        pub id: u32,
+        /// The leader address.
+        pub leader: String,
+        /// The replica addresses.
+        pub replicas: Vec<String>,
+        /// The in-sync replica addresses.
+        pub isr: Vec<String>,
+        /// The earliest retained offset.
+        pub earliest: u64,
+        /// The log end offset.
+        #[field(java = "logEndOffset")]
+        pub leo: u64,
+        /// The high-water mark.
+        #[field(java = "highWatermark")]
+        pub hwm: u64,
+    }
 
-/// The replication factor.
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn]
-pub fn topic_info_replication_factor(info: &TopicInfo) -> u32 {
-    info.replication_factor
-}
+    /// METADATA: a topic's definition with each partition's leader and
+    /// leader epoch.
+    #[result(engine = "cursus::TopicMetadata")]
+    pub struct TopicMetadata {
+        /// The topic's definition.
+        #[field(c = "info")]
+        pub topic: TopicInfo,
+        /// The leader address (`host:port`) of each partition, by partition.
+        pub leaders: Vec<String>,
+        /// The leader epoch of each partition, by partition.
+        #[field(item = "leader_epoch")]
+        pub epochs: Vec<u64>,
+    }
 
-/// The definition revision (pass it to `admin_truncate_topic`).
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn]
-pub fn topic_info_revision(info: &TopicInfo) -> u64 {
-    info.revision
-}
+    /// GROUP_STATUS: a consumer group's state and members.
+    #[result(engine = "cursus::GroupStatus")]
+    pub struct GroupStatus {
+        /// The group name.
+        #[field(c = "group", go = "Group", cpp = "group")]
+        pub group_name: String,
+        /// The topic of a single-topic group (empty otherwise).
+        #[field(c = "topic", go = "Topic", cpp = "topic")]
+        pub topic_name: String,
+        /// The group state, e.g. `Stable`.
+        pub state: String,
+        /// The generation.
+        pub generation: u64,
+        /// The member count the broker reports.
+        #[field(c = "reported_member_count")]
+        pub member_count: u64,
+        /// The partition count of the group's topics.
+        pub partition_count: u64,
+        /// The members.
+        pub members: Vec<GroupMember>,
+    }
 
-/// The lifecycle epoch (bumped by TRUNCATE).
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn]
-pub fn topic_info_lifecycle_epoch(info: &TopicInfo) -> u64 {
-    info.lifecycle_epoch
-}
+    /// One member of a consumer group.
+    #[result(engine = "cursus::GroupMember", item, java = "GroupStatus.Member")]
+    pub struct GroupMember {
+        /// The member id.
+        #[field(c = "id")]
+        pub member_id: String,
+        /// When the member last sent a heartbeat, as the broker reports it.
+        pub last_heartbeat: String,
+        /// The partitions assigned to the member.
+        pub assignments: Vec<u32>,
+    }
 
-/// Whether producers are deduplicated on this topic.
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn]
-pub fn topic_info_idempotent(info: &TopicInfo) -> bool {
-    info.idempotent
-}
+    /// What DELETE_TOPIC did.
+    #[result(engine = "cursus::DeleteOutcome", java = "DeleteResult", go = "DeleteResult", cpp = "DeleteResult")]
+    pub struct DeleteOutcome {
+        /// Whether the topic was deleted (false when `if_exists` found none).
+        pub deleted: bool,
+        /// Whether the broker still has storage cleanup to retry.
+        pub cleanup_pending: bool,
+    }
 
-/// Whether the topic takes event-sourcing commands.
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn]
-pub fn topic_info_event_sourcing(info: &TopicInfo) -> bool {
-    info.event_sourcing
-}
-
-/// Whether the topic is an aggregate replay topic (appends need event ids
-/// and are retried safely).
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn]
-pub fn topic_info_aggregate_replay(info: &TopicInfo) -> bool {
-    info.aggregate_replay
-}
-
-/// The topic's `min_in_sync_replicas` override, or -1 when the broker
-/// default applies.
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn(fallback = "-1")]
-pub fn topic_info_min_in_sync_replicas(info: &TopicInfo) -> i64 {
-    info.min_in_sync_replicas.map_or(-1, i64::from)
-}
-
-/// The `min_in_sync_replicas` in force, or -1 when the reply does not say.
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn(fallback = "-1")]
-pub fn topic_info_effective_min_in_sync_replicas(info: &TopicInfo) -> i64 {
-    info.effective_min_in_sync_replicas.map_or(-1, i64::from)
-}
-
-/// The cleanup policy (`delete`, `compact` or `delete,compact`).
-///
-/// Thread-safety: safe from any thread while the handle is alive.
-#[bridge_fn]
-pub fn topic_info_cleanup_policy(info: &TopicInfo) -> &str {
-    &info.cleanup_policy
-}
-
-/// The partitioner (`hash_key` or `round_robin`).
-///
-/// Thread-safety: safe from any thread while the handle is alive.
-#[bridge_fn]
-pub fn topic_info_partitioner(info: &TopicInfo) -> &str {
-    &info.partitioner
-}
-
-/// The authorization policy (`open`, `deny_write`, `deny_read` or `acl`).
-///
-/// Thread-safety: safe from any thread while the handle is alive.
-#[bridge_fn]
-pub fn topic_info_auth_policy(info: &TopicInfo) -> &str {
-    &info.auth_policy
-}
-
-/// The retention in hours (0: the broker default).
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn]
-pub fn topic_info_retention_hours(info: &TopicInfo) -> u64 {
-    info.retention_hours
-}
-
-/// The retention in bytes (0: the broker default).
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn]
-pub fn topic_info_retention_bytes(info: &TopicInfo) -> u64 {
-    info.retention_bytes
-}
-
-/// The number of principals in the read ACL.
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn]
-pub fn topic_info_read_acl_count(info: &TopicInfo) -> usize {
-    info.read_acl.len()
-}
-
-/// Principal `index` of the read ACL (none when out of range).
-///
-/// Thread-safety: safe from any thread while the handle is alive.
-#[bridge_fn]
-pub fn topic_info_read_acl(info: &TopicInfo, index: usize) -> Option<&str> {
-    info.read_acl.get(index).map(String::as_str)
-}
-
-/// The number of principals in the write ACL.
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn]
-pub fn topic_info_write_acl_count(info: &TopicInfo) -> usize {
-    info.write_acl.len()
-}
-
-/// Principal `index` of the write ACL (none when out of range).
-///
-/// Thread-safety: safe from any thread while the handle is alive.
-#[bridge_fn]
-pub fn topic_info_write_acl(info: &TopicInfo, index: usize) -> Option<&str> {
-    info.write_acl.get(index).map(String::as_str)
-}
-
-// ---- TopicDescription: DESCRIBE.
-
-fn partition(d: &TopicDescription, index: usize) -> Option<&PartitionDescription> {
-    d.partitions.get(index)
-}
-
-/// The topic described.
-///
-/// Thread-safety: safe from any thread while the handle is alive.
-#[bridge_fn]
-pub fn topic_description_topic(description: &TopicDescription) -> &str {
-    &description.topic
-}
-
-/// The topic's definition, as a topic info of its own (destroy it too).
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn(out = "info")]
-pub fn topic_description_definition(description: &TopicDescription) -> Result<TopicInfo> {
-    Ok(description.definition.clone())
-}
-
-/// The number of partitions described.
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn]
-pub fn topic_description_partition_count(description: &TopicDescription) -> usize {
-    description.partitions.len()
-}
-
-/// The id of partition entry `index` (-1 when out of range).
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn(fallback = "-1")]
-pub fn topic_description_partition_id(description: &TopicDescription, index: usize) -> i64 {
-    partition(description, index).map_or(-1, |p| i64::from(p.id))
-}
-
-/// The leader address of partition entry `index` (none when out of range).
-///
-/// Thread-safety: safe from any thread while the handle is alive.
-#[bridge_fn]
-pub fn topic_description_partition_leader(
-    description: &TopicDescription,
-    index: usize,
-) -> Option<&str> {
-    partition(description, index).map(|p| p.leader.as_str())
-}
-
-/// The earliest retained offset of partition entry `index` (-1 when out of
-/// range).
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn(fallback = "-1")]
-pub fn topic_description_partition_earliest(description: &TopicDescription, index: usize) -> i64 {
-    partition(description, index).map_or(-1, |p| p.earliest as i64)
-}
-
-/// The log end offset of partition entry `index` (-1 when out of range).
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn(fallback = "-1")]
-pub fn topic_description_partition_leo(description: &TopicDescription, index: usize) -> i64 {
-    partition(description, index).map_or(-1, |p| p.leo as i64)
-}
-
-/// The high-water mark of partition entry `index` (-1 when out of range).
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn(fallback = "-1")]
-pub fn topic_description_partition_hwm(description: &TopicDescription, index: usize) -> i64 {
-    partition(description, index).map_or(-1, |p| p.hwm as i64)
-}
-
-/// The number of replicas of partition entry `index` (0 when out of range).
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn]
-pub fn topic_description_partition_replica_count(
-    description: &TopicDescription,
-    index: usize,
-) -> usize {
-    partition(description, index).map_or(0, |p| p.replicas.len())
-}
-
-/// Replica `replica` of partition entry `index` (none when out of range).
-///
-/// Thread-safety: safe from any thread while the handle is alive.
-#[bridge_fn]
-pub fn topic_description_partition_replica(
-    description: &TopicDescription,
-    index: usize,
-    replica: usize,
-) -> Option<&str> {
-    partition(description, index)
-        .and_then(|p| p.replicas.get(replica))
-        .map(String::as_str)
-}
-
-/// The number of in-sync replicas of partition entry `index` (0 when out
-/// of range).
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn]
-pub fn topic_description_partition_isr_count(
-    description: &TopicDescription,
-    index: usize,
-) -> usize {
-    partition(description, index).map_or(0, |p| p.isr.len())
-}
-
-/// In-sync replica `replica` of partition entry `index` (none when out of
-/// range).
-///
-/// Thread-safety: safe from any thread while the handle is alive.
-#[bridge_fn]
-pub fn topic_description_partition_isr(
-    description: &TopicDescription,
-    index: usize,
-    replica: usize,
-) -> Option<&str> {
-    partition(description, index)
-        .and_then(|p| p.isr.get(replica))
-        .map(String::as_str)
-}
-
-// ---- TopicMetadata: METADATA.
-
-/// The topic's definition, as a topic info of its own (destroy it too).
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn(out = "info")]
-pub fn topic_metadata_info(metadata: &TopicMetadata) -> Result<TopicInfo> {
-    Ok(metadata.topic.clone())
-}
-
-/// The number of partition leaders listed (one per partition).
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn]
-pub fn topic_metadata_leader_count(metadata: &TopicMetadata) -> usize {
-    metadata.leaders.len()
-}
-
-/// The leader address (`host:port`) of partition `partition` (none when
-/// out of range).
-///
-/// Thread-safety: safe from any thread while the handle is alive.
-#[bridge_fn]
-pub fn topic_metadata_leader(metadata: &TopicMetadata, partition: usize) -> Option<&str> {
-    metadata.leaders.get(partition).map(String::as_str)
-}
-
-/// The leader epoch of partition `partition` (-1 when not reported).
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn(fallback = "-1")]
-pub fn topic_metadata_leader_epoch(metadata: &TopicMetadata, partition: usize) -> i64 {
-    metadata.epochs.get(partition).map_or(-1, |e| *e as i64)
-}
-
-// ---- GroupStatus: GROUP_STATUS.
-
-fn member(status: &GroupStatus, index: usize) -> Option<&GroupMember> {
-    status.members.get(index)
-}
-
-/// The group name.
-///
-/// Thread-safety: safe from any thread while the handle is alive.
-#[bridge_fn]
-pub fn group_status_group(status: &GroupStatus) -> &str {
-    &status.group_name
-}
-
-/// The topic of a single-topic group (empty otherwise).
-///
-/// Thread-safety: safe from any thread while the handle is alive.
-#[bridge_fn]
-pub fn group_status_topic(status: &GroupStatus) -> &str {
-    &status.topic_name
-}
-
-/// The group state, e.g. `Stable`.
-///
-/// Thread-safety: safe from any thread while the handle is alive.
-#[bridge_fn]
-pub fn group_status_state(status: &GroupStatus) -> &str {
-    &status.state
-}
-
-/// The generation.
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn]
-pub fn group_status_generation(status: &GroupStatus) -> u64 {
-    status.generation
-}
-
-/// The partition count of the group's topics.
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn]
-pub fn group_status_partition_count(status: &GroupStatus) -> u64 {
-    status.partition_count
-}
-
-/// The number of members listed.
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn]
-pub fn group_status_member_count(status: &GroupStatus) -> usize {
-    status.members.len()
-}
-
-/// The id of member `index` (none when out of range).
-///
-/// Thread-safety: safe from any thread while the handle is alive.
-#[bridge_fn]
-pub fn group_status_member_id(status: &GroupStatus, index: usize) -> Option<&str> {
-    member(status, index).map(|m| m.member_id.as_str())
-}
-
-/// When member `index` last sent a heartbeat, as the broker reports it
-/// (none when out of range).
-///
-/// Thread-safety: safe from any thread while the handle is alive.
-#[bridge_fn]
-pub fn group_status_member_last_heartbeat(status: &GroupStatus, index: usize) -> Option<&str> {
-    member(status, index).map(|m| m.last_heartbeat.as_str())
-}
-
-/// The number of partitions assigned to member `index` (0 when out of
-/// range).
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn]
-pub fn group_status_member_assignment_count(status: &GroupStatus, index: usize) -> usize {
-    member(status, index).map_or(0, |m| m.assignments.len())
-}
-
-/// Assigned partition `assignment` of member `index` (-1 when out of range).
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn(fallback = "-1")]
-pub fn group_status_member_assignment(
-    status: &GroupStatus,
-    index: usize,
-    assignment: usize,
-) -> i64 {
-    member(status, index)
-        .and_then(|m| m.assignments.get(assignment))
-        .map_or(-1, |p| i64::from(*p))
-}
-
-// ---- DeleteOutcome and TruncateOutcome.
-
-/// Whether the topic was deleted (false when `if_exists` found none).
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn]
-pub fn delete_outcome_deleted(outcome: &DeleteOutcome) -> bool {
-    outcome.deleted
-}
-
-/// Whether the broker still has storage cleanup to retry.
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn]
-pub fn delete_outcome_cleanup_pending(outcome: &DeleteOutcome) -> bool {
-    outcome.cleanup_pending
-}
-
-/// The topic's revision after truncation.
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn]
-pub fn truncate_outcome_revision(outcome: &TruncateOutcome) -> u64 {
-    outcome.revision
-}
-
-/// The topic's lifecycle epoch after truncation.
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn]
-pub fn truncate_outcome_lifecycle_epoch(outcome: &TruncateOutcome) -> u64 {
-    outcome.lifecycle_epoch
-}
-
-/// Whether the broker still has storage cleanup to retry.
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn]
-pub fn truncate_outcome_cleanup_pending(outcome: &TruncateOutcome) -> bool {
-    outcome.cleanup_pending
+    /// What TRUNCATE did.
+    #[result(engine = "cursus::TruncateOutcome", java = "TruncateResult", go = "TruncateResult", cpp = "TruncateResult")]
+    pub struct TruncateOutcome {
+        /// The topic's revision after truncation.
+        pub revision: u64,
+        /// The topic's lifecycle epoch after truncation.
+        pub lifecycle_epoch: u64,
+        /// Whether the broker still has storage cleanup to retry.
+        pub cleanup_pending: bool,
+    }
 }

@@ -553,6 +553,29 @@ static int op_cluster_status(const step_t *s, buf_t *out, char **err) {
     buf_puts(out, ": ");
     buf_json_str(out, leader);
   }
+  buf_puts(out, "}, \"voters\": [");
+  for (size_t i = 0, v = cursus_cluster_status_voter_count(st); i < v; i++) {
+    if (i) buf_puts(out, ", ");
+    buf_json_str(out, cursus_cluster_status_voter(st, i));
+  }
+  buf_puts(out, "], \"learners\": [");
+  for (size_t i = 0, l = cursus_cluster_status_learner_count(st); i < l; i++) {
+    if (i) buf_puts(out, ", ");
+    buf_json_str(out, cursus_cluster_status_learner(st, i));
+  }
+  int64_t shards = cursus_cluster_status_transaction_coordinator_shards(st);
+  if (shards < 0)
+    buf_puts(out, "], \"transaction_coordinator_shards\": null, \"producers\": {");
+  else
+    buf_printf(out, "], \"transaction_coordinator_shards\": %" PRId64 ", \"producers\": {", shards);
+  for (size_t i = 0; i < n; i++) {
+    char key[512];
+    snprintf(key, sizeof key, "%s/%" PRId64, cursus_cluster_status_partition_topic(st, i),
+             cursus_cluster_status_partition_id(st, i));
+    if (i) buf_puts(out, ", ");
+    buf_json_str(out, key);
+    buf_printf(out, ": %" PRId64, cursus_cluster_status_partition_producers(st, i));
+  }
   buf_puts(out, "}}");
   cursus_cluster_broker_list_destroy(brokers);
   cursus_cluster_status_destroy(st);

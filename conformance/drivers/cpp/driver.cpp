@@ -218,10 +218,23 @@ class Driver {
         if (p.leader)
           led += (led.empty() ? "" : ", ") + json_str(p.topic + "/" + std::to_string(p.partition)) + ": " +
                  json_str(*p.leader);
+      auto ids = [](const std::vector<std::string> &v) {
+        std::string out;
+        for (const auto &id : v) out += (out.empty() ? "" : ", ") + json_str(id);
+        return "[" + out + "]";
+      };
+      std::string producers;
+      for (const auto &p : c.partitions)
+        producers += (producers.empty() ? "" : ", ") + json_str(p.topic + "/" + std::to_string(p.partition)) + ": " +
+                     std::to_string(p.producers);
       return "{\"brokers\": " + std::to_string(c.brokers.size()) + ", \"partitions\": " +
              std::to_string(c.partitions.size()) + ", \"raft_leader\": " + opt(c.raft_leader) +
              ", \"leaderless\": " + std::to_string(c.leaderless) + ", \"under_replicated\": " +
-             std::to_string(c.under_replicated) + ", \"led_by\": {" + led + "}}";
+             std::to_string(c.under_replicated) + ", \"led_by\": {" + led + "}, \"voters\": " + ids(c.voters) +
+             ", \"learners\": " + ids(c.learners) + ", \"transaction_coordinator_shards\": " +
+             (c.transaction_coordinator_shards ? std::to_string(*c.transaction_coordinator_shards)
+                                               : std::string("null")) +
+             ", \"producers\": {" + producers + "}}";
     }
     if (op == "elect_leader") {
       auto e = admin(s).elect_leader(s.arg("topic"), s.unsigned_num<uint32_t>("partition"), s.arg("broker"));

@@ -293,8 +293,18 @@ func (d *driver) run(s *step) (result, error) {
 		if c.RaftLeader != "" {
 			raftLeader = c.RaftLeader
 		}
+		producers := map[string]uint64{}
+		for _, p := range c.Partitions {
+			producers[fmt.Sprintf("%s/%d", p.Topic, p.Partition)] = p.Producers
+		}
+		var shards any
+		if c.TransactionCoordinatorShards >= 0 {
+			shards = c.TransactionCoordinatorShards
+		}
 		return result{"brokers": len(c.Brokers), "partitions": len(c.Partitions), "raft_leader": raftLeader,
-			"leaderless": c.Leaderless, "under_replicated": c.UnderReplicated, "led_by": ledBy}, nil
+			"leaderless": c.Leaderless, "under_replicated": c.UnderReplicated, "led_by": ledBy,
+			"voters": c.Voters, "learners": c.Learners, "transaction_coordinator_shards": shards,
+			"producers": producers}, nil
 	case "elect_leader":
 		topic, err := s.arg("topic")
 		if err != nil {

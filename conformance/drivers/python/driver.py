@@ -154,6 +154,10 @@ class Driver:
             "led_by": {
                 f"{p.topic}/{p.partition}": p.leader for p in status.partitions if p.leader is not None
             },
+            "voters": list(status.voters),
+            "learners": list(status.learners),
+            "transaction_coordinator_shards": status.transaction_coordinator_shards,
+            "producers": {f"{p.topic}/{p.partition}": p.producers for p in status.partitions},
         }
 
     async def op_elect_leader(self, step: Step) -> Dict[str, Any]:

@@ -30,6 +30,18 @@ pub struct ClusterStatus {
     /// How many partitions have an ISR smaller than their replica set.
     #[serde(default)]
     pub under_replicated: u64,
+    /// The Raft voters (broker ids) as the answering broker knows the
+    /// membership.
+    #[serde(default, deserialize_with = "broker_ids")]
+    pub voters: Vec<String>,
+    /// The Raft learners (non-voting members, broker ids) as the answering
+    /// broker knows the membership.
+    #[serde(default, deserialize_with = "broker_ids")]
+    pub learners: Vec<String>,
+    /// The cluster's transaction coordinator shard count, `None` until a
+    /// broker that knows it has registered.
+    #[serde(default)]
+    pub transaction_coordinator_shards: Option<u32>,
 }
 
 /// One broker of the cluster (CLUSTER_STATUS `brokers`, LIST_CLUSTER).
@@ -78,6 +90,10 @@ pub struct ClusterPartition {
     /// Broker ids of the in-sync replicas.
     #[serde(default, deserialize_with = "broker_ids")]
     pub isr: Vec<String>,
+    /// Idempotent producers whose committed sequences the replicated state
+    /// holds for the partition.
+    #[serde(default)]
+    pub producers: u64,
 }
 
 /// What ELECT_LEADER did.
@@ -207,7 +223,7 @@ mod tests {
     use super::*;
     use crate::error::ErrorKind;
 
-    const STATUS: &str = r#"OK cluster={"raft_leader":"broker-1","brokers":[{"id":"broker-1","addr":"127.0.0.1:7101","client_addr":"127.0.0.1:9101","status":"active","last_seen":"2026-12-01T15:30:00Z"}],"partitions":[{"topic":"orders","partition":0,"leader":"broker-2","leader_epoch":3,"hwm":120,"replicas":["broker-2","broker-3","broker-1"],"isr":["broker-2","broker-3"]}],"leaderless":0,"under_replicated":1}"#;
+    const STATUS: &str = r#"OK cluster={"raft_leader":"broker-1","brokers":[{"id":"broker-1","addr":"127.0.0.1:7101","client_addr":"127.0.0.1:9101","status":"active","last_seen":"2026-12-01T15:30:00Z"}],"partitions":[{"topic":"orders","partition":0,"leader":"broker-2","leader_epoch":3,"hwm":120,"replicas":["broker-2","broker-3","broker-1"],"isr":["broker-2","broker-3"],"producers":4}],"leaderless":0,"under_replicated":1,"voters":["broker-1","broker-2",3],"learners":["broker-4"],"transaction_coordinator_shards":50}"#;
 
     #[test]
     fn parses_the_documented_cluster_status() {
@@ -234,9 +250,13 @@ mod tests {
                 hwm: 120,
                 replicas: vec!["broker-2".into(), "broker-3".into(), "broker-1".into()],
                 isr: vec!["broker-2".into(), "broker-3".into()],
+                producers: 4,
             }]
         );
         assert_eq!((s.leaderless, s.under_replicated), (0, 1));
+        assert_eq!(s.voters, ["broker-1", "broker-2", "3"]);
+        assert_eq!(s.learners, ["broker-4"]);
+        assert_eq!(s.transaction_coordinator_shards, Some(50));
     }
 
     #[test]
@@ -255,6 +275,10 @@ mod tests {
         assert!(p.isr.is_empty());
         assert_eq!((p.leader_epoch, p.hwm), (0, 0));
         assert_eq!((s.leaderless, s.under_replicated), (1, 0));
+        // The membership and shard count are absent from older brokers.
+        assert_eq!(p.producers, 0);
+        assert!(s.voters.is_empty() && s.learners.is_empty());
+        assert_eq!(s.transaction_coordinator_shards, None);
         // A leader given as a number, and an empty object.
         let s = ClusterStatus::from_reply(br#"OK cluster={"raft_leader":7}"#).unwrap();
         assert_eq!(s.raft_leader.as_deref(), Some("7"));

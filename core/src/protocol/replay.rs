@@ -49,7 +49,13 @@ impl ReplayProof {
     /// (code `aggregate_proof_<status>` or `aggregate_range_<status>`,
     /// field `proof`), if the error is one.
     pub fn from_error(error: &Error) -> Option<ReplayProof> {
-        serde_json::from_str(error.field("proof")?).ok()
+        ReplayProof::from_json(error.field("proof")?)
+    }
+
+    /// The proof in `json`, the text an error's `proof` field holds (what
+    /// [`ReplayProof::from_error`] reads); none when it is not a proof.
+    pub fn from_json(json: &str) -> Option<ReplayProof> {
+        serde_json::from_str(json).ok()
     }
 
     /// True when every retained event from sequence 1 on was verified.
@@ -115,5 +121,18 @@ mod tests {
         );
         let p = ReplayProof::from_error(&e).unwrap();
         assert_eq!((p.status.as_str(), p.event_count), ("sequence_gap", 2));
+    }
+
+    #[test]
+    fn proof_text_that_is_no_proof_gives_none() {
+        // Unknown fields are ignored, omitted ones are zero or empty.
+        let p =
+            ReplayProof::from_json(r#"{"status":"not_found","future":[1,{"x":null}]}"#).unwrap();
+        assert_eq!(
+            (p.status.as_str(), p.partition, p.topic.as_str()),
+            ("not_found", 0, "")
+        );
+        assert_eq!(ReplayProof::from_json(r#"{"status":"#), None);
+        assert_eq!(ReplayProof::from_json("[1]"), None);
     }
 }

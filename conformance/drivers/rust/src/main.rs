@@ -249,6 +249,11 @@ impl Driver {
                         Some((format!("{}/{}", p.topic, p.partition), json!(leader)))
                     })
                     .collect();
+                let producers: serde_json::Map<String, serde_json::Value> = c
+                    .partitions
+                    .iter()
+                    .map(|p| (format!("{}/{}", p.topic, p.partition), json!(p.producers)))
+                    .collect();
                 Ok(json!({
                     "brokers": c.brokers.len(),
                     "partitions": c.partitions.len(),
@@ -256,6 +261,10 @@ impl Driver {
                     "leaderless": c.leaderless,
                     "under_replicated": c.under_replicated,
                     "led_by": led_by,
+                    "voters": c.voters,
+                    "learners": c.learners,
+                    "transaction_coordinator_shards": c.transaction_coordinator_shards,
+                    "producers": producers,
                 }))
             }
             "elect_leader" => {

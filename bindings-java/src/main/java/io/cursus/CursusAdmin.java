@@ -32,7 +32,7 @@ public final class CursusAdmin extends NativeResource {
     public TopicInfo createTopic(NewTopic topic) {
         Objects.requireNonNull(topic, "topic");
         String[] settings = flatten(topic.settings());
-        return call(h -> Results.topicInfo(NativeBridge.adminCreateTopicWith(h, topic.name(), settings)));
+        return call(h -> ResultReaders.topicInfo(NativeBridge.adminCreateTopicWith(h, topic.name(), settings)));
     }
 
     /**
@@ -45,7 +45,7 @@ public final class CursusAdmin extends NativeResource {
     public TopicInfo alterTopicConfig(String topic, Integer minInSyncReplicas) {
         Objects.requireNonNull(topic, "topic");
         long v = minInSyncReplicas == null ? -1 : minInSyncReplicas;
-        return call(h -> Results.topicInfo(NativeBridge.adminAlterTopicConfig(h, topic, v)));
+        return call(h -> ResultReaders.topicInfo(NativeBridge.adminAlterTopicConfig(h, topic, v)));
     }
 
     /**
@@ -57,9 +57,7 @@ public final class CursusAdmin extends NativeResource {
      */
     public DeleteResult deleteTopic(String topic, boolean ifExists) {
         Objects.requireNonNull(topic, "topic");
-        return call(h -> Results.take(NativeBridge.adminDeleteTopic(h, topic, ifExists),
-                o -> new DeleteResult(NativeBridge.deleteOutcomeDeleted(o), NativeBridge.deleteOutcomeCleanupPending(o)),
-                NativeBridge::deleteOutcomeDestroy));
+        return call(h -> ResultReaders.deleteOutcome(NativeBridge.adminDeleteTopic(h, topic, ifExists)));
     }
 
     /**
@@ -72,10 +70,7 @@ public final class CursusAdmin extends NativeResource {
      */
     public TruncateResult truncateTopic(String topic, long expectedRevision) {
         Objects.requireNonNull(topic, "topic");
-        return call(h -> Results.take(NativeBridge.adminTruncateTopic(h, topic, expectedRevision),
-                o -> new TruncateResult(NativeBridge.truncateOutcomeRevision(o),
-                        NativeBridge.truncateOutcomeLifecycleEpoch(o), NativeBridge.truncateOutcomeCleanupPending(o)),
-                NativeBridge::truncateOutcomeDestroy));
+        return call(h -> ResultReaders.truncateOutcome(NativeBridge.adminTruncateTopic(h, topic, expectedRevision)));
     }
 
     /**
@@ -113,7 +108,7 @@ public final class CursusAdmin extends NativeResource {
      */
     public TopicDescription describeTopic(String topic) {
         Objects.requireNonNull(topic, "topic");
-        return call(h -> Results.topicDescription(NativeBridge.adminDescribeTopic(h, topic)));
+        return call(h -> ResultReaders.topicDescription(NativeBridge.adminDescribeTopic(h, topic)));
     }
 
     /**
@@ -124,7 +119,7 @@ public final class CursusAdmin extends NativeResource {
      */
     public TopicMetadata metadata(String topic) {
         Objects.requireNonNull(topic, "topic");
-        return call(h -> Results.topicMetadata(NativeBridge.adminMetadata(h, topic)));
+        return call(h -> ResultReaders.topicMetadata(NativeBridge.adminMetadata(h, topic)));
     }
 
     /**
@@ -147,7 +142,7 @@ public final class CursusAdmin extends NativeResource {
     public List<PartitionOffsets> listOffsets(String topic, Integer partition) {
         Objects.requireNonNull(topic, "topic");
         long p = partition == null ? -1 : partition;
-        return call(h -> Results.partitionOffsets(NativeBridge.adminListOffsets(h, topic, p)));
+        return call(h -> ResultReaders.partitionOffsetsList(NativeBridge.adminListOffsets(h, topic, p)));
     }
 
     /**
@@ -158,7 +153,7 @@ public final class CursusAdmin extends NativeResource {
      */
     public GroupStatus groupStatus(String group) {
         Objects.requireNonNull(group, "group");
-        return call(h -> Results.groupStatus(NativeBridge.adminGroupStatus(h, group)));
+        return call(h -> ResultReaders.groupStatus(NativeBridge.adminGroupStatus(h, group)));
     }
 
     /**
@@ -169,7 +164,7 @@ public final class CursusAdmin extends NativeResource {
      * @return the cluster's state
      */
     public ClusterStatus clusterStatus() {
-        return call(h -> Results.clusterStatus(NativeBridge.adminClusterStatus(h)));
+        return call(h -> ResultReaders.clusterStatus(NativeBridge.adminClusterStatus(h)));
     }
 
     /**
@@ -186,7 +181,7 @@ public final class CursusAdmin extends NativeResource {
     public LeaderElection electLeader(String topic, int partition, String brokerId) {
         Objects.requireNonNull(topic, "topic");
         Objects.requireNonNull(brokerId, "brokerId");
-        return call(h -> Results.leaderElection(NativeBridge.adminElectLeader(h, topic, partition, brokerId)));
+        return call(h -> ResultReaders.leaderElection(NativeBridge.adminElectLeader(h, topic, partition, brokerId)));
     }
 
     /**
@@ -195,7 +190,7 @@ public final class CursusAdmin extends NativeResource {
      * @return the brokers
      */
     public List<ClusterBroker> listCluster() {
-        return call(h -> Results.clusterBrokers(NativeBridge.adminListCluster(h)));
+        return call(h -> ResultReaders.clusterBrokerList(NativeBridge.adminListCluster(h)));
     }
 
     /** Closes the client; only the first call does anything. */

@@ -137,7 +137,7 @@ public final class CursusConsumer extends NativeResource {
         }
         String kind = NativeBridge.rebalanceEventKind(event);
         int n = NativeBridge.rebalanceEventCount(event);
-        List<TopicPartition> partitions = Results.list(n, i -> new TopicPartition(
+        List<TopicPartition> partitions = ResultReaders.list(n, i -> new TopicPartition(
                 NativeBridge.rebalanceEventTopic(event, i), (int) NativeBridge.rebalanceEventPartition(event, i)));
         rebalanceThread = Thread.currentThread();
         try {

@@ -100,10 +100,7 @@ public final class CursusEventStore extends NativeResource {
 
     /** Reads an appended handle (destroying it). */
     static Appended appended(long handle) {
-        return Results.take(handle,
-                a -> new Appended(NativeBridge.appendedVersion(a), NativeBridge.appendedOffset(a),
-                        NativeBridge.appendedPartition(a)),
-                NativeBridge::appendedDestroy);
+        return ResultReaders.appended(handle);
     }
 
     /**
@@ -452,16 +449,14 @@ public final class CursusEventStore extends NativeResource {
         if (handle == 0) {
             return Optional.empty();
         }
-        return Optional.of(Results.take(handle,
-                s -> new Snapshot(NativeBridge.snapshotVersion(s), NativeBridge.snapshotState(s)),
-                NativeBridge::snapshotDestroy));
+        return Optional.of(ResultReaders.snapshot(handle));
     }
 
     /** Reads a page handle, destroying it. */
     static EventPage page(String topic, long handle) {
         return Results.take(handle, p -> {
             int partition = NativeBridge.eventPagePartition(p);
-            List<StoredEvent> events = Results.list(NativeBridge.eventPageCount(p), i -> new StoredEvent(
+            List<StoredEvent> events = ResultReaders.list(NativeBridge.eventPageCount(p), i -> new StoredEvent(
                     topic,
                     partition,
                     NativeBridge.eventPageOffset(p, i),

@@ -22,7 +22,7 @@ public record EventRange(ReplayProof proof, List<RangeEvent> events) {
     static EventRange read(long handle, String topic, String matchId) {
         return Results.take(handle, r -> new EventRange(
                 ReplayProof.read(NativeBridge.eventRangeProof(r), topic, matchId),
-                Results.list(NativeBridge.eventRangeCount(r), i -> new RangeEvent(
+                ResultReaders.list(NativeBridge.eventRangeCount(r), i -> new RangeEvent(
                         NativeBridge.eventRangeOffset(r, i),
                         NativeBridge.eventRangeSequence(r, i),
                         NativeBridge.eventRangeEventId(r, i),

@@ -157,7 +157,7 @@ public record Statistics(
                         NativeBridge.statisticsFetchLatencyP99Us(h),
                         NativeBridge.statisticsFetchLatencyP999Us(h),
                         NativeBridge.statisticsFetchLatencyMaxUs(h)),
-                Results.list(NativeBridge.statisticsPartitionCount(h), i -> new PartitionLag(
+                ResultReaders.list(NativeBridge.statisticsPartitionCount(h), i -> new PartitionLag(
                         NativeBridge.statisticsPartitionTopic(h, i),
                         (int) NativeBridge.statisticsPartitionPartition(h, i),
                         optional(NativeBridge.statisticsPartitionPosition(h, i)),

@@ -308,6 +308,14 @@ public final class Driver {
                 r.put("leaderless", c.leaderless());
                 r.put("under_replicated", c.underReplicated());
                 r.put("led_by", ledBy);
+                Map<String, Object> producers = new LinkedHashMap<>();
+                for (ClusterStatus.Partition p : c.partitions()) {
+                    producers.put(p.topic() + "/" + p.partition(), p.producers());
+                }
+                r.put("voters", c.voters());
+                r.put("learners", c.learners());
+                r.put("transaction_coordinator_shards", c.transactionCoordinatorShards());
+                r.put("producers", producers);
                 return r;
             }
             case "elect_leader": {

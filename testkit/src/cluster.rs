@@ -10,6 +10,8 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
+use crate::links::Links;
+use crate::signal::{self, Signal};
 use crate::{broker_binary, PORT_FREE_TIMEOUT};
 
 /// The internal token every member is started with.
@@ -51,6 +53,9 @@ pub struct TestCluster {
     root: tempfile::TempDir,
     peers: String,
     extra_config: Option<String>,
+    /// The proxies every member dials the others through
+    /// ([`start_linked`](Self::start_linked)).
+    links: Option<Links>,
     /// The members, index `i` is node `i + 1` (members added with
     /// [`start_joiner`](Self::start_joiner) come last, with their own ids).
     pub members: Vec<ClusterMember>,
@@ -97,10 +102,23 @@ impl TestCluster {
     /// are redirected for every partition), the latter last in
     /// [`members`](Self::members).
     pub fn start_members(n: usize, gateways: usize, toml: &str) -> TestCluster {
+        Self::start_cluster(n, gateways, toml, false)
+    }
+
+    /// [`start_with_config`](Self::start_with_config) with every member
+    /// dialing the others through a [`Links`] proxy (its
+    /// `--cluster-dial-overrides`), so that the test can cut the network
+    /// between members ([`links`](Self::links)) while clients still reach
+    /// every one of them.
+    pub fn start_linked(n: usize, toml: &str) -> TestCluster {
+        Self::start_cluster(n, 0, toml, true)
+    }
+
+    fn start_cluster(n: usize, gateways: usize, toml: &str, linked: bool) -> TestCluster {
         // Another process may take a port between our check and the
         // broker's bind: such a start is retried on fresh ports.
         for attempt in 1..=START_ATTEMPTS {
-            let cluster = Self::spawn_members(n, gateways, toml);
+            let cluster = Self::spawn_members(n, gateways, toml, linked);
             match (0..n + gateways).try_for_each(|i| cluster.ready_or_exit(i)) {
                 Ok(()) => return cluster,
                 Err(e) if attempt < START_ATTEMPTS => {
@@ -112,7 +130,7 @@ impl TestCluster {
         unreachable!("the last attempt panics")
     }
 
-    fn spawn_members(n: usize, gateways: usize, toml: &str) -> TestCluster {
+    fn spawn_members(n: usize, gateways: usize, toml: &str, linked: bool) -> TestCluster {
         let root = tempfile::tempdir().expect("temp dir");
         let mut members = Vec::new();
         for i in 0..n + gateways {
@@ -134,10 +152,15 @@ impl TestCluster {
             .map(|m| format!("{}={}", m.node_id, m.cluster_addr))
             .collect::<Vec<_>>()
             .join(",");
+        let links = linked.then(|| {
+            let addrs: Vec<String> = members.iter().map(|m| m.cluster_addr.clone()).collect();
+            Links::start(&addrs).expect("start the link proxies")
+        });
         let mut cluster = TestCluster {
             root,
             peers,
             extra_config: (!toml.is_empty()).then(|| toml.to_owned()),
+            links,
             members,
         };
         for i in 0..n + gateways {
@@ -240,6 +263,10 @@ impl TestCluster {
         if m.no_replicas {
             cmd.arg("--no-replicas");
         }
+        if let Some(links) = self.links.as_ref().filter(|l| i < l.len()) {
+            cmd.arg("--cluster-dial-overrides")
+                .arg(links.dial_overrides(i));
+        }
         if let Some(toml) = &self.extra_config {
             let path = self.root.path().join(format!("broker-{}.toml", m.node_id));
             let mut f = std::fs::File::create(&path).expect("config file");
@@ -310,19 +337,47 @@ impl TestCluster {
         }
     }
 
-    /// Stops member `i` cleanly (SIGTERM, then waits for it to exit).
-    pub fn stop(&mut self, i: usize) {
+    /// Stops member `i` cleanly (SIGTERM, then waits for it to exit);
+    /// how it exited (`None`: it was not running).
+    pub fn stop(&mut self, i: usize) -> Option<std::process::ExitStatus> {
         let child = self.members[i]
             .child
             .get_mut()
             .unwrap_or_else(|e| e.into_inner());
-        if let Some(mut c) = child.take() {
-            let _ = Command::new("kill")
-                .arg("-TERM")
-                .arg(c.id().to_string())
-                .status();
-            let _ = c.wait();
-        }
+        let mut c = child.take()?;
+        let _ = signal::send(c.id(), Signal::Term);
+        c.wait().ok()
+    }
+
+    /// Member `i`'s process id while it runs.
+    pub fn pid(&self, i: usize) -> Option<u32> {
+        self.members[i]
+            .child
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_ref()
+            .map(Child::id)
+    }
+
+    /// Freezes member `i` (SIGSTOP): it answers nothing, its connections
+    /// stay open, and it does not know time passes.
+    pub fn pause(&self, i: usize) {
+        let pid = self.pid(i).expect("member runs");
+        signal::send(pid, Signal::Stop).expect("SIGSTOP");
+    }
+
+    /// Wakes member `i` after [`pause`](Self::pause) (SIGCONT).
+    pub fn resume(&self, i: usize) {
+        let pid = self.pid(i).expect("member runs");
+        signal::send(pid, Signal::Cont).expect("SIGCONT");
+    }
+
+    /// The proxies between the members of a cluster started with
+    /// [`start_linked`](Self::start_linked) (panics otherwise).
+    pub fn links(&self) -> &Links {
+        self.links
+            .as_ref()
+            .expect("a cluster started with TestCluster::start_linked")
     }
 
     /// True while member `i` runs.

@@ -9,10 +9,13 @@
 #![warn(missing_docs)]
 
 pub mod cluster;
+pub mod links;
 pub mod pki;
+pub mod signal;
 pub mod wait;
 
 pub use cluster::{ClusterMember, TestCluster};
+pub use links::{Fault, Links};
 pub use wait::{eventually, pause, poll_until, Probe, Wait, POLL_INTERVAL};
 
 use std::io::{BufRead, BufReader, Write};

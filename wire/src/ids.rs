@@ -279,6 +279,9 @@ wire_enum! {
         BrowseMessages = 55 => "BROWSE_MESSAGES",
         /// Read aggregate stream history.
         ReadStreamHistory = 56 => "READ_STREAM_HISTORY",
+        /// Move a partition's replicas (project extension, docs/cluster.md;
+        /// not in the Wire v2 reference tables).
+        ReassignPartitions = 57 => "REASSIGN_PARTITIONS",
     }
 }
 
@@ -302,9 +305,10 @@ mod tests {
                 Some(*c)
             );
         }
-        assert_eq!(Command::ALL.len(), 56);
+        assert_eq!(Command::ALL.len(), 57);
         assert_eq!(Command::from_id(0), None);
-        assert_eq!(Command::from_id(57), None);
+        assert_eq!(Command::from_id(58), None);
+        assert_eq!(Command::ReassignPartitions.id(), 57);
         assert_eq!(Command::Negotiate.id(), 46);
         assert_eq!(Command::TxnAppendStream.id(), 54);
     }

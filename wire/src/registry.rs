@@ -42,7 +42,8 @@ registry! {
     ],
     Conflict => [
         "OFFSET_OUT_OF_RANGE", "aggregate_identity_conflict", "leader_election_rejected",
-        "offset_regression", "producer_reinitialization_required",
+        "offset_regression", "producer_reinitialization_required", "reassignment_in_progress",
+        "replica_broker_inactive",
         "snapshot_version_exceeds_stream", "stream_partition_changed", "stream_version_conflict",
         "stream_version_reserved", "topic_delete_blocked", "topic_lifecycle_pending",
         "topic_not_assigned_to_group", "topic_revision_conflict", "topic_truncate_blocked",

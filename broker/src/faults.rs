@@ -139,6 +139,12 @@ impl Faults {
         }
     }
 
+    /// True when a fault is configured for `command` (used up or not): its
+    /// requests then go one by one through [`take`](Self::take).
+    pub fn configured(&self, command: Command) -> bool {
+        self.rules.iter().any(|(rule, _)| rule.command == command)
+    }
+
     /// The fault to apply to one request for `command`, if any; counts the use.
     pub fn take(&self, command: Command) -> Option<&FaultRule> {
         self.rules.iter().find_map(|(rule, left)| {

@@ -4,12 +4,13 @@
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use clap::Parser;
 use cursus_broker::broker::{Broker, OpenError};
 use cursus_broker::cluster;
 use cursus_broker::cluster::config::{ClusterConfig, ClusterSettings};
+use cursus_broker::cluster::node::ClusterNode;
 use cursus_broker::config::{BrokerSettings, Config, ConfigError, LISTEN_OFF};
 use cursus_broker::health::{self, Readiness};
 use cursus_broker::metrics::Metrics;
@@ -141,9 +142,17 @@ async fn run(config: Config, cluster: Option<ClusterConfig>) -> Result<(), Strin
         Arc::clone(&metrics),
         shutdown.clone(),
     ));
-    tokio::spawn(signals(shutdown.clone()));
-    if let Some((reloader, _)) = &tls {
-        tokio::spawn(reload_on_sighup(Arc::clone(reloader)));
+    // SIGTERM asks for a stop; until the cluster node runs, it is one at once.
+    let stop_requested = CancellationToken::new();
+    tokio::spawn(signals(stop_requested.clone()));
+    let stop_now = tokio::spawn(stop_after(stop_requested.clone(), None, shutdown.clone()));
+    // SIGHUP reloads the client listener's TLS files and the cluster
+    // listener's (once the cluster node runs).
+    let member: Arc<OnceLock<Arc<ClusterNode>>> = Arc::default();
+    let internal_tls = cluster.as_ref().is_some_and(|c| c.internal_tls.is_some());
+    if tls.is_some() || internal_tls {
+        let reloader = tls.as_ref().map(|(reloader, _)| Arc::clone(reloader));
+        tokio::spawn(reload_on_sighup(reloader, Arc::clone(&member)));
     }
 
     // Tests and scripts read the real ports from this line.
@@ -214,6 +223,17 @@ async fn run(config: Config, cluster: Option<ClusterConfig>) -> Result<(), Strin
         }
         None => None,
     };
+    // A cluster member hands its leaderships over before it stops serving
+    // (whichever of the two tasks sees the request first stops the broker).
+    if let Some(node) = &node {
+        let _ = member.set(Arc::clone(node));
+        stop_now.abort();
+        tokio::spawn(stop_after(
+            stop_requested,
+            Some(Arc::clone(node)),
+            shutdown.clone(),
+        ));
+    }
     let probed = Arc::clone(&broker);
     let member = node.clone();
     readiness.set_failure_probe(Box::new(move || {
@@ -228,8 +248,8 @@ async fn run(config: Config, cluster: Option<ClusterConfig>) -> Result<(), Strin
     let tls = tls.map(|(tls, listener)| TlsListener { listener, tls });
     server::listener::run(Arc::clone(&broker), listener, tls).await;
     if let Some(node) = &node {
-        // A clean stop leaves the cluster at once: its partitions fail
-        // over now rather than after the session timeout.
+        // A stop that did not come from a signal (the cluster refused this
+        // broker) leaves now; after a signal the broker left already.
         node.leave().await;
     }
     let _ = upkeep.await;
@@ -249,12 +269,17 @@ async fn bind(addr: &str) -> Result<TcpListener, String> {
         .map_err(|e| format!("cannot listen on {addr}: {e}"))
 }
 
-/// Re-reads the TLS files on every SIGHUP (a failure is logged by
-/// [`TlsReloader::reload`] and keeps the previous configuration). The
-/// handler is installed here, before the banner is printed: a SIGHUP sent
-/// by someone who read the banner must never meet the default action,
-/// which ends the process.
-fn reload_on_sighup(tls: Arc<TlsReloader>) -> impl std::future::Future<Output = ()> {
+/// Re-reads the TLS files on every SIGHUP: the client listener's
+/// (`tls`) and the cluster listener's (`member`, once the node runs). A
+/// failure is logged ([`TlsReloader::reload`],
+/// [`ClusterNode::reload_internal_tls`]) and keeps the previous
+/// configuration. The handler is installed here, before the banner is
+/// printed: a SIGHUP sent by someone who read the banner must never meet
+/// the default action, which ends the process.
+fn reload_on_sighup(
+    tls: Option<Arc<TlsReloader>>,
+    member: Arc<OnceLock<Arc<ClusterNode>>>,
+) -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
     let hangup = {
         use tokio::signal::unix::{signal, SignalKind};
@@ -266,17 +291,41 @@ fn reload_on_sighup(tls: Arc<TlsReloader>) -> impl std::future::Future<Output = 
         #[cfg(unix)]
         if let Some(mut hangup) = hangup {
             while hangup.recv().await.is_some() {
-                info!("SIGHUP: reloading the TLS configuration");
-                let _ = tls.reload();
+                if let Some(tls) = &tls {
+                    info!("SIGHUP: reloading the TLS configuration");
+                    let _ = tls.reload();
+                }
+                if let Some(node) = member.get() {
+                    node.reload_internal_tls();
+                }
             }
         }
         #[cfg(not(unix))]
-        let _ = tls;
+        let _ = (tls, member);
     }
 }
 
-/// Cancels `shutdown` on SIGINT or SIGTERM.
-async fn signals(shutdown: CancellationToken) {
+/// Once a stop is `requested`: a cluster member hands its Raft and
+/// partition leaderships over while it still serves
+/// ([`cluster::node::ClusterNode::stop_cleanly`], bounded), then `shutdown`
+/// stops everything.
+async fn stop_after(
+    requested: CancellationToken,
+    node: Option<Arc<ClusterNode>>,
+    shutdown: CancellationToken,
+) {
+    tokio::select! {
+        _ = requested.cancelled() => {}
+        _ = shutdown.cancelled() => return,
+    }
+    if let Some(node) = node {
+        node.stop_cleanly().await;
+    }
+    shutdown.cancel();
+}
+
+/// Cancels `requested` on SIGINT or SIGTERM.
+async fn signals(requested: CancellationToken) {
     let ctrl_c = tokio::signal::ctrl_c();
     #[cfg(unix)]
     {
@@ -298,7 +347,7 @@ async fn signals(shutdown: CancellationToken) {
         let _ = ctrl_c.await;
     }
     info!("shutdown requested");
-    shutdown.cancel();
+    requested.cancel();
 }
 
 #[cfg(test)]

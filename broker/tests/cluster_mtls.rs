@@ -1,7 +1,7 @@
 //! The cluster listener over mutual TLS (`internal_use_tls`): three real
 //! brokers form a cluster and replicate acks=all over it, while a plain
 //! TCP connection and a TLS connection with a certificate from another CA
-//! get no frame answered.
+//! get no frame answered; SIGHUP reloads the files.
 
 mod common;
 
@@ -16,7 +16,8 @@ use cursus_broker::cluster::transport::{
 };
 use cursus_testkit::cluster::TOKEN;
 use cursus_testkit::pki::TestPki;
-use cursus_testkit::TestCluster;
+use cursus_testkit::signal::{self, Signal};
+use cursus_testkit::{eventually_async, TestCluster};
 use cursus_wire::{Command, Frame, FrameCodec};
 use futures_util::{SinkExt, StreamExt};
 use tokio::net::TcpStream;
@@ -49,7 +50,9 @@ fn peer(addr: &str, identity: Option<(&Path, &Path, &Path)>) -> PeerClient {
     )
 }
 
-/// A harmless request every member answers `OK` when it is let through.
+/// A harmless request every member answers when it is let through: the
+/// Raft leader with its applied index, another member with a typed
+/// refusal (it is not the leader).
 async fn heartbeat(client: &PeerClient) -> Result<Bytes, TransportError> {
     client
         .request(
@@ -57,6 +60,11 @@ async fn heartbeat(client: &PeerClient) -> Result<Bytes, TransportError> {
             Bytes::from_static(b"{\"node\":1}"),
         )
         .await
+}
+
+/// True when the member answered the request (a reply or a typed error).
+fn answered(result: &Result<Bytes, TransportError>) -> bool {
+    matches!(result, Ok(_) | Err(TransportError::Remote { .. }))
 }
 
 /// True when the request was refused by the connection itself (not
@@ -111,9 +119,11 @@ async fn brokers_replicate_over_mutual_tls_and_refuse_other_peers() {
     let target = cluster.members[1].cluster_addr.clone();
     // A member's own certificate gets an answer (the control case).
     let trusted = peer(&target, Some((&pki.server_cert, &pki.server_key, &pki.ca)));
-    assert_eq!(heartbeat(&trusted).await.unwrap().as_ref(), b"OK");
+    let answer = heartbeat(&trusted).await;
+    assert!(answered(&answer), "{answer:?}");
     let client_cert = peer(&target, Some((&pki.client_cert, &pki.client_key, &pki.ca)));
-    assert!(heartbeat(&client_cert).await.is_ok(), "any CA-signed cert");
+    let answer = heartbeat(&client_cert).await;
+    assert!(answered(&answer), "any CA-signed cert: {answer:?}");
 
     // Plain TCP: a well-formed request with the right token is never
     // answered; the listener closes the connection.
@@ -156,4 +166,72 @@ async fn brokers_replicate_over_mutual_tls_and_refuse_other_peers() {
         matches!(refused, Err(TransportError::Connect { .. })),
         "{refused:?}"
     );
+}
+
+/// SIGHUP makes a member read its internal TLS files again: a CA added to
+/// its trust file admits peers with that CA's certificates on new
+/// connections, an unusable file keeps the previous configuration (the
+/// member keeps running and serving), and a later good file applies.
+#[tokio::test(flavor = "multi_thread")]
+async fn sighup_reloads_the_internal_tls_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let pki = TestPki::generate(dir.path()).unwrap();
+    let trust = dir.path().join("trust.pem");
+    std::fs::copy(&pki.ca, &trust).unwrap();
+    let toml = format!(
+        "internal_use_tls = true\ninternal_tls_cert_path = {}\n\
+         internal_tls_key_path = {}\ninternal_tls_ca_path = {}\n",
+        toml_path(&pki.server_cert),
+        toml_path(&pki.server_key),
+        toml_path(&trust)
+    );
+    let cluster = TestCluster::start_with_config(3, &toml);
+    let first = cluster.members[0].addr.clone();
+    until(&first, "three active brokers", |s| active_brokers(s) == 3).await;
+    let target = cluster.members[1].cluster_addr.clone();
+    let hup = || signal::send(cluster.pid(1).expect("member runs"), Signal::Hup).expect("SIGHUP");
+    let other_ca = || {
+        peer(
+            &target,
+            Some((&pki.other_client_cert, &pki.other_client_key, &pki.ca)),
+        )
+    };
+    let refused = heartbeat(&other_ca()).await;
+    assert!(unanswered(&refused), "{refused:?}");
+
+    let ca = std::fs::read_to_string(&pki.ca).unwrap();
+    let both = ca.clone() + &std::fs::read_to_string(&pki.other_ca).unwrap();
+    std::fs::write(&trust, both).unwrap();
+    hup();
+    eventually_async!(SAFETY, "the reloaded trust to admit the other CA", async {
+        match heartbeat(&other_ca()).await {
+            ref r if answered(r) => Ok(()),
+            r => Err(format!("{r:?}")),
+        }
+    });
+
+    // An unusable file is refused and the configuration stays; the
+    // good file after it applies (SIGHUPs are handled in order).
+    std::fs::write(&trust, "not PEM").unwrap();
+    hup();
+    let answer = heartbeat(&other_ca()).await;
+    assert!(
+        answered(&answer),
+        "the previous configuration stays: {answer:?}"
+    );
+    std::fs::write(&trust, ca).unwrap();
+    hup();
+    eventually_async!(SAFETY, "the other CA to be refused again", async {
+        match heartbeat(&other_ca()).await {
+            ref r if unanswered(r) => Ok(()),
+            r => Err(format!("{r:?}")),
+        }
+    });
+    let trusted = peer(&target, Some((&pki.server_cert, &pki.server_key, &pki.ca)));
+    let answer = heartbeat(&trusted).await;
+    assert!(answered(&answer), "{answer:?}");
+    until(&first, "three active brokers after the reloads", |s| {
+        active_brokers(s) == 3
+    })
+    .await;
 }

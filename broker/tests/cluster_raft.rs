@@ -462,3 +462,38 @@ async fn one_listener_serves_raft_and_the_brokers_commands() {
         Err(ProposeError::Shutdown(_) | ProposeError::NoLeader(_))
     ));
 }
+
+/// A leader that stops cleanly hands its leadership to a caught-up voter
+/// (`RaftNode::hand_over`) even though every voter, itself included,
+/// still holds a lease on it: the others then agree on the successor and
+/// proposals made on the former leader are forwarded to it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_leader_hands_its_leadership_over_to_a_caught_up_voter() {
+    let mut cluster = Cluster::new(None).await;
+    let leader = cluster.leader().await;
+    let follower = cluster.follower(leader);
+    cluster.node(leader).propose(register(1)).await.unwrap();
+    assert_eq!(
+        cluster
+            .node(follower)
+            .hand_over(&[leader], WAIT)
+            .await
+            .unwrap_err(),
+        "not the raft leader"
+    );
+    let candidates: Vec<NodeId> = cluster.nodes.keys().copied().collect();
+    let successor = cluster
+        .node(leader)
+        .hand_over(&candidates, WAIT)
+        .await
+        .expect("a successor");
+    assert_ne!(successor, leader);
+    for running in cluster.nodes.values() {
+        wait_leader(&running.node, |l| l == successor).await;
+    }
+    cluster.node(leader).propose(register(2)).await.unwrap();
+    wait_state(cluster.node(successor), |s| s.brokers.contains_key(&2)).await;
+    for id in [1, 2, 3] {
+        cluster.stop(id).await;
+    }
+}

@@ -306,6 +306,12 @@ async fn unsupported_commands_get_typed_errors() {
     let e = c.error("CLUSTER_STATUS").await;
     assert_eq!(e.code, "distribution_not_enabled");
     assert_eq!(e.class, ErrorClass::Validation);
+    c.ok("CREATE topic=t partitions=1").await;
+    let e = c
+        .error("REASSIGN_PARTITIONS topic=t partition=0 replicas=broker-1")
+        .await;
+    assert_eq!(e.code, "distribution_not_enabled");
+    assert_eq!(e.fields["command"], "REASSIGN_PARTITIONS");
     let e = c.error("REPLICATE_MESSAGE topic=t").await;
     assert_eq!(e.code, "internal_command_unauthorized");
     assert_eq!(e.class, ErrorClass::Authorization);

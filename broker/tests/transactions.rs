@@ -369,6 +369,69 @@ async fn a_retried_publish_is_answered_with_the_original_offset() {
     );
 }
 
+/// Records pipelined on one connection (sent before any reply is read),
+/// as the engine sends a transaction's batch: each is answered in order
+/// with the outcome it would have alone, across partitions and a request
+/// of another kind in between, and a sequence gap refuses only the
+/// records it concerns.
+#[tokio::test]
+async fn pipelined_publishes_are_answered_in_order_with_their_own_outcomes() {
+    let broker = TestBroker::start();
+    let mut c = broker.client().await;
+    topic(&mut c, "p", 2).await;
+    let s = Session::init(&mut c, "pipe").await;
+    s.begin(&mut c).await;
+    let mut sent = Vec::new();
+    for seq in 1..=40u64 {
+        for partition in 0..2 {
+            let line = s.publish_line("p", partition, seq, &format!("r{partition}-{seq}"));
+            sent.push((c.send_line(&line).await, Some((partition, seq - 1))));
+        }
+    }
+    // A resend, a gap and a request of another kind, still pipelined.
+    sent.push((
+        c.send_line(&s.publish_line("p", 0, 3, "r0-3")).await,
+        Some((0, 2)),
+    ));
+    sent.push((c.send_line(&s.publish_line("p", 1, 50, "gap")).await, None));
+    let status = c
+        .send_line(&format!("TXN_STATUS transactional_id={}", s.id))
+        .await;
+    sent.push((
+        c.send_line(&s.publish_line("p", 1, 41, "r1-41")).await,
+        Some((1, 40)),
+    ));
+    for (id, expected) in &sent[..sent.len() - 1] {
+        let frame = c.recv().await.expect("reply");
+        assert_eq!(frame.request_id, *id, "replies keep the request order");
+        let text = String::from_utf8_lossy(&frame.payload).into_owned();
+        match expected {
+            Some((partition, offset)) => {
+                assert_eq!(frame.status, Status::Ok, "{text}");
+                let f = kv(&text);
+                assert_eq!(f["partition"], partition.to_string());
+                assert_eq!(f["offset"], offset.to_string());
+            }
+            None => {
+                let e = cursus_wire::ErrorPayload::decode(frame.payload).unwrap();
+                assert_eq!(e.code, "invalid_producer_sequence");
+            }
+        }
+    }
+    let frame = c.recv().await.expect("status reply");
+    assert_eq!(frame.request_id, status);
+    assert_eq!(
+        kv(&String::from_utf8_lossy(&frame.payload))["messages"],
+        "80"
+    );
+    let (id, _) = sent[sent.len() - 1];
+    let frame = c.recv().await.expect("reply");
+    assert_eq!((frame.request_id, frame.status), (id, Status::Ok));
+    s.end(&mut c, "commit").await;
+    assert_eq!(committed(&mut c, "p", 0).await.len(), 40);
+    assert_eq!(committed(&mut c, "p", 1).await.len(), 41);
+}
+
 #[tokio::test]
 async fn end_txn_retries_are_idempotent_and_outcomes_cannot_flip() {
     let broker = TestBroker::start();

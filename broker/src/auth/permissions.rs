@@ -75,7 +75,7 @@ pub fn rule(command: Command, payload: Option<&CommandPayload>) -> Rule {
         | ReadStreamHistory
         | AggregateReplayProof
         | AggregateEventRangeRead => needs(&[TopicRead], READ),
-        ListCluster | ClusterStatus | ElectLeader => needs(&[Admin], None),
+        ListCluster | ClusterStatus | ElectLeader | ReassignPartitions => needs(&[Admin], None),
         // Refused by their handlers as before (distribution_not_enabled,
         // internal_command_unauthorized), once authenticated.
         JoinCluster | LeaveCluster | HeartbeatCluster | ReplicaCatchup | ReplicateMessage

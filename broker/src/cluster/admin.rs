@@ -1,19 +1,20 @@
-//! What CLUSTER_STATUS, LIST_CLUSTER and ELECT_LEADER (docs/cluster.md,
-//! "Admin replies"; the handlers are `crate::commands::cluster`) read from
-//! this broker's copy of the replicated state; ELECT_LEADER goes through
-//! Raft.
+//! What CLUSTER_STATUS, LIST_CLUSTER, ELECT_LEADER and REASSIGN_PARTITIONS
+//! (docs/cluster.md, "Admin replies"; the handlers are
+//! `crate::commands::cluster`) read from this broker's copy of the
+//! replicated state; ELECT_LEADER and REASSIGN_PARTITIONS go through Raft.
 
 use std::time::{Duration, UNIX_EPOCH};
 
 use cursus_wire::ErrorPayload;
 
-use super::fsm::{ClusterState, FsmCommand, FsmReply, NodeId};
+use super::fsm::{ClusterState, FsmCommand, FsmReply, NodeId, PartitionState};
 use super::node::ClusterNode;
 use crate::broker::Listener;
 use crate::groups::member_id::rfc3339;
-use crate::placement::{BrokerView, ClusterStatus, Election, PartitionView};
+use crate::placement::{BrokerView, ClusterStatus, Election, PartitionView, Reassignment};
 
-/// How long ELECT_LEADER waits for its result to be applied here.
+/// How long ELECT_LEADER and REASSIGN_PARTITIONS wait for their result to
+/// be applied here.
 const APPLY_WAIT: Duration = Duration::from_secs(5);
 
 /// The brokers as LIST_CLUSTER shows them (client addresses for a client
@@ -64,6 +65,7 @@ pub fn status(node: &ClusterNode, listener: Listener) -> ClusterStatus {
                 replicas: names(&p.replicas),
                 isr: names(&p.isr),
                 producers: p.producers.len(),
+                target_replicas: p.target_replicas.as_deref().map(names),
             });
         }
     }
@@ -152,5 +154,87 @@ pub async fn elect_leader(
         leader: node.broker_id(leader),
         leader_epoch,
         changed,
+    })
+}
+
+/// REASSIGN_PARTITIONS: starts moving `topic`/`partition` to the brokers
+/// `broker_ids` through Raft and answers with the move's state once this
+/// broker applied it. A request this broker's copy already answers (the
+/// same move in progress, or done) is answered from it without a
+/// proposal, so polling with the same request costs no Raft entry.
+pub async fn reassign_partition(
+    node: &ClusterNode,
+    topic: &str,
+    partition: u32,
+    broker_ids: &[String],
+) -> Result<Reassignment, ErrorPayload> {
+    let target = target_nodes(&node.state(), topic, partition, broker_ids)?;
+    if let Some(r) = reassignment_view(&node.state(), topic, partition, &target) {
+        return Ok(r);
+    }
+    node.propose(FsmCommand::ReassignPartition {
+        topic: topic.to_string(),
+        partition,
+        target: target.clone(),
+    })
+    .await?;
+    node.wait_for(
+        |s| reassignment_view(s, topic, partition, &target).is_some(),
+        APPLY_WAIT,
+    )
+    .await?;
+    reassignment_view(&node.state(), topic, partition, &target).ok_or_else(|| {
+        ErrorPayload::new("cluster_metadata_unavailable")
+            .with_field("reason", "the reassignment was not applied here in time")
+    })
+}
+
+/// The node ids of `broker_ids`, once the partition exists and every id
+/// names a registered broker (the rest is checked when it is applied).
+fn target_nodes(
+    state: &ClusterState,
+    topic: &str,
+    partition: u32,
+    broker_ids: &[String],
+) -> Result<Vec<NodeId>, ErrorPayload> {
+    let Some(t) = state.topics.get(topic) else {
+        return Err(ErrorPayload::new("topic_not_found").with_field("topic", topic));
+    };
+    if partition as usize >= t.partitions.len() {
+        return Err(ErrorPayload::new("partition_not_found")
+            .with_field("topic", topic)
+            .with_field("partition", partition));
+    }
+    broker_ids
+        .iter()
+        .map(|id| {
+            state
+                .node_of(id)
+                .ok_or_else(|| ErrorPayload::new("broker_not_found").with_field("broker", id))
+        })
+        .collect()
+}
+
+/// The state of the move of `topic`/`partition` to `target` in `state`,
+/// when `state` holds it (in progress, or done); `None` while it does not.
+fn reassignment_view(
+    state: &ClusterState,
+    topic: &str,
+    partition: u32,
+    target: &[NodeId],
+) -> Option<Reassignment> {
+    let p: &PartitionState = state.partition(topic, partition)?;
+    let done = match &p.target_replicas {
+        Some(t) if t.as_slice() == target => false,
+        None if p.replicas.as_slice() == target => true,
+        _ => return None,
+    };
+    let names = |nodes: &[NodeId]| nodes.iter().map(|n| state.broker_name(*n)).collect();
+    Some(Reassignment {
+        done,
+        replicas: names(&p.replicas),
+        isr: names(&p.isr),
+        leader: p.leader.map(|l| state.broker_name(l)),
+        target: names(target),
     })
 }

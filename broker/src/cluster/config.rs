@@ -45,6 +45,19 @@ settings! {
     /// The broker-to-broker listener (Raft, replication, heartbeats).
     cluster_listen: String =
         cluster_listen.or_else(|| peers.get(&node_id).cloned()).unwrap_or_default(),
+    /// Distributed mode: dial another address instead of a peer's cluster address,
+    /// ADDR=VIA,... (a proxy in front of each peer, through which tests inject
+    /// network faults; every broker-to-broker connection this broker opens
+    /// follows it). [default: none]
+    #[arg(long, value_name = "LIST")]
+    cluster_dial_overrides: Option<String> =>
+    /// The address this broker dials instead of a peer's cluster address
+    /// (registered, static or in the Raft membership), by that address.
+    dial_overrides: BTreeMap<String, String> = cluster_dial_overrides
+        .as_deref()
+        .map(parse_dial_overrides)
+        .transpose()?
+        .unwrap_or_default(),
     /// Distributed mode: the token every broker-to-broker request carries.
     #[arg(long, value_name = "TOKEN")]
     internal_auth_token: Option<String> =>
@@ -150,6 +163,23 @@ pub fn parse_join<S: AsRef<str>>(items: &[S]) -> Result<Vec<String>, String> {
         }
     }
     Ok(seeds)
+}
+
+/// Parses `--cluster-dial-overrides`: `ADDR=VIA` items, comma-separated,
+/// both `HOST:PORT`.
+pub fn parse_dial_overrides(text: &str) -> Result<BTreeMap<String, String>, String> {
+    let mut routes = BTreeMap::new();
+    for item in text.split(',').map(str::trim).filter(|s| !s.is_empty()) {
+        let (addr, via) = item
+            .split_once('=')
+            .map(|(a, v)| (a.trim(), v.trim()))
+            .filter(|(a, v)| is_host_port(a) && is_host_port(v))
+            .ok_or_else(|| format!("cluster_dial_overrides entry {item:?} is not ADDR=VIA"))?;
+        if routes.insert(addr.to_string(), via.to_string()).is_some() {
+            return Err(format!("cluster_dial_overrides names {addr} twice"));
+        }
+    }
+    Ok(routes)
 }
 
 /// Parses `1=127.0.0.1:7001,2=127.0.0.1:7002`.
@@ -343,6 +373,22 @@ mod tests {
     }
 
     #[test]
+    fn dial_overrides_parse_from_flag_and_errors() {
+        let routes = member(&[
+            "--cluster-dial-overrides",
+            "127.0.0.1:7002=127.0.0.1:9002, 127.0.0.1:7003=127.0.0.1:9003",
+        ])
+        .unwrap()
+        .dial_overrides;
+        assert_eq!(routes.len(), 2);
+        assert_eq!(routes["127.0.0.1:7003"], "127.0.0.1:9003");
+        assert!(member(&[]).unwrap().dial_overrides.is_empty());
+        for bad in ["a:1", "a:1=b", "a=b:2", "a:1=b:2,a:1=c:3"] {
+            assert!(parse_dial_overrides(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
     fn join_seeds_parse_from_lists_and_repeats() {
         let seeds = parse_join(&["a:1, b:2", "c:3", "a:1"]).unwrap();
         assert_eq!(seeds, vec!["a:1", "b:2", "c:3"]);
@@ -357,6 +403,7 @@ mod tests {
             node_id: 1,
             cluster_listen: "127.0.0.1:7001".into(),
             peers: parse_peers("1=127.0.0.1:7001,2=127.0.0.1:7002").unwrap(),
+            dial_overrides: BTreeMap::new(),
             internal_auth_token: Some("t".into()),
             internal_tls: None,
             heartbeat_interval: Duration::from_millis(300),

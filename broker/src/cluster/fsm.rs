@@ -7,7 +7,11 @@
 //! * a partition's leader, when it has one, is an active broker in its ISR;
 //! * the ISR is a non-empty subset of the replicas (a dead last member
 //!   stays: it is the only one known to hold every committed record);
-//! * every leader change bumps the leader epoch exactly once;
+//! * every leader change bumps the leader epoch exactly once, and so does
+//!   every change of a partition's replica set (a reassignment), which
+//!   restarts the leader's replicators with the new set;
+//! * a reassignment drops a replica only once every target replica is in
+//!   the ISR, so the ISR never shrinks below the target's size by it;
 //! * the committed high-water mark only grows within a lifecycle epoch and
 //!   is fenced by the leader epoch of whoever advances it.
 
@@ -47,6 +51,11 @@ pub struct ClusterState {
     /// coordinator's copy when it moves).
     #[serde(default)]
     pub groups_version: u64,
+    /// The groups version when the active brokers last changed (which may
+    /// move groups to another coordinator): a coordinator answers once its
+    /// copy of the groups holds every record before it.
+    #[serde(default)]
+    pub groups_moved_at: u64,
     /// Transaction coordinator state by transactional id (TXN_SYNC: the
     /// distributed `__transaction_state`).
     #[serde(default)]
@@ -140,6 +149,12 @@ pub struct PartitionState {
     /// new leader takes them over with the partition.
     #[serde(default)]
     pub producers: BTreeMap<String, ProducerSeq>,
+    /// While a reassignment (REASSIGN_PARTITIONS) is in progress, the
+    /// replica set it moves the partition to; `replicas` then holds the
+    /// old replicas and the new ones. `None` otherwise (and in snapshots
+    /// from before reassignments).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_replicas: Option<Vec<NodeId>>,
 }
 
 /// At most this many producers' sequences are kept per partition in the
@@ -258,6 +273,16 @@ pub enum FsmCommand {
     GroupRecord {
         /// The record.
         record: RecordBody,
+        /// A member's commit, proposed by this coordinator: refused
+        /// (`NOT_COORDINATOR`) unless it coordinates the group, and
+        /// (`offset_regression`) if an offset goes back. The proposer
+        /// checked the commit against its own copy, which may be older (a
+        /// coordinator woken from a pause, or one the group moved away
+        /// from). `None`: registrations, tombstones and a committed
+        /// transaction's offsets (merged, never backward), and entries from
+        /// before the fence.
+        #[serde(default)]
+        fence: Option<NodeId>,
     },
     /// TXN_SYNC: a transactional id's new durable state, as its
     /// coordinator persisted it; refused (`NOT_COORDINATOR`) unless `node`
@@ -283,6 +308,17 @@ pub enum FsmCommand {
         partition: u32,
         /// The broker to lead.
         target: NodeId,
+    },
+    /// REASSIGN_PARTITIONS: starts moving a partition to the replica set
+    /// `target` (see [`ClusterState::reassign`]). Repeating it while that
+    /// move is in progress, or once it is done, changes nothing.
+    ReassignPartition {
+        /// Topic.
+        topic: String,
+        /// Partition.
+        partition: u32,
+        /// The new replica set, preferred leader first.
+        target: Vec<NodeId>,
     },
 }
 
@@ -338,6 +374,7 @@ impl ClusterState {
                 self.brokers.insert(*node, entry);
                 self.broker_came_back(*node);
                 self.reassign_shards();
+                self.groups_moved_at = self.groups_version;
                 FsmReply::Done
             }
             FsmCommand::SetBrokerActive {
@@ -359,6 +396,7 @@ impl ClusterState {
                     self.broker_went_away(*node);
                 }
                 self.reassign_shards();
+                self.groups_moved_at = self.groups_version;
                 FsmReply::Done
             }
             FsmCommand::PutTopic {
@@ -418,6 +456,7 @@ impl ClusterState {
                 leader_epoch,
                 isr,
             } => {
+                let active = self.active_brokers();
                 let Some(p) = self.partition_mut(topic, *partition) else {
                     return rejected("partition_metadata_not_found", topic.clone());
                 };
@@ -437,6 +476,8 @@ impl ClusterState {
                     .copied()
                     .filter(|n| isr.contains(n))
                     .collect();
+                // The last new replica joining completes a reassignment.
+                complete_reassignment(p, &active);
                 FsmReply::Done
             }
             FsmCommand::ElectLeader {
@@ -444,7 +485,19 @@ impl ClusterState {
                 partition,
                 target,
             } => self.elect_leader(topic, *partition, *target),
-            FsmCommand::GroupRecord { record } => self.apply_group_record(record),
+            FsmCommand::ReassignPartition {
+                topic,
+                partition,
+                target,
+            } => self.reassign(topic, *partition, target),
+            FsmCommand::GroupRecord { record, fence } => {
+                if let Some(refused) =
+                    fence.and_then(|node| self.member_commit_refused(node, record))
+                {
+                    return refused;
+                }
+                self.apply_group_record(record)
+            }
             FsmCommand::TxnSync {
                 snapshot,
                 node,
@@ -523,6 +576,33 @@ impl ClusterState {
     }
 
     /// Applies a group record with the rules of `DurableState::apply`.
+    /// Why a member's commit proposed by `node` is refused, if it is (see
+    /// [`FsmCommand::GroupRecord`]).
+    fn member_commit_refused(&self, node: NodeId, record: &RecordBody) -> Option<FsmReply> {
+        let RecordBody::Commit { group, offsets } = record else {
+            return None;
+        };
+        if super::groups::coordinator_of(self, group) != Some(node) {
+            return Some(rejected(
+                "NOT_COORDINATOR",
+                format!("broker {node} no longer coordinates group {group}"),
+            ));
+        }
+        let committed = self.groups.get(group).map(|g| &g.offsets);
+        offsets.iter().find_map(|e| {
+            let current = committed?.get(&e.topic)?.get(&e.partition).copied()?;
+            (e.offset < current).then(|| {
+                rejected(
+                    "offset_regression",
+                    format!(
+                        "offset {} of {}/{} is below the committed offset {current}",
+                        e.offset, e.topic, e.partition
+                    ),
+                )
+            })
+        })
+    }
+
     fn apply_group_record(&mut self, record: &RecordBody) -> FsmReply {
         match record {
             RecordBody::Registration {
@@ -681,6 +761,7 @@ impl ClusterState {
                 committed_hwm: 0,
                 committed_hwm_version: COMMITTED_HWM_VERSION,
                 producers: BTreeMap::new(),
+                target_replicas: None,
             });
         }
         self.topics.insert(
@@ -723,6 +804,99 @@ impl ClusterState {
         }
     }
 
+    /// REASSIGN_PARTITIONS: the new replicas are added to the replica set
+    /// (the old ones stay), the leader's replicators bring them into the
+    /// ISR, and the move completes when the last of them joins
+    /// ([`complete_reassignment`]). A second move of the same partition is
+    /// refused (`reassignment_in_progress`) until the first is done;
+    /// repeating the same one reports its progress (nothing changes).
+    fn reassign(&mut self, topic: &str, partition: u32, target: &[NodeId]) -> FsmReply {
+        let Some(t) = self.topics.get(topic) else {
+            return rejected("topic_not_found", topic.to_string());
+        };
+        let Some(p) = t.partitions.get(partition as usize) else {
+            return rejected("partition_not_found", format!("{topic}/{partition}"));
+        };
+        match &p.target_replicas {
+            Some(current) if current.as_slice() != target => {
+                let names: Vec<String> = current.iter().map(|n| self.broker_name(*n)).collect();
+                return rejected(
+                    "reassignment_in_progress",
+                    format!("{topic}/{partition} is moving to {}", names.join(",")),
+                );
+            }
+            Some(_) => return FsmReply::Done,
+            None if p.replicas.as_slice() == target => return FsmReply::Done,
+            None => {}
+        }
+        if let Err(refused) = self.check_replica_set(target, t.def.replication_factor) {
+            return refused;
+        }
+        let active = self.active_brokers();
+        let Some(p) = self.partition_mut(topic, partition) else {
+            return rejected("partition_not_found", format!("{topic}/{partition}"));
+        };
+        let mut replicas = p.replicas.clone();
+        replicas.extend(target.iter().filter(|n| !p.replicas.contains(n)));
+        if replicas != p.replicas {
+            p.replicas = replicas;
+            p.leader_epoch += 1;
+        }
+        p.target_replicas = Some(target.to_vec());
+        // Already in sync (a reordering): done at once.
+        complete_reassignment(p, &active);
+        FsmReply::Done
+    }
+
+    /// A reassignment's target must name `replication_factor` distinct,
+    /// registered, active brokers that host replicas.
+    fn check_replica_set(
+        &self,
+        target: &[NodeId],
+        replication_factor: u32,
+    ) -> Result<(), FsmReply> {
+        if target.is_empty() {
+            return Err(rejected("invalid_replicas", "the replica list is empty"));
+        }
+        if let Some(dup) = target
+            .iter()
+            .enumerate()
+            .find(|(i, n)| target[..*i].contains(n))
+        {
+            return Err(rejected(
+                "invalid_replicas",
+                format!("broker {} is listed twice", self.broker_name(*dup.1)),
+            ));
+        }
+        if target.len() != replication_factor as usize {
+            return Err(rejected(
+                "invalid_replication_factor",
+                format!(
+                    "{} replicas given, the topic's replication_factor is {replication_factor}",
+                    target.len()
+                ),
+            ));
+        }
+        for n in target {
+            let Some(b) = self.brokers.get(n) else {
+                return Err(rejected("broker_not_found", format!("node {n}")));
+            };
+            if !b.active {
+                return Err(rejected(
+                    "replica_broker_inactive",
+                    format!("broker {} is inactive", b.broker_id),
+                ));
+            }
+            if !b.hosts_replicas {
+                return Err(rejected(
+                    "invalid_replicas",
+                    format!("broker {} hosts no replicas", b.broker_id),
+                ));
+            }
+        }
+        Ok(())
+    }
+
     /// A broker stopped heartbeating: it leaves every ISR it can leave,
     /// and partitions it led get another active in-sync leader (or none).
     fn broker_went_away(&mut self, node: NodeId) {
@@ -755,6 +929,34 @@ impl ClusterState {
                 p.leader_epoch += 1;
             }
         }
+    }
+}
+
+/// Completes `p`'s reassignment once every target replica is in the ISR:
+/// the replicas not in the target are dropped, the leader stays if the
+/// target holds it and otherwise moves to the first active target replica,
+/// and the leader epoch is bumped once if the replica set or the leader
+/// changed (which restarts the leader's replicators and fences the
+/// dropped replicas). Nothing happens while a target replica is missing.
+fn complete_reassignment(p: &mut PartitionState, active: &[NodeId]) {
+    let Some(target) = &p.target_replicas else {
+        return;
+    };
+    if !target.iter().all(|n| p.isr.contains(n)) {
+        return;
+    }
+    let target = target.clone();
+    let leader = match p.leader {
+        Some(l) if target.contains(&l) => Some(l),
+        _ => target.iter().copied().find(|n| active.contains(n)),
+    };
+    let changed = p.replicas != target || p.leader != leader;
+    p.isr = target.clone();
+    p.replicas = target;
+    p.leader = leader;
+    p.target_replicas = None;
+    if changed {
+        p.leader_epoch += 1;
     }
 }
 
@@ -1082,6 +1284,165 @@ mod tests {
         assert!(matches!(s.apply(&elect(99)), FsmReply::Rejected { .. }));
     }
 
+    fn reassign(s: &mut ClusterState, target: Vec<NodeId>) -> FsmReply {
+        s.apply(&FsmCommand::ReassignPartition {
+            topic: "t".into(),
+            partition: 0,
+            target,
+        })
+    }
+
+    fn refused_code(reply: FsmReply) -> String {
+        match reply {
+            FsmReply::Rejected { code, .. } => code,
+            other => panic!("applied: {other:?}"),
+        }
+    }
+
+    /// Topic `t`, one partition on replicas {1, 2} led by 1, with four
+    /// brokers registered (broker 4 hosting replicas).
+    fn on_1_and_2() -> ClusterState {
+        let mut s = brokers(3);
+        register(&mut s, 4, 50);
+        put(&mut s, def("t", 1, 2, 1), None);
+        let p = s
+            .topics
+            .get_mut("t")
+            .unwrap()
+            .partitions
+            .get_mut(0)
+            .unwrap();
+        (p.replicas, p.isr, p.leader) = (vec![1, 2], vec![1, 2], Some(1));
+        s
+    }
+
+    #[test]
+    fn a_reassignment_adds_first_and_drops_once_the_new_replicas_are_in_sync() {
+        let mut s = on_1_and_2();
+        assert_eq!(reassign(&mut s, vec![3, 4]), FsmReply::Done);
+        let p = s.partition("t", 0).unwrap().clone();
+        assert_eq!(p.replicas, vec![1, 2, 3, 4], "old and new replicas");
+        assert_eq!(p.isr, vec![1, 2], "the new ones are not in sync yet");
+        assert_eq!(p.leader, Some(1));
+        assert_eq!(p.leader_epoch, 2, "the replica set changed once");
+        assert_eq!(p.target_replicas, Some(vec![3, 4]));
+        // Repeating it reports progress and changes nothing; another
+        // target is refused while it runs.
+        assert_eq!(reassign(&mut s, vec![3, 4]), FsmReply::Done);
+        assert_eq!(s.partition("t", 0).unwrap(), &p);
+        assert_eq!(
+            refused_code(reassign(&mut s, vec![2, 3])),
+            "reassignment_in_progress"
+        );
+        let set_isr = |isr: Vec<NodeId>, leader_epoch| FsmCommand::SetIsr {
+            topic: "t".into(),
+            partition: 0,
+            leader_epoch,
+            isr,
+        };
+        // One new replica in sync: nothing is dropped yet.
+        assert_eq!(s.apply(&set_isr(vec![1, 2, 3], 2)), FsmReply::Done);
+        let p = s.partition("t", 0).unwrap().clone();
+        assert_eq!((p.replicas.len(), p.isr.clone()), (4, vec![1, 2, 3]));
+        // The last one joins: the old replicas go, the leader moves to the
+        // first target replica, the epoch moves once.
+        assert_eq!(s.apply(&set_isr(vec![1, 2, 3, 4], 2)), FsmReply::Done);
+        let p = s.partition("t", 0).unwrap().clone();
+        assert_eq!(p.replicas, vec![3, 4]);
+        assert_eq!(p.isr, vec![3, 4]);
+        assert_eq!(p.leader, Some(3));
+        assert_eq!(p.leader_epoch, 3);
+        assert_eq!(p.target_replicas, None);
+        // The old leader's ISR changes are fenced now.
+        assert_eq!(
+            refused_code(s.apply(&set_isr(vec![1, 2], 2))),
+            "PARTITION_LEADER_FENCED"
+        );
+        // Done: repeating it changes nothing; a new move may start.
+        assert_eq!(reassign(&mut s, vec![3, 4]), FsmReply::Done);
+        assert_eq!(s.partition("t", 0).unwrap(), &p);
+        let json = serde_json::to_string(&s).unwrap();
+        assert_eq!(serde_json::from_str::<ClusterState>(&json).unwrap(), s);
+    }
+
+    #[test]
+    fn a_reassignment_keeps_a_leader_the_target_holds() {
+        let mut s = on_1_and_2();
+        reassign(&mut s, vec![3, 1]);
+        let p = s.partition("t", 0).unwrap();
+        assert_eq!(p.replicas, vec![1, 2, 3]);
+        s.apply(&FsmCommand::SetIsr {
+            topic: "t".into(),
+            partition: 0,
+            leader_epoch: 2,
+            isr: vec![1, 2, 3],
+        });
+        let p = s.partition("t", 0).unwrap();
+        assert_eq!(
+            (p.replicas.clone(), p.isr.clone()),
+            (vec![3, 1], vec![3, 1])
+        );
+        assert_eq!(p.leader, Some(1), "the leader stays where it is");
+        assert_eq!(p.leader_epoch, 3);
+    }
+
+    #[test]
+    fn a_reordering_is_done_at_once() {
+        let mut s = on_1_and_2();
+        assert_eq!(reassign(&mut s, vec![2, 1]), FsmReply::Done);
+        let p = s.partition("t", 0).unwrap();
+        assert_eq!(p.replicas, vec![2, 1]);
+        assert_eq!(p.leader, Some(1));
+        assert_eq!(p.target_replicas, None);
+    }
+
+    #[test]
+    fn a_reassignment_refuses_bad_replica_sets_and_changes_nothing() {
+        let mut s = brokers(4);
+        register(&mut s, 5, 50);
+        set_active(&mut s, 5, false);
+        put(&mut s, def("t", 1, 2, 1), None);
+        let before = s.clone();
+        for (target, code) in [
+            (vec![], "invalid_replicas"),
+            (vec![1, 1], "invalid_replicas"),
+            (vec![1, 2, 3], "invalid_replication_factor"),
+            (vec![1], "invalid_replication_factor"),
+            (vec![1, 9], "broker_not_found"),
+            (vec![1, 5], "replica_broker_inactive"),
+            (vec![1, 4], "invalid_replicas"),
+        ] {
+            assert_eq!(
+                refused_code(reassign(&mut s, target.clone())),
+                code,
+                "{target:?}"
+            );
+            assert_eq!(s, before, "{target:?} changed the state");
+        }
+        let missing = FsmCommand::ReassignPartition {
+            topic: "t".into(),
+            partition: 1,
+            target: vec![1, 2],
+        };
+        assert_eq!(refused_code(s.apply(&missing)), "partition_not_found");
+        let missing = FsmCommand::ReassignPartition {
+            topic: "u".into(),
+            partition: 0,
+            target: vec![1, 2],
+        };
+        assert_eq!(refused_code(s.apply(&missing)), "topic_not_found");
+    }
+
+    #[test]
+    fn snapshots_without_reassignments_still_load() {
+        let mut s = on_1_and_2();
+        let json = serde_json::to_string(&s).unwrap();
+        assert!(!json.contains("target_replicas"), "absent when idle");
+        reassign(&mut s, vec![3, 4]);
+        let back: ClusterState = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+        assert_eq!(back, s);
+    }
+
     #[test]
     fn isr_changes_are_fenced_and_keep_the_leader() {
         let mut s = three();
@@ -1119,6 +1480,7 @@ mod tests {
                     offset,
                 }],
             },
+            fence: None,
         };
         assert!(matches!(s.apply(&commit(5)), FsmReply::Rejected { .. }));
         s.apply(&FsmCommand::GroupRecord {
@@ -1127,6 +1489,7 @@ mod tests {
                 selector: Selector::Topics(vec!["t".into()]),
                 expansion: [("t".to_string(), 2)].into(),
             },
+            fence: None,
         });
         s.apply(&commit(5));
         s.apply(&commit(3));
@@ -1139,11 +1502,71 @@ mod tests {
                 group: "g".into(),
                 reason: "test".into(),
             },
+            fence: None,
         });
         assert!(s.durable_groups().groups.is_empty());
         assert!(s.groups_version > v);
         let json = serde_json::to_string(&s).unwrap();
         assert_eq!(serde_json::from_str::<ClusterState>(&json).unwrap(), s);
+    }
+
+    #[test]
+    fn member_commits_are_fenced_by_the_coordinator_and_never_go_back() {
+        use crate::groups::records::OffsetEntry;
+        let mut s = three();
+        s.apply(&FsmCommand::GroupRecord {
+            record: RecordBody::Registration {
+                group: "g".into(),
+                selector: Selector::Topics(vec!["t".into()]),
+                expansion: [("t".to_string(), 1)].into(),
+            },
+            fence: None,
+        });
+        let coordinator = super::super::groups::coordinator_of(&s, "g").unwrap();
+        let other = [1, 2, 3].into_iter().find(|n| *n != coordinator).unwrap();
+        let commit = |offset, fence| FsmCommand::GroupRecord {
+            record: RecordBody::Commit {
+                group: "g".into(),
+                offsets: vec![OffsetEntry {
+                    topic: "t".into(),
+                    partition: 0,
+                    offset,
+                }],
+            },
+            fence: Some(fence),
+        };
+        let refused = |reply: FsmReply| match reply {
+            FsmReply::Rejected { code, .. } => code,
+            other => panic!("applied: {other:?}"),
+        };
+        assert!(matches!(
+            s.apply(&commit(5, coordinator)),
+            FsmReply::GroupsVersion(_)
+        ));
+        // A broker the group moved away from (its copy still names it).
+        assert_eq!(refused(s.apply(&commit(7, other))), "NOT_COORDINATOR");
+        // The coordinator checked a member's commit against an older copy.
+        let v = s.groups_version;
+        assert_eq!(
+            refused(s.apply(&commit(3, coordinator))),
+            "offset_regression"
+        );
+        assert_eq!(s.groups_version, v, "a refused commit changes nothing");
+        assert_eq!(s.durable_groups().offsets[&("g".into(), "t".into(), 0)], 5);
+        // An entry from before the fence deserializes unfenced.
+        let mut old = serde_json::to_value(commit(9, coordinator)).unwrap();
+        old["GroupRecord"].as_object_mut().unwrap().remove("fence");
+        let cmd: FsmCommand = serde_json::from_value(old).unwrap();
+        assert!(matches!(cmd, FsmCommand::GroupRecord { fence: None, .. }));
+        // A broker going away may move the group: coordinators wait for
+        // every group record before it.
+        assert!(s.groups_moved_at < s.groups_version);
+        s.apply(&FsmCommand::SetBrokerActive {
+            node: coordinator,
+            active: false,
+            now_ms: 1,
+        });
+        assert_eq!(s.groups_moved_at, s.groups_version);
     }
 
     #[test]

@@ -32,16 +32,31 @@ impl GroupReplicator for RaftGroups {
     fn replicate(
         &self,
         record: RecordBody,
-    ) -> Pin<Box<dyn Future<Output = Result<u64, String>> + Send>> {
+        member_commit: bool,
+    ) -> Pin<Box<dyn Future<Output = Result<u64, ErrorPayload>> + Send>> {
         let node = self.node.clone();
         Box::pin(async move {
-            let node = node.upgrade().ok_or("the cluster node stopped")?;
-            match node.propose(FsmCommand::GroupRecord { record }).await {
+            let node = node.upgrade().ok_or_else(|| {
+                ErrorPayload::new("coordinator_not_available")
+                    .with_field("reason", "the cluster node stopped")
+            })?;
+            let fence = member_commit.then(|| node.node_id());
+            match node
+                .propose(FsmCommand::GroupRecord { record, fence })
+                .await
+            {
                 Ok(FsmReply::GroupsVersion(v)) => Ok(v),
-                Ok(other) => Err(format!("unexpected apply result {other:?}")),
-                Err(e) => Err(e.render()),
+                Ok(other) => Err(ErrorPayload::new("offset_sync_failed")
+                    .with_field("reason", format!("unexpected apply result {other:?}"))),
+                Err(e) => Err(e),
             }
         })
+    }
+
+    fn synced(&self, version: u64) {
+        if let Some(node) = self.node.upgrade() {
+            node.groups_synced(version);
+        }
     }
 }
 
@@ -73,7 +88,23 @@ pub fn check_coordinator(
         // older than the replicated ones until its first sync.
         return Err(ErrorPayload::new("coordinator_not_available").with_field("group", group));
     }
-    let coordinator = coordinator_of(&node.state(), group);
+    if !node.in_contact() {
+        // Paused or cut off past a session: the group may have moved, and
+        // this copy still names this broker with the offsets of before.
+        return Err(ErrorPayload::new("coordinator_not_available")
+            .with_field("group", group)
+            .with_field("reason", "out of contact with the Raft leader"));
+    }
+    let state = node.state();
+    if node.groups_synced_version() < state.groups_moved_at {
+        // The group may just have moved here: the offsets its former
+        // coordinator committed are not all in this copy yet.
+        return Err(ErrorPayload::new("coordinator_not_available")
+            .with_field("group", group)
+            .with_field("reason", "taking the groups over"));
+    }
+    let coordinator = coordinator_of(&state, group);
+    drop(state);
     match coordinator {
         Some(c) if c == node.node_id() => Ok(()),
         Some(c) => Err(super::shards::not_coordinator(node, c, listener)),

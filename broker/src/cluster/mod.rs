@@ -6,6 +6,7 @@
 
 pub mod admin;
 pub mod config;
+pub mod contact;
 pub mod fsm;
 pub mod groups;
 pub mod internal_tls;
@@ -20,6 +21,7 @@ pub mod routing;
 pub mod shards;
 pub mod topics;
 pub mod transport;
+pub mod trust;
 pub mod txns;
 
 use std::sync::{Arc, OnceLock};

@@ -17,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 use tracing::{debug, error, info, warn};
 
 use super::config::ClusterConfig;
+use super::contact::{Contact, HeartbeatAnswer};
 use super::fsm::{BrokerEntry, ClusterState, FsmCommand, FsmReply, NodeId};
 use super::internal_tls::InternalTls;
 use super::membership;
@@ -24,6 +25,10 @@ use super::raft::{RaftNode, RaftNodeConfig};
 use super::replication::Replication;
 use super::transport::{self, BoxFuture, ClusterHandler, PeerClientConfig, PeerPool};
 use crate::broker::{Broker, Listener};
+
+/// Longest a clean stop waits for a successor to take the Raft leadership
+/// (with a shorter session timeout, that): the others elect one anyway.
+const HAND_OVER_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// The lifecycle protocol version this broker advertises.
 pub const LIFECYCLE_PROTOCOL: u32 = 2;
@@ -62,6 +67,21 @@ pub struct ClusterNode {
     /// Why the cluster refused this broker (its join was rejected): the
     /// broker stops serving and exits non-zero.
     refused: Mutex<Option<ErrorPayload>>,
+    /// Set when this broker leaves ([`ClusterNode::leave`]): it sends no
+    /// more heartbeats, which would make it active again.
+    leaving: std::sync::atomic::AtomicBool,
+    /// The cluster listener's mutual TLS (`internal_use_tls`), shared
+    /// with the listener and the peer clients.
+    internal_tls: Option<InternalTls>,
+    /// Held while a heartbeat or a registration is on its way, so that
+    /// leaving waits for it (a heartbeat that arrives after LEAVE_CLUSTER
+    /// would bring this broker back).
+    heartbeat_in_flight: tokio::sync::Mutex<()>,
+    /// The lease of this broker's contact with the Raft leader: its
+    /// coordinators answer only while it holds ([`ClusterNode::in_contact`]).
+    contact: Contact,
+    /// The groups version the group coordinator's copy reflects.
+    groups_synced: std::sync::atomic::AtomicU64,
 }
 
 impl std::fmt::Debug for ClusterNode {
@@ -105,6 +125,7 @@ impl ClusterNode {
             Some(files) => Some(InternalTls::load(files).map_err(|e| format!("cluster: {e}"))?),
             None => None,
         };
+        let dial_overrides = Arc::new(config.dial_overrides.clone());
         let raft = RaftNode::start(RaftNodeConfig {
             node_id: config.node_id,
             cluster_addr: config.cluster_addr(),
@@ -113,6 +134,7 @@ impl ClusterNode {
             data_dir: broker.config.data_dir.clone(),
             token: config.internal_auth_token.clone(),
             tls: tls.clone(),
+            dial_overrides: Arc::clone(&dial_overrides),
             ..RaftNodeConfig::default()
         })
         .await
@@ -120,6 +142,7 @@ impl ClusterNode {
         let peers = PeerPool::new(PeerClientConfig {
             token: config.internal_auth_token.clone(),
             tls: tls.clone(),
+            dial_overrides,
             ..PeerClientConfig::default()
         });
         let me = BrokerEntry {
@@ -133,12 +156,13 @@ impl ClusterNode {
             hosts_replicas: config.hosts_replicas,
             txn_shards: config.txn_shards,
         };
+        let config_session_timeout = config.session_timeout;
         let node = Arc::new(ClusterNode {
             config,
             state: raft.state(),
             raft,
             peers,
-            replication: Replication::default(),
+            replication: Replication::new(&broker.config.data_dir),
             incarnation: me.since_ms,
             caught_up: std::sync::atomic::AtomicBool::new(false),
             coordinators_synced: std::sync::atomic::AtomicBool::new(false),
@@ -147,6 +171,11 @@ impl ClusterNode {
             shutdown: broker.shutdown.clone(),
             membership: tokio::sync::Mutex::new(()),
             refused: Mutex::new(None),
+            leaving: std::sync::atomic::AtomicBool::new(false),
+            internal_tls: tls.clone(),
+            heartbeat_in_flight: tokio::sync::Mutex::new(()),
+            contact: Contact::new(config_session_timeout),
+            groups_synced: std::sync::atomic::AtomicU64::new(0),
         });
         let dispatcher = Arc::new(Dispatcher {
             node: Arc::clone(&node),
@@ -154,7 +183,7 @@ impl ClusterNode {
         });
         tokio::spawn(transport::serve_tls(
             listener,
-            tls.map(|tls| tls.acceptor()),
+            tls.clone(),
             node.config.internal_auth_token.clone(),
             dispatcher,
             node.shutdown.clone(),
@@ -162,6 +191,16 @@ impl ClusterNode {
         tokio::spawn(Arc::clone(&node).heartbeats());
         tokio::spawn(Arc::clone(&node).monitor());
         Ok(node)
+    }
+
+    /// Reads the internal TLS files again (SIGHUP): connections made
+    /// from now on, both ways, use them; a bad file keeps the previous
+    /// configuration (logged). Nothing to do without `internal_use_tls`.
+    pub fn reload_internal_tls(&self) {
+        if let Some(tls) = &self.internal_tls {
+            info!("SIGHUP: reloading the internal TLS configuration");
+            let _ = tls.reload();
+        }
     }
 
     /// This broker's node id.
@@ -289,6 +328,9 @@ impl ClusterNode {
         if !self.caught_up() || !self.may_coordinate() {
             return Some("cluster: catching up with the replicated state".into());
         }
+        if !self.in_contact() {
+            return Some("cluster: out of contact with the Raft leader".into());
+        }
         let active = self
             .state()
             .brokers
@@ -322,6 +364,10 @@ impl ClusterNode {
                 _ = self.shutdown.cancelled() => return,
                 _ = tick.tick() => {}
             }
+            let _in_flight = self.heartbeat_in_flight.lock().await;
+            if self.leaving.load(std::sync::atomic::Ordering::Acquire) {
+                return;
+            }
             if !registered || self.needs_registration() {
                 let entry = BrokerEntry {
                     since_ms: self.incarnation.max(now_ms()),
@@ -350,6 +396,7 @@ impl ClusterNode {
             };
             if leader == self.node_id() {
                 self.seen(leader);
+                self.confirm_leadership().await;
                 continue;
             }
             let Some(addr) = self.raft.leader_addr(leader) else {
@@ -360,7 +407,8 @@ impl ClusterNode {
             })
             .unwrap_or_default();
             let client = self.peers.get(&addr);
-            if let Err(e) = client
+            let sent = std::time::Instant::now();
+            match client
                 .request_with_timeout(
                     Command::HeartbeatCluster,
                     Bytes::from(body),
@@ -368,8 +416,59 @@ impl ClusterNode {
                 )
                 .await
             {
-                debug!(error = %e, leader, "heartbeat not delivered");
+                Ok(answer) => match HeartbeatAnswer::decode(&answer) {
+                    Some(a) => self.contact.acknowledged(sent, a.applied),
+                    None => debug!(leader, "heartbeat answer not understood"),
+                },
+                Err(e) => debug!(error = %e, leader, "heartbeat not delivered"),
             }
+        }
+    }
+
+    /// Raft leader: confirms the leadership with a quorum (a deposed
+    /// leader woken from a pause fails) as this broker's contact.
+    async fn confirm_leadership(&self) {
+        let sent = std::time::Instant::now();
+        let confirm = self.raft.raft().get_read_log_id();
+        match tokio::time::timeout(self.config.heartbeat_interval * 2, confirm).await {
+            Ok(Ok((read, _))) => self
+                .contact
+                .acknowledged(sent, read.map_or(0, |id| id.index)),
+            Ok(Err(e)) => debug!(error = %e, "leadership not confirmed"),
+            Err(_) => debug!("leadership not confirmed in time"),
+        }
+    }
+
+    /// True while this broker's copy of the replicated state is known to
+    /// be recent (`cluster::contact`): a broker woken from a pause or cut
+    /// off from the Raft leader may have been deposed, and its copy still
+    /// names it the coordinator of what moved, with older offsets.
+    pub fn in_contact(&self) -> bool {
+        self.contact.fresh(*self.applied().borrow())
+    }
+
+    /// The group coordinator's copy reflects the groups up to `version`.
+    pub fn groups_synced(&self, version: u64) {
+        self.groups_synced
+            .fetch_max(version, std::sync::atomic::Ordering::AcqRel);
+    }
+
+    /// The groups version the group coordinator's copy reflects.
+    pub fn groups_synced_version(&self) -> u64 {
+        self.groups_synced
+            .load(std::sync::atomic::Ordering::Acquire)
+    }
+
+    /// The answer to a broker's HEARTBEAT_CLUSTER: this leader's applied
+    /// index, while it leads in contact with a quorum (a deposed leader's
+    /// copy proves nothing).
+    fn heartbeat_answer(&self) -> Result<Bytes, ErrorPayload> {
+        if self.raft.is_leader() && self.in_contact() {
+            let applied = *self.applied().borrow();
+            Ok(HeartbeatAnswer { applied }.encode())
+        } else {
+            Err(ErrorPayload::new("cluster_metadata_unavailable")
+                .with_field("reason", "not the Raft leader in contact with a quorum"))
         }
     }
 
@@ -467,16 +566,63 @@ impl ClusterNode {
         }
     }
 
+    /// The clean stop (SIGTERM), while clients still reach this broker:
+    /// the Raft leadership goes to a voter whose log matches this one's
+    /// ([`RaftNode::hand_over`]) and the broker [leaves](Self::leave), so
+    /// that its partitions and coordinators move to other members at once
+    /// and its clients are redirected rather than cut off. Each step is
+    /// bounded (by the session timeout, the hand-over by at most
+    /// [`HAND_OVER_TIMEOUT`]); one that fails leaves the rest to
+    /// the cluster's failure handling, as after a crash.
+    pub async fn stop_cleanly(&self) {
+        if self.refused().is_some() {
+            return;
+        }
+        if self.raft.is_leader() {
+            let candidates: Vec<NodeId> = {
+                let state = self.state();
+                let active = |n: &NodeId| state.brokers.get(n).is_some_and(|b| b.active);
+                self.raft
+                    .voters()
+                    .into_iter()
+                    .filter(|n| *n != self.node_id() && active(n))
+                    .collect()
+            };
+            let started = tokio::time::Instant::now();
+            match self
+                .raft
+                .hand_over(
+                    &candidates,
+                    self.config.session_timeout.min(HAND_OVER_TIMEOUT),
+                )
+                .await
+            {
+                Ok(successor) => info!(
+                    successor,
+                    took_ms = started.elapsed().as_millis() as u64,
+                    "raft leadership handed over"
+                ),
+                Err(e) => {
+                    warn!(error = %e, "raft leadership not handed over; the others will elect a leader")
+                }
+            }
+        }
+        self.leave().await;
+    }
+
     /// LEAVE_CLUSTER on a clean stop (`cluster::membership::leave`): the
     /// Raft leader marks this broker inactive (its partitions fail over at
     /// once) and, with `--decommission`, removes it from the membership.
     /// Bounded by the session timeout so a stop never hangs on a cluster
-    /// without a quorum. Heartbeats after a restart make it active again.
-    /// A broker the cluster refused has nothing to leave.
+    /// without a quorum. Heartbeats stop first (one after the leave would
+    /// make the broker active again); after a restart they make it active.
+    /// A broker the cluster refused, or that left already, does nothing.
     pub async fn leave(&self) {
-        if self.refused().is_some() {
+        if self.refused().is_some() || self.leaving.swap(true, std::sync::atomic::Ordering::AcqRel)
+        {
             return;
         }
+        drop(self.heartbeat_in_flight.lock().await);
         let wait = self.config.session_timeout;
         match tokio::time::timeout(wait, membership::leave(self, wait)).await {
             Ok(Ok(reply)) => info!(node = self.node_id(), role = %reply.role, "left the cluster"),
@@ -508,7 +654,7 @@ impl ClusterHandler for Dispatcher {
                 Command::HeartbeatCluster => {
                     let hb: Heartbeat = decode(&body)?;
                     self.node.seen(hb.node);
-                    Ok(Bytes::from_static(b"OK"))
+                    self.node.heartbeat_answer()
                 }
                 Command::JoinCluster => membership::serve_join(&self.node, body).await,
                 Command::LeaveCluster => membership::serve_leave(&self.node, body).await,

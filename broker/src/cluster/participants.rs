@@ -18,7 +18,7 @@ use serde::{Deserialize, Serialize};
 
 use super::placement::Clustered;
 use crate::broker::{Broker, Listener};
-use crate::placement::commit::{committed, Commit};
+use crate::placement::commit::{committed, Commit, Written};
 use crate::placement::{leader_not_found, BoxFuture, CoordinatorKey, Placement};
 use crate::txn::append::{
     append_data, append_event, release, Appended, DurableAppend, TxnEvent, TxnRecord,
@@ -174,12 +174,18 @@ impl Clustered {
     fn committed(&self, topic: &str, partition: u32, appended: Appended) -> Appended {
         let this = self.clone();
         let (topic, offset) = (topic.to_owned(), appended.offset);
+        let leader_epoch = appended.leader_epoch;
         let local = appended.durable;
         Appended {
             offset,
+            leader_epoch,
             new: appended.new,
             durable: DurableAppend::from_future(async move {
-                let writes = [(partition, offset)];
+                let writes = [Written {
+                    partition,
+                    offset,
+                    leader_epoch,
+                }];
                 committed(
                     &this,
                     &topic,
@@ -199,6 +205,7 @@ impl Clustered {
         let a: AppendAnswer = decode(&self.call(addr, op).await?)?;
         Ok(Appended {
             offset: a.offset,
+            leader_epoch: 0,
             new: a.new,
             durable: DurableAppend::ready(),
         })
@@ -240,18 +247,10 @@ impl Clustered {
             m.coordinator_epoch,
         )?;
         let written = write_marker(broker, topic, partition, m).await?;
-        if written {
-            let end = broker
-                .topics
-                .get(topic)
-                .and_then(|t| t.partition(partition).cloned())
-                .map_or(0, |p| p.log().durable_offset());
-            if end > 0 {
-                self.wait_replicated(topic, partition, end - 1, REMOTE_TIMEOUT)
-                    .await?;
-            }
+        if let Some(marker) = written {
+            self.wait_replicated(topic, marker, REMOTE_TIMEOUT).await?;
         }
-        Ok(written)
+        Ok(written.is_some())
     }
 }
 

@@ -15,9 +15,11 @@ use super::node::ClusterNode;
 use super::replication::{self, Replication};
 use super::{admin, groups, offsets, routing, shards, topics};
 use crate::broker::{Broker, Listener};
+use crate::placement::commit::Written;
 use crate::placement::{
     BoxFuture, BrokerView, ClusterAdmin, ClusterStatus, CoordinatorAddr, CoordinatorKey, Deleted,
-    Election, Mode, Placement, ReplicaView, Standalone, TopicCatalog, TopicLeaders, Truncated,
+    Election, Mode, Placement, Reassignment, ReplicaView, Standalone, TopicCatalog, TopicLeaders,
+    Truncated,
 };
 use crate::storage::TopicDefinition;
 use crate::topics::{MinIsr, Partition, TopicPatch};
@@ -71,12 +73,11 @@ impl Placement for Clustered {
     fn wait_replicated<'a>(
         &'a self,
         topic: &'a str,
-        partition: u32,
-        offset: u64,
+        write: Written,
         timeout: Duration,
     ) -> BoxFuture<'a, Result<(), ErrorPayload>> {
         Box::pin(Replication::wait_committed(
-            &self.node, topic, partition, offset, timeout,
+            &self.node, topic, write, timeout,
         ))
     }
 
@@ -242,5 +243,16 @@ impl ClusterAdmin for Clustered {
         broker_id: &'a str,
     ) -> BoxFuture<'a, Result<Election, ErrorPayload>> {
         Box::pin(admin::elect_leader(&self.node, topic, partition, broker_id))
+    }
+
+    fn reassign_partition<'a>(
+        &'a self,
+        topic: &'a str,
+        partition: u32,
+        broker_ids: &'a [String],
+    ) -> BoxFuture<'a, Result<Reassignment, ErrorPayload>> {
+        Box::pin(admin::reassign_partition(
+            &self.node, topic, partition, broker_ids,
+        ))
     }
 }

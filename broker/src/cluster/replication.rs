@@ -2,14 +2,20 @@
 //!
 //! * The **reconciler** follows the replicated state: it materializes
 //!   topics locally and gives each partition its role. A new leader
-//!   rebuilds the partition's state from its log before serving; a new
-//!   follower first truncates its log to the committed high-water mark
-//!   (everything above it may differ from the new leader's).
+//!   rebuilds the partition's state from its log before serving. A new
+//!   follower trusts its log only up to its trusted offset
+//!   ([`super::trust`]): what is above may differ from the new leader's,
+//!   even below the committed high-water mark (a former leader's records
+//!   that were never committed, at offsets the new leader committed
+//!   others at).
 //! * The leader runs one **replicator** per other replica: it sends the
 //!   follower's missing entries (REPLICATE_MESSAGE, fenced by leader id and
-//!   epoch) and learns the follower's log end from each answer. A follower
-//!   whose log ends elsewhere says so and the leader resends from there,
-//!   which is also how a follower that was away catches up.
+//!   epoch) and learns from each answer how far the follower's log is
+//!   verified to equal its own. The follower compares the entries with the
+//!   ones it holds at those offsets, truncates at the first difference and
+//!   appends the rest; a follower verified elsewhere says so and the
+//!   leader resends from there, which is also how a follower that was
+//!   away catches up.
 //! * The leader's **committer** computes the high-water mark (the smallest
 //!   log end among the in-sync replicas), commits it through Raft, shrinks
 //!   the ISR by followers that lag longer than the session timeout and
@@ -33,6 +39,7 @@ use super::node::ClusterNode;
 use super::transport::{BoxFuture, ClusterHandler, TransportError};
 use super::txns::RaftTxns;
 use crate::broker::Broker;
+use crate::placement::commit::Written;
 use crate::storage::TopicDefinition;
 use crate::topics::partition::ReplicaAppendError;
 use crate::topics::TopicPatch;
@@ -60,15 +67,19 @@ enum Role {
     Follower {
         epoch: u64,
         leader: NodeId,
-        /// Truncated to the committed high-water mark: may append.
+        /// Its partition state was rebuilt for this epoch: may append.
         ready: bool,
+        /// The log below this offset equals the leader's.
+        verified: u64,
     },
 }
 
 /// Replication state of this broker's partitions.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct Replication {
     roles: Mutex<HashMap<Key, Role>>,
+    /// How far each replica's log is known to be the history.
+    trust: super::trust::ReplicaTrust,
 }
 
 /// The header of a REPLICATE_MESSAGE body (then the entries).
@@ -79,15 +90,26 @@ struct ReplicateHeader {
     leader: NodeId,
     leader_epoch: u64,
     base_offset: u64,
+    /// The leader's log end before it read the entries: a follower whose
+    /// verified log reaches it holds nothing more of this epoch's history.
+    leader_end: u64,
 }
 
-/// A follower's answer.
+/// A follower's answer: its log equals the leader's below `leo`.
 #[derive(Debug, Serialize, Deserialize)]
 struct ReplicateAnswer {
     leo: u64,
 }
 
 impl Replication {
+    /// No roles yet; the trusted offsets persisted in `data_dir`.
+    pub fn new(data_dir: &std::path::Path) -> Replication {
+        Replication {
+            roles: Mutex::new(HashMap::new()),
+            trust: super::trust::ReplicaTrust::open(data_dir),
+        }
+    }
+
     /// True when this broker leads `topic`/`partition` in leader epoch
     /// `epoch` and has rebuilt its state for it (standalone partitions are
     /// not tracked here).
@@ -99,20 +121,25 @@ impl Replication {
     }
 
     /// Waits until the committed high-water mark of `topic`/`partition`
-    /// passes `offset` (acks=all). Fails when leadership moves meanwhile:
-    /// the client retries on the new leader (an idempotent producer's
-    /// retry is deduplicated there).
+    /// passes the offset of `write` (acks=all) in the leader epoch the
+    /// write was appended in. Fails when that epoch is over (or was never
+    /// served): the client retries on the new leader (an idempotent
+    /// producer's retry is deduplicated there).
+    ///
+    /// The epoch is the appending generation's, not the one this broker's
+    /// copy names when the wait starts: a deposed leader that appends
+    /// before it applies its demotion (a process woken from a pause) would
+    /// otherwise see the new leader's mark pass an offset that holds
+    /// another record there, and acknowledge a write that is not in the
+    /// history.
     pub async fn wait_committed(
         node: &ClusterNode,
         topic: &str,
-        partition: u32,
-        offset: u64,
+        write: Written,
         timeout: Duration,
     ) -> Result<(), ErrorPayload> {
-        let epoch = node
-            .state()
-            .partition(topic, partition)
-            .map(|p| p.leader_epoch);
+        let (partition, offset) = (write.partition, write.offset);
+        let epoch = Some(write.leader_epoch).filter(|e| *e > 0);
         let mut applied = node.applied();
         let wait = async {
             loop {
@@ -153,16 +180,15 @@ pub async fn reconcile_forever(broker: Arc<Broker>, node: Arc<ClusterNode>, txns
     let mut applied = node.applied();
     let mut groups_version = None;
     let mut txns_version = None;
+    let mut last_trust_write = Instant::now();
     loop {
         // Read before the copy: a copy taken once caught up holds this
         // broker's registration and everything committed before it.
         let caught_up = node.caught_up();
         let snapshot = node.state().clone();
-        reconcile(&broker, &node, &snapshot).await;
-        if txns_version != Some(snapshot.txns_version) {
-            txns_version = Some(snapshot.txns_version);
-            txns.sync_from_cluster(&broker.txns, &snapshot.txns, snapshot.txns_version);
-        }
+        // The groups first: a coordinator change is visible in the
+        // replicated state at once, and the new coordinator would answer
+        // from its older copy of the offsets while the topics reconcile.
         if groups_version != Some(snapshot.groups_version) {
             groups_version = Some(snapshot.groups_version);
             broker
@@ -170,8 +196,17 @@ pub async fn reconcile_forever(broker: Arc<Broker>, node: Arc<ClusterNode>, txns
                 .sync_durable(snapshot.durable_groups(), snapshot.groups_version)
                 .await;
         }
+        reconcile(&broker, &node, &snapshot).await;
+        if txns_version != Some(snapshot.txns_version) {
+            txns_version = Some(snapshot.txns_version);
+            txns.sync_from_cluster(&broker.txns, &snapshot.txns, snapshot.txns_version);
+        }
         if caught_up {
             node.coordinators_synced();
+        }
+        if last_trust_write.elapsed() >= TRUST_WRITE_INTERVAL {
+            last_trust_write = Instant::now();
+            persist_trust(&node).await;
         }
         tokio::select! {
             _ = broker.shutdown.cancelled() => break,
@@ -182,6 +217,19 @@ pub async fn reconcile_forever(broker: Arc<Broker>, node: Arc<ClusterNode>, txns
         if let Role::Leader { stop, .. } = role {
             stop.cancel();
         }
+    }
+    persist_trust(&node).await;
+}
+
+/// How often the reconciler writes the trusted offsets (when they rose).
+const TRUST_WRITE_INTERVAL: Duration = Duration::from_secs(1);
+
+/// Writes the trusted offsets if they rose (off the async threads).
+async fn persist_trust(node: &Arc<ClusterNode>) {
+    let node = Arc::clone(node);
+    let written = tokio::task::spawn_blocking(move || node.replication.trust.persist()).await;
+    if let Ok(Err(e)) = written {
+        warn!(error = %e, "cannot write the replica trust file");
     }
 }
 
@@ -201,6 +249,7 @@ async fn reconcile(broker: &Arc<Broker>, node: &Arc<ClusterNode>, state: &Cluste
         // pass; the local epoch catches up with the cluster's).
         if let Some(local) = broker.topics.get(name) {
             if local.def.lifecycle_epoch < topic.def.lifecycle_epoch {
+                forget_trust(node, name).await;
                 if let Err(e) = broker.topics.truncate(name, local.def.revision).await {
                     warn!(topic = %name, error = %e.render(), "cannot truncate the local copy");
                 }
@@ -210,6 +259,7 @@ async fn reconcile(broker: &Arc<Broker>, node: &Arc<ClusterNode>, state: &Cluste
     for local in broker.topics.list() {
         let name = &local.def.name;
         if !crate::topics::is_internal_topic(name) && !state.topics.contains_key(name) {
+            forget_trust(node, name).await;
             if let Err(e) = broker.topics.delete(name, true).await {
                 warn!(topic = %name, error = %e.render(), "cannot remove a deleted topic");
             }
@@ -235,24 +285,20 @@ async fn reconcile(broker: &Arc<Broker>, node: &Arc<ClusterNode>, state: &Cluste
         return;
     }
     // Roles.
-    let mut wanted: BTreeMap<Key, (Option<NodeId>, u64, u64)> = BTreeMap::new();
+    let mut wanted: BTreeMap<Key, (Option<NodeId>, u64)> = BTreeMap::new();
     for (name, topic) in &state.topics {
         for (id, p) in topic.partitions.iter().enumerate() {
             if p.replicas.contains(&me) {
-                wanted.insert(
-                    (name.clone(), id as u32),
-                    (p.leader, p.leader_epoch, p.committed_hwm),
-                );
+                wanted.insert((name.clone(), id as u32), (p.leader, p.leader_epoch));
             }
         }
     }
     let mut roles = lock(&node.replication.roles);
+    raise_trust(&node.replication.trust, &roles, state);
     roles.retain(|key, role| {
         let keep = match (wanted.get(key), &*role) {
-            (Some((Some(l), e, _)), Role::Leader { epoch, .. }) => *l == me && e == epoch,
-            (Some((Some(l), e, _)), Role::Follower { epoch, leader, .. }) => {
-                l == leader && e == epoch
-            }
+            (Some((Some(l), e)), Role::Leader { epoch, .. }) => *l == me && e == epoch,
+            (Some((Some(l), e)), Role::Follower { epoch, leader, .. }) => l == leader && e == epoch,
             _ => false,
         };
         if !keep {
@@ -262,7 +308,7 @@ async fn reconcile(broker: &Arc<Broker>, node: &Arc<ClusterNode>, state: &Cluste
         }
         keep
     });
-    for (key, (leader, epoch, hwm)) in wanted {
+    for (key, (leader, epoch)) in wanted {
         let Some(leader) = leader else { continue };
         if roles.contains_key(&key) {
             continue;
@@ -295,15 +341,10 @@ async fn reconcile(broker: &Arc<Broker>, node: &Arc<ClusterNode>, state: &Cluste
                     epoch,
                     leader,
                     ready: false,
+                    verified: 0,
                 },
             );
-            tokio::spawn(follow(
-                Arc::clone(broker),
-                Arc::clone(node),
-                key,
-                epoch,
-                hwm,
-            ));
+            tokio::spawn(follow(Arc::clone(broker), Arc::clone(node), key, epoch));
         }
     }
 }
@@ -343,26 +384,71 @@ fn full_patch(def: &TopicDefinition) -> TopicPatch {
     }
 }
 
-/// Becomes a follower: truncate to the committed high-water mark, then
-/// accept the leader's entries.
-async fn follow(broker: Arc<Broker>, node: Arc<ClusterNode>, key: Key, epoch: u64, hwm: u64) {
+/// Becomes a follower: rebuild the partition's state, then accept the
+/// leader's entries, trusting the log up to the trusted offset only (the
+/// rest is compared with the leader's entries as they come).
+async fn follow(broker: Arc<Broker>, node: Arc<ClusterNode>, key: Key, epoch: u64) {
     let (topic, partition) = (&key.0, key.1);
-    if let Err(e) = broker
-        .topics
-        .reset_partition(topic, partition, Some(hwm))
-        .await
-    {
+    if let Err(e) = broker.topics.reset_partition(topic, partition, None).await {
         warn!(%topic, partition, error = %e.render(), "cannot become a follower");
         return;
     }
-    debug!(%topic, partition, epoch, hwm, "following");
+    let leo = live_partition(&broker, topic, partition).map_or(0, |p| p.log().log_end_offset());
+    let trusted = node.replication.trust.get(topic, partition).min(leo);
+    debug!(%topic, partition, epoch, trusted, leo, "following");
     if let Some(Role::Follower {
-        epoch: e, ready, ..
+        epoch: e,
+        ready,
+        verified,
+        ..
     }) = lock(&node.replication.roles).get_mut(&key)
     {
         if *e == epoch {
             *ready = true;
+            *verified = trusted;
         }
+    }
+}
+
+/// Raises the trusted offsets (see [`super::trust`]) from the replicated
+/// state `state`: to the committed high-water mark of a partition this
+/// broker leads and serves in the state's epoch, and, for a follower of
+/// that epoch, to the part of the mark its log verified.
+fn raise_trust(
+    trust: &super::trust::ReplicaTrust,
+    roles: &HashMap<Key, Role>,
+    state: &ClusterState,
+) {
+    for ((topic, partition), role) in roles {
+        let Some(p) = state.partition(topic, *partition) else {
+            continue;
+        };
+        let trusted = match role {
+            Role::Leader {
+                epoch,
+                serving: true,
+                ..
+            } if *epoch == p.leader_epoch => p.committed_hwm,
+            Role::Follower {
+                epoch,
+                ready: true,
+                verified,
+                ..
+            } if *epoch == p.leader_epoch => p.committed_hwm.min(*verified),
+            _ => continue,
+        };
+        trust.raise(topic, *partition, trusted);
+    }
+}
+
+/// Forgets `topic`'s trusted offsets before its local log is truncated or
+/// deleted.
+async fn forget_trust(node: &Arc<ClusterNode>, topic: &str) {
+    let (node, name) = (Arc::clone(node), topic.to_owned());
+    let forgotten =
+        tokio::task::spawn_blocking(move || node.replication.trust.forget_topic(&name)).await;
+    if let Ok(Err(e)) = forgotten {
+        warn!(%topic, error = %e, "cannot write the replica trust file");
     }
 }
 
@@ -392,6 +478,7 @@ async fn lead(
     if let Some(part) = live_partition(&broker, &topic, partition) {
         adopt_committed_producers(&part, &producers).await;
         part.set_commit_limit(committed);
+        part.serve_leader_epoch(epoch);
     }
     match lock(&node.replication.roles).get_mut(&key) {
         Some(Role::Leader {
@@ -442,6 +529,7 @@ async fn replicate_to(
         let mut signal = part.subscribe();
         let durable = part.log().durable_offset();
         let from = next.unwrap_or(durable).min(durable);
+        let leader_end = part.log().log_end_offset();
         if next == Some(durable) {
             // Up to date: wait for new data (or probe now and then).
             tokio::select! {
@@ -469,6 +557,7 @@ async fn replicate_to(
                 leader: node.node_id(),
                 leader_epoch: epoch,
                 base_offset: from,
+                leader_end,
             },
             entries.iter().map(|r| (r.timestamp, &r.data)),
         );
@@ -499,6 +588,13 @@ async fn replicate_to(
             }
             Err(e) => {
                 debug!(%topic, partition, follower, error = %e, "replication request failed");
+                // Its last answer is no evidence any more: a dead follower
+                // whose old log end reached the committed mark would
+                // otherwise rejoin the ISR on every pass of the committer
+                // and hold the high-water mark (acks=all) up for good.
+                if lock(&follower_leo).remove(&follower).is_some() {
+                    progress.send_modify(|n| *n += 1);
+                }
                 pause(&stop).await;
             }
         }
@@ -540,71 +636,59 @@ async fn commit_hwm(
         if p.leader_epoch != epoch {
             return;
         }
-        let leos = lock(&follower_leo).clone();
+        // Only active brokers' answers count: one that left (a clean
+        // stop) or missed its session may have answered just before, and
+        // must not rejoin the ISR on that answer.
+        let leos: HashMap<NodeId, u64> = {
+            let state = node.state();
+            let active = |n: &NodeId| state.brokers.get(n).is_some_and(|b| b.active);
+            lock(&follower_leo)
+                .iter()
+                .filter(|(n, _)| active(n))
+                .map(|(n, l)| (*n, *l))
+                .collect()
+        };
         let now = Instant::now();
         for (f, leo) in &leos {
             if *leo >= durable {
                 caught_up.insert(*f, now);
             }
         }
-        let hwm = p
-            .isr
-            .iter()
-            .map(|n| {
-                if *n == me {
-                    durable
-                } else {
-                    leos.get(n).copied().unwrap_or(0)
-                }
-            })
-            .min()
-            .unwrap_or(durable);
-        let mut change = None;
-        if hwm > p.committed_hwm {
-            change = Some(FsmCommand::AdvanceHwm {
+        let lagging_since = |n: NodeId| {
+            let last = caught_up.get(&n).copied().unwrap_or(started);
+            now.duration_since(last)
+        };
+        let next = next_commit_step(
+            &p,
+            me,
+            durable,
+            &leos,
+            lagging_since,
+            node.config.session_timeout,
+        );
+        let change = match next {
+            CommitStep::Idle => None,
+            CommitStep::Isr {
+                isr,
+                lagging,
+                joining,
+            } => {
+                info!(%topic, partition, ?lagging, ?joining, "changing the ISR");
+                Some(FsmCommand::SetIsr {
+                    topic: topic.clone(),
+                    partition,
+                    leader_epoch: epoch,
+                    isr,
+                })
+            }
+            CommitStep::Advance(hwm) => Some(FsmCommand::AdvanceHwm {
                 topic: topic.clone(),
                 partition,
                 leader_epoch: epoch,
                 hwm,
                 producers: producers_between(&part, p.committed_hwm, hwm).await,
-            });
-        } else {
-            let lagging: Vec<NodeId> = p
-                .isr
-                .iter()
-                .copied()
-                .filter(|n| *n != me)
-                .filter(|n| {
-                    let last = caught_up.get(n).copied().unwrap_or(started);
-                    now.duration_since(last) > node.config.session_timeout
-                })
-                .collect();
-            let joining: Vec<NodeId> = p
-                .replicas
-                .iter()
-                .copied()
-                .filter(|n| !p.isr.contains(n))
-                .filter(|n| {
-                    leos.get(n)
-                        .is_some_and(|leo| *leo >= p.committed_hwm.max(hwm))
-                })
-                .collect();
-            if !lagging.is_empty() || !joining.is_empty() {
-                let isr = p
-                    .replicas
-                    .iter()
-                    .copied()
-                    .filter(|n| (p.isr.contains(n) && !lagging.contains(n)) || joining.contains(n))
-                    .collect();
-                info!(%topic, partition, ?lagging, ?joining, "changing the ISR");
-                change = Some(FsmCommand::SetIsr {
-                    topic: topic.clone(),
-                    partition,
-                    leader_epoch: epoch,
-                    isr,
-                });
-            }
-        }
+            }),
+        };
         if let Some(cmd) = change {
             if let Err(e) = node.propose(cmd).await {
                 debug!(%topic, partition, error = %e.render(), "commit not applied");
@@ -621,6 +705,85 @@ async fn commit_hwm(
             _ = progress_rx.changed() => {}
             _ = tokio::time::sleep(node.config.heartbeat_interval) => {}
         }
+    }
+}
+
+/// What the leader's committer proposes next.
+#[derive(Debug, PartialEq, Eq)]
+enum CommitStep {
+    /// Nothing to change.
+    Idle,
+    /// A new ISR: followers that lagged longer than the session timeout
+    /// leave it, followers whose log reached the committed high-water
+    /// mark join it.
+    Isr {
+        isr: Vec<NodeId>,
+        lagging: Vec<NodeId>,
+        joining: Vec<NodeId>,
+    },
+    /// A higher committed high-water mark.
+    Advance(u64),
+}
+
+/// The committer's next step for partition state `p` led by `me`, whose
+/// log is durable up to `durable`, given each follower's log end (`leos`)
+/// and how long it has not been caught up (`lagging_since`).
+///
+/// A follower joins once its log reaches the committed high-water mark
+/// (the next advance then waits for it), and an ISR change goes first:
+/// under steady writes the high-water mark advances on every pass and the
+/// in-sync replicas' log ends move ahead of it, so a follower that caught
+/// up must neither wait for a pass in which the mark does not move nor
+/// have to overtake the others' log ends (either kept it out of the ISR
+/// for as long as producers wrote).
+fn next_commit_step(
+    p: &super::fsm::PartitionState,
+    me: NodeId,
+    durable: u64,
+    leos: &HashMap<NodeId, u64>,
+    lagging_since: impl Fn(NodeId) -> Duration,
+    session_timeout: Duration,
+) -> CommitStep {
+    let leo = |n: &NodeId| match *n == me {
+        true => durable,
+        false => leos.get(n).copied().unwrap_or(0),
+    };
+    let hwm = p.isr.iter().map(leo).min().unwrap_or(durable);
+    let lagging: Vec<NodeId> = p
+        .isr
+        .iter()
+        .copied()
+        .filter(|n| *n != me && lagging_since(*n) > session_timeout)
+        .collect();
+    let joining: Vec<NodeId> = p
+        .replicas
+        .iter()
+        .copied()
+        .filter(|n| !p.isr.contains(n))
+        .filter(|n| leos.get(n).is_some_and(|l| *l >= p.committed_hwm))
+        .collect();
+    if !joining.is_empty() || (!lagging.is_empty() && hwm <= p.committed_hwm) {
+        let lagging = match hwm > p.committed_hwm {
+            // The HWM still advances with them: they are not holding it up.
+            true => Vec::new(),
+            false => lagging,
+        };
+        let isr = p
+            .replicas
+            .iter()
+            .copied()
+            .filter(|n| (p.isr.contains(n) && !lagging.contains(n)) || joining.contains(n))
+            .collect();
+        return CommitStep::Isr {
+            isr,
+            lagging,
+            joining,
+        };
+    }
+    if hwm > p.committed_hwm {
+        CommitStep::Advance(hwm)
+    } else {
+        CommitStep::Idle
     }
 }
 
@@ -739,38 +902,70 @@ async fn replicate_message(
         }
     }
     let key = (h.topic.clone(), h.partition);
-    let ready = matches!(
-        lock(&node.replication.roles).get(&key),
-        Some(Role::Follower { epoch, ready: true, .. }) if *epoch == h.leader_epoch
-    );
-    if !ready {
-        return Err(ErrorPayload::new("cluster_metadata_unavailable")
-            .with_field("reason", "replica not ready for this epoch"));
+    let verified = match lock(&node.replication.roles).get(&key) {
+        Some(Role::Follower {
+            epoch,
+            ready: true,
+            verified,
+            ..
+        }) if *epoch == h.leader_epoch => *verified,
+        _ => {
+            return Err(ErrorPayload::new("cluster_metadata_unavailable")
+                .with_field("reason", "replica not ready for this epoch"))
+        }
+    };
+    if h.base_offset > verified {
+        return Err(mismatch(verified));
     }
-    let part = live_partition(broker, &h.topic, h.partition)
+    // Below `verified` the log is known to be the leader's.
+    let skip = usize::try_from(verified - h.base_offset).unwrap_or(usize::MAX);
+    let mut rest: Vec<(i64, Bytes)> = entries.into_iter().skip(skip).collect();
+    let mut at = verified;
+    let mut part = live_partition(broker, &h.topic, h.partition)
         .ok_or_else(|| ErrorPayload::new("partition_metadata_not_found"))?;
     let leo = part.log().log_end_offset();
-    if h.base_offset < leo {
-        // The leader of this epoch has less: what is above it was never
-        // committed (the follower truncated to the HWM when it started).
-        broker
-            .topics
-            .reset_partition(&h.topic, h.partition, Some(h.base_offset))
-            .await?;
-    }
-    let part = live_partition(broker, &h.topic, h.partition)
-        .ok_or_else(|| ErrorPayload::new("partition_metadata_not_found"))?;
-    let leo = if entries.is_empty() {
-        let leo = part.log().log_end_offset();
-        if leo != h.base_offset {
-            return Err(mismatch(leo));
+    if !rest.is_empty() && at < leo {
+        // What this log holds there may be another leader's: compare.
+        let overlap = rest
+            .len()
+            .min(usize::try_from(leo - at).unwrap_or(usize::MAX));
+        let held = part
+            .log()
+            .read(at, overlap, 2 * MAX_BATCH_BYTES)
+            .map_err(|e| {
+                ErrorPayload::new("replica_append_failed").with_field("reason", e.to_string())
+            })?;
+        let same = held
+            .iter()
+            .zip(&rest)
+            .enumerate()
+            .take_while(|(i, (mine, (ts, data)))| {
+                mine.offset == at + *i as u64 && mine.timestamp == *ts && mine.data == *data
+            })
+            .count();
+        at += same as u64;
+        rest.drain(..same);
+        if !rest.is_empty() && same < held.len() {
+            // The first entry that differs: what follows is not the history.
+            info!(topic = %h.topic, partition = h.partition, offset = at, log_end = leo,
+                "replica log differs from the leader's; truncating");
+            broker
+                .topics
+                .reset_partition(&h.topic, h.partition, Some(at))
+                .await?;
+            part = live_partition(broker, &h.topic, h.partition)
+                .ok_or_else(|| ErrorPayload::new("partition_metadata_not_found"))?;
+        } else if !rest.is_empty() {
+            // Compared as far as one read goes: the leader resends the rest.
+            rest.clear();
         }
-        leo
-    } else {
-        match part.append_replica(entries, h.base_offset).await {
-            Ok(info) => info.last_offset + 1,
-            Err(ReplicaAppendError::OffsetMismatch { log_end, .. }) => {
-                return Err(mismatch(log_end))
+    }
+    if !rest.is_empty() {
+        match part.append_replica(rest, at).await {
+            Ok(info) => at = info.last_offset + 1,
+            Err(ReplicaAppendError::OffsetMismatch { .. }) => {
+                set_verified(node, &key, h.leader_epoch, at);
+                return Err(mismatch(at));
             }
             Err(e) => {
                 return Err(
@@ -778,9 +973,30 @@ async fn replicate_message(
                 )
             }
         }
-    };
-    let answer = serde_json::to_vec(&ReplicateAnswer { leo }).unwrap_or_default();
+    }
+    if at == h.leader_end && part.log().log_end_offset() > at {
+        // The leader's log ends here: the rest is no epoch's history.
+        broker
+            .topics
+            .reset_partition(&h.topic, h.partition, Some(at))
+            .await?;
+    }
+    set_verified(node, &key, h.leader_epoch, at);
+    let answer = serde_json::to_vec(&ReplicateAnswer { leo: at }).unwrap_or_default();
     Ok(Bytes::from(answer))
+}
+
+/// Records that `key`'s log equals the leader's up to `offset`, if this
+/// broker still follows it in `epoch`.
+fn set_verified(node: &ClusterNode, key: &Key, epoch: u64, offset: u64) {
+    if let Some(Role::Follower {
+        epoch: e, verified, ..
+    }) = lock(&node.replication.roles).get_mut(key)
+    {
+        if *e == epoch {
+            *verified = offset;
+        }
+    }
 }
 
 /// The body of REPLICATE_SNAPSHOT.
@@ -934,6 +1150,85 @@ fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::cluster::fsm::PartitionState;
+
+    /// Partition led by node 1 with replicas 1, 2, 3.
+    fn led_by_1(isr: &[NodeId], committed_hwm: u64) -> PartitionState {
+        PartitionState {
+            replicas: vec![1, 2, 3],
+            isr: isr.to_vec(),
+            leader: Some(1),
+            leader_epoch: 4,
+            committed_hwm,
+            committed_hwm_version: 1,
+            producers: BTreeMap::new(),
+            target_replicas: None,
+        }
+    }
+
+    const SESSION: Duration = Duration::from_secs(1);
+
+    #[test]
+    fn a_follower_that_caught_up_rejoins_the_isr_while_the_hwm_advances() {
+        // Regression (found by the nemesis): under steady writes the HWM
+        // advanced on every pass and the ISR change waited for a pass in
+        // which it did not, keeping a caught-up follower out for as long
+        // as producers wrote.
+        let p = led_by_1(&[1, 2], 100);
+        let leos = HashMap::from([(2, 120), (3, 110)]);
+        let step = next_commit_step(&p, 1, 130, &leos, |_| Duration::ZERO, SESSION);
+        assert_eq!(
+            step,
+            CommitStep::Isr {
+                isr: vec![1, 2, 3],
+                lagging: vec![],
+                joining: vec![3],
+            }
+        );
+        // Once it is in, the HWM advances to the smallest log end.
+        let p = led_by_1(&[1, 2, 3], 100);
+        let step = next_commit_step(&p, 1, 130, &leos, |_| Duration::ZERO, SESSION);
+        assert_eq!(step, CommitStep::Advance(110));
+    }
+
+    #[test]
+    fn a_follower_below_the_hwm_does_not_join() {
+        let p = led_by_1(&[1, 2], 100);
+        let leos = HashMap::from([(2, 120), (3, 99)]);
+        let step = next_commit_step(&p, 1, 130, &leos, |_| Duration::ZERO, SESSION);
+        assert_eq!(step, CommitStep::Advance(120));
+    }
+
+    #[test]
+    fn a_lagging_follower_leaves_only_when_it_holds_the_hwm_back() {
+        let long = |n: NodeId| match n {
+            3 => SESSION * 2,
+            _ => Duration::ZERO,
+        };
+        // It still moves: the HWM advances with it.
+        let p = led_by_1(&[1, 2, 3], 100);
+        let leos = HashMap::from([(2, 120), (3, 105)]);
+        assert_eq!(
+            next_commit_step(&p, 1, 130, &leos, long, SESSION),
+            CommitStep::Advance(105)
+        );
+        // Stuck at the HWM longer than a session: it leaves.
+        let leos = HashMap::from([(2, 120), (3, 100)]);
+        assert_eq!(
+            next_commit_step(&p, 1, 130, &leos, long, SESSION),
+            CommitStep::Isr {
+                isr: vec![1, 2],
+                lagging: vec![3],
+                joining: vec![],
+            }
+        );
+        // Caught up recently: nothing to do.
+        let leos = HashMap::from([(2, 100), (3, 100)]);
+        assert_eq!(
+            next_commit_step(&p, 1, 100, &leos, |_| Duration::ZERO, SESSION),
+            CommitStep::Idle
+        );
+    }
 
     #[test]
     fn request_round_trips_and_rejects_truncation() {
@@ -943,6 +1238,7 @@ mod tests {
             leader: 1,
             leader_epoch: 3,
             base_offset: 10,
+            leader_end: 12,
         };
         let data = [Bytes::from_static(b"abc"), Bytes::new()];
         let body = encode_request(&h, data.iter().map(|d| (7i64, d)));

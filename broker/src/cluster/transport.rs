@@ -30,7 +30,7 @@
 //! (a plain or untrusted connection is closed unanswered), and the peer
 //! clients dial with the broker's certificate as client certificate.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -43,7 +43,6 @@ use futures_util::{SinkExt, StreamExt};
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::Semaphore;
-use tokio_rustls::TlsAcceptor;
 use tokio_util::codec::Framed;
 use tokio_util::either::Either;
 use tokio_util::sync::CancellationToken;
@@ -137,7 +136,7 @@ pub async fn serve(
 /// before any frame is read.
 pub async fn serve_tls(
     listener: TcpListener,
-    tls: Option<TlsAcceptor>,
+    tls: Option<InternalTls>,
     token: Option<String>,
     handler: Arc<dyn ClusterHandler>,
     shutdown: CancellationToken,
@@ -154,7 +153,8 @@ pub async fn serve_tls(
                 let token = token.clone();
                 let handler = handler.clone();
                 let shutdown = shutdown.clone();
-                let tls = tls.clone();
+                // The configuration of now (a SIGHUP may have replaced it).
+                let tls = tls.as_ref().map(InternalTls::acceptor);
                 tokio::spawn(async move {
                     let served = async {
                         match tls {
@@ -309,6 +309,9 @@ pub struct PeerClientConfig {
     pub connect_timeout: Duration,
     /// Dial over mutual TLS (`internal_use_tls`); `None` dials plain TCP.
     pub tls: Option<InternalTls>,
+    /// Addresses dialed instead of a peer's (`cluster_dial_overrides`: a
+    /// proxy in front of the peer); TLS still names the peer's address.
+    pub dial_overrides: Arc<BTreeMap<String, String>>,
 }
 
 impl Default for PeerClientConfig {
@@ -319,6 +322,7 @@ impl Default for PeerClientConfig {
             request_timeout: Duration::from_secs(5),
             connect_timeout: Duration::from_secs(2),
             tls: None,
+            dial_overrides: Arc::default(),
         }
     }
 }
@@ -446,7 +450,12 @@ impl PeerClient {
 
     async fn connect(&self) -> Result<Conn, TransportError> {
         let connect = async {
-            let stream = TcpStream::connect(self.addr.as_str()).await?;
+            let dialed = self
+                .config
+                .dial_overrides
+                .get(&self.addr)
+                .unwrap_or(&self.addr);
+            let stream = TcpStream::connect(dialed.as_str()).await?;
             let _ = stream.set_nodelay(true);
             match &self.config.tls {
                 None => Ok::<_, std::io::Error>(Either::Left(stream)),

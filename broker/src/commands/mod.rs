@@ -286,6 +286,7 @@ async fn execute(broker: &Arc<Broker>, request: Request, listener: Listener) -> 
         Command::ClusterStatus => cluster::cluster_status(broker, listener),
         Command::ListCluster => cluster::list_cluster(broker, &p, listener),
         Command::ElectLeader => cluster::elect_leader(broker, &p).await,
+        Command::ReassignPartitions => cluster::reassign_partitions(broker, &p).await,
         Command::Exit => Ok(Reply::OkThenClose(Bytes::from_static(b"OK"))),
         // AUTH never gets here: the connection's session answers it
         // (`crate::auth::Session`).

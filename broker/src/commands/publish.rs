@@ -22,7 +22,7 @@ use serde::Serialize;
 use super::params::{chosen_partition, optional_number, required};
 use super::{Durable, HandlerResult, Reply};
 use crate::broker::{Broker, Listener};
-use crate::placement::commit::{committed, Commit};
+use crate::placement::commit::{committed, Commit, Written};
 use crate::storage::Partitioner;
 use crate::topics::definition::{parse_bool, topic_param};
 use crate::topics::partition::{checkpoint_producers, storage_error};
@@ -310,7 +310,7 @@ async fn publish(broker: &Arc<Broker>, input: PublishInput, listener: Listener) 
     let placement = Arc::clone(&broker.mode().placement);
     let commit_timeout = broker.config.request_timeout;
     Ok(Reply::Deferred(Durable(Box::pin(async move {
-        let writes: Vec<(u32, u64)> = to_sync.iter().map(|(p, o)| (p.id(), *o)).collect();
+        let writes: Vec<Written> = to_sync.iter().map(|(p, o)| Written::at(p, *o)).collect();
         let local = async {
             for (partition, offset) in &to_sync {
                 partition

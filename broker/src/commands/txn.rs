@@ -26,10 +26,11 @@ pub const MAX_TXN_OFFSET_PARTITIONS: usize = 1024;
 
 /// Runs `op` in its own task so that cancelling the request does not
 /// cancel it.
-async fn detached<F, Fut>(broker: &Arc<Broker>, op: F) -> HandlerResult
+async fn detached<T, F, Fut>(broker: &Arc<Broker>, op: F) -> Result<T, ErrorPayload>
 where
+    T: Send + 'static,
     F: FnOnce(Arc<Broker>) -> Fut,
-    Fut: Future<Output = HandlerResult> + Send + 'static,
+    Fut: Future<Output = Result<T, ErrorPayload>> + Send + 'static,
 {
     tokio::spawn(op(Arc::clone(broker)))
         .await
@@ -120,6 +121,85 @@ pub async fn txn_publish(
     p: &CommandPayload,
     listener: Listener,
 ) -> HandlerResult {
+    let req = publish_request(broker, p, listener)?;
+    let mut replies = detached(broker, move |b| async move {
+        Ok(publish_replies(&b, std::slice::from_ref(&req)).await)
+    })
+    .await?;
+    Ok(replies.pop().unwrap_or_else(|| {
+        Reply::Error(ErrorPayload::new("broker_error").with_field("reason", "no reply"))
+    }))
+}
+
+/// TXN_PUBLISH requests that a client pipelined on one connection, taken
+/// together (the connection reads ahead, see `crate::server::connection`):
+/// one reply each, in order, exactly as if they had come one by one, but
+/// a session's records share the id's lock, one participant registration,
+/// and one append and one sync per partition
+/// ([`crate::txn::TxnCoordinator::publish_batch`]).
+pub async fn txn_publish_pipelined(
+    broker: &Arc<Broker>,
+    payloads: &[CommandPayload],
+    listener: Listener,
+) -> Vec<Reply> {
+    if let Err(e) = super::deadline::point_of_no_return() {
+        return payloads.iter().map(|_| Reply::Error(e.clone())).collect();
+    }
+    let parsed: Vec<Result<PublishRequest, ErrorPayload>> = payloads
+        .iter()
+        .map(|p| publish_request(broker, p, listener))
+        .collect();
+    let reqs: Vec<PublishRequest> = parsed.iter().filter_map(|r| r.clone().ok()).collect();
+    let published = detached(broker, move |b| async move {
+        Ok(publish_replies(&b, &reqs).await)
+    })
+    .await;
+    let mut published = match published {
+        Ok(replies) => replies.into_iter(),
+        Err(e) => return payloads.iter().map(|_| Reply::Error(e.clone())).collect(),
+    };
+    parsed
+        .into_iter()
+        .map(|r| match r {
+            Err(e) => Reply::Error(e),
+            Ok(_) => published.next().unwrap_or_else(|| {
+                Reply::Error(ErrorPayload::new("broker_error").with_field("reason", "no reply"))
+            }),
+        })
+        .collect()
+}
+
+/// Publishes `reqs` and answers each once its record is durable.
+async fn publish_replies(broker: &Broker, reqs: &[PublishRequest]) -> Vec<Reply> {
+    let outcomes = broker.txns.publish_batch(broker, reqs).await;
+    reqs.iter()
+        .zip(outcomes)
+        .map(|(req, outcome)| match outcome {
+            Err(e) => Reply::Error(e),
+            Ok((partition, appended)) => {
+                let line = format!(
+                    "OK transactional_id={} appended=true topic={} partition={partition} offset={} state=open",
+                    req.transactional_id, req.topic, appended.offset
+                );
+                // Answered once durable; the connection takes the next
+                // request meanwhile, so a pipelined transaction shares fsyncs.
+                Reply::Deferred(Durable(Box::pin(async move {
+                    match appended.durable.wait().await {
+                        Ok(()) => Reply::text(line),
+                        Err(e) => Reply::Error(e),
+                    }
+                })))
+            }
+        })
+        .collect()
+}
+
+/// The TXN_PUBLISH request `p` carries.
+fn publish_request(
+    broker: &Broker,
+    p: &CommandPayload,
+    listener: Listener,
+) -> Result<PublishRequest, ErrorPayload> {
     const C: &str = "TXN_PUBLISH";
     let id = coordinated_id(broker, p, C, listener)?;
     let topic = topic_param(p, C)?.to_owned();
@@ -135,7 +215,7 @@ pub async fn txn_publish(
     };
     let message = required(p, "message", "missing_message", C)?;
     let partition = chosen_partition(p, C)?;
-    let req = PublishRequest {
+    Ok(PublishRequest {
         transactional_id: id,
         producer_id,
         epoch,
@@ -147,23 +227,7 @@ pub async fn txn_publish(
             .map(|k| Bytes::copy_from_slice(k.as_bytes()))
             .unwrap_or_default(),
         payload: Bytes::copy_from_slice(message.as_bytes()),
-    };
-    detached(broker, move |b| async move {
-        let (partition, appended) = b.txns.publish(&b, &req).await?;
-        let line = format!(
-            "OK transactional_id={} appended=true topic={} partition={partition} offset={} state=open",
-            req.transactional_id, req.topic, appended.offset
-        );
-        // Answered once durable; the connection takes the next request
-        // meanwhile, so a pipelined transaction shares fsyncs.
-        Ok(Reply::Deferred(Durable(Box::pin(async move {
-            match appended.durable.wait().await {
-                Ok(()) => Reply::text(line),
-                Err(e) => Reply::Error(e),
-            }
-        }))))
     })
-    .await
 }
 
 /// TXN_APPEND_STREAM transactional_id= topic= key= expected_version=

@@ -197,6 +197,10 @@ impl Coordinator {
         *self.committed.write().unwrap_or_else(|e| e.into_inner()) =
             durable.offsets.clone().into_iter().collect();
         guard.durable = durable;
+        // Last: the coordinator answers from this copy once it is told.
+        if let Some(replicator) = self.replicator.get() {
+            replicator.synced(version);
+        }
     }
 
     /// Locks the coordinator state (owned guard, so a durable write can
@@ -215,34 +219,13 @@ impl Coordinator {
         guard: Guard,
         record: RecordBody,
     ) -> (Guard, Result<(), StorageError>) {
+        if let Some(replicator) = self.replicator.get().cloned() {
+            let (guard, result) = self.replicate(replicator, guard, record, false).await;
+            let result = result.map_err(|e| StorageError::InvalidArgument(e.render()));
+            return (guard, result);
+        }
         let store = Arc::clone(&self.store);
         let mirror = Arc::clone(&self.committed);
-        if let Some(replicator) = self.replicator.get().cloned() {
-            // Distributed mode: committed through Raft (every broker gets
-            // it), then applied here; the same cancellation safety.
-            let task = tokio::spawn(async move {
-                let mut guard = guard;
-                let result = replicator
-                    .replicate(record.clone())
-                    .await
-                    .map_err(StorageError::InvalidArgument);
-                if let Ok(version) = result {
-                    apply(&mut guard, &mirror, &record);
-                    guard.cluster_version = guard.cluster_version.max(version);
-                }
-                (guard, result.map(|_| ()))
-            });
-            return match task.await {
-                Ok(done) => done,
-                Err(e) => {
-                    let guard = self.lock().await;
-                    let err = StorageError::InvalidArgument(format!(
-                        "offsets replication task failed: {e}"
-                    ));
-                    (guard, Err(err))
-                }
-            };
-        }
         let task = tokio::spawn(async move {
             let mut guard = guard;
             let compact = store.should_compact_after_append(guard.durable.groups.len());
@@ -264,6 +247,39 @@ impl Coordinator {
             Err(e) => {
                 let guard = self.lock().await;
                 let err = StorageError::InvalidArgument(format!("offsets write task failed: {e}"));
+                (guard, Err(err))
+            }
+        }
+    }
+
+    /// Distributed mode: commits `record` through Raft (every broker gets
+    /// it), then applies it here; as cancellation-safe as
+    /// [`persist`](Self::persist). `member_commit`: see
+    /// [`GroupReplicator::replicate`].
+    async fn replicate(
+        &self,
+        replicator: Arc<dyn GroupReplicator>,
+        guard: Guard,
+        record: RecordBody,
+        member_commit: bool,
+    ) -> (Guard, Result<(), ErrorPayload>) {
+        let mirror = Arc::clone(&self.committed);
+        let task = tokio::spawn(async move {
+            let mut guard = guard;
+            let result = replicator.replicate(record.clone(), member_commit).await;
+            if let Ok(version) = result {
+                apply(&mut guard, &mirror, &record);
+                guard.cluster_version = guard.cluster_version.max(version);
+                replicator.synced(guard.cluster_version);
+            }
+            (guard, result.map(|_| ()))
+        });
+        match task.await {
+            Ok(done) => done,
+            Err(e) => {
+                let guard = self.lock().await;
+                let err = ErrorPayload::new("offset_sync_failed")
+                    .with_field("reason", format!("offsets replication task failed: {e}"));
                 (guard, Err(err))
             }
         }
@@ -462,14 +478,29 @@ impl Coordinator {
     ) -> Result<usize, ErrorPayload> {
         let mut guard = self.lock().await;
         let changed = self.check_commit(&mut guard, group, topic, member, generation, entries)?;
-        if !changed.is_empty() {
-            let record = RecordBody::Commit {
-                group: group.to_owned(),
-                offsets: changed,
-            };
-            let (_guard, written) = self.persist(guard, record).await;
-            written.map_err(|e| store_failed("offset_sync_failed", group, e))?;
+        if changed.is_empty() {
+            return Ok(entries.len());
         }
+        let record = RecordBody::Commit {
+            group: group.to_owned(),
+            offsets: changed,
+        };
+        if let Some(replicator) = self.replicator.get().cloned() {
+            // The cluster checks it again against the replicated offsets
+            // (this copy may be older than they are).
+            let (_guard, written) = self.replicate(replicator, guard, record, true).await;
+            return written
+                .map(|_| entries.len())
+                .map_err(|e| match e.code.as_str() {
+                    "offset_regression" => e.with_field("group", group),
+                    "NOT_COORDINATOR" => ErrorPayload::new("coordinator_not_available")
+                        .with_field("group", group)
+                        .with_field("reason", e.render()),
+                    _ => store_failed("offset_sync_failed", group, e.render()),
+                });
+        }
+        let (_guard, written) = self.persist(guard, record).await;
+        written.map_err(|e| store_failed("offset_sync_failed", group, e))?;
         Ok(entries.len())
     }
 

@@ -48,11 +48,22 @@ pub trait OffsetLookup: Send + Sync {
 /// instead of the local `__consumer_offsets` journal.
 pub trait GroupReplicator: Send + Sync + std::fmt::Debug {
     /// Commits `record`; `Ok` carries the cluster's groups version after
-    /// it, `Err` the reason it was not committed.
+    /// it, `Err` why it was not committed. With `member_commit` (a
+    /// member's COMMIT_OFFSET or BATCH_COMMIT) the cluster refuses it
+    /// unless this broker coordinates the group when it is applied and
+    /// no offset goes back (`NOT_COORDINATOR`, `offset_regression`): this
+    /// broker checked it against its own copy, which may be older.
     fn replicate(
         &self,
         record: records::RecordBody,
-    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<u64, String>> + Send>>;
+        member_commit: bool,
+    ) -> std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<u64, cursus_wire::ErrorPayload>> + Send>,
+    >;
+
+    /// The coordinator's copy now reflects the cluster's groups up to
+    /// groups version `version`.
+    fn synced(&self, version: u64);
 }
 
 /// A lookup for which nothing is committed (tools and tests without a

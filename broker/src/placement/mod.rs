@@ -16,8 +16,8 @@
 //! * [`Participants`] — a transaction's operations on its partitions and
 //!   groups, on the broker that owns them (the interface belongs to
 //!   [`crate::txn`], which defines what it needs);
-//! * [`ClusterAdmin`] — CLUSTER_STATUS, LIST_CLUSTER, ELECT_LEADER (only a
-//!   clustered broker has one);
+//! * [`ClusterAdmin`] — CLUSTER_STATUS, LIST_CLUSTER, ELECT_LEADER,
+//!   REASSIGN_PARTITIONS (only a clustered broker has one);
 //! * [`commit`] — "synced here, then held by the in-sync replicas", the
 //!   one place a write waits for its commit.
 
@@ -112,15 +112,15 @@ pub trait Placement: Send + Sync + std::fmt::Debug {
     /// `min_in_sync_replicas` is checked against for acks=all).
     fn in_sync_replicas(&self, topic: &str, partition: u32) -> usize;
 
-    /// Waits until the replicas `offset` must reach before it counts as
+    /// Waits until the replicas `write` must reach before it counts as
     /// committed have it, at most `timeout` (nothing to wait for where
-    /// this broker is the only replica). The caller has synced it here
-    /// first; see [`commit`].
+    /// this broker is the only replica); fails when the epoch it was
+    /// appended in is over. The caller has synced it here first; see
+    /// [`commit`].
     fn wait_replicated<'a>(
         &'a self,
         topic: &'a str,
-        partition: u32,
-        offset: u64,
+        write: commit::Written,
         timeout: Duration,
     ) -> BoxFuture<'a, Result<(), ErrorPayload>>;
 
@@ -278,6 +278,10 @@ pub struct PartitionView {
     /// Idempotent producers whose committed sequences the replicated
     /// state holds for the partition.
     pub producers: usize,
+    /// The replica set a reassignment in progress moves the partition to
+    /// (absent when none is).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub target_replicas: Option<Vec<String>>,
 }
 
 /// CLUSTER_STATUS.
@@ -315,6 +319,21 @@ pub struct Election {
     pub changed: bool,
 }
 
+/// A reassignment's progress (REASSIGN_PARTITIONS), broker ids.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reassignment {
+    /// Whether the partition's replicas are the target (the move is done).
+    pub done: bool,
+    /// The current replica set (old and new replicas while in progress).
+    pub replicas: Vec<String>,
+    /// The in-sync replicas.
+    pub isr: Vec<String>,
+    /// The leader (`None` while the partition has none).
+    pub leader: Option<String>,
+    /// The target replica set.
+    pub target: Vec<String>,
+}
+
 /// The cluster's own administration, answered by a clustered broker.
 pub trait ClusterAdmin: Send + Sync + std::fmt::Debug {
     /// CLUSTER_STATUS as seen from this broker's copy of the state.
@@ -331,6 +350,16 @@ pub trait ClusterAdmin: Send + Sync + std::fmt::Debug {
         partition: u32,
         broker_id: &'a str,
     ) -> BoxFuture<'a, Result<Election, ErrorPayload>>;
+
+    /// REASSIGN_PARTITIONS: starts moving `topic`/`partition` to the
+    /// replicas `broker_ids` (or reports the progress of that move) and
+    /// answers at once with its state.
+    fn reassign_partition<'a>(
+        &'a self,
+        topic: &'a str,
+        partition: u32,
+        broker_ids: &'a [String],
+    ) -> BoxFuture<'a, Result<Reassignment, ErrorPayload>>;
 }
 
 /// The implementations a broker runs with, chosen once at startup.

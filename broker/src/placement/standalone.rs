@@ -53,8 +53,7 @@ impl Placement for Standalone {
     fn wait_replicated<'a>(
         &'a self,
         _: &'a str,
-        _: u32,
-        _: u64,
+        _: super::commit::Written,
         _: Duration,
     ) -> BoxFuture<'a, Result<(), ErrorPayload>> {
         Box::pin(std::future::ready(Ok(())))

@@ -17,7 +17,7 @@ use cursus_wire::{
     Batch, Command, CommandPayload, Compression, ErrorPayload, Frame, FrameCodec, FrameCodecError,
     Kind, NegotiationRequest, Status,
 };
-use futures_util::StreamExt;
+use futures_util::{FutureExt, StreamExt};
 use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio::sync::{mpsc, OwnedSemaphorePermit, Semaphore};
@@ -32,8 +32,10 @@ use crate::commands::{self, stream, Reply, Request};
 use crate::metrics::Metrics;
 use crate::server::counting::Counted;
 
-/// Frames decoded ahead of the running request.
-const READ_AHEAD: usize = 32;
+/// Frames decoded ahead of the running request (the byte budget below is
+/// the real bound; a transaction's pipelined records, one frame each, are
+/// taken together up to this many).
+const READ_AHEAD: usize = 1024;
 
 /// Payload bytes the reader may hold decoded ahead of the running request;
 /// bounds a pipelining client's memory (a single frame of up to 64 MiB is
@@ -71,7 +73,12 @@ pub struct FrameWriter {
     half: WriteHalf,
     compression: Compression,
     buf: BytesMut,
+    /// Small frames wait in `buf` until [`uncork`](Self::uncork).
+    corked: bool,
 }
+
+/// Most bytes a corked writer holds before it writes them anyway.
+const CORK_LIMIT: usize = 256 * 1024;
 
 impl std::fmt::Debug for FrameWriter {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -87,6 +94,7 @@ impl FrameWriter {
             half,
             compression: Compression::None,
             buf: BytesMut::new(),
+            corked: false,
         }
     }
 
@@ -98,13 +106,37 @@ impl FrameWriter {
             .encode_parts(self.compression)
             .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
         if payload.len() > COPY_LIMIT {
+            self.write_queued().await?;
             self.half.write_all(&header).await?;
             return self.half.write_all(&payload).await;
         }
-        self.buf.clear();
         self.buf.extend_from_slice(&header);
         self.buf.extend_from_slice(&payload);
-        self.half.write_all(&self.buf).await
+        if self.corked && self.buf.len() < CORK_LIMIT {
+            return Ok(());
+        }
+        self.write_queued().await
+    }
+
+    /// Holds small frames back until [`uncork`](Self::uncork), so replies
+    /// that are ready together go out in one write.
+    pub fn cork(&mut self) {
+        self.corked = true;
+    }
+
+    /// Writes the frames held back since [`cork`](Self::cork).
+    pub async fn uncork(&mut self) -> io::Result<()> {
+        self.corked = false;
+        self.write_queued().await
+    }
+
+    async fn write_queued(&mut self) -> io::Result<()> {
+        if self.buf.is_empty() {
+            return Ok(());
+        }
+        let written = self.half.write_all(&self.buf).await;
+        self.buf.clear();
+        written
     }
 
     /// Flushes and half-closes the socket.
@@ -291,7 +323,7 @@ fn decode(frame: &Frame) -> Decoded {
 
 /// Most replies a connection may have waiting on durability at once
 /// ([`Reply::Deferred`]) before it stops reading further requests.
-const MAX_DEFERRED: usize = 64;
+const MAX_DEFERRED: usize = 1024;
 
 /// A reply that is waiting for its request's durability, in arrival order.
 /// The [`Instant`] is when the request was taken up.
@@ -314,16 +346,28 @@ async fn serve(
     let mut waiting: futures_util::stream::FuturesOrdered<Waiting> = Default::default();
     // Who this connection authenticated as, and its failed attempts.
     let mut session = Session::default();
+    // A request read ahead of its turn (see `read_ahead`).
+    let mut peeked: Option<Inbound> = None;
     loop {
         let item = tokio::select! {
             biased;
             Some((command, id, started, reply)) = waiting.next(), if !waiting.is_empty() => {
-                if !write_reply(broker, writer, &mut rx, (command, id, started), reply).await {
+                // Every reply that is ready now goes out in one write (a
+                // pipelined batch's appends become durable together).
+                writer.cork();
+                let mut open = write_reply(broker, writer, &mut rx, (command, id, started), reply).await;
+                while open {
+                    let Some(Some((command, id, started, reply))) = waiting.next().now_or_never() else {
+                        break;
+                    };
+                    open = write_reply(broker, writer, &mut rx, (command, id, started), reply).await;
+                }
+                if writer.uncork().await.is_err() || !open {
                     return;
                 }
                 continue;
             }
-            item = rx.recv(), if waiting.len() < MAX_DEFERRED => item,
+            item = next_inbound(&mut peeked, &mut rx), if waiting.len() < MAX_DEFERRED => item,
             _ = broker.shutdown.cancelled() => return,
         };
         // The permit is held until this request is answered.
@@ -382,6 +426,24 @@ async fn serve(
         {
             return;
         }
+        let request = match request {
+            Request::Command {
+                command: Command::TxnPublish,
+                payload,
+            } if !broker.faults.configured(Command::TxnPublish) => {
+                let first = Pipelined {
+                    id,
+                    started,
+                    permit,
+                    admitted: Ok(payload),
+                };
+                let room = MAX_DEFERRED.saturating_sub(waiting.len());
+                let batch = read_ahead(broker, &mut session, &mut rx, &mut peeked, first, room);
+                run_pipelined(broker, listener, batch, &mut waiting).await;
+                continue;
+            }
+            other => other,
+        };
         let limit = match command {
             Command::Consume => broker.config.request_timeout + LONG_POLL_ALLOWANCE,
             _ => broker.config.request_timeout,
@@ -395,16 +457,9 @@ async fn serve(
                 Ok(reply) => reply,
                 Err(_) => Reply::Error(deadline.expire().error()),
             };
-        if let Reply::Deferred(durable) = reply {
-            waiting.push_back(Box::pin(async move {
-                let _permit = permit;
-                let reply = match tokio::time::timeout(limit, durable).await {
-                    Ok(reply) => reply,
-                    // Applied and waiting for durability: `unknown`.
-                    Err(_) => Reply::Error(deadline.expire().error()),
-                };
-                (command, id, started, reply)
-            }));
+        if let Reply::Deferred(_) = reply {
+            let answering = (command, id, started);
+            waiting.push_back(in_turn(answering, permit, limit, deadline, reply));
             continue;
         }
         drop(permit);
@@ -414,6 +469,147 @@ async fn serve(
         {
             return;
         }
+    }
+}
+
+/// The next request: the one read ahead, if any, else the next from the
+/// reader.
+async fn next_inbound(
+    peeked: &mut Option<Inbound>,
+    rx: &mut mpsc::Receiver<Inbound>,
+) -> Option<Inbound> {
+    match peeked.take() {
+        Some(item) => Some(item),
+        None => rx.recv().await,
+    }
+}
+
+/// `reply` (deferred or not) as a waiting reply: written in its turn,
+/// holding the request's permit until then. A deferred reply still
+/// waiting for durability after `limit` becomes `request_timeout` with
+/// outcome `unknown` (it was applied).
+fn in_turn(
+    answering: Answering,
+    permit: OwnedSemaphorePermit,
+    limit: Duration,
+    deadline: Deadline,
+    reply: Reply,
+) -> Waiting {
+    let (command, id, started) = answering;
+    Box::pin(async move {
+        let _permit = permit;
+        let reply = match reply {
+            Reply::Deferred(durable) => match tokio::time::timeout(limit, durable).await {
+                Ok(reply) => reply,
+                Err(_) => Reply::Error(deadline.expire().error()),
+            },
+            ready => ready,
+        };
+        (command, id, started, reply)
+    })
+}
+
+/// One TXN_PUBLISH of a pipelined run: its request id, when it was taken
+/// up, its permit, and its payload once admitted (or the answer the
+/// session gave it instead).
+struct Pipelined {
+    id: u64,
+    started: Instant,
+    permit: OwnedSemaphorePermit,
+    admitted: Result<CommandPayload, Reply>,
+}
+
+/// Takes `first` together with the TXN_PUBLISH requests already queued
+/// behind it (at most `room` in all): the broker may read ahead
+/// (wire-v2.md, pipelining), and a transaction's pipelined records then
+/// share one append and one sync per partition. The first request of
+/// another kind (or one that does not decode) is left in `peeked` for the
+/// request loop.
+fn read_ahead(
+    broker: &Broker,
+    session: &mut Session,
+    rx: &mut mpsc::Receiver<Inbound>,
+    peeked: &mut Option<Inbound>,
+    first: Pipelined,
+    room: usize,
+) -> Vec<Pipelined> {
+    let mut batch = vec![first];
+    while batch.len() < room {
+        let Ok(item) = rx.try_recv() else {
+            break;
+        };
+        let request = match &item {
+            Ok((frame, _)) if frame.command == Command::TxnPublish => match decode(frame) {
+                Decoded::Request(request) => request,
+                _ => {
+                    *peeked = Some(item);
+                    break;
+                }
+            },
+            _ => {
+                *peeked = Some(item);
+                break;
+            }
+        };
+        let Ok((frame, permit)) = item else {
+            break;
+        };
+        broker.metrics.request(Command::TxnPublish);
+        let admitted = match session.admit(broker, request) {
+            Admission::Run(Request::Command { payload, .. }) => Ok(payload),
+            Admission::Run(Request::Batch(_)) => Err(Reply::Error(
+                ErrorPayload::new("broker_error").with_field("reason", "unexpected batch"),
+            )),
+            Admission::Answer(reply) => Err(reply),
+        };
+        batch.push(Pipelined {
+            id: frame.request_id,
+            started: Instant::now(),
+            permit,
+            admitted,
+        });
+    }
+    batch
+}
+
+/// Runs a pipelined run of TXN_PUBLISH requests together
+/// ([`commands::txn::txn_publish_pipelined`], under one request deadline)
+/// and queues their replies in order.
+async fn run_pipelined(
+    broker: &Arc<Broker>,
+    listener: Listener,
+    batch: Vec<Pipelined>,
+    waiting: &mut futures_util::stream::FuturesOrdered<Waiting>,
+) {
+    let limit = broker.config.request_timeout;
+    let deadline = Deadline::new();
+    let mut payloads = Vec::with_capacity(batch.len());
+    let mut slots = Vec::with_capacity(batch.len());
+    for item in batch {
+        let answered = match item.admitted {
+            Ok(payload) => {
+                payloads.push(payload);
+                None
+            }
+            Err(reply) => Some(reply),
+        };
+        slots.push((item.id, item.started, item.permit, answered));
+    }
+    let run = commands::txn::txn_publish_pipelined(broker, &payloads, listener);
+    let replies = match tokio::time::timeout(limit, deadline::scope(deadline.clone(), run)).await {
+        Ok(replies) => replies,
+        Err(_) => {
+            let e = deadline.expire().error();
+            payloads.iter().map(|_| Reply::Error(e.clone())).collect()
+        }
+    };
+    let mut replies = replies.into_iter();
+    for (id, started, permit, answered) in slots {
+        let reply = answered.or_else(|| replies.next()).unwrap_or_else(|| {
+            Reply::Error(ErrorPayload::new("broker_error").with_field("reason", "no reply"))
+        });
+        let answering = (Command::TxnPublish, id, started);
+        waiting.push_back(in_turn(answering, permit, limit, deadline.clone(), reply));
     }
 }
 
@@ -463,7 +659,11 @@ async fn write_reply(
         Reply::Silent => Ok(()),
         Reply::Deferred(durable) => {
             // Only reached for a deferred reply's own outcome, which is
-            // never deferred again; answer it rather than lose it.
+            // never deferred again; answer it rather than lose it. What
+            // is held back goes out before the wait.
+            if writer.uncork().await.is_err() {
+                return false;
+            }
             let reply = durable.await;
             return Box::pin(write_reply(broker, writer, rx, answering, reply)).await;
         }
@@ -482,6 +682,9 @@ async fn write_reply(
         }
         Reply::Stream(plan) => {
             // The connection is dedicated to the stream from now on.
+            if writer.uncork().await.is_err() {
+                return false;
+            }
             stream::run(broker, plan, id, writer, rx).await;
             return false;
         }

@@ -68,6 +68,11 @@ pub struct Partition {
     /// Distributed mode: the committed high-water mark; read_committed
     /// readers never pass it (`u64::MAX` in standalone mode).
     commit_limit: AtomicU64,
+    /// Distributed mode: the leader epoch this generation was opened to
+    /// serve (0: a follower's generation, or standalone). A write waits
+    /// for its commit in this epoch: a generation that lost leadership
+    /// never sees its writes committed under a later leader's mark.
+    leader_epoch: AtomicU64,
     /// Serializes appends of this partition and holds the producer
     /// sequence state they check and update.
     pub writer: Mutex<ProducerTable>,
@@ -120,6 +125,7 @@ impl Partition {
             signal,
             flush_scheduled: AtomicBool::new(false),
             commit_limit: AtomicU64::new(u64::MAX),
+            leader_epoch: AtomicU64::new(0),
             writer: Mutex::new(state.producers),
             txn: StdMutex::new(state.txn),
             streams: StdMutex::new(state.streams),
@@ -129,6 +135,17 @@ impl Partition {
     /// Partition number.
     pub fn id(&self) -> u32 {
         self.id
+    }
+
+    /// The leader epoch this generation serves (0: none).
+    pub fn leader_epoch(&self) -> u64 {
+        self.leader_epoch.load(Ordering::Acquire)
+    }
+
+    /// Distributed mode: this generation serves leader epoch `epoch`
+    /// (set once by the new leader before it serves).
+    pub fn serve_leader_epoch(&self, epoch: u64) {
+        self.leader_epoch.store(epoch, Ordering::Release);
     }
 
     /// The durable log.

@@ -245,11 +245,17 @@ impl TxnCoordinator {
             kind,
             coordinator_epoch,
         };
-        for p in &current.participants {
-            let written = broker
+        // The markers are independent (each partition's own append and
+        // sync): written together, and all of them durable before this
+        // returns, so step 6 still follows every marker.
+        let written = futures_util::future::join_all(current.participants.iter().map(|p| {
+            broker
                 .participants()
                 .marker(broker, &p.topic, p.partition, marker)
-                .await
+        }))
+        .await;
+        for (p, written) in current.participants.iter().zip(written) {
+            let written = written
             .map_err(|e| {
                 let code = match kind {
                     MarkerKind::Commit => "transaction_commit_failed",

@@ -10,7 +10,7 @@
 //! END_TXN's commit protocol and the abort are [`super::commit`]; the
 //! parsed requests [`super::requests`].
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex as StdMutex, OnceLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -296,60 +296,132 @@ impl TxnCoordinator {
         broker: &Broker,
         req: &PublishRequest,
     ) -> Result<(u32, Appended), ErrorPayload> {
-        let id = req.transactional_id.as_str();
-        let mut guard = self
-            .session(broker, id, &req.producer_id, req.epoch)
-            .await?;
-        let current = guard.as_mut().ok_or_else(|| not_found(id))?;
-        current.require_open()?;
-        if is_internal_topic(&req.topic) {
-            return Err(ErrorPayload::new("internal_txn_publish_forbidden")
-                .with_field("topic", &req.topic)
-                .with_field("transactional_id", id));
+        self.publish_batch(broker, std::slice::from_ref(req))
+            .await
+            .pop()
+            .unwrap_or_else(|| Err(not_found(&req.transactional_id)))
+    }
+
+    /// TXN_PUBLISH of consecutive requests (the records a client pipelined
+    /// on one connection), each with its own outcome as if they came one
+    /// by one. A run of one session takes the id's lock once, registers
+    /// all its new participant partitions in one synced transition
+    /// (before any append to them), and appends each partition's records
+    /// in one write covered by one sync.
+    pub async fn publish_batch(
+        &self,
+        broker: &Broker,
+        reqs: &[PublishRequest],
+    ) -> Vec<Result<(u32, Appended), ErrorPayload>> {
+        let mut out = Vec::with_capacity(reqs.len());
+        let mut rest = reqs;
+        while let Some(first) = rest.first() {
+            let len = rest
+                .iter()
+                .take_while(|r| {
+                    r.transactional_id == first.transactional_id
+                        && r.producer_id == first.producer_id
+                        && r.epoch == first.epoch
+                })
+                .count();
+            let (run, after) = rest.split_at(len);
+            out.extend(self.publish_run(broker, run).await);
+            rest = after;
+        }
+        out
+    }
+
+    /// [`publish_batch`](Self::publish_batch) of requests of one session.
+    async fn publish_run(
+        &self,
+        broker: &Broker,
+        run: &[PublishRequest],
+    ) -> Vec<Result<(u32, Appended), ErrorPayload>> {
+        let all = |e: ErrorPayload| run.iter().map(|_| Err(e.clone())).collect();
+        let Some(first) = run.first() else {
+            return Vec::new();
+        };
+        let id = first.transactional_id.as_str();
+        let mut guard = match self
+            .session(broker, id, &first.producer_id, first.epoch)
+            .await
+        {
+            Ok(guard) => guard,
+            Err(e) => return all(e),
+        };
+        let Some(current) = guard.as_mut() else {
+            return all(not_found(id));
+        };
+        if let Err(e) = current.require_open() {
+            return all(e);
         }
         let _topics = self.topics_guard.read().await;
-        let topic = broker
-            .topics
-            .get(&req.topic)
-            .ok_or_else(|| ErrorPayload::new("topic_not_found").with_field("topic", &req.topic))?;
-        if topic.def.aggregate_replay {
-            // A replay topic holds events only (TXN_APPEND_STREAM).
-            return Err(
-                ErrorPayload::new("aggregate_publish_requires_append_stream")
-                    .with_field("topic", &req.topic),
-            );
+        let placed: Vec<Result<u32, ErrorPayload>> =
+            run.iter().map(|req| place(broker, req)).collect();
+        let participants = run.iter().zip(&placed).filter_map(|(req, p)| {
+            p.as_ref().ok().map(|&partition| Participant {
+                topic: req.topic.clone(),
+                partition,
+            })
+        });
+        if let Err(e) = self.register_participants(current, participants).await {
+            return all(e);
         }
-        let count = topic.partitions.len() as u32;
-        let partition = match req.partition {
-            Some(p) if p >= count => {
-                return Err(ErrorPayload::new("partition_not_found")
-                    .with_field("topic", &req.topic)
-                    .with_field("partition", p))
+        // Each partition's records, in arrival order (so in sequence order).
+        let mut by_partition: BTreeMap<(&str, u32), Vec<usize>> = BTreeMap::new();
+        for (i, (req, p)) in run.iter().zip(&placed).enumerate() {
+            if let Ok(partition) = p {
+                by_partition
+                    .entry((req.topic.as_str(), *partition))
+                    .or_default()
+                    .push(i);
             }
-            Some(p) => p,
-            None if topic.def.partitioner == Partitioner::HashKey && !req.key.is_empty() => {
-                partition_for_key(&req.key, count)
-            }
-            None => topic.next_round_robin(),
-        };
-        self.register_participant(current, &req.topic, partition)
-            .await?;
-        let record = TxnRecord {
-            transactional_id: id,
-            producer_id: &req.producer_id,
-            epoch: req.epoch,
-            seq: req.seq,
-            key: req.key.clone(),
-            payload: req.payload.clone(),
-        };
-        let appended = broker
-            .participants()
-            .data(broker, &req.topic, partition, &record)
-            .await?;
-        if appended.new {
-            current.messages += 1;
         }
-        Ok((partition, appended))
+        let batches: Vec<PartitionRun<'_>> = by_partition
+            .into_iter()
+            .map(|((topic, partition), indexes)| {
+                let records = indexes
+                    .iter()
+                    .map(|&i| {
+                        let req = &run[i];
+                        TxnRecord {
+                            transactional_id: id,
+                            producer_id: &req.producer_id,
+                            epoch: req.epoch,
+                            seq: req.seq,
+                            key: req.key.clone(),
+                            payload: req.payload.clone(),
+                        }
+                    })
+                    .collect();
+                PartitionRun {
+                    topic,
+                    partition,
+                    indexes,
+                    records,
+                }
+            })
+            .collect();
+        // The partitions are independent: their appends run together.
+        let appended = futures_util::future::join_all(batches.iter().map(|b| {
+            broker
+                .participants()
+                .data_batch(broker, b.topic, b.partition, &b.records)
+        }))
+        .await;
+        let mut out: Vec<Result<(u32, Appended), ErrorPayload>> = placed
+            .into_iter()
+            .map(|p| p.and_then(|_| Err(not_found(id))))
+            .collect();
+        for (batch, results) in batches.iter().zip(appended) {
+            for (&i, result) in batch.indexes.iter().zip(results) {
+                if result.as_ref().is_ok_and(|a| a.new) {
+                    current.messages += 1;
+                }
+                out[i] = result.map(|a| (batch.partition, a));
+            }
+        }
+        out
     }
 
     /// TXN_APPEND_STREAM: checks the stream sequence (an identical resend
@@ -399,12 +471,14 @@ impl TxnCoordinator {
                     .with_field("topic", &req.topic)
                     .with_field("partition", done.partition)
             })?;
+            let leader_epoch = partition.leader_epoch();
             let durable = sync_later(partition, &req.topic, done.partition, done.offset);
             return Ok((
                 done.partition,
                 done.version,
                 Appended {
                     offset: done.offset,
+                    leader_epoch,
                     new: false,
                     durable,
                 },
@@ -477,11 +551,29 @@ impl TxnCoordinator {
             topic: topic.to_owned(),
             partition,
         };
-        if current.participants.contains(&participant) {
-            return Ok(());
+        self.register_participants(current, std::iter::once(participant))
+            .await
+    }
+
+    /// Registers every new one of `participants` in one transition
+    /// (durably, before the first append to any of them).
+    async fn register_participants(
+        &self,
+        current: &mut TxnSnapshot,
+        participants: impl IntoIterator<Item = Participant>,
+    ) -> Result<(), ErrorPayload> {
+        let mut next: Option<TxnSnapshot> = None;
+        for participant in participants {
+            if current.participants.contains(&participant) {
+                continue;
+            }
+            next.get_or_insert_with(|| current.clone())
+                .participants
+                .insert(participant);
         }
-        let mut next = current.clone();
-        next.participants.insert(participant);
+        let Some(mut next) = next else {
+            return Ok(());
+        };
         next.updated_ms = now_ms();
         self.transition(current, next).await
     }
@@ -579,6 +671,48 @@ impl TxnCoordinator {
             guard,
             topic: topic.to_owned(),
         })
+    }
+}
+
+/// The records of a pipelined run that go to one partition: where they
+/// stand in the run, and the records themselves.
+struct PartitionRun<'a> {
+    topic: &'a str,
+    partition: u32,
+    indexes: Vec<usize>,
+    records: Vec<TxnRecord<'a>>,
+}
+
+/// The partition a TXN_PUBLISH record goes to: the explicit one, the
+/// key's, or the topic's next round-robin one; refused for an internal,
+/// missing or aggregate-replay topic and a partition that does not exist.
+fn place(broker: &Broker, req: &PublishRequest) -> Result<u32, ErrorPayload> {
+    if is_internal_topic(&req.topic) {
+        return Err(ErrorPayload::new("internal_txn_publish_forbidden")
+            .with_field("topic", &req.topic)
+            .with_field("transactional_id", &req.transactional_id));
+    }
+    let topic = broker
+        .topics
+        .get(&req.topic)
+        .ok_or_else(|| ErrorPayload::new("topic_not_found").with_field("topic", &req.topic))?;
+    if topic.def.aggregate_replay {
+        // A replay topic holds events only (TXN_APPEND_STREAM).
+        return Err(
+            ErrorPayload::new("aggregate_publish_requires_append_stream")
+                .with_field("topic", &req.topic),
+        );
+    }
+    let count = topic.partitions.len() as u32;
+    match req.partition {
+        Some(p) if p >= count => Err(ErrorPayload::new("partition_not_found")
+            .with_field("topic", &req.topic)
+            .with_field("partition", p)),
+        Some(p) => Ok(p),
+        None if topic.def.partitioner == Partitioner::HashKey && !req.key.is_empty() => {
+            Ok(partition_for_key(&req.key, count))
+        }
+        None => Ok(topic.next_round_robin()),
     }
 }
 

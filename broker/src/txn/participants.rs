@@ -9,10 +9,13 @@
 use cursus_wire::ErrorPayload;
 use serde::{Deserialize, Serialize};
 
-use super::append::{append_data, append_event, append_marker_at, release, Appended};
+use super::append::{
+    append_data, append_data_batch, append_event, append_marker_at, release, Appended,
+};
 use super::append::{TxnEvent, TxnRecord};
 use super::markers::MarkerKind;
 use crate::broker::Broker;
+use crate::placement::commit::Written;
 use crate::placement::BoxFuture;
 
 /// A control marker to write: whose, which kind, and the coordinator
@@ -55,6 +58,27 @@ pub trait Participants: Send + Sync + std::fmt::Debug {
         partition: u32,
         rec: &'a TxnRecord<'a>,
     ) -> BoxFuture<'a, Result<Appended, ErrorPayload>>;
+
+    /// [`append_data_batch`]: consecutive records of one session to one
+    /// partition, each with its own outcome. By default one [`data`]
+    /// after the other (a remote leader takes them one by one).
+    ///
+    /// [`data`]: Participants::data
+    fn data_batch<'a>(
+        &'a self,
+        broker: &'a Broker,
+        topic: &'a str,
+        partition: u32,
+        recs: &'a [TxnRecord<'a>],
+    ) -> BoxFuture<'a, Vec<Result<Appended, ErrorPayload>>> {
+        Box::pin(async move {
+            let mut out = Vec::with_capacity(recs.len());
+            for rec in recs {
+                out.push(self.data(broker, topic, partition, rec).await);
+            }
+            out
+        })
+    }
 
     /// [`append_event`] on the partition's broker.
     fn event<'a>(
@@ -144,6 +168,16 @@ impl Participants for Local {
         Box::pin(append_data(&broker.topics, topic, partition, rec))
     }
 
+    fn data_batch<'a>(
+        &'a self,
+        broker: &'a Broker,
+        topic: &'a str,
+        partition: u32,
+        recs: &'a [TxnRecord<'a>],
+    ) -> BoxFuture<'a, Vec<Result<Appended, ErrorPayload>>> {
+        Box::pin(append_data_batch(&broker.topics, topic, partition, recs))
+    }
+
     fn event<'a>(
         &'a self,
         broker: &'a Broker,
@@ -161,7 +195,10 @@ impl Participants for Local {
         partition: u32,
         marker: MarkerWrite<'a>,
     ) -> BoxFuture<'a, Result<bool, ErrorPayload>> {
-        Box::pin(write_marker(broker, topic, partition, marker))
+        Box::pin(async move {
+            let written = write_marker(broker, topic, partition, marker).await?;
+            Ok(written.is_some())
+        })
     }
 
     fn release<'a>(
@@ -212,7 +249,7 @@ pub async fn write_marker(
     topic: &str,
     partition: u32,
     m: MarkerWrite<'_>,
-) -> Result<bool, ErrorPayload> {
+) -> Result<Option<Written>, ErrorPayload> {
     append_marker_at(
         &broker.topics,
         topic,

@@ -87,20 +87,23 @@ pub fn partition<'a>(s: &'a Value, topic: &str, p: u64) -> &'a Value {
 }
 
 /// Sends `line` starting at `start` until it succeeds, following
-/// NOT_LEADER redirects and retrying retryable errors (a leader not yet
+/// NOT_LEADER and NOT_COORDINATOR redirects and retrying retryable errors (a leader not yet
 /// elected or serving); returns the reply's payload.
 pub async fn on_leader_frame(start: &str, line: &str) -> Bytes {
     on_leader_within(SAFETY, start, line).await
 }
 
 /// [`on_leader_frame`] for at most `timeout` (a failover may take longer
-/// than one election); a member that does not answer is asked again.
+/// than one election). A redirect that leads to a member that does not
+/// answer (a member with a stale view may name a paused or cut-off one)
+/// starts over at `start`.
 pub async fn on_leader_within(timeout: Duration, start: &str, line: &str) -> Bytes {
     let mut addr = start.to_string();
     eventually_async!(timeout, line, async {
         let connect = Client::connect(addr.parse().unwrap(), Compression::None);
         let Ok(mut c) = tokio::time::timeout(Duration::from_secs(2), connect).await else {
-            return Err(format!("{addr}: no answer within 2 s"));
+            let silent = std::mem::replace(&mut addr, start.to_string());
+            return Err(format!("{silent}: no answer within 2 s"));
         };
         let e = match c.try_retryable(line).await {
             Ok(payload) => return Ok(payload),
@@ -108,6 +111,9 @@ pub async fn on_leader_within(timeout: Duration, start: &str, line: &str) -> Byt
         };
         if let Some(leader) = e.fields.get("leader").filter(|l| l.contains(':')) {
             addr = leader.clone();
+        } else if let (Some(host), Some(port)) = (e.fields.get("host"), e.fields.get("port")) {
+            // NOT_COORDINATOR names the coordinator this way.
+            addr = format!("{host}:{port}");
         }
         Err(e.render())
     })

@@ -250,24 +250,30 @@ pub struct Client {
 impl Client {
     /// Connects and negotiates `compression`.
     pub async fn connect(addr: SocketAddr, compression: Compression) -> Client {
-        let stream = TcpStream::connect(addr).await.expect("connect");
+        Self::try_connect(addr, compression).await.expect("connect")
+    }
+
+    /// [`connect`](Self::connect) to a broker that may be down or going
+    /// away: why it failed instead of a panic.
+    pub async fn try_connect(addr: SocketAddr, compression: Compression) -> Result<Client, String> {
+        let stream = TcpStream::connect(addr).await.map_err(|e| e.to_string())?;
         let mut framed = Framed::new(stream, FrameCodec::new());
         let request = NegotiationRequest::for_compression(compression);
         framed
             .send(Frame::negotiation_request(request.encode().unwrap()))
             .await
-            .expect("send negotiation");
+            .map_err(|e| format!("send negotiation: {e}"))?;
         let reply = within(framed.next())
             .await
-            .expect("negotiation reply")
-            .expect("frame");
+            .ok_or("no negotiation reply")?
+            .map_err(|e| format!("negotiation reply: {e}"))?;
         assert_eq!(reply.kind, Kind::NegotiationResponse);
         assert_eq!(reply.status, Status::Ok);
         let response = NegotiationResponse::decode(reply.payload).unwrap();
         assert_eq!(response.version, 2);
         assert_eq!(response.compression, compression);
         framed.codec_mut().set_compression(compression);
-        Client { framed, next_id: 1 }
+        Ok(Client { framed, next_id: 1 })
     }
 
     /// Sends a raw frame.

@@ -65,6 +65,8 @@ pub struct RaftNodeConfig {
     pub token: Option<String>,
     /// Dial peers over mutual TLS (`internal_use_tls`).
     pub tls: Option<crate::cluster::internal_tls::InternalTls>,
+    /// Addresses dialed instead of peers' (`cluster_dial_overrides`).
+    pub dial_overrides: Arc<BTreeMap<String, String>>,
     /// Leader heartbeat interval (default 250 ms).
     pub heartbeat_ms: u64,
     /// Lower bound of the election timeout (default 1000 ms).
@@ -105,6 +107,7 @@ impl RaftNodeConfig {
             joins: false,
             token: None,
             tls: None,
+            dial_overrides: Arc::default(),
             heartbeat_ms: 250,
             election_timeout_min_ms: 1000,
             election_timeout_max_ms: 2000,
@@ -171,6 +174,14 @@ pub struct RaftNode {
     peers: Arc<PeerPool>,
     addrs: BTreeMap<NodeId, String>,
     propose_timeout: Duration,
+    /// Set while this leader hands its leadership over
+    /// ([`RaftNode::hand_over`]): it writes nothing new, so that the
+    /// successor's log can equal its own.
+    handing_over: std::sync::atomic::AtomicBool,
+    /// Writes of this node under way ([`RaftNode::write_local`]): a
+    /// hand-over waits for them, so that none lands in its log after the
+    /// successor's log was found equal to it.
+    writes_in_flight: std::sync::atomic::AtomicUsize,
 }
 
 impl std::fmt::Debug for RaftNode {
@@ -214,6 +225,7 @@ impl RaftNode {
         let peers = Arc::new(PeerPool::new(PeerClientConfig {
             token: cfg.token.clone(),
             tls: cfg.tls.clone(),
+            dial_overrides: Arc::clone(&cfg.dial_overrides),
             ..PeerClientConfig::default()
         }));
         let raft = Raft::new(
@@ -250,6 +262,8 @@ impl RaftNode {
             peers,
             addrs: cfg.peers,
             propose_timeout: cfg.propose_timeout,
+            handing_over: std::sync::atomic::AtomicBool::new(false),
+            writes_in_flight: std::sync::atomic::AtomicUsize::new(0),
         })
     }
 
@@ -370,6 +384,17 @@ impl RaftNode {
     }
 
     async fn write_local(&self, cmd: FsmCommand) -> ForwardReply {
+        use std::sync::atomic::Ordering::SeqCst;
+        // Counted before the flag is read (and the flag set before the
+        // count is read): a hand-over either sees this write or stops it.
+        self.writes_in_flight.fetch_add(1, SeqCst);
+        let _done = scopeguard(|| {
+            self.writes_in_flight.fetch_sub(1, SeqCst);
+        });
+        if self.handing_over.load(SeqCst) {
+            // The proposer retries with the successor.
+            return ForwardReply::NotLeader(None);
+        }
         match self.raft.client_write(cmd).await {
             Ok(resp) => ForwardReply::Applied(resp.data),
             Err(RaftError::APIError(ClientWriteError::ForwardToLeader(f))) => {
@@ -522,7 +547,110 @@ impl RaftNode {
             RpcRequest::InstallSnapshot(req) => to_json(&self.raft.install_snapshot(req).await),
             // No second hop: a node that is not the leader says so.
             RpcRequest::Forward(cmd) => to_json(&self.write_local(cmd).await),
+            RpcRequest::Elect => {
+                let started = self.raft.trigger().elect().await.map_err(|e| e.to_string());
+                to_json(&started)
+            }
         }
+    }
+
+    /// Leader only: hands Raft leadership to one of `candidates` (voters
+    /// this broker believes alive) before it stops, so that the cluster
+    /// does not wait out an election timeout and the leader lease
+    /// (openraft 0.9 has no leadership transfer). The leader stops writing
+    /// new entries, waits until a candidate's log matches its own, and asks
+    /// it to stand for election at once. That first round fails (every
+    /// voter, the leader too, refuses while its lease on the leader runs),
+    /// but the candidate's higher term makes the leader step down with its
+    /// vote on the candidate, not committed: asked again, the candidate
+    /// gets that vote, a majority of three voters (with more, the others
+    /// follow once their lease runs out). Returns the new leader, or why
+    /// there is none within `timeout` (the caller stops anyway and the
+    /// others elect one as after a crash).
+    pub async fn hand_over(
+        &self,
+        candidates: &[NodeId],
+        timeout: Duration,
+    ) -> Result<NodeId, String> {
+        use std::sync::atomic::Ordering;
+        if !self.is_leader() {
+            return Err("not the raft leader".into());
+        }
+        self.handing_over.store(true, Ordering::SeqCst);
+        let outcome = tokio::time::timeout(timeout, self.transfer(candidates)).await;
+        // A successor leads now (openraft forwards writes to it) or none
+        // does: writing again is right either way.
+        self.handing_over.store(false, Ordering::SeqCst);
+        outcome.unwrap_or_else(|_| Err(format!("no new leader within {timeout:?}")))
+    }
+
+    async fn transfer(&self, candidates: &[NodeId]) -> Result<NodeId, String> {
+        use std::sync::atomic::Ordering::SeqCst;
+        let mut metrics = self.raft.metrics();
+        // The candidate whose log matches this leader's, once one does and
+        // no write is under way (a write completing changes the metrics
+        // but lowers the count just after: hence the short poll).
+        let successor = loop {
+            let settled = self.writes_in_flight.load(SeqCst) == 0;
+            let found = {
+                let m = metrics.borrow_and_update();
+                let last = m.last_log_index;
+                m.replication.as_ref().and_then(|r| {
+                    candidates
+                        .iter()
+                        .filter(|c| **c != self.id)
+                        .filter_map(|c| Some((*c, r.get(c)?.as_ref()?.index)))
+                        .filter(|(_, matched)| Some(*matched) == last)
+                        .map(|(c, _)| c)
+                        .next()
+                })
+            };
+            if let Some(s) = found.filter(|_| settled) {
+                break s;
+            }
+            tokio::select! {
+                changed = metrics.changed() => changed.map_err(|_| "raft stopped".to_owned())?,
+                _ = tokio::time::sleep(Duration::from_millis(10)) => {}
+            }
+        };
+        self.ask_to_elect(successor).await?;
+        let mut asked_again = false;
+        loop {
+            let (leader, leading) = {
+                let m = metrics.borrow_and_update();
+                (m.current_leader, m.state == openraft::ServerState::Leader)
+            };
+            match leader {
+                Some(l) if l != self.id => return Ok(l),
+                _ if !leading && !asked_again => {
+                    // Stepped down, its vote on the successor: ask again.
+                    asked_again = true;
+                    self.ask_to_elect(successor).await?;
+                }
+                _ => {}
+            }
+            metrics
+                .changed()
+                .await
+                .map_err(|_| "raft stopped".to_owned())?;
+        }
+    }
+
+    /// Asks voter `node` to stand for election now ([`RpcRequest::Elect`]).
+    async fn ask_to_elect(&self, node: NodeId) -> Result<(), String> {
+        let addr = self
+            .leader_addr(node)
+            .ok_or_else(|| format!("no address for node {node}"))?;
+        let body = serde_json::to_vec(&RpcRequest::Elect).map_err(|e| e.to_string())?;
+        let reply = self
+            .peers
+            .get(&addr)
+            .request(Command::RaftApply, Bytes::from(body))
+            .await
+            .map_err(|e| format!("node {node}: {e}"))?;
+        let started: Result<(), String> =
+            serde_json::from_slice(&reply).map_err(|e| format!("node {node}: {e}"))?;
+        started.map_err(|e| format!("node {node}: {e}"))
     }
 
     /// A cluster listener handler: `RAFT_APPLY` goes to
@@ -591,6 +719,19 @@ fn membership_result(
     timeout: Duration,
 ) -> Result<(), MembershipError> {
     outcome.unwrap_or(Err(MembershipError::Timeout(timeout)))
+}
+
+/// Runs `f` when dropped (also when the future holding it is cancelled).
+fn scopeguard<F: FnOnce()>(f: F) -> impl Drop {
+    struct Guard<F: FnOnce()>(Option<F>);
+    impl<F: FnOnce()> Drop for Guard<F> {
+        fn drop(&mut self) {
+            if let Some(f) = self.0.take() {
+                f();
+            }
+        }
+    }
+    Guard(Some(f))
 }
 
 fn to_json<T: Serialize>(value: &T) -> Result<Bytes, ErrorPayload> {

@@ -39,6 +39,9 @@ pub enum RpcRequest {
     InstallSnapshot(InstallSnapshotRequest<TypeConfig>),
     /// A command proposed on a follower, for the leader to write.
     Forward(FsmCommand),
+    /// A leader handing over asks its successor to stand for election now
+    /// (`RaftNode::hand_over`); the answer is `Ok` once it started.
+    Elect,
 }
 
 /// The answer to [`RpcRequest::Forward`]: `{"outcome": "<kind>", "value": ...}`.
@@ -102,10 +105,15 @@ impl PeerNetwork {
             .await
         {
             Ok(reply) => reply,
-            // A closed or refused connection: back off before retrying.
-            Err(e @ (TransportError::Connect { .. } | TransportError::Remote { .. })) => {
-                return Err(RPCError::Unreachable(Unreachable::new(&e)))
-            }
+            // A refused, reset or closed connection, or a refusal: back off
+            // before retrying (a peer behind a partition that resets
+            // connections would otherwise be retried in a tight loop).
+            Err(
+                e @ (TransportError::Connect { .. }
+                | TransportError::Remote { .. }
+                | TransportError::Closed { .. }
+                | TransportError::Io { .. }),
+            ) => return Err(RPCError::Unreachable(Unreachable::new(&e))),
             Err(e) => return Err(RPCError::Network(NetworkError::new(&e))),
         };
         let result: Result<T, E> =

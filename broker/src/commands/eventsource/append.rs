@@ -13,7 +13,7 @@ use crate::commands::params::required;
 use crate::commands::{Durable, HandlerResult, Reply};
 use crate::eventsource::check_reservation;
 use crate::eventsource::replay::payload_digest;
-use crate::placement::commit::{committed, Commit};
+use crate::placement::commit::{committed, Commit, Written};
 use crate::storage::StorageError;
 use crate::topics::definition::topic_param;
 use crate::topics::partition::storage_error;
@@ -266,7 +266,7 @@ fn when_durable(
                 .await
                 .map_err(|e| append_failed(&topic, id, &e))
         };
-        let writes = [(id, offset)];
+        let writes = [Written::at(&partition, offset)];
         committed(&*placement, &topic, &writes, local, Commit::InSync, timeout).await?;
         Ok(format!(
             "OK version={version} offset={offset} partition={id}"

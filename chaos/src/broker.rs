@@ -223,6 +223,34 @@ impl BrokerProcess {
         }
     }
 
+    /// SIGTERM (a clean stop: the broker hands its leaderships over and
+    /// leaves the cluster first), then waits up to `timeout` for the
+    /// process to exit; one still running then is an error (and killed).
+    pub async fn stop(&mut self, timeout: Duration) -> Result<(), String> {
+        let Some(mut child) = self.child.take() else {
+            return Ok(());
+        };
+        if let Some(pid) = child.id() {
+            cursus_testkit::signal::send(pid, cursus_testkit::signal::Signal::Term)?;
+        }
+        match tokio::time::timeout(timeout, child.wait()).await {
+            Ok(Ok(status)) if status.success() => Ok(()),
+            Ok(Ok(status)) => Err(format!(
+                "broker stopped with {status} after SIGTERM; see {}",
+                self.log.display()
+            )),
+            Ok(Err(e)) => Err(format!("waiting for the broker: {e}")),
+            Err(_) => {
+                let _ = child.start_kill();
+                let _ = child.wait().await;
+                Err(format!(
+                    "broker still running {timeout:?} after SIGTERM; see {}",
+                    self.log.display()
+                ))
+            }
+        }
+    }
+
     /// True when the process has exited on its own (not killed by us).
     pub fn exited(&mut self) -> Option<std::process::ExitStatus> {
         self.child

@@ -116,6 +116,9 @@ pub struct Ledger {
     /// `--cluster`: what the partition readers saw while the killer ran,
     /// (partition, offset) -> value; nothing seen may change later.
     pub partition_reads: Mutex<std::collections::HashMap<(u32, u64), Vec<u8>>>,
+    /// Cluster runs: when each availability probe's record was
+    /// acknowledged, (partition, time).
+    pub probe_acks: Mutex<Vec<(u32, tokio::time::Instant)>>,
 }
 
 /// Locks a ledger list (a panicked workload must not hide the rest).

@@ -8,11 +8,21 @@
 //! back. One summary line; exit status 1 on any violation, 2 when the run
 //! itself could not be carried out.
 
+/// Prints a progress line of the fault schedule: `chaos: <UTC time>
+/// <message>`, the time as in the brokers' logs (`HH:MM:SS.mmm`), so
+/// that a fault can be found there.
+macro_rules! progress {
+    ($($arg:tt)*) => {
+        println!("chaos: {} {}", $crate::utc_time(), format_args!($($arg)*))
+    };
+}
+
 mod broker;
 mod checker;
 mod cluster;
 mod killer;
 mod ledger;
+mod nemesis;
 mod rng;
 mod soak;
 mod workload;
@@ -71,6 +81,12 @@ struct ChaosArgs {
     /// Records per second of each idempotent producer.
     #[arg(long, default_value_t = 300)]
     producer_rate: u64,
+    /// Inputs per second the transaction feeder writes. [default: 100; 20
+    /// in the cluster runs, where every transactional record waits for a
+    /// Raft commit and the processor handles some 30-40 a second on a
+    /// two-core machine: faster input would outgrow what it can drain]
+    #[arg(long)]
+    txn_input_rate: Option<u64>,
     /// Event-store appenders.
     #[arg(long, default_value_t = 2)]
     appenders: u32,
@@ -92,7 +108,21 @@ struct ChaosArgs {
     /// `--cluster`: longest time a killed member stays down, in ms.
     #[arg(long, default_value_t = 3000)]
     down_max_ms: u64,
+    /// The cluster run with network partitions and process pauses besides
+    /// the kills (implies `--cluster`; chaos/README.md, "The nemesis run").
+    #[arg(long)]
+    nemesis: bool,
+    /// `--nemesis`: shortest partition or pause, in ms (a pause lasts at
+    /// least the session timeout and half a second).
+    #[arg(long, default_value_t = 1000)]
+    fault_min_ms: u64,
+    /// `--nemesis`: longest partition or pause, in ms.
+    #[arg(long, default_value_t = 6000)]
+    fault_max_ms: u64,
 }
+
+/// The brokers' session timeout in the cluster runs, in ms.
+const CLUSTER_SESSION_MS: u64 = 1000;
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -105,6 +135,20 @@ fn main() -> ExitCode {
         Some(Mode::Soak(args)) => runtime.block_on(soak::run(args)),
         None => runtime.block_on(chaos(cli.chaos)),
     }
+}
+
+/// The time of day in UTC, `HH:MM:SS.mmm` (the brokers log in UTC).
+fn utc_time() -> String {
+    let ms = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() % 86_400_000);
+    format!(
+        "{:02}:{:02}:{:02}.{:03}",
+        ms / 3_600_000,
+        ms / 60_000 % 60,
+        ms / 1000 % 60,
+        ms % 1000
+    )
 }
 
 /// Waits for a workload task; a panic is reported, not propagated.
@@ -124,7 +168,11 @@ async fn chaos(args: ChaosArgs) -> ExitCode {
         "chaos: seed={seed} seconds={} (rerun: cursus-chaos{} --seconds {} --seed {seed} \
          --kill-min-ms {} --kill-max-ms {})",
         args.seconds,
-        if args.cluster { " --cluster" } else { "" },
+        match (args.nemesis, args.cluster) {
+            (true, _) => " --nemesis",
+            (false, true) => " --cluster",
+            (false, false) => "",
+        },
         args.seconds,
         args.kill_min_ms,
         args.kill_max_ms
@@ -136,7 +184,7 @@ async fn chaos(args: ChaosArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let run = if args.cluster {
+    let run = if args.cluster || args.nemesis {
         chaos_cluster_run(&args, seed, dir.path()).await
     } else {
         chaos_run(&args, seed, dir.path()).await
@@ -155,7 +203,7 @@ async fn chaos(args: ChaosArgs) -> ExitCode {
                  (log: {}/{})",
                 kept.display(),
                 kept.display(),
-                if args.cluster {
+                if args.cluster || args.nemesis {
                     "broker-N.log"
                 } else {
                     "broker.log"
@@ -191,11 +239,35 @@ struct Workloads {
     give_up: CancellationToken,
     /// Stops the monitor.
     monitor_stop: CancellationToken,
+    /// What the workloads did (the drain watches the processor's commits).
+    ledger: Arc<Ledger>,
+}
+
+/// The processor is given up when it committed no transaction for this
+/// long during the drain...
+const PROCESSOR_STALL: Duration = Duration::from_secs(120);
+/// ... and in any case after this long.
+const PROCESSOR_DRAIN_MAX: Duration = Duration::from_secs(900);
+
+/// Transactions the processor committed so far.
+fn committed_txns(ledger: &Ledger) -> usize {
+    ledger::lock(&ledger.txns)
+        .iter()
+        .filter(|t| t.outcome == ledger::TxnOutcome::Committed)
+        .count()
 }
 
 impl Workloads {
-    /// Spawns every workload (both runs use them all).
-    fn spawn(args: &ChaosArgs, addr: &str, rng: &mut Rng, ledger: &Arc<Ledger>) -> Workloads {
+    /// Spawns every workload (both runs use them all); the feeder writes
+    /// `txn_rate` inputs a second and the processor takes at most
+    /// `txn_batch` per transaction.
+    fn spawn(
+        args: &ChaosArgs,
+        addr: &str,
+        (txn_rate, txn_batch): (u64, usize),
+        rng: &mut Rng,
+        ledger: &Arc<Ledger>,
+    ) -> Workloads {
         let stop = CancellationToken::new();
         let inputs_done = CancellationToken::new();
         let give_up = CancellationToken::new();
@@ -215,7 +287,7 @@ impl Workloads {
             "transaction feeder".into(),
             tokio::spawn(workload::transactions::feed(
                 addr.to_owned(),
-                100,
+                txn_rate,
                 Arc::clone(ledger),
                 stop.clone(),
             )),
@@ -243,6 +315,7 @@ impl Workloads {
         let processor = Some({
             tokio::spawn(workload::transactions::process(
                 addr.to_owned(),
+                txn_batch,
                 Arc::clone(ledger),
                 inputs_done.clone(),
                 give_up.clone(),
@@ -263,6 +336,7 @@ impl Workloads {
             inputs_done,
             give_up,
             monitor_stop,
+            ledger: Arc::clone(ledger),
         }
     }
 
@@ -274,10 +348,25 @@ impl Workloads {
             join(&name, h).await;
         }
         self.inputs_done.cancel();
-        if let Some(processor) = self.processor {
-            let drain = tokio::time::timeout(Duration::from_secs(120), processor);
-            if drain.await.is_err() {
-                self.give_up.cancel();
+        if let Some(mut processor) = self.processor {
+            // Drained, or given up once it committed nothing for a while
+            // (a long cluster run leaves a backlog that takes minutes: every
+            // transactional record waits for a Raft commit) or in any case
+            // after PROCESSOR_DRAIN_MAX.
+            let started = tokio::time::Instant::now();
+            let mut committed = committed_txns(&self.ledger);
+            loop {
+                match tokio::time::timeout(PROCESSOR_STALL, &mut processor).await {
+                    Ok(_) => break,
+                    Err(_) => {
+                        let now = committed_txns(&self.ledger);
+                        if now == committed || started.elapsed() > PROCESSOR_DRAIN_MAX {
+                            self.give_up.cancel();
+                            break;
+                        }
+                        committed = now;
+                    }
+                }
             }
         }
         self.monitor_stop.cancel();
@@ -319,7 +408,8 @@ async fn chaos_run(args: &ChaosArgs, seed: u64, dir: &std::path::Path) -> Result
         .map_err(|e| format!("create topics: {e}"))?;
     let broker = Arc::new(tokio::sync::Mutex::new(broker));
     let ledger = Arc::new(Ledger::default());
-    let workloads = Workloads::spawn(args, &addr, &mut rng, &ledger);
+    let txn = (args.txn_input_rate.unwrap_or(100), 50);
+    let workloads = Workloads::spawn(args, &addr, txn, &mut rng, &ledger);
 
     // The killer runs for the duration, then leaves the broker up.
     let killer_stop = CancellationToken::new();
@@ -356,12 +446,15 @@ async fn chaos_run(args: &ChaosArgs, seed: u64, dir: &std::path::Path) -> Result
     Ok(report.violations.is_empty())
 }
 
-/// The `--cluster` run: `Ok(true)` when the checker found nothing.
+/// The `--cluster` and `--nemesis` runs: `Ok(true)` when the checker
+/// found nothing.
 ///
 /// The workloads of the single-broker run (idempotent producers, group
 /// consumers, the transactional loop, the event-store appenders, the
 /// offset monitor) plus one reader per partition of the idempotent topic
-/// by explicit assignment (chaos/README.md, "The cluster run").
+/// by explicit assignment and one availability probe per partition
+/// (chaos/README.md, "The cluster run"), while the killer or the nemesis
+/// runs.
 async fn chaos_cluster_run(
     args: &ChaosArgs,
     seed: u64,
@@ -370,11 +463,11 @@ async fn chaos_cluster_run(
     let bin = broker::find_binary(args.broker_bin.clone())?;
     let mut rng = Rng::new(seed);
     let started = std::time::Instant::now();
+    let session = CLUSTER_SESSION_MS.to_string();
     let cluster = cluster::ChaosCluster::start(
         &bin,
         dir,
-        3,
-        1,
+        (3, 1),
         &[
             "--log-level",
             "info",
@@ -385,19 +478,25 @@ async fn chaos_cluster_run(
             "--broker-heartbeat-ms",
             "200",
             "--broker-session-timeout-ms",
-            "1000",
+            &session,
             // As in the single-broker run: a consumer replaced after a
             // kill gets its partitions soon.
             "--group-session-timeout-ms",
             "6000",
         ],
         rng.next_u64(),
+        args.nemesis,
     )
     .await?;
     let bootstrap = cluster.bootstrap();
     println!(
-        "chaos: cluster of 3 data brokers and a gateway at {bootstrap} ({bin}), up in {:.1} s, \
+        "chaos: cluster of 3 data brokers and a gateway at {bootstrap} ({bin}){}, up in {:.1} s, \
          run directory {}",
+        if args.nemesis {
+            ", linked through fault-injecting proxies"
+        } else {
+            ""
+        },
         started.elapsed().as_secs_f64(),
         dir.display(),
         bin = bin.display()
@@ -407,10 +506,16 @@ async fn chaos_cluster_run(
         .map_err(|e| format!("create topics: {e}"))?;
     let cluster = Arc::new(tokio::sync::Mutex::new(cluster));
     let ledger = Arc::new(Ledger::default());
-    let mut workloads = Workloads::spawn(args, &bootstrap, &mut rng, &ledger);
+    // Every transactional record waits for a Raft commit in a cluster:
+    // the feeder writes slower, and a transaction of 100 inputs ends well
+    // within the 60 s transaction timeout even on a loaded machine (500
+    // did not, and each timeout threw its work away).
+    let txn = (args.txn_input_rate.unwrap_or(20), 100);
+    let mut workloads = Workloads::spawn(args, &bootstrap, txn, &mut rng, &ledger);
     // In addition to the group consumers: one reader per partition by
     // explicit assignment, so that the checker can tell whether a record
-    // that was visible during the run is still there afterwards.
+    // that was visible during the run is still there afterwards, and one
+    // availability probe per partition.
     for p in 0..workload::IDEM_PARTITIONS {
         let h = tokio::spawn(workload::partitions::run(
             p,
@@ -419,46 +524,96 @@ async fn chaos_cluster_run(
             workloads.stop.clone(),
         ));
         workloads.tasks.push((format!("reader {p}"), h));
+        let h = tokio::spawn(workload::probes::run(
+            p,
+            bootstrap.clone(),
+            Arc::clone(&ledger),
+            workloads.stop.clone(),
+        ));
+        workloads.tasks.push((format!("probe {p}"), h));
     }
-    let killer_stop = CancellationToken::new();
-    let killer = {
+    let faults_stop = CancellationToken::new();
+    let faults = {
         let cluster = Arc::clone(&cluster);
-        let (rng, stop) = (rng.fork(), killer_stop.clone());
+        let (rng, stop) = (rng.fork(), faults_stop.clone());
         let every = (args.kill_min_ms, args.kill_max_ms);
         let down = (args.down_min_ms, args.down_max_ms);
-        tokio::spawn(async move { cluster::run_killer(&cluster, rng, every, down, stop).await })
+        let timings = nemesis::Timings {
+            every,
+            fault: (args.fault_min_ms, args.fault_max_ms),
+            down,
+            session_ms: CLUSTER_SESSION_MS,
+        };
+        let nemesis = args.nemesis;
+        tokio::spawn(async move {
+            match nemesis {
+                true => nemesis::run(&cluster, rng, timings, stop).await,
+                false => cluster::run_killer(&cluster, rng, every, down, stop).await,
+            }
+        })
     };
     tokio::time::sleep(Duration::from_secs(args.seconds)).await;
-    killer_stop.cancel();
-    let kills = killer.await.map_err(|e| format!("killer task: {e}"))??;
+    faults_stop.cancel();
+    let stats = faults.await.map_err(|e| format!("fault task: {e}"))??;
+    let faults_end = tokio::time::Instant::now();
     println!(
-        "chaos: killer stopped after {} kills ({} of the Raft leader, {} during recovery, \
-         {} partition leader changes, longest heal {} ms); draining",
-        kills.kills,
-        kills.raft_leader_kills,
-        kills.during_recovery,
-        kills.leader_changes,
-        kills.longest_heal.as_millis()
+        "chaos: faults stopped after {} kills ({} of the Raft leader, {} during recovery), \
+         {} partitions, {} pauses, {} partition leader changes, longest heal {} ms; draining",
+        stats.kills,
+        stats.raft_leader_kills,
+        stats.during_recovery,
+        stats.partitions,
+        stats.pauses,
+        stats.leader_changes,
+        stats.longest_heal.as_millis()
     );
+    if args.nemesis {
+        println!("chaos: faults by kind: {}", stats.kinds_line());
+    }
     workloads.drain().await;
+    let gaps = workload::probes::longest_gaps(&ledger, faults_end);
+    let longest_unavailable = gaps.values().max().copied().unwrap_or_default();
+    let per_partition = gaps
+        .iter()
+        .map(|(p, d)| format!("{p}:{}", d.as_millis()))
+        .collect::<Vec<_>>()
+        .join(",");
+    println!(
+        "chaos: longest time each partition of {} acknowledged nothing (ms): {per_partition}",
+        workload::IDEM_TOPIC
+    );
 
     let aggregates = workload::eventstore::aggregates(args.appenders);
     let report = checker::check_cluster(&bootstrap, &ledger, &aggregates, seed).await?;
+    let nemesis_counts = match args.nemesis {
+        true => format!(
+            " partitions={} pauses={} faults={}",
+            stats.partitions,
+            stats.pauses,
+            stats.kinds_compact()
+        ),
+        false => String::new(),
+    };
     println!(
         "{}",
         summary(
             &format!(
-                "mode=cluster seconds={} kills={} raft_leader_kills={}",
-                args.seconds, kills.kills, kills.raft_leader_kills
+                "mode={} seconds={} kills={} raft_leader_kills={}{nemesis_counts}",
+                if args.nemesis { "nemesis" } else { "cluster" },
+                args.seconds,
+                stats.kills,
+                stats.raft_leader_kills
             ),
             &report,
             &ledger,
             seed,
             &format!(
-                " during_recovery={} leader_changes={} longest_heal_ms={}",
-                kills.during_recovery,
-                kills.leader_changes,
-                kills.longest_heal.as_millis()
+                " during_recovery={} leader_changes={} longest_heal_ms={} \
+                 longest_unavailable_ms={} unavailable_ms={per_partition}",
+                stats.during_recovery,
+                stats.leader_changes,
+                stats.longest_heal.as_millis(),
+                longest_unavailable.as_millis()
             ),
         )
     );

@@ -5,6 +5,7 @@
 pub mod consumers;
 pub mod eventstore;
 pub mod partitions;
+pub mod probes;
 pub mod producers;
 pub mod transactions;
 

@@ -64,7 +64,8 @@ pub async fn run(id: u32, addr: String, rate: u64, ledger: Arc<Ledger>, stop: Ca
     let _ = producer.close(Duration::from_secs(30)).await;
 }
 
-fn settle(id: u32, seq: u64, outcome: cursus::Result<cursus::RecordMetadata>, ledger: &Ledger) {
+/// Records the outcome of producer `id`'s record `seq` in the ledger.
+pub fn settle(id: u32, seq: u64, outcome: cursus::Result<cursus::RecordMetadata>, ledger: &Ledger) {
     match outcome {
         Ok(meta) => match meta.offset {
             Some(offset) => lock(&ledger.produced).push(Acked {

@@ -27,7 +27,7 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 /// The transactional id of the processor.
-const TRANSACTIONAL_ID: &str = "chaos-processor";
+pub const TRANSACTIONAL_ID: &str = "chaos-processor";
 
 /// The output value of input `input`, the `index`-th of `count` records of
 /// transaction `number`.
@@ -93,9 +93,9 @@ struct Clients {
     producer: Producer,
 }
 
-async fn connect(addr: &str, stop: &CancellationToken) -> Option<Clients> {
+async fn connect(addr: &str, batch: usize, stop: &CancellationToken) -> Option<Clients> {
     let consumer = connect_retrying(stop, || async {
-        let c = Consumer::connect(consumer_config(addr, TXN_GROUP, 50)).await?;
+        let c = Consumer::connect(consumer_config(addr, TXN_GROUP, batch)).await?;
         c.subscribe(Subscription::Topics(vec![TXN_IN_TOPIC.into()]))
             .await?;
         Ok(c)
@@ -154,10 +154,12 @@ async fn caught_up(admin: &Admin, consumer: &Consumer) -> bool {
     true
 }
 
-/// Runs the processor until `inputs_done` is cancelled and the whole input
-/// is committed (then marks the ledger drained), or until `give_up`.
+/// Runs the processor, at most `batch` inputs per transaction, until
+/// `inputs_done` is cancelled and the whole input is committed (then marks
+/// the ledger drained), or until `give_up`.
 pub async fn process(
     addr: String,
+    batch: usize,
     ledger: Arc<Ledger>,
     inputs_done: CancellationToken,
     give_up: CancellationToken,
@@ -168,7 +170,7 @@ pub async fn process(
     };
     let mut number = 0u64;
     'session: while !give_up.is_cancelled() {
-        let Some(clients) = connect(&addr, &give_up).await else {
+        let Some(clients) = connect(&addr, batch, &give_up).await else {
             break;
         };
         loop {

@@ -57,7 +57,7 @@ fn main() {
     config.after_includes = Some(format!(
         "\n// The version this header belongs to; cursus_version() gives the library's.\n\
          #define CURSUS_VERSION_STRING \"{package_version}\"\n\
-         // The ABI version in the library's SONAME (libcursus.so.<abi>).\n\
+         // The ABI version in the library's SONAME (`libcursus.so.<abi>`).\n\
          #define CURSUS_ABI_VERSION \"{abi}\""
     ));
     cbindgen::Builder::new()

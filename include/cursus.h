@@ -41,7 +41,7 @@
 
 // The version this header belongs to; cursus_version() gives the library's.
 #define CURSUS_VERSION_STRING "0.1.0"
-// The ABI version in the library's SONAME (libcursus.so.<abi>).
+// The ABI version in the library's SONAME (`libcursus.so.<abi>`).
 #define CURSUS_ABI_VERSION "0.1"
 
 // Major version of the library this header belongs to.
@@ -176,6 +176,9 @@ typedef struct cursus_message_t cursus_message_t;
 // Opaque partition offsets list handle (destroy with `cursus_partition_offsets_list_destroy`).
 typedef struct cursus_partition_offsets_list_t cursus_partition_offsets_list_t;
 
+// Opaque partition reassignment handle (destroy with `cursus_partition_reassignment_destroy`).
+typedef struct cursus_partition_reassignment_t cursus_partition_reassignment_t;
+
 // Opaque producer handle (destroy with `cursus_producer_destroy`).
 typedef struct cursus_producer_t cursus_producer_t;
 
@@ -185,11 +188,17 @@ typedef struct cursus_rebalance_event_t cursus_rebalance_event_t;
 // Opaque replay proof handle (destroy with `cursus_replay_proof_destroy`).
 typedef struct cursus_replay_proof_t cursus_replay_proof_t;
 
+// Opaque snapshot read handle (destroy with `cursus_snapshot_read_destroy`).
+typedef struct cursus_snapshot_read_t cursus_snapshot_read_t;
+
 // Opaque snapshot handle (destroy with `cursus_snapshot_destroy`).
 typedef struct cursus_snapshot_t cursus_snapshot_t;
 
 // Opaque statistics handle (destroy with `cursus_statistics_destroy`).
 typedef struct cursus_statistics_t cursus_statistics_t;
+
+// Opaque stream version handle (destroy with `cursus_stream_version_destroy`).
+typedef struct cursus_stream_version_t cursus_stream_version_t;
 
 // Opaque string list handle (destroy with `cursus_string_list_destroy`).
 typedef struct cursus_string_list_t cursus_string_list_t;
@@ -226,6 +235,83 @@ typedef void (*cursus_completion_cb)(void *user_data,
 // is destroyed.
 typedef void (*cursus_rebalance_event_listener)(void *user_data,
                                                 const struct cursus_rebalance_event_t *event);
+
+// A completion callback with a appended, passed with the `user_data` it
+// gets back. It is called exactly once on the client's callback thread,
+// never on an I/O thread. On success `status` is `CURSUS_OK`, `result`
+// a appended handle valid only during the call (read it with the
+// `cursus_appended_*` accessors and do not destroy it) and `error` NULL;
+// otherwise `result` is NULL and `error` is borrowed for the call.
+typedef void (*cursus_appended_cb)(void *user_data,
+                                   enum cursus_status_t status,
+                                   struct cursus_appended_t *result,
+                                   const struct cursus_error_t *error);
+
+// A completion callback with a stream version, passed with the `user_data` it
+// gets back. It is called exactly once on the client's callback thread,
+// never on an I/O thread. On success `status` is `CURSUS_OK`, `result`
+// a stream version handle valid only during the call (read it with the
+// `cursus_stream_version_*` accessors and do not destroy it) and `error` NULL;
+// otherwise `result` is NULL and `error` is borrowed for the call.
+typedef void (*cursus_stream_version_cb)(void *user_data,
+                                         enum cursus_status_t status,
+                                         struct cursus_stream_version_t *result,
+                                         const struct cursus_error_t *error);
+
+// A completion callback with a snapshot read, passed with the `user_data` it
+// gets back. It is called exactly once on the client's callback thread,
+// never on an I/O thread. On success `status` is `CURSUS_OK`, `result`
+// a snapshot read handle valid only during the call (read it with the
+// `cursus_snapshot_read_*` accessors and do not destroy it) and `error` NULL;
+// otherwise `result` is NULL and `error` is borrowed for the call.
+typedef void (*cursus_snapshot_read_cb)(void *user_data,
+                                        enum cursus_status_t status,
+                                        struct cursus_snapshot_read_t *result,
+                                        const struct cursus_error_t *error);
+
+// A completion callback with a event page, passed with the `user_data` it
+// gets back. It is called exactly once on the client's callback thread,
+// never on an I/O thread. On success `status` is `CURSUS_OK`, `result`
+// a event page handle valid only during the call (read it with the
+// `cursus_event_page_*` accessors and do not destroy it) and `error` NULL;
+// otherwise `result` is NULL and `error` is borrowed for the call.
+typedef void (*cursus_event_page_cb)(void *user_data,
+                                     enum cursus_status_t status,
+                                     struct cursus_event_page_t *result,
+                                     const struct cursus_error_t *error);
+
+// A completion callback with a replay proof, passed with the `user_data` it
+// gets back. It is called exactly once on the client's callback thread,
+// never on an I/O thread. On success `status` is `CURSUS_OK`, `result`
+// a replay proof handle valid only during the call (read it with the
+// `cursus_replay_proof_*` accessors and do not destroy it) and `error` NULL;
+// otherwise `result` is NULL and `error` is borrowed for the call.
+typedef void (*cursus_replay_proof_cb)(void *user_data,
+                                       enum cursus_status_t status,
+                                       struct cursus_replay_proof_t *result,
+                                       const struct cursus_error_t *error);
+
+// A completion callback with a event range, passed with the `user_data` it
+// gets back. It is called exactly once on the client's callback thread,
+// never on an I/O thread. On success `status` is `CURSUS_OK`, `result`
+// a event range handle valid only during the call (read it with the
+// `cursus_event_range_*` accessors and do not destroy it) and `error` NULL;
+// otherwise `result` is NULL and `error` is borrowed for the call.
+typedef void (*cursus_event_range_cb)(void *user_data,
+                                      enum cursus_status_t status,
+                                      struct cursus_event_range_t *result,
+                                      const struct cursus_error_t *error);
+
+// A completion callback with a aggregate, passed with the `user_data` it
+// gets back. It is called exactly once on the client's callback thread,
+// never on an I/O thread. On success `status` is `CURSUS_OK`, `result`
+// a aggregate handle valid only during the call (read it with the
+// `cursus_aggregate_*` accessors and do not destroy it) and `error` NULL;
+// otherwise `result` is NULL and `error` is borrowed for the call.
+typedef void (*cursus_aggregate_cb)(void *user_data,
+                                    enum cursus_status_t status,
+                                    struct cursus_aggregate_t *result,
+                                    const struct cursus_error_t *error);
 
 // A listener of statistics events, set with the `user_data` it gets back.
 // It is called once per event on the client's callback thread (log
@@ -545,6 +631,33 @@ enum cursus_status_t cursus_admin_elect_leader(struct cursus_admin_t *admin,
                                                const char *broker_id,
                                                struct cursus_leader_election_t **out_election,
                                                struct cursus_error_t **out_error);
+
+// Moves the replicas of `topic`/`partition` to the brokers `replicas`
+// (broker ids, preferred leader first, as many as the topic's replication
+// factor; REASSIGN_PARTITIONS, a project extension) and returns once the
+// move is done: the new replicas caught up into the ISR, the others
+// dropped, the leader one of `replicas`. No acknowledged record is lost.
+// Waits at most the client's `request_timeout_ms`, then fails with the
+// retryable `reassignment_timeout` while the move goes on (calling again
+// with the same replicas resumes waiting). Errors: `topic_not_found`,
+// `partition_not_found`, `broker_not_found`, `replica_broker_inactive`,
+// `invalid_replicas`, `invalid_replication_factor`,
+// `reassignment_in_progress`, `distribution_not_enabled`.
+//
+// Thread-safety: safe from any thread, concurrently on one client.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_admin_reassign_partition(struct cursus_admin_t *admin,
+                                                     const char *topic,
+                                                     uint32_t partition,
+                                                     const char *const *replicas,
+                                                     size_t replicas_count,
+                                                     struct cursus_partition_reassignment_t **out_reassignment,
+                                                     struct cursus_error_t **out_error);
 
 // The brokers registered in the cluster (LIST_CLUSTER).
 //
@@ -926,6 +1039,126 @@ const char *cursus_cluster_broker_list_last_seen(const struct cursus_cluster_bro
 // writable storage.
 int64_t cursus_cluster_broker_list_lifecycle_protocol(const struct cursus_cluster_broker_list_t *list,
                                                       size_t index);
+
+// The topic of the move.
+//
+// Thread-safety: safe from any thread while the handle is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_partition_reassignment_topic(const struct cursus_partition_reassignment_t *reassignment);
+
+// The partition of the move.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint32_t cursus_partition_reassignment_partition(const struct cursus_partition_reassignment_t *reassignment);
+
+// Whether the move is done (the replicas are the target).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+bool cursus_partition_reassignment_done(const struct cursus_partition_reassignment_t *reassignment);
+
+// The number of replica entries: The broker ids of the replica set now.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+size_t cursus_partition_reassignment_replica_count(const struct cursus_partition_reassignment_t *reassignment);
+
+// Entry `index` of the replica entries: The broker ids of the replica set now.
+//
+// None when out of range.
+//
+// Thread-safety: safe from any thread while the handle is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_partition_reassignment_replica(const struct cursus_partition_reassignment_t *reassignment,
+                                                  size_t index);
+
+// The number of isr entries: The broker ids of the in-sync replicas now.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+size_t cursus_partition_reassignment_isr_count(const struct cursus_partition_reassignment_t *reassignment);
+
+// Entry `index` of the isr entries: The broker ids of the in-sync replicas now.
+//
+// None when out of range.
+//
+// Thread-safety: safe from any thread while the handle is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_partition_reassignment_isr(const struct cursus_partition_reassignment_t *reassignment,
+                                              size_t index);
+
+// The broker id of the leader now (none while the partition has
+// none).
+//
+// Thread-safety: safe from any thread while the handle is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_partition_reassignment_leader(const struct cursus_partition_reassignment_t *reassignment);
+
+// The number of target entries: The broker ids of the target replica set, preferred leader first.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+size_t cursus_partition_reassignment_target_count(const struct cursus_partition_reassignment_t *reassignment);
+
+// Entry `index` of the target entries: The broker ids of the target replica set, preferred leader first.
+//
+// None when out of range.
+//
+// Thread-safety: safe from any thread while the handle is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_partition_reassignment_target(const struct cursus_partition_reassignment_t *reassignment,
+                                                 size_t index);
 
 // The topic of the election.
 //
@@ -1373,8 +1606,11 @@ enum cursus_status_t cursus_consumer_committed_list(struct cursus_consumer_t *co
 // (possibly empty), before any record of those partitions is returned;
 // `revoked` before partitions are taken away while still a member (by
 // close, a new subscribe, or a rebalance); `lost` when the session had
-// expired. It runs on a thread of the consumer's own while poll (or close,
-// or subscribe) waits for it, so it may call the consumer again (commit,
+// expired. `has_lost_callback` says whether the listener handles `lost`
+// itself: when false, a loss is told as `revoked` (as Kafka's clients do),
+// the one rule for every binding whose listeners have a callback per kind.
+// It runs on a thread of the consumer's own while poll (or close, or
+// subscribe) waits for it, so it may call the consumer again (commit,
 // seek, pause, position), except poll, which fails there. The event is
 // lent for the duration of the call.
 //
@@ -1388,6 +1624,7 @@ enum cursus_status_t cursus_consumer_committed_list(struct cursus_consumer_t *co
 enum cursus_status_t cursus_consumer_set_rebalance_listener(struct cursus_consumer_t *consumer,
                                                             cursus_rebalance_event_listener listener,
                                                             void *user_data,
+                                                            bool has_lost_callback,
                                                             struct cursus_error_t **out_error);
 
 // The kind of change: `"assigned"`, `"revoked"` or `"lost"`.
@@ -2008,6 +2245,21 @@ enum cursus_status_t cursus_event_store_load_aggregate(struct cursus_event_store
                                                        struct cursus_aggregate_t **out_aggregate,
                                                        struct cursus_error_t **out_error);
 
+// A second handle to the same aggregate: appends through either move
+// both. What keeps an aggregate a callback was lent
+// (`event_store_load_aggregate_async`).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_aggregate_share(struct cursus_aggregate_t *aggregate,
+                                            struct cursus_aggregate_t **out_aggregate,
+                                            struct cursus_error_t **out_error);
+
 // What loading read: a page with the snapshot (if any) and the events
 // after it, in order.
 //
@@ -2033,9 +2285,14 @@ enum cursus_status_t cursus_aggregate_loaded(struct cursus_aggregate_t *aggregat
 // writable storage.
 uint64_t cursus_aggregate_version(const struct cursus_aggregate_t *aggregate);
 
-// Appends an event at the aggregate's next version; returns that
-// version. On `version_conflict` another writer got there first: load
-// the aggregate again and decide again.
+// Appends an event at the aggregate's next version, with `event_id` as its
+// id (absent: a generated one; an empty id or one holding whitespace is
+// `invalid_argument`). Returns the event as stored: a page holding that
+// one event, with its version, offset and partition (its timestamp is 0:
+// the broker's reply does not carry it). Fold it into the application's
+// state only now, so a failed append leaves the state unchanged; then call
+// `event_store_aggregate_auto_snapshot`. On `version_conflict` another
+// writer got there first: load the aggregate again and decide again.
 //
 // Thread-safety: safe from any thread; appends to one aggregate handle
 // run one at a time.
@@ -2051,8 +2308,44 @@ enum cursus_status_t cursus_event_store_aggregate_append(struct cursus_event_sto
                                                          const char *payload,
                                                          const char *metadata,
                                                          uint32_t schema_version,
-                                                         uint64_t *out_version,
+                                                         const char *event_id,
+                                                         struct cursus_event_page_t **out_stored,
                                                          struct cursus_error_t **out_error);
+
+// The automatic snapshot after an append: when a snapshot is due, saves
+// `state` (the application's state with the appended event folded in) and
+// says whether it did. A failed save is not this call's error (the append
+// before it is durable, and an error would invite retrying it): it is
+// reported through the engine log at warn and the snapshot stays due, so
+// the next append tries again.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_event_store_aggregate_auto_snapshot(struct cursus_event_store_t *store,
+                                                                struct cursus_aggregate_t *aggregate,
+                                                                const char *state,
+                                                                bool *out_saved,
+                                                                struct cursus_error_t **out_error);
+
+// Reports an automatic snapshot the application could not serialise
+// (`reason`) as the engine reports a failed save: through the engine log
+// at warn; the snapshot stays due.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_aggregate_snapshot_failed(struct cursus_aggregate_t *aggregate,
+                                                      const char *reason,
+                                                      struct cursus_error_t **out_error);
 
 // True when `snapshot_every` events were appended since the last
 // snapshot: serialise the state and call
@@ -2080,6 +2373,273 @@ enum cursus_status_t cursus_event_store_aggregate_save_snapshot(struct cursus_ev
                                                                 struct cursus_aggregate_t *aggregate,
                                                                 const char *state,
                                                                 struct cursus_error_t **out_error);
+
+// The version (0 when the aggregate has no event).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+uint64_t cursus_stream_version_value(const struct cursus_stream_version_t *version);
+
+// The snapshot found, or none.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_snapshot_read_snapshot(struct cursus_snapshot_read_t *read,
+                                                   struct cursus_snapshot_t **out_snapshot,
+                                                   struct cursus_error_t **out_error);
+
+// `event_store_append_event` in the background (see the module): the
+// callback gets the appended event, or the error (`version_conflict`, ...).
+//
+// Thread-safety: safe from any thread, also from a callback.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_event_store_append_event_async(struct cursus_event_store_t *store,
+                                                           const char *topic,
+                                                           const char *key,
+                                                           uint64_t expected_version,
+                                                           struct cursus_event_builder_t *event,
+                                                           cursus_appended_cb callback,
+                                                           void *user_data,
+                                                           struct cursus_error_t **out_error);
+
+// `event_store_stream_version` in the background (see the module).
+//
+// Thread-safety: safe from any thread, also from a callback.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_event_store_stream_version_async(struct cursus_event_store_t *store,
+                                                             const char *topic,
+                                                             const char *key,
+                                                             cursus_stream_version_cb callback,
+                                                             void *user_data,
+                                                             struct cursus_error_t **out_error);
+
+// `event_store_save_snapshot` in the background (see the module).
+//
+// Thread-safety: safe from any thread, also from a callback.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_event_store_save_snapshot_async(struct cursus_event_store_t *store,
+                                                            const char *topic,
+                                                            const char *key,
+                                                            uint64_t version,
+                                                            const char *state,
+                                                            cursus_completion_cb callback,
+                                                            void *user_data,
+                                                            struct cursus_error_t **out_error);
+
+// `event_store_read_snapshot` in the background (see the module): the
+// callback gets the snapshot or none.
+//
+// Thread-safety: safe from any thread, also from a callback.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_event_store_read_snapshot_async(struct cursus_event_store_t *store,
+                                                            const char *topic,
+                                                            const char *key,
+                                                            cursus_snapshot_read_cb callback,
+                                                            void *user_data,
+                                                            struct cursus_error_t **out_error);
+
+// Reads aggregate `key`'s whole stream from `from_version` (1: the
+// start) in the background, page after page (see the module): the
+// callback gets one page with the latest snapshot at or after
+// `from_version`, if any, and every event after it.
+//
+// Thread-safety: safe from any thread, also from a callback.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_event_store_read_stream_async(struct cursus_event_store_t *store,
+                                                          const char *topic,
+                                                          const char *key,
+                                                          uint64_t from_version,
+                                                          cursus_event_page_cb callback,
+                                                          void *user_data,
+                                                          struct cursus_error_t **out_error);
+
+// `event_store_replay_proof` in the background (see the module): the
+// callback gets the complete proof, or the error `aggregate_proof_<status>`
+// (`replay_proof_from_error` reads its proof). `expected_last_sequence`
+// as there (-1: none); a bad one fails the call.
+//
+// Thread-safety: safe from any thread, also from a callback.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_event_store_replay_proof_async(struct cursus_event_store_t *store,
+                                                           const char *topic,
+                                                           const char *match_id,
+                                                           int64_t expected_last_sequence,
+                                                           cursus_replay_proof_cb callback,
+                                                           void *user_data,
+                                                           struct cursus_error_t **out_error);
+
+// `event_store_event_range` in the background (see the module).
+//
+// Thread-safety: safe from any thread, also from a callback.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_event_store_event_range_async(struct cursus_event_store_t *store,
+                                                          const char *topic,
+                                                          const char *match_id,
+                                                          uint64_t from_sequence,
+                                                          uint64_t to_sequence,
+                                                          uint32_t max_records,
+                                                          cursus_event_range_cb callback,
+                                                          void *user_data,
+                                                          struct cursus_error_t **out_error);
+
+// `event_store_load_aggregate` in the background (see the module): the
+// callback gets the aggregate lent for the call; `aggregate_share` keeps
+// it.
+//
+// Thread-safety: safe from any thread, also from a callback.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_event_store_load_aggregate_async(struct cursus_event_store_t *store,
+                                                             const char *topic,
+                                                             const char *key,
+                                                             uint64_t snapshot_every,
+                                                             cursus_aggregate_cb callback,
+                                                             void *user_data,
+                                                             struct cursus_error_t **out_error);
+
+// `event_store_aggregate_append` in the background (see the module): the
+// callback gets the stored event (a page holding it); the aggregate's
+// version moves only when the append succeeded. Start the next call on
+// this aggregate only once the callback ran: calls started before would
+// work from the version before this append.
+//
+// Thread-safety: safe from any thread, also from a callback.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_event_store_aggregate_append_async(struct cursus_event_store_t *store,
+                                                               struct cursus_aggregate_t *aggregate,
+                                                               const char *event_type,
+                                                               const char *payload,
+                                                               const char *metadata,
+                                                               uint32_t schema_version,
+                                                               const char *event_id,
+                                                               cursus_event_page_cb callback,
+                                                               void *user_data,
+                                                               struct cursus_error_t **out_error);
+
+// `event_store_aggregate_auto_snapshot` in the background (see the
+// module and `event_store_aggregate_append_async`): the callback is
+// called once the due snapshot, if any, was saved or its failure logged;
+// it gets no error for a failed save (that stays due, as there).
+//
+// Thread-safety: safe from any thread, also from a callback.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_event_store_aggregate_auto_snapshot_async(struct cursus_event_store_t *store,
+                                                                      struct cursus_aggregate_t *aggregate,
+                                                                      const char *state,
+                                                                      cursus_completion_cb callback,
+                                                                      void *user_data,
+                                                                      struct cursus_error_t **out_error);
+
+// `event_store_aggregate_save_snapshot` in the background (see the
+// module and `event_store_aggregate_append_async`).
+//
+// Thread-safety: safe from any thread, also from a callback.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_event_store_aggregate_save_snapshot_async(struct cursus_event_store_t *store,
+                                                                      struct cursus_aggregate_t *aggregate,
+                                                                      const char *state,
+                                                                      cursus_completion_cb callback,
+                                                                      void *user_data,
+                                                                      struct cursus_error_t **out_error);
+
+// `producer_append_stream` in the background (see the module; the
+// callback runs on the producer's callback thread, in order with its
+// delivery callbacks): the callback gets what the event becomes when the
+// transaction commits. Start the commit only once the callback ran.
+//
+// Thread-safety: safe from any thread, also from a callback.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_producer_append_stream_async(struct cursus_producer_t *producer,
+                                                         const char *topic,
+                                                         const char *key,
+                                                         uint64_t expected_version,
+                                                         struct cursus_event_builder_t *event,
+                                                         cursus_appended_cb callback,
+                                                         void *user_data,
+                                                         struct cursus_error_t **out_error);
+
+// The default wait of `flush` and `close`, in milliseconds (30 000): what
+// the marker `-2` (`CURSUS_DEFAULT_TIMEOUT`) stands for. A binding passes
+// the marker, and asks this only where it needs the number itself (Go
+// slices a cancellable flush into short waits).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_default_timeout_ms(int64_t *out_ms, struct cursus_error_t **out_error);
 
 // Creates an empty topic partition list.
 //
@@ -2976,11 +3536,15 @@ enum cursus_status_t cursus_producer_send_cb(struct cursus_producer_t *producer,
                                              struct cursus_error_t **out_error);
 
 // Queues a batch of records of `topic`, packed as `bridge/src/records_in.rs`
-// describes (u32 count; per record i32 partition (-1: any), i64 timestamp
-// (`CURSUS_NO_TIMESTAMP`: the send time), i32 key_len (-1: no key), key,
-// u32 value_len, value; little-endian), in one call, and returns once
-// every record is queued (each waits at most `max_block_ms` for buffer
-// space). The buffer is copied before the call returns.
+// describes (u32 count; per record i32 topic_len (-1: the batch's topic),
+// topic, i32 partition (-1: any), i64 timestamp (`CURSUS_NO_TIMESTAMP`: the
+// send time), i32 key_len (-1: no key), key, u32 value_len, value;
+// little-endian), in one call, and returns once every record is queued
+// (each waits at most `max_block_ms` for buffer space). The buffer is
+// copied before the call returns. A batch has one topic: a record naming
+// another fails the call with `CURSUS_ERR_INVALID_ARGUMENT` (class
+// validation, "a batch has one topic: record I is for "T", the batch for
+// "B""), the same rule and error in every language.
 //
 // `callback` is then called exactly once for the whole batch, on this
 // producer's callback thread, with a delivery batch handle lent for the
@@ -3236,8 +3800,9 @@ enum cursus_status_t cursus_producer_append_stream(struct cursus_producer_t *pro
 
 // Proves that aggregate `match_id`'s retained events on a replay topic
 // are exactly sequences 1..last with verified digests and unique ids (and
-// that last is `expected_last_sequence`, unless it is 0). A proof that is
-// not complete fails with `aggregate_proof_<status>`;
+// that last is `expected_last_sequence`, unless it is -1: no expectation;
+// 0 and other negatives are `invalid_argument`, as in every language). A
+// proof that is not complete fails with `aggregate_proof_<status>`;
 // `replay_proof_from_error` reads its proof.
 //
 // Thread-safety: safe from any thread.
@@ -3250,7 +3815,7 @@ enum cursus_status_t cursus_producer_append_stream(struct cursus_producer_t *pro
 enum cursus_status_t cursus_event_store_replay_proof(struct cursus_event_store_t *store,
                                                      const char *topic,
                                                      const char *match_id,
-                                                     uint64_t expected_last_sequence,
+                                                     int64_t expected_last_sequence,
                                                      struct cursus_replay_proof_t **out_proof,
                                                      struct cursus_error_t **out_error);
 
@@ -4631,6 +5196,19 @@ void cursus_message_destroy(struct cursus_message_t *handle);
 // writable storage.
 void cursus_partition_offsets_list_destroy(struct cursus_partition_offsets_list_t *handle);
 
+// Destroys a partition reassignment handle (NULL and already-destroyed handles are
+// ignored). Strings and bytes its accessors lent become invalid.
+//
+// Thread-safety: safe from any thread; calls running on the handle
+// finish normally, later ones fail with `CURSUS_ERR_INVALID_ARGUMENT`.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+void cursus_partition_reassignment_destroy(struct cursus_partition_reassignment_t *handle);
+
 // Destroys a producer handle (NULL and already-destroyed handles are
 // ignored). Strings and bytes its accessors lent become invalid.
 //
@@ -4683,6 +5261,19 @@ void cursus_replay_proof_destroy(struct cursus_replay_proof_t *handle);
 // writable storage.
 void cursus_snapshot_destroy(struct cursus_snapshot_t *handle);
 
+// Destroys a snapshot read handle (NULL and already-destroyed handles are
+// ignored). Strings and bytes its accessors lent become invalid.
+//
+// Thread-safety: safe from any thread; calls running on the handle
+// finish normally, later ones fail with `CURSUS_ERR_INVALID_ARGUMENT`.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+void cursus_snapshot_read_destroy(struct cursus_snapshot_read_t *handle);
+
 // Destroys a statistics handle (NULL and already-destroyed handles are
 // ignored). Strings and bytes its accessors lent become invalid.
 //
@@ -4695,6 +5286,19 @@ void cursus_snapshot_destroy(struct cursus_snapshot_t *handle);
 // buffers hold the given length; out-parameters are NULL or point to
 // writable storage.
 void cursus_statistics_destroy(struct cursus_statistics_t *handle);
+
+// Destroys a stream version handle (NULL and already-destroyed handles are
+// ignored). Strings and bytes its accessors lent become invalid.
+//
+// Thread-safety: safe from any thread; calls running on the handle
+// finish normally, later ones fail with `CURSUS_ERR_INVALID_ARGUMENT`.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+void cursus_stream_version_destroy(struct cursus_stream_version_t *handle);
 
 // Destroys a string list handle (NULL and already-destroyed handles are
 // ignored). Strings and bytes its accessors lent become invalid.

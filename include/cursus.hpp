@@ -22,8 +22,9 @@
 //   logged, never passed to C.
 // - Callbacks run on the client's own callback thread, never a network
 //   thread; they may call the wrapper again (send and flush included).
-// - flush and close wait cursus::default_timeout (30 s) unless told
-//   otherwise; cursus::no_timeout waits without limit.
+// - flush and close wait the library's default (cursus::default_timeout,
+//   its marker for 30 s) unless told otherwise; cursus::no_timeout waits
+//   without limit.
 // - Thread safety is that of the C functions (see cursus.h).
 //
 // Build with C++17 or later: `pkg-config --cflags --libs cursus++`, or CMake

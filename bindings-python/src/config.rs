@@ -125,8 +125,9 @@ pub fn consumer(py: Python<'_>, kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<
     Ok(cfg)
 }
 
-/// A `stats_cb` needs `statistics_interval_ms` (without it, it would never
-/// be called): a `ValidationError` rather than silence.
+/// A `stats_cb` needs `statistics_interval_ms`: the engine's rule
+/// (`check_statistics_interval`, the same error in every language), checked
+/// here before connecting rather than after.
 fn check_stats_interval(
     py: Python<'_>,
     client: &ClientConfig,
@@ -136,14 +137,8 @@ fn check_stats_interval(
         Some(kw) => kw.get_item("stats_cb")?.is_some_and(|v| !v.is_none()),
         None => false,
     };
-    if has_stats_cb && client.statistics_interval.is_zero() {
-        return Err(crate::errors::to_py(
-            py,
-            &cursus::Error::invalid_argument(
-                "stats_cb is called every statistics_interval_ms: set statistics_interval_ms > 0",
-            )
-            .with_field("option", "statistics_interval_ms"),
-        ));
+    if has_stats_cb {
+        cursus::events::check_statistics_interval(client.statistics_interval).py_err(py)?;
     }
     Ok(())
 }

@@ -11,8 +11,8 @@ use crate::errors::to_py;
 pub use crate::replay::{range_result, RangeEvent, ReplayProof};
 pub use crate::results_gen::{Appended, Snapshot};
 use cursus::eventstore::{
-    Aggregate as EngineAggregate, Appended as EngineAppended, Cursor, Event, Page as EnginePage,
-    PageLimits, Snapshot as EngineSnapshot, StoredEvent as EngineEvent,
+    Aggregate as EngineAggregate, Cursor, Event, Page as EnginePage, PageLimits,
+    Snapshot as EngineSnapshot, StoredEvent as EngineEvent,
 };
 use cursus::Error;
 use pyo3::prelude::*;
@@ -118,7 +118,7 @@ impl StoredEvent {
 }
 
 impl StoredEvent {
-    fn from_engine(py: Python<'_>, e: EngineEvent) -> StoredEvent {
+    pub(crate) fn from_engine(py: Python<'_>, e: EngineEvent) -> StoredEvent {
         StoredEvent {
             topic: e.topic,
             partition: e.partition,
@@ -381,16 +381,35 @@ impl AggregateCell {
         Ok((snapshot, events))
     }
 
-    /// Appends at the aggregate's next version (`Aggregate::append`).
+    /// Appends at the aggregate's next version (`Aggregate::append`):
+    /// the event as stored.
     pub async fn append(
         &self,
         store: &cursus::eventstore::EventStore,
         event: &Event,
-    ) -> cursus::Result<EngineAppended> {
+    ) -> cursus::Result<EngineEvent> {
         let mut a = self.op.lock().await;
-        let appended = a.append(store, event).await;
+        let stored = a.append(store, event).await;
         self.publish(&a);
-        appended
+        stored
+    }
+
+    /// The automatic snapshot (`Aggregate::auto_snapshot`): saves `state`
+    /// when due; a failure is logged, never returned.
+    pub async fn auto_snapshot(&self, store: &cursus::eventstore::EventStore, state: &str) -> bool {
+        let mut a = self.op.lock().await;
+        let saved = a.auto_snapshot(store, state).await;
+        self.publish(&a);
+        saved
+    }
+
+    /// Reports a state the application could not serialise for the
+    /// automatic snapshot (`Aggregate::snapshot_failed`).
+    pub fn snapshot_failed(&self, reason: &str) {
+        self.view()
+            .snapshot_failed(&Error::invalid_argument(format!(
+                "the state could not be serialised: {reason}"
+            )));
     }
 
     /// Saves `state` as the snapshot at the aggregate's version
@@ -447,8 +466,8 @@ pub fn text_arg(py: Python<'_>, what: &str, value: &Bound<'_, PyAny>) -> PyResul
 }
 
 /// An event from `append`'s (or `append_stream`'s) arguments. An
-/// `event_id` of `None` lets the engine generate one; an empty or
-/// whitespace-holding one is refused here (it is a word on the wire).
+/// `event_id` of `None` lets the engine generate one; the engine checks
+/// any other at append.
 pub fn event_arg(
     py: Python<'_>,
     payload: &Bound<'_, PyAny>,
@@ -457,16 +476,6 @@ pub fn event_arg(
     schema_version: Option<u32>,
     event_id: Option<String>,
 ) -> PyResult<Event> {
-    if let Some(id) = &event_id {
-        if id.is_empty() || id.chars().any(char::is_whitespace) {
-            return Err(to_py(
-                py,
-                &Error::invalid_argument(format!(
-                    "event id {id:?} must be non-empty text without whitespace"
-                )),
-            ));
-        }
-    }
     Ok(Event {
         event_type,
         payload: text_arg(py, "payload", payload)?,

@@ -23,6 +23,7 @@ mod replay;
 #[rustfmt::skip]
 mod results_gen;
 mod sync;
+mod timeout;
 mod types;
 
 use pyo3::prelude::*;
@@ -113,7 +114,8 @@ fn _cursus(m: &Bound<'_, PyModule>) -> PyResult<()> {
         .call_method1("register", (wrap_pyfunction!(_mark_exiting, m)?,))?;
     fork::watch();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    m.add("_DEFAULT_TIMEOUT", sync::DEFAULT_TIMEOUT_S)?;
+    m.add_class::<timeout::DefaultTimeout>()?;
+    m.add("DEFAULT_TIMEOUT", timeout::DefaultTimeout)?;
     m.add_class::<sync::Producer>()?;
     m.add_class::<sync::Delivery>()?;
     m.add_class::<sync::BatchDelivery>()?;

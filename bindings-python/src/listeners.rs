@@ -13,7 +13,7 @@
 
 use crate::errors::to_py;
 use crate::types::{Statistics, TopicPartition};
-use cursus::consumer::{RebalanceEvent, RebalanceListener};
+use cursus::consumer::{LostDelivery, RebalanceEvent, RebalanceListener};
 use cursus::events::{ErrorListener, StatisticsListener};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -156,11 +156,12 @@ pub(crate) fn statistics_listener(callback: Py<PyAny>) -> StatisticsListener {
 /// What a rebalance listener calls.
 pub(crate) enum RebalanceTarget {
     /// A `cursus.RebalanceListener`-like object: its methods
-    /// `on_partitions_assigned`, `on_partitions_revoked` and (when it has
-    /// one) `on_partitions_lost`, else `on_partitions_revoked` for a loss.
+    /// `on_partitions_assigned`, `on_partitions_revoked` and (when it
+    /// defines one of its own) `on_partitions_lost`; without it, the engine
+    /// tells a loss as a revocation.
     Object(Py<PyAny>),
-    /// The callables of `subscribe(on_assign=, on_revoke=, on_lost=)`; a
-    /// loss without `on_lost` calls `on_revoke`.
+    /// The callables of `subscribe(on_assign=, on_revoke=, on_lost=)`;
+    /// without `on_lost`, the engine tells a loss as a revocation.
     Callables {
         /// Called with the partitions assigned.
         on_assign: Option<Py<PyAny>>,
@@ -225,13 +226,7 @@ impl RebalanceTarget {
                 let method = match event {
                     RebalanceEvent::Assigned(_) => "on_partitions_assigned",
                     RebalanceEvent::Revoked(_) => "on_partitions_revoked",
-                    RebalanceEvent::Lost(_) => {
-                        if listener.hasattr("on_partitions_lost").unwrap_or(false) {
-                            "on_partitions_lost"
-                        } else {
-                            "on_partitions_revoked"
-                        }
-                    }
+                    RebalanceEvent::Lost(_) => "on_partitions_lost",
                 };
                 if let Err(err) = listener.call_method1(method, (partitions,)) {
                     log_callback_error(py, method, err);
@@ -245,10 +240,7 @@ impl RebalanceTarget {
                 let (what, callback) = match event {
                     RebalanceEvent::Assigned(_) => ("on_assign", on_assign.as_ref()),
                     RebalanceEvent::Revoked(_) => ("on_revoke", on_revoke.as_ref()),
-                    RebalanceEvent::Lost(_) => match on_lost {
-                        Some(cb) => ("on_lost", Some(cb)),
-                        None => ("on_revoke", on_revoke.as_ref()),
-                    },
+                    RebalanceEvent::Lost(_) => ("on_lost", on_lost.as_ref()),
                 };
                 if let Some(callback) = callback {
                     call_logged(py, what, callback, (partitions,));
@@ -257,11 +249,38 @@ impl RebalanceTarget {
         }
     }
 
-    /// The engine listener: runs on the consumer's listener thread, with
-    /// `busy` set while Python runs (the asyncio consumer refuses `poll`
-    /// meanwhile).
-    pub fn into_listener(self, busy: Arc<AtomicBool>) -> RebalanceListener {
-        Arc::new(move |event: &RebalanceEvent| {
+    /// Whether it has a lost callback of its own: `on_lost`, or an
+    /// `on_partitions_lost` other than `cursus.RebalanceListener`'s (which
+    /// is never called).
+    fn has_lost(&self, py: Python<'_>) -> bool {
+        match self {
+            RebalanceTarget::Callables { on_lost, .. } => on_lost.is_some(),
+            RebalanceTarget::Object(listener) => {
+                let Ok(own) = listener.bind(py).get_type().getattr("on_partitions_lost") else {
+                    return false;
+                };
+                let base = py
+                    .import_bound("cursus._rebalance")
+                    .and_then(|m| m.getattr("RebalanceListener"))
+                    .and_then(|c| c.getattr("on_partitions_lost"));
+                base.map_or(true, |base| !own.is(&base))
+            }
+        }
+    }
+
+    /// The engine listener and how it is told a loss (see `has_lost`): it
+    /// runs on the consumer's listener thread, with `busy` set while Python
+    /// runs (the asyncio consumer refuses `poll` meanwhile).
+    pub fn into_listener(
+        self,
+        py: Python<'_>,
+        busy: Arc<AtomicBool>,
+    ) -> (RebalanceListener, LostDelivery) {
+        let lost = match self.has_lost(py) {
+            true => LostDelivery::AsLost,
+            false => LostDelivery::AsRevoked,
+        };
+        let listener = Arc::new(move |event: &RebalanceEvent| {
             crate::with_gil_if_alive(|py| {
                 struct Clear<'a>(&'a AtomicBool);
                 impl Drop for Clear<'_> {
@@ -273,6 +292,7 @@ impl RebalanceTarget {
                 let _clear = Clear(&busy);
                 self.call(py, event);
             });
-        })
+        });
+        (listener, lost)
     }
 }

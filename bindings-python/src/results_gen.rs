@@ -165,6 +165,55 @@ impl ClusterBroker {
     }
 }
 
+/// Where a partition's replica move stands (REASSIGN_PARTITIONS).
+#[pyclass(module = "cursus", frozen, get_all, eq)]
+#[derive(Clone, Debug, PartialEq)]
+pub struct PartitionReassignment {
+    /// The topic of the move.
+    pub topic: String,
+    /// The partition of the move.
+    pub partition: u32,
+    /// Whether the move is done (the replicas are the target).
+    pub done: bool,
+    /// The broker ids of the replica set now.
+    pub replicas: Vec<String>,
+    /// The broker ids of the in-sync replicas now.
+    pub isr: Vec<String>,
+    /// The broker id of the leader now (none while the partition has
+    /// none).
+    pub leader: Option<String>,
+    /// The broker ids of the target replica set, preferred leader first.
+    pub target: Vec<String>,
+}
+
+impl From<cursus::PartitionReassignment> for PartitionReassignment {
+    fn from(v: cursus::PartitionReassignment) -> Self {
+        PartitionReassignment {
+            topic: v.topic,
+            partition: v.partition,
+            done: v.done,
+            replicas: v.replicas,
+            isr: v.isr,
+            leader: v.leader,
+            target: v.target,
+        }
+    }
+}
+
+#[pymethods]
+impl PartitionReassignment {
+    #[new]
+    #[pyo3(signature = (topic, partition, done, replicas, isr, leader, target))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(topic: String, partition: u32, done: bool, replicas: Vec<String>, isr: Vec<String>, leader: Option<String>, target: Vec<String>) -> Self {
+        PartitionReassignment { topic, partition, done, replicas, isr, leader, target }
+    }
+
+    fn __repr__(&self) -> String {
+        format!("PartitionReassignment(topic={:?}, partition={}, done={})", self.topic, self.partition, if self.done { "True" } else { "False" })
+    }
+}
+
 /// What ELECT_LEADER did.
 #[pyclass(module = "cursus", frozen, get_all, eq)]
 #[derive(Clone, Debug, PartialEq)]
@@ -685,6 +734,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<ClusterStatus>()?;
     m.add_class::<ClusterPartition>()?;
     m.add_class::<ClusterBroker>()?;
+    m.add_class::<PartitionReassignment>()?;
     m.add_class::<LeaderElection>()?;
     m.add_class::<Appended>()?;
     m.add_class::<Snapshot>()?;

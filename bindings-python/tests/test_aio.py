@@ -130,16 +130,22 @@ def test_asyncio_rejects_bad_options_at_construction() -> None:
         cursus.aio.Consumer(bootstrap_servers="127.0.0.1:1")
 
 
-def test_flush_and_close_default_to_thirty_seconds() -> None:
-    # The bridge's default (cursus_bridge::timeout::DEFAULT), as exported.
-    assert cursus._cursus._DEFAULT_TIMEOUT == 30.0
-    for method in (
-        cursus.Producer.flush,
-        cursus.Producer.close,
-        cursus.aio.Producer.flush,
-        cursus.aio.Producer.close,
-    ):
-        assert inspect.signature(method).parameters["timeout"].default == 30.0, method
+def test_flush_and_close_default_to_the_librarys_marker(bootstrap: str) -> None:
+    # The default is the library's marker, not a number of Python's own;
+    # the library says what it stands for.
+    assert cursus.DEFAULT_TIMEOUT.seconds == 30.0
+    assert repr(cursus.DEFAULT_TIMEOUT) == "cursus.DEFAULT_TIMEOUT"
+    # pyo3 shows a default that is not a literal as `...`.
+    for native in (cursus.Producer.flush, cursus.Producer.close):
+        assert inspect.signature(native).parameters["timeout"].default is ..., native
+    for wrapper in (cursus.aio.Producer.flush, cursus.aio.Producer.close):
+        assert inspect.signature(wrapper).parameters["timeout"].default is cursus.DEFAULT_TIMEOUT
+    producer = cursus.Producer(bootstrap_servers=bootstrap)
+    producer.flush()
+    producer.flush(cursus.DEFAULT_TIMEOUT)
+    with pytest.raises(TypeError):
+        producer.flush("soon")  # type: ignore[arg-type]
+    producer.close()
 
 
 def test_none_means_no_limit(bootstrap: str, name: str) -> None:

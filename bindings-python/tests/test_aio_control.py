@@ -105,3 +105,27 @@ def test_aio_listener_object_and_error_and_stats_callbacks(bootstrap: str, name:
         assert errors == []
 
     asyncio.run(main())
+
+
+def test_the_listener_tells_the_engine_whether_it_has_a_lost_callback() -> None:
+    # Without an on_partitions_lost of its own, the adapter has none either,
+    # and the engine tells a loss as a revocation.
+    from cursus.aio import _ThreadedLostListener, _threaded_listener
+
+    class Plain(cursus.aio.RebalanceListener):
+        async def on_partitions_revoked(self, partitions: List[TopicPartition]) -> None: ...
+
+    class WithLost(Plain):
+        async def on_partitions_lost(self, partitions: List[TopicPartition]) -> None: ...
+
+    class SyncWithLost(cursus.RebalanceListener):
+        def on_partitions_lost(self, partitions: List[TopicPartition]) -> None: ...
+
+    loop = asyncio.new_event_loop()
+    try:
+        assert not isinstance(_threaded_listener(loop, Plain()), _ThreadedLostListener)
+        assert not isinstance(_threaded_listener(loop, cursus.RebalanceListener()), _ThreadedLostListener)
+        assert isinstance(_threaded_listener(loop, WithLost()), _ThreadedLostListener)
+        assert isinstance(_threaded_listener(loop, SyncWithLost()), _ThreadedLostListener)
+    finally:
+        loop.close()

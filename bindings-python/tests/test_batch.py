@@ -44,8 +44,17 @@ def test_send_batch_results_in_order_one_failure_alone(bootstrap: str, name: str
         ok = producer.send_batch(name, [b"z"]).result(30)
         assert isinstance(ok[0], cursus.RecordMetadata) and ok[0].offset == 4
 
+        # The batch rule: one topic (named once), each record its own
+        # partition; `partition` is the default of those without one.
+        own = producer.send_batch(name, [(None, b"p0", 0), (b"k", b"p9", 9), b"d"], partition=0).result(30)
+        assert isinstance(own[0], cursus.RecordMetadata) and own[0].partition == 0
+        assert isinstance(own[1], cursus.ValidationError), own[1]  # partition 9 alone fails
+        assert isinstance(own[2], cursus.RecordMetadata) and own[2].partition == 0
+
         with pytest.raises(TypeError):
-            producer.send_batch(name, [(b"k", b"v", b"extra")])  # type: ignore[list-item]
+            producer.send_batch(name, [(b"k", b"v", 0, b"extra")])  # type: ignore[list-item]
+        with pytest.raises(TypeError):
+            producer.send_batch(name, [(b"k", b"v", b"not a partition")])  # type: ignore[list-item]
 
     with pytest.raises(cursus.ClosedError):
         producer.send_batch(name, [b"late"])

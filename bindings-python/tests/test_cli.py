@@ -5,17 +5,21 @@ code."""
 
 from __future__ import annotations
 
+import fcntl
 import importlib.metadata
 import json
 import os
+import pty
 import select
 import signal
 import socket
+import struct
 import subprocess
 import sys
 import sysconfig
+import termios
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import pytest
 
@@ -113,6 +117,28 @@ def test_topics_create_list_describe_delete(bootstrap: str, name: str) -> None:
     assert missing.returncode == 4
     assert "topic_not_found" in error_line(missing)
     assert "does not exist" in ok(cli("topics", "delete", name, "--if-exists", bootstrap=bootstrap))
+
+
+def test_topics_reassign_needs_a_cluster_and_checks_its_arguments(bootstrap: str, name: str) -> None:
+    ok(cli("topics", "create", name, bootstrap=bootstrap))
+    refused = cli("topics", "reassign", name, "--partition", "0", "--replicas", "broker-1", bootstrap=bootstrap)
+    assert refused.returncode == 1
+    assert "distribution_not_enabled" in error_line(refused)
+    # --topic is the same as the positional name.
+    refused = cli(
+        "topics", "reassign", "--topic", name, "--partition", "0", "--replicas", "b1,b2", bootstrap=bootstrap
+    )
+    assert "distribution_not_enabled" in error_line(refused)
+    for args, message in [
+        (["--partition", "0", "--replicas", "b1"], "the topic is missing"),
+        ([name, "--topic", "other", "--partition", "0", "--replicas", "b1"], "two topics given"),
+        ([name, "--partition", "0", "--replicas", "b1,,b2"], "--replicas expects broker ids"),
+    ]:
+        bad = cli("topics", "reassign", *args, bootstrap=bootstrap)
+        assert bad.returncode == 2, bad.stderr.decode()
+        assert message in error_line(bad)
+    missing = cli("topics", "reassign", name, "--replicas", "b1", bootstrap=bootstrap)
+    assert missing.returncode == 2
 
 
 def test_create_topic_options_are_checked(bootstrap: str, name: str) -> None:
@@ -673,3 +699,115 @@ def _ready(stream: Any) -> bool:
     """Whether a line can be read from the pipe without waiting long."""
     readable, _, _ = select.select([stream], [], [], 0.01)
     return bool(readable)
+
+
+# ----------------------------------------------- the progress bar on a terminal
+
+
+def cli_on_terminal(
+    *args: str, bootstrap: str, stdout_too: bool = False, tmp_path: Path
+) -> Tuple[int, str, str]:
+    """Runs the CLI with stderr on a pseudo-terminal (stdout too with
+    `stdout_too`, else a file); returns (exit code, stdout, what the
+    terminal received)."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith("CURSUS_")}
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 160, 0, 0))
+    out_path = tmp_path / "stdout.txt"
+    with open(out_path, "wb") as out_file:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "cursus.cli", "-b", bootstrap, *args],
+            stdin=subprocess.DEVNULL,
+            stdout=slave if stdout_too else out_file,
+            stderr=slave,
+            env=base,
+        )
+    os.close(slave)
+    screen = b""
+    try:
+        while True:  # until the child's end closes the terminal (EIO)
+            readable, _, _ = select.select([master], [], [], TIMEOUT_S)
+            assert readable, "the command neither wrote nor ended"
+            try:
+                chunk = os.read(master, 65536)
+            except OSError:
+                break
+            if not chunk:
+                break
+            screen += chunk
+        code = proc.wait(timeout=TIMEOUT_S)
+    finally:
+        os.close(master)
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return code, out_path.read_text(), screen.decode()
+
+
+def bar_lines(screen: str) -> List[str]:
+    """The states a bar was drawn in (each starts with a carriage return)."""
+    return [part.split("\x1b[K")[0] for part in screen.split("\r") if part.lstrip("\n").startswith("[")]
+
+
+def test_produce_file_on_a_terminal_shows_a_bar(bootstrap: str, name: str, tmp_path: Path) -> None:
+    ok(cli("topics", "create", name, "--partitions", "2", bootstrap=bootstrap))
+    records = tmp_path / "records.txt"
+    records.write_bytes(b"".join(b"value %05d\n" % i for i in range(3000)))
+    code, _, screen = cli_on_terminal("produce", name, "--file", str(records), bootstrap=bootstrap, tmp_path=tmp_path)
+    assert code == 0, screen
+    bars = bar_lines(screen)
+    assert bars, screen
+    last = bars[-1]
+    # The file's bytes were all read: a full bar, the records, their rate and size.
+    assert last.startswith("[" + "#" * 24 + "] 100% 3,000 records sent, "), last
+    assert " records/s, 32.2 KiB, 3,000 delivered, 0 failed" in last, last
+    assert "produced 3000 of 3000 records" in screen.split(last, 1)[1]
+
+
+def test_consume_count_on_a_terminal_shows_a_bar(bootstrap: str, name: str, tmp_path: Path) -> None:
+    ok(cli("topics", "create", name, "--partitions", "1", bootstrap=bootstrap))
+    ok(cli("produce", name, bootstrap=bootstrap, stdin=b"".join(b"r%03d\n" % i for i in range(500))))
+    code, out, screen = cli_on_terminal(
+        "consume", name, "--from-beginning", "--count", "500", bootstrap=bootstrap, tmp_path=tmp_path
+    )
+    assert code == 0, screen
+    assert out.splitlines() == ["r%03d" % i for i in range(500)]
+    last = bar_lines(screen)[-1]
+    assert last.startswith("[" + "#" * 24 + "] 100% 500 records consumed, "), last
+    assert last.endswith(" records/s, 2.0 KiB"), last
+    assert "consumed 500 records" in screen
+
+
+def test_no_bar_where_it_would_mix_with_the_records(bootstrap: str, name: str, tmp_path: Path) -> None:
+    ok(cli("topics", "create", name, "--partitions", "1", bootstrap=bootstrap))
+    ok(cli("produce", name, bootstrap=bootstrap, stdin=b"a\nb\n"))
+    code, _, screen = cli_on_terminal(
+        "consume", name, "--from-beginning", "--count", "2", bootstrap=bootstrap, stdout_too=True, tmp_path=tmp_path
+    )
+    assert code == 0, screen
+    assert bar_lines(screen) == [] and "records/s" not in screen, screen
+    assert "a\r\nb\r\n" in screen  # the records, on the terminal (its newline is CR LF)
+
+
+def test_quiet_on_a_terminal_shows_nothing(bootstrap: str, name: str, tmp_path: Path) -> None:
+    ok(cli("topics", "create", name, "--partitions", "1", bootstrap=bootstrap))
+    records = tmp_path / "records.txt"
+    records.write_bytes(b"x\n" * 10)
+    code, _, screen = cli_on_terminal(
+        "produce", name, "--file", str(records), "--quiet", bootstrap=bootstrap, tmp_path=tmp_path
+    )
+    assert (code, screen) == (0, "")
+
+
+def test_no_progress_when_stderr_is_not_a_terminal(bootstrap: str, name: str, tmp_path: Path) -> None:
+    ok(cli("topics", "create", name, "--partitions", "1", bootstrap=bootstrap))
+    records = tmp_path / "records.txt"
+    records.write_bytes(b"".join(b"v%d\n" % i for i in range(1000)))
+    produced = cli("produce", name, "--file", str(records), bootstrap=bootstrap)
+    consumed = cli("consume", name, "--from-beginning", "--count", "1000", bootstrap=bootstrap)
+    ok(produced)
+    assert len(ok(consumed).splitlines()) == 1000
+    # stderr is a pipe: the summary line alone.
+    lines = produced.stderr.decode().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("cursus: produced 1000 of 1000 records"), lines
+    assert consumed.stderr.decode().splitlines() == [f"cursus: consumed 1000 records from {name}"]

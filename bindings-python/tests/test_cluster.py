@@ -1,5 +1,5 @@
 """Cluster administration against the standalone test broker, which refuses
-all three calls with ``distribution_not_enabled`` (class validation)."""
+every call with ``distribution_not_enabled`` (class validation)."""
 
 from __future__ import annotations
 
@@ -23,6 +23,7 @@ def test_cluster_admin_needs_distributed_mode(bootstrap: str) -> None:
         calls: List[Callable[[], object]] = [
             admin.cluster_status,
             lambda: admin.elect_leader("orders", 0, "broker-1"),
+            lambda: admin.reassign_partition("orders", 0, ["broker-1"]),
             admin.list_cluster,
         ]
         for call in calls:
@@ -45,11 +46,20 @@ def test_async_cluster_admin_needs_distributed_mode(bootstrap: str) -> None:
             with pytest.raises(cursus.ValidationError) as c:
                 await admin.list_cluster()
             _check_not_enabled(c.value)
+            with pytest.raises(cursus.ValidationError) as d:
+                await admin.reassign_partition("orders", 0, ["broker-1"])
+            _check_not_enabled(d.value)
 
     asyncio.run(main())
 
 
 def test_cluster_types_are_exported() -> None:
-    for name in ("ClusterStatus", "ClusterBroker", "ClusterPartition", "LeaderElection"):
+    for name in (
+        "ClusterStatus",
+        "ClusterBroker",
+        "ClusterPartition",
+        "LeaderElection",
+        "PartitionReassignment",
+    ):
         assert name in cursus.__all__
         assert getattr(cursus, name).__module__ == "cursus"

@@ -152,15 +152,9 @@ def test_a_listener_that_raises_is_logged_and_the_consumer_goes_on(
     assert failures[0].exc_info is not None and "on purpose" in str(failures[0].exc_info[1])
 
 
-def test_lost_defaults_to_revoked_and_bad_listeners_are_refused(bootstrap: str, name: str) -> None:
-    calls: List[str] = []
-
-    class OnlyRevoked(cursus.RebalanceListener):
-        def on_partitions_revoked(self, partitions: List[TopicPartition]) -> None:
-            calls.append(f"revoked {len(partitions)}")
-
-    OnlyRevoked().on_partitions_lost([TopicPartition("t", 0)])
-    assert calls == ["revoked 1"]
+def test_bad_listeners_are_refused(bootstrap: str, name: str) -> None:
+    # (A loss without on_partitions_lost: see
+    # test_a_loss_is_told_as_a_revocation_without_on_partitions_lost.)
     with cursus.Consumer(bootstrap_servers=bootstrap, group_id=name) as c:
         with pytest.raises(TypeError):
             c.set_rebalance_listener(object())  # type: ignore[arg-type]
@@ -195,3 +189,35 @@ def test_records_carry_every_field(bootstrap: str, name: str) -> None:
     assert (event.event_type, event.schema_version, event.aggregate_version) == ("Opened", 2, 1)
     assert event.metadata == '{"by":"py"}'
     assert "event_type='Opened'" in repr(event) or 'event_type="Opened"' in repr(event)
+
+
+def test_a_loss_is_told_as_a_revocation_without_on_partitions_lost(tmp_path: Path, name: str) -> None:
+    # Heartbeats far apart and a short session: the broker expires the
+    # member before its next heartbeat, which then learns it is gone.
+    from conftest import Broker
+
+    config = tmp_path / "broker.toml"
+    config.write_text("group_session_timeout_ms = 300\n")
+    broker = Broker("--config", str(config))
+    try:
+        with cursus.AdminClient(bootstrap_servers=broker.addr) as admin:
+            admin.create_topic(name, partitions=1)
+        told: List[str] = []
+
+        class WithoutLost(cursus.RebalanceListener):
+            def on_partitions_assigned(self, partitions: List[TopicPartition]) -> None:
+                told.append("assigned")
+
+            def on_partitions_revoked(self, partitions: List[TopicPartition]) -> None:
+                told.append(f"revoked {[p.partition for p in partitions]}")
+
+        with cursus.Consumer(bootstrap_servers=broker.addr, group_id=name, heartbeat_interval_ms=1500) as c:
+            c.set_rebalance_listener(WithoutLost())
+            c.subscribe(name)
+            for _ in range(400):
+                if len(told) >= 3:
+                    break
+                c.poll(0.05)
+        assert told[:3] == ["assigned", "revoked [0]", "assigned"]
+    finally:
+        broker.stop()

@@ -3,6 +3,7 @@ interrupting a poll, delivery accounting, fork, errors and options."""
 
 from __future__ import annotations
 
+import _thread
 import multiprocessing
 import os
 import re
@@ -127,6 +128,56 @@ def test_wakeup_makes_a_blocked_poll_return_empty(bootstrap: str, name: str) -> 
         # A wakeup with no poll in progress ends the next one at once.
         consumer.wakeup()
         assert consumer.poll(timeout=None) == []
+
+
+def _poll_reaches_deadline(consumer: cursus.Consumer, timeout: float) -> bool:
+    """One poll that returned nothing: whether it waited its whole timeout
+    (a lower bound on a wait, not a timing assertion)."""
+    start = time.monotonic()
+    assert consumer.poll(timeout) == []
+    return time.monotonic() - start >= timeout
+
+
+def test_poll_returns_only_with_records_at_its_deadline_or_when_woken(bootstrap: str, name: str) -> None:
+    _topic(bootstrap, name, partitions=2)
+    with cursus.Consumer(bootstrap_servers=bootstrap, group_id=name, heartbeat_interval_ms=500) as c1:
+        c1.subscribe(name)
+        assert _poll_reaches_deadline(c1, 0.2)  # joins; nothing to read
+        # A wakeup ends one poll, and only one.
+        c1.wakeup()
+        assert not _poll_reaches_deadline(c1, HANG_GUARD)
+        assert _poll_reaches_deadline(c1, 0.3)
+        # A second member joins: c1's heartbeat notices the rebalance while
+        # c1 polls; the poll rejoins and waits on to its deadline.
+        with cursus.Consumer(bootstrap_servers=bootstrap, group_id=name, heartbeat_interval_ms=500) as c2:
+            c2.subscribe(name)
+            c2.poll(0)
+            assert _poll_reaches_deadline(c1, 2.0), "a poll across a rebalance returned [] early"
+            assert len(c1.assignment()) == 1
+
+
+def test_an_interrupted_poll_takes_no_record(bootstrap: str, name: str) -> None:
+    # Ctrl-C drops the engine poll while it waits, when it has taken none:
+    # the records sent afterwards all reach the next polls, from offset 0.
+    _topic(bootstrap, name)
+    with cursus.Consumer(bootstrap_servers=bootstrap, group_id=name) as consumer:
+        consumer.subscribe(name)
+        consumer.poll(0.1)
+        interrupted = threading.Event()
+
+        def interrupt() -> None:
+            time.sleep(0.2)  # lets the poll block; correct either way
+            interrupted.set()
+            _thread.interrupt_main()  # as Ctrl-C does
+
+        threading.Thread(target=interrupt, daemon=True).start()
+        with pytest.raises(KeyboardInterrupt):
+            consumer.poll(timeout=HANG_GUARD)
+        assert interrupted.is_set()
+        with cursus.Producer(bootstrap_servers=bootstrap) as producer:
+            for i in range(3):
+                producer.send_and_wait(name, b"%d" % i)
+        assert _take(consumer, 3) == [0, 1, 2]
 
 
 def _take(consumer: cursus.Consumer, count: int, max_records: Optional[int] = None) -> List[int]:

@@ -287,12 +287,37 @@ def test_a_failed_automatic_snapshot_is_logged_and_the_append_stands(
 
     agg = store.load_aggregate(topic, "failing", 0, count, deserialize=int, serialize=serialize, snapshot_every=1)
     with caplog.at_level(logging.WARNING, logger="cursus"):
-        appended = agg.append("Counted", "x")
-    assert appended.version == 1
+        stored = agg.append("Counted", "x")
+        assert cursus._cursus._flush_logs(30.0)  # the engine logged it (warn)
+    assert stored.version == 1
     assert (agg.state, agg.version, agg.snapshot_version) == (1, 1, 0)
     assert agg.snapshot_due  # tried again after the next append
     assert "cannot serialise" in caplog.text
+    assert "automatic snapshot failed" in caplog.text
     assert store.stream_version(topic, "failing") == 1
+
+
+def test_aggregate_append_keeps_the_event_id_and_returns_the_stored_event(
+    store: cursus.EventStore, topic: str
+) -> None:
+    folded: List[cursus.StoredEvent] = []
+
+    def apply(state: int, event: cursus.StoredEvent) -> int:
+        folded.append(event)
+        return state + 1
+
+    append_n(store, topic, "neighbour", 1)
+    agg = store.load_aggregate(topic, "ids", 0, apply)
+    stored = agg.append("Opened", "x", metadata="m", schema_version=2, event_id="caller-1")
+    (read,) = list(store.read_stream(topic, "ids"))
+    assert folded == [stored]  # folded once the append succeeded
+    assert (stored.offset, stored.partition, stored.version, stored.key) == (
+        read.offset, read.partition, 1, read.key)
+    assert (stored.metadata, stored.schema_version, stored.timestamp) == ("m", 2, 0)
+    with pytest.raises(cursus.ValidationError) as info:
+        agg.append("Opened", "y", event_id="two words")  # the engine's rule
+    assert info.value.code == "invalid_argument"
+    assert (agg.version, len(folded)) == (1, 1)
 
 
 def test_topic_without_event_sourcing(bootstrap: str, store: cursus.EventStore, name: str) -> None:

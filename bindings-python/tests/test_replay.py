@@ -124,6 +124,9 @@ def test_a_complete_proof(store: cursus.EventStore, replay_topic: str) -> None:
     assert proof.diagnostic == ""
     assert "complete" in repr(proof)
     assert store.replay_proof(replay_topic, "m3", expected_last_sequence=5) == proof
+    with pytest.raises(cursus.ValidationError) as info:  # the engine's rule: 0 is no sequence
+        store.replay_proof(replay_topic, "m3", expected_last_sequence=0)
+    assert info.value.code == "invalid_argument"
 
 
 def test_a_failed_proof_carries_the_proof(store: cursus.EventStore, replay_topic: str) -> None:

@@ -2,12 +2,23 @@
 //! buffer, so that a batch send is one FFI crossing (C, cgo, JNI), and the
 //! packed delivery reports that come back (one callback per batch).
 //!
-//! Records in, all integers little-endian (the topic is a separate
-//! argument of `producer_send_batch`, one topic per batch):
+//! **The batch rule**, the same in every language: a batch send is records
+//! of ONE topic (the spec's batch is per topic, and a batch's delivery
+//! reports name one topic); each record has its own partition (or lets the
+//! partitioner choose), key and timestamp, and the engine routes each one.
+//! A record naming another topic fails the whole call before anything is
+//! sent, with [`one_topic`]'s error: `invalid_argument` (class
+//! `validation`), "a batch has one topic: record I is for "T", the batch
+//! for "B"". The parser below applies it (C, C++, Go, Java); Python names
+//! the topic once, so its batches always keep it.
+//!
+//! Records in, all integers little-endian (the batch's topic is a separate
+//! argument of `producer_send_batch`):
 //!
 //! ```text
 //! u32 count
 //! count times:
+//!   i32 topic_len, topic    -1: the batch's topic; else it must be that topic
 //!   i32 partition           -1 (any negative): the partitioner chooses
 //!   i64 timestamp           milliseconds since the epoch; i64::MIN: the send time
 //!   i32 key_len, key        -1: no key (not the same as an empty key)
@@ -72,19 +83,47 @@ impl Reader {
     }
 }
 
-/// Unpacks a batch of records of `topic` (layout in the module docs).
-/// A malformed buffer (truncated, trailing bytes) is an `invalid_argument`
-/// error naming the byte where it went wrong.
+/// The batch rule (module docs): record `index`, for `record_topic`, may
+/// be in a batch of `batch_topic` only when the two are the same topic.
+pub fn one_topic(batch_topic: &str, index: usize, record_topic: &str) -> Result<()> {
+    if record_topic == batch_topic {
+        return Ok(());
+    }
+    Err(Error::invalid_argument(format!(
+        "a batch has one topic: record {index} is for \"{record_topic}\", the batch for \"{batch_topic}\""
+    )))
+}
+
+/// Unpacks a batch of records of `topic` (layout in the module docs),
+/// applying the batch rule. A malformed buffer (truncated, trailing bytes)
+/// is an `invalid_argument` error naming the byte where it went wrong.
 pub fn unpack(topic: &str, packed: &[u8]) -> Result<Vec<ProducerRecord>> {
     let mut r = Reader {
         buf: Bytes::copy_from_slice(packed),
         at: 0,
     };
     let count = r.i32("the record count")? as u32 as usize;
-    // Each record takes at least 20 bytes: a bogus count cannot reserve
+    // Each record takes at least 24 bytes: a bogus count cannot reserve
     // more than the buffer could hold.
-    let mut records = Vec::with_capacity(count.min(packed.len() / 20));
-    for _ in 0..count {
+    let mut records = Vec::with_capacity(count.min(packed.len() / 24));
+    for index in 0..count {
+        match r.i32("a topic length")? {
+            -1 => {}
+            n if n < 0 => {
+                return Err(Error::invalid_argument(format!(
+                    "packed records: topic length {n} (only -1 means the batch's topic)"
+                )))
+            }
+            n => {
+                let named = r.take(n as usize, "a topic")?;
+                let named = std::str::from_utf8(&named).map_err(|_| {
+                    Error::invalid_argument(format!(
+                        "packed records: record {index}'s topic is not UTF-8"
+                    ))
+                })?;
+                one_topic(topic, index, named)?;
+            }
+        }
         let partition = r.i32("a partition")?;
         let timestamp = r.i64("a timestamp")?;
         let key_len = r.i32("a key length")?;
@@ -121,6 +160,8 @@ pub fn pack(records: &[ProducerRecord]) -> Vec<u8> {
     let mut out = Vec::new();
     out.extend_from_slice(&(records.len() as u32).to_le_bytes());
     for r in records {
+        out.extend_from_slice(&(r.topic.len() as u32).to_le_bytes());
+        out.extend_from_slice(r.topic.as_bytes());
         let partition = r.partition.map_or(-1, |p| p as i32);
         out.extend_from_slice(&partition.to_le_bytes());
         out.extend_from_slice(&r.timestamp.unwrap_or(NO_TIMESTAMP).to_le_bytes());
@@ -166,9 +207,11 @@ mod tests {
     #[test]
     fn layout_is_as_documented() {
         let mut b = vec![2, 0, 0, 0];
+        b.extend_from_slice(&[1, 0, 0, 0, b't']);
         b.extend_from_slice(&1i32.to_le_bytes());
         b.extend_from_slice(&7i64.to_le_bytes());
         b.extend_from_slice(&[1, 0, 0, 0, b'k', 2, 0, 0, 0, b'v', b'v']);
+        b.extend_from_slice(&[1, 0, 0, 0, b't']);
         b.extend_from_slice(&(-1i32).to_le_bytes());
         b.extend_from_slice(&i64::MIN.to_le_bytes());
         b.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]);
@@ -185,6 +228,29 @@ mod tests {
         assert!(records[1].payload.is_empty());
         assert_eq!(pack(&records), b);
         assert!(unpack("t", &[0, 0, 0, 0]).unwrap().is_empty());
+        // -1: the batch's topic.
+        let mut short = vec![1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff];
+        short.extend_from_slice(&b[37..]); // record 1 after its topic
+        let one = unpack("t", &short).unwrap();
+        assert_eq!((one[0].topic.as_str(), one[0].partition), ("t", None));
+    }
+
+    #[test]
+    fn a_batch_has_one_topic() {
+        let mut b = vec![2, 0, 0, 0];
+        for topic in ["t", "u"] {
+            b.extend_from_slice(&[1, 0, 0, 0, topic.as_bytes()[0]]);
+            b.extend_from_slice(&[0xff; 4]);
+            b.extend_from_slice(&i64::MIN.to_le_bytes());
+            b.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]);
+        }
+        let e = unpack("t", &b).unwrap_err();
+        assert_eq!(e.kind(), cursus::ErrorKind::InvalidArgument);
+        assert_eq!(e.class(), cursus::ErrorClass::Validation);
+        assert_eq!(
+            e.message(),
+            "a batch has one topic: record 1 is for \"u\", the batch for \"t\""
+        );
     }
 
     #[test]
@@ -193,7 +259,7 @@ mod tests {
             let e = unpack("t", bad).unwrap_err();
             assert_eq!(e.kind(), cursus::ErrorKind::InvalidArgument, "{bad:?}");
         }
-        let mut b = vec![1, 0, 0, 0];
+        let mut b = vec![1, 0, 0, 0, 0xff, 0xff, 0xff, 0xff];
         b.extend_from_slice(&[0; 12]);
         b.extend_from_slice(&(-2i32).to_le_bytes());
         assert!(unpack("t", &b).unwrap_err().to_string().contains("-2"));

@@ -10,11 +10,14 @@
 //! | [`NO_LIMIT`] (`-1`) | wait until done |
 //! | [`USE_DEFAULT`] (`-2`) | 30 s for `flush`/`close` (invalid for `poll`) |
 //!
-//! Any other negative value is an `invalid_argument` error. Python maps
-//! `None` to no limit and has `timeout=30.0` defaults; Java `close()` and
-//! `flush()` use the default and `Duration`s at or above
-//! `Long.MAX_VALUE` ms mean no limit; Go applies the default when the
-//! context has no deadline.
+//! Any other negative value is an `invalid_argument` error. [`DEFAULT`]
+//! is the only definition of the 30 s: every binding passes the marker
+//! ([`USE_DEFAULT`]) for it (C `CURSUS_DEFAULT_TIMEOUT`, C++
+//! `cursus::default_timeout`, Python `cursus.DEFAULT_TIMEOUT` and a left-out
+//! `timeout`, Java `close()`/`flush()`, Go a context without deadline), and
+//! asks `default_timeout_ms` (`crate::api::library`) where it needs the
+//! number (Go slicing a cancellable flush). Python maps `None` to no limit;
+//! Java `Duration`s at or above `Long.MAX_VALUE` ms mean no limit.
 
 use cursus::{Error, Result};
 use std::time::Duration;

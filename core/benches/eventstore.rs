@@ -81,7 +81,10 @@ async fn main() -> cursus::Result<()> {
     let load_snapshot_ms = started.elapsed().as_secs_f64() * 1e3;
     assert!(snapshot.is_some() && after.is_empty());
 
-    println!("append, one aggregate: {events} x {PAYLOAD} B = {one:.0} events/s");
+    println!(
+        "append, one aggregate: {events} x {PAYLOAD} B = {one:.0} events/s ({:.0} µs per append)",
+        1e6 / one
+    );
     println!(
         "append, {AGGREGATES} aggregates: {} x {PAYLOAD} B = {many:.0} events/s",
         per_aggregate * AGGREGATES

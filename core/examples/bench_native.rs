@@ -2,7 +2,7 @@
 //! engine producing or consuming N records of 100 bytes against a running
 //! broker, acks=1, linger 5 ms, batches of up to 256 KiB, 4 partitions
 //! written round-robin — the settings the Kafka Java client gets there
-//! (tools/bench-peer/KafkaBench.java). Prints one JSON object.
+//! (tools/bench-peer/java/KafkaBench.java). Prints one JSON object.
 //!
 //! ```sh
 //! cargo run --release -p cursus --example bench_native -- produce 127.0.0.1:9000 t 2000000

@@ -10,12 +10,15 @@ pub use crate::protocol::admin::{
 };
 use crate::protocol::cluster::parse_cluster_brokers;
 pub use crate::protocol::cluster::{
-    ClusterBroker, ClusterPartition, ClusterStatus, LeaderElection,
+    ClusterBroker, ClusterPartition, ClusterStatus, LeaderElection, PartitionReassignment,
 };
 use crate::protocol::reply::{bool_text, parse_json, OkReply};
 use crate::wire::{Command, CommandPayload};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
+
+/// How often [`Admin::reassign_partition`] asks how far a move is.
+const REASSIGN_POLL: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// Topic and group administration against a Cursus broker.
 ///
@@ -266,6 +269,101 @@ impl Admin {
             .await?;
         self.cluster.invalidate_metadata(topic);
         LeaderElection::from_reply(&reply)
+    }
+
+    /// Moves the replicas of `topic`/`partition` to the brokers
+    /// `replicas` (REASSIGN_PARTITIONS, a project extension,
+    /// `docs/cluster.md` "Moving replicas") and returns once the move is
+    /// done: every new replica caught up into the ISR, the replicas not in
+    /// `replicas` dropped, the leader one of `replicas` (the first one if
+    /// the old leader was dropped). No acknowledged record is lost on the
+    /// way. `replicas` lists broker ids, preferred leader first, as many as
+    /// the topic's replication factor.
+    ///
+    /// Waits at most the client's `request_timeout_ms`; then fails with the
+    /// retryable `reassignment_timeout` (kind timeout, fields `topic`,
+    /// `partition`, `replicas`, `isr`, `target`) while the move goes on in
+    /// the cluster: calling again with the same replicas resumes waiting.
+    /// Errors: `topic_not_found`, `partition_not_found`,
+    /// `broker_not_found` (an unknown broker id), `replica_broker_inactive`,
+    /// `invalid_replicas` (empty, duplicated, or a broker that hosts no
+    /// replicas), `invalid_replication_factor` (not as many as the topic's
+    /// replication factor), `reassignment_in_progress` (another move of
+    /// the partition runs), and `distribution_not_enabled` on a standalone
+    /// broker.
+    pub async fn reassign_partition(
+        &self,
+        topic: &str,
+        partition: u32,
+        replicas: &[&str],
+    ) -> Result<PartitionReassignment> {
+        let deadline = tokio::time::Instant::now() + self.cluster.config().request_timeout;
+        loop {
+            let state = self
+                .reassignment_request(topic, partition, replicas)
+                .await?;
+            if state.done {
+                self.cluster.invalidate_metadata(topic);
+                return Ok(state);
+            }
+            if tokio::time::Instant::now() + REASSIGN_POLL > deadline {
+                return Err(Error::timeout(format!(
+                    "the move of {topic}/{partition} to {} is not done yet",
+                    state.target.join(",")
+                ))
+                .with_code("reassignment_timeout")
+                .with_field("topic", topic)
+                .with_field("partition", partition)
+                .with_field("replicas", state.replicas.join(","))
+                .with_field("isr", state.isr.join(","))
+                .with_field("target", state.target.join(",")));
+            }
+            tokio::time::sleep(REASSIGN_POLL).await;
+        }
+    }
+
+    /// Starts moving the replicas of `topic`/`partition` to `replicas`
+    /// (see [`Admin::reassign_partition`]) and returns the move's state at
+    /// once. Asking again with the same replicas reports its progress and
+    /// changes nothing (no Raft entry on the broker), so this is also how
+    /// progress is watched.
+    pub async fn start_partition_reassignment(
+        &self,
+        topic: &str,
+        partition: u32,
+        replicas: &[&str],
+    ) -> Result<PartitionReassignment> {
+        let state = self
+            .reassignment_request(topic, partition, replicas)
+            .await?;
+        self.cluster.invalidate_metadata(topic);
+        Ok(state)
+    }
+
+    /// One REASSIGN_PARTITIONS request.
+    async fn reassignment_request(
+        &self,
+        topic: &str,
+        partition: u32,
+        replicas: &[&str],
+    ) -> Result<PartitionReassignment> {
+        if replicas.is_empty()
+            || replicas
+                .iter()
+                .any(|r| r.is_empty() || r.contains([',', ' ']))
+        {
+            return Err(Error::invalid_argument(
+                "replicas must be non-empty broker ids without commas or spaces",
+            ));
+        }
+        let payload = CommandPayload::new()
+            .field("topic", topic)
+            .field("partition", partition)
+            .field("replicas", replicas.join(","));
+        let reply = self
+            .ok(Command::ReassignPartitions, payload, Idempotence::Safe)
+            .await?;
+        PartitionReassignment::from_reply(&reply)
     }
 
     /// LIST_CLUSTER: the registered brokers (distributed mode). A

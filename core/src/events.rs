@@ -103,16 +103,21 @@ impl ClientEvents {
         }
     }
 
-    /// Replaces the periodic statistics task: with a listener and a
-    /// non-zero `interval`, `snapshot` runs every `interval` on the engine
-    /// runtime and the listener gets its result on the dispatcher thread;
-    /// the task ends when the snapshot says the client is gone.
+    /// Replaces the periodic statistics task: with a listener, `snapshot`
+    /// runs every `interval` on the engine runtime and the listener gets its
+    /// result on the dispatcher thread; the task ends when the snapshot says
+    /// the client is gone. A listener with a zero interval (the
+    /// `statistics_interval_ms` option left at 0) would never be called: it
+    /// is refused ([`check_statistics_interval`]), and the old one stays.
     pub(crate) fn set_statistics_listener(
         &self,
         interval: Duration,
         listener: Option<StatisticsListener>,
         snapshot: Snapshotter,
     ) -> crate::Result<()> {
+        if listener.is_some() {
+            check_statistics_interval(interval)?;
+        }
         let mut task = self
             .statistics_task
             .lock()
@@ -120,7 +125,7 @@ impl ClientEvents {
         if let Some(old) = task.take() {
             old.cancel();
         }
-        let Some(listener) = listener.filter(|_| !interval.is_zero()) else {
+        let Some(listener) = listener else {
             return Ok(());
         };
         let runtime = match tokio::runtime::Handle::try_current() {
@@ -150,5 +155,33 @@ impl ClientEvents {
         });
         *task = Some(cancel);
         Ok(())
+    }
+}
+
+/// The one statistics rule, for every language: a statistics listener is
+/// called every `statistics_interval_ms`, so setting one while that interval
+/// is 0 (the default) fails with `invalid_argument` (field `option`) instead
+/// of never calling it.
+pub fn check_statistics_interval(interval: Duration) -> crate::Result<()> {
+    if interval.is_zero() {
+        return Err(crate::Error::invalid_argument(
+            "a statistics listener is called every statistics_interval_ms: set statistics_interval_ms > 0",
+        )
+        .with_field("option", "statistics_interval_ms"));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::check_statistics_interval;
+    use std::time::Duration;
+
+    #[test]
+    fn a_listener_needs_an_interval() {
+        let e = check_statistics_interval(Duration::ZERO).unwrap_err();
+        assert_eq!(e.kind(), crate::ErrorKind::InvalidArgument);
+        assert_eq!(e.field("option"), Some("statistics_interval_ms"));
+        assert!(check_statistics_interval(Duration::from_millis(1)).is_ok());
     }
 }

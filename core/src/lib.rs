@@ -70,8 +70,8 @@ pub(crate) use cursus_wire as wire;
 
 pub use admin::{
     ClusterBroker, ClusterPartition, ClusterStatus, DeleteOutcome, GroupMember, GroupStatus,
-    LeaderElection, NewTopic, PartitionDescription, PartitionOffsets, TopicDescription, TopicInfo,
-    TopicMetadata, TruncateOutcome,
+    LeaderElection, NewTopic, PartitionDescription, PartitionOffsets, PartitionReassignment,
+    TopicDescription, TopicInfo, TopicMetadata, TruncateOutcome,
 };
 pub use config::{ClientConfig, ConsumerConfig, ProducerConfig};
 pub use consumer::{ConsumerRecord, RebalanceEvent, RecordEvent, TopicPartition};

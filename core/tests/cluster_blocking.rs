@@ -1,5 +1,6 @@
 //! The synchronous admin's cluster calls (`cursus::blocking::Admin`):
-//! `cluster_status`, `elect_leader` and `list_cluster` against a real
+//! `cluster_status`, `elect_leader`, `list_cluster` and
+//! `reassign_partition` against a real
 //! cluster, and their refusal by a standalone broker.
 
 mod cluster_support;
@@ -38,6 +39,14 @@ fn the_blocking_admin_reads_and_changes_the_cluster() {
     assert_eq!(e.previous_leader.as_deref(), Some(current.as_str()));
     let again = admin.elect_leader("sync", 0, target).unwrap();
     assert!(!again.changed);
+    // Reordering the replica set moves nothing: done at once, the leader
+    // kept.
+    let mut order: Vec<&str> = p.replicas.iter().map(String::as_str).rev().collect();
+    order.rotate_left(1);
+    let r = admin.reassign_partition("sync", 0, &order).unwrap();
+    assert!(r.done);
+    assert_eq!(r.replicas, order);
+    assert_eq!(r.leader.as_deref(), Some(target.as_str()));
     admin.close().unwrap();
 }
 
@@ -53,7 +62,12 @@ fn a_standalone_broker_refuses_the_cluster_calls() {
             .unwrap_err()
             .code()
             .to_owned(),
+        admin
+            .reassign_partition("t", 0, &["broker-1"])
+            .unwrap_err()
+            .code()
+            .to_owned(),
     ];
-    assert_eq!(codes, ["distribution_not_enabled"; 3]);
+    assert_eq!(codes, ["distribution_not_enabled"; 4]);
     admin.close().unwrap();
 }

@@ -3,7 +3,8 @@
 //! Produce with an idempotent acks=all producer and read back by explicit
 //! partition (no group: groups are not yet replicated); fail the leader of
 //! a partition over with kill -9 while a producer sends; the cluster admin
-//! calls; a producer following ELECT_LEADER.
+//! calls; a producer following ELECT_LEADER; a partition moved to other
+//! brokers with `reassign_partition`.
 
 mod cluster_support;
 
@@ -11,7 +12,7 @@ use cluster_support::{
     client_addr_of, client_config, create_topic, gateway, leader_of, producer_config, read_until,
     start, status_until, WAIT,
 };
-use cursus::admin::Admin;
+use cursus::admin::{Admin, NewTopic};
 use cursus::client::Cluster;
 use cursus::producer::{Producer, ProducerRecord};
 use std::collections::BTreeMap;
@@ -294,6 +295,96 @@ async fn a_producer_follows_a_leader_moved_by_elect_leader() {
     let reader = Cluster::new(client_config(&gw)).unwrap();
     let got = read_until(&reader, "moving", 0, "end").await;
     let expected: Vec<(u64, String)> = (0..200u64).map(|i| (i, format!("m-{i}"))).collect();
+    assert_eq!(got, expected);
+    producer.close(Duration::from_secs(10)).await.unwrap();
+    admin.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn reassign_partition_moves_the_replicas_and_keeps_every_record() {
+    let cluster = start();
+    let gw = gateway(&cluster);
+    let admin = Admin::connect(client_config(&gw)).await.unwrap();
+    let mut t = NewTopic::new("relocated").partitions(1);
+    t.replication_factor = Some(2);
+    admin.create_topic(&t).await.unwrap();
+    let placed = |p: &&cursus::ClusterPartition| {
+        p.topic == "relocated" && p.leader.is_some() && p.isr.len() == 2
+    };
+    let s = status_until(&admin, "relocated/0 fully replicated", |s| {
+        s.partitions.iter().any(|p| placed(&p))
+    })
+    .await;
+    let p = s.partitions.iter().find(placed).unwrap().clone();
+    let producer = Producer::connect(producer_config(&gw)).await.unwrap();
+    for i in 0..20 {
+        producer
+            .send(ProducerRecord::new("relocated", format!("r-{i}")).partition(0))
+            .await
+            .unwrap()
+            .await
+            .unwrap();
+    }
+    let s = admin.cluster_status().await.unwrap();
+    let data_brokers: Vec<String> = s
+        .brokers
+        .iter()
+        .filter(|b| b.client_addr.as_deref() != Some(gw.as_str()))
+        .map(|b| b.id.clone())
+        .collect();
+    let gateway_id = s
+        .brokers
+        .iter()
+        .find(|b| !data_brokers.contains(&b.id))
+        .unwrap()
+        .id
+        .clone();
+    // The broker that holds no replica yet leads, the old leader goes.
+    let old_leader = p.leader.clone().unwrap();
+    let newcomer = data_brokers
+        .iter()
+        .find(|b| !p.replicas.contains(b))
+        .unwrap();
+    let kept = p.replicas.iter().find(|b| **b != old_leader).unwrap();
+    let target = [newcomer.as_str(), kept.as_str()];
+    let r = admin
+        .reassign_partition("relocated", 0, &target)
+        .await
+        .unwrap();
+    assert!(r.done);
+    assert_eq!((r.topic.as_str(), r.partition), ("relocated", 0));
+    assert_eq!(r.replicas, target);
+    assert_eq!(r.isr, target);
+    assert_eq!(r.target, target);
+    assert_eq!(r.leader.as_deref(), Some(newcomer.as_str()));
+    let s = admin.cluster_status().await.unwrap();
+    let p = s
+        .partitions
+        .iter()
+        .find(|p| p.topic == "relocated")
+        .unwrap();
+    assert_eq!(p.replicas, target);
+    // Refusals are typed.
+    let e = admin
+        .reassign_partition("relocated", 0, &[gateway_id.as_str(), kept.as_str()])
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "invalid_replicas", "{e}");
+    let e = admin
+        .reassign_partition("relocated", 0, &[kept.as_str()])
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "invalid_replication_factor", "{e}");
+    let e = admin
+        .reassign_partition("relocated", 0, &[])
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), "invalid_argument", "{e}");
+    // Every record is still there, and the producer follows the new leader.
+    send_sentinels(&producer, "relocated", 1).await;
+    let reader = Cluster::new(client_config(&gw)).unwrap();
+    let got = read_until(&reader, "relocated", 0, "end").await;
+    let expected: Vec<(u64, String)> = (0..20u64).map(|i| (i, format!("r-{i}"))).collect();
     assert_eq!(got, expected);
     producer.close(Duration::from_secs(10)).await.unwrap();
     admin.close().await;

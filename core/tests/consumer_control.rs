@@ -3,7 +3,7 @@
 //! record fields and producer timestamps.
 
 use cursus::blocking::{Consumer, EventStore, Producer};
-use cursus::consumer::RebalanceEvent;
+use cursus::consumer::{LostDelivery, RebalanceEvent};
 use cursus::eventstore::Event;
 use cursus::producer::ProducerRecord;
 use cursus::{ClientConfig, ErrorKind, ProducerConfig, TopicPartition};
@@ -286,14 +286,22 @@ fn records_carry_every_field_and_the_producer_timestamp() {
     c.close().unwrap();
 }
 
-#[test]
-fn an_expired_session_is_told_as_lost_then_assigned_anew() {
-    // Heartbeats far apart and a short session: the broker expires the
-    // member before its next heartbeat, which then learns it is gone.
+/// A consumer whose session the broker expires (heartbeats far apart, a
+/// short session) and the events its listener was told, `lost` as given:
+/// assigned, the loss, assigned anew.
+fn expire_a_session(lost: LostDelivery) -> Vec<RebalanceEvent> {
     let broker = TestBroker::start_with_config("group_session_timeout_ms = 300\n");
     topic(&broker, "x", 1);
     let c = consumer(&broker, "g", &[("heartbeat_interval_ms", "1500")]);
-    let (events, _threads) = record_events(&c);
+    let events: Events = Arc::default();
+    let seen = Arc::clone(&events);
+    c.set_rebalance_listener_with(
+        Some(Arc::new(move |e: &RebalanceEvent| {
+            seen.lock().unwrap().push(e.clone())
+        })),
+        lost,
+    )
+    .unwrap();
     c.subscribe(&["x".into()]).unwrap();
     join(&c);
     let first = c.member_id().unwrap();
@@ -304,18 +312,36 @@ fn an_expired_session_is_told_as_lost_then_assigned_anew() {
         }
         (seen >= 3).then_some(()).ok_or(seen)
     });
-    assert_eq!(
-        events.lock().unwrap().clone(),
-        vec![
-            RebalanceEvent::Assigned(vec![tp("x", 0)]),
-            RebalanceEvent::Lost(vec![tp("x", 0)]),
-            RebalanceEvent::Assigned(vec![tp("x", 0)]),
-        ]
-    );
     assert_ne!(
         c.member_id().unwrap(),
         first,
         "a new member after the expiry"
     );
     c.close().unwrap();
+    let told = events.lock().unwrap()[..3].to_vec();
+    told
+}
+
+#[test]
+fn an_expired_session_is_told_as_lost_then_assigned_anew() {
+    assert_eq!(
+        expire_a_session(LostDelivery::AsLost),
+        vec![
+            RebalanceEvent::Assigned(vec![tp("x", 0)]),
+            RebalanceEvent::Lost(vec![tp("x", 0)]),
+            RebalanceEvent::Assigned(vec![tp("x", 0)]),
+        ]
+    );
+}
+
+#[test]
+fn a_listener_without_a_lost_callback_is_told_a_loss_as_a_revocation() {
+    assert_eq!(
+        expire_a_session(LostDelivery::AsRevoked),
+        vec![
+            RebalanceEvent::Assigned(vec![tp("x", 0)]),
+            RebalanceEvent::Revoked(vec![tp("x", 0)]),
+            RebalanceEvent::Assigned(vec![tp("x", 0)]),
+        ]
+    );
 }

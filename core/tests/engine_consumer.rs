@@ -2,7 +2,7 @@
 
 use cursus::admin::Admin;
 use cursus::admin::NewTopic;
-use cursus::consumer::{Consumer, ConsumerRecord, Subscription};
+use cursus::consumer::{Consumer, ConsumerRecord, RebalanceEvent, Subscription};
 use cursus::producer::{Producer, ProducerRecord};
 use cursus::TopicPartition;
 use cursus::{ClientConfig, ConsumerConfig, ErrorKind, ProducerConfig};
@@ -147,6 +147,48 @@ async fn two_members_split_the_partitions() {
             Err(assigned)
         }
     );
+    a.close().await.unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rebalance_during_a_poll_is_not_an_empty_result() {
+    let broker = TestBroker::start();
+    create(&broker, "midpoll", 2).await;
+    let a = std::sync::Arc::new(consumer(&broker, "g-midpoll", &[]).await);
+    a.subscribe(Subscription::Topics(vec!["midpoll".into()]))
+        .await
+        .unwrap();
+    a.poll(Duration::from_millis(10)).await.unwrap();
+    // A's listener tells when A rejoined (assigned one partition of two).
+    let (rejoined_tx, mut rejoined) = tokio::sync::mpsc::unbounded_channel();
+    a.set_rebalance_listener(Some(std::sync::Arc::new(move |event: &RebalanceEvent| {
+        if let RebalanceEvent::Assigned(_) = event {
+            let _ = rejoined_tx.send(());
+        }
+    })));
+    // A waits for records; B's join is a rebalance A's heartbeat detects
+    // in the middle of that wait (60 s: a hang guard).
+    let mut waiting = tokio::spawn({
+        let a = std::sync::Arc::clone(&a);
+        async move { a.poll(Duration::from_secs(60)).await }
+    });
+    let b = consumer(&broker, "g-midpoll", &[]).await;
+    b.subscribe(Subscription::Topics(vec!["midpoll".into()]))
+        .await
+        .unwrap();
+    b.poll(Duration::from_millis(10)).await.unwrap();
+    // The poll must rejoin and wait on, not hand back [].
+    tokio::select! {
+        polled = &mut waiting => panic!("the poll ended before rejoining: {polled:?}"),
+        _ = rejoined.recv() => {}
+    }
+    produce(&broker, "midpoll", 0..20).await;
+    let records = waiting.await.unwrap().unwrap();
+    assert!(!records.is_empty(), "a poll across a rebalance returned []");
+    let mine = a.assignment().await.unwrap();
+    assert_eq!(mine.len(), 1, "A owns one partition after the rebalance");
+    assert!(records.iter().all(|r| r.topic_partition() == mine[0]));
+    b.close().await.unwrap();
     a.close().await.unwrap();
 }
 

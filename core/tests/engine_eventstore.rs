@@ -168,10 +168,7 @@ async fn the_aggregate_cycle_snapshots_every_n_events() {
         agg.append(&store, &Event::new("Counted", i.to_string()))
             .await
             .unwrap();
-        if agg.snapshot_due() {
-            agg.save_snapshot(&store, &agg.version().to_string())
-                .await
-                .unwrap();
+        if agg.auto_snapshot(&store, &agg.version().to_string()).await {
             saved.push(agg.version());
         }
     }
@@ -191,6 +188,74 @@ async fn the_aggregate_cycle_snapshots_every_n_events() {
         .await
         .unwrap_err();
     assert_eq!(e.code(), "version_conflict");
+}
+
+#[tokio::test]
+async fn an_aggregate_append_keeps_the_callers_event_id_and_returns_the_stored_event() {
+    let broker = TestBroker::start();
+    let store = setup(&broker, "ids", true).await;
+    let (mut agg, _, _) = Aggregate::load(&store, "ids", "a", 0).await.unwrap();
+    let first = agg
+        .append(&store, &Event::new("Opened", "1").schema_version(2))
+        .await
+        .unwrap();
+    let second = agg
+        .append(
+            &store,
+            &Event::new("Moved", "2").metadata("m").event_id("caller-2"),
+        )
+        .await
+        .unwrap();
+    let (_, read) = store.read_stream("ids", "a", 1).await.unwrap();
+    for (stored, read) in [first, second].iter().zip(&read) {
+        // As a read returns it, but for the timestamp the reply lacks.
+        assert_eq!(stored.timestamp, 0);
+        assert_eq!(
+            cursus::eventstore::StoredEvent {
+                timestamp: read.timestamp,
+                ..stored.clone()
+            },
+            *read
+        );
+    }
+    assert_eq!(read.len(), 2);
+    assert_eq!(agg.version(), 2);
+
+    // A bad id is the engine's invalid_argument, and nothing moves.
+    for bad in ["", "two words", "tab\tid"] {
+        let e = agg
+            .append(&store, &Event::new("Moved", "3").event_id(bad))
+            .await
+            .unwrap_err();
+        assert_eq!(e.kind(), ErrorKind::InvalidArgument, "{bad:?}: {e}");
+    }
+    assert_eq!(agg.version(), 2);
+    assert_eq!(store.stream_version("ids", "a").await.unwrap(), 2);
+}
+
+#[tokio::test]
+async fn a_failed_automatic_snapshot_leaves_the_append_standing_and_stays_due() {
+    let broker = TestBroker::start();
+    let store = setup(&broker, "snaps", true).await;
+    let (mut agg, _, _) = Aggregate::load(&store, "snaps", "s", 1).await.unwrap();
+    agg.append(&store, &Event::new("Counted", "1"))
+        .await
+        .unwrap();
+    assert!(agg.snapshot_due());
+    // The save fails (through a closed store): no error, reported at warn.
+    let closed = EventStore::connect(ClientConfig::new(&broker.addr))
+        .await
+        .unwrap();
+    closed.close().await;
+    assert!(!agg.auto_snapshot(&closed, "1").await);
+    assert!(agg.snapshot_due(), "still due: the next append tries again");
+    assert_eq!(agg.snapshot_version(), 0);
+    agg.append(&store, &Event::new("Counted", "2"))
+        .await
+        .unwrap();
+    assert!(agg.auto_snapshot(&store, "2").await);
+    assert!(!agg.snapshot_due());
+    assert_eq!(agg.snapshot_version(), 2);
 }
 
 #[tokio::test]

@@ -315,3 +315,46 @@ async fn a_zero_flush_with_a_record_queued_times_out_at_once() {
     producer.flush(Some(Duration::ZERO)).await.unwrap();
     producer.close(Duration::from_secs(5)).await.unwrap();
 }
+
+/// The async `send_batch`, as the blocking one: one callback with every
+/// outcome in record order; a record that cannot be queued fails alone; a
+/// closed producer refuses the batch and never calls back.
+#[tokio::test]
+async fn async_send_batch_reports_every_outcome_in_order() {
+    let broker = TestBroker::start();
+    setup(&broker, "batched", 2).await;
+    let producer = Producer::connect(config(&broker, &[("linger_ms", "1")]))
+        .await
+        .unwrap();
+    let mut records: Vec<ProducerRecord> = (0..5)
+        .map(|i| ProducerRecord::new("batched", format!("v{i}")).partition(1))
+        .collect();
+    records[2] = ProducerRecord::new("batched", "bad").partition(7);
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    producer
+        .send_batch(records, move |outcomes| {
+            let _ = tx.send(outcomes);
+        })
+        .await
+        .unwrap();
+    let outcomes = rx.await.unwrap();
+    assert_eq!(outcomes.len(), 5);
+    assert_eq!(
+        outcomes[2].as_ref().unwrap_err().kind(),
+        ErrorKind::InvalidArgument
+    );
+    let offsets: Vec<u64> = [0, 1, 3, 4]
+        .iter()
+        .map(|&i| outcomes[i].as_ref().unwrap().offset.unwrap())
+        .collect();
+    assert_eq!(offsets, [0, 1, 2, 3]);
+
+    producer.close(Duration::from_secs(10)).await.unwrap();
+    let e = producer
+        .send_batch(vec![ProducerRecord::new("batched", "x")], |_| {
+            panic!("a refused batch never calls back")
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(e.kind(), ErrorKind::Closed);
+}

@@ -64,6 +64,12 @@ async fn a_replay_topic_deduplicates_by_event_id_and_proves_the_stream() {
         (proof.event_count, proof.first_event_id.as_str()),
         (4, "e1")
     );
+    let e = s.replay_proof("matches", "m", Some(0)).await.unwrap_err();
+    assert_eq!(
+        e.kind(),
+        ErrorKind::InvalidArgument,
+        "0 is no sequence: {e}"
+    );
     let e = s.replay_proof("matches", "m", Some(7)).await.unwrap_err();
     let failed = ReplayProof::from_error(&e).expect("the error carries its proof");
     assert_eq!(failed.event_count, 4, "{e}");

@@ -113,13 +113,14 @@ int main(int argc, char **argv) {
   if (cursus_producer_flush(p, CURSUS_NO_TIMEOUT, &e) != CURSUS_OK) die("flush", e);
   double per_record = n / (now_s() - start);
 
-  size_t cap = 4 + (size_t)BATCH * (20 + PAYLOAD);
+  size_t cap = 4 + (size_t)BATCH * (24 + PAYLOAD);
   uint8_t *packed = malloc(cap);
   start = now_s();
   for (int sent = 0; sent < n;) {
     int count = n - sent < BATCH ? n - sent : BATCH;
     size_t at = put32(packed, 0, (uint32_t)count);
     for (int i = 0; i < count; i++) {
+      at = put32(packed, at, UINT32_MAX);                 /* topic -1: the batch's */
       at = put32(packed, at, UINT32_MAX);                 /* partition -1: any */
       at = put32(packed, at, 0);                          /* timestamp: INT64_MIN, */
       at = put32(packed, at, 0x80000000u);                /* little-endian */

@@ -137,11 +137,12 @@ struct CFigures {
 }
 
 /// The packed batch layout of `bridge/src/records_in.rs`: `count` keyless
-/// records, the partitioner choosing.
+/// records of the batch's topic, the partitioner choosing.
 fn pack(count: usize, payload: &[u8]) -> Vec<u8> {
-    let mut out = Vec::with_capacity(4 + count * (20 + payload.len()));
+    let mut out = Vec::with_capacity(4 + count * (24 + payload.len()));
     out.extend_from_slice(&(count as u32).to_le_bytes());
     for _ in 0..count {
+        out.extend_from_slice(&(-1i32).to_le_bytes()); // the batch's topic
         out.extend_from_slice(&(-1i32).to_le_bytes());
         out.extend_from_slice(&CURSUS_NO_TIMESTAMP.to_le_bytes());
         out.extend_from_slice(&(-1i32).to_le_bytes());

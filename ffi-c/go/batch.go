@@ -116,17 +116,18 @@ var packBuffers sync.Pool // of *[]byte
 // left to the garbage collector).
 const maxPooledPack = 4 << 20
 
-// packBatch packs records as cursus_producer_send_batch takes them
-// (bridge/src/records_in.rs) into a buffer of packBuffers (give it back
-// with releasePacked), checking that they share one topic.
-func packBatch(records []Record) ([]byte, error) {
+// packBatch packs records of a batch of topic as
+// cursus_producer_send_batch takes them (bridge/src/records_in.rs) into a
+// buffer of packBuffers (give it back with releasePacked): a record of
+// another topic carries its own, and the library applies the batch rule
+// (one topic per batch) to it.
+func packBatch(topic string, records []Record) []byte {
 	size := 4
 	for i := range records {
-		if records[i].Topic != records[0].Topic {
-			return nil, invalidArgument(fmt.Sprintf(
-				"a batch has one topic: record %d is for %q, record 0 for %q", i, records[i].Topic, records[0].Topic))
+		size += 24 + len(records[i].Key) + len(records[i].Value)
+		if records[i].Topic != topic {
+			size += len(records[i].Topic)
 		}
-		size += 20 + len(records[i].Key) + len(records[i].Value)
 	}
 	var out []byte
 	if b, _ := packBuffers.Get().(*[]byte); b != nil && cap(*b) >= size {
@@ -137,6 +138,12 @@ func packBatch(records []Record) ([]byte, error) {
 	out = binary.LittleEndian.AppendUint32(out, uint32(len(records)))
 	for i := range records {
 		r := &records[i]
+		if r.Topic == topic {
+			out = binary.LittleEndian.AppendUint32(out, 0xffffffff) // -1: the batch's topic
+		} else {
+			out = binary.LittleEndian.AppendUint32(out, uint32(len(r.Topic)))
+			out = append(out, r.Topic...)
+		}
 		out = binary.LittleEndian.AppendUint32(out, uint32(r.Partition))
 		ts := int64(C.CURSUS_NO_TIMESTAMP)
 		if !r.Timestamp.IsZero() {
@@ -152,7 +159,7 @@ func packBatch(records []Record) ([]byte, error) {
 		out = binary.LittleEndian.AppendUint32(out, uint32(len(r.Value)))
 		out = append(out, r.Value...)
 	}
-	return out, nil
+	return out
 }
 
 // releasePacked gives a packed batch's buffer back to packBuffers once
@@ -170,7 +177,8 @@ func releasePacked(b []byte) {
 // record's error (nil for the delivered ones; errs itself is nil when all
 // were delivered). A record that cannot be queued (a partition that does
 // not exist, too large) fails alone. If the batch cannot start (records of
-// several topics, a closed producer) the error is returned and fn is never
+// several topics: the library's batch rule, an error matching
+// ErrInvalidArgument; a closed producer) the error is returned and fn is never
 // called. fn may call the producer again. With a nil fn the outcomes are
 // dropped (Flush still waits for the records): no callback crosses back
 // into Go.
@@ -183,10 +191,7 @@ func (p *Producer) SendBatchAsync(ctx context.Context, records []Record, fn func
 	if len(records) > 0 {
 		topic = records[0].Topic
 	}
-	packed, err := packBatch(records)
-	if err != nil {
-		return err
-	}
+	packed := packBatch(topic, records)
 	t := p.topicArg(topic)
 	var h uintptr // 0: no callback (a slot's handle is never 0)
 	if fn != nil {

@@ -3,6 +3,7 @@ package cursus
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -64,9 +65,13 @@ func TestSendBatchDeliversEveryRecordInOrder(t *testing.T) {
 		t.Fatalf("calls %d, metadata %+v", calls.Load(), got)
 	}
 
-	// One topic per batch; a closed producer refuses the batch.
-	if _, err := p.SendBatch(ctx, []Record{{Topic: topic}, {Topic: "other"}}); !errors.Is(err, ErrInvalidArgument) {
-		t.Fatalf("mixed topics: %v", err)
+	// One topic per batch (the library's rule and error); a closed producer
+	// refuses the batch.
+	_, err = p.SendBatch(ctx, []Record{{Topic: topic}, {Topic: "other"}})
+	var ce *Error
+	wantMsg := fmt.Sprintf(`a batch has one topic: record 1 is for "other", the batch for "%s"`, topic)
+	if !errors.As(err, &ce) || ce.Code != "invalid_argument" || ce.Class != "validation" || ce.Message != wantMsg {
+		t.Fatalf("mixed topics: %#v", err)
 	}
 	if err := p.Close(context.Background()); err != nil {
 		t.Fatal(err)

@@ -78,8 +78,8 @@ static void cursus_go_log(void *user_data, const cursus_log_record_t *record) {
   cursusGoLog((cursus_log_record_t *)record);
 }
 
-cursus_status_t cursus_go_set_rebalance(cursus_consumer_t *c, uintptr_t id, cursus_error_t **err) {
-  return cursus_consumer_set_rebalance_listener(c, id ? cursus_go_rebalance : NULL, (void *)id, err);
+cursus_status_t cursus_go_set_rebalance(cursus_consumer_t *c, uintptr_t id, bool has_lost, cursus_error_t **err) {
+  return cursus_consumer_set_rebalance_listener(c, id ? cursus_go_rebalance : NULL, (void *)id, has_lost, err);
 }
 
 cursus_status_t cursus_go_producer_set_statistics(cursus_producer_t *p, int64_t interval_ms, uintptr_t id,

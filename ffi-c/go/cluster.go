@@ -6,11 +6,13 @@ import "C"
 
 import (
 	"context"
+	"slices"
 	"unsafe"
 )
 
 // The result types (ClusterStatus, ClusterBroker, ClusterPartition,
-// LeaderElection) and their readers are generated: results_gen.go.
+// LeaderElection, PartitionReassignment) and their readers are generated:
+// results_gen.go.
 
 // ClusterStatus returns the cluster's Raft leader, brokers and partitions
 // (distributed mode). A standalone broker refuses it with an error of
@@ -43,6 +45,33 @@ func (a *Admin) ElectLeader(ctx context.Context, topic string, partition uint32,
 		}
 		defer C.cursus_leader_election_destroy(h)
 		return readLeaderElection(h), s
+	})
+}
+
+// ReassignPartition moves the replicas of topic/partition to the brokers
+// replicas (broker ids, preferred leader first, as many as the topic's
+// replication factor; REASSIGN_PARTITIONS, a project extension) and
+// returns once the move is done: the new replicas caught up into the ISR,
+// the others dropped, the leader one of replicas. No acknowledged record
+// is lost. After the client's request_timeout_ms it fails with the
+// retryable reassignment_timeout (ErrTimeout) while the move goes on;
+// calling again with the same replicas resumes waiting. Errors:
+// topic_not_found, partition_not_found, broker_not_found (ErrNotFound),
+// invalid_replicas, invalid_replication_factor (ErrValidation),
+// replica_broker_inactive, reassignment_in_progress (ErrConflict),
+// distribution_not_enabled (ErrValidation) on a standalone broker.
+func (a *Admin) ReassignPartition(ctx context.Context, topic string, partition uint32, replicas ...string) (PartitionReassignment, error) {
+	replicas = slices.Clone(replicas) // the caller may change its slice once this returns
+	return namedCall(ctx, a, topic, func(t *C.char, e **C.cursus_error_t) (PartitionReassignment, C.enum_cursus_status_t) {
+		arr, free := cstrings(replicas)
+		defer free()
+		var h *C.cursus_partition_reassignment_t
+		s := C.cursus_admin_reassign_partition(a.h, t, C.uint32_t(partition), arr, C.size_t(len(replicas)), &h, e)
+		if Status(s) != StatusOK {
+			return PartitionReassignment{}, s
+		}
+		defer C.cursus_partition_reassignment_destroy(h)
+		return readPartitionReassignment(h), s
 	})
 }
 

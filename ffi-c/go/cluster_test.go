@@ -13,7 +13,9 @@ func TestClusterAdminNeedsDistributedMode(t *testing.T) {
 	_, statusErr := a.ClusterStatus(ctx)
 	_, electErr := a.ElectLeader(ctx, "orders", 0, "broker-1")
 	_, listErr := a.ListCluster(ctx)
-	for name, err := range map[string]error{"ClusterStatus": statusErr, "ElectLeader": electErr, "ListCluster": listErr} {
+	_, reassignErr := a.ReassignPartition(ctx, "orders", 0, "broker-1")
+	for name, err := range map[string]error{"ClusterStatus": statusErr, "ElectLeader": electErr,
+		"ListCluster": listErr, "ReassignPartition": reassignErr} {
 		var ce *Error
 		if !errors.As(err, &ce) || ce.Code != "distribution_not_enabled" || ce.Class != "validation" ||
 			!errors.Is(err, ErrValidation) || ce.Status != StatusValidation {

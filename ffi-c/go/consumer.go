@@ -9,12 +9,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"errors"
 	"math"
 	"runtime"
 	"runtime/cgo"
 	"slices"
 	"sort"
-	"sync/atomic"
 	"time"
 	"unsafe"
 )
@@ -71,7 +71,6 @@ type TopicPartition struct {
 // held while the library waits). One Poll at a time is the intended use.
 type Consumer struct {
 	h         *C.cursus_consumer_t
-	woken     atomic.Bool // set by Wakeup: the poll in progress (or the next) returns
 	listeners listenerSet // rebalance, statistics and error listeners, until Close
 }
 
@@ -185,43 +184,51 @@ func (c *Consumer) PollBatch(ctx context.Context, maxRecords int) ([]Message, er
 	return out, nil
 }
 
-// poll runs blocking poll calls until f reports a result, Wakeup, an
-// error, or ctx is done: a done ctx wakes the library's poll up. A poll
-// may also return empty on its own (e.g. when it notices a rebalance): it
-// is called again with the time left.
+// poll makes one blocking poll call: the library returns only with
+// records, at its deadline (ctx's) or when woken (Wakeup, or ctx
+// cancelled: a cancelled ctx wakes it up), never empty otherwise. f
+// reports whether it got records.
 func (c *Consumer) poll(ctx context.Context, f func(C.int64_t, **C.cursus_error_t) (bool, C.enum_cursus_status_t)) error {
 	defer runtime.KeepAlive(c)
-	stop := context.AfterFunc(ctx, func() { C.cursus_consumer_wakeup(c.h, nil) })
-	defer stop()
-	deadline, hasDeadline := ctx.Deadline()
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		timeout := int64(C.CURSUS_NO_TIMEOUT)
-		if hasDeadline {
-			left := time.Until(deadline)
-			if left <= 0 {
-				return context.DeadlineExceeded // ctx.Err() may not say so yet
-			}
-			timeout = int64((left + time.Millisecond - 1) / time.Millisecond) // rounded up
-		}
-		var e *C.cursus_error_t
-		got, s := f(C.int64_t(timeout), &e)
-		if err := check(s, e); err != nil {
-			return err
-		}
-		if got || c.woken.Swap(false) {
-			return nil
-		}
+	if err := ctx.Err(); err != nil {
+		return err
 	}
+	timeout := int64(C.CURSUS_NO_TIMEOUT)
+	deadline, hasDeadline := ctx.Deadline()
+	if hasDeadline {
+		left := time.Until(deadline)
+		if left <= 0 {
+			return context.DeadlineExceeded // ctx.Err() may not say so yet
+		}
+		timeout = int64((left + time.Millisecond - 1) / time.Millisecond) // rounded up
+	}
+	// Only a cancellation wakes the library: it ends the wait at the
+	// deadline itself, and a wake-up that came after the poll returned
+	// would end the next poll at once.
+	stop := context.AfterFunc(ctx, func() {
+		if !errors.Is(context.Cause(ctx), context.DeadlineExceeded) {
+			C.cursus_consumer_wakeup(c.h, nil)
+		}
+	})
+	var e *C.cursus_error_t
+	got, s := f(C.int64_t(timeout), &e)
+	stop()
+	if err := check(s, e); err != nil || got {
+		return err
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if hasDeadline && !time.Now().Before(deadline) {
+		return context.DeadlineExceeded
+	}
+	return nil // woken by Wakeup
 }
 
 // Wakeup makes a Poll blocked in another goroutine (or else the next Poll)
 // return (nil, nil) at once.
 func (c *Consumer) Wakeup() error {
 	defer runtime.KeepAlive(c)
-	c.woken.Store(true)
 	var e *C.cursus_error_t
 	return check(C.cursus_consumer_wakeup(c.h, &e), e)
 }

@@ -352,3 +352,56 @@ func TestContextDeadlineBoundsConnecting(t *testing.T) {
 		t.Fatalf("returned after %v", elapsed)
 	}
 }
+
+// pollFor polls once with a deadline of d.
+func pollFor(c *Consumer, d time.Duration) (*Message, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	return c.Poll(ctx)
+}
+
+// A poll returns with a message, at its deadline or when woken: a
+// rebalance noticed while it waits, a deadline of an earlier poll, or a
+// used-up wakeup are no reason to return (nil, nil).
+func TestPollReturnsOnlyWithMessagesAtItsDeadlineOrWhenWoken(t *testing.T) {
+	topic, group := unique("go-no-empty"), unique("go-no-empty-group")
+	createTopic(t, topic, 2)
+	c1 := newConsumer(t, group, WithOption("heartbeat_interval_ms", "500"))
+	if err := c1.Subscribe(ctxT(t), topic); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := pollFor(c1, 200*time.Millisecond); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("joining, nothing to read: want DeadlineExceeded, got %+v, %v", m, err)
+	}
+	// Deadlines do not wake the library: none leaks into the next poll.
+	for i := 0; i < 3; i++ {
+		if m, err := pollFor(c1, 20*time.Millisecond); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("short poll %d: want DeadlineExceeded, got %+v, %v", i, m, err)
+		}
+	}
+	// A wakeup ends one poll, and only one.
+	if err := c1.Wakeup(); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := pollFor(c1, hangGuard); m != nil || err != nil {
+		t.Fatalf("woken: want (nil, nil), got %+v, %v", m, err)
+	}
+	if m, err := pollFor(c1, 300*time.Millisecond); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("after the wakeup: want DeadlineExceeded, got %+v, %v", m, err)
+	}
+	// A second member joins: c1's heartbeat notices the rebalance while c1
+	// polls; the poll rejoins and waits on to its deadline.
+	c2 := newConsumer(t, group, WithOption("heartbeat_interval_ms", "500"))
+	if err := c2.Subscribe(ctxT(t), topic); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pollFor(c2, 100*time.Millisecond); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatal(err)
+	}
+	if m, err := pollFor(c1, 2*time.Second); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("across a rebalance: want DeadlineExceeded, got %+v, %v", m, err)
+	}
+	if parts, err := c1.Assignment(ctxT(t)); err != nil || len(parts) != 1 {
+		t.Fatalf("c1 after the rebalance: %v, %v", parts, err)
+	}
+}

@@ -30,8 +30,15 @@ func TestVersionCheckPasses(t *testing.T) {
 }
 
 func TestTimeoutContract(t *testing.T) {
-	if got := timeoutMillis(context.Background()); got != DefaultTimeout.Milliseconds() || got != 30000 {
+	// No deadline: the library's marker, not a number of Go's own.
+	if got := timeoutMillis(context.Background()); got != -2 {
 		t.Fatalf("no deadline: %d ms", got)
+	}
+	if got := DefaultTimeout(); got != 30*time.Second {
+		t.Fatalf("the library's default: %v", got)
+	}
+	if got := sliceableMillis(-2); got != DefaultTimeout().Milliseconds() {
+		t.Fatalf("a sliced default: %d ms", got)
 	}
 	if got := timeoutMillis(NoTimeout(context.Background())); got != -1 {
 		t.Fatalf("NoTimeout: %d ms", got)
@@ -42,6 +49,16 @@ func TestTimeoutContract(t *testing.T) {
 		t.Fatalf("a deadline bounds even NoTimeout: %d ms", got)
 	}
 	p := newProducer(t)
+	// The marker reaches the library (one call), and a cancellable
+	// context without deadline slices the library's default.
+	if err := p.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	cancellable, stop := context.WithCancel(context.Background())
+	defer stop()
+	if err := p.Flush(cancellable); err != nil {
+		t.Fatal(err)
+	}
 	if err := p.Flush(NoTimeout(ctxT(t))); err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,7 @@ package cursus
 
 // #include <stdlib.h>
 // #include "cursus.h"
-// cursus_status_t cursus_go_set_rebalance(cursus_consumer_t *c, uintptr_t id, cursus_error_t **err);
+// cursus_status_t cursus_go_set_rebalance(cursus_consumer_t *c, uintptr_t id, bool has_lost, cursus_error_t **err);
 import "C"
 
 import (
@@ -139,8 +139,9 @@ func (c *Consumer) CommittedOffsets(ctx context.Context, partitions []TopicParti
 
 // RebalanceListener is told of changes to a consumer's assignment
 // (Consumer.SetRebalanceListener). A nil field ignores its event, except
-// OnLost: when it is nil, OnRevoked is called for lost partitions too (as
-// franz-go and Kafka's Java client do by default).
+// OnLost: when it is nil, the library tells lost partitions as revoked
+// (OnRevoked), as it does in every Cursus language (and as franz-go and
+// Kafka's Java client do by default).
 //
 // The functions run one at a time on a thread of the consumer's own while
 // Poll (or Close, or Subscribe) waits for them, so they may call the
@@ -171,9 +172,10 @@ func (c *Consumer) SetRebalanceListener(l *RebalanceListener) error {
 		copied := *l
 		v = &copied
 	}
+	hasLost := l != nil && l.OnLost != nil
 	return c.listeners.replace(rebalanceSlot, v, func(id uintptr) error {
 		var e *C.cursus_error_t
-		return check(C.cursus_go_set_rebalance(c.h, C.uintptr_t(id), &e), e)
+		return check(C.cursus_go_set_rebalance(c.h, C.uintptr_t(id), C.bool(hasLost), &e), e)
 	})
 }
 
@@ -200,9 +202,6 @@ func cursusGoRebalance(id C.uintptr_t, ev *C.cursus_rebalance_event_t) {
 		fn = l.OnRevoked
 	case "lost":
 		fn = l.OnLost
-		if fn == nil {
-			fn = l.OnRevoked
-		}
 	}
 	if fn != nil {
 		fn(partitions)

@@ -364,6 +364,12 @@ func TestStatisticsAndHandlers(t *testing.T) {
 		t.Fatalf("tick %+v", tick)
 	}
 	must(t, p.SetStatisticsHandler(0, nil))
+	// The library's rule: a handler never called (the option left at 0) is refused.
+	err = p.SetStatisticsHandler(0, func(*Statistics) {})
+	var ce *Error
+	if !errors.Is(err, ErrInvalidArgument) || !errors.As(err, &ce) || ce.Fields["option"] != "statistics_interval_ms" {
+		t.Fatalf("a statistics handler without an interval: %v", err)
+	}
 
 	c := newConsumer(t, group, WithOption("auto_offset_reset", "earliest"))
 	must(t, c.SetErrorHandler(func(error) {}))
@@ -392,20 +398,22 @@ func TestStatisticsAndHandlers(t *testing.T) {
 	}
 }
 
-func TestProducerErrorHandlerGetsBackgroundErrors(t *testing.T) {
-	ctx := ctxT(t)
-	// A broker of this test's own, stopped under the producer.
+// startOwnBroker starts a broker of the test's own (args: more options of
+// it), killed when the test ends; it returns its address and process.
+func startOwnBroker(t *testing.T, args ...string) (string, *exec.Cmd) {
+	t.Helper()
 	bin := os.Getenv("CURSUS_BROKER_BIN")
 	if bin == "" {
-		t.Fatal("CURSUS_BROKER_BIN is needed to stop a broker under a client")
+		t.Fatal("CURSUS_BROKER_BIN is needed for a broker of the test's own")
 	}
-	cmd := exec.Command(bin, "--listen", "127.0.0.1:0", "--health-listen", "127.0.0.1:0", "--data-dir", t.TempDir())
+	args = append([]string{"--listen", "127.0.0.1:0", "--health-listen", "127.0.0.1:0", "--data-dir", t.TempDir()}, args...)
+	cmd := exec.Command(bin, args...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
 	}
 	must(t, cmd.Start())
-	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	sc := bufio.NewScanner(out)
 	addr := ""
 	if sc.Scan() {
@@ -422,14 +430,68 @@ func TestProducerErrorHandlerGetsBackgroundErrors(t *testing.T) {
 		for sc.Scan() {
 		}
 	}()
-	a, err := NewAdmin(ctx, WithBootstrap(addr))
+	return addr, cmd
+}
+
+// createTopicAt creates a one-partition topic on the broker at addr.
+func createTopicAt(t *testing.T, addr, topic string) {
+	t.Helper()
+	a, err := NewAdmin(ctxT(t), WithBootstrap(addr))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	if _, err := a.CreateTopic(ctx, "lost", 1); err != nil {
+	if _, err := a.CreateTopic(ctxT(t), topic, 1); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// Without OnLost, the library tells a loss as a revocation (OnRevoked).
+func TestALossIsToldAsARevocationWithoutOnLost(t *testing.T) {
+	ctx := ctxT(t)
+	// Heartbeats far apart and a short session: the broker expires the
+	// member before its next heartbeat, which then learns it is gone.
+	config := t.TempDir() + "/broker.toml"
+	must(t, os.WriteFile(config, []byte("group_session_timeout_ms = 300\n"), 0o600))
+	addr, _ := startOwnBroker(t, "--config", config)
+	createTopicAt(t, addr, "lost")
+	c, err := NewConsumer(ctx, WithBootstrap(addr), WithGroup("lost-g"), WithOption("heartbeat_interval_ms", "1500"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	told := make(chan string, 16)
+	must(t, c.SetRebalanceListener(&RebalanceListener{
+		OnAssigned: func([]TopicPartition) { told <- "assigned" },
+		OnRevoked:  func(p []TopicPartition) { told <- fmt.Sprintf("revoked %v", p) },
+	}))
+	must(t, c.Subscribe(ctx, "lost"))
+	var seen []string
+	for i := 0; i < 400 && len(seen) < 3; i++ {
+		if _, err := pollFor(c, 50*time.Millisecond); err != nil && !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatal(err)
+		}
+	drain:
+		for {
+			select {
+			case s := <-told:
+				seen = append(seen, s)
+			default:
+				break drain
+			}
+		}
+	}
+	want := []string{"assigned", "revoked [{lost 0}]", "assigned"}
+	if !slices.Equal(seen[:min(3, len(seen))], want) {
+		t.Fatalf("told %v, want %v", seen, want)
+	}
+}
+
+func TestProducerErrorHandlerGetsBackgroundErrors(t *testing.T) {
+	ctx := ctxT(t)
+	// A broker of this test's own, stopped under the producer.
+	addr, cmd := startOwnBroker(t)
+	createTopicAt(t, addr, "lost")
 	p, err := NewProducer(ctx, WithBootstrap(addr))
 	if err != nil {
 		t.Fatal(err)

@@ -23,8 +23,8 @@
 // in the background (a cancelled Send's record may still be delivered).
 //
 // Flush and Close are bounded by the context's deadline; when ctx has none
-// they wait DefaultTimeout (30 s, the same default in every Cursus
-// language). NoTimeout(ctx) returns a context meaning "no limit": only
+// they wait the library's default (DefaultTimeout(): 30 s, the same
+// default in every Cursus language, passed to the library as its marker). NoTimeout(ctx) returns a context meaning "no limit": only
 // cancelling it (or a deadline it carries) ends the wait. Poll has no
 // default: it waits until a message arrives, ctx is done, Wakeup or Close.
 //
@@ -146,8 +146,20 @@ func checkVersion(library string) error {
 var versionChecked = sync.OnceValue(func() error { return checkVersion(LibraryVersion()) })
 
 // DefaultTimeout is how long Flush and Close wait when the context has no
-// deadline: 30 s, the same default in every Cursus language.
-const DefaultTimeout = 30 * time.Second
+// deadline: the library's default (30 s, the same in every Cursus
+// language), asked from the library once. Flush and Close pass the
+// library its marker (CURSUS_DEFAULT_TIMEOUT); the value is needed only to
+// slice a cancellable wait.
+func DefaultTimeout() time.Duration { return defaultTimeout() }
+
+var defaultTimeout = sync.OnceValue(func() time.Duration {
+	var ms C.int64_t
+	var e *C.cursus_error_t
+	if err := check(C.cursus_default_timeout_ms(&ms, &e), e); err != nil {
+		panic(err) // the library's constant: it cannot fail
+	}
+	return time.Duration(ms) * time.Millisecond
+})
 
 type noTimeoutKey struct{}
 
@@ -158,9 +170,9 @@ func NoTimeout(ctx context.Context) context.Context {
 	return context.WithValue(ctx, noTimeoutKey{}, true)
 }
 
-// timeoutMillis is the C timeout (ms, or CURSUS_NO_TIMEOUT) of a Flush or
-// Close under ctx: its deadline, else no limit under NoTimeout, else
-// DefaultTimeout.
+// timeoutMillis is the C timeout (ms, CURSUS_NO_TIMEOUT or
+// CURSUS_DEFAULT_TIMEOUT) of a Flush or Close under ctx: its deadline, else
+// no limit under NoTimeout, else the library's default.
 func timeoutMillis(ctx context.Context) int64 {
 	if dl, ok := ctx.Deadline(); ok {
 		return max(time.Until(dl).Milliseconds(), 0)
@@ -168,7 +180,16 @@ func timeoutMillis(ctx context.Context) int64 {
 	if ctx.Value(noTimeoutKey{}) != nil {
 		return int64(C.CURSUS_NO_TIMEOUT)
 	}
-	return DefaultTimeout.Milliseconds()
+	return int64(C.CURSUS_DEFAULT_TIMEOUT)
+}
+
+// sliceableMillis is a timeoutMillis result Go can count down itself:
+// the marker of the default becomes the library's default.
+func sliceableMillis(limit int64) int64 {
+	if limit == int64(C.CURSUS_DEFAULT_TIMEOUT) {
+		return DefaultTimeout().Milliseconds()
+	}
+	return limit
 }
 
 // Option configures a client. Options are checked by the library as they

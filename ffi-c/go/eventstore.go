@@ -560,7 +560,7 @@ type AggregateConfig[S any] struct {
 	Marshal func(S) (string, error)
 	// SnapshotEvery is how many appends make a snapshot due (0: never;
 	// DefaultSnapshotEvery is the recommended value): Append then saves
-	// the state through Marshal.
+	// the state through Marshal (a failure is logged, never Append's).
 	SnapshotEvery uint64
 }
 
@@ -671,62 +671,75 @@ func (a *Aggregate[S]) LoadedEvents() int { return a.loadedEvents }
 // Key returns the aggregate key.
 func (a *Aggregate[S]) Key() string { return a.key }
 
-// Append appends ev at the aggregate's next version, folds it into the
-// state and, when a snapshot is due, saves the state (cfg.Marshal). It
-// returns the event's version. When another writer appended first it fails
-// with a *VersionConflictError and the aggregate is unchanged: load it
-// again and decide again. If the event was appended but the snapshot could
-// not be saved, Append returns the version with that error (the snapshot
-// stays due). Cancelling ctx returns ctx.Err() at once; the append (and
-// the fold) still complete in the background, keeping state and version
-// together.
+// Append appends ev (with ev.ID as its id; empty: a generated one) at the
+// aggregate's next version and returns it as stored: its version, offset
+// and partition are the broker's (its timestamp is the Unix epoch: the
+// append's reply does not carry it). Only then is the stored event folded
+// into the state, so a failed append leaves the state unchanged. When
+// another writer appended first it fails with a *VersionConflictError and
+// the aggregate is unchanged: load it again and decide again. A bad ID
+// (whitespace) fails with ErrInvalidArgument before anything is sent.
 //
-// The folded event has the version, key, type, payload, metadata and
-// schema version; its offset, partition and timestamp are not known
-// (zero). The event gets a generated id: an ev.ID fails with
-// ErrInvalidArgument (append it with EventStore.Append, then load again).
-func (a *Aggregate[S]) Append(ctx context.Context, ev Event) (uint64, error) {
+// When a snapshot is due, the state is then saved (cfg.Marshal). A snapshot
+// that fails (the save, or Marshal) never fails the append, which is
+// durable: it is reported through the library log at warn and stays due,
+// so the next append tries again. Cancelling ctx returns ctx.Err() at once;
+// the append (and the fold) still complete in the background, keeping
+// state and version together.
+func (a *Aggregate[S]) Append(ctx context.Context, ev Event) (StoredEvent, error) {
 	if err := ctx.Err(); err != nil {
-		return 0, err
+		return StoredEvent{}, err
 	}
-	if ev.ID != "" {
-		msg := "Aggregate.Append cannot carry an event id"
-		return 0, &Error{Status: StatusInvalidArgument, Code: "invalid_argument", Class: "validation",
-			Kind: "invalid_argument", Message: msg, Fields: map[string]string{},
-			text: "invalid_argument (validation): " + msg}
-	}
-	args, free, err := cTexts("event type", ev.Type, "payload", ev.Payload, "metadata", ev.Metadata)
+	args, free, err := cTexts("event type", ev.Type, "payload", ev.Payload, "metadata", ev.Metadata, "event id", ev.ID)
 	if err != nil {
-		return 0, err
+		return StoredEvent{}, err
 	}
-	var metadata *C.char
+	var metadata, id *C.char
 	if ev.Metadata != "" {
 		metadata = args[2]
 	}
-	return detached(ctx, func() (uint64, error) {
+	if ev.ID != "" {
+		id = args[3]
+	}
+	return detached(ctx, func() (StoredEvent, error) {
 		defer free()
 		defer runtime.KeepAlive(a)
 		defer runtime.KeepAlive(a.store)
 		a.mu.Lock()
 		defer a.mu.Unlock()
-		var v C.uint64_t
+		var p *C.cursus_event_page_t
 		var e *C.cursus_error_t
 		st := C.cursus_event_store_aggregate_append(a.store.h, a.h, args[0], args[1], metadata,
-			C.uint32_t(ev.SchemaVersion), &v, &e)
+			C.uint32_t(ev.SchemaVersion), id, &p, &e)
 		if err := esError(check(st, e)); err != nil {
-			return 0, err
+			return StoredEvent{}, err
 		}
-		schema := ev.SchemaVersion
-		if schema == 0 {
-			schema = 1
+		stored := pageFrom(p, a.topic).Events[0]
+		a.state = a.cfg.Fold(a.state, stored)
+		if a.cfg.Marshal != nil && C.cursus_aggregate_snapshot_due(a.h) {
+			a.autoSnapshotLocked()
 		}
-		a.state = a.cfg.Fold(a.state, StoredEvent{Topic: a.topic, Key: a.key, Version: uint64(v), Type: ev.Type,
-			SchemaVersion: schema, Metadata: ev.Metadata, Payload: ev.Payload, Timestamp: time.UnixMilli(0)})
-		if C.cursus_aggregate_snapshot_due(a.h) {
-			return uint64(v), a.saveSnapshotLocked()
-		}
-		return uint64(v), nil
+		return stored, nil
 	}, nil)
+}
+
+// autoSnapshotLocked saves the state as the automatic snapshot; a failure
+// is the library's to report (log at warn), never the append's.
+func (a *Aggregate[S]) autoSnapshotLocked() {
+	text, err := a.cfg.Marshal(a.state)
+	if err == nil && strings.IndexByte(text, 0) >= 0 {
+		err = textError("snapshot state")
+	}
+	if err != nil {
+		reason := cstr(err.Error())
+		defer C.free(unsafe.Pointer(reason))
+		C.cursus_aggregate_snapshot_failed(a.h, reason, nil)
+		return
+	}
+	ct := cstr(text)
+	defer C.free(unsafe.Pointer(ct))
+	var saved C.bool
+	C.cursus_event_store_aggregate_auto_snapshot(a.store.h, a.h, ct, &saved, nil)
 }
 
 // SnapshotDue tells whether SnapshotEvery events were appended since the

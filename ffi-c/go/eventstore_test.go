@@ -363,6 +363,36 @@ func counterConfig(every uint64, folded *[]string) AggregateConfig[int] {
 	}
 }
 
+func TestAggregateSnapshotFailureIsNoErrorOfTheAppend(t *testing.T) {
+	topic := esTopic(t, "go-es-agg-snap", 1)
+	s := newEventStore(t)
+	ctx := ctxT(t)
+	cfg := counterConfig(1, nil)
+	fail := true
+	cfg.Marshal = func(n int) (string, error) {
+		if fail {
+			return "", errors.New("cannot marshal")
+		}
+		return strconv.Itoa(n), nil
+	}
+	agg, err := LoadAggregate(ctx, s, topic, "counter", cfg)
+	must(t, err)
+	defer agg.Close()
+	if stored, err := agg.Append(ctx, Event{Type: "Counted", Payload: "a"}); err != nil || stored.Version != 1 {
+		t.Fatalf("append with a failing snapshot: %+v, %v", stored, err)
+	}
+	if !agg.SnapshotDue() || agg.State() != 1 {
+		t.Fatalf("due %v, state %d", agg.SnapshotDue(), agg.State())
+	}
+	fail = false
+	if _, err := agg.Append(ctx, Event{Type: "Counted", Payload: "b"}); err != nil {
+		t.Fatal(err)
+	}
+	if snap, err := s.ReadSnapshot(ctx, topic, "counter"); err != nil || *snap != (Snapshot{2, "2"}) || agg.SnapshotDue() {
+		t.Fatalf("snapshot %+v, %v", snap, err)
+	}
+}
+
 func TestAggregateFoldsAppendsAndSnapshots(t *testing.T) {
 	topic := esTopic(t, "go-es-agg", 3)
 	s := newEventStore(t)
@@ -377,9 +407,9 @@ func TestAggregateFoldsAppendsAndSnapshots(t *testing.T) {
 		t.Fatalf("a new aggregate: state %d, version %d", agg.State(), agg.Version())
 	}
 	for i := 0; i < 7; i++ {
-		v, err := agg.Append(ctx, Event{Type: "Counted", Payload: fmt.Sprintf("tick-%d", i)})
-		if err != nil || v != uint64(i+1) {
-			t.Fatalf("append %d: %d, %v", i, v, err)
+		stored, err := agg.Append(ctx, Event{Type: "Counted", Payload: fmt.Sprintf("tick-%d", i)})
+		if err != nil || stored.Version != uint64(i+1) || stored.Key != "counter" || stored.Topic != topic {
+			t.Fatalf("append %d: %+v, %v", i, stored, err)
 		}
 		if agg.SnapshotDue() {
 			t.Fatal("a due snapshot was not saved by Append")

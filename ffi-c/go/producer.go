@@ -223,7 +223,7 @@ const waitSlice = 100 * time.Millisecond
 
 // Flush sends everything queued and waits until every record sent before
 // it is acknowledged or failed and its callback has returned: until ctx's
-// deadline, or DefaultTimeout when ctx has none (NoTimeout(ctx): no
+// deadline, or DefaultTimeout() when ctx has none (NoTimeout(ctx): no
 // limit). Past the limit it fails with an error matching ErrTimeout (and
 // context.DeadlineExceeded); cancelling ctx returns ctx.Err() within
 // 100 ms. Called from a delivery callback, it waits for the
@@ -235,7 +235,7 @@ func (p *Producer) Flush(ctx context.Context) error {
 
 // flush waits, on the calling goroutine's thread (so the library sees a
 // call from a delivery callback as such), in slices of waitSlice when ctx
-// can be cancelled. limit is in ms (CURSUS_NO_TIMEOUT: none).
+// can be cancelled. limit is a timeoutMillis result.
 func (p *Producer) flush(ctx context.Context, limit int64) error {
 	defer runtime.KeepAlive(p)
 	if err := ctx.Err(); err != nil {
@@ -245,6 +245,7 @@ func (p *Producer) flush(ctx context.Context, limit int64) error {
 		var e *C.cursus_error_t
 		return check(C.cursus_producer_flush(p.h, C.int64_t(limit), &e), e)
 	}
+	limit = sliceableMillis(limit)
 	deadline := time.Now().Add(time.Duration(limit) * time.Millisecond)
 	for {
 		step := waitSlice.Milliseconds()
@@ -263,7 +264,7 @@ func (p *Producer) flush(ctx context.Context, limit int64) error {
 }
 
 // Close stops taking records, flushes (until ctx's deadline, or
-// DefaultTimeout when ctx has none; NoTimeout(ctx): no limit), fails what
+// DefaultTimeout() when ctx has none; NoTimeout(ctx): no limit), fails what
 // is left and closes the producer; later sends fail with ErrClosed. It
 // returns an error matching ErrTimeout when records were left. Cancelling
 // ctx returns ctx.Err() within 100 ms while the close goes on in the
@@ -277,6 +278,7 @@ func (p *Producer) Close(ctx context.Context) error {
 	}
 	// The library's close is one call that ctx could not interrupt: flush
 	// first, in slices (see flush), then close what the flush left.
+	limit = sliceableMillis(limit)
 	start := time.Now()
 	flushed := p.flush(ctx, limit)
 	left := int64(C.CURSUS_NO_TIMEOUT)

@@ -7,6 +7,7 @@ import "C"
 import (
 	"context"
 	"errors"
+	"math"
 	"runtime"
 )
 
@@ -215,12 +216,25 @@ func proofCall[T any](ctx context.Context, s *EventStore, free func(),
 
 // ReplayProof proves that aggregate matchID's retained events on an
 // aggregate replay topic are exactly sequences 1..last with verified
-// digests and unique ids, and, when expectedLast is not 0, that last is
-// expectedLast. It returns the complete proof; a proof that is not
-// complete fails with a *ProofError (ProofFromError reads its proof). A
+// digests and unique ids. It returns the complete proof; a proof that is
+// not complete fails with a *ProofError (ProofFromError reads its proof). A
 // topic without aggregate_replay fails with code
 // "aggregate_replay_not_enabled".
-func (s *EventStore) ReplayProof(ctx context.Context, topic, matchID string, expectedLast uint64) (ReplayProof, error) {
+func (s *EventStore) ReplayProof(ctx context.Context, topic, matchID string) (ReplayProof, error) {
+	return s.replayProof(ctx, topic, matchID, -1)
+}
+
+// ReplayProofExpecting is ReplayProof that also proves last is
+// expectedLast: a different last fails with code
+// "aggregate_proof_proof_unavailable". expectedLast 0 fails with
+// ErrInvalidArgument (sequences start at 1; ReplayProof expects nothing),
+// as in every Cursus language.
+func (s *EventStore) ReplayProofExpecting(ctx context.Context, topic, matchID string, expectedLast uint64) (ReplayProof, error) {
+	return s.replayProof(ctx, topic, matchID, int64(min(expectedLast, math.MaxInt64)))
+}
+
+// replayProof asks for the proof; expectedLast -1: no expectation.
+func (s *EventStore) replayProof(ctx context.Context, topic, matchID string, expectedLast int64) (ReplayProof, error) {
 	if err := ctx.Err(); err != nil {
 		return ReplayProof{}, err
 	}
@@ -230,7 +244,7 @@ func (s *EventStore) ReplayProof(ctx context.Context, topic, matchID string, exp
 	}
 	return proofCall(ctx, s, free, func(e **C.cursus_error_t) (ReplayProof, C.enum_cursus_status_t) {
 		var h *C.cursus_replay_proof_t
-		st := C.cursus_event_store_replay_proof(s.h, args[0], args[1], C.uint64_t(expectedLast), &h, e)
+		st := C.cursus_event_store_replay_proof(s.h, args[0], args[1], C.int64_t(expectedLast), &h, e)
 		if h == nil {
 			return ReplayProof{}, st
 		}

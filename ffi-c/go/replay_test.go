@@ -98,7 +98,7 @@ func TestReplayProof(t *testing.T) {
 		last = mustAppend(t, s, topic, "m3", uint64(i-1),
 			Event{Type: "Scored", Payload: fmt.Sprintf("goal %d", i), ID: fmt.Sprintf("m3-%d", i)})
 	}
-	p, err := s.ReplayProof(ctxT(t), topic, "m3", 0)
+	p, err := s.ReplayProof(ctxT(t), topic, "m3")
 	must(t, err)
 	if !p.Complete() || p.Diagnostic != "" || p.Partition != last.Partition || p.EventCount != 3 ||
 		p.EarliestSequence != 1 || p.LatestSequence != 3 || p.LastOffset != last.Offset ||
@@ -106,11 +106,14 @@ func TestReplayProof(t *testing.T) {
 		p.LastEventID != "m3-3" || !p.SequenceComplete || !p.RetentionComplete {
 		t.Fatalf("proof: %+v", p)
 	}
-	if p, err := s.ReplayProof(ctxT(t), topic, "m3", 3); err != nil || !p.Complete() {
+	if p, err := s.ReplayProofExpecting(ctxT(t), topic, "m3", 3); err != nil || !p.Complete() {
 		t.Fatalf("expected 3: %+v %v", p, err)
 	}
+	// 0 is no sequence: the library's invalid_argument, as in every language.
+	_, err = s.ReplayProofExpecting(ctxT(t), topic, "m3", 0)
+	wantCode(t, err, "invalid_argument", ErrInvalidArgument)
 	// A wrong expected last sequence: the proof rides on the error.
-	_, err = s.ReplayProof(ctxT(t), topic, "m3", 9)
+	_, err = s.ReplayProofExpecting(ctxT(t), topic, "m3", 9)
 	wantCode(t, err, "aggregate_proof_proof_unavailable", ErrInternal)
 	var pe *ProofError
 	if !errors.As(err, &pe) || pe.Proof.Status != "proof_unavailable" || pe.Proof.EventCount != 3 ||
@@ -118,7 +121,7 @@ func TestReplayProof(t *testing.T) {
 		t.Fatalf("proof error: %#v", err)
 	}
 	// An unknown aggregate: not_found.
-	_, err = s.ReplayProof(ctxT(t), topic, "nobody", 0)
+	_, err = s.ReplayProof(ctxT(t), topic, "nobody")
 	wantCode(t, err, "aggregate_proof_not_found", ErrNotFound)
 	if got := ProofFromError(err); got == nil || got.Status != "not_found" || got.EventCount != 0 {
 		t.Fatalf("not found proof: %+v", got)
@@ -126,7 +129,7 @@ func TestReplayProof(t *testing.T) {
 	// A topic without aggregate_replay.
 	plain := esTopic(t, "go-replay-plain", 1)
 	mustAppend(t, s, plain, "k", 0, Event{Type: "T", Payload: "one", ID: "id-1"})
-	_, err = s.ReplayProof(ctxT(t), plain, "k", 0)
+	_, err = s.ReplayProof(ctxT(t), plain, "k")
 	var ce *Error
 	if !errors.As(err, &ce) || ce.Code != "aggregate_replay_not_enabled" || ProofFromError(err) != nil {
 		t.Fatalf("plain topic: %v", err)
@@ -134,7 +137,7 @@ func TestReplayProof(t *testing.T) {
 	// A cancelled context.
 	ctx, cancel := context.WithCancel(ctxT(t))
 	cancel()
-	if _, err := s.ReplayProof(ctx, topic, "m3", 0); !errors.Is(err, context.Canceled) {
+	if _, err := s.ReplayProof(ctx, topic, "m3"); !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled: %v", err)
 	}
 }
@@ -222,10 +225,19 @@ func TestTransactionAppendStreamAbort(t *testing.T) {
 	// A producer without a transactional id.
 	_, err = newProducer(t).AppendStream(ctxT(t), topic, "acct", 2, never)
 	wantCode(t, err, "invalid_transaction_state", ErrInvalidArgument)
-	// An aggregate cannot carry an id.
+	// An aggregate's append keeps the caller's id; the library refuses a bad one.
 	agg, err := LoadAggregate(ctxT(t), s, topic, "acct", counterConfig(0, nil))
 	must(t, err)
-	if _, err := agg.Append(ctxT(t), Event{Type: "T", Payload: "x", ID: "id"}); !errors.Is(err, ErrInvalidArgument) {
-		t.Fatalf("aggregate with an id: %v", err)
+	stored, err := agg.Append(ctxT(t), Event{Type: "T", Payload: "x", ID: "agg-id-3"})
+	must(t, err)
+	if _, err := agg.Append(ctxT(t), Event{Type: "T", Payload: "y", ID: "two words"}); !errors.Is(err, ErrInvalidArgument) {
+		t.Fatalf("aggregate with a bad id: %v", err)
+	}
+	page, err := s.History(topic, "acct", stored.Version, stored.Version, PageLimits{})
+	must(t, err)
+	read, err := page.ReadAll(ctxT(t))
+	must(t, err)
+	if len(read.Events) != 1 || read.Events[0].Offset != stored.Offset || stored.Version != 3 || agg.Version() != 3 {
+		t.Fatalf("stored %+v, read %+v", stored, read.Events)
 	}
 }

@@ -83,6 +83,27 @@ type ClusterBroker struct {
 	LifecycleProtocol int64
 }
 
+// PartitionReassignment: Where a partition's replica move stands
+// (REASSIGN_PARTITIONS).
+type PartitionReassignment struct {
+	// Topic is the topic of the move.
+	Topic string
+	// Partition is the partition of the move.
+	Partition uint32
+	// Done reports whether the move is done (the replicas are the target).
+	Done bool
+	// Replicas are the broker ids of the replica set now.
+	Replicas []string
+	// ISR are the broker ids of the in-sync replicas now.
+	ISR []string
+	// Leader is the broker id of the leader now (none while the partition has
+	// none).
+	Leader string
+	// Target are the broker ids of the target replica set, preferred leader
+	// first.
+	Target []string
+}
+
 // LeaderElection: What ELECT_LEADER did.
 type LeaderElection struct {
 	// Topic is the topic of the election.
@@ -323,6 +344,25 @@ func readClusterBrokerListAt(h *C.cursus_cluster_broker_list_t, index C.size_t) 
 	out.Status = goString(C.cursus_cluster_broker_list_status(h, index))
 	out.LastSeen = goString(C.cursus_cluster_broker_list_last_seen(h, index))
 	out.LifecycleProtocol = int64(C.cursus_cluster_broker_list_lifecycle_protocol(h, index))
+	return out
+}
+
+// readPartitionReassignment reads a partition reassignment handle (without destroying it).
+func readPartitionReassignment(h *C.cursus_partition_reassignment_t) PartitionReassignment {
+	var out PartitionReassignment
+	out.Topic = goString(C.cursus_partition_reassignment_topic(h))
+	out.Partition = uint32(C.cursus_partition_reassignment_partition(h))
+	out.Done = bool(C.cursus_partition_reassignment_done(h))
+	out.Replicas = readEntries(C.cursus_partition_reassignment_replica_count(h), func(index C.size_t) string {
+		return goString(C.cursus_partition_reassignment_replica(h, index))
+	})
+	out.ISR = readEntries(C.cursus_partition_reassignment_isr_count(h), func(index C.size_t) string {
+		return goString(C.cursus_partition_reassignment_isr(h, index))
+	})
+	out.Leader = goString(C.cursus_partition_reassignment_leader(h))
+	out.Target = readEntries(C.cursus_partition_reassignment_target_count(h), func(index C.size_t) string {
+		return goString(C.cursus_partition_reassignment_target(h, index))
+	})
 	return out
 }
 

@@ -122,6 +122,12 @@ pub struct cursus_partition_offsets_list_t {
     _private: [u8; 0],
 }
 
+/// Opaque partition reassignment handle (destroy with `cursus_partition_reassignment_destroy`).
+#[allow(non_camel_case_types)]
+pub struct cursus_partition_reassignment_t {
+    _private: [u8; 0],
+}
+
 /// Opaque producer handle (destroy with `cursus_producer_destroy`).
 #[allow(non_camel_case_types)]
 pub struct cursus_producer_t {
@@ -146,9 +152,21 @@ pub struct cursus_snapshot_t {
     _private: [u8; 0],
 }
 
+/// Opaque snapshot read handle (destroy with `cursus_snapshot_read_destroy`).
+#[allow(non_camel_case_types)]
+pub struct cursus_snapshot_read_t {
+    _private: [u8; 0],
+}
+
 /// Opaque statistics handle (destroy with `cursus_statistics_destroy`).
 #[allow(non_camel_case_types)]
 pub struct cursus_statistics_t {
+    _private: [u8; 0],
+}
+
+/// Opaque stream version handle (destroy with `cursus_stream_version_destroy`).
+#[allow(non_camel_case_types)]
+pub struct cursus_stream_version_t {
     _private: [u8; 0],
 }
 
@@ -224,6 +242,22 @@ pub type cursus_rebalance_event_listener = Option<unsafe extern "C" fn(user_data
 /// is destroyed.
 pub type cursus_statistics_listener = Option<unsafe extern "C" fn(user_data: *mut c_void, event: *const cursus_statistics_t)>;
 
+/// A completion callback with a aggregate, passed with the `user_data` it
+/// gets back. It is called exactly once on the client's callback thread,
+/// never on an I/O thread. On success `status` is `CURSUS_OK`, `result`
+/// a aggregate handle valid only during the call (read it with the
+/// `cursus_aggregate_*` accessors and do not destroy it) and `error` NULL;
+/// otherwise `result` is NULL and `error` is borrowed for the call.
+pub type cursus_aggregate_cb = Option<unsafe extern "C" fn(user_data: *mut c_void, status: cursus_status_t, result: *mut cursus_aggregate_t, error: *const cursus_error_t)>;
+
+/// A completion callback with a appended, passed with the `user_data` it
+/// gets back. It is called exactly once on the client's callback thread,
+/// never on an I/O thread. On success `status` is `CURSUS_OK`, `result`
+/// a appended handle valid only during the call (read it with the
+/// `cursus_appended_*` accessors and do not destroy it) and `error` NULL;
+/// otherwise `result` is NULL and `error` is borrowed for the call.
+pub type cursus_appended_cb = Option<unsafe extern "C" fn(user_data: *mut c_void, status: cursus_status_t, result: *mut cursus_appended_t, error: *const cursus_error_t)>;
+
 /// A completion callback with a delivery batch, passed with the `user_data` it
 /// gets back. It is called exactly once on the client's callback thread,
 /// never on an I/O thread. On success `status` is `CURSUS_OK`, `result`
@@ -231,6 +265,46 @@ pub type cursus_statistics_listener = Option<unsafe extern "C" fn(user_data: *mu
 /// `cursus_delivery_batch_*` accessors and do not destroy it) and `error` NULL;
 /// otherwise `result` is NULL and `error` is borrowed for the call.
 pub type cursus_delivery_batch_cb = Option<unsafe extern "C" fn(user_data: *mut c_void, status: cursus_status_t, result: *mut cursus_delivery_batch_t, error: *const cursus_error_t)>;
+
+/// A completion callback with a event page, passed with the `user_data` it
+/// gets back. It is called exactly once on the client's callback thread,
+/// never on an I/O thread. On success `status` is `CURSUS_OK`, `result`
+/// a event page handle valid only during the call (read it with the
+/// `cursus_event_page_*` accessors and do not destroy it) and `error` NULL;
+/// otherwise `result` is NULL and `error` is borrowed for the call.
+pub type cursus_event_page_cb = Option<unsafe extern "C" fn(user_data: *mut c_void, status: cursus_status_t, result: *mut cursus_event_page_t, error: *const cursus_error_t)>;
+
+/// A completion callback with a event range, passed with the `user_data` it
+/// gets back. It is called exactly once on the client's callback thread,
+/// never on an I/O thread. On success `status` is `CURSUS_OK`, `result`
+/// a event range handle valid only during the call (read it with the
+/// `cursus_event_range_*` accessors and do not destroy it) and `error` NULL;
+/// otherwise `result` is NULL and `error` is borrowed for the call.
+pub type cursus_event_range_cb = Option<unsafe extern "C" fn(user_data: *mut c_void, status: cursus_status_t, result: *mut cursus_event_range_t, error: *const cursus_error_t)>;
+
+/// A completion callback with a replay proof, passed with the `user_data` it
+/// gets back. It is called exactly once on the client's callback thread,
+/// never on an I/O thread. On success `status` is `CURSUS_OK`, `result`
+/// a replay proof handle valid only during the call (read it with the
+/// `cursus_replay_proof_*` accessors and do not destroy it) and `error` NULL;
+/// otherwise `result` is NULL and `error` is borrowed for the call.
+pub type cursus_replay_proof_cb = Option<unsafe extern "C" fn(user_data: *mut c_void, status: cursus_status_t, result: *mut cursus_replay_proof_t, error: *const cursus_error_t)>;
+
+/// A completion callback with a snapshot read, passed with the `user_data` it
+/// gets back. It is called exactly once on the client's callback thread,
+/// never on an I/O thread. On success `status` is `CURSUS_OK`, `result`
+/// a snapshot read handle valid only during the call (read it with the
+/// `cursus_snapshot_read_*` accessors and do not destroy it) and `error` NULL;
+/// otherwise `result` is NULL and `error` is borrowed for the call.
+pub type cursus_snapshot_read_cb = Option<unsafe extern "C" fn(user_data: *mut c_void, status: cursus_status_t, result: *mut cursus_snapshot_read_t, error: *const cursus_error_t)>;
+
+/// A completion callback with a stream version, passed with the `user_data` it
+/// gets back. It is called exactly once on the client's callback thread,
+/// never on an I/O thread. On success `status` is `CURSUS_OK`, `result`
+/// a stream version handle valid only during the call (read it with the
+/// `cursus_stream_version_*` accessors and do not destroy it) and `error` NULL;
+/// otherwise `result` is NULL and `error` is borrowed for the call.
+pub type cursus_stream_version_cb = Option<unsafe extern "C" fn(user_data: *mut c_void, status: cursus_status_t, result: *mut cursus_stream_version_t, error: *const cursus_error_t)>;
 
 /// Connects an admin client with `config` (options `bootstrap_servers`,
 /// `connect_timeout_ms`, TLS and AUTH options...).
@@ -578,6 +652,38 @@ pub unsafe extern "C" fn cursus_admin_elect_leader(admin: *mut cursus_admin_t, t
         let broker_id = crate::args::str_arg(broker_id, "broker_id")?;
         let result = ::cursus_bridge::api::cluster::admin_elect_leader(&admin, topic, partition, broker_id)?;
         crate::args::put_handle(out_election, Some(result));
+        Ok(())
+    })
+}
+
+/// Moves the replicas of `topic`/`partition` to the brokers `replicas`
+/// (broker ids, preferred leader first, as many as the topic's replication
+/// factor; REASSIGN_PARTITIONS, a project extension) and returns once the
+/// move is done: the new replicas caught up into the ISR, the others
+/// dropped, the leader one of `replicas`. No acknowledged record is lost.
+/// Waits at most the client's `request_timeout_ms`, then fails with the
+/// retryable `reassignment_timeout` while the move goes on (calling again
+/// with the same replicas resumes waiting). Errors: `topic_not_found`,
+/// `partition_not_found`, `broker_not_found`, `replica_broker_inactive`,
+/// `invalid_replicas`, `invalid_replication_factor`,
+/// `reassignment_in_progress`, `distribution_not_enabled`.
+///
+/// Thread-safety: safe from any thread, concurrently on one client.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_admin_reassign_partition(admin: *mut cursus_admin_t, topic: *const c_char, partition: u32, replicas: *const *const c_char, replicas_count: usize, out_reassignment: *mut *mut cursus_partition_reassignment_t, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        crate::args::clear(out_reassignment);
+        let admin = crate::args::handle::<::cursus_bridge::api::Admin>(admin as usize as u64)?;
+        let topic = crate::args::str_arg(topic, "topic")?;
+        let replicas = crate::args::strings_arg(replicas, replicas_count, "replicas")?;
+        let result = ::cursus_bridge::api::cluster::admin_reassign_partition(&admin, topic, partition, &replicas)?;
+        crate::args::put_handle(out_reassignment, Some(result));
         Ok(())
     })
 }
@@ -1150,6 +1256,198 @@ pub unsafe extern "C" fn cursus_cluster_broker_list_lifecycle_protocol(list: *co
         let value = ::cursus_bridge::api::cluster::cluster_broker_list_lifecycle_protocol(&list, index);
         let _ = &side;
         Ok(value)
+    })
+}
+
+/// The topic of the move.
+///
+/// Thread-safety: safe from any thread while the handle is alive.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_partition_reassignment_topic(reassignment: *const cursus_partition_reassignment_t) -> *const c_char {
+    crate::guard::access(std::ptr::null(), || {
+        let (reassignment, side) = crate::args::handle_with_side::<::cursus_bridge::api::PartitionReassignment>(reassignment as usize as u64)?;
+        let value = ::cursus_bridge::api::cluster::partition_reassignment_topic(&reassignment);
+        Ok(crate::lend::str(&side, format!("partition_reassignment_topic:{:?}", ()), value))
+    })
+}
+
+/// The partition of the move.
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_partition_reassignment_partition(reassignment: *const cursus_partition_reassignment_t) -> u32 {
+    crate::guard::access(0, || {
+        let (reassignment, side) = crate::args::handle_with_side::<::cursus_bridge::api::PartitionReassignment>(reassignment as usize as u64)?;
+        let value = ::cursus_bridge::api::cluster::partition_reassignment_partition(&reassignment);
+        let _ = &side;
+        Ok(value)
+    })
+}
+
+/// Whether the move is done (the replicas are the target).
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_partition_reassignment_done(reassignment: *const cursus_partition_reassignment_t) -> bool {
+    crate::guard::access(false, || {
+        let (reassignment, side) = crate::args::handle_with_side::<::cursus_bridge::api::PartitionReassignment>(reassignment as usize as u64)?;
+        let value = ::cursus_bridge::api::cluster::partition_reassignment_done(&reassignment);
+        let _ = &side;
+        Ok(value)
+    })
+}
+
+/// The number of replica entries: The broker ids of the replica set now.
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_partition_reassignment_replica_count(reassignment: *const cursus_partition_reassignment_t) -> usize {
+    crate::guard::access(0, || {
+        let (reassignment, side) = crate::args::handle_with_side::<::cursus_bridge::api::PartitionReassignment>(reassignment as usize as u64)?;
+        let value = ::cursus_bridge::api::cluster::partition_reassignment_replica_count(&reassignment);
+        let _ = &side;
+        Ok(value)
+    })
+}
+
+/// Entry `index` of the replica entries: The broker ids of the replica set now.
+///
+/// None when out of range.
+///
+/// Thread-safety: safe from any thread while the handle is alive.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_partition_reassignment_replica(reassignment: *const cursus_partition_reassignment_t, index: usize) -> *const c_char {
+    crate::guard::access(std::ptr::null(), || {
+        let (reassignment, side) = crate::args::handle_with_side::<::cursus_bridge::api::PartitionReassignment>(reassignment as usize as u64)?;
+        let value = ::cursus_bridge::api::cluster::partition_reassignment_replica(&reassignment, index);
+        Ok(value.map_or(std::ptr::null(), |v| crate::lend::str(&side, format!("partition_reassignment_replica:{:?}", (index,)), v)))
+    })
+}
+
+/// The number of isr entries: The broker ids of the in-sync replicas now.
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_partition_reassignment_isr_count(reassignment: *const cursus_partition_reassignment_t) -> usize {
+    crate::guard::access(0, || {
+        let (reassignment, side) = crate::args::handle_with_side::<::cursus_bridge::api::PartitionReassignment>(reassignment as usize as u64)?;
+        let value = ::cursus_bridge::api::cluster::partition_reassignment_isr_count(&reassignment);
+        let _ = &side;
+        Ok(value)
+    })
+}
+
+/// Entry `index` of the isr entries: The broker ids of the in-sync replicas now.
+///
+/// None when out of range.
+///
+/// Thread-safety: safe from any thread while the handle is alive.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_partition_reassignment_isr(reassignment: *const cursus_partition_reassignment_t, index: usize) -> *const c_char {
+    crate::guard::access(std::ptr::null(), || {
+        let (reassignment, side) = crate::args::handle_with_side::<::cursus_bridge::api::PartitionReassignment>(reassignment as usize as u64)?;
+        let value = ::cursus_bridge::api::cluster::partition_reassignment_isr(&reassignment, index);
+        Ok(value.map_or(std::ptr::null(), |v| crate::lend::str(&side, format!("partition_reassignment_isr:{:?}", (index,)), v)))
+    })
+}
+
+/// The broker id of the leader now (none while the partition has
+/// none).
+///
+/// Thread-safety: safe from any thread while the handle is alive.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_partition_reassignment_leader(reassignment: *const cursus_partition_reassignment_t) -> *const c_char {
+    crate::guard::access(std::ptr::null(), || {
+        let (reassignment, side) = crate::args::handle_with_side::<::cursus_bridge::api::PartitionReassignment>(reassignment as usize as u64)?;
+        let value = ::cursus_bridge::api::cluster::partition_reassignment_leader(&reassignment);
+        Ok(value.map_or(std::ptr::null(), |v| crate::lend::str(&side, format!("partition_reassignment_leader:{:?}", ()), v)))
+    })
+}
+
+/// The number of target entries: The broker ids of the target replica set, preferred leader first.
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_partition_reassignment_target_count(reassignment: *const cursus_partition_reassignment_t) -> usize {
+    crate::guard::access(0, || {
+        let (reassignment, side) = crate::args::handle_with_side::<::cursus_bridge::api::PartitionReassignment>(reassignment as usize as u64)?;
+        let value = ::cursus_bridge::api::cluster::partition_reassignment_target_count(&reassignment);
+        let _ = &side;
+        Ok(value)
+    })
+}
+
+/// Entry `index` of the target entries: The broker ids of the target replica set, preferred leader first.
+///
+/// None when out of range.
+///
+/// Thread-safety: safe from any thread while the handle is alive.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_partition_reassignment_target(reassignment: *const cursus_partition_reassignment_t, index: usize) -> *const c_char {
+    crate::guard::access(std::ptr::null(), || {
+        let (reassignment, side) = crate::args::handle_with_side::<::cursus_bridge::api::PartitionReassignment>(reassignment as usize as u64)?;
+        let value = ::cursus_bridge::api::cluster::partition_reassignment_target(&reassignment, index);
+        Ok(value.map_or(std::ptr::null(), |v| crate::lend::str(&side, format!("partition_reassignment_target:{:?}", (index,)), v)))
     })
 }
 
@@ -1789,8 +2087,11 @@ pub unsafe extern "C" fn cursus_consumer_committed_list(consumer: *mut cursus_co
 /// (possibly empty), before any record of those partitions is returned;
 /// `revoked` before partitions are taken away while still a member (by
 /// close, a new subscribe, or a rebalance); `lost` when the session had
-/// expired. It runs on a thread of the consumer's own while poll (or close,
-/// or subscribe) waits for it, so it may call the consumer again (commit,
+/// expired. `has_lost_callback` says whether the listener handles `lost`
+/// itself: when false, a loss is told as `revoked` (as Kafka's clients do),
+/// the one rule for every binding whose listeners have a callback per kind.
+/// It runs on a thread of the consumer's own while poll (or close, or
+/// subscribe) waits for it, so it may call the consumer again (commit,
 /// seek, pause, position), except poll, which fails there. The event is
 /// lent for the duration of the call.
 ///
@@ -1802,11 +2103,11 @@ pub unsafe extern "C" fn cursus_consumer_committed_list(consumer: *mut cursus_co
 /// buffers hold the given length; out-parameters are NULL or point to
 /// writable storage.
 #[no_mangle]
-pub unsafe extern "C" fn cursus_consumer_set_rebalance_listener(consumer: *mut cursus_consumer_t, listener: cursus_rebalance_event_listener, user_data: *mut c_void, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+pub unsafe extern "C" fn cursus_consumer_set_rebalance_listener(consumer: *mut cursus_consumer_t, listener: cursus_rebalance_event_listener, user_data: *mut c_void, has_lost_callback: bool, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
     crate::guard::call(out_error, || {
         let consumer = crate::args::handle::<::cursus_bridge::api::Consumer>(consumer as usize as u64)?;
         let listener = crate::listeners::listener::<::cursus_bridge::api::RebalanceEvent, _>(listener, user_data);
-        ::cursus_bridge::api::consumer::consumer_set_rebalance_listener(&consumer, listener)?;
+        ::cursus_bridge::api::consumer::consumer_set_rebalance_listener(&consumer, listener, has_lost_callback)?;
         Ok(())
     })
 }
@@ -2765,6 +3066,28 @@ pub unsafe extern "C" fn cursus_event_store_load_aggregate(store: *mut cursus_ev
     })
 }
 
+/// A second handle to the same aggregate: appends through either move
+/// both. What keeps an aggregate a callback was lent
+/// (`event_store_load_aggregate_async`).
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_aggregate_share(aggregate: *mut cursus_aggregate_t, out_aggregate: *mut *mut cursus_aggregate_t, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        crate::args::clear(out_aggregate);
+        let aggregate = crate::args::handle::<::cursus_bridge::api::Aggregate>(aggregate as usize as u64)?;
+        let result = ::cursus_bridge::api::eventstore::aggregate_share(&aggregate)?;
+        crate::args::put_handle(out_aggregate, Some(result));
+        Ok(())
+    })
+}
+
 /// What loading read: a page with the snapshot (if any) and the events
 /// after it, in order.
 ///
@@ -2805,9 +3128,14 @@ pub unsafe extern "C" fn cursus_aggregate_version(aggregate: *const cursus_aggre
     })
 }
 
-/// Appends an event at the aggregate's next version; returns that
-/// version. On `version_conflict` another writer got there first: load
-/// the aggregate again and decide again.
+/// Appends an event at the aggregate's next version, with `event_id` as its
+/// id (absent: a generated one; an empty id or one holding whitespace is
+/// `invalid_argument`). Returns the event as stored: a page holding that
+/// one event, with its version, offset and partition (its timestamp is 0:
+/// the broker's reply does not carry it). Fold it into the application's
+/// state only now, so a failed append leaves the state unchanged; then call
+/// `event_store_aggregate_auto_snapshot`. On `version_conflict` another
+/// writer got there first: load the aggregate again and decide again.
 ///
 /// Thread-safety: safe from any thread; appends to one aggregate handle
 /// run one at a time.
@@ -2818,15 +3146,64 @@ pub unsafe extern "C" fn cursus_aggregate_version(aggregate: *const cursus_aggre
 /// buffers hold the given length; out-parameters are NULL or point to
 /// writable storage.
 #[no_mangle]
-pub unsafe extern "C" fn cursus_event_store_aggregate_append(store: *mut cursus_event_store_t, aggregate: *mut cursus_aggregate_t, event_type: *const c_char, payload: *const c_char, metadata: *const c_char, schema_version: u32, out_version: *mut u64, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+pub unsafe extern "C" fn cursus_event_store_aggregate_append(store: *mut cursus_event_store_t, aggregate: *mut cursus_aggregate_t, event_type: *const c_char, payload: *const c_char, metadata: *const c_char, schema_version: u32, event_id: *const c_char, out_stored: *mut *mut cursus_event_page_t, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
     crate::guard::call(out_error, || {
+        crate::args::clear(out_stored);
         let store = crate::args::handle::<::cursus_bridge::api::EventStore>(store as usize as u64)?;
         let aggregate = crate::args::handle::<::cursus_bridge::api::Aggregate>(aggregate as usize as u64)?;
         let event_type = crate::args::str_arg(event_type, "event_type")?;
         let payload = crate::args::str_arg(payload, "payload")?;
         let metadata = crate::args::opt_str_arg(metadata, "metadata")?;
-        let result = ::cursus_bridge::api::eventstore::event_store_aggregate_append(&store, &aggregate, event_type, payload, metadata, schema_version)?;
-        crate::args::put(out_version, result);
+        let event_id = crate::args::opt_str_arg(event_id, "event_id")?;
+        let result = ::cursus_bridge::api::eventstore::event_store_aggregate_append(&store, &aggregate, event_type, payload, metadata, schema_version, event_id)?;
+        crate::args::put_handle(out_stored, Some(result));
+        Ok(())
+    })
+}
+
+/// The automatic snapshot after an append: when a snapshot is due, saves
+/// `state` (the application's state with the appended event folded in) and
+/// says whether it did. A failed save is not this call's error (the append
+/// before it is durable, and an error would invite retrying it): it is
+/// reported through the engine log at warn and the snapshot stays due, so
+/// the next append tries again.
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_event_store_aggregate_auto_snapshot(store: *mut cursus_event_store_t, aggregate: *mut cursus_aggregate_t, state: *const c_char, out_saved: *mut bool, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        let store = crate::args::handle::<::cursus_bridge::api::EventStore>(store as usize as u64)?;
+        let aggregate = crate::args::handle::<::cursus_bridge::api::Aggregate>(aggregate as usize as u64)?;
+        let state = crate::args::str_arg(state, "state")?;
+        let result = ::cursus_bridge::api::eventstore::event_store_aggregate_auto_snapshot(&store, &aggregate, state)?;
+        crate::args::put(out_saved, result);
+        Ok(())
+    })
+}
+
+/// Reports an automatic snapshot the application could not serialise
+/// (`reason`) as the engine reports a failed save: through the engine log
+/// at warn; the snapshot stays due.
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_aggregate_snapshot_failed(aggregate: *mut cursus_aggregate_t, reason: *const c_char, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        let aggregate = crate::args::handle::<::cursus_bridge::api::Aggregate>(aggregate as usize as u64)?;
+        let reason = crate::args::str_arg(reason, "reason")?;
+        ::cursus_bridge::api::eventstore::aggregate_snapshot_failed(&aggregate, reason)?;
         Ok(())
     })
 }
@@ -2868,6 +3245,345 @@ pub unsafe extern "C" fn cursus_event_store_aggregate_save_snapshot(store: *mut 
         let aggregate = crate::args::handle::<::cursus_bridge::api::Aggregate>(aggregate as usize as u64)?;
         let state = crate::args::str_arg(state, "state")?;
         ::cursus_bridge::api::eventstore::event_store_aggregate_save_snapshot(&store, &aggregate, state)?;
+        Ok(())
+    })
+}
+
+/// The version (0 when the aggregate has no event).
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_stream_version_value(version: *const cursus_stream_version_t) -> u64 {
+    crate::guard::access(0, || {
+        let (version, side) = crate::args::handle_with_side::<::cursus_bridge::api::StreamVersion>(version as usize as u64)?;
+        let value = ::cursus_bridge::api::eventstore_async::stream_version_value(&version);
+        let _ = &side;
+        Ok(value)
+    })
+}
+
+/// The snapshot found, or none.
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_snapshot_read_snapshot(read: *mut cursus_snapshot_read_t, out_snapshot: *mut *mut cursus_snapshot_t, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        crate::args::clear(out_snapshot);
+        let read = crate::args::handle::<::cursus_bridge::api::SnapshotRead>(read as usize as u64)?;
+        let result = ::cursus_bridge::api::eventstore_async::snapshot_read_snapshot(&read)?;
+        crate::args::put_handle(out_snapshot, result);
+        Ok(())
+    })
+}
+
+/// `event_store_append_event` in the background (see the module): the
+/// callback gets the appended event, or the error (`version_conflict`, ...).
+///
+/// Thread-safety: safe from any thread, also from a callback.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_event_store_append_event_async(store: *mut cursus_event_store_t, topic: *const c_char, key: *const c_char, expected_version: u64, event: *mut cursus_event_builder_t, callback: cursus_appended_cb, user_data: *mut c_void, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        let store = crate::args::handle::<::cursus_bridge::api::EventStore>(store as usize as u64)?;
+        let topic = crate::args::str_arg(topic, "topic")?;
+        let key = crate::args::str_arg(key, "key")?;
+        let event = crate::args::handle::<::cursus_bridge::api::EventBuilder>(event as usize as u64)?;
+        let callback = crate::callbacks::handle::<::cursus_bridge::api::Appended, _>(callback, user_data);
+        ::cursus_bridge::api::eventstore_async::event_store_append_event_async(&store, topic, key, expected_version, &event, callback)?;
+        Ok(())
+    })
+}
+
+/// `event_store_stream_version` in the background (see the module).
+///
+/// Thread-safety: safe from any thread, also from a callback.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_event_store_stream_version_async(store: *mut cursus_event_store_t, topic: *const c_char, key: *const c_char, callback: cursus_stream_version_cb, user_data: *mut c_void, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        let store = crate::args::handle::<::cursus_bridge::api::EventStore>(store as usize as u64)?;
+        let topic = crate::args::str_arg(topic, "topic")?;
+        let key = crate::args::str_arg(key, "key")?;
+        let callback = crate::callbacks::handle::<::cursus_bridge::api::StreamVersion, _>(callback, user_data);
+        ::cursus_bridge::api::eventstore_async::event_store_stream_version_async(&store, topic, key, callback)?;
+        Ok(())
+    })
+}
+
+/// `event_store_save_snapshot` in the background (see the module).
+///
+/// Thread-safety: safe from any thread, also from a callback.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_event_store_save_snapshot_async(store: *mut cursus_event_store_t, topic: *const c_char, key: *const c_char, version: u64, state: *const c_char, callback: cursus_completion_cb, user_data: *mut c_void, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        let store = crate::args::handle::<::cursus_bridge::api::EventStore>(store as usize as u64)?;
+        let topic = crate::args::str_arg(topic, "topic")?;
+        let key = crate::args::str_arg(key, "key")?;
+        let state = crate::args::str_arg(state, "state")?;
+        let callback = crate::callbacks::completion(callback, user_data);
+        ::cursus_bridge::api::eventstore_async::event_store_save_snapshot_async(&store, topic, key, version, state, callback)?;
+        Ok(())
+    })
+}
+
+/// `event_store_read_snapshot` in the background (see the module): the
+/// callback gets the snapshot or none.
+///
+/// Thread-safety: safe from any thread, also from a callback.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_event_store_read_snapshot_async(store: *mut cursus_event_store_t, topic: *const c_char, key: *const c_char, callback: cursus_snapshot_read_cb, user_data: *mut c_void, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        let store = crate::args::handle::<::cursus_bridge::api::EventStore>(store as usize as u64)?;
+        let topic = crate::args::str_arg(topic, "topic")?;
+        let key = crate::args::str_arg(key, "key")?;
+        let callback = crate::callbacks::handle::<::cursus_bridge::api::SnapshotRead, _>(callback, user_data);
+        ::cursus_bridge::api::eventstore_async::event_store_read_snapshot_async(&store, topic, key, callback)?;
+        Ok(())
+    })
+}
+
+/// Reads aggregate `key`'s whole stream from `from_version` (1: the
+/// start) in the background, page after page (see the module): the
+/// callback gets one page with the latest snapshot at or after
+/// `from_version`, if any, and every event after it.
+///
+/// Thread-safety: safe from any thread, also from a callback.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_event_store_read_stream_async(store: *mut cursus_event_store_t, topic: *const c_char, key: *const c_char, from_version: u64, callback: cursus_event_page_cb, user_data: *mut c_void, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        let store = crate::args::handle::<::cursus_bridge::api::EventStore>(store as usize as u64)?;
+        let topic = crate::args::str_arg(topic, "topic")?;
+        let key = crate::args::str_arg(key, "key")?;
+        let callback = crate::callbacks::handle::<::cursus_bridge::api::EventPage, _>(callback, user_data);
+        ::cursus_bridge::api::eventstore_async::event_store_read_stream_async(&store, topic, key, from_version, callback)?;
+        Ok(())
+    })
+}
+
+/// `event_store_replay_proof` in the background (see the module): the
+/// callback gets the complete proof, or the error `aggregate_proof_<status>`
+/// (`replay_proof_from_error` reads its proof). `expected_last_sequence`
+/// as there (-1: none); a bad one fails the call.
+///
+/// Thread-safety: safe from any thread, also from a callback.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_event_store_replay_proof_async(store: *mut cursus_event_store_t, topic: *const c_char, match_id: *const c_char, expected_last_sequence: i64, callback: cursus_replay_proof_cb, user_data: *mut c_void, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        let store = crate::args::handle::<::cursus_bridge::api::EventStore>(store as usize as u64)?;
+        let topic = crate::args::str_arg(topic, "topic")?;
+        let match_id = crate::args::str_arg(match_id, "match_id")?;
+        let callback = crate::callbacks::handle::<::cursus_bridge::api::ReplayProof, _>(callback, user_data);
+        ::cursus_bridge::api::eventstore_async::event_store_replay_proof_async(&store, topic, match_id, expected_last_sequence, callback)?;
+        Ok(())
+    })
+}
+
+/// `event_store_event_range` in the background (see the module).
+///
+/// Thread-safety: safe from any thread, also from a callback.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_event_store_event_range_async(store: *mut cursus_event_store_t, topic: *const c_char, match_id: *const c_char, from_sequence: u64, to_sequence: u64, max_records: u32, callback: cursus_event_range_cb, user_data: *mut c_void, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        let store = crate::args::handle::<::cursus_bridge::api::EventStore>(store as usize as u64)?;
+        let topic = crate::args::str_arg(topic, "topic")?;
+        let match_id = crate::args::str_arg(match_id, "match_id")?;
+        let callback = crate::callbacks::handle::<::cursus_bridge::api::EventRange, _>(callback, user_data);
+        ::cursus_bridge::api::eventstore_async::event_store_event_range_async(&store, topic, match_id, from_sequence, to_sequence, max_records, callback)?;
+        Ok(())
+    })
+}
+
+/// `event_store_load_aggregate` in the background (see the module): the
+/// callback gets the aggregate lent for the call; `aggregate_share` keeps
+/// it.
+///
+/// Thread-safety: safe from any thread, also from a callback.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_event_store_load_aggregate_async(store: *mut cursus_event_store_t, topic: *const c_char, key: *const c_char, snapshot_every: u64, callback: cursus_aggregate_cb, user_data: *mut c_void, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        let store = crate::args::handle::<::cursus_bridge::api::EventStore>(store as usize as u64)?;
+        let topic = crate::args::str_arg(topic, "topic")?;
+        let key = crate::args::str_arg(key, "key")?;
+        let callback = crate::callbacks::handle::<::cursus_bridge::api::Aggregate, _>(callback, user_data);
+        ::cursus_bridge::api::eventstore_async::event_store_load_aggregate_async(&store, topic, key, snapshot_every, callback)?;
+        Ok(())
+    })
+}
+
+/// `event_store_aggregate_append` in the background (see the module): the
+/// callback gets the stored event (a page holding it); the aggregate's
+/// version moves only when the append succeeded. Start the next call on
+/// this aggregate only once the callback ran: calls started before would
+/// work from the version before this append.
+///
+/// Thread-safety: safe from any thread, also from a callback.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_event_store_aggregate_append_async(store: *mut cursus_event_store_t, aggregate: *mut cursus_aggregate_t, event_type: *const c_char, payload: *const c_char, metadata: *const c_char, schema_version: u32, event_id: *const c_char, callback: cursus_event_page_cb, user_data: *mut c_void, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        let store = crate::args::handle::<::cursus_bridge::api::EventStore>(store as usize as u64)?;
+        let aggregate = crate::args::handle::<::cursus_bridge::api::Aggregate>(aggregate as usize as u64)?;
+        let event_type = crate::args::str_arg(event_type, "event_type")?;
+        let payload = crate::args::str_arg(payload, "payload")?;
+        let metadata = crate::args::opt_str_arg(metadata, "metadata")?;
+        let event_id = crate::args::opt_str_arg(event_id, "event_id")?;
+        let callback = crate::callbacks::handle::<::cursus_bridge::api::EventPage, _>(callback, user_data);
+        ::cursus_bridge::api::eventstore_async::event_store_aggregate_append_async(&store, &aggregate, event_type, payload, metadata, schema_version, event_id, callback)?;
+        Ok(())
+    })
+}
+
+/// `event_store_aggregate_auto_snapshot` in the background (see the
+/// module and `event_store_aggregate_append_async`): the callback is
+/// called once the due snapshot, if any, was saved or its failure logged;
+/// it gets no error for a failed save (that stays due, as there).
+///
+/// Thread-safety: safe from any thread, also from a callback.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_event_store_aggregate_auto_snapshot_async(store: *mut cursus_event_store_t, aggregate: *mut cursus_aggregate_t, state: *const c_char, callback: cursus_completion_cb, user_data: *mut c_void, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        let store = crate::args::handle::<::cursus_bridge::api::EventStore>(store as usize as u64)?;
+        let aggregate = crate::args::handle::<::cursus_bridge::api::Aggregate>(aggregate as usize as u64)?;
+        let state = crate::args::str_arg(state, "state")?;
+        let callback = crate::callbacks::completion(callback, user_data);
+        ::cursus_bridge::api::eventstore_async::event_store_aggregate_auto_snapshot_async(&store, &aggregate, state, callback)?;
+        Ok(())
+    })
+}
+
+/// `event_store_aggregate_save_snapshot` in the background (see the
+/// module and `event_store_aggregate_append_async`).
+///
+/// Thread-safety: safe from any thread, also from a callback.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_event_store_aggregate_save_snapshot_async(store: *mut cursus_event_store_t, aggregate: *mut cursus_aggregate_t, state: *const c_char, callback: cursus_completion_cb, user_data: *mut c_void, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        let store = crate::args::handle::<::cursus_bridge::api::EventStore>(store as usize as u64)?;
+        let aggregate = crate::args::handle::<::cursus_bridge::api::Aggregate>(aggregate as usize as u64)?;
+        let state = crate::args::str_arg(state, "state")?;
+        let callback = crate::callbacks::completion(callback, user_data);
+        ::cursus_bridge::api::eventstore_async::event_store_aggregate_save_snapshot_async(&store, &aggregate, state, callback)?;
+        Ok(())
+    })
+}
+
+/// `producer_append_stream` in the background (see the module; the
+/// callback runs on the producer's callback thread, in order with its
+/// delivery callbacks): the callback gets what the event becomes when the
+/// transaction commits. Start the commit only once the callback ran.
+///
+/// Thread-safety: safe from any thread, also from a callback.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_producer_append_stream_async(producer: *mut cursus_producer_t, topic: *const c_char, key: *const c_char, expected_version: u64, event: *mut cursus_event_builder_t, callback: cursus_appended_cb, user_data: *mut c_void, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        let producer = crate::args::handle::<::cursus_bridge::api::Producer>(producer as usize as u64)?;
+        let topic = crate::args::str_arg(topic, "topic")?;
+        let key = crate::args::str_arg(key, "key")?;
+        let event = crate::args::handle::<::cursus_bridge::api::EventBuilder>(event as usize as u64)?;
+        let callback = crate::callbacks::handle::<::cursus_bridge::api::Appended, _>(callback, user_data);
+        ::cursus_bridge::api::eventstore_async::producer_append_stream_async(&producer, topic, key, expected_version, &event, callback)?;
+        Ok(())
+    })
+}
+
+/// The default wait of `flush` and `close`, in milliseconds (30 000): what
+/// the marker `-2` (`CURSUS_DEFAULT_TIMEOUT`) stands for. A binding passes
+/// the marker, and asks this only where it needs the number itself (Go
+/// slices a cancellable flush into short waits).
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_default_timeout_ms(out_ms: *mut i64, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        let result = ::cursus_bridge::api::library::default_timeout_ms()?;
+        crate::args::put(out_ms, result);
         Ok(())
     })
 }
@@ -4256,11 +4972,15 @@ pub unsafe extern "C" fn cursus_producer_send_cb(producer: *mut cursus_producer_
 }
 
 /// Queues a batch of records of `topic`, packed as `bridge/src/records_in.rs`
-/// describes (u32 count; per record i32 partition (-1: any), i64 timestamp
-/// (`CURSUS_NO_TIMESTAMP`: the send time), i32 key_len (-1: no key), key,
-/// u32 value_len, value; little-endian), in one call, and returns once
-/// every record is queued (each waits at most `max_block_ms` for buffer
-/// space). The buffer is copied before the call returns.
+/// describes (u32 count; per record i32 topic_len (-1: the batch's topic),
+/// topic, i32 partition (-1: any), i64 timestamp (`CURSUS_NO_TIMESTAMP`: the
+/// send time), i32 key_len (-1: no key), key, u32 value_len, value;
+/// little-endian), in one call, and returns once every record is queued
+/// (each waits at most `max_block_ms` for buffer space). The buffer is
+/// copied before the call returns. A batch has one topic: a record naming
+/// another fails the call with `CURSUS_ERR_INVALID_ARGUMENT` (class
+/// validation, "a batch has one topic: record I is for "T", the batch for
+/// "B""), the same rule and error in every language.
 ///
 /// `callback` is then called exactly once for the whole batch, on this
 /// producer's callback thread, with a delivery batch handle lent for the
@@ -4625,8 +5345,9 @@ pub unsafe extern "C" fn cursus_producer_append_stream(producer: *mut cursus_pro
 
 /// Proves that aggregate `match_id`'s retained events on a replay topic
 /// are exactly sequences 1..last with verified digests and unique ids (and
-/// that last is `expected_last_sequence`, unless it is 0). A proof that is
-/// not complete fails with `aggregate_proof_<status>`;
+/// that last is `expected_last_sequence`, unless it is -1: no expectation;
+/// 0 and other negatives are `invalid_argument`, as in every language). A
+/// proof that is not complete fails with `aggregate_proof_<status>`;
 /// `replay_proof_from_error` reads its proof.
 ///
 /// Thread-safety: safe from any thread.
@@ -4637,7 +5358,7 @@ pub unsafe extern "C" fn cursus_producer_append_stream(producer: *mut cursus_pro
 /// buffers hold the given length; out-parameters are NULL or point to
 /// writable storage.
 #[no_mangle]
-pub unsafe extern "C" fn cursus_event_store_replay_proof(store: *mut cursus_event_store_t, topic: *const c_char, match_id: *const c_char, expected_last_sequence: u64, out_proof: *mut *mut cursus_replay_proof_t, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+pub unsafe extern "C" fn cursus_event_store_replay_proof(store: *mut cursus_event_store_t, topic: *const c_char, match_id: *const c_char, expected_last_sequence: i64, out_proof: *mut *mut cursus_replay_proof_t, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
     crate::guard::call(out_error, || {
         crate::args::clear(out_proof);
         let store = crate::args::handle::<::cursus_bridge::api::EventStore>(store as usize as u64)?;
@@ -6717,6 +7438,22 @@ pub unsafe extern "C" fn cursus_partition_offsets_list_destroy(handle: *mut curs
     crate::guard::quiet(|| ::cursus_bridge::registry::remove::<::cursus_bridge::api::PartitionOffsetsList>(handle as usize as u64));
 }
 
+/// Destroys a partition reassignment handle (NULL and already-destroyed handles are
+/// ignored). Strings and bytes its accessors lent become invalid.
+///
+/// Thread-safety: safe from any thread; calls running on the handle
+/// finish normally, later ones fail with `CURSUS_ERR_INVALID_ARGUMENT`.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_partition_reassignment_destroy(handle: *mut cursus_partition_reassignment_t) {
+    crate::guard::quiet(|| ::cursus_bridge::registry::remove::<::cursus_bridge::api::PartitionReassignment>(handle as usize as u64));
+}
+
 /// Destroys a producer handle (NULL and already-destroyed handles are
 /// ignored). Strings and bytes its accessors lent become invalid.
 ///
@@ -6781,6 +7518,22 @@ pub unsafe extern "C" fn cursus_snapshot_destroy(handle: *mut cursus_snapshot_t)
     crate::guard::quiet(|| ::cursus_bridge::registry::remove::<::cursus_bridge::api::Snapshot>(handle as usize as u64));
 }
 
+/// Destroys a snapshot read handle (NULL and already-destroyed handles are
+/// ignored). Strings and bytes its accessors lent become invalid.
+///
+/// Thread-safety: safe from any thread; calls running on the handle
+/// finish normally, later ones fail with `CURSUS_ERR_INVALID_ARGUMENT`.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_snapshot_read_destroy(handle: *mut cursus_snapshot_read_t) {
+    crate::guard::quiet(|| ::cursus_bridge::registry::remove::<::cursus_bridge::api::SnapshotRead>(handle as usize as u64));
+}
+
 /// Destroys a statistics handle (NULL and already-destroyed handles are
 /// ignored). Strings and bytes its accessors lent become invalid.
 ///
@@ -6795,6 +7548,22 @@ pub unsafe extern "C" fn cursus_snapshot_destroy(handle: *mut cursus_snapshot_t)
 #[no_mangle]
 pub unsafe extern "C" fn cursus_statistics_destroy(handle: *mut cursus_statistics_t) {
     crate::guard::quiet(|| ::cursus_bridge::registry::remove::<::cursus_bridge::api::Statistics>(handle as usize as u64));
+}
+
+/// Destroys a stream version handle (NULL and already-destroyed handles are
+/// ignored). Strings and bytes its accessors lent become invalid.
+///
+/// Thread-safety: safe from any thread; calls running on the handle
+/// finish normally, later ones fail with `CURSUS_ERR_INVALID_ARGUMENT`.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_stream_version_destroy(handle: *mut cursus_stream_version_t) {
+    crate::guard::quiet(|| ::cursus_bridge::registry::remove::<::cursus_bridge::api::StreamVersion>(handle as usize as u64));
 }
 
 /// Destroys a string list handle (NULL and already-destroyed handles are

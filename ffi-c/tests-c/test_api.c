@@ -12,6 +12,10 @@ void test_version(void) {
   CHECK(strcmp(cursus_version(), expect) == 0);
   CHECK(strcmp(cursus_version(), CURSUS_VERSION_STRING) == 0);
   CHECK(strcmp(cursus_status_name(CURSUS_ERR_FENCING), "CURSUS_ERR_FENCING") == 0);
+  /* What CURSUS_DEFAULT_TIMEOUT stands for: the library's one 30 s. */
+  int64_t ms = 0;
+  CHECK_OK(cursus_default_timeout_ms(&ms, &err));
+  CHECK(ms == 30000);
 done:;
 }
 

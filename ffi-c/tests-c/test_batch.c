@@ -12,9 +12,17 @@ static size_t put64(uint8_t *b, size_t at, uint64_t v) {
   for (int i = 0; i < 8; i++) b[at + i] = (uint8_t)(v >> (8 * i));
   return at + 8;
 }
-/* One record: partition (-1 any), no timestamp, key (NULL: none), value. */
-static size_t put_record(uint8_t *b, size_t at, int32_t partition, const char *key,
-                         const char *value) {
+/* One record of another topic (NULL: the batch's): partition (-1 any), no
+ * timestamp, key (NULL: none), value. */
+static size_t put_record_of(uint8_t *b, size_t at, const char *topic, int32_t partition,
+                            const char *key, const char *value) {
+  if (topic == NULL) {
+    at = put32(b, at, UINT32_MAX); /* -1: the batch's topic */
+  } else {
+    at = put32(b, at, (uint32_t)strlen(topic));
+    memcpy(b + at, topic, strlen(topic));
+    at += strlen(topic);
+  }
   at = put32(b, at, (uint32_t)partition);
   at = put64(b, at, (uint64_t)CURSUS_NO_TIMESTAMP);
   if (key == NULL) {
@@ -27,6 +35,11 @@ static size_t put_record(uint8_t *b, size_t at, int32_t partition, const char *k
   at = put32(b, at, (uint32_t)strlen(value));
   memcpy(b + at, value, strlen(value));
   return at + strlen(value);
+}
+/* One record of the batch's topic. */
+static size_t put_record(uint8_t *b, size_t at, int32_t partition, const char *key,
+                         const char *value) {
+  return put_record_of(b, at, NULL, partition, key, value);
 }
 
 struct seen {
@@ -111,6 +124,22 @@ void test_send_batch_reports_each_record_once_per_batch(void) {
   CHECK_FAILS(CURSUS_ERR_INVALID_ARGUMENT,
               cursus_producer_send_batch(producer, topic, packed, at - 1, on_batch, &seen, &err),
               &err);
+  /* One topic per batch: the library's rule and error. */
+  {
+    size_t mixed = put32(packed, 0, 2);
+    mixed = put_record_of(packed, mixed, topic, 0, NULL, "a");
+    mixed = put_record_of(packed, mixed, "other", 0, NULL, "b");
+    char want[160];
+    snprintf(want, sizeof want, "a batch has one topic: record 1 is for \"other\", the batch for \"%s\"",
+             topic);
+    seen.calls = 0;
+    CHECK_FAILS(CURSUS_ERR_INVALID_ARGUMENT,
+                cursus_producer_send_batch(producer, topic, packed, mixed, on_batch, &seen, &err), &err);
+    CHECK(strcmp(cursus_error_code(err), "invalid_argument") == 0);
+    CHECK(cursus_error_class(err) == CURSUS_CLASS_VALIDATION);
+    CHECK(strcmp(cursus_error_message(err), want) == 0);
+    CHECK(seen.calls == 0);
+  }
   /* An empty batch is one callback with no records. */
   seen.calls = 0;
   seen.count = 99;

@@ -262,7 +262,7 @@ void test_rebalance_listener_seeks_and_commits_on_close(void) {
   CHECK(produce_values(topic, 0, 6));
   CHECK_OK(cursus_consumer_new(cc, &c, &err));
   st.consumer = c;
-  CHECK_OK(cursus_consumer_set_rebalance_listener(c, on_rebalance, &st, &err));
+  CHECK_OK(cursus_consumer_set_rebalance_listener(c, on_rebalance, &st, true, &err));
   CHECK_OK(cursus_consumer_subscribe(c, topics, 1, &err));
   CHECK(take_messages(c, 3, offsets) == 3);
   CHECK(offsets[0] == 3 && offsets[2] == 5); /* the seek in "assigned" */
@@ -316,6 +316,7 @@ void test_statistics_snapshot_and_listener(void) {
   cursus_producer_t *p = NULL;
   cursus_consumer_t *c = NULL;
   cursus_statistics_t *s = NULL;
+  cursus_error_t *refused = NULL;
   cursus_record_metadata_t md;
   const char *topics[] = {topic};
   stats_state_t st;
@@ -336,6 +337,12 @@ void test_statistics_snapshot_and_listener(void) {
   CHECK(cursus_statistics_errors(s, "not_found") == 0 && strstr(cursus_statistics_json(s), "records_sent") != NULL);
   cursus_statistics_destroy(s);
   s = NULL;
+  /* The library's rule: a listener never called (interval from the unset option, or 0) is refused. */
+  CHECK_FAILS(CURSUS_ERR_INVALID_ARGUMENT,
+              cursus_producer_set_statistics_listener(p, -1, on_statistics, &st, &refused), &refused);
+  CHECK(strcmp(cursus_error_field(refused, "option"), "statistics_interval_ms") == 0);
+  CHECK_FAILS(CURSUS_ERR_INVALID_ARGUMENT,
+              cursus_producer_set_statistics_listener(p, 0, on_statistics, &st, &refused), &refused);
   CHECK_OK(cursus_producer_set_statistics_listener(p, 20, on_statistics, &st, &err));
   CHECK(signal_wait(&st.calls, 2));
   CHECK_OK(cursus_producer_set_statistics_listener(p, 0, NULL, NULL, &err));
@@ -356,6 +363,7 @@ void test_statistics_snapshot_and_listener(void) {
   CHECK(cursus_statistics_partition_position(s, 0) == 2 && cursus_statistics_partition_end_offset(s, 0) == 3);
   CHECK(cursus_statistics_partition_lag(s, 0) == 1 && cursus_statistics_partition_topic(s, 1) == NULL);
 done:
+  cursus_error_destroy(refused);
   cursus_statistics_destroy(s);
   if (c) cursus_consumer_close(c, NULL);
   cursus_consumer_destroy(c);

@@ -197,6 +197,59 @@ done:
   cursus_config_destroy(c);
 }
 
+/* ---- a poll returns only with a message, at its deadline or when woken */
+
+static int64_t monotonic_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* One poll that returned no message: whether it waited its whole timeout
+ * (a lower bound on a wait, not a timing assertion); -1 on a message or an
+ * error. */
+static int poll_reaches_deadline(cursus_consumer_t *c, int64_t timeout_ms) {
+  cursus_message_t *m = NULL;
+  int64_t start = monotonic_ms();
+  if (cursus_consumer_poll(c, timeout_ms, &m, NULL) != CURSUS_OK || m) {
+    cursus_message_destroy(m);
+    return -1;
+  }
+  return monotonic_ms() - start >= timeout_ms;
+}
+
+void test_poll_returns_only_with_messages_at_its_deadline_or_when_woken(void) {
+  char topic[64], group[64];
+  unique_name(topic, sizeof topic, "c-no-empty");
+  unique_name(group, sizeof group, "c-no-empty-group");
+  cursus_config_t *c = config_for("consumer", group);
+  cursus_consumer_t *c1 = NULL, *c2 = NULL;
+  cursus_topic_partition_list_t *parts = NULL;
+  const char *topics[] = {topic};
+  set_option(c, "heartbeat_interval_ms", "500");
+  CHECK(create_topic(topic, 2));
+  CHECK_OK(cursus_consumer_new(c, &c1, &err));
+  CHECK_OK(cursus_consumer_subscribe(c1, topics, 1, &err));
+  CHECK(poll_reaches_deadline(c1, 200) == 1); /* joins; nothing to read */
+  /* A wakeup ends one poll, and only one. */
+  CHECK_OK(cursus_consumer_wakeup(c1, &err));
+  CHECK(poll_reaches_deadline(c1, 30000) == 0);
+  CHECK(poll_reaches_deadline(c1, 300) == 1);
+  /* A second member joins: c1's heartbeat notices the rebalance while c1
+   * polls; the poll rejoins and waits on to its deadline. */
+  CHECK_OK(cursus_consumer_new(c, &c2, &err));
+  CHECK_OK(cursus_consumer_subscribe(c2, topics, 1, &err));
+  CHECK(poll_reaches_deadline(c2, 0) >= 0);
+  CHECK(poll_reaches_deadline(c1, 2000) == 1);
+  CHECK_OK(cursus_consumer_assignment(c1, &parts, &err));
+  CHECK(cursus_topic_partition_list_count(parts) == 1);
+done:
+  cursus_topic_partition_list_destroy(parts);
+  cursus_consumer_destroy(c2);
+  cursus_consumer_destroy(c1);
+  cursus_config_destroy(c);
+}
+
 /* ---- auto-commit and close commit only what the application took */
 
 void test_close_commits_only_the_messages_taken(void) {

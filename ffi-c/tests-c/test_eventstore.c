@@ -5,6 +5,7 @@
 #include "test_util.h"
 
 #include <inttypes.h>
+#include <pthread.h>
 
 /* An event store client on the test broker; NULL (reported) on failure. */
 static cursus_event_store_t *es_open(void) {
@@ -50,6 +51,22 @@ static uint64_t append(cursus_event_store_t *store, const char *topic, const cha
           __LINE__))
     version = cursus_appended_version(a);
   cursus_appended_destroy(a);
+  return version;
+}
+
+/* Appends through the aggregate with `id` (NULL: generated); the stored event's version (0 on failure, left in
+ * *err) and, when `offset` is not NULL, its offset. */
+static uint64_t agg_append(cursus_event_store_t *store, cursus_aggregate_t *agg, const char *type, const char *payload,
+                           const char *metadata, uint32_t schema, const char *id, int64_t *offset,
+                           cursus_error_t **err) {
+  cursus_event_page_t *stored = NULL;
+  uint64_t version = 0;
+  if (cursus_event_store_aggregate_append(store, agg, type, payload, metadata, schema, id, &stored, err) ==
+      CURSUS_OK) {
+    version = cursus_event_page_version(stored, 0);
+    if (offset) *offset = cursus_event_page_offset(stored, 0);
+  }
+  cursus_event_page_destroy(stored);
   return version;
 }
 
@@ -163,15 +180,17 @@ void test_es_version_conflict_has_fields(void) {
   CHECK_OK(cursus_event_store_load_aggregate(other, topic, "acct", 0, &agg, &err));
   CHECK(cursus_aggregate_version(agg) == 2);
   CHECK(append(store, topic, "acct", 2, "Withdrawn", "meanwhile") == 3);
-  CHECK_FAILS(CURSUS_ERR_CONFLICT,
-              cursus_event_store_aggregate_append(other, agg, "Deposited", "late", NULL, 0, &version, &err), &err);
+  cursus_error_destroy(err);
+  err = NULL;
+  CHECK(agg_append(other, agg, "Deposited", "late", NULL, 0, NULL, NULL, &err) == 0);
+  CHECK(cursus_error_status(err) == CURSUS_ERR_CONFLICT);
   CHECK(strcmp(cursus_error_code(err), "version_conflict") == 0);
   CHECK(strcmp(cursus_error_field(err, "current"), "3") == 0);
   CHECK(cursus_aggregate_version(agg) == 2); /* unchanged: reload and decide again */
   cursus_aggregate_destroy(agg);
   agg = NULL;
   CHECK_OK(cursus_event_store_load_aggregate(other, topic, "acct", 0, &agg, &err));
-  CHECK_OK(cursus_event_store_aggregate_append(other, agg, "Deposited", "retried", NULL, 0, &version, &err));
+  version = agg_append(other, agg, "Deposited", "retried", NULL, 0, NULL, NULL, &err);
   CHECK(version == 4 && cursus_aggregate_version(agg) == 4);
 done:
   cursus_error_destroy(err);
@@ -432,17 +451,16 @@ void test_es_aggregate_cycle_with_snapshots(void) {
   for (int i = 0; i < 7; i++) {
     char payload[16], text[24];
     snprintf(payload, sizeof payload, "tick-%d", i);
-    CHECK_OK(cursus_event_store_aggregate_append(store, agg, "Counted", payload, NULL, 0, &version, &err));
+    version = agg_append(store, agg, "Counted", payload, NULL, 0, NULL, NULL, &err);
     CHECK(version == (uint64_t)i + 1);
     state++;
     /* Due after every third event. */
     CHECK(cursus_aggregate_snapshot_due(agg) == ((i + 1) % 3 == 0));
-    if (cursus_aggregate_snapshot_due(agg)) {
-      snprintf(text, sizeof text, "%lld", state);
-      CHECK_OK(cursus_event_store_aggregate_save_snapshot(store, agg, text, &err));
-      CHECK(!cursus_aggregate_snapshot_due(agg));
-      snapshots++;
-    }
+    snprintf(text, sizeof text, "%lld", state);
+    bool saved = false;
+    CHECK_OK(cursus_event_store_aggregate_auto_snapshot(store, agg, text, &saved, &err));
+    CHECK(!cursus_aggregate_snapshot_due(agg));
+    if (saved) snapshots++;
   }
   CHECK(snapshots == 2 && cursus_aggregate_version(agg) == 7);
   CHECK_OK(cursus_event_store_read_snapshot(store, topic, "counter", &snap, &err));
@@ -453,13 +471,57 @@ void test_es_aggregate_cycle_with_snapshots(void) {
   state = load_counter(store, topic, "counter", 3, &agg, &snapshot_version, &events);
   CHECK(state == 7 && snapshot_version == 6 && events == 1);
   CHECK(cursus_aggregate_version(agg) == 7 && !cursus_aggregate_snapshot_due(agg));
-  CHECK_OK(cursus_event_store_aggregate_append(store, agg, "Counted", "more", "{\"trace\":1}", 3, &version, &err));
+  version = agg_append(store, agg, "Counted", "more", "{\"trace\":1}", 3, NULL, NULL, &err);
   CHECK(version == 8);
 done:
   cursus_error_destroy(err);
   cursus_snapshot_destroy(snap);
   cursus_aggregate_destroy(agg);
   es_free(store);
+}
+
+/* The aggregate append keeps a caller's event id and returns the stored event with its real offset; the library
+ * refuses a bad id; a failed automatic snapshot is no error of the append and stays due. */
+void test_es_aggregate_event_id_offset_and_snapshot_policy(void) {
+  char topic[64];
+  unique_name(topic, sizeof topic, "c-es-agg-id");
+  cursus_event_store_t *store = es_open();
+  cursus_event_store_t *closed = es_open();
+  cursus_error_t *err = NULL;
+  cursus_aggregate_t *agg = NULL;
+  cursus_event_page_t *page = NULL;
+  cursus_event_cursor_t *cursor = NULL;
+  int64_t offset = -2;
+  bool saved = true;
+  CHECK(store != NULL && closed != NULL);
+  CHECK(create_es_topic(topic, "1"));
+  CHECK(append(store, topic, "other", 0, "T", "first") == 1); /* offset 0 */
+  CHECK_OK(cursus_event_store_load_aggregate(store, topic, "a", 1, &agg, &err));
+  CHECK(agg_append(store, agg, "Opened", "x", NULL, 0, "caller-1", &offset, &err) == 1);
+  CHECK(offset == 1); /* the real offset, after "other"'s event */
+  CHECK(agg_append(store, agg, "Opened", "y", NULL, 0, "two words", NULL, &err) == 0);
+  CHECK(cursus_error_status(err) == CURSUS_ERR_INVALID_ARGUMENT);
+  cursus_error_destroy(err);
+  err = NULL;
+  CHECK(cursus_aggregate_version(agg) == 1);
+  /* Due now (every 1): saving through a closed store fails, logged, not returned. */
+  CHECK(cursus_aggregate_snapshot_due(agg));
+  CHECK_OK(cursus_event_store_close(closed, &err));
+  CHECK_OK(cursus_event_store_aggregate_auto_snapshot(closed, agg, "1", &saved, &err));
+  CHECK(!saved && cursus_aggregate_snapshot_due(agg));
+  CHECK_OK(cursus_aggregate_snapshot_failed(agg, "serialiser failed", &err));
+  CHECK_OK(cursus_event_store_aggregate_auto_snapshot(store, agg, "1", &saved, &err));
+  CHECK(saved && !cursus_aggregate_snapshot_due(agg));
+  CHECK_OK(cursus_event_cursor_history(topic, "a", 1, 0, 0, 0, &cursor, &err)); /* no snapshot in the way */
+  CHECK_OK(cursus_event_store_next_page(store, cursor, &page, &err));
+  CHECK(page != NULL && cursus_event_page_count(page) == 1 && cursus_event_page_offset(page, 0) == 1);
+done:
+  cursus_error_destroy(err);
+  cursus_event_page_destroy(page);
+  cursus_event_cursor_destroy(cursor);
+  cursus_aggregate_destroy(agg);
+  es_free(store);
+  es_free(closed);
 }
 
 void test_es_topic_without_event_sourcing(void) {
@@ -547,4 +609,74 @@ done:
   cursus_event_cursor_destroy(cursor);
   es_free(store);
   es_free(closed);
+}
+
+/* What cursus_event_store_append_event_async's callback saw. */
+struct async_append {
+  pthread_mutex_t lock;
+  pthread_cond_t cond;
+  int calls;
+  cursus_status_t status;
+  uint64_t version;
+  char code[64], current[32];
+  pthread_t thread;
+};
+
+static void on_appended(void *user_data, cursus_status_t status, cursus_appended_t *result,
+                        const cursus_error_t *error) {
+  struct async_append *st = user_data;
+  pthread_mutex_lock(&st->lock);
+  st->calls++;
+  st->thread = pthread_self();
+  st->status = (status == CURSUS_OK) == (result != NULL && error == NULL) ? status : CURSUS_ERR_INTERNAL;
+  st->version = result ? cursus_appended_version(result) : 0;
+  snprintf(st->code, sizeof st->code, "%s", error ? cursus_error_code(error) : "");
+  const char *current = error ? cursus_error_field(error, "current") : NULL;
+  snprintf(st->current, sizeof st->current, "%s", current ? current : "");
+  pthread_cond_broadcast(&st->cond);
+  pthread_mutex_unlock(&st->lock);
+}
+
+/* Waits for the one callback of the append in flight; its status (and resets the count). */
+static cursus_status_t wait_appended(struct async_append *st) {
+  pthread_mutex_lock(&st->lock);
+  while (st->calls == 0) pthread_cond_wait(&st->cond, &st->lock);
+  cursus_status_t status = st->calls == 1 ? st->status : CURSUS_ERR_INTERNAL;
+  st->calls = 0;
+  pthread_mutex_unlock(&st->lock);
+  return status;
+}
+
+/* The background append: the callback gets the appended event on a thread that is not the caller's, a conflict
+ * with its fields, and a closed store fails the call without calling it. */
+void test_es_append_event_async(void) {
+  char topic[64];
+  unique_name(topic, sizeof topic, "c-es-async");
+  cursus_event_store_t *store = es_open();
+  cursus_event_builder_t *event = NULL;
+  cursus_error_t *err = NULL;
+  struct async_append st = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, CURSUS_OK, 0, "", "", 0};
+  CHECK(store != NULL);
+  CHECK(create_es_topic(topic, "1"));
+  CHECK_OK(cursus_event_builder_new("Opened", "open", &event, &err));
+  CHECK_OK(cursus_event_store_append_event_async(store, topic, "acct", 0, event, on_appended, &st, &err));
+  CHECK(wait_appended(&st) == CURSUS_OK);
+  CHECK(st.version == 1);
+  CHECK(!pthread_equal(st.thread, pthread_self()));
+  CHECK(append(store, topic, "acct", 1, "Deposited", "blocking") == 2);
+  /* The builder was copied: reusing it at a stale version is a conflict, reported to the callback. */
+  CHECK_OK(cursus_event_store_append_event_async(store, topic, "acct", 0, event, on_appended, &st, &err));
+  CHECK(wait_appended(&st) == CURSUS_ERR_CONFLICT);
+  CHECK(strcmp(st.code, "version_conflict") == 0);
+  CHECK(strcmp(st.current, "2") == 0);
+  CHECK_OK(cursus_event_store_close(store, &err));
+  CHECK_FAILS(CURSUS_ERR_CLOSED,
+              cursus_event_store_append_event_async(store, topic, "acct", 2, event, on_appended, &st, &err), &err);
+  pthread_mutex_lock(&st.lock);
+  CHECK(st.calls == 0);
+  pthread_mutex_unlock(&st.lock);
+done:
+  cursus_error_destroy(err);
+  cursus_event_builder_destroy(event);
+  es_free(store);
 }

@@ -24,6 +24,7 @@ void test_send_batch_reports_each_record_once_per_batch(void);
 void test_callback_may_send_and_flush_its_producer(void);
 void test_blocked_callback_does_not_stall_another_producer(void);
 void test_close_and_wakeup_interrupt_a_blocked_poll(void);
+void test_poll_returns_only_with_messages_at_its_deadline_or_when_woken(void);
 void test_close_commits_only_the_messages_taken(void);
 void test_fork_child_uses_its_own_clients(void);
 /* test_txn.c */
@@ -42,8 +43,10 @@ void test_es_stream_cursor_pages(void);
 void test_es_history_pages_and_completeness(void);
 void test_es_browse_pages(void);
 void test_es_aggregate_cycle_with_snapshots(void);
+void test_es_aggregate_event_id_offset_and_snapshot_policy(void);
 void test_es_topic_without_event_sourcing(void);
 void test_es_bad_arguments(void);
+void test_es_append_event_async(void);
 /* test_replay.c */
 void test_replay_event_id_and_exact_retry(void);
 void test_replay_identity_conflict(void);
@@ -90,6 +93,7 @@ int main(void) {
       TEST(callback_may_send_and_flush_its_producer),
       TEST(blocked_callback_does_not_stall_another_producer),
       TEST(close_and_wakeup_interrupt_a_blocked_poll),
+      TEST(poll_returns_only_with_messages_at_its_deadline_or_when_woken),
       TEST(close_commits_only_the_messages_taken),
       TEST(fork_child_uses_its_own_clients),
       TEST(txn_commit_is_visible_to_read_committed),
@@ -106,8 +110,10 @@ int main(void) {
       TEST(es_history_pages_and_completeness),
       TEST(es_browse_pages),
       TEST(es_aggregate_cycle_with_snapshots),
+      TEST(es_aggregate_event_id_offset_and_snapshot_policy),
       TEST(es_topic_without_event_sourcing),
       TEST(es_bad_arguments),
+      TEST(es_append_event_async),
       TEST(replay_event_id_and_exact_retry),
       TEST(replay_identity_conflict),
       TEST(replay_proof_and_range),

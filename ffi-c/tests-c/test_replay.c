@@ -177,7 +177,7 @@ void test_replay_proof_and_range(void) {
   CHECK(append_id(store, topic, "m3", 1, "goal 2", "m3-2") == 2);
   CHECK(append_id(store, topic, "m3", 2, "goal-3", "m3-3") == 3);
 
-  CHECK_OK(cursus_event_store_replay_proof(store, topic, "m3", 0, &proof, &err));
+  CHECK_OK(cursus_event_store_replay_proof(store, topic, "m3", -1, &proof, &err));
   CHECK(strcmp(cursus_replay_proof_status(proof), "complete") == 0);
   CHECK(strcmp(cursus_replay_proof_diagnostic(proof), "") == 0);
   CHECK(cursus_replay_proof_partition(proof) < 2);
@@ -193,6 +193,11 @@ void test_replay_proof_and_range(void) {
   first_offset = cursus_replay_proof_first_offset(proof);
   cursus_replay_proof_destroy(proof);
   proof = NULL;
+  /* 0 is no sequence: the library refuses it, as in every language (-1: no expectation). */
+  CHECK_FAILS(CURSUS_ERR_INVALID_ARGUMENT, cursus_event_store_replay_proof(store, topic, "m3", 0, &failed, &err),
+              &err);
+  CHECK_FAILS(CURSUS_ERR_INVALID_ARGUMENT, cursus_event_store_replay_proof(store, topic, "m3", -5, &failed, &err),
+              &err);
   /* The expected last sequence, when right, changes nothing. */
   CHECK_OK(cursus_event_store_replay_proof(store, topic, "m3", 3, &proof, &err));
   CHECK(strcmp(cursus_replay_proof_status(proof), "complete") == 0);
@@ -211,7 +216,7 @@ void test_replay_proof_and_range(void) {
   failed = NULL;
   /* An unknown aggregate has no proof either (class not_found by the
    * fallback rule for a code ending in _not_found). */
-  CHECK_FAILS(CURSUS_ERR_NOT_FOUND, cursus_event_store_replay_proof(store, topic, "nobody", 0, &failed, &err), &err);
+  CHECK_FAILS(CURSUS_ERR_NOT_FOUND, cursus_event_store_replay_proof(store, topic, "nobody", -1, &failed, &err), &err);
   CHECK(code_is(err, "aggregate_proof_not_found"));
   CHECK(cursus_replay_proof_from_error(err, &failed, NULL) == CURSUS_OK); /* err: the failed call's */
   CHECK(failed != NULL);
@@ -268,12 +273,12 @@ void test_replay_proof_needs_a_replay_topic(void) {
   /* An id on a plain event-sourcing topic is stored, never required. */
   CHECK(append_id(store, topic, "k", 0, "one", "id-1") == 1);
   CHECK(append_id(store, topic, "k", 1, "two", NULL) == 2);
-  CHECK_FAILS(CURSUS_ERR_INTERNAL, cursus_event_store_replay_proof(store, topic, "k", 0, &proof, &err), &err);
+  CHECK_FAILS(CURSUS_ERR_INTERNAL, cursus_event_store_replay_proof(store, topic, "k", -1, &proof, &err), &err);
   CHECK(code_is(err, "aggregate_replay_not_enabled"));
   CHECK(cursus_replay_proof_from_error(err, &proof, NULL) == CURSUS_OK); /* err: the failed call's */
   CHECK(proof == NULL);
   /* Bad handles and arguments. */
-  CHECK_FAILS(CURSUS_ERR_INVALID_ARGUMENT, cursus_event_store_replay_proof(NULL, topic, "k", 0, &proof, &err), &err);
+  CHECK_FAILS(CURSUS_ERR_INVALID_ARGUMENT, cursus_event_store_replay_proof(NULL, topic, "k", -1, &proof, &err), &err);
   CHECK_FAILS(CURSUS_ERR_INVALID_ARGUMENT, cursus_replay_proof_from_error(NULL, &proof, &err), &err);
   CHECK(cursus_replay_proof_status(NULL) == NULL);
   CHECK(cursus_event_range_offset(NULL, 0) == -1);

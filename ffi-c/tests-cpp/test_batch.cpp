@@ -64,6 +64,18 @@ TEST(SendBatch, OneCallbackWithEveryRecordInOrder) {
   EXPECT_EQ(reports[0].metadata.offset, 5);
   EXPECT_EQ(reports[1].metadata.offset, 6);
 
+  // One topic per batch: the library's rule and error, as in every language.
+  cursus::BatchRecord other{"b"};
+  other.topic = "other";
+  try {
+    producer.send_batch(topic, {cursus::BatchRecord{"a"}, other}, [](std::vector<cursus::DeliveryReport> &) {});
+    FAIL() << "a batch of two topics was taken";
+  } catch (const cursus::InvalidArgumentError &e) {
+    EXPECT_EQ(e.code(), "invalid_argument");
+    EXPECT_EQ(e.error_class(), "validation");
+    EXPECT_EQ(e.message(), "a batch has one topic: record 1 is for \"other\", the batch for \"" + topic + "\"");
+  }
+
   producer.close();
   EXPECT_THROW(producer.send_batch(topic, records, [](std::vector<cursus::DeliveryReport> &) { FAIL(); }),
                cursus::ClosedError);

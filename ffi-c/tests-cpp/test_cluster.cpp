@@ -1,5 +1,5 @@
 // C++ tests of cluster administration (Admin::cluster_status, elect_leader,
-// list_cluster) against the standalone broker ($CURSUS_TEST_BROKER), which
+// list_cluster, reassign_partition) against the standalone broker ($CURSUS_TEST_BROKER), which
 // refuses them. main() is in test_cursus.cpp.
 #include "cursus.hpp"
 
@@ -32,6 +32,7 @@ TEST(Cluster, StandaloneBrokerRefusesClusterAdmin) {
   expect_not_enabled([&] { admin.cluster_status(); });
   expect_not_enabled([&] { admin.elect_leader("orders", 0, "broker-1"); });
   expect_not_enabled([&] { admin.list_cluster(); });
+  expect_not_enabled([&] { admin.reassign_partition("orders", 0, {"broker-1"}); });
   admin.close();
   EXPECT_THROW(admin.cluster_status(), cursus::ClosedError);
 }
@@ -41,6 +42,8 @@ TEST(Cluster, ResultTypesHaveTheDocumentedShape) {
   static_assert(std::is_same_v<decltype(cursus::ClusterPartition::leader), std::optional<std::string>>);
   static_assert(std::is_same_v<decltype(cursus::ClusterBroker::lifecycle_protocol), std::optional<uint32_t>>);
   static_assert(std::is_same_v<decltype(cursus::LeaderElection::previous_leader), std::optional<std::string>>);
+  static_assert(std::is_same_v<decltype(cursus::PartitionReassignment::leader), std::optional<std::string>>);
+  static_assert(std::is_same_v<decltype(cursus::PartitionReassignment::target), std::vector<std::string>>);
   static_assert(std::is_same_v<decltype(std::declval<cursus::Admin &>().list_cluster()),
                                std::vector<cursus::ClusterBroker>>);
   cursus::ClusterStatus s{};

@@ -269,6 +269,8 @@ TEST(Observability, StatisticsSnapshotPeriodicHandlerAndErrorHandler) {
   ASSERT_TRUE(ticks.wait_for(2));  // it survived its exception
   EXPECT_EQ(ticks.items()[0].records_sent, 3u);
   p.set_statistics_handler(0ms, nullptr);
+  // The library's rule: a handler never called (the option left at 0) is refused.
+  EXPECT_THROW(p.set_statistics_handler(0ms, [](const cursus::Statistics &) {}), cursus::InvalidArgumentError);
   EXPECT_TRUE(errors.items().empty());
 
   cursus::Consumer c(consumer_config(unique("cpp-stats-group")));

@@ -89,7 +89,7 @@ static_assert(std::is_move_constructible_v<cursus::Producer>, "movable");
 static_assert(!std::is_copy_constructible_v<cursus::Consumer>, "move-only");
 static_assert(!std::is_copy_constructible_v<cursus::Message>, "move-only");
 static_assert(std::is_base_of_v<cursus::Error, cursus::FencingError>, "hierarchy");
-static_assert(cursus::default_timeout == 30s, "one default in every language");
+static_assert(cursus::default_timeout.count() == CURSUS_DEFAULT_TIMEOUT, "the library's marker, not a number of C++'s own");
 
 TEST(Config, ErrorsNameTheKindAndItsOptions) {
   cursus::Config c(cursus::Kind::Producer);
@@ -269,6 +269,45 @@ TEST(Callbacks, ABlockedCallbackDoesNotStallAnotherProducer) {
   EXPECT_TRUE(other_ran.wait());
   EXPECT_FALSE(released.is_up());
   released.raise();
+}
+
+// One poll that returned no message: whether it waited its whole timeout
+// (a lower bound on a wait, not a timing assertion).
+static bool poll_reaches_deadline(cursus::Consumer &c, std::chrono::milliseconds timeout) {
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_FALSE(c.poll(timeout).has_value());
+  return std::chrono::steady_clock::now() - start >= timeout;
+}
+
+TEST(Consumer, PollReturnsOnlyWithMessagesAtItsDeadlineOrWhenWoken) {
+  std::string topic = unique("cpp-no-empty"), group = unique("cpp-no-empty-group");
+  create_topic(topic, 2);
+  auto cfg = consumer_config(group);
+  cfg.set("heartbeat_interval_ms", "500");
+  cursus::Consumer c1(cfg);
+  c1.subscribe({topic});
+  EXPECT_TRUE(poll_reaches_deadline(c1, 200ms));  // joins; nothing to read
+  // A wakeup ends one poll, and only one.
+  c1.wakeup();
+  EXPECT_FALSE(poll_reaches_deadline(c1, kHangGuard));
+  EXPECT_TRUE(poll_reaches_deadline(c1, 300ms));
+  // A second member joins: c1's heartbeat notices the rebalance while c1
+  // polls; the poll rejoins and waits on to its deadline.
+  cursus::Consumer c2(cfg);
+  c2.subscribe({topic});
+  c2.poll(0ms);
+  EXPECT_TRUE(poll_reaches_deadline(c1, 2000ms)) << "a poll across a rebalance returned empty early";
+  EXPECT_EQ(c1.assignment().size(), 1u);
+}
+
+TEST(Timeouts, DefaultIsTheLibraryMarker) {
+  // flush and close pass the marker: the library applies its 30 s.
+  cursus::Producer producer(config(cursus::Kind::Producer));
+  producer.flush();
+  producer.close(cursus::default_timeout);
+  // poll has no default: the library refuses the marker.
+  cursus::Consumer consumer(consumer_config(unique("cpp-default-timeout")));
+  EXPECT_THROW(consumer.poll(cursus::default_timeout), cursus::InvalidArgumentError);
 }
 
 TEST(Consumer, CloseAndWakeupInterruptABlockedPoll) {

@@ -244,7 +244,7 @@ TEST(EventStore, AggregateFoldsAppendsAndSnapshotsEveryN) {
   EXPECT_EQ(agg.version(), 0u);
   EXPECT_FALSE(agg.loaded_snapshot());
   EXPECT_EQ(agg.loaded_events(), 0u);
-  for (int i = 0; i < 7; i++) EXPECT_EQ(agg.append({"Counted", "tick-" + std::to_string(i)}), uint64_t(i + 1));
+  for (int i = 0; i < 7; i++) EXPECT_EQ(agg.append({"Counted", "tick-" + std::to_string(i)}).version, uint64_t(i + 1));
   EXPECT_EQ(agg.state(), 7);
   EXPECT_EQ(agg.version(), 7u);
   EXPECT_EQ(folded.size(), 7u);  // appended events are folded in too
@@ -294,7 +294,55 @@ TEST(EventStore, AggregateConflictLeavesStateAndVersion) {
   // Load again, decide again.
   auto reloaded = counter(store, topic, nullptr, 0);
   EXPECT_EQ(reloaded.state(), 1);
-  EXPECT_EQ(reloaded.append({"Counted", "mine"}), 2u);
+  EXPECT_EQ(reloaded.append({"Counted", "mine"}).version, 2u);
+}
+
+TEST(EventStore, AggregateAppendKeepsTheEventIdAndReturnsTheStoredEvent) {
+  auto topic = es_topic("cpp-es-agg-id");
+  cursus::EventStore store(admin_config());
+  Strings folded;
+  auto agg = counter(store, topic, &folded, 0);
+  cursus::Event ev{"Counted", "one", "{\"m\":1}", 2};
+  ev.event_id = "caller-1";
+  cursus::StoredEvent stored = agg.append(ev);
+  cursus::StoredEvent read;
+  for (const cursus::EventPage &page : store.read_stream(topic, "counter")) {
+    read = page.events.at(0);
+    break;
+  }
+  EXPECT_EQ(stored.version, 1u);
+  EXPECT_EQ(stored.offset, read.offset);
+  EXPECT_EQ(stored.partition, read.partition);
+  EXPECT_EQ(stored.key, "counter");
+  EXPECT_EQ(stored.metadata, read.metadata);
+  EXPECT_EQ(stored.schema_version, 2u);
+  EXPECT_EQ(folded, (Strings{"one"}));  // folded once the append succeeded
+  // The library's id rule: nothing appended, nothing folded.
+  ev.event_id = "two words";
+  EXPECT_THROW(agg.append(ev), cursus::InvalidArgumentError);
+  EXPECT_EQ(agg.version(), 1u);
+  EXPECT_EQ(folded.size(), 1u);
+}
+
+TEST(EventStore, AFailedAutomaticSnapshotIsNoErrorOfTheAppend) {
+  auto topic = es_topic("cpp-es-agg-snap");
+  cursus::EventStore store(admin_config());
+  bool fail = true;
+  auto agg = cursus::Aggregate<long>::load(
+      store, topic, "counter", 0L, [](long &n, const cursus::StoredEvent &) { n++; },
+      [](const std::string &s) { return std::stol(s); },
+      [&fail](const long &n) {
+        if (fail) throw std::runtime_error("cannot serialise");
+        return std::to_string(n);
+      },
+      1);
+  EXPECT_EQ(agg.append({"Counted", "a"}).version, 1u);  // the serialiser threw: logged, not thrown
+  EXPECT_TRUE(agg.snapshot_due());
+  EXPECT_FALSE(store.read_snapshot(topic, "counter"));
+  fail = false;
+  agg.append({"Counted", "b"});  // tried again
+  EXPECT_FALSE(agg.snapshot_due());
+  EXPECT_EQ(store.read_snapshot(topic, "counter")->version, 2u);
 }
 
 TEST(EventStore, TopicWithoutEventSourcing) {

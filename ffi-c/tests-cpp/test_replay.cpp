@@ -121,7 +121,7 @@ TEST(Replay, ProofCompleteAndFailed) {
   EXPECT_TRUE(proof.sequence_complete);
   EXPECT_TRUE(proof.retention_complete);
   EXPECT_TRUE(store.replay_proof(topic, "m3", 3).complete());
-  EXPECT_THROW(store.replay_proof(topic, "m3", 0), cursus::InvalidArgumentError);
+  EXPECT_THROW(store.replay_proof(topic, "m3", 0), cursus::InvalidArgumentError);  // the library's rule
 
   // A wrong expected last sequence: the proof rides on the error.
   try {

@@ -6,7 +6,8 @@
 
 namespace cursus {
 
-// ClusterStatus, ClusterPartition, ClusterBroker and LeaderElection are
+// ClusterStatus, ClusterPartition, ClusterBroker, LeaderElection and
+// PartitionReassignment are
 // generated: cursus/results.hpp.
 
 /// Topic, group and cluster administration.
@@ -93,6 +94,25 @@ class Admin {
     auto e = detail::result<cursus_leader_election_t, cursus_leader_election_destroy>(
         cursus_admin_elect_leader, h_.get(), topic.c_str(), partition, broker_id.c_str());
     return detail::read_leader_election(e.get());
+  }
+  /// REASSIGN_PARTITIONS (a project extension): moves the replicas of
+  /// topic/partition to the brokers `replicas` (broker ids, preferred leader
+  /// first, as many as the topic's replication factor) and returns once the
+  /// move is done: the new replicas in sync, the others dropped, the leader
+  /// one of `replicas`; no acknowledged record is lost. After the client's
+  /// request_timeout_ms it throws the retryable TimeoutError with code
+  /// "reassignment_timeout" while the move goes on (call again with the same
+  /// replicas to keep waiting). Errors: topic_not_found, partition_not_found,
+  /// broker_not_found, replica_broker_inactive, invalid_replicas,
+  /// invalid_replication_factor, reassignment_in_progress,
+  /// distribution_not_enabled (standalone).
+  PartitionReassignment reassign_partition(const std::string &topic, uint32_t partition,
+                                           const std::vector<std::string> &replicas) {
+    std::vector<const char *> ids;
+    for (const auto &r : replicas) ids.push_back(r.c_str());
+    auto r = detail::result<cursus_partition_reassignment_t, cursus_partition_reassignment_destroy>(
+        cursus_admin_reassign_partition, h_.get(), topic.c_str(), partition, ids.data(), ids.size());
+    return detail::read_partition_reassignment(r.get());
   }
   /// LIST_CLUSTER: the registered brokers (distributed mode).
   std::vector<ClusterBroker> list_cluster() {

@@ -12,9 +12,9 @@ using Partitions = std::vector<TopicPartition>;
 
 /// What a consumer's rebalance listener does on each change of its
 /// assignment (Consumer::set_rebalance_listener). An empty function
-/// ignores its event, except on_lost: when it is empty, on_revoked is
-/// called for lost partitions too (as Kafka's Java client does by
-/// default).
+/// ignores its event, except on_lost: when it is empty, the library tells
+/// lost partitions as revoked (on_revoked), as in every Cursus language (and
+/// as Kafka's Java client does by default).
 ///
 /// The functions run one at a time on a thread of the consumer's own while
 /// poll (or close, or subscribe) waits for them, so they may call the
@@ -28,7 +28,7 @@ struct RebalanceListener {
   /// Partitions taken away while still a member (by close, a new
   /// subscribe, or a rebalance): on close and subscribe a commit here still succeeds.
   std::function<void(const Partitions &)> on_revoked;
-  /// Partitions lost with an expired session (no chance to commit). Empty: on_revoked.
+  /// Partitions lost with an expired session (no chance to commit). Empty: the library tells them as revoked.
   std::function<void(const Partitions &)> on_lost;
 };
 
@@ -170,13 +170,15 @@ class Consumer {
   /// Sets the rebalance listener (see RebalanceListener). It is kept, with
   /// every listener it replaces, until this Consumer is destroyed.
   void set_rebalance_listener(RebalanceListener listener) {
+    bool has_lost = static_cast<bool>(listener.on_lost);
     RebalanceListener *kept = store().keep(std::move(listener));
-    detail::call(cursus_consumer_set_rebalance_listener, h_.get(), &Consumer::rebalanced, static_cast<void *>(kept));
+    detail::call(cursus_consumer_set_rebalance_listener, h_.get(), &Consumer::rebalanced, static_cast<void *>(kept),
+                 has_lost);
   }
   /// Removes the rebalance listener.
   void clear_rebalance_listener() {
     detail::call(cursus_consumer_set_rebalance_listener, h_.get(), cursus_rebalance_event_listener(nullptr),
-                 static_cast<void *>(nullptr));
+                 static_cast<void *>(nullptr), false);
   }
   /// The consumer's statistics now, with the lag of every assigned
   /// partition (asks the broker for their end offsets).
@@ -248,7 +250,7 @@ class Consumer {
                                        static_cast<uint32_t>(cursus_rebalance_event_partition(event, i))});
       std::string_view kind = cursus_rebalance_event_kind(event);
       const std::function<void(const Partitions &)> *fn =
-          kind == "assigned" ? &l.on_assigned : kind == "revoked" ? &l.on_revoked : l.on_lost ? &l.on_lost : &l.on_revoked;
+          kind == "assigned" ? &l.on_assigned : kind == "revoked" ? &l.on_revoked : &l.on_lost;
       if (*fn) (*fn)(parts);
     } catch (...) {
       detail::report_listener_exception("a rebalance listener");

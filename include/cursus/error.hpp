@@ -24,8 +24,10 @@ namespace cursus {
 /// The library's runtime version, e.g. "0.1.0" (CURSUS_VERSION_STRING is the header's).
 inline std::string version() { return cursus_version(); }
 
-/// The default wait of flush and close in every Cursus language: 30 s.
-inline constexpr std::chrono::milliseconds default_timeout{30000};
+/// The default wait of flush and close: the library's marker for its
+/// default (CURSUS_DEFAULT_TIMEOUT, 30 s in every Cursus language). Not a
+/// poll timeout: poll has no default and refuses it (InvalidArgument).
+inline constexpr std::chrono::milliseconds default_timeout{CURSUS_DEFAULT_TIMEOUT};
 /// A flush, close or poll timeout meaning "no limit".
 inline constexpr std::chrono::milliseconds no_timeout{-1};
 
@@ -173,8 +175,10 @@ class Handle {
   T *h_ = nullptr;
 };
 
-/// Milliseconds for the C ABI (no_timeout: CURSUS_NO_TIMEOUT).
+/// Milliseconds for the C ABI: default_timeout stays the library's
+/// marker, any other negative duration is no_timeout (CURSUS_NO_TIMEOUT).
 inline int64_t millis(std::chrono::milliseconds d) {
+  if (d == default_timeout) return CURSUS_DEFAULT_TIMEOUT;
   return d < std::chrono::milliseconds::zero() ? CURSUS_NO_TIMEOUT : static_cast<int64_t>(d.count());
 }
 

@@ -363,26 +363,35 @@ class EventStore {
     return detail::appended(a);
   }
   /// Appends `event` with `event_id` as its id (as append(topic, key,
-  /// expected_version, event) with event.event_id = event_id).
+  /// expected_version, event) with event.event_id = event_id; an empty or
+  /// whitespace-holding id throws InvalidArgumentError, the library's rule).
   Appended append(const std::string &topic, const std::string &key, uint64_t expected_version, Event event,
                   std::string event_id) {
     event.event_id = std::move(event_id);
-    if (event.event_id.empty()) throw_empty_id();
-    return append(topic, key, expected_version, event);
+    auto b = detail::event_builder(event);
+    if (event.event_id.empty())  // the library refuses it, as in every language
+      detail::call(cursus_event_builder_set_event_id, b.get(), "");
+    cursus_appended_t *a = nullptr;
+    detail::es_call(cursus_event_store_append_event, h_.get(), detail::text(topic, "topic"), detail::text(key, "key"),
+                    expected_version, b.get(), &a);
+    return detail::appended(a);
   }
 
   /// Proves that aggregate `match_id`'s retained events on an aggregate
   /// replay topic are exactly sequences 1..last with verified digests and
   /// unique ids (and, when `expected_last_sequence` is given, that last is
-  /// it). Returns the complete proof; a proof that is not complete throws
+  /// it; 0 throws InvalidArgumentError, the library's rule in every
+  /// language). Returns the complete proof; a proof that is not complete throws
   /// ReplayProofError (code `aggregate_proof_<status>`, proof() typed). A
   /// topic without aggregate_replay throws "aggregate_replay_not_enabled".
   ReplayProof replay_proof(const std::string &topic, const std::string &match_id,
                            std::optional<uint64_t> expected_last_sequence = std::nullopt) {
-    if (expected_last_sequence && *expected_last_sequence == 0) throw_zero_sequence();
+    // -1: no expectation; a value past INT64_MAX stays an error (negative).
+    int64_t expected = expected_last_sequence ? static_cast<int64_t>(*expected_last_sequence) : -1;
+    if (expected_last_sequence && expected == -1) expected = -2;
     cursus_replay_proof_t *p = nullptr;
     detail::proof_call(cursus_event_store_replay_proof, h_.get(), detail::text(topic, "topic"),
-                       detail::text(match_id, "match id"), expected_last_sequence.value_or(0), &p);
+                       detail::text(match_id, "match id"), expected, &p);
     return detail::replay_proof(p);
   }
 
@@ -472,17 +481,6 @@ class EventStore {
   cursus_event_store_t *c_handle() const noexcept { return h_.get(); }
 
  private:
-  [[noreturn]] static void throw_empty_id() {
-    throw InvalidArgumentError(CURSUS_ERR_INVALID_ARGUMENT, "invalid_argument (validation): event id must not be empty",
-                               "invalid_argument", "validation", "invalid_argument", false,
-                               "event id must not be empty", {});
-  }
-  [[noreturn]] static void throw_zero_sequence() {
-    throw InvalidArgumentError(CURSUS_ERR_INVALID_ARGUMENT,
-                               "invalid_argument (validation): expected_last_sequence must be at least 1",
-                               "invalid_argument", "validation", "invalid_argument", false,
-                               "expected_last_sequence must be at least 1", {});
-  }
   detail::Handle<cursus_event_store_t, cursus_event_store_destroy> h_;
 };
 
@@ -539,46 +537,52 @@ class Aggregate {
   /// The aggregate key.
   const std::string &key() const noexcept { return key_; }
 
-  /// Appends `event` at the next version, folds it into the state, and
-  /// saves a snapshot when one is due. Returns the event's version. Throws
-  /// VersionConflictError when another writer appended first (the state
-  /// and version are then unchanged). The folded event has the version,
-  /// key, type, payload, metadata and schema version; its offset,
-  /// partition and timestamp are not known (0). The event gets a generated
-  /// id: an `event.event_id` throws InvalidArgumentError (append it with
-  /// EventStore::append, then load the aggregate again).
-  uint64_t append(const Event &event) {
-    if (!event.event_id.empty())
-      throw InvalidArgumentError(CURSUS_ERR_INVALID_ARGUMENT,
-                                 "invalid_argument (validation): Aggregate::append cannot carry an event id",
-                                 "invalid_argument", "validation", "invalid_argument", false,
-                                 "Aggregate::append cannot carry an event id", {});
-    uint64_t v = 0;
+  /// Appends `event` (with `event.event_id` as its id; empty: a generated
+  /// one) at the next version and returns it as stored: its version, offset
+  /// and partition are the broker's (timestamp 0: the append's reply does
+  /// not carry it). Only then is it folded into the state, so a failed
+  /// append leaves state and version unchanged: VersionConflictError when
+  /// another writer appended first (load again and decide again),
+  /// InvalidArgumentError for an id holding whitespace. When a snapshot is
+  /// due the state is then serialised and saved; a snapshot that fails
+  /// (the save, or `serialise` throwing) never fails the append, which is
+  /// durable: it is reported through the library log at warn and stays due,
+  /// so the next append tries again.
+  StoredEvent append(const Event &event) {
+    cursus_event_page_t *p = nullptr;
     detail::es_call(cursus_event_store_aggregate_append, store_, h_.get(), detail::text(event.event_type, "event type"),
                     detail::text(event.payload, "payload"),
                     event.metadata.empty() ? nullptr : detail::text(event.metadata, "metadata"), event.schema_version,
-                    &v);
-    StoredEvent stored;
-    stored.topic = topic_;
-    stored.key = key_;
-    stored.version = v;
-    stored.event_type = event.event_type;
-    stored.schema_version = event.schema_version ? event.schema_version : 1;
-    stored.metadata = event.metadata;
-    stored.payload = event.payload;
+                    event.event_id.empty() ? nullptr : detail::text(event.event_id, "event id"), &p);
+    StoredEvent stored = std::move(detail::event_page(p, topic_).events.at(0));
     fold_(state_, stored);
-    if (snapshot_due()) save_snapshot();
-    return v;
+    if (serialise_ && snapshot_due()) auto_snapshot();
+    return stored;
   }
   /// True when `snapshot_every` events were appended since the last snapshot.
   bool snapshot_due() const noexcept { return cursus_aggregate_snapshot_due(h_.get()); }
-  /// Saves the state (serialised) as the snapshot at the current version.
+  /// Saves the state (serialised) as the snapshot at the current version
+  /// (an explicit save: its failure throws).
   void save_snapshot() {
     std::string text = serialise_(state_);
     detail::call(cursus_event_store_aggregate_save_snapshot, store_, h_.get(), detail::text(text, "snapshot state"));
   }
 
  private:
+  // The automatic snapshot: every failure goes to the library log (warn).
+  void auto_snapshot() noexcept {
+    try {
+      std::string text = serialise_(state_);
+      bool saved = false;
+      detail::call(cursus_event_store_aggregate_auto_snapshot, store_, h_.get(), detail::text(text, "snapshot state"),
+                   &saved);
+    } catch (const std::exception &e) {
+      cursus_aggregate_snapshot_failed(h_.get(), e.what(), nullptr);
+    } catch (...) {
+      cursus_aggregate_snapshot_failed(h_.get(), "serialise threw", nullptr);
+    }
+  }
+
   Aggregate(cursus_event_store_t *store, detail::Handle<cursus_aggregate_t, cursus_aggregate_destroy> h,
             std::string topic, std::string key, Fold fold, Serialise serialise, State state,
             std::optional<Snapshot> loaded_snapshot, size_t loaded_events)

@@ -21,6 +21,9 @@ struct BatchRecord {
   std::optional<std::string_view> key = std::nullopt;  ///< The key; none: no key.
   int32_t partition = CURSUS_ANY_PARTITION;            ///< < 0: the partitioner chooses.
   std::optional<int64_t> timestamp = std::nullopt;     ///< Milliseconds since the epoch; none: now.
+  /// The record's topic; none: the batch's. A batch has one topic: another
+  /// one fails the whole send_batch (InvalidArgumentError, the library's rule).
+  std::optional<std::string_view> topic = std::nullopt;
 };
 
 namespace detail {
@@ -30,11 +33,18 @@ inline void put_le(std::string &out, uint64_t v, int n) {
 /// Packs records as cursus_producer_send_batch takes them (bridge/src/records_in.rs).
 inline std::string pack_batch(const std::vector<BatchRecord> &records) {
   size_t size = 4;
-  for (const auto &r : records) size += 20 + r.value.size() + (r.key ? r.key->size() : 0);
+  for (const auto &r : records)
+    size += 24 + r.value.size() + (r.key ? r.key->size() : 0) + (r.topic ? r.topic->size() : 0);
   std::string out;
   out.reserve(size);
   put_le(out, records.size(), 4);
   for (const auto &r : records) {
+    if (r.topic) {
+      put_le(out, r.topic->size(), 4);
+      out.append(r.topic->data(), r.topic->size());
+    } else {
+      put_le(out, 0xffffffffu, 4);  // -1: the batch's topic
+    }
     put_le(out, static_cast<uint32_t>(r.partition), 4);
     put_le(out, static_cast<uint64_t>(r.timestamp.value_or(CURSUS_NO_TIMESTAMP)), 8);
     if (r.key) {

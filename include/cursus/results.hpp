@@ -74,6 +74,17 @@ struct ClusterStatus {
   std::optional<uint32_t> transaction_coordinator_shards{}; ///< The cluster's transaction coordinator shard count (none until a broker that knows it has registered).
 };
 
+/// Where a partition's replica move stands (REASSIGN_PARTITIONS).
+struct PartitionReassignment {
+  std::string topic{}; ///< The topic of the move.
+  uint32_t partition{}; ///< The partition of the move.
+  bool done{}; ///< Whether the move is done (the replicas are the target).
+  std::vector<std::string> replicas{}; ///< The broker ids of the replica set now.
+  std::vector<std::string> isr{}; ///< The broker ids of the in-sync replicas now.
+  std::optional<std::string> leader{}; ///< The broker id of the leader now (none while the partition has none).
+  std::vector<std::string> target{}; ///< The broker ids of the target replica set, preferred leader first.
+};
+
 /// What ELECT_LEADER did.
 struct LeaderElection {
   std::string topic{}; ///< The topic of the election.
@@ -182,6 +193,7 @@ inline ClusterStatus read_cluster_status(cursus_cluster_status_t *h);
 inline ClusterPartition read_cluster_status_partition_at(cursus_cluster_status_t *h, size_t index);
 inline std::vector<ClusterBroker> read_cluster_broker_list(cursus_cluster_broker_list_t *h);
 inline ClusterBroker read_cluster_broker_list_at(cursus_cluster_broker_list_t *h, size_t index);
+inline PartitionReassignment read_partition_reassignment(cursus_partition_reassignment_t *h);
 inline LeaderElection read_leader_election(cursus_leader_election_t *h);
 inline Appended read_appended(cursus_appended_t *h);
 inline Snapshot read_snapshot(cursus_snapshot_t *h);
@@ -243,6 +255,19 @@ inline ClusterBroker read_cluster_broker_list_at(cursus_cluster_broker_list_t *h
   out.status = str(cursus_cluster_broker_list_status(h, index));
   out.last_seen = opt_str(cursus_cluster_broker_list_last_seen(h, index));
   out.lifecycle_protocol = opt_int<uint32_t>(cursus_cluster_broker_list_lifecycle_protocol(h, index));
+  return out;
+}
+
+/// Reads a partition reassignment handle (without destroying it).
+inline PartitionReassignment read_partition_reassignment(cursus_partition_reassignment_t *h) {
+  PartitionReassignment out{};
+  out.topic = str(cursus_partition_reassignment_topic(h));
+  out.partition = static_cast<uint32_t>(cursus_partition_reassignment_partition(h));
+  out.done = cursus_partition_reassignment_done(h);
+  out.replicas = read_entries<std::string>(cursus_partition_reassignment_replica_count(h), [&](size_t index) { return str(cursus_partition_reassignment_replica(h, index)); });
+  out.isr = read_entries<std::string>(cursus_partition_reassignment_isr_count(h), [&](size_t index) { return str(cursus_partition_reassignment_isr(h, index)); });
+  out.leader = opt_str(cursus_partition_reassignment_leader(h));
+  out.target = read_entries<std::string>(cursus_partition_reassignment_target_count(h), [&](size_t index) { return str(cursus_partition_reassignment_target(h, index)); });
   return out;
 }
 

@@ -206,6 +206,20 @@ pub extern "system" fn Java_io_cursus_NativeBridge_adminElectLeader<'l>(mut env:
     })
 }
 
+/// `NativeBridge.adminReassignPartition`: see `::cursus_bridge::api::cluster::admin_reassign_partition`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_adminReassignPartition<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, admin: jlong, topic: JString<'l>, partition: jint, replicas: JObjectArray<'l>) -> jlong {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let admin = crate::glue::handle::<::cursus_bridge::api::Admin>(admin)?;
+        let topic = crate::glue::string(env, &topic, "topic")?;
+        let replicas = crate::glue::strings(env, &replicas, "replicas")?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::cluster::admin_reassign_partition(&admin, &topic, crate::glue::u32_arg("partition", partition)?, &replicas)?;
+        Ok(::cursus_bridge::registry::insert(result) as jlong)
+    })
+}
+
 /// `NativeBridge.adminListCluster`: see `::cursus_bridge::api::cluster::admin_list_cluster`.
 #[no_mangle]
 pub extern "system" fn Java_io_cursus_NativeBridge_adminListCluster<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, admin: jlong) -> jlong {
@@ -539,6 +553,126 @@ pub extern "system" fn Java_io_cursus_NativeBridge_clusterBrokerListLifecyclePro
         #[allow(clippy::let_unit_value)]
         let result = ::cursus_bridge::api::cluster::cluster_broker_list_lifecycle_protocol(&list, crate::glue::usize_arg("index", index)?);
         Ok(result as jlong)
+    })
+}
+
+/// `NativeBridge.partitionReassignmentTopic`: see `::cursus_bridge::api::cluster::partition_reassignment_topic`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_partitionReassignmentTopic<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, reassignment: jlong) -> jstring {
+    crate::glue::run(&mut env, std::ptr::null_mut(), |env| {
+        let _ = &env;
+        let reassignment = crate::glue::handle::<::cursus_bridge::api::PartitionReassignment>(reassignment)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::cluster::partition_reassignment_topic(&reassignment);
+        crate::glue::new_string(env, result)
+    })
+}
+
+/// `NativeBridge.partitionReassignmentPartition`: see `::cursus_bridge::api::cluster::partition_reassignment_partition`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_partitionReassignmentPartition<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, reassignment: jlong) -> jint {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let reassignment = crate::glue::handle::<::cursus_bridge::api::PartitionReassignment>(reassignment)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::cluster::partition_reassignment_partition(&reassignment);
+        Ok(result as jint)
+    })
+}
+
+/// `NativeBridge.partitionReassignmentDone`: see `::cursus_bridge::api::cluster::partition_reassignment_done`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_partitionReassignmentDone<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, reassignment: jlong) -> jboolean {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let reassignment = crate::glue::handle::<::cursus_bridge::api::PartitionReassignment>(reassignment)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::cluster::partition_reassignment_done(&reassignment);
+        Ok(jboolean::from(result))
+    })
+}
+
+/// `NativeBridge.partitionReassignmentReplicaCount`: see `::cursus_bridge::api::cluster::partition_reassignment_replica_count`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_partitionReassignmentReplicaCount<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, reassignment: jlong) -> jint {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let reassignment = crate::glue::handle::<::cursus_bridge::api::PartitionReassignment>(reassignment)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::cluster::partition_reassignment_replica_count(&reassignment);
+        Ok(result as jint)
+    })
+}
+
+/// `NativeBridge.partitionReassignmentReplica`: see `::cursus_bridge::api::cluster::partition_reassignment_replica`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_partitionReassignmentReplica<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, reassignment: jlong, index: jint) -> jstring {
+    crate::glue::run(&mut env, std::ptr::null_mut(), |env| {
+        let _ = &env;
+        let reassignment = crate::glue::handle::<::cursus_bridge::api::PartitionReassignment>(reassignment)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::cluster::partition_reassignment_replica(&reassignment, crate::glue::usize_arg("index", index)?);
+        crate::glue::opt_new_string(env, result)
+    })
+}
+
+/// `NativeBridge.partitionReassignmentIsrCount`: see `::cursus_bridge::api::cluster::partition_reassignment_isr_count`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_partitionReassignmentIsrCount<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, reassignment: jlong) -> jint {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let reassignment = crate::glue::handle::<::cursus_bridge::api::PartitionReassignment>(reassignment)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::cluster::partition_reassignment_isr_count(&reassignment);
+        Ok(result as jint)
+    })
+}
+
+/// `NativeBridge.partitionReassignmentIsr`: see `::cursus_bridge::api::cluster::partition_reassignment_isr`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_partitionReassignmentIsr<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, reassignment: jlong, index: jint) -> jstring {
+    crate::glue::run(&mut env, std::ptr::null_mut(), |env| {
+        let _ = &env;
+        let reassignment = crate::glue::handle::<::cursus_bridge::api::PartitionReassignment>(reassignment)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::cluster::partition_reassignment_isr(&reassignment, crate::glue::usize_arg("index", index)?);
+        crate::glue::opt_new_string(env, result)
+    })
+}
+
+/// `NativeBridge.partitionReassignmentLeader`: see `::cursus_bridge::api::cluster::partition_reassignment_leader`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_partitionReassignmentLeader<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, reassignment: jlong) -> jstring {
+    crate::glue::run(&mut env, std::ptr::null_mut(), |env| {
+        let _ = &env;
+        let reassignment = crate::glue::handle::<::cursus_bridge::api::PartitionReassignment>(reassignment)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::cluster::partition_reassignment_leader(&reassignment);
+        crate::glue::opt_new_string(env, result)
+    })
+}
+
+/// `NativeBridge.partitionReassignmentTargetCount`: see `::cursus_bridge::api::cluster::partition_reassignment_target_count`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_partitionReassignmentTargetCount<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, reassignment: jlong) -> jint {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let reassignment = crate::glue::handle::<::cursus_bridge::api::PartitionReassignment>(reassignment)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::cluster::partition_reassignment_target_count(&reassignment);
+        Ok(result as jint)
+    })
+}
+
+/// `NativeBridge.partitionReassignmentTarget`: see `::cursus_bridge::api::cluster::partition_reassignment_target`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_partitionReassignmentTarget<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, reassignment: jlong, index: jint) -> jstring {
+    crate::glue::run(&mut env, std::ptr::null_mut(), |env| {
+        let _ = &env;
+        let reassignment = crate::glue::handle::<::cursus_bridge::api::PartitionReassignment>(reassignment)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::cluster::partition_reassignment_target(&reassignment, crate::glue::usize_arg("index", index)?);
+        crate::glue::opt_new_string(env, result)
     })
 }
 
@@ -915,13 +1049,13 @@ pub extern "system" fn Java_io_cursus_NativeBridge_consumerCommittedList<'l>(mut
 
 /// `NativeBridge.consumerSetRebalanceListener`: see `::cursus_bridge::api::consumer::consumer_set_rebalance_listener`.
 #[no_mangle]
-pub extern "system" fn Java_io_cursus_NativeBridge_consumerSetRebalanceListener<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, consumer: jlong, listener: JObject<'l>) {
+pub extern "system" fn Java_io_cursus_NativeBridge_consumerSetRebalanceListener<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, consumer: jlong, listener: JObject<'l>, has_lost_callback: jboolean) {
     crate::glue::run(&mut env, (), |env| {
         let _ = &env;
         let consumer = crate::glue::handle::<::cursus_bridge::api::Consumer>(consumer)?;
         let listener = crate::glue::listener::<::cursus_bridge::api::RebalanceEvent>(env, &listener)?;
         #[allow(clippy::let_unit_value)]
-        let result = ::cursus_bridge::api::consumer::consumer_set_rebalance_listener(&consumer, listener)?;
+        let result = ::cursus_bridge::api::consumer::consumer_set_rebalance_listener(&consumer, listener, has_lost_callback != 0)?;
         Ok(result)
     })
 }
@@ -1520,6 +1654,18 @@ pub extern "system" fn Java_io_cursus_NativeBridge_eventStoreLoadAggregate<'l>(m
     })
 }
 
+/// `NativeBridge.aggregateShare`: see `::cursus_bridge::api::eventstore::aggregate_share`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_aggregateShare<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, aggregate: jlong) -> jlong {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let aggregate = crate::glue::handle::<::cursus_bridge::api::Aggregate>(aggregate)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::eventstore::aggregate_share(&aggregate)?;
+        Ok(::cursus_bridge::registry::insert(result) as jlong)
+    })
+}
+
 /// `NativeBridge.aggregateLoaded`: see `::cursus_bridge::api::eventstore::aggregate_loaded`.
 #[no_mangle]
 pub extern "system" fn Java_io_cursus_NativeBridge_aggregateLoaded<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, aggregate: jlong) -> jlong {
@@ -1546,7 +1692,7 @@ pub extern "system" fn Java_io_cursus_NativeBridge_aggregateVersion<'l>(mut env:
 
 /// `NativeBridge.eventStoreAggregateAppend`: see `::cursus_bridge::api::eventstore::event_store_aggregate_append`.
 #[no_mangle]
-pub extern "system" fn Java_io_cursus_NativeBridge_eventStoreAggregateAppend<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, store: jlong, aggregate: jlong, event_type: JString<'l>, payload: JString<'l>, metadata: JString<'l>, schema_version: jint) -> jlong {
+pub extern "system" fn Java_io_cursus_NativeBridge_eventStoreAggregateAppend<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, store: jlong, aggregate: jlong, event_type: JString<'l>, payload: JString<'l>, metadata: JString<'l>, schema_version: jint, event_id: JString<'l>) -> jlong {
     crate::glue::run(&mut env, 0, |env| {
         let _ = &env;
         let store = crate::glue::handle::<::cursus_bridge::api::EventStore>(store)?;
@@ -1554,9 +1700,37 @@ pub extern "system" fn Java_io_cursus_NativeBridge_eventStoreAggregateAppend<'l>
         let event_type = crate::glue::string(env, &event_type, "event_type")?;
         let payload = crate::glue::string(env, &payload, "payload")?;
         let metadata = crate::glue::opt_string(env, &metadata)?;
+        let event_id = crate::glue::opt_string(env, &event_id)?;
         #[allow(clippy::let_unit_value)]
-        let result = ::cursus_bridge::api::eventstore::event_store_aggregate_append(&store, &aggregate, &event_type, &payload, metadata.as_deref(), crate::glue::u32_arg("schema_version", schema_version)?)?;
-        Ok(result as jlong)
+        let result = ::cursus_bridge::api::eventstore::event_store_aggregate_append(&store, &aggregate, &event_type, &payload, metadata.as_deref(), crate::glue::u32_arg("schema_version", schema_version)?, event_id.as_deref())?;
+        Ok(::cursus_bridge::registry::insert(result) as jlong)
+    })
+}
+
+/// `NativeBridge.eventStoreAggregateAutoSnapshot`: see `::cursus_bridge::api::eventstore::event_store_aggregate_auto_snapshot`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_eventStoreAggregateAutoSnapshot<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, store: jlong, aggregate: jlong, state: JString<'l>) -> jboolean {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let store = crate::glue::handle::<::cursus_bridge::api::EventStore>(store)?;
+        let aggregate = crate::glue::handle::<::cursus_bridge::api::Aggregate>(aggregate)?;
+        let state = crate::glue::string(env, &state, "state")?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::eventstore::event_store_aggregate_auto_snapshot(&store, &aggregate, &state)?;
+        Ok(jboolean::from(result))
+    })
+}
+
+/// `NativeBridge.aggregateSnapshotFailed`: see `::cursus_bridge::api::eventstore::aggregate_snapshot_failed`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_aggregateSnapshotFailed<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, aggregate: jlong, reason: JString<'l>) {
+    crate::glue::run(&mut env, (), |env| {
+        let _ = &env;
+        let aggregate = crate::glue::handle::<::cursus_bridge::api::Aggregate>(aggregate)?;
+        let reason = crate::glue::string(env, &reason, "reason")?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::eventstore::aggregate_snapshot_failed(&aggregate, &reason)?;
+        Ok(result)
     })
 }
 
@@ -1583,6 +1757,227 @@ pub extern "system" fn Java_io_cursus_NativeBridge_eventStoreAggregateSaveSnapsh
         #[allow(clippy::let_unit_value)]
         let result = ::cursus_bridge::api::eventstore::event_store_aggregate_save_snapshot(&store, &aggregate, &state)?;
         Ok(result)
+    })
+}
+
+/// `NativeBridge.streamVersionValue`: see `::cursus_bridge::api::eventstore_async::stream_version_value`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_streamVersionValue<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, version: jlong) -> jlong {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let version = crate::glue::handle::<::cursus_bridge::api::StreamVersion>(version)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::eventstore_async::stream_version_value(&version);
+        Ok(result as jlong)
+    })
+}
+
+/// `NativeBridge.snapshotReadSnapshot`: see `::cursus_bridge::api::eventstore_async::snapshot_read_snapshot`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_snapshotReadSnapshot<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, read: jlong) -> jlong {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let read = crate::glue::handle::<::cursus_bridge::api::SnapshotRead>(read)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::eventstore_async::snapshot_read_snapshot(&read)?;
+        Ok(result.map_or(0, |r| ::cursus_bridge::registry::insert(r) as jlong))
+    })
+}
+
+/// `NativeBridge.eventStoreAppendEventAsync`: see `::cursus_bridge::api::eventstore_async::event_store_append_event_async`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_eventStoreAppendEventAsync<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, store: jlong, topic: JString<'l>, key: JString<'l>, expected_version: jlong, event: jlong, callback: JObject<'l>) {
+    crate::glue::run(&mut env, (), |env| {
+        let _ = &env;
+        let store = crate::glue::handle::<::cursus_bridge::api::EventStore>(store)?;
+        let topic = crate::glue::string(env, &topic, "topic")?;
+        let key = crate::glue::string(env, &key, "key")?;
+        let event = crate::glue::handle::<::cursus_bridge::api::EventBuilder>(event)?;
+        let callback = crate::glue::handle_completion::<::cursus_bridge::api::Appended>(env, &callback)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::eventstore_async::event_store_append_event_async(&store, &topic, &key, crate::glue::u64_arg("expected_version", expected_version)?, &event, callback)?;
+        Ok(result)
+    })
+}
+
+/// `NativeBridge.eventStoreStreamVersionAsync`: see `::cursus_bridge::api::eventstore_async::event_store_stream_version_async`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_eventStoreStreamVersionAsync<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, store: jlong, topic: JString<'l>, key: JString<'l>, callback: JObject<'l>) {
+    crate::glue::run(&mut env, (), |env| {
+        let _ = &env;
+        let store = crate::glue::handle::<::cursus_bridge::api::EventStore>(store)?;
+        let topic = crate::glue::string(env, &topic, "topic")?;
+        let key = crate::glue::string(env, &key, "key")?;
+        let callback = crate::glue::handle_completion::<::cursus_bridge::api::StreamVersion>(env, &callback)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::eventstore_async::event_store_stream_version_async(&store, &topic, &key, callback)?;
+        Ok(result)
+    })
+}
+
+/// `NativeBridge.eventStoreSaveSnapshotAsync`: see `::cursus_bridge::api::eventstore_async::event_store_save_snapshot_async`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_eventStoreSaveSnapshotAsync<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, store: jlong, topic: JString<'l>, key: JString<'l>, version: jlong, state: JString<'l>, callback: JObject<'l>) {
+    crate::glue::run(&mut env, (), |env| {
+        let _ = &env;
+        let store = crate::glue::handle::<::cursus_bridge::api::EventStore>(store)?;
+        let topic = crate::glue::string(env, &topic, "topic")?;
+        let key = crate::glue::string(env, &key, "key")?;
+        let state = crate::glue::string(env, &state, "state")?;
+        let callback = crate::glue::completion(env, &callback)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::eventstore_async::event_store_save_snapshot_async(&store, &topic, &key, crate::glue::u64_arg("version", version)?, &state, callback)?;
+        Ok(result)
+    })
+}
+
+/// `NativeBridge.eventStoreReadSnapshotAsync`: see `::cursus_bridge::api::eventstore_async::event_store_read_snapshot_async`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_eventStoreReadSnapshotAsync<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, store: jlong, topic: JString<'l>, key: JString<'l>, callback: JObject<'l>) {
+    crate::glue::run(&mut env, (), |env| {
+        let _ = &env;
+        let store = crate::glue::handle::<::cursus_bridge::api::EventStore>(store)?;
+        let topic = crate::glue::string(env, &topic, "topic")?;
+        let key = crate::glue::string(env, &key, "key")?;
+        let callback = crate::glue::handle_completion::<::cursus_bridge::api::SnapshotRead>(env, &callback)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::eventstore_async::event_store_read_snapshot_async(&store, &topic, &key, callback)?;
+        Ok(result)
+    })
+}
+
+/// `NativeBridge.eventStoreReadStreamAsync`: see `::cursus_bridge::api::eventstore_async::event_store_read_stream_async`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_eventStoreReadStreamAsync<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, store: jlong, topic: JString<'l>, key: JString<'l>, from_version: jlong, callback: JObject<'l>) {
+    crate::glue::run(&mut env, (), |env| {
+        let _ = &env;
+        let store = crate::glue::handle::<::cursus_bridge::api::EventStore>(store)?;
+        let topic = crate::glue::string(env, &topic, "topic")?;
+        let key = crate::glue::string(env, &key, "key")?;
+        let callback = crate::glue::handle_completion::<::cursus_bridge::api::EventPage>(env, &callback)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::eventstore_async::event_store_read_stream_async(&store, &topic, &key, crate::glue::u64_arg("from_version", from_version)?, callback)?;
+        Ok(result)
+    })
+}
+
+/// `NativeBridge.eventStoreReplayProofAsync`: see `::cursus_bridge::api::eventstore_async::event_store_replay_proof_async`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_eventStoreReplayProofAsync<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, store: jlong, topic: JString<'l>, match_id: JString<'l>, expected_last_sequence: jlong, callback: JObject<'l>) {
+    crate::glue::run(&mut env, (), |env| {
+        let _ = &env;
+        let store = crate::glue::handle::<::cursus_bridge::api::EventStore>(store)?;
+        let topic = crate::glue::string(env, &topic, "topic")?;
+        let match_id = crate::glue::string(env, &match_id, "match_id")?;
+        let callback = crate::glue::handle_completion::<::cursus_bridge::api::ReplayProof>(env, &callback)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::eventstore_async::event_store_replay_proof_async(&store, &topic, &match_id, expected_last_sequence, callback)?;
+        Ok(result)
+    })
+}
+
+/// `NativeBridge.eventStoreEventRangeAsync`: see `::cursus_bridge::api::eventstore_async::event_store_event_range_async`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_eventStoreEventRangeAsync<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, store: jlong, topic: JString<'l>, match_id: JString<'l>, from_sequence: jlong, to_sequence: jlong, max_records: jint, callback: JObject<'l>) {
+    crate::glue::run(&mut env, (), |env| {
+        let _ = &env;
+        let store = crate::glue::handle::<::cursus_bridge::api::EventStore>(store)?;
+        let topic = crate::glue::string(env, &topic, "topic")?;
+        let match_id = crate::glue::string(env, &match_id, "match_id")?;
+        let callback = crate::glue::handle_completion::<::cursus_bridge::api::EventRange>(env, &callback)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::eventstore_async::event_store_event_range_async(&store, &topic, &match_id, crate::glue::u64_arg("from_sequence", from_sequence)?, crate::glue::u64_arg("to_sequence", to_sequence)?, crate::glue::u32_arg("max_records", max_records)?, callback)?;
+        Ok(result)
+    })
+}
+
+/// `NativeBridge.eventStoreLoadAggregateAsync`: see `::cursus_bridge::api::eventstore_async::event_store_load_aggregate_async`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_eventStoreLoadAggregateAsync<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, store: jlong, topic: JString<'l>, key: JString<'l>, snapshot_every: jlong, callback: JObject<'l>) {
+    crate::glue::run(&mut env, (), |env| {
+        let _ = &env;
+        let store = crate::glue::handle::<::cursus_bridge::api::EventStore>(store)?;
+        let topic = crate::glue::string(env, &topic, "topic")?;
+        let key = crate::glue::string(env, &key, "key")?;
+        let callback = crate::glue::handle_completion::<::cursus_bridge::api::Aggregate>(env, &callback)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::eventstore_async::event_store_load_aggregate_async(&store, &topic, &key, crate::glue::u64_arg("snapshot_every", snapshot_every)?, callback)?;
+        Ok(result)
+    })
+}
+
+/// `NativeBridge.eventStoreAggregateAppendAsync`: see `::cursus_bridge::api::eventstore_async::event_store_aggregate_append_async`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_eventStoreAggregateAppendAsync<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, store: jlong, aggregate: jlong, event_type: JString<'l>, payload: JString<'l>, metadata: JString<'l>, schema_version: jint, event_id: JString<'l>, callback: JObject<'l>) {
+    crate::glue::run(&mut env, (), |env| {
+        let _ = &env;
+        let store = crate::glue::handle::<::cursus_bridge::api::EventStore>(store)?;
+        let aggregate = crate::glue::handle::<::cursus_bridge::api::Aggregate>(aggregate)?;
+        let event_type = crate::glue::string(env, &event_type, "event_type")?;
+        let payload = crate::glue::string(env, &payload, "payload")?;
+        let metadata = crate::glue::opt_string(env, &metadata)?;
+        let event_id = crate::glue::opt_string(env, &event_id)?;
+        let callback = crate::glue::handle_completion::<::cursus_bridge::api::EventPage>(env, &callback)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::eventstore_async::event_store_aggregate_append_async(&store, &aggregate, &event_type, &payload, metadata.as_deref(), crate::glue::u32_arg("schema_version", schema_version)?, event_id.as_deref(), callback)?;
+        Ok(result)
+    })
+}
+
+/// `NativeBridge.eventStoreAggregateAutoSnapshotAsync`: see `::cursus_bridge::api::eventstore_async::event_store_aggregate_auto_snapshot_async`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_eventStoreAggregateAutoSnapshotAsync<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, store: jlong, aggregate: jlong, state: JString<'l>, callback: JObject<'l>) {
+    crate::glue::run(&mut env, (), |env| {
+        let _ = &env;
+        let store = crate::glue::handle::<::cursus_bridge::api::EventStore>(store)?;
+        let aggregate = crate::glue::handle::<::cursus_bridge::api::Aggregate>(aggregate)?;
+        let state = crate::glue::string(env, &state, "state")?;
+        let callback = crate::glue::completion(env, &callback)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::eventstore_async::event_store_aggregate_auto_snapshot_async(&store, &aggregate, &state, callback)?;
+        Ok(result)
+    })
+}
+
+/// `NativeBridge.eventStoreAggregateSaveSnapshotAsync`: see `::cursus_bridge::api::eventstore_async::event_store_aggregate_save_snapshot_async`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_eventStoreAggregateSaveSnapshotAsync<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, store: jlong, aggregate: jlong, state: JString<'l>, callback: JObject<'l>) {
+    crate::glue::run(&mut env, (), |env| {
+        let _ = &env;
+        let store = crate::glue::handle::<::cursus_bridge::api::EventStore>(store)?;
+        let aggregate = crate::glue::handle::<::cursus_bridge::api::Aggregate>(aggregate)?;
+        let state = crate::glue::string(env, &state, "state")?;
+        let callback = crate::glue::completion(env, &callback)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::eventstore_async::event_store_aggregate_save_snapshot_async(&store, &aggregate, &state, callback)?;
+        Ok(result)
+    })
+}
+
+/// `NativeBridge.producerAppendStreamAsync`: see `::cursus_bridge::api::eventstore_async::producer_append_stream_async`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_producerAppendStreamAsync<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, producer: jlong, topic: JString<'l>, key: JString<'l>, expected_version: jlong, event: jlong, callback: JObject<'l>) {
+    crate::glue::run(&mut env, (), |env| {
+        let _ = &env;
+        let producer = crate::glue::handle::<::cursus_bridge::api::Producer>(producer)?;
+        let topic = crate::glue::string(env, &topic, "topic")?;
+        let key = crate::glue::string(env, &key, "key")?;
+        let event = crate::glue::handle::<::cursus_bridge::api::EventBuilder>(event)?;
+        let callback = crate::glue::handle_completion::<::cursus_bridge::api::Appended>(env, &callback)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::eventstore_async::producer_append_stream_async(&producer, &topic, &key, crate::glue::u64_arg("expected_version", expected_version)?, &event, callback)?;
+        Ok(result)
+    })
+}
+
+/// `NativeBridge.defaultTimeoutMs`: see `::cursus_bridge::api::library::default_timeout_ms`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_defaultTimeoutMs<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>) -> jlong {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::library::default_timeout_ms()?;
+        Ok(result as jlong)
     })
 }
 
@@ -2613,7 +3008,7 @@ pub extern "system" fn Java_io_cursus_NativeBridge_eventStoreReplayProof<'l>(mut
         let topic = crate::glue::string(env, &topic, "topic")?;
         let match_id = crate::glue::string(env, &match_id, "match_id")?;
         #[allow(clippy::let_unit_value)]
-        let result = ::cursus_bridge::api::replay::event_store_replay_proof(&store, &topic, &match_id, crate::glue::u64_arg("expected_last_sequence", expected_last_sequence)?)?;
+        let result = ::cursus_bridge::api::replay::event_store_replay_proof(&store, &topic, &match_id, expected_last_sequence)?;
         Ok(::cursus_bridge::registry::insert(result) as jlong)
     })
 }
@@ -3880,6 +4275,15 @@ pub extern "system" fn Java_io_cursus_NativeBridge_partitionOffsetsListDestroy<'
     })
 }
 
+/// `NativeBridge.partitionReassignmentDestroy`: releases a handle.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_partitionReassignmentDestroy<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, handle: jlong) {
+    crate::glue::run(&mut env, (), |_| {
+        ::cursus_bridge::registry::remove::<::cursus_bridge::api::PartitionReassignment>(handle as u64);
+        Ok(())
+    })
+}
+
 /// `NativeBridge.producerDestroy`: releases a handle.
 #[no_mangle]
 pub extern "system" fn Java_io_cursus_NativeBridge_producerDestroy<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, handle: jlong) {
@@ -3916,11 +4320,29 @@ pub extern "system" fn Java_io_cursus_NativeBridge_snapshotDestroy<'l>(mut env: 
     })
 }
 
+/// `NativeBridge.snapshotReadDestroy`: releases a handle.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_snapshotReadDestroy<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, handle: jlong) {
+    crate::glue::run(&mut env, (), |_| {
+        ::cursus_bridge::registry::remove::<::cursus_bridge::api::SnapshotRead>(handle as u64);
+        Ok(())
+    })
+}
+
 /// `NativeBridge.statisticsDestroy`: releases a handle.
 #[no_mangle]
 pub extern "system" fn Java_io_cursus_NativeBridge_statisticsDestroy<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, handle: jlong) {
     crate::glue::run(&mut env, (), |_| {
         ::cursus_bridge::registry::remove::<::cursus_bridge::api::Statistics>(handle as u64);
+        Ok(())
+    })
+}
+
+/// `NativeBridge.streamVersionDestroy`: releases a handle.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_streamVersionDestroy<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, handle: jlong) {
+    crate::glue::run(&mut env, (), |_| {
+        ::cursus_bridge::registry::remove::<::cursus_bridge::api::StreamVersion>(handle as u64);
         Ok(())
     })
 }

@@ -30,6 +30,7 @@ a client is made; after changing it while clients exist, call
 from __future__ import annotations
 
 from ._cursus import (
+    DEFAULT_TIMEOUT,
     AdminClient,
     Appended,
     ClusterBroker,
@@ -47,6 +48,7 @@ from ._cursus import (
     PartitionLag,
     PartitionDescription,
     PartitionOffsets,
+    PartitionReassignment,
     Producer,
     Page,
     RangeEvent,
@@ -84,6 +86,7 @@ from ._rebalance import RebalanceCallback, RebalanceListener
 from ._transaction import Transaction
 
 __all__ = [
+    "DEFAULT_TIMEOUT",
     "AdminClient",
     "ClusterBroker",
     "ClusterPartition",
@@ -113,6 +116,7 @@ __all__ = [
     "PartitionDescription",
     "PartitionLag",
     "PartitionOffsets",
+    "PartitionReassignment",
     "Producer",
     "RangeEvent",
     "RebalanceCallback",

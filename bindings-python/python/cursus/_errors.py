@@ -28,36 +28,23 @@ __all__ = [
 
 
 class CursusError(Exception):
-    """Any error reported by the Cursus engine or broker.
-
-    Attributes:
-        code: machine-readable code (the broker's, e.g. ``topic_not_found``,
-            or a local one such as ``timeout``, ``closed``, ``used_after_fork``).
-        error_class: one of the eight classes (``validation``, ``authorization``,
-            ``routing``, ``availability``, ``conflict``, ``fencing``,
-            ``not_found``, ``internal``).
-        retryable: whether the same operation may be attempted again.
-        message: human-readable detail.
-        fields: structured details (e.g. ``leader``).
-        kind: where the error comes from (``broker``, ``io``, ``tls``,
-            ``timeout``, ``protocol``, ``closed``, ``invalid_argument``,
-            ``internal``). A failed TLS handshake is kind ``tls``, code
-            ``tls_handshake_failed``, an :class:`AuthorizationError` with
-            ``fields["reason"]``.
-        status: what picked the exception class, the same status C returns
-            and C++/Java use: the class name, or ``timeout``, ``closed``,
-            ``invalid_argument`` for local failures.
-        proof: the :class:`cursus.ReplayProof` of a replay proof or range
-            read that failed because the proof is not complete (codes
-            ``aggregate_proof_<status>`` and ``aggregate_range_<status>``);
-            ``None`` for every other error.
+    """Any error reported by the Cursus engine or broker: a code, one of eight
+    classes, whether a retry may succeed, a message and structured fields
+    (the attributes below).
 
     ``str(e)`` is the engine error's readable form, the same text in every
     language: ``code (class[, retryable]): message; field=value, ...``.
     """
 
     error_class: str = "internal"
+    """One of the eight classes (``validation``, ``authorization``,
+    ``routing``, ``availability``, ``conflict``, ``fencing``, ``not_found``,
+    ``internal``); each subclass has its own."""
     proof: Optional[ReplayProof] = None
+    """The :class:`cursus.ReplayProof` of a replay proof or range read that
+    failed because the proof is not complete (codes
+    ``aggregate_proof_<status>`` and ``aggregate_range_<status>``); ``None``
+    for every other error."""
 
     def __init__(
         self,
@@ -71,11 +58,24 @@ class CursusError(Exception):
     ) -> None:
         super().__init__(text if text is not None else message)
         self.code = code
+        """Machine-readable code (the broker's, e.g. ``topic_not_found``, or a
+        local one such as ``timeout``, ``closed``, ``used_after_fork``)."""
         self.retryable = retryable
+        """Whether the same operation may be attempted again."""
         self.message = message
+        """Human-readable detail."""
         self.fields: Dict[str, str] = dict(fields or {})
+        """Structured details (e.g. ``leader``)."""
         self.kind = kind
+        """Where the error comes from (``broker``, ``io``, ``tls``,
+        ``timeout``, ``protocol``, ``closed``, ``invalid_argument``,
+        ``internal``). A failed TLS handshake is kind ``tls``, code
+        ``tls_handshake_failed``, an :class:`AuthorizationError` with
+        ``fields["reason"]``."""
         self.status = self.error_class
+        """What picked the exception class, the same status C returns and
+        C++/Java use: the class name, or ``timeout``, ``closed``,
+        ``invalid_argument`` for local failures."""
 
     def __str__(self) -> str:
         return str(self.args[0]) if self.args else self.message

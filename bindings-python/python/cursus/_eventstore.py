@@ -26,7 +26,6 @@ verified identities; ``event_range`` reads some of them under such a proof.
 from __future__ import annotations
 
 import collections
-import logging
 from typing import (
     TYPE_CHECKING,
     AsyncIterator,
@@ -56,8 +55,6 @@ __all__ = [
     "AsyncAggregate",
     "DEFAULT_SNAPSHOT_EVERY",
 ]
-
-_log = logging.getLogger("cursus")
 
 S = TypeVar("S")
 Text = Union[str, bytes]
@@ -210,30 +207,6 @@ class AsyncEventReader(_ReaderState, AsyncIterator[StoredEvent]):
         return self._events.popleft()
 
 
-def _appended_event(
-    topic: str,
-    key: str,
-    appended: Appended,
-    event_type: str,
-    payload: Text,
-    metadata: Text,
-    schema_version: Optional[int],
-) -> StoredEvent:
-    """The event just appended, as a read would return it (timestamp 0:
-    the broker's is not in the append's reply)."""
-    return StoredEvent(
-        topic=topic,
-        partition=appended.partition,
-        offset=appended.offset,
-        key=key,
-        version=appended.version,
-        event_type=event_type,
-        payload=payload,
-        schema_version=1 if schema_version is None else schema_version,
-        metadata=metadata.decode() if isinstance(metadata, bytes) else metadata,
-    )
-
-
 class _AggregateBase(Generic[S]):
     """The Python half shared by :class:`Aggregate` and
     :class:`AsyncAggregate`: folding events into ``state`` through
@@ -319,18 +292,18 @@ class _AggregateBase(Generic[S]):
     def _fold(self, event: StoredEvent) -> None:
         self.state = self._apply(self.state, event)
 
-    def _auto_snapshot_due(self) -> bool:
-        return self._serialize is not None and self.snapshot_due
-
-    def _snapshot_failed(self, e: Exception) -> None:
-        _log.warning(
-            "aggregate %r of %r: automatic snapshot at version %d failed "
-            "(tried again after the next append): %s",
-            self.key,
-            self.topic,
-            self.version,
-            e,
-        )
+    def _auto_snapshot_state(self) -> Optional[str]:
+        """The state text for the automatic snapshot when one is due, else
+        ``None``. A ``serialize`` that raises is reported as the engine
+        reports a failed save (the ``cursus`` log, at warn): the append
+        before it stands, and the snapshot stays due."""
+        if self._serialize is None or not self.snapshot_due:
+            return None
+        try:
+            return self._serialize(self.state)
+        except Exception as e:  # noqa: BLE001 - the append stands; the engine logs it
+            self._engine.snapshot_failed(repr(e))
+            return None
 
     def _state_text(self) -> str:
         if self._serialize is None:
@@ -350,12 +323,13 @@ class Aggregate(_AggregateBase[S]):
     event through ``apply(state, event) -> state``; ``version`` is the last
     event's. Made by :meth:`EventStore.load_aggregate`.
 
-    :meth:`append` appends at ``version + 1`` and folds the new event into
-    ``state``; when ``serialize`` was given and ``snapshot_every`` events
-    were appended since the last snapshot, it then saves
-    ``serialize(state)`` as the snapshot. A snapshot that fails is logged
-    (logger ``cursus``) and tried again after the next append: the append
-    stands.
+    :meth:`append` appends at ``version + 1`` and, once it succeeded, folds
+    the stored event into ``state`` (a failed append changes nothing); when
+    ``serialize`` was given and ``snapshot_every`` events were appended
+    since the last snapshot, it then saves ``serialize(state)`` as the
+    snapshot. A snapshot that fails (the save, or ``serialize`` raising)
+    never fails the append, which is durable: the engine logs it at warn
+    (logger ``cursus``) and it stays due, so the next append tries again.
 
     When another writer appended first, :meth:`append` raises
     :class:`cursus.ConflictError` with code ``version_conflict`` (fields
@@ -404,11 +378,13 @@ class Aggregate(_AggregateBase[S]):
         metadata: Text = "",
         schema_version: Optional[int] = None,
         event_id: Optional[str] = None,
-    ) -> Appended:
-        """Appends an event at ``version + 1``, folds it into ``state`` and
-        saves a snapshot when one is due; returns where it was stored.
-        ``event_id`` as :meth:`EventStore.append`."""
-        appended = self._native.append(
+    ) -> StoredEvent:
+        """Appends an event at ``version + 1``, folds the stored event into
+        ``state`` and saves a snapshot when one is due; returns the event as
+        stored (its version, offset and partition; timestamp 0, which the
+        append's reply does not carry). ``event_id`` as
+        :meth:`EventStore.append`."""
+        stored = self._native.append(
             self._store._native,
             payload,
             event_type=event_type,
@@ -416,17 +392,11 @@ class Aggregate(_AggregateBase[S]):
             schema_version=schema_version,
             event_id=event_id,
         )
-        self._fold(
-            _appended_event(
-                self.topic, self.key, appended, event_type, payload, metadata, schema_version
-            )
-        )
-        if self._auto_snapshot_due():
-            try:
-                self.save_snapshot()
-            except Exception as e:  # noqa: BLE001 - the append stands; logged, retried later
-                self._snapshot_failed(e)
-        return appended
+        self._fold(stored)
+        state = self._auto_snapshot_state()
+        if state is not None:
+            self._native.auto_snapshot(self._store._native, state)
+        return stored
 
     def save_snapshot(self) -> None:
         """Saves ``serialize(state)`` as the snapshot at ``version`` (needs
@@ -468,10 +438,10 @@ class AsyncAggregate(_AggregateBase[S]):
         metadata: Text = "",
         schema_version: Optional[int] = None,
         event_id: Optional[str] = None,
-    ) -> Appended:
+    ) -> StoredEvent:
         """Appends at ``version + 1``, folds, snapshots when due (see
         :meth:`Aggregate.append`)."""
-        appended = await self._native.append(
+        stored = await self._native.append(
             self._store._native,
             payload,
             event_type=event_type,
@@ -479,17 +449,11 @@ class AsyncAggregate(_AggregateBase[S]):
             schema_version=schema_version,
             event_id=event_id,
         )
-        self._fold(
-            _appended_event(
-                self.topic, self.key, appended, event_type, payload, metadata, schema_version
-            )
-        )
-        if self._auto_snapshot_due():
-            try:
-                await self.save_snapshot()
-            except Exception as e:  # noqa: BLE001 - the append stands; logged, retried later
-                self._snapshot_failed(e)
-        return appended
+        self._fold(stored)
+        state = self._auto_snapshot_state()
+        if state is not None:
+            await self._native.auto_snapshot(self._store._native, state)
+        return stored
 
     async def save_snapshot(self) -> None:
         """Saves ``serialize(state)`` as the snapshot at ``version``."""

@@ -44,7 +44,7 @@ class RebalanceListener:
 
     def on_partitions_lost(self, partitions: List[TopicPartition]) -> None:
         """The session expired: these partitions were lost without a chance
-        to commit. By default this calls :meth:`on_partitions_revoked`, as
-        Kafka's Java client and confluent-kafka do; override it to tell the
-        two apart."""
-        self.on_partitions_revoked(partitions)
+        to commit. Called only when overridden: otherwise the consumer tells
+        a loss through :meth:`on_partitions_revoked`, as Kafka's Java client
+        and confluent-kafka do (the library's rule, the same in every Cursus
+        language); override it to tell the two apart."""

@@ -9,8 +9,8 @@ the engine operation.
 
 Options are checked when an object is constructed (an unknown or mistyped
 keyword raises there, not at ``connect()``). ``Producer.flush`` and
-``Producer.close`` wait at most 30 s by default (``timeout=None``: no
-limit). Objects are used as::
+``Producer.close`` wait at most the library's 30 s by default
+(``timeout=None``: no limit). Objects are used as::
 
     async with cursus.aio.Producer(bootstrap_servers="127.0.0.1:9000") as p:
         meta = await p.send("topic", b"payload")
@@ -63,12 +63,13 @@ from typing import (
 from . import _cursus
 
 if TYPE_CHECKING:
-    from ._cursus import BatchRecord, BatchResult
+    from ._cursus import BatchRecord, BatchResult, FlushTimeout
 from ._eventstore import DEFAULT_SNAPSHOT_EVERY, AsyncAggregate, AsyncEventReader, Text
 from ._rebalance import RebalanceListener as _SyncRebalanceListener
 from ._transaction import AsyncTransaction
 from ._errors import CursusError
 from ._cursus import (
+    DEFAULT_TIMEOUT,
     Appended,
     ClusterBroker,
     ClusterStatus,
@@ -77,6 +78,7 @@ from ._cursus import (
     LeaderElection,
     Message,
     PartitionOffsets,
+    PartitionReassignment,
     RangeEvent,
     RecordMetadata,
     ReplayProof,
@@ -129,9 +131,9 @@ class RebalanceListener:
     called one at a time while ``poll`` (or ``close``, ``subscribe``) waits;
     a coroutine runs on the consumer's event loop and is waited for, so
     ``await consumer.seek(...)`` or ``await consumer.commit()`` work in it,
-    but ``poll`` raises :class:`cursus.ValidationError`. A loss calls
-    :meth:`on_partitions_revoked` unless :meth:`on_partitions_lost` is
-    overridden.
+    but ``poll`` raises :class:`cursus.ValidationError`. A loss is told
+    through :meth:`on_partitions_revoked` unless :meth:`on_partitions_lost`
+    is overridden (the library's rule, the same in every Cursus language).
     """
 
     async def on_partitions_assigned(self, partitions: List[TopicPartition]) -> None:
@@ -142,9 +144,8 @@ class RebalanceListener:
         """These partitions are being taken away; a commit here counts."""
 
     async def on_partitions_lost(self, partitions: List[TopicPartition]) -> None:
-        """These partitions were lost (session expired); by default calls
-        :meth:`on_partitions_revoked`."""
-        await self.on_partitions_revoked(partitions)
+        """These partitions were lost (session expired). Called only when
+        overridden: otherwise the loss is told to :meth:`on_partitions_revoked`."""
 
 
 async def _awaited(value: Awaitable[object]) -> object:
@@ -198,7 +199,8 @@ def _threaded(
 
 class _ThreadedListener(_SyncRebalanceListener):
     """Adapts a listener whose methods may be coroutines to the consumer's
-    listener thread."""
+    listener thread. It has no lost callback: the engine tells a loss as a
+    revocation (see :func:`_threaded_listener` for one that has)."""
 
     def __init__(
         self,
@@ -218,8 +220,24 @@ class _ThreadedListener(_SyncRebalanceListener):
     def on_partitions_revoked(self, partitions: List[TopicPartition]) -> None:
         self._call(self._listener.on_partitions_revoked(partitions))
 
+
+class _ThreadedLostListener(_ThreadedListener):
+    """A :class:`_ThreadedListener` of a listener with its own lost callback."""
+
     def on_partitions_lost(self, partitions: List[TopicPartition]) -> None:
         self._call(self._listener.on_partitions_lost(partitions))
+
+
+def _threaded_listener(
+    loop: asyncio.AbstractEventLoop,
+    listener: Union[RebalanceListener, _SyncRebalanceListener],
+) -> _ThreadedListener:
+    """The adapter of ``listener``, with a lost callback only when the
+    listener overrides ``on_partitions_lost`` (the bases' are never called)."""
+    own = getattr(type(listener), "on_partitions_lost", None)
+    defaults = (RebalanceListener.on_partitions_lost, _SyncRebalanceListener.on_partitions_lost)
+    adapter = _ThreadedListener if own is None or own in defaults else _ThreadedLostListener
+    return adapter(loop, listener)
 
 
 def _callbacks_of(
@@ -439,8 +457,9 @@ class Producer(_Client):
         into the engine, and returns ONE awaitable that resolves with every
         record's result in order: a :class:`RecordMetadata`, or the exception
         (not raised) of a record that failed. Each item of ``records`` is a
-        value or a ``(key, value)`` tuple; ``partition`` and ``timestamp``
-        apply to every record. Ordered with :meth:`send` calls like a send.
+        value, a ``(key, value)`` or a ``(key, value, partition)`` tuple;
+        ``partition`` applies to the records without their own, ``timestamp``
+        to every record. Ordered with :meth:`send` calls like a send.
         """
         future = self._native.send_batch(topic, records, partition=partition, timestamp=timestamp)
         self._unresolved.add(future)
@@ -453,18 +472,18 @@ class Producer(_Client):
         if sent:
             await asyncio.wait(sent)
 
-    async def flush(self, timeout: Optional[float] = 30.0) -> None:
+    async def flush(self, timeout: FlushTimeout = DEFAULT_TIMEOUT) -> None:
         """Sends everything handed over before the call and waits until it
         is acknowledged (or failed) and its future resolved, at most
-        ``timeout`` seconds (30 by default; ``None``: no limit). Raises
+        ``timeout`` seconds (the library's 30 s by default; ``None``: no limit). Raises
         :class:`cursus.TimeoutError` when the deadline passes."""
         sent = list(self._unresolved)
         await self._native.flush(timeout)
         await self._settle(sent)
 
-    async def close(self, timeout: Optional[float] = 30.0) -> None:
-        """Flushes within ``timeout`` seconds (30 by default; ``None``: no
-        limit), fails what is left (those futures raise
+    async def close(self, timeout: FlushTimeout = DEFAULT_TIMEOUT) -> None:
+        """Flushes within ``timeout`` seconds (the library's 30 s by default;
+        ``None``: no limit), fails what is left (those futures raise
         :class:`cursus.ClosedError`) and closes; idempotent."""
         self._closed = True
         native = self._native_obj
@@ -662,7 +681,7 @@ class Consumer(_Client):
             self._native.set_rebalance_listener(None)
         else:
             loop = asyncio.get_running_loop()
-            self._native.set_rebalance_listener(_ThreadedListener(loop, listener))
+            self._native.set_rebalance_listener(_threaded_listener(loop, listener))
 
     async def seek(self, partition: TopicPartition, offset: int) -> None:
         """Makes the next :meth:`poll` return records of an assigned
@@ -827,6 +846,24 @@ class AdminClient(_Client):
         leader of ``topic``/``partition``; electing the current leader again
         changes nothing (``changed`` is False)."""
         return await self._native.elect_leader(topic, partition, broker_id)
+
+    async def reassign_partition(
+        self, topic: str, partition: int, replicas: List[str]
+    ) -> PartitionReassignment:
+        """REASSIGN_PARTITIONS (a project extension): moves the replicas of
+        ``topic``/``partition`` to the brokers ``replicas`` (broker ids,
+        preferred leader first, as many as the topic's replication factor)
+        and resolves once the move is done: the new replicas in sync, the
+        others dropped, the leader one of ``replicas``; no acknowledged
+        record is lost. After the client's ``request_timeout_ms`` it raises
+        the retryable ``TimeoutError`` with code ``reassignment_timeout``
+        while the move goes on (call again with the same replicas to keep
+        waiting). Errors: ``topic_not_found``, ``partition_not_found``,
+        ``broker_not_found``, ``replica_broker_inactive``,
+        ``invalid_replicas``, ``invalid_replication_factor``,
+        ``reassignment_in_progress``, ``distribution_not_enabled``
+        (standalone)."""
+        return await self._native.reassign_partition(topic, partition, list(replicas))
 
     async def list_cluster(self) -> List[ClusterBroker]:
         """LIST_CLUSTER: the registered brokers (distributed mode)."""

@@ -129,6 +129,27 @@ impl AsyncAdmin {
         )
     }
 
+    /// REASSIGN_PARTITIONS: moves the replicas of `topic`/`partition` to
+    /// `replicas`; resolves once the move is done.
+    fn reassign_partition<'py>(
+        &self,
+        py: Python<'py>,
+        topic: String,
+        partition: u32,
+        replicas: Vec<String>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let a = self.st(py)?.inner.get(py)?;
+        bridge(
+            py,
+            &self.st(py)?.dispatcher,
+            async move {
+                let ids: Vec<&str> = replicas.iter().map(String::as_str).collect();
+                a.reassign_partition(&topic, partition, &ids).await
+            },
+            into::<PartitionReassignment, _>,
+        )
+    }
+
     /// LIST_CLUSTER (distributed mode).
     fn list_cluster<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         let a = self.st(py)?.inner.get(py)?;

@@ -46,7 +46,13 @@ impl AsyncConsumer {
     fn install_listener(&self, py: Python<'_>, target: Option<RebalanceTarget>) -> PyResult<()> {
         let c = self.st(py)?.inner.get(py)?;
         let busy = Arc::clone(&self.in_listener);
-        c.set_rebalance_listener(target.map(|t| t.into_listener(busy)));
+        match target {
+            Some(t) => {
+                let (listener, lost) = t.into_listener(py, busy);
+                c.set_rebalance_listener_with(Some(listener), lost);
+            }
+            None => c.set_rebalance_listener(None),
+        }
         Ok(())
     }
 

@@ -6,7 +6,7 @@
 use super::*;
 use crate::eventstore::{
     event_arg, loaded, page_or_none, range_result, text_arg, AggregateCell, Appended, EventCursor,
-    ReplayProof, Snapshot,
+    ReplayProof, Snapshot, StoredEvent,
 };
 use cursus::eventstore::EventStore as EngineEventStore;
 
@@ -219,6 +219,31 @@ pub struct AsyncAggregate {
     cell: Arc<AggregateCell>,
 }
 
+impl AsyncAggregate {
+    /// Runs `op` with this aggregate, the store's engine client and
+    /// `state` as text; the future it returns is resolved by the store's
+    /// dispatcher through `convert`.
+    fn with_state<'py, F, Fut, T, C>(
+        &self,
+        py: Python<'py>,
+        store: &AsyncEventStore,
+        state: &Bound<'py, PyAny>,
+        op: F,
+        convert: C,
+    ) -> PyResult<Bound<'py, PyAny>>
+    where
+        F: FnOnce(Arc<AggregateCell>, Arc<EngineEventStore>, String) -> Fut,
+        Fut: Future<Output = cursus::Result<T>> + Send + 'static,
+        T: Send + 'static,
+        C: FnOnce(Python<'_>, T) -> PyResult<PyObject> + Send + 'static,
+    {
+        let st = store.st(py)?;
+        let s = st.inner.get(py)?;
+        let state = text_arg(py, "state", state)?;
+        bridge(py, &st.dispatcher, op(self.cell.clone(), s, state), convert)
+    }
+}
+
 #[pymethods]
 impl AsyncAggregate {
     /// An aggregate not loaded yet (version 0); `load` reads its stream.
@@ -243,8 +268,8 @@ impl AsyncAggregate {
         )
     }
 
-    /// Appends an event at the aggregate's next version; resolves to
-    /// `Appended`.
+    /// Appends an event at the aggregate's next version; resolves to the
+    /// event as stored (`StoredEvent`, timestamp 0).
     #[pyo3(signature = (store, payload, *, event_type=String::new(), metadata=None, schema_version=None, event_id=None))]
     #[allow(clippy::too_many_arguments)]
     fn append<'py>(
@@ -265,8 +290,31 @@ impl AsyncAggregate {
             py,
             &st.dispatcher,
             async move { cell.append(&s, &event).await },
-            into::<Appended, _>,
+            |py, e| Ok(StoredEvent::from_engine(py, e).into_py(py)),
         )
+    }
+
+    /// The automatic snapshot after an append; resolves to True when one
+    /// was saved. A failed save is logged (warn), never raised.
+    fn auto_snapshot<'py>(
+        &self,
+        py: Python<'py>,
+        store: &AsyncEventStore,
+        state: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        self.with_state(
+            py,
+            store,
+            state,
+            |cell, s, state| async move { Ok(cell.auto_snapshot(&s, &state).await) },
+            |py, saved| Ok(saved.into_py(py)),
+        )
+    }
+
+    /// Reports a state `serialize` could not turn into text (logged at
+    /// warn, as a failed automatic snapshot).
+    fn snapshot_failed(&self, reason: &str) {
+        self.cell.snapshot_failed(reason);
     }
 
     /// Saves `state` as the snapshot at the aggregate's version.
@@ -276,14 +324,11 @@ impl AsyncAggregate {
         store: &AsyncEventStore,
         state: &Bound<'py, PyAny>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let st = store.st(py)?;
-        let s = st.inner.get(py)?;
-        let state = text_arg(py, "state", state)?;
-        let cell = self.cell.clone();
-        bridge(
+        self.with_state(
             py,
-            &st.dispatcher,
-            async move { cell.save_snapshot(&s, &state).await },
+            store,
+            state,
+            |cell, s, state| async move { cell.save_snapshot(&s, &state).await },
             none,
         )
     }

@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::eventstore::{event_arg, Appended};
+use crate::timeout::FlushTimeout;
 
 /// Native async producer (wrapped by `cursus.aio.Producer`).
 #[pyclass(module = "cursus._cursus", frozen)]
@@ -98,12 +99,12 @@ impl AsyncProducer {
 
     /// Sends everything handed over before the call (the engine counts
     /// records still waiting for buffer space) and waits until it is
-    /// acknowledged or failed, at most `timeout` seconds (30 by default;
-    /// `None`: no limit).
-    #[pyo3(signature = (timeout=30.0))]
-    fn flush<'py>(&self, py: Python<'py>, timeout: Option<f64>) -> PyResult<Bound<'py, PyAny>> {
+    /// acknowledged or failed, at most `timeout` seconds (the library's
+    /// 30 s by default; `None`: no limit).
+    #[pyo3(signature = (timeout=FlushTimeout::Default))]
+    fn flush<'py>(&self, py: Python<'py>, timeout: FlushTimeout) -> PyResult<Bound<'py, PyAny>> {
         let p = self.st(py)?.inner.get(py)?;
-        let t = timeout_arg(py, timeout)?;
+        let t = timeout.resolve(py)?;
         bridge(
             py,
             &self.st(py)?.dispatcher,
@@ -112,11 +113,12 @@ impl AsyncProducer {
         )
     }
 
-    /// Flushes within `timeout` seconds (30 by default; `None`: no limit),
-    /// fails what is left and closes; closing twice does nothing.
-    #[pyo3(signature = (timeout=30.0))]
-    fn close<'py>(&self, py: Python<'py>, timeout: Option<f64>) -> PyResult<Bound<'py, PyAny>> {
-        let t = timeout_arg(py, timeout)?.unwrap_or(Duration::MAX);
+    /// Flushes within `timeout` seconds (the library's 30 s by default;
+    /// `None`: no limit), fails what is left and closes; closing twice does
+    /// nothing.
+    #[pyo3(signature = (timeout=FlushTimeout::Default))]
+    fn close<'py>(&self, py: Python<'py>, timeout: FlushTimeout) -> PyResult<Bound<'py, PyAny>> {
+        let t = timeout.resolve(py)?.unwrap_or(Duration::MAX);
         let closing = self.st(py)?.inner.take();
         bridge(
             py,

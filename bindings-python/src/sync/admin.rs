@@ -105,6 +105,35 @@ impl AdminClient {
         .map(Into::into)
     }
 
+    /// REASSIGN_PARTITIONS (a project extension): moves the replicas of
+    /// `topic`/`partition` to the brokers `replicas` (broker ids, preferred
+    /// leader first, as many as the topic's replication factor) and returns
+    /// once the move is done: the new replicas in sync, the others dropped,
+    /// the leader one of `replicas`; no acknowledged record is lost. After
+    /// the client's `request_timeout_ms` it raises the retryable
+    /// `TimeoutError` with code `reassignment_timeout` while the move goes
+    /// on (call again with the same replicas to keep waiting). Errors:
+    /// `topic_not_found`, `partition_not_found`, `broker_not_found`,
+    /// `replica_broker_inactive`, `invalid_replicas`,
+    /// `invalid_replication_factor`, `reassignment_in_progress`,
+    /// `distribution_not_enabled` (standalone).
+    fn reassign_partition(
+        &self,
+        py: Python<'_>,
+        topic: String,
+        partition: u32,
+        replicas: Vec<String>,
+    ) -> PyResult<PartitionReassignment> {
+        let a = self.inner.get(py)?;
+        interruptible(py, async {
+            let ids: Vec<&str> = replicas.iter().map(String::as_str).collect();
+            a.as_async()?
+                .reassign_partition(&topic, partition, &ids)
+                .await
+        })
+        .map(Into::into)
+    }
+
     /// LIST_CLUSTER (distributed mode).
     fn list_cluster(&self, py: Python<'_>) -> PyResult<Vec<ClusterBroker>> {
         let a = self.inner.get(py)?;

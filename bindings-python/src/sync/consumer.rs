@@ -4,15 +4,12 @@
 
 use super::*;
 use crate::listeners::{ClientCallbacks, RebalanceTarget};
+use cursus::consumer::LostDelivery;
 
 /// A consumer-group member.
 #[pyclass(module = "cursus", frozen)]
 pub struct Consumer {
     pub(crate) inner: Slot<Arc<blocking::Consumer>>,
-    /// Set by `wakeup()`: the poll in progress (or the next) returns `[]`.
-    /// Polls run in short slices (for Ctrl-C), so the engine's own wakeup
-    /// only ends the current slice; this flag ends the whole poll.
-    woken: Arc<AtomicBool>,
     /// The consumer while `close()` runs: the rebalance listener (told of
     /// the revocation) may still commit, seek ... through it.
     closing: Mutex<Option<Arc<blocking::Consumer>>>,
@@ -41,8 +38,14 @@ impl Consumer {
         c: &blocking::Consumer,
         target: Option<RebalanceTarget>,
     ) -> PyResult<()> {
-        let listener = target.map(|t| t.into_listener(Arc::new(AtomicBool::new(false))));
-        c.set_rebalance_listener(listener).py_err(py)
+        let (listener, lost) = match target {
+            Some(t) => {
+                let (l, lost) = t.into_listener(py, Arc::new(AtomicBool::new(false)));
+                (Some(l), lost)
+            }
+            None => (None, LostDelivery::AsLost),
+        };
+        c.set_rebalance_listener_with(listener, lost).py_err(py)
     }
 }
 
@@ -64,7 +67,6 @@ impl Consumer {
             .py_err(py)?;
         Ok(Consumer {
             inner: Slot::new("consumer", Arc::new(c)),
-            woken: Arc::new(AtomicBool::new(false)),
             closing: Mutex::new(None),
         })
     }
@@ -130,28 +132,22 @@ impl Consumer {
         max_records: Option<usize>,
     ) -> PyResult<PyObject> {
         let c = self.inner.get(py)?;
-        let timeout = duration(py, timeout)?;
-        let woken = Arc::clone(&self.woken);
-        let records = sliced(py, timeout, |slice| {
-            if woken.swap(false, Ordering::SeqCst) {
-                return Ok(Some(Vec::new()));
-            }
-            let r = match max_records {
-                Some(max) => c.poll_max(Some(slice), max)?,
-                None => c.poll(Some(slice))?,
-            };
-            Ok((!r.is_empty() || woken.swap(false, Ordering::SeqCst)).then_some(r))
-        })?
-        .unwrap_or_default();
+        let timeout = duration(py, timeout)?.unwrap_or(Duration::MAX);
+        // One engine poll (it returns only with records, at the deadline or
+        // when woken), waited for in slices with signal checks: Ctrl-C
+        // drops it while it waits, when it has taken no record.
+        let records = interruptible(py, async {
+            let c = c.as_async()?;
+            let max = max_records.unwrap_or_else(|| c.max_poll_records());
+            c.poll_max(timeout, max).await
+        })?;
         Message::list(py, records)
     }
 
     /// Makes the poll blocked in another thread (or else the next poll)
     /// return `[]` at once. Safe from any thread and from a signal handler.
     fn wakeup(&self, py: Python<'_>) -> PyResult<()> {
-        let c = self.inner.get(py)?;
-        self.woken.store(true, Ordering::SeqCst);
-        c.wakeup().py_err(py)
+        self.inner.get(py)?.wakeup().py_err(py)
     }
 
     /// Commits the positions of the records returned so far.

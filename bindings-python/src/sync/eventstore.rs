@@ -6,7 +6,7 @@
 use super::*;
 use crate::eventstore::{
     event_arg, loaded, page_or_none, range_result, text_arg, AggregateCell, Appended, EventCursor,
-    ReplayProof, Snapshot,
+    ReplayProof, Snapshot, StoredEvent,
 };
 
 /// Native synchronous event store client.
@@ -190,7 +190,8 @@ impl Aggregate {
         loaded(py, read)
     }
 
-    /// Appends an event at the aggregate's next version.
+    /// Appends an event at the aggregate's next version; returns it as
+    /// stored (`StoredEvent`, timestamp 0).
     #[pyo3(signature = (store, payload, *, event_type=String::new(), metadata=None, schema_version=None, event_id=None))]
     #[allow(clippy::too_many_arguments)]
     fn append(
@@ -202,11 +203,34 @@ impl Aggregate {
         metadata: Option<&Bound<'_, PyAny>>,
         schema_version: Option<u32>,
         event_id: Option<String>,
-    ) -> PyResult<Appended> {
+    ) -> PyResult<StoredEvent> {
         let s = store.inner.get(py)?;
         let event = event_arg(py, payload, event_type, metadata, schema_version, event_id)?;
         let cell = self.cell.clone();
-        interruptible(py, async { cell.append(s.as_async()?, &event).await }).map(Into::into)
+        let stored = interruptible(py, async { cell.append(s.as_async()?, &event).await })?;
+        Ok(StoredEvent::from_engine(py, stored))
+    }
+
+    /// The automatic snapshot after an append: saves `state` when one is
+    /// due; True when saved. A failed save is logged (warn), never raised.
+    fn auto_snapshot(
+        &self,
+        py: Python<'_>,
+        store: &EventStore,
+        state: &Bound<'_, PyAny>,
+    ) -> PyResult<bool> {
+        let s = store.inner.get(py)?;
+        let state = text_arg(py, "state", state)?;
+        let cell = self.cell.clone();
+        interruptible(py, async {
+            Ok(cell.auto_snapshot(s.as_async()?, &state).await)
+        })
+    }
+
+    /// Reports a state `serialize` could not turn into text (logged at
+    /// warn, as a failed automatic snapshot).
+    fn snapshot_failed(&self, reason: &str) {
+        self.cell.snapshot_failed(reason);
     }
 
     /// Saves `state` as the snapshot at the aggregate's version.

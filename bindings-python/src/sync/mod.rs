@@ -13,7 +13,7 @@ use cursus::{Error, ErrorKind};
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyString};
 use std::panic::AssertUnwindSafe;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
@@ -29,11 +29,6 @@ pub use producer::{BatchDelivery, Delivery, Producer};
 
 /// Longest uninterruptible wait: signals are checked at least this often.
 pub(crate) const SLICE: Duration = Duration::from_millis(100);
-
-/// The default `flush`/`close` timeout in seconds: the bridge's (30 s, the
-/// same in every language). Also written as `timeout=30.0` in the method
-/// signatures, since pyo3 defaults must be literals; a test checks both.
-pub(crate) const DEFAULT_TIMEOUT_S: f64 = cursus_bridge::timeout::DEFAULT.as_secs() as f64;
 
 /// Runs `f` with the GIL released; a panic becomes an internal error.
 pub(crate) fn blocking<T, F>(py: Python<'_>, f: F) -> PyResult<T>
@@ -266,15 +261,23 @@ pub(crate) fn batch_records(
     let mut out = Vec::with_capacity(records.len().unwrap_or(0));
     for item in records.iter()? {
         let item = item?;
-        let (key, value) = match item.downcast::<pyo3::types::PyTuple>() {
-            Ok(t) if t.len() == 2 => (Some(t.get_item(0)?), t.get_item(1)?),
+        // The batch rule (cursus_bridge::records_in): one topic, named once
+        // here; each record its own partition, `partition` by default.
+        let (key, value, own_partition) = match item.downcast::<pyo3::types::PyTuple>() {
+            Ok(t) if t.len() == 2 => (Some(t.get_item(0)?), t.get_item(1)?, None),
+            Ok(t) if t.len() == 3 => (
+                Some(t.get_item(0)?),
+                t.get_item(1)?,
+                Some(t.get_item(2)?.extract::<Option<u32>>()?),
+            ),
             Ok(t) => {
                 return Err(pyo3::exceptions::PyTypeError::new_err(format!(
-                    "a batch record is a value or a (key, value) tuple, not a tuple of {}",
+                    "a batch record is a value, a (key, value) or a (key, value, partition) tuple, \
+                     not a tuple of {}",
                     t.len()
                 )))
             }
-            Err(_) => (None, item),
+            Err(_) => (None, item, None),
         };
         let key = match key {
             Some(k) => types::key(Some(&k))?,
@@ -287,7 +290,7 @@ pub(crate) fn batch_records(
         };
         out.push(ProducerRecord {
             topic: topic.to_owned(),
-            partition,
+            partition: own_partition.unwrap_or(partition),
             key,
             payload,
             timestamp,

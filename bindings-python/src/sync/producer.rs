@@ -2,6 +2,7 @@
 
 use super::*;
 use crate::eventstore::{event_arg, Appended};
+use crate::timeout::FlushTimeout;
 
 /// Sends records to Cursus topics.
 #[pyclass(module = "cursus", frozen)]
@@ -77,9 +78,11 @@ impl Producer {
 
     /// Queues a batch of records of `topic` in one call, the GIL released
     /// while the engine queues them (each waits at most `max_block_ms` for
-    /// buffer space). Each item of `records` is a value (bytes-like or str)
-    /// or a `(key, value)` tuple; `partition` (None: the partitioner) and
-    /// `timestamp` apply to every record. Returns a `BatchDelivery`, or
+    /// buffer space). Each item of `records` is a value (bytes-like or str),
+    /// a `(key, value)` or a `(key, value, partition)` tuple; `partition`
+    /// (None: the partitioner) applies to the records without their own,
+    /// `timestamp` to every record. A batch has one topic (the library's
+    /// rule in every language). Returns a `BatchDelivery`, or
     /// `None` when `on_delivery(results)` is given: that is then called ONCE,
     /// on this producer's callback thread, with every record's result in
     /// order (a `RecordMetadata`, or the exception of a record that failed).
@@ -146,23 +149,23 @@ impl Producer {
 
     /// Sends everything queued and waits until every record sent before is
     /// acknowledged and its `on_delivery` callback has returned (`timeout`
-    /// in seconds, 30 by default; `None`: no limit). Interruptible with
-    /// Ctrl-C.
-    #[pyo3(signature = (timeout=30.0))]
-    fn flush(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<()> {
+    /// in seconds, the library's 30 s by default; `None`: no limit).
+    /// Interruptible with Ctrl-C.
+    #[pyo3(signature = (timeout=FlushTimeout::Default))]
+    fn flush(&self, py: Python<'_>, timeout: FlushTimeout) -> PyResult<()> {
         let p = self.inner.get(py)?;
-        flush(py, &p, duration(py, timeout)?)
+        flush(py, &p, timeout.resolve(py)?)
     }
 
-    /// Flushes (at most `timeout` seconds, 30 by default; `None`: no
-    /// limit), fails what is left, then closes. Closing a closed producer
-    /// does nothing.
-    #[pyo3(signature = (timeout=30.0))]
-    fn close(&self, py: Python<'_>, timeout: Option<f64>) -> PyResult<()> {
+    /// Flushes (at most `timeout` seconds, the library's 30 s by default;
+    /// `None`: no limit), fails what is left, then closes. Closing a closed
+    /// producer does nothing.
+    #[pyo3(signature = (timeout=FlushTimeout::Default))]
+    fn close(&self, py: Python<'_>, timeout: FlushTimeout) -> PyResult<()> {
         let Some(p) = self.inner.peek() else {
             return Ok(());
         };
-        let flushed = flush(py, &p, duration(py, timeout)?);
+        let flushed = flush(py, &p, timeout.resolve(py)?);
         if let Err(e) = &flushed {
             // Ctrl-C (or any non-engine error): leave the producer open.
             if !is_engine_timeout(py, e) {
@@ -311,10 +314,10 @@ impl Producer {
         slf
     }
 
-    /// Closes with the default timeout (30 s), as `close()` does.
+    /// Closes with the library's default timeout, as `close()` does.
     #[pyo3(signature = (*_args))]
     fn __exit__(&self, py: Python<'_>, _args: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<bool> {
-        self.close(py, Some(DEFAULT_TIMEOUT_S))?;
+        self.close(py, FlushTimeout::Default)?;
         Ok(false)
     }
 }

@@ -1,7 +1,7 @@
 //! Cluster administration (distributed mode, `docs/cluster.md`):
-//! CLUSTER_STATUS, ELECT_LEADER and LIST_CLUSTER, and the accessors of
-//! their results. A standalone broker refuses all three with
-//! `distribution_not_enabled` (class validation).
+//! CLUSTER_STATUS, ELECT_LEADER, LIST_CLUSTER and REASSIGN_PARTITIONS, and
+//! the accessors of their results. A standalone broker refuses them all
+//! with `distribution_not_enabled` (class validation).
 
 use super::Admin;
 use cursus::blocking::block_on_engine;
@@ -41,6 +41,30 @@ pub fn admin_elect_leader(
     broker_id: &str,
 ) -> Result<LeaderElection> {
     run(admin, |a| a.elect_leader(topic, partition, broker_id))
+}
+
+/// Moves the replicas of `topic`/`partition` to the brokers `replicas`
+/// (broker ids, preferred leader first, as many as the topic's replication
+/// factor; REASSIGN_PARTITIONS, a project extension) and returns once the
+/// move is done: the new replicas caught up into the ISR, the others
+/// dropped, the leader one of `replicas`. No acknowledged record is lost.
+/// Waits at most the client's `request_timeout_ms`, then fails with the
+/// retryable `reassignment_timeout` while the move goes on (calling again
+/// with the same replicas resumes waiting). Errors: `topic_not_found`,
+/// `partition_not_found`, `broker_not_found`, `replica_broker_inactive`,
+/// `invalid_replicas`, `invalid_replication_factor`,
+/// `reassignment_in_progress`, `distribution_not_enabled`.
+///
+/// Thread-safety: safe from any thread, concurrently on one client.
+#[bridge_fn(out = "reassignment")]
+pub fn admin_reassign_partition(
+    admin: &Admin,
+    topic: &str,
+    partition: u32,
+    replicas: &[String],
+) -> Result<PartitionReassignment> {
+    let ids: Vec<&str> = replicas.iter().map(String::as_str).collect();
+    run(admin, |a| a.reassign_partition(topic, partition, &ids))
 }
 
 /// The brokers registered in the cluster (LIST_CLUSTER).
@@ -128,6 +152,26 @@ bridge_results! {
     /// The brokers of a cluster (LIST_CLUSTER, or CLUSTER_STATUS's brokers).
     #[result(list)]
     pub struct ClusterBrokerList(pub Vec<ClusterBroker>);
+
+    /// Where a partition's replica move stands (REASSIGN_PARTITIONS).
+    #[result(engine = "cursus::PartitionReassignment")]
+    pub struct PartitionReassignment {
+        /// The topic of the move.
+        pub topic: String,
+        /// The partition of the move.
+        pub partition: u32,
+        /// Whether the move is done (the replicas are the target).
+        pub done: bool,
+        /// The broker ids of the replica set now.
+        pub replicas: Vec<String>,
+        /// The broker ids of the in-sync replicas now.
+        pub isr: Vec<String>,
+        /// The broker id of the leader now (none while the partition has
+        /// none).
+        pub leader: Option<String>,
+        /// The broker ids of the target replica set, preferred leader first.
+        pub target: Vec<String>,
+    }
 
     /// What ELECT_LEADER did.
     #[result(engine = "cursus::LeaderElection")]

@@ -5,6 +5,7 @@ use super::{Callback, Config, Message};
 use crate::callback::Listener;
 use crate::registry::Handle;
 use crate::{records, timeout};
+use cursus::consumer::LostDelivery;
 use cursus::{Result, TopicPartition};
 use cursus_bridge_macros::bridge_fn;
 use std::sync::Arc;
@@ -229,8 +230,11 @@ pub fn consumer_committed_list(
 /// (possibly empty), before any record of those partitions is returned;
 /// `revoked` before partitions are taken away while still a member (by
 /// close, a new subscribe, or a rebalance); `lost` when the session had
-/// expired. It runs on a thread of the consumer's own while poll (or close,
-/// or subscribe) waits for it, so it may call the consumer again (commit,
+/// expired. `has_lost_callback` says whether the listener handles `lost`
+/// itself: when false, a loss is told as `revoked` (as Kafka's clients do),
+/// the one rule for every binding whose listeners have a callback per kind.
+/// It runs on a thread of the consumer's own while poll (or close, or
+/// subscribe) waits for it, so it may call the consumer again (commit,
 /// seek, pause, position), except poll, which fails there. The event is
 /// lent for the duration of the call.
 ///
@@ -239,11 +243,19 @@ pub fn consumer_committed_list(
 pub fn consumer_set_rebalance_listener(
     consumer: &Consumer,
     listener: Option<Listener<RebalanceEvent>>,
+    has_lost_callback: bool,
 ) -> Result<()> {
-    consumer.set_rebalance_listener(listener.map(|l| {
-        Arc::new(move |e: &cursus::RebalanceEvent| l(&RebalanceEvent(e.clone())))
-            as cursus::consumer::RebalanceListener
-    }))
+    let lost = match has_lost_callback {
+        true => LostDelivery::AsLost,
+        false => LostDelivery::AsRevoked,
+    };
+    consumer.set_rebalance_listener_with(
+        listener.map(|l| {
+            Arc::new(move |e: &cursus::RebalanceEvent| l(&RebalanceEvent(e.clone())))
+                as cursus::consumer::RebalanceListener
+        }),
+        lost,
+    )
 }
 
 /// A change of a consumer's assignment, as the rebalance listener gets it.

@@ -14,7 +14,7 @@ use cursus::eventstore::{
 };
 use cursus::{Error, Result};
 use cursus_bridge_macros::{bridge_fn, bridge_results};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 pub use cursus::blocking::EventStore;
 
@@ -62,9 +62,10 @@ impl Handle for EventCursor {
 }
 
 /// An aggregate's position in its stream, with what loading it read.
-#[derive(Debug)]
+/// Clones (`aggregate_share`) share the position.
+#[derive(Debug, Clone)]
 pub struct Aggregate {
-    aggregate: Mutex<EngineAggregate>,
+    pub(crate) aggregate: Arc<Mutex<EngineAggregate>>,
     loaded: Page,
 }
 
@@ -72,17 +73,26 @@ impl Handle for Aggregate {
     const KIND: &'static str = "aggregate";
 }
 
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-fn event(event_type: &str, payload: &str, metadata: Option<&str>, schema_version: u32) -> Event {
+/// An event from the flat arguments C, cgo and JNI pass (`schema_version`
+/// 0: the broker's 1; no `event_id`: a generated one). The engine checks
+/// the id when it appends.
+pub(crate) fn event(
+    event_type: &str,
+    payload: &str,
+    metadata: Option<&str>,
+    schema_version: u32,
+    event_id: Option<&str>,
+) -> Event {
     Event {
         event_type: event_type.to_owned(),
         payload: payload.to_owned(),
         metadata: metadata.unwrap_or_default().to_owned(),
         schema_version: (schema_version != 0).then_some(schema_version),
-        event_id: None,
+        event_id: event_id.map(str::to_owned),
     }
 }
 
@@ -129,7 +139,7 @@ pub fn event_store_append(
         topic,
         key,
         expected_version,
-        &event(event_type, payload, metadata, schema_version),
+        &event(event_type, payload, metadata, schema_version, None),
     )
 }
 
@@ -409,20 +419,47 @@ pub fn event_store_load_aggregate(
     snapshot_every: u64,
 ) -> Result<Aggregate> {
     let (aggregate, snapshot, events) = store.load_aggregate(topic, key, snapshot_every)?;
-    let loaded = Page {
-        partition: events.first().map_or(0, |e| e.partition),
-        snapshot,
-        events,
-        has_more: false,
-        completeness: None,
-        head_version: None,
-        readable_end_offset: None,
-        earliest_offset: None,
-    };
-    Ok(Aggregate {
-        aggregate: Mutex::new(aggregate),
-        loaded,
-    })
+    Ok(Aggregate::loaded(aggregate, snapshot, events))
+}
+
+impl Aggregate {
+    /// A loaded aggregate and what loading read.
+    pub(crate) fn loaded(
+        aggregate: EngineAggregate,
+        snapshot: Option<Snapshot>,
+        events: Vec<StoredEvent>,
+    ) -> Aggregate {
+        Aggregate {
+            aggregate: Arc::new(Mutex::new(aggregate)),
+            loaded: EventPage::whole(snapshot, events).0,
+        }
+    }
+}
+
+impl EventPage {
+    /// A page holding a whole read: `snapshot` and `events`, nothing after.
+    pub(crate) fn whole(snapshot: Option<Snapshot>, events: Vec<StoredEvent>) -> EventPage {
+        EventPage(Page {
+            partition: events.first().map_or(0, |e| e.partition),
+            snapshot,
+            events,
+            has_more: false,
+            completeness: None,
+            head_version: None,
+            readable_end_offset: None,
+            earliest_offset: None,
+        })
+    }
+}
+
+/// A second handle to the same aggregate: appends through either move
+/// both. What keeps an aggregate a callback was lent
+/// (`event_store_load_aggregate_async`).
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn(out = "aggregate")]
+pub fn aggregate_share(aggregate: &Aggregate) -> Result<Aggregate> {
+    Ok(aggregate.clone())
 }
 
 /// What loading read: a page with the snapshot (if any) and the events
@@ -442,13 +479,20 @@ pub fn aggregate_version(aggregate: &Aggregate) -> u64 {
     lock(&aggregate.aggregate).version()
 }
 
-/// Appends an event at the aggregate's next version; returns that
-/// version. On `version_conflict` another writer got there first: load
-/// the aggregate again and decide again.
+/// Appends an event at the aggregate's next version, with `event_id` as its
+/// id (absent: a generated one; an empty id or one holding whitespace is
+/// `invalid_argument`). Returns the event as stored: a page holding that
+/// one event, with its version, offset and partition (its timestamp is 0:
+/// the broker's reply does not carry it). Fold it into the application's
+/// state only now, so a failed append leaves the state unchanged; then call
+/// `event_store_aggregate_auto_snapshot`. On `version_conflict` another
+/// writer got there first: load the aggregate again and decide again.
 ///
 /// Thread-safety: safe from any thread; appends to one aggregate handle
 /// run one at a time.
-#[bridge_fn(out = "version")]
+#[bridge_fn(out = "stored")]
+// Flat, as event_store_append (see there).
+#[allow(clippy::too_many_arguments)]
 pub fn event_store_aggregate_append(
     store: &EventStore,
     aggregate: &Aggregate,
@@ -456,14 +500,45 @@ pub fn event_store_aggregate_append(
     payload: &str,
     metadata: Option<&str>,
     schema_version: u32,
-) -> Result<u64> {
+    event_id: Option<&str>,
+) -> Result<EventPage> {
     let mut guard = lock(&aggregate.aggregate);
-    store
-        .append_to(
-            &mut guard,
-            &event(event_type, payload, metadata, schema_version),
-        )
-        .map(|a| a.version)
+    let stored = store.append_to(
+        &mut guard,
+        &event(event_type, payload, metadata, schema_version, event_id),
+    )?;
+    Ok(EventPage::whole(None, vec![stored]))
+}
+
+/// The automatic snapshot after an append: when a snapshot is due, saves
+/// `state` (the application's state with the appended event folded in) and
+/// says whether it did. A failed save is not this call's error (the append
+/// before it is durable, and an error would invite retrying it): it is
+/// reported through the engine log at warn and the snapshot stays due, so
+/// the next append tries again.
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn(out = "saved")]
+pub fn event_store_aggregate_auto_snapshot(
+    store: &EventStore,
+    aggregate: &Aggregate,
+    state: &str,
+) -> Result<bool> {
+    let mut guard = lock(&aggregate.aggregate);
+    store.auto_snapshot(&mut guard, state)
+}
+
+/// Reports an automatic snapshot the application could not serialise
+/// (`reason`) as the engine reports a failed save: through the engine log
+/// at warn; the snapshot stays due.
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn]
+pub fn aggregate_snapshot_failed(aggregate: &Aggregate, reason: &str) -> Result<()> {
+    lock(&aggregate.aggregate).snapshot_failed(&Error::invalid_argument(format!(
+        "the state could not be serialised: {reason}"
+    )));
+    Ok(())
 }
 
 /// True when `snapshot_every` events were appended since the last

@@ -30,6 +30,8 @@ pub mod config;
 pub mod consumer;
 pub mod errors;
 pub mod eventstore;
+pub mod eventstore_async;
+pub mod library;
 pub mod lists;
 pub mod message;
 pub mod observability;
@@ -43,6 +45,7 @@ pub use crate::log::LogRecord;
 pub use admin::Admin;
 pub use cluster::{
     ClusterBroker, ClusterBrokerList, ClusterPartition, ClusterStatus, LeaderElection,
+    PartitionReassignment,
 };
 pub use config::Config;
 pub use consumer::{Consumer, RebalanceEvent};
@@ -52,6 +55,7 @@ pub use cursus::Statistics;
 pub use cursus::{Error, RecordMetadata, Result};
 pub use errors::Status;
 pub use eventstore::{Aggregate, Appended, EventCursor, EventPage, EventStore, Snapshot};
+pub use eventstore_async::{SnapshotRead, StreamVersion};
 pub use lists::{PartitionOffsetsList, StringList, TopicPartitionList};
 pub use message::Message;
 pub use producer::{DeliveryBatch, Producer};

@@ -154,11 +154,15 @@ impl DeliveryBatch {
 }
 
 /// Queues a batch of records of `topic`, packed as `bridge/src/records_in.rs`
-/// describes (u32 count; per record i32 partition (-1: any), i64 timestamp
-/// (`CURSUS_NO_TIMESTAMP`: the send time), i32 key_len (-1: no key), key,
-/// u32 value_len, value; little-endian), in one call, and returns once
-/// every record is queued (each waits at most `max_block_ms` for buffer
-/// space). The buffer is copied before the call returns.
+/// describes (u32 count; per record i32 topic_len (-1: the batch's topic),
+/// topic, i32 partition (-1: any), i64 timestamp (`CURSUS_NO_TIMESTAMP`: the
+/// send time), i32 key_len (-1: no key), key, u32 value_len, value;
+/// little-endian), in one call, and returns once every record is queued
+/// (each waits at most `max_block_ms` for buffer space). The buffer is
+/// copied before the call returns. A batch has one topic: a record naming
+/// another fails the call with `CURSUS_ERR_INVALID_ARGUMENT` (class
+/// validation, "a batch has one topic: record I is for "T", the batch for
+/// "B""), the same rule and error in every language.
 ///
 /// `callback` is then called exactly once for the whole batch, on this
 /// producer's callback thread, with a delivery batch handle lent for the

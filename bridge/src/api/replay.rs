@@ -22,8 +22,8 @@ impl Handle for ReplayProof {
 /// The proof and events of a range read (an event range handle).
 #[derive(Debug)]
 pub struct EventRange {
-    proof: ReplayProof,
-    events: Vec<RangeEvent>,
+    pub(crate) proof: ReplayProof,
+    pub(crate) events: Vec<RangeEvent>,
 }
 
 impl Handle for EventRange {
@@ -32,6 +32,24 @@ impl Handle for EventRange {
 
 fn lock(b: &EventBuilder) -> MutexGuard<'_, Event> {
     b.0.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A copy of the event built so far (what an append sends).
+pub(crate) fn built(b: &EventBuilder) -> Event {
+    lock(b).clone()
+}
+
+/// The expected last sequence of a proof as the flat signatures pass it:
+/// -1 for none, else at least 1 (the engine refuses 0).
+pub(crate) fn expected_last_sequence_arg(n: i64) -> Result<Option<u64>> {
+    match n {
+        -1 => Ok(None),
+        n => u64::try_from(n).map(Some).map_err(|_| {
+            Error::invalid_argument(format!(
+                "expected_last_sequence must be -1 (none) or at least 1, got {n}"
+            ))
+        }),
+    }
 }
 
 /// Starts an event of `event_type` (may be empty) carrying `payload`
@@ -68,11 +86,7 @@ pub fn event_builder_set_schema_version(event: &EventBuilder, schema_version: u3
 /// Thread-safety: safe from any thread.
 #[bridge_fn]
 pub fn event_builder_set_event_id(event: &EventBuilder, event_id: &str) -> Result<()> {
-    if event_id.is_empty() || event_id.chars().any(char::is_whitespace) {
-        return Err(Error::invalid_argument(format!(
-            "event id {event_id:?} must be non-empty text without whitespace"
-        )));
-    }
+    cursus::eventstore::check_event_id(event_id)?;
     lock(event).event_id = Some(event_id.to_owned());
     Ok(())
 }
@@ -91,8 +105,7 @@ pub fn event_store_append_event(
     expected_version: u64,
     event: &EventBuilder,
 ) -> Result<Appended> {
-    let event = lock(event).clone();
-    store.append(topic, key, expected_version, &event)
+    store.append(topic, key, expected_version, &built(event))
 }
 
 /// Appends a built event to aggregate `key` inside the producer's open
@@ -110,14 +123,14 @@ pub fn producer_append_stream(
     expected_version: u64,
     event: &EventBuilder,
 ) -> Result<Appended> {
-    let event = lock(event).clone();
-    producer.append_stream(topic, key, expected_version, &event)
+    producer.append_stream(topic, key, expected_version, &built(event))
 }
 
 /// Proves that aggregate `match_id`'s retained events on a replay topic
 /// are exactly sequences 1..last with verified digests and unique ids (and
-/// that last is `expected_last_sequence`, unless it is 0). A proof that is
-/// not complete fails with `aggregate_proof_<status>`;
+/// that last is `expected_last_sequence`, unless it is -1: no expectation;
+/// 0 and other negatives are `invalid_argument`, as in every language). A
+/// proof that is not complete fails with `aggregate_proof_<status>`;
 /// `replay_proof_from_error` reads its proof.
 ///
 /// Thread-safety: safe from any thread.
@@ -126,9 +139,9 @@ pub fn event_store_replay_proof(
     store: &EventStore,
     topic: &str,
     match_id: &str,
-    expected_last_sequence: u64,
+    expected_last_sequence: i64,
 ) -> Result<ReplayProof> {
-    let expected = (expected_last_sequence != 0).then_some(expected_last_sequence);
+    let expected = expected_last_sequence_arg(expected_last_sequence)?;
     store.replay_proof(topic, match_id, expected)
 }
 

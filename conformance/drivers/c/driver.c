@@ -470,8 +470,8 @@ fail:
 
 static int op_create_topic(const step_t *s, buf_t *out, char **err) {
   /* read_acl / write_acl: comma-separated principals, as the C ABI takes them. */
-  static const char *optional[] = {"auth_policy", "read_acl", "write_acl", "retention_bytes", "idempotent",
-                                   "event_sourcing", "aggregate_replay"};
+  static const char *optional[] = {"replication_factor", "auth_policy",   "read_acl",         "write_acl",
+                                   "retention_bytes",    "idempotent",    "event_sourcing",   "aggregate_replay"};
   enum { N_OPTIONAL = sizeof optional / sizeof optional[0] };
   const char *topic, *keys[N_OPTIONAL + 1], *values[N_OPTIONAL + 1];
   size_t n = 0;
@@ -583,6 +583,51 @@ static int op_cluster_status(const step_t *s, buf_t *out, char **err) {
 fail:
   cursus_cluster_broker_list_destroy(brokers);
   cursus_cluster_status_destroy(st);
+  return 0;
+}
+
+/* A JSON array of the `count` strings `at(h, i)` returns. */
+static void buf_json_ids(buf_t *out, const cursus_partition_reassignment_t *h, size_t count,
+                         const char *(*at)(const cursus_partition_reassignment_t *, size_t)) {
+  buf_puts(out, "[");
+  for (size_t i = 0; i < count; i++) {
+    if (i) buf_puts(out, ", ");
+    buf_json_str(out, at(h, i));
+  }
+  buf_puts(out, "]");
+}
+
+static int op_reassign_partition(const step_t *s, buf_t *out, char **err) {
+  const char *topic, *list;
+  uint64_t partition;
+  if (!need(s, "topic", &topic, err) || !num_u64(s, "partition", &partition, err) ||
+      !need(s, "replicas", &list, err))
+    return 0;
+  /* Split the comma-separated broker ids in a copy. */
+  char *copy = strdup(list);
+  const char *ids[64];
+  size_t n = 0;
+  for (char *save = NULL, *id = strtok_r(copy, ",", &save); id && n < 64; id = strtok_r(NULL, ",", &save))
+    ids[n++] = id;
+  cursus_partition_reassignment_t *r = NULL;
+  cursus_admin_t *a = get_admin(s, err);
+  if (!a) goto fail;
+  BINDING(cursus_admin_reassign_partition(a, topic, (uint32_t)partition, ids, n, &r, &e_));
+  free(copy);
+  const cursus_partition_reassignment_t *h = r;
+  buf_printf(out, "{\"done\": %s, \"replicas\": ", cursus_partition_reassignment_done(h) ? "true" : "false");
+  buf_json_ids(out, h, cursus_partition_reassignment_replica_count(h), cursus_partition_reassignment_replica);
+  buf_puts(out, ", \"isr\": ");
+  buf_json_ids(out, h, cursus_partition_reassignment_isr_count(h), cursus_partition_reassignment_isr);
+  buf_puts(out, ", \"leader\": ");
+  buf_json_opt_str(out, cursus_partition_reassignment_leader(h));
+  buf_puts(out, ", \"target\": ");
+  buf_json_ids(out, h, cursus_partition_reassignment_target_count(h), cursus_partition_reassignment_target);
+  buf_puts(out, "}");
+  cursus_partition_reassignment_destroy(r);
+  return 1;
+fail:
+  free(copy);
   return 0;
 }
 
@@ -948,6 +993,38 @@ fail:
   return 0;
 }
 
+/* One polled message as a record object of the protocol (after a comma
+ * unless it is the first). */
+static void message_json(buf_t *records, cursus_message_t *m, int first) {
+  size_t klen = 0, vlen = 0;
+  const uint8_t *k = cursus_message_key(m, &klen);
+  const uint8_t *v = cursus_message_payload(m, &vlen);
+  buf_puts(records, first ? "{\"topic\": " : ", {\"topic\": ");
+  buf_json_str(records, cursus_message_topic(m));
+  buf_printf(records, ", \"partition\": %" PRId32 ", \"offset\": %" PRId64 ", \"key\": ",
+             cursus_message_partition(m), cursus_message_offset(m));
+  if (cursus_message_has_key(m))
+    buf_hex(records, k, klen);
+  else
+    buf_puts(records, "null");
+  buf_puts(records, ", \"value\": ");
+  buf_hex(records, v, vlen);
+  buf_printf(records, ", \"timestamp\": %" PRId64 ", \"metadata\": ", cursus_message_timestamp(m));
+  const char *metadata = cursus_message_metadata(m);
+  if (metadata)
+    buf_hex(records, (const uint8_t *)metadata, strlen(metadata));
+  else
+    buf_puts(records, "null");
+  const char *event_type = cursus_message_event_type(m);
+  buf_puts(records, ", \"event_type\": ");
+  if (event_type) {
+    buf_json_str(records, event_type);
+    buf_printf(records, ", \"aggregate_version\": %" PRId64 "}", cursus_message_aggregate_version(m));
+  } else {
+    buf_puts(records, "null, \"aggregate_version\": null}");
+  }
+}
+
 /* `poll` (exact == 0) polls until at least max(count, 1) records arrived;
  * `take` (exact == 1) until exactly `count` did. The C poll returns one
  * message, so both receive no more than they stop at. */
@@ -971,33 +1048,7 @@ static int poll_records(const step_t *s, buf_t *out, char **err, int exact) {
       return 0;
     }
     if (m) {
-      size_t klen = 0, vlen = 0;
-      const uint8_t *k = cursus_message_key(m, &klen);
-      const uint8_t *v = cursus_message_payload(m, &vlen);
-      buf_puts(&records, got ? ", {\"topic\": " : "{\"topic\": ");
-      buf_json_str(&records, cursus_message_topic(m));
-      buf_printf(&records, ", \"partition\": %" PRId32 ", \"offset\": %" PRId64 ", \"key\": ",
-                 cursus_message_partition(m), cursus_message_offset(m));
-      if (cursus_message_has_key(m))
-        buf_hex(&records, k, klen);
-      else
-        buf_puts(&records, "null");
-      buf_puts(&records, ", \"value\": ");
-      buf_hex(&records, v, vlen);
-      buf_printf(&records, ", \"timestamp\": %" PRId64 ", \"metadata\": ", cursus_message_timestamp(m));
-      const char *metadata = cursus_message_metadata(m);
-      if (metadata)
-        buf_hex(&records, (const uint8_t *)metadata, strlen(metadata));
-      else
-        buf_puts(&records, "null");
-      const char *event_type = cursus_message_event_type(m);
-      buf_puts(&records, ", \"event_type\": ");
-      if (event_type) {
-        buf_json_str(&records, event_type);
-        buf_printf(&records, ", \"aggregate_version\": %" PRId64 "}", cursus_message_aggregate_version(m));
-      } else {
-        buf_puts(&records, "null, \"aggregate_version\": null}");
-      }
+      message_json(&records, m, got == 0);
       cursus_message_destroy(m);
       got++;
     }
@@ -1013,6 +1064,34 @@ static int poll_records(const step_t *s, buf_t *out, char **err, int exact) {
 static int op_poll(const step_t *s, buf_t *out, char **err) { return poll_records(s, out, err, 0); }
 
 static int op_take(const step_t *s, buf_t *out, char **err) { return poll_records(s, out, err, 1); }
+
+/* One call of poll: empty before its deadline only when woken. */
+static int op_poll_once(const step_t *s, buf_t *out, char **err) {
+  uint64_t timeout;
+  cursus_message_t *m = NULL;
+  cursus_consumer_t *c = get_named(s, "consumer", &consumers, err);
+  if (!c || !num_u64(s, "timeout_ms", &timeout, err)) return 0;
+  int64_t start = now_ms();
+  BINDING(cursus_consumer_poll(c, (int64_t)timeout, &m, &e_));
+  int early_empty = !m && now_ms() - start < (int64_t)timeout;
+  buf_puts(out, "{\"records\": [");
+  if (m) message_json(out, m, 1);
+  buf_printf(out, "], \"early_empty\": %s}", early_empty ? "true" : "false");
+  cursus_message_destroy(m);
+  return 1;
+fail:
+  return 0;
+}
+
+static int op_wakeup(const step_t *s, buf_t *out, char **err) {
+  cursus_consumer_t *c = get_named(s, "consumer", &consumers, err);
+  if (!c) return 0;
+  BINDING(cursus_consumer_wakeup(c, &e_));
+  buf_puts(out, "{}");
+  return 1;
+fail:
+  return 0;
+}
 
 static int op_commit(const step_t *s, buf_t *out, char **err) {
   cursus_consumer_t *c = get_named(s, "consumer", &consumers, err);
@@ -1317,7 +1396,7 @@ static int op_rebalance_listen(const step_t *s, buf_t *out, char **err) {
   /* Kept until exit (a replaced listener's state too: it may still be running). */
   rebalance_logs = xrealloc(rebalance_logs, (rebalance_count + 1) * sizeof *rebalance_logs);
   rebalance_logs[rebalance_count++] = log;
-  BINDING(cursus_consumer_set_rebalance_listener(c, on_rebalance, log, &e_));
+  BINDING(cursus_consumer_set_rebalance_listener(c, on_rebalance, log, true, &e_));
   buf_puts(out, "{}");
   return 1;
 fail:
@@ -1718,15 +1797,21 @@ static int op_es_aggregate(const step_t *s, buf_t *out, char **err) {
   }
   size_t loaded_events = cursus_event_page_count(loaded);
   state += loaded_events;
+  const char *id_prefix = arg(s, "event_id_prefix");
+  int64_t last_offset = -1;
   for (uint64_t i = 0; i < appends; i++) {
-    char payload[4096], text[32];
+    char payload[4096], text[32], id[4096];
     snprintf(payload, sizeof payload, "%s%" PRIu64, prefix, i);
-    BINDING(cursus_event_store_aggregate_append(store, agg, "Counted", payload, NULL, 0, NULL, &e_));
+    if (id_prefix) snprintf(id, sizeof id, "%s%" PRIu64, id_prefix, i);
+    cursus_event_page_t *stored = NULL;
+    BINDING(cursus_event_store_aggregate_append(store, agg, "Counted", payload, NULL, 0, id_prefix ? id : NULL,
+                                                &stored, &e_));
+    last_offset = cursus_event_page_offset(stored, 0);
+    cursus_event_page_destroy(stored);
     state++;
-    if (cursus_aggregate_snapshot_due(agg)) {
-      snprintf(text, sizeof text, "%" PRIu64, state);
-      BINDING(cursus_event_store_aggregate_save_snapshot(store, agg, text, &e_));
-    }
+    snprintf(text, sizeof text, "%" PRIu64, state);
+    bool saved = false;
+    BINDING(cursus_event_store_aggregate_auto_snapshot(store, agg, text, &saved, &e_));
   }
   buf_printf(out, "{\"version\": %" PRIu64 ", \"state\": %" PRIu64 ", \"loaded_snapshot_version\": ",
              cursus_aggregate_version(agg), state);
@@ -1734,7 +1819,11 @@ static int op_es_aggregate(const step_t *s, buf_t *out, char **err) {
     buf_printf(out, "%" PRIu64, cursus_snapshot_version(snap));
   else
     buf_puts(out, "null");
-  buf_printf(out, ", \"loaded_events\": %zu}", loaded_events);
+  buf_printf(out, ", \"loaded_events\": %zu, \"last_offset\": ", loaded_events);
+  if (last_offset >= 0)
+    buf_printf(out, "%" PRId64 "}", last_offset);
+  else
+    buf_puts(out, "null}");
   ok = 1;
 fail:
   cursus_snapshot_destroy(snap);
@@ -1830,7 +1919,9 @@ static int op_es_replay_proof(const step_t *s, buf_t *out, char **err) {
   if (!store || !need(s, "topic", &topic, err) || !need_text(s, "key", &key, err) ||
       (arg(s, "expected_last_sequence") && !num_u64(s, "expected_last_sequence", &expected, err)))
     goto fail;
-  BINDING(cursus_event_store_replay_proof(store, topic, key, expected, &proof, &e_));
+  /* -1: no expectation; a given 0 goes to the library, which refuses it. */
+  BINDING(cursus_event_store_replay_proof(store, topic, key,
+                                          arg(s, "expected_last_sequence") ? (int64_t)expected : -1, &proof, &e_));
   buf_puts(out, "{\"status\": ");
   buf_json_str(out, cursus_replay_proof_status(proof));
   buf_printf(out,
@@ -1902,6 +1993,7 @@ static const struct {
     {"alter_topic", op_alter_topic},
     {"cluster_status", op_cluster_status},
     {"elect_leader", op_elect_leader},
+    {"reassign_partition", op_reassign_partition},
     {"list_cluster", op_list_cluster},
     {"list_topics", op_list_topics},
     {"describe_topic", op_describe_topic},
@@ -1916,6 +2008,8 @@ static const struct {
     {"subscribe", op_subscribe},
     {"poll", op_poll},
     {"take", op_take},
+    {"poll_once", op_poll_once},
+    {"wakeup", op_wakeup},
     {"commit", op_commit},
     {"commit_offsets", op_commit_offsets},
     {"committed", op_committed},

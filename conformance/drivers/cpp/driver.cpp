@@ -189,8 +189,8 @@ class Driver {
     if (op == "create_topic") {
       std::map<std::string, std::string> options{{"partitions", s.arg("partitions")}};
       // read_acl / write_acl: comma-separated principals, as the wrapper takes them.
-      for (const char *field : {"auth_policy", "read_acl", "write_acl", "retention_bytes", "idempotent",
-                                "event_sourcing", "aggregate_replay"})
+      for (const char *field : {"replication_factor", "auth_policy", "read_acl", "write_acl", "retention_bytes",
+                                "idempotent", "event_sourcing", "aggregate_replay"})
         if (s.has(field)) options[field] = s.arg(field);
       auto created = admin(s).create_topic(s.arg("topic"), options);
       return "{\"partitions\": " + std::to_string(created.partitions) + "}";
@@ -241,6 +241,16 @@ class Driver {
       return "{\"previous_leader\": " + (e.previous_leader ? json_str(*e.previous_leader) : std::string("null")) +
              ", \"leader\": " + json_str(e.leader) + ", \"leader_epoch\": " + std::to_string(e.leader_epoch) +
              ", \"changed\": " + (e.changed ? "true" : "false") + "}";
+    }
+    if (op == "reassign_partition") {
+      std::vector<std::string> replicas;
+      std::stringstream list(s.arg("replicas"));
+      for (std::string id; std::getline(list, id, ',');) replicas.push_back(id);
+      auto r = admin(s).reassign_partition(s.arg("topic"), s.unsigned_num<uint32_t>("partition"), replicas);
+      return std::string("{\"done\": ") + (r.done ? "true" : "false") +
+             ", \"replicas\": " + json_list(r.replicas, json_str) + ", \"isr\": " + json_list(r.isr, json_str) +
+             ", \"leader\": " + (r.leader ? json_str(*r.leader) : std::string("null")) +
+             ", \"target\": " + json_list(r.target, json_str) + "}";
     }
     if (op == "list_cluster") {
       std::vector<std::string> ids;
@@ -305,6 +315,11 @@ class Driver {
     }
     if (op == "poll") return poll(s, false);
     if (op == "take") return poll(s, true);
+    if (op == "poll_once") return poll_once(s);
+    if (op == "wakeup") {
+      consumer(s).wakeup();
+      return "{}";
+    }
     if (op == "commit") {
       consumer(s).commit();
       return "{}";
@@ -559,21 +574,33 @@ class Driver {
     std::vector<std::string> records;
     while (records.size() < stop_at) {
       auto left = std::chrono::duration_cast<milliseconds>(deadline - Clock::now());
-      if (auto m = c.poll(std::max(left, milliseconds(0)))) {
-        std::string key = m->has_key() ? json_hex(m->key()) : "null";
-        auto metadata = m->metadata();
-        auto event = m->event();
-        records.push_back("{\"topic\": " + json_str(m->topic()) + ", \"partition\": " + std::to_string(m->partition()) +
-                          ", \"offset\": " + std::to_string(m->offset()) + ", \"key\": " + key +
-                          ", \"value\": " + json_hex(m->payload()) + ", \"timestamp\": " + std::to_string(m->timestamp()) +
-                          ", \"metadata\": " + (metadata ? json_hex(*metadata) : "null") +
-                          ", \"event_type\": " + (event ? json_str(event->type) : "null") +
-                          ", \"aggregate_version\": " + (event ? std::to_string(event->aggregate_version) : "null") +
-                          "}");
-      }
+      if (auto m = c.poll(std::max(left, milliseconds(0)))) records.push_back(message_json(*m));
       if (Clock::now() >= deadline) break;
     }
     return "{\"records\": " + json_list(records, [](const std::string &r) { return r; }) + "}";
+  }
+
+  /// One call of poll: empty before its deadline only when woken.
+  std::string poll_once(const Step &s) {
+    auto timeout = milliseconds(s.num("timeout_ms"));
+    auto start = Clock::now();
+    auto m = consumer(s).poll(timeout);
+    bool early_empty = !m && Clock::now() - start < timeout;
+    return std::string("{\"records\": [") + (m ? message_json(*m) : "") +
+           "], \"early_empty\": " + (early_empty ? "true" : "false") + "}";
+  }
+
+  /// A polled message as a record object of the protocol.
+  static std::string message_json(const cursus::Message &m) {
+    std::string key = m.has_key() ? json_hex(m.key()) : "null";
+    auto metadata = m.metadata();
+    auto event = m.event();
+    return "{\"topic\": " + json_str(m.topic()) + ", \"partition\": " + std::to_string(m.partition()) +
+           ", \"offset\": " + std::to_string(m.offset()) + ", \"key\": " + key + ", \"value\": " + json_hex(m.payload()) +
+           ", \"timestamp\": " + std::to_string(m.timestamp()) +
+           ", \"metadata\": " + (metadata ? json_hex(*metadata) : "null") +
+           ", \"event_type\": " + (event ? json_str(event->type) : "null") +
+           ", \"aggregate_version\": " + (event ? std::to_string(event->aggregate_version) : "null") + "}";
   }
 
   // -------------------------------------------------------------------------
@@ -724,12 +751,17 @@ class Driver {
             return n;
           },
           [](const uint64_t &n) { return std::to_string(n); }, s.unsigned_num<uint64_t>("snapshot_every"));
-      for (uint64_t i = 0, n = s.unsigned_num<uint64_t>("appends"); i < n; i++)
-        agg.append(cursus::Event("Counted", prefix + std::to_string(i)));
+      std::string last_offset = "null";
+      for (uint64_t i = 0, n = s.unsigned_num<uint64_t>("appends"); i < n; i++) {
+        cursus::Event ev("Counted", prefix + std::to_string(i));
+        if (s.has("event_id_prefix")) ev.event_id = s.arg("event_id_prefix") + std::to_string(i);
+        last_offset = std::to_string(agg.append(ev).offset);
+      }
       const auto &loaded = agg.loaded_snapshot();
       return "{\"version\": " + std::to_string(agg.version()) + ", \"state\": " + std::to_string(agg.state()) +
              ", \"loaded_snapshot_version\": " + (loaded ? std::to_string(loaded->version) : std::string("null")) +
-             ", \"loaded_events\": " + std::to_string(agg.loaded_events()) + "}";
+             ", \"loaded_events\": " + std::to_string(agg.loaded_events()) + ", \"last_offset\": " + last_offset +
+             "}";
     }
     throw DriverError("unknown op " + op);
   }

@@ -178,11 +178,16 @@ func (d *driver) eventStore(ctx context.Context, s *step) (result, error) {
 		if err != nil {
 			return nil, err
 		}
-		expected, err := s.optional("expected_last_sequence", 64, 0)
-		if err != nil {
-			return nil, err
+		var p cursus.ReplayProof
+		if _, given := s.args["expected_last_sequence"]; given {
+			expected, argErr := s.unsigned("expected_last_sequence", 64)
+			if argErr != nil {
+				return nil, argErr
+			}
+			p, err = a.store.ReplayProofExpecting(ctx, a.topic, a.key, expected)
+		} else {
+			p, err = a.store.ReplayProof(ctx, a.topic, a.key)
 		}
-		p, err := a.store.ReplayProof(ctx, a.topic, a.key, expected)
 		if err != nil {
 			return nil, err
 		}
@@ -391,15 +396,23 @@ func (d *driver) aggregate(ctx context.Context, s *step) (result, error) {
 		return nil, err
 	}
 	defer agg.Close()
+	idPrefix, withIDs := s.args["event_id_prefix"]
+	var lastOffset any
 	for i := uint64(0); i < appends; i++ {
-		if _, err := agg.Append(ctx, cursus.Event{Type: "Counted", Payload: prefix + strconv.FormatUint(i, 10)}); err != nil {
+		ev := cursus.Event{Type: "Counted", Payload: prefix + strconv.FormatUint(i, 10)}
+		if withIDs {
+			ev.ID = idPrefix + strconv.FormatUint(i, 10)
+		}
+		stored, err := agg.Append(ctx, ev)
+		if err != nil {
 			return nil, err
 		}
+		lastOffset = stored.Offset
 	}
 	var loaded any
 	if snap := agg.LoadedSnapshot(); snap != nil {
 		loaded = snap.Version
 	}
 	return result{"version": agg.Version(), "state": agg.State(), "loaded_snapshot_version": loaded,
-		"loaded_events": agg.LoadedEvents()}, nil
+		"loaded_events": agg.LoadedEvents(), "last_offset": lastOffset}, nil
 }

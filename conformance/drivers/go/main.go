@@ -212,8 +212,8 @@ func (d *driver) run(s *step) (result, error) {
 		}
 		opts := cursus.TopicOptions{"partitions": partitions}
 		// read_acl / write_acl: comma-separated principals, as TopicOptions takes them.
-		for _, field := range []string{"auth_policy", "read_acl", "write_acl", "retention_bytes", "idempotent",
-			"event_sourcing", "aggregate_replay"} {
+		for _, field := range []string{"replication_factor", "auth_policy", "read_acl", "write_acl", "retention_bytes",
+			"idempotent", "event_sourcing", "aggregate_replay"} {
 			if v, ok := s.args[field]; ok {
 				opts[field] = v
 			}
@@ -332,6 +332,33 @@ func (d *driver) run(s *step) (result, error) {
 		}
 		return result{"previous_leader": previous, "leader": e.Leader, "leader_epoch": e.LeaderEpoch,
 			"changed": e.Changed}, nil
+	case "reassign_partition":
+		topic, err := s.arg("topic")
+		if err != nil {
+			return nil, err
+		}
+		partition, err := s.unsigned("partition", 32)
+		if err != nil {
+			return nil, err
+		}
+		replicas, err := s.arg("replicas")
+		if err != nil {
+			return nil, err
+		}
+		a, err := d.admin(ctx, s)
+		if err != nil {
+			return nil, err
+		}
+		r, err := a.ReassignPartition(ctx, topic, uint32(partition), strings.Split(replicas, ",")...)
+		if err != nil {
+			return nil, err
+		}
+		var leader any
+		if r.Leader != "" {
+			leader = r.Leader
+		}
+		return result{"done": r.Done, "replicas": r.Replicas, "isr": r.ISR, "leader": leader,
+			"target": r.Target}, nil
 	case "list_cluster":
 		a, err := d.admin(ctx, s)
 		if err != nil {
@@ -457,6 +484,14 @@ func (d *driver) run(s *step) (result, error) {
 		return d.poll(s, false)
 	case "take":
 		return d.poll(s, true)
+	case "poll_once":
+		return d.pollOnce(s)
+	case "wakeup":
+		c, err := lookup(d.consumers, s, "consumer", "consumer")
+		if err != nil {
+			return nil, err
+		}
+		return result{}, c.Wakeup()
 	case "commit":
 		c, err := lookup(d.consumers, s, "consumer", "consumer")
 		if err != nil {
@@ -764,24 +799,55 @@ func (d *driver) poll(s *step, exact bool) (result, error) {
 			return nil, err // records received before a failed poll are dropped
 		}
 		for _, m := range got {
-			r := record{Topic: m.Topic, Partition: m.Partition, Offset: m.Offset, Value: hex.EncodeToString(m.Value),
-				Timestamp: m.Timestamp.UnixMilli()}
-			if m.Key != nil { // nil: the record has no key
-				k := hex.EncodeToString(m.Key)
-				r.Key = &k
-			}
-			if m.Metadata != nil {
-				md := hex.EncodeToString([]byte(*m.Metadata))
-				r.Metadata = &md
-			}
-			if m.Event != nil {
-				et, av := m.Event.Type, m.Event.AggregateVersion
-				r.EventType, r.AggregateVersion = &et, &av
-			}
-			records = append(records, r)
+			records = append(records, toRecord(m))
 		}
 	}
 	return result{"records": records}, nil
+}
+
+// pollOnce makes one call of Poll: empty before its deadline only when woken.
+func (d *driver) pollOnce(s *step) (result, error) {
+	c, err := lookup(d.consumers, s, "consumer", "consumer")
+	if err != nil {
+		return nil, err
+	}
+	ms, err := s.num("timeout_ms")
+	if err != nil {
+		return nil, err
+	}
+	timeout := time.Duration(ms) * time.Millisecond
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	start := time.Now()
+	m, err := c.Poll(ctx)
+	var ce *cursus.Error
+	if err != nil && (!errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ce)) {
+		return nil, err // running out of time is not an error
+	}
+	records := []record{}
+	if m != nil {
+		records = append(records, toRecord(*m))
+	}
+	return result{"records": records, "early_empty": m == nil && time.Since(start) < timeout}, nil
+}
+
+// toRecord is a polled message as the protocol's record object.
+func toRecord(m cursus.Message) record {
+	r := record{Topic: m.Topic, Partition: m.Partition, Offset: m.Offset, Value: hex.EncodeToString(m.Value),
+		Timestamp: m.Timestamp.UnixMilli()}
+	if m.Key != nil { // nil: the record has no key
+		k := hex.EncodeToString(m.Key)
+		r.Key = &k
+	}
+	if m.Metadata != nil {
+		md := hex.EncodeToString([]byte(*m.Metadata))
+		r.Metadata = &md
+	}
+	if m.Event != nil {
+		et, av := m.Event.Type, m.Event.AggregateVersion
+		r.EventType, r.AggregateVersion = &et, &av
+	}
+	return r
 }
 
 // errorJSON is the protocol's error object.

@@ -114,6 +114,8 @@ class Driver:
         for acl in ("read_acl", "write_acl"):
             if acl in step.args:
                 extra[acl] = step.args[acl].split(",")
+        if "replication_factor" in step.args:
+            extra["replication_factor"] = step.num("replication_factor")
         if "retention_bytes" in step.args:
             extra["retention_bytes"] = step.num("retention_bytes")
         if "idempotent" in step.args:
@@ -170,6 +172,21 @@ class Driver:
             "leader": out.leader,
             "leader_epoch": out.leader_epoch,
             "changed": out.changed,
+        }
+
+    async def op_reassign_partition(self, step: Step) -> Dict[str, Any]:
+        admin = await self.admin(step)
+        out = await call(
+            admin.reassign_partition(
+                step.arg("topic"), step.num("partition"), step.arg("replicas").split(",")
+            )
+        )
+        return {
+            "done": out.done,
+            "replicas": list(out.replicas),
+            "isr": list(out.isr),
+            "leader": out.leader,
+            "target": list(out.target),
         }
 
     async def op_list_cluster(self, step: Step) -> Dict[str, Any]:
@@ -310,16 +327,21 @@ class Driver:
         while True:
             left = max(deadline - time.monotonic(), 0.0)
             wanted = want - len(records) if exact else None
-            for m in await call(consumer.poll(left, max_records=wanted)):
-                records.append({
-                    "topic": m.topic, "partition": m.partition, "offset": m.offset,
-                    "key": m.key.hex() if m.key is not None else None, "value": m.value.hex(),
-                    "timestamp": m.timestamp,
-                    "metadata": m.metadata.encode().hex() if m.metadata is not None else None,
-                    "event_type": m.event_type, "aggregate_version": m.aggregate_version,
-                })
+            records += [record_json(m) for m in await call(consumer.poll(left, max_records=wanted))]
             if len(records) >= want or time.monotonic() >= deadline:
                 return {"records": records}
+
+    async def op_poll_once(self, step: Step) -> Dict[str, Any]:
+        """One call of poll: empty before its deadline only when woken."""
+        timeout = step.num("timeout_ms") / 1000
+        start = time.monotonic()
+        polled = await call(self.consumer(step).poll(timeout))
+        early_empty = not polled and time.monotonic() - start < timeout
+        return {"records": [record_json(m) for m in polled], "early_empty": early_empty}
+
+    async def op_wakeup(self, step: Step) -> Dict[str, Any]:
+        await call(self.consumer(step).wakeup())
+        return {}
 
     async def op_commit(self, step: Step) -> Dict[str, Any]:
         await call(self.consumer(step).commit())
@@ -524,11 +546,15 @@ class Driver:
             deserialize=int, serialize=str, snapshot_every=step.num("snapshot_every")))
         loaded = aggregate.loaded_snapshot
         prefix = step.data("value_prefix") or b""
+        id_prefix = step.args.get("event_id_prefix")
+        last_offset = None
         for i in range(step.num("appends")):
-            await call(aggregate.append("Counted", prefix + str(i).encode()))
+            event_id = None if id_prefix is None else f"{id_prefix}{i}"
+            stored = await call(aggregate.append("Counted", prefix + str(i).encode(), event_id=event_id))
+            last_offset = stored.offset
         return {"version": aggregate.version, "state": aggregate.state,
                 "loaded_snapshot_version": loaded.version if loaded is not None else None,
-                "loaded_events": aggregate.loaded_events}
+                "loaded_events": aggregate.loaded_events, "last_offset": last_offset}
 
 
 def partition_list(text: str) -> List[cursus.TopicPartition]:
@@ -597,6 +623,17 @@ async def run_plan(driver: Driver, lines: List[str]) -> None:
         except Exception as e:  # noqa: BLE001 - every failure becomes a reported step
             report = {"step": n, "ok": False, "error": error_json(e)}
         print(json.dumps(report), flush=True)
+
+
+def record_json(m: Any) -> Dict[str, Any]:
+    """A polled message as the protocol's record object."""
+    return {
+        "topic": m.topic, "partition": m.partition, "offset": m.offset,
+        "key": m.key.hex() if m.key is not None else None, "value": m.value.hex(),
+        "timestamp": m.timestamp,
+        "metadata": m.metadata.encode().hex() if m.metadata is not None else None,
+        "event_type": m.event_type, "aggregate_version": m.aggregate_version,
+    }
 
 
 def main() -> int:

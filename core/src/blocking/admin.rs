@@ -3,7 +3,8 @@
 use super::ProcessLocal;
 use crate::admin::{
     Admin as AsyncAdmin, ClusterBroker, ClusterStatus, DeleteOutcome, GroupStatus, LeaderElection,
-    NewTopic, PartitionOffsets, TopicDescription, TopicInfo, TopicMetadata, TruncateOutcome,
+    NewTopic, PartitionOffsets, PartitionReassignment, TopicDescription, TopicInfo, TopicMetadata,
+    TruncateOutcome,
 };
 use crate::config::ClientConfig;
 use crate::error::Result;
@@ -109,6 +110,32 @@ impl Admin {
     ) -> Result<LeaderElection> {
         self.inner
             .run(|a| a.elect_leader(topic, partition, broker_id))
+    }
+
+    /// Moves the replicas of `topic`/`partition` to the brokers `replicas`
+    /// (REASSIGN_PARTITIONS) and returns once the move is done, or fails
+    /// with `reassignment_timeout` after the client's request timeout.
+    /// Errors as in [`crate::admin::Admin::reassign_partition`].
+    pub fn reassign_partition(
+        &self,
+        topic: &str,
+        partition: u32,
+        replicas: &[&str],
+    ) -> Result<PartitionReassignment> {
+        self.inner
+            .run(|a| a.reassign_partition(topic, partition, replicas))
+    }
+
+    /// Starts the move of [`Admin::reassign_partition`](Self::reassign_partition)
+    /// (or reports its progress) and returns its state at once.
+    pub fn start_partition_reassignment(
+        &self,
+        topic: &str,
+        partition: u32,
+        replicas: &[&str],
+    ) -> Result<PartitionReassignment> {
+        self.inner
+            .run(|a| a.start_partition_reassignment(topic, partition, replicas))
     }
 
     /// The registered brokers (LIST_CLUSTER, distributed mode). A

@@ -5,7 +5,8 @@ use std::time::Duration;
 use super::{deadline_of, ProcessLocal, DEFAULT_TIMEOUT};
 use crate::config::ConsumerConfig;
 use crate::consumer::{
-    Consumer as AsyncConsumer, ConsumerRecord, RebalanceListener, Subscription, TopicPartition,
+    Consumer as AsyncConsumer, ConsumerRecord, LostDelivery, RebalanceListener, Subscription,
+    TopicPartition,
 };
 use crate::dispatch::Dispatcher;
 use crate::error::{Error, Result};
@@ -72,12 +73,6 @@ impl Consumer {
         max_records: usize,
     ) -> Result<Vec<ConsumerRecord>> {
         let timeout = timeout.unwrap_or(Duration::MAX);
-        if self.inner.get()?.in_rebalance_listener() {
-            // The listener's poll would wait for the listener to return.
-            return Err(Error::invalid_argument(
-                "poll cannot be called from the rebalance listener",
-            ));
-        }
         self.inner.run(|c| c.poll_max(timeout, max_records))
     }
 
@@ -120,7 +115,19 @@ impl Consumer {
     /// [`crate::consumer::RebalanceEvent`]); it runs on a thread of this
     /// consumer's own and may call the consumer again, except `poll`.
     pub fn set_rebalance_listener(&self, listener: Option<RebalanceListener>) -> Result<()> {
-        self.inner.get()?.set_rebalance_listener(listener);
+        self.set_rebalance_listener_with(listener, LostDelivery::AsLost)
+    }
+
+    /// [`Consumer::set_rebalance_listener`] for a listener that says
+    /// whether it has a lost callback (see [`LostDelivery`]).
+    pub fn set_rebalance_listener_with(
+        &self,
+        listener: Option<RebalanceListener>,
+        lost: LostDelivery,
+    ) -> Result<()> {
+        self.inner
+            .get()?
+            .set_rebalance_listener_with(listener, lost);
         Ok(())
     }
 

@@ -2,17 +2,24 @@
 
 use super::ProcessLocal;
 use crate::config::ClientConfig;
+use crate::dispatch::Dispatcher;
 use crate::error::Result;
 use crate::eventstore::{
     Aggregate, Appended, Cursor, Event, EventStore as AsyncEventStore, Page, RangeEvent,
     ReplayProof, Snapshot, StoredEvent,
 };
 use crate::runtime::block_on;
+use std::future::Future;
+use std::sync::Arc;
 
-/// Blocking event store client (see [`crate::eventstore::EventStore`]).
+/// Blocking event store client (see [`crate::eventstore::EventStore`]),
+/// with background variants of its calls ([`EventStore::run_async`]).
 #[derive(Debug)]
 pub struct EventStore {
-    inner: ProcessLocal<AsyncEventStore>,
+    inner: ProcessLocal<Arc<AsyncEventStore>>,
+    /// Where the outcomes of background calls run: a thread of this
+    /// store's own, never an I/O thread (see [`crate::dispatch`]).
+    dispatcher: ProcessLocal<Dispatcher>,
 }
 
 impl EventStore {
@@ -20,13 +27,32 @@ impl EventStore {
     pub fn connect(config: ClientConfig) -> Result<EventStore> {
         let inner = block_on(AsyncEventStore::connect(config))??;
         Ok(EventStore {
-            inner: ProcessLocal::new(inner),
+            inner: ProcessLocal::new(Arc::new(inner)),
+            dispatcher: ProcessLocal::new(Dispatcher::new("cursus-event-store-cb")),
         })
     }
 
     /// The async event store this wraps (for bindings with an async API).
     pub fn as_async(&self) -> Result<&AsyncEventStore> {
-        self.inner.get()
+        self.inner.get().map(|s| &**s)
+    }
+
+    /// Runs `work` (an async call of the store `work` is given) in the
+    /// background on the engine runtime, without a thread per call;
+    /// `callback` is then called exactly once with its outcome, on this
+    /// store's callback thread (as a consumer's `commit_async`). If
+    /// starting fails (a closed store, a forked process), the error is
+    /// returned and the callback is never called.
+    pub fn run_async<T, W, F, C>(&self, work: W, callback: C) -> Result<()>
+    where
+        W: FnOnce(Arc<AsyncEventStore>) -> F,
+        F: Future<Output = Result<T>> + Send + 'static,
+        T: Send + 'static,
+        C: FnOnce(Result<T>) + Send + 'static,
+    {
+        let store = Arc::clone(self.inner.get()?);
+        store.check_open()?;
+        self.dispatcher.get()?.run_after(work(store), callback)
     }
 
     /// Appends `event` if the aggregate is at `expected_version`.
@@ -109,9 +135,17 @@ impl EventStore {
             .run(|s| Aggregate::load(s, topic, key, snapshot_every))
     }
 
-    /// Appends at the aggregate's version (see [`Aggregate::append`]).
-    pub fn append_to(&self, aggregate: &mut Aggregate, event: &Event) -> Result<Appended> {
+    /// Appends at the aggregate's version and returns the stored event (see
+    /// [`Aggregate::append`]).
+    pub fn append_to(&self, aggregate: &mut Aggregate, event: &Event) -> Result<StoredEvent> {
         self.inner.run(|s| aggregate.append(s, event))
+    }
+
+    /// The automatic snapshot after an append (see
+    /// [`Aggregate::auto_snapshot`]): never fails the append.
+    pub fn auto_snapshot(&self, aggregate: &mut Aggregate, state: &str) -> Result<bool> {
+        self.inner
+            .run(|s| async { Ok(aggregate.auto_snapshot(s, state).await) })
     }
 
     /// Saves the aggregate's snapshot (see [`Aggregate::save_snapshot`]).

@@ -90,43 +90,8 @@ impl Producer {
         F: FnOnce(Vec<Result<RecordMetadata>>) + Send + 'static,
     {
         let this = self.inner.get()?;
-        if this.is_closed() {
-            return Err(Error::closed("producer"));
-        }
-        // One engine crossing for the whole batch. Each record's outcome
-        // lands in its slot on the dispatcher thread, in the order the
-        // engine settles them (offset order per partition, as single sends'
-        // callbacks); the record settled last runs `callback`, so batches'
-        // callbacks keep that order too. The extra count is this call's own:
-        // a batch whose records all settled while it was still queueing
-        // (or that had none) is handed to the dispatcher below.
-        let batch = std::sync::Arc::new(BatchSlots {
-            state: std::sync::Mutex::new(BatchState {
-                outcomes: (0..records.len()).map(|_| None).collect(),
-                remaining: records.len() + 1,
-                callback: Some(callback),
-            }),
-        });
-        block_on(async {
-            for (i, record) in records.into_iter().enumerate() {
-                let slot = std::sync::Arc::clone(&batch);
-                let queued = this
-                    .send_with_callback(record, move |outcome| {
-                        if let Some(done) = slot.settle(i, outcome) {
-                            done();
-                        }
-                    })
-                    .await;
-                if let Err(e) = queued {
-                    // Never the last settlement: this call's count is held.
-                    let _ = batch.settle(i, Err(e));
-                }
-            }
-        })?;
-        if let Some(done) = batch.release() {
-            this.dispatcher().run(done);
-        }
-        Ok(())
+        // One engine crossing for the whole batch.
+        block_on(this.send_batch(records, callback))?
     }
 
     /// Waits for a pending delivery, at most `timeout` (`None`: no limit).
@@ -179,6 +144,36 @@ impl Producer {
     ) -> Result<Appended> {
         self.inner
             .run(|p| p.append_stream(topic, key, expected_version, event))
+    }
+
+    /// Starts [`Producer::append_stream`] in the background, without a
+    /// thread per call; `callback` is then called exactly once with the
+    /// outcome, on this producer's callback thread. If starting fails (a
+    /// closed producer), the error is returned and the callback is never
+    /// called.
+    pub fn append_stream_async<F>(
+        &self,
+        topic: &str,
+        key: &str,
+        expected_version: u64,
+        event: Event,
+        callback: F,
+    ) -> Result<()>
+    where
+        F: FnOnce(Result<Appended>) + Send + 'static,
+    {
+        let this = self.inner.get()?;
+        if this.is_closed() {
+            return Err(Error::closed("producer"));
+        }
+        let producer = this.clone();
+        let (topic, key) = (topic.to_owned(), key.to_owned());
+        let work = async move {
+            producer
+                .append_stream(&topic, &key, expected_version, &event)
+                .await
+        };
+        this.dispatcher().run_after(work, callback)
     }
 
     /// Commits the open transaction (see
@@ -279,48 +274,6 @@ impl Producer {
                 "{what}: delivery callbacks were still running at the deadline"
             )))
         }
-    }
-}
-
-/// The outcomes of one `send_batch`, filled in as its records settle.
-struct BatchSlots<F> {
-    state: std::sync::Mutex<BatchState<F>>,
-}
-
-struct BatchState<F> {
-    outcomes: Vec<Option<Result<RecordMetadata>>>,
-    /// Records not settled yet, plus one while `send_batch` runs.
-    remaining: usize,
-    callback: Option<F>,
-}
-
-impl<F: FnOnce(Vec<Result<RecordMetadata>>) + Send + 'static> BatchSlots<F> {
-    /// Records record `i`'s outcome; returns the batch's callback, bound to
-    /// every outcome, once nothing remains.
-    fn settle(&self, i: usize, outcome: Result<RecordMetadata>) -> Option<impl FnOnce() + Send> {
-        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        st.outcomes[i] = Some(outcome);
-        st.remaining -= 1;
-        Self::finished(&mut st)
-    }
-
-    /// Drops `send_batch`'s own count (every record was handed over).
-    fn release(&self) -> Option<impl FnOnce() + Send> {
-        let mut st = self.state.lock().unwrap_or_else(|p| p.into_inner());
-        st.remaining -= 1;
-        Self::finished(&mut st)
-    }
-
-    fn finished(st: &mut BatchState<F>) -> Option<impl FnOnce() + Send> {
-        if st.remaining > 0 {
-            return None;
-        }
-        let callback = st.callback.take()?;
-        let outcomes: Vec<Result<RecordMetadata>> = std::mem::take(&mut st.outcomes)
-            .into_iter()
-            .map(|o| o.unwrap_or_else(|| Err(Error::internal("a batch record was never settled"))))
-            .collect();
-        Some(move || callback(outcomes))
     }
 }
 

@@ -12,7 +12,7 @@
 //! `leo` and `hwm`), and a client-side search would be wrong for records
 //! whose producers set their own timestamps (they need not be ordered).
 
-use super::{Consumer, RebalanceListener, State, TopicPartition};
+use super::{Consumer, LostDelivery, RebalanceListener, State, TopicPartition};
 use crate::error::{Error, Result};
 use crate::wire::ErrorClass;
 
@@ -136,7 +136,18 @@ impl Consumer {
     /// a thread of this consumer's own while poll (or close, or subscribe)
     /// waits for it, so it may call the consumer again, except poll.
     pub fn set_rebalance_listener(&self, listener: Option<RebalanceListener>) {
-        self.listeners.set(listener);
+        self.set_rebalance_listener_with(listener, LostDelivery::AsLost);
+    }
+
+    /// [`Consumer::set_rebalance_listener`] for a listener that says
+    /// whether it has a lost callback: with [`LostDelivery::AsRevoked`], a
+    /// loss is told as [`RebalanceEvent::Revoked`](super::RebalanceEvent).
+    pub fn set_rebalance_listener_with(
+        &self,
+        listener: Option<RebalanceListener>,
+        lost: LostDelivery,
+    ) {
+        self.listeners.set(listener, lost);
     }
 
     /// True on the rebalance listener's thread: a blocking poll from there

@@ -23,7 +23,7 @@ pub use crate::protocol::group::TopicPartition;
 use crate::wire::{Command, CommandPayload, ErrorClass};
 use fetcher::FetchEvent;
 use group::Group;
-pub use rebalance::{RebalanceEvent, RebalanceListener};
+pub use rebalance::{LostDelivery, RebalanceEvent, RebalanceListener};
 pub use record::{ConsumerRecord, RecordEvent};
 use std::collections::{BTreeMap, BTreeSet, HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -291,11 +291,19 @@ impl Consumer {
     /// returned. Records buffered for a partition a rebalance takes away
     /// are dropped, never returned.
     ///
-    /// Returns early, with what it has (possibly nothing), after
-    /// [`Consumer::wakeup`]; fails with `closed` when [`Consumer::close`]
-    /// is called meanwhile. A fetch that finds this member fenced
-    /// (GEN_MISMATCH, NOT_OWNER, member_not_found) is not an error of the
-    /// poll: it rejoins the group and goes on.
+    /// Returns only when it has records, when `timeout` has passed, or
+    /// after [`Consumer::wakeup`] (then with what it has, possibly
+    /// nothing): never an empty result before the deadline otherwise. A
+    /// rebalance the heartbeat detects while the poll waits, a listener
+    /// that subscribes anew, and a fetch that finds this member fenced
+    /// (GEN_MISMATCH, NOT_OWNER, member_not_found) are not the caller's
+    /// business: the poll rejoins the group and waits on. Fails with
+    /// `closed` when [`Consumer::close`] is called meanwhile, and with
+    /// `invalid_argument` when called from the rebalance listener (it
+    /// would wait for the listener to return).
+    ///
+    /// Cancel-safe: a poll dropped while it waits (a binding interrupted
+    /// by a signal) has taken no record; the next poll returns them.
     pub async fn poll_max(
         &self,
         timeout: Duration,
@@ -305,6 +313,11 @@ impl Consumer {
         if max_records == 0 {
             return Err(Error::invalid_argument("max_records must be at least 1"));
         }
+        if self.in_rebalance_listener() {
+            return Err(Error::invalid_argument(
+                "poll cannot be called from the rebalance listener",
+            ));
+        }
         let max = max_records.min(self.config.max_poll_records);
         let start = tokio::time::Instant::now();
         loop {
@@ -312,20 +325,25 @@ impl Consumer {
             let polled = tokio::select! {
                 biased;
                 _ = self.closing.cancelled() => Err(Error::closed("consumer")),
-                polled = self.poll_locked(remaining, max) => polled,
+                polled = self.poll_round(remaining, max) => polled,
             };
             match polled {
+                Ok(Round::Done(records)) => return Ok(records),
+                // The assignment changed under the wait: the next round
+                // rejoins.
+                Ok(Round::Rejoin) => {}
                 // A fetch found this member fenced (its coordinator moved,
                 // its session expired): a rebalance, not the caller's
                 // error. The next round rejoins (note_fencing asked for
-                // it); out of time, the next poll does.
+                // it).
                 Err(e) if is_membership_error(&e) => {
                     tracing::info!(error = %e, "fetch fenced: rejoining the group");
-                    if start.elapsed() >= timeout {
-                        return Ok(Vec::new());
-                    }
                 }
-                other => return other,
+                Err(e) => return Err(e),
+            }
+            // Out of time: the deadline, and the next poll rejoins.
+            if start.elapsed() >= timeout {
+                return Ok(Vec::new());
             }
         }
     }
@@ -337,7 +355,8 @@ impl Consumer {
         self.wakeup.notify_waiters();
     }
 
-    async fn poll_locked(&self, timeout: Duration, max: usize) -> Result<Vec<ConsumerRecord>> {
+    /// One round of a poll: rejoins when needed, then collects records.
+    async fn poll_round(&self, timeout: Duration, max: usize) -> Result<Round> {
         // A timeout too large for the clock (`Duration::MAX`) means no limit.
         let now = tokio::time::Instant::now();
         let deadline = now
@@ -352,7 +371,7 @@ impl Consumer {
             if state.events.is_none() {
                 // The listener closed the consumer or subscribed anew.
                 self.check_open()?;
-                return Ok(Vec::new());
+                return Ok(Round::Rejoin);
             }
         }
         if self.config.enable_auto_commit
@@ -392,7 +411,8 @@ impl Consumer {
                             tokio::select! {
                                 ev = events.recv() => ev,
                                 _ = tokio::time::sleep_until(deadline) => None,
-                                _ = rebalance => None,
+                                // Nothing taken yet: rejoin and wait on.
+                                _ = rebalance => return Ok(Round::Rejoin),
                                 _ = woken => {
                                     self.wakeup_pending.store(false, Ordering::SeqCst);
                                     None
@@ -439,7 +459,7 @@ impl Consumer {
             let delivered = state.delivered.entry(tp).or_insert(next);
             *delivered = (*delivered).max(next);
         }
-        Ok(out)
+        Ok(Round::Done(out))
     }
 
     /// Commits, for every partition, the offset after the last record
@@ -750,6 +770,16 @@ impl Consumer {
         }
         fetcher::start(spec, tx, cancel);
     }
+}
+
+/// How one round of a poll ended.
+enum Round {
+    /// Records, the deadline or a wake-up: what the poll returns.
+    Done(Vec<ConsumerRecord>),
+    /// The assignment changed before any record was taken (a rebalance the
+    /// heartbeat detected, a listener that subscribed anew): rejoin and
+    /// wait on.
+    Rejoin,
 }
 
 /// Stops every fetcher and drops what they fetched but poll did not

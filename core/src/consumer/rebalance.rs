@@ -55,9 +55,31 @@ impl RebalanceEvent {
 /// A rebalance listener: called once per event, one at a time.
 pub type RebalanceListener = Arc<dyn Fn(&RebalanceEvent) + Send + Sync + 'static>;
 
+/// How a listener is told that partitions were lost: the one rule for the
+/// bindings whose listeners have a callback per kind (a listener without a
+/// lost callback gets a loss as a revocation, as Kafka's clients do).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum LostDelivery {
+    /// As [`RebalanceEvent::Lost`]: the listener has a lost callback.
+    #[default]
+    AsLost,
+    /// As [`RebalanceEvent::Revoked`]: the listener has no lost callback.
+    AsRevoked,
+}
+
+impl LostDelivery {
+    /// The event a listener with this delivery is told for `event`.
+    fn deliver(self, event: RebalanceEvent) -> RebalanceEvent {
+        match (self, event) {
+            (LostDelivery::AsRevoked, RebalanceEvent::Lost(p)) => RebalanceEvent::Revoked(p),
+            (_, event) => event,
+        }
+    }
+}
+
 /// The listener slot and the thread it runs on.
 pub(super) struct Listeners {
-    listener: Mutex<Option<RebalanceListener>>,
+    listener: Mutex<Option<(RebalanceListener, LostDelivery)>>,
     dispatcher: Dispatcher,
     /// Set while the listener runs: a `close` or `subscribe` the listener
     /// itself makes would otherwise wait for the listener to return.
@@ -73,8 +95,8 @@ impl Listeners {
         }
     }
 
-    pub fn set(&self, listener: Option<RebalanceListener>) {
-        *self.listener.lock().unwrap_or_else(|p| p.into_inner()) = listener;
+    pub fn set(&self, listener: Option<RebalanceListener>, lost: LostDelivery) {
+        *self.listener.lock().unwrap_or_else(|p| p.into_inner()) = listener.map(|l| (l, lost));
     }
 
     pub fn is_set(&self) -> bool {
@@ -101,7 +123,7 @@ impl Listeners {
             );
             return;
         }
-        let Some(listener) = self
+        let Some((listener, lost)) = self
             .listener
             .lock()
             .unwrap_or_else(|p| p.into_inner())
@@ -109,6 +131,7 @@ impl Listeners {
         else {
             return;
         };
+        let event = lost.deliver(event);
         tracing::debug!(
             kind = event.kind(),
             partitions = event.partitions().len(),
@@ -134,5 +157,21 @@ impl Listeners {
             let _ = done.send(());
         });
         let _ = returned.await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_loss_is_told_as_a_revocation_to_a_listener_without_a_lost_callback() {
+        let lost = || RebalanceEvent::Lost(vec![TopicPartition::new("t", 1)]);
+        let revoked = RebalanceEvent::Revoked(vec![TopicPartition::new("t", 1)]);
+        assert_eq!(LostDelivery::AsRevoked.deliver(lost()), revoked);
+        assert_eq!(LostDelivery::AsLost.deliver(lost()), lost());
+        assert_eq!(LostDelivery::AsRevoked.deliver(revoked.clone()), revoked);
+        let assigned = RebalanceEvent::Assigned(vec![]);
+        assert_eq!(LostDelivery::AsRevoked.deliver(assigned.clone()), assigned);
     }
 }

@@ -3,11 +3,25 @@
 //! version, and save a snapshot every `snapshot_every` events.
 //!
 //! The engine owns the bookkeeping (which version to append at, when a
-//! snapshot is due); folding events into state and serialising it are the
-//! application's, so each language passes its own functions.
+//! snapshot is due) and the rules every language's aggregate helper follows;
+//! folding events into state and serialising it are the application's, so
+//! each language passes its own functions. The cycle, the same everywhere:
+//!
+//! 1. [`Aggregate::append`] appends the event (its id included, when the
+//!    caller gave one) and returns it as stored, with its real offset;
+//! 2. only then does the helper fold that stored event into its state, so a
+//!    failed append leaves the state unchanged;
+//! 3. when [`Aggregate::snapshot_due`], the helper serialises the state and
+//!    calls [`Aggregate::auto_snapshot`]. The append is durable by then, so
+//!    a failed automatic snapshot never fails the append (a caller would
+//!    retry a committed append and append twice): it is reported through the
+//!    engine log at warn and the snapshot stays due, so the next append tries
+//!    again. A serialiser that fails is reported the same way
+//!    ([`Aggregate::snapshot_failed`]).
 
-use super::{Appended, Event, EventStore, Snapshot, StoredEvent};
-use crate::error::Result;
+use super::{Event, EventStore, Snapshot, StoredEvent};
+use crate::error::{Error, Result};
+use bytes::Bytes;
 
 /// Snapshots every 500 events unless configured otherwise (the SDK
 /// checklist's recommendation).
@@ -87,15 +101,30 @@ impl Aggregate {
         self.snapshot_every
     }
 
-    /// Appends `event` at the next version. On `version_conflict` another
-    /// writer got there first: reload and decide again (the error's
-    /// `current` field says how far the stream is).
-    pub async fn append(&mut self, store: &EventStore, event: &Event) -> Result<Appended> {
+    /// Appends `event` (with its event id, when it has one; else a
+    /// generated one) at the next version and returns it as stored: its
+    /// version, offset and partition from the broker's reply, the rest from
+    /// `event` (schema version 1 when it had none; timestamp 0, which the
+    /// reply does not carry). On `version_conflict` another writer got there
+    /// first: reload and decide again (the error's `current` field says how
+    /// far the stream is). A failed append changes nothing.
+    pub async fn append(&mut self, store: &EventStore, event: &Event) -> Result<StoredEvent> {
         let appended = store
             .append(&self.topic, &self.key, self.version, event)
             .await?;
         self.version = appended.version;
-        Ok(appended)
+        Ok(StoredEvent {
+            topic: self.topic.clone(),
+            partition: appended.partition,
+            offset: appended.offset,
+            key: Bytes::copy_from_slice(self.key.as_bytes()),
+            version: appended.version,
+            event_type: event.event_type.clone(),
+            schema_version: event.schema_version.unwrap_or(1),
+            metadata: event.metadata.clone(),
+            payload: Bytes::copy_from_slice(event.payload.as_bytes()),
+            timestamp: 0,
+        })
     }
 
     /// True when `snapshot_every` events were appended since the last
@@ -105,12 +134,43 @@ impl Aggregate {
         self.snapshot_every > 0 && self.version - self.snapshot_version >= self.snapshot_every
     }
 
-    /// Saves `state` as the snapshot at the current version.
+    /// Saves `state` as the snapshot at the current version (an explicit
+    /// save: its failure is the caller's error).
     pub async fn save_snapshot(&mut self, store: &EventStore, state: &str) -> Result<()> {
         store
             .save_snapshot(&self.topic, &self.key, self.version, state)
             .await?;
         self.snapshot_version = self.version;
         Ok(())
+    }
+
+    /// The automatic snapshot after an append: saves `state` when a snapshot
+    /// is due and says whether one was saved. It never fails: a failed save
+    /// is [reported](Self::snapshot_failed) and the snapshot stays due (the
+    /// next append tries again), since the append before it is durable.
+    pub async fn auto_snapshot(&mut self, store: &EventStore, state: &str) -> bool {
+        if !self.snapshot_due() {
+            return false;
+        }
+        match self.save_snapshot(store, state).await {
+            Ok(()) => true,
+            Err(e) => {
+                self.snapshot_failed(&e);
+                false
+            }
+        }
+    }
+
+    /// Reports an automatic snapshot that could not be made (the save
+    /// failed, or the application's serialiser did) through the engine log
+    /// at warn; the snapshot stays due.
+    pub fn snapshot_failed(&self, error: &Error) {
+        tracing::warn!(
+            topic = %self.topic,
+            key = %self.key,
+            version = self.version,
+            error = %error,
+            "automatic snapshot failed; the append stands and the snapshot is tried again after the next append"
+        );
     }
 }

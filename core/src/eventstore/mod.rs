@@ -70,12 +70,18 @@ impl Event {
         self.event_id = Some(id.into());
         self
     }
+
+    /// Checks what the engine checks before appending the event: its id,
+    /// when it has one ([`check_event_id`]).
+    pub fn check(&self) -> Result<()> {
+        self.event_id.as_deref().map_or(Ok(()), check_event_id)
+    }
 }
 
 /// Adds `event`'s fields to an APPEND_STREAM or TXN_APPEND_STREAM payload:
 /// type, schema version and id (the event's, or a generated one), then the
 /// trailing `metadata` and `message`, last and in that order as the command
-/// line requires.
+/// line requires. The event was [`checked`](Event::check) before.
 pub(crate) fn event_fields(mut p: CommandPayload, event: &Event) -> CommandPayload {
     if !event.event_type.is_empty() {
         p = p.field("event_type", &event.event_type);
@@ -89,6 +95,34 @@ pub(crate) fn event_fields(mut p: CommandPayload, event: &Event) -> CommandPaylo
         p = p.field("metadata", &event.metadata);
     }
     p.field("message", &event.payload)
+}
+
+/// The one event-id rule, for every append path and every language: an id
+/// is a word of the command line (APPEND_STREAM `event_id=<s>`), so it must
+/// be non-empty and hold no whitespace or control character. Fails with
+/// `invalid_argument` before anything is sent.
+pub fn check_event_id(id: &str) -> Result<()> {
+    if id.is_empty() || id.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        return Err(Error::invalid_argument(format!(
+            "event id {id:?} must be non-empty text without whitespace"
+        )));
+    }
+    Ok(())
+}
+
+/// The one `expected_last_sequence` rule of a replay proof: `None` asks for
+/// no expectation; a value must be at least 1 (an aggregate's sequences
+/// start at 1, and the broker refuses 0 as `invalid_expected_last_sequence`).
+/// 0 fails with `invalid_argument` before anything is sent, in every
+/// language (none is each language's "absent": `None`, `nullopt`, an
+/// overload without it, or -1 across the C ABI).
+pub fn check_expected_last_sequence(expected: Option<u64>) -> Result<()> {
+    if expected == Some(0) {
+        return Err(Error::invalid_argument(
+            "expected_last_sequence must be at least 1 (leave it out for no expectation)",
+        ));
+    }
+    Ok(())
 }
 
 /// A fresh event id: 128 random bits in lowercase hex.
@@ -307,7 +341,7 @@ impl EventStore {
         })
     }
 
-    fn check_open(&self) -> Result<()> {
+    pub(crate) fn check_open(&self) -> Result<()> {
         if self.closed.load(Ordering::SeqCst) {
             Err(Error::closed("event store"))
         } else {
@@ -377,6 +411,7 @@ impl EventStore {
         event: &Event,
     ) -> Result<Appended> {
         check_key(key)?;
+        event.check()?;
         let metadata = self.cluster.metadata(topic, false).await?;
         let target = self.leader_of_key(topic, key).await?;
         let replay = metadata.topic.aggregate_replay;
@@ -405,7 +440,8 @@ impl EventStore {
     /// Proves that the retained events of aggregate `match_id` on a replay
     /// topic are exactly sequences 1..last, each with a verified payload
     /// digest and a unique event id (and that last is
-    /// `expected_last_sequence`, when given). A proof that is not complete
+    /// `expected_last_sequence`, when given; 0 is refused, see
+    /// [`check_expected_last_sequence`]). A proof that is not complete
     /// is an error with code `aggregate_proof_<status>` whose proof
     /// [`ReplayProof::from_error`] reads.
     pub async fn replay_proof(
@@ -414,6 +450,7 @@ impl EventStore {
         match_id: &str,
         expected_last_sequence: Option<u64>,
     ) -> Result<ReplayProof> {
+        check_expected_last_sequence(expected_last_sequence)?;
         let target = self.leader_of_key(topic, match_id).await?;
         let mut p = CommandPayload::new()
             .field("topic", topic)

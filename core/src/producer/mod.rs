@@ -11,6 +11,7 @@
 //! flight the next one keeps growing, so throughput rises with load.
 
 mod accumulator;
+mod batch;
 mod ordered;
 mod reply;
 mod sender;

@@ -300,6 +300,7 @@ impl Transactions {
         event: &crate::eventstore::Event,
     ) -> Result<crate::eventstore::Appended> {
         self.check_send()?;
+        event.check()?;
         let session = self
             .session()
             .ok_or_else(|| wrong_state("no producer session"))?;

@@ -1,5 +1,6 @@
 //! Cluster administration (distributed mode, `docs/cluster.md`):
-//! CLUSTER_STATUS, ELECT_LEADER and LIST_CLUSTER replies.
+//! CLUSTER_STATUS, ELECT_LEADER, LIST_CLUSTER and REASSIGN_PARTITIONS
+//! replies.
 //!
 //! Parsing is tolerant: unknown fields are ignored, optional fields may be
 //! missing or `null`, and broker ids may come as JSON strings or numbers
@@ -145,6 +146,59 @@ impl LeaderElection {
             leader: leader.to_owned(),
             leader_epoch: r.parse_field("leader_epoch")?,
             changed: parse_bool(r.require("changed")?)?,
+        })
+    }
+}
+
+/// A partition's replica move (REASSIGN_PARTITIONS, a project extension):
+/// where it stands.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct PartitionReassignment {
+    /// Topic.
+    pub topic: String,
+    /// Partition.
+    pub partition: u32,
+    /// True once the partition's replicas are the target: every target
+    /// replica is in sync, the others are dropped and the leader is one of
+    /// the target's.
+    pub done: bool,
+    /// Broker ids of the replica set now (while the move runs, the old
+    /// replicas and the new ones).
+    pub replicas: Vec<String>,
+    /// Broker ids of the in-sync replicas now.
+    pub isr: Vec<String>,
+    /// Broker id of the leader now, `None` while the partition has none.
+    pub leader: Option<String>,
+    /// Broker ids of the target replica set, preferred leader first.
+    pub target: Vec<String>,
+}
+
+impl PartitionReassignment {
+    /// Parses `OK topic=… partition=… state=in_progress|done replicas=…
+    /// isr=… leader=… target=…` (lists comma-separated; `leader=` empty:
+    /// none).
+    pub(crate) fn from_reply(r: &OkReply) -> Result<PartitionReassignment> {
+        let done = match r.require("state")? {
+            "done" => true,
+            "in_progress" => false,
+            other => {
+                return Err(Error::protocol(format!(
+                    "REASSIGN_PARTITIONS reply has an unknown state {other:?}"
+                )))
+            }
+        };
+        let target = r.list("target");
+        if target.is_empty() {
+            return Err(Error::protocol("REASSIGN_PARTITIONS reply has no target"));
+        }
+        Ok(PartitionReassignment {
+            topic: r.require("topic")?.to_owned(),
+            partition: r.parse_field("partition")?,
+            done,
+            replicas: r.list("replicas"),
+            isr: r.list("isr"),
+            leader: r.get("leader").filter(|l| !l.is_empty()).map(str::to_owned),
+            target,
         })
     }
 }
@@ -318,6 +372,39 @@ mod tests {
         for reply in [&b"OK brokers=[{\"id\":[1]}]"[..], b"OK brokers=", b"OK"] {
             let e = parse_cluster_brokers(reply).unwrap_err();
             assert_eq!(e.kind(), ErrorKind::Protocol, "{reply:?}");
+        }
+    }
+
+    #[test]
+    fn parses_reassign_partitions_replies() {
+        let r = OkReply::parse(b"OK topic=t partition=1 state=in_progress replicas=b1,b2,b3 isr=b1,b2 leader=b1 target=b3,b2 new=x").unwrap();
+        assert_eq!(
+            PartitionReassignment::from_reply(&r).unwrap(),
+            PartitionReassignment {
+                topic: "t".into(),
+                partition: 1,
+                done: false,
+                replicas: vec!["b1".into(), "b2".into(), "b3".into()],
+                isr: vec!["b1".into(), "b2".into()],
+                leader: Some("b1".into()),
+                target: vec!["b3".into(), "b2".into()],
+            }
+        );
+        let r = OkReply::parse(
+            b"OK topic=t partition=1 state=done replicas=b3 isr=b3 leader= target=b3",
+        )
+        .unwrap();
+        let done = PartitionReassignment::from_reply(&r).unwrap();
+        assert!(done.done);
+        assert_eq!(done.leader, None);
+        for line in [
+            &b"OK topic=t partition=1 state=moving replicas=b1 isr=b1 leader=b1 target=b1"[..],
+            b"OK topic=t partition=1 replicas=b1 isr=b1 leader=b1 target=b1",
+            b"OK topic=t partition=1 state=done replicas=b1 isr=b1 leader=b1 target=",
+            b"OK topic=t partition=x state=done replicas=b1 isr=b1 leader=b1 target=b1",
+        ] {
+            let e = PartitionReassignment::from_reply(&OkReply::parse(line).unwrap()).unwrap_err();
+            assert_eq!(e.kind(), ErrorKind::Protocol, "{line:?}");
         }
     }
 

@@ -21,6 +21,7 @@ from ._common import (
     print_err,
     text_or_base64,
 )
+from ._progress import Progress, choose_mode
 
 
 def register(subparsers: Any) -> None:
@@ -85,7 +86,9 @@ def register(subparsers: Any) -> None:
         choices=("read_committed", "read_uncommitted"),
         help="read_committed (default): only committed transactional records",
     )
-    p.add_argument("--quiet", "-q", action="store_true", help="no summary line on stderr")
+    p.add_argument(
+        "--quiet", "-q", action="store_true", help="no summary line and no progress bar on stderr"
+    )
 
 
 def _text(m: cursus.Message, print_key: bool, separator: bytes) -> bytes:
@@ -124,27 +127,41 @@ def run(args: argparse.Namespace) -> int:
     count: Optional[int] = args.count
     silence: Optional[float] = args.timeout
     printed = 0
-    with cursus.Consumer(**config) as consumer:
-        consumer.subscribe(args.topic)
-        last = time.monotonic()
-        while count is None or printed < count:
-            wait = 1.0
-            if silence is not None:
-                left = last + silence - time.monotonic()
-                if left <= 0:
-                    break
-                wait = min(wait, left)
-            remaining = None if count is None else count - printed
-            records: List[cursus.Message] = consumer.poll(timeout=wait, max_records=remaining)
-            if not records:
-                continue
+    size = 0
+    # A bar only where it does not mix with the records: stdout elsewhere.
+    progress = Progress(
+        sys.stderr,
+        choose_mode(sys.stderr, args.quiet, asked=False, screen_free=not sys.stdout.isatty()),
+        "consumed",
+        total=count,
+    )
+    try:
+        with cursus.Consumer(**config) as consumer:
+            consumer.subscribe(args.topic)
             last = time.monotonic()
-            for m in records:
-                out.write(_json(m) if args.format == "json" else _text(m, args.print_key, separator))
-            out.flush()
-            printed += len(records)
-            if not throwaway:
-                consumer.commit()
+            while count is None or printed < count:
+                wait = 1.0
+                if silence is not None:
+                    left = last + silence - time.monotonic()
+                    if left <= 0:
+                        break
+                    wait = min(wait, left)
+                remaining = None if count is None else count - printed
+                records: List[cursus.Message] = consumer.poll(timeout=wait, max_records=remaining)
+                if not records:
+                    continue
+                last = time.monotonic()
+                for m in records:
+                    out.write(_json(m) if args.format == "json" else _text(m, args.print_key, separator))
+                out.flush()
+                printed += len(records)
+                size += sum(len(m.payload) + len(m.key or b"") for m in records)
+                progress.update(printed, size, printed)
+                if not throwaway:
+                    consumer.commit()
+            progress.finish(printed, size, printed)
+    finally:
+        progress.close()  # Ctrl-C: the error starts on its own line
     if not args.quiet:
         print_err(f"consumed {printed} records from {args.topic}")
     return EXIT_OK

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import stat
 import sys
 import threading
 import time
@@ -21,6 +23,7 @@ from ._common import (
     non_negative_int,
     print_err,
 )
+from ._progress import Progress, choose_mode, human_bytes
 
 
 def register(subparsers: Any) -> None:
@@ -70,9 +73,10 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--progress",
         action="store_true",
-        help="a progress line on stderr every second (default: only when stderr is a terminal)",
+        help="progress lines on stderr even when it is not a terminal, one a second (on a terminal: "
+        "a progress bar, the default)",
     )
-    p.add_argument("--quiet", "-q", action="store_true", help="no summary or progress lines")
+    p.add_argument("--quiet", "-q", action="store_true", help="no summary, no progress")
 
 
 class _Tally:
@@ -83,6 +87,11 @@ class _Tally:
         self.delivered = 0
         self.failed = 0
         self.first_error: Optional[cursus.CursusError] = None
+
+    def outcomes(self) -> str:
+        """'N delivered, M failed', for the progress line."""
+        with self.lock:
+            return f"{self.delivered:,} delivered, {self.failed:,} failed"
 
     def on_delivery(
         self, error: Optional[cursus.CursusError], _meta: Optional[cursus.RecordMetadata]
@@ -101,13 +110,10 @@ def _lines(source: IO[bytes]) -> Iterator[bytes]:
         yield line[:-1] if line.endswith(b"\n") else line
 
 
-def _human_bytes(n: int) -> str:
-    size = float(n)
-    for unit in ("bytes", "KiB", "MiB", "GiB"):
-        if size < 1024 or unit == "GiB":
-            return f"{n} bytes" if unit == "bytes" else f"{size:.1f} {unit}"
-        size /= 1024
-    return f"{n} bytes"
+def _file_size(source: IO[bytes]) -> Optional[int]:
+    """The size of a regular file (a pipe or device has none to show)."""
+    st = os.fstat(source.fileno())
+    return st.st_size if stat.S_ISREG(st.st_mode) else None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -132,12 +138,17 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"cannot open {args.file}: {e.strerror}") from None
     else:
         source = sys.stdin.buffer
-    progress = not args.quiet and (args.progress or sys.stderr.isatty())
+    progress = Progress(
+        sys.stderr,
+        choose_mode(sys.stderr, args.quiet, args.progress),
+        "sent",
+        total=_file_size(source) if args.file is not None else None,
+    )
     tally = _Tally()
     sent = 0
     size = 0
+    read = 0
     start = time.monotonic()
-    next_progress = start + 1.0
     try:
         with cursus.Producer(**config) as producer:
             for line in _lines(source):
@@ -154,19 +165,12 @@ def run(args: argparse.Namespace) -> int:
                 )
                 sent += 1
                 size += len(value) + (len(key) if key is not None else 0)
-                if progress:
-                    now = time.monotonic()
-                    if now >= next_progress:
-                        with tally.lock:
-                            delivered, failed = tally.delivered, tally.failed
-                        rate = sent / (now - start)
-                        print_err(
-                            f"{sent} records sent ({_human_bytes(size)}), {delivered} delivered, "
-                            f"{failed} failed, {now - start:.1f} s, {rate:.0f} records/s"
-                        )
-                        next_progress = now + 1.0
+                read += len(line) + 1
+                progress.update(sent, size, read, tally.outcomes)
             producer.flush(timeout=None)
+            progress.finish(sent, size, read, tally.outcomes)
     finally:
+        progress.close()
         if source is not sys.stdin.buffer:
             source.close()
     elapsed = time.monotonic() - start
@@ -174,7 +178,7 @@ def run(args: argparse.Namespace) -> int:
         delivered, failed, first_error = tally.delivered, tally.failed, tally.first_error
     if not args.quiet:
         print_err(
-            f"produced {delivered} of {sent} records ({_human_bytes(size)}) to {args.topic} "
+            f"produced {delivered} of {sent} records ({human_bytes(size)}) to {args.topic} "
             f"in {elapsed:.2f} s"
         )
     if failed:

@@ -1,10 +1,11 @@
-"""``cursus topics list|create|describe|delete``."""
+"""``cursus topics list|create|describe|delete|reassign``."""
 
 from __future__ import annotations
 
 import argparse
 import json
-from typing import Any, Dict, List
+import time
+from typing import Any, Dict, List, Optional
 
 import cursus
 
@@ -16,7 +17,9 @@ from ._common import (
     client_config,
     group_parser,
     new_parser,
+    non_negative_int,
     positive_int,
+    print_err,
     print_out,
     table,
 )
@@ -111,6 +114,41 @@ def register(subparsers: Any) -> None:
     )
     p.add_argument("topic", help="topic name")
     p.add_argument("--if-exists", action="store_true", help="succeed when the topic does not exist")
+
+    p = new_parser(
+        commands,
+        "reassign",
+        "Move a partition's replicas to other brokers (distributed mode) and wait until done.",
+        "  cursus topics reassign orders --partition 0 --replicas broker-4,broker-2\n"
+        "  cursus topics reassign --topic orders --partition 0 --replicas broker-4,broker-2 --format json",
+        run_reassign,
+        description="REASSIGN_PARTITIONS (docs/cluster.md, \"Moving replicas\"): the new "
+        "replicas are added and catch up into the ISR, then the replicas not listed are "
+        "dropped; the leader moves to the first listed replica if the old one is dropped. "
+        "List as many broker ids as the topic's replication factor, preferred leader first. "
+        "While the move runs a progress line (replicas, ISR, target) goes to stderr after "
+        "every --request-timeout-ms; running the command again with the same replicas "
+        "resumes waiting for a move in progress.",
+    )
+    p.add_argument("topic", nargs="?", help="topic name (or --topic)")
+    p.add_argument("--topic", dest="topic_option", metavar="TOPIC", help="topic name")
+    p.add_argument(
+        "--partition", type=non_negative_int, required=True, metavar="N", help="the partition to move"
+    )
+    p.add_argument(
+        "--replicas",
+        required=True,
+        metavar="ID,ID,...",
+        help="the broker ids of the new replica set, preferred leader first",
+    )
+    p.add_argument(
+        "--wait-ms",
+        type=positive_int,
+        default=600_000,
+        metavar="MS",
+        help="give up (exit code 3) when the move is not done after this long (default 600000)",
+    )
+    add_format_option(p, "the finished move as one JSON object")
 
 
 def _info(info: cursus.TopicInfo) -> Dict[str, Any]:
@@ -261,6 +299,57 @@ def run_delete(args: argparse.Namespace) -> int:
         print_out(f"deleted topic {args.topic}{pending}")
     else:
         print_out(f"topic {args.topic} does not exist")
+    return EXIT_OK
+
+
+def _reassign_topic(args: argparse.Namespace) -> str:
+    topic: Optional[str] = args.topic or args.topic_option
+    if not topic:
+        raise UsageError("the topic is missing (TOPIC or --topic)")
+    if args.topic and args.topic_option and args.topic != args.topic_option:
+        raise UsageError(f"two topics given: {args.topic!r} and --topic {args.topic_option!r}")
+    return topic
+
+
+def run_reassign(args: argparse.Namespace) -> int:
+    """Moves the partition's replicas, printing progress while it runs."""
+    topic = _reassign_topic(args)
+    replicas = [r.strip() for r in args.replicas.split(",")]
+    if not all(replicas):
+        raise UsageError(f"--replicas expects broker ids separated by commas, got {args.replicas!r}")
+    deadline = time.monotonic() + args.wait_ms / 1000
+    with cursus.AdminClient(**client_config(args)) as admin:
+        while True:
+            try:
+                done = admin.reassign_partition(topic, args.partition, replicas)
+                break
+            except cursus.TimeoutError as e:
+                if e.code != "reassignment_timeout" or time.monotonic() >= deadline:
+                    raise
+                f = e.fields
+                print_err(
+                    f"moving {topic}/{args.partition}: replicas {f.get('replicas', '-')}, "
+                    f"in sync {f.get('isr', '-')}, target {f.get('target', '-')}"
+                )
+    if args.format == "json":
+        print_out(
+            json.dumps(
+                {
+                    "topic": done.topic,
+                    "partition": done.partition,
+                    "done": done.done,
+                    "replicas": done.replicas,
+                    "isr": done.isr,
+                    "leader": done.leader,
+                    "target": done.target,
+                }
+            )
+        )
+    else:
+        print_out(
+            f"moved {done.topic}/{done.partition} to {','.join(done.replicas)} "
+            f"(leader {done.leader or '-'}, in sync {','.join(done.isr) or '-'})"
+        )
     return EXIT_OK
 
 

@@ -197,6 +197,9 @@ impl Driver {
                 };
                 topic.read_acl = acl("read_acl");
                 topic.write_acl = acl("write_acl");
+                if step.args.contains_key("replication_factor") {
+                    topic.replication_factor = Some(step.num("replication_factor")?);
+                }
                 if step.args.contains_key("retention_bytes") {
                     topic.retention_bytes = Some(step.num("retention_bytes")?);
                 }
@@ -279,6 +282,22 @@ impl Driver {
                     "leader": e.leader,
                     "leader_epoch": e.leader_epoch,
                     "changed": e.changed,
+                }))
+            }
+            "reassign_partition" => {
+                let partition = step.num("partition")?;
+                let replicas: Vec<&str> = step.arg("replicas")?.split(',').collect();
+                let r = self
+                    .admin(step)
+                    .await?
+                    .reassign_partition(step.arg("topic")?, partition, &replicas)
+                    .await?;
+                Ok(json!({
+                    "done": r.done,
+                    "replicas": r.replicas,
+                    "isr": r.isr,
+                    "leader": r.leader,
+                    "target": r.target,
                 }))
             }
             "list_cluster" => {
@@ -426,6 +445,19 @@ impl Driver {
                     }
                 }
                 Ok(json!({"records": records}))
+            }
+            "poll_once" => {
+                // One call of poll: empty before its deadline only when woken.
+                let timeout = Duration::from_millis(step.num("timeout_ms")?);
+                let start = Instant::now();
+                let polled = self.consumer(step)?.poll(timeout).await?;
+                let early_empty = polled.is_empty() && start.elapsed() < timeout;
+                let records: Vec<Value> = polled.iter().map(record_json).collect();
+                Ok(json!({"records": records, "early_empty": early_empty}))
+            }
+            "wakeup" => {
+                self.consumer(step)?.wakeup();
+                Ok(json!({}))
             }
             "commit" => {
                 self.consumer(step)?.commit_sync().await?;
@@ -683,18 +715,21 @@ impl Driver {
                     None => 0,
                 };
                 state += events.len() as u64;
+                let id_prefix = step.args.get("event_id_prefix");
+                let mut last_offset = None;
                 for i in 0..step.num::<u64>("appends")? {
-                    aggregate
-                        .append(store, &Event::new("Counted", format!("{prefix}{i}")))
-                        .await?;
-                    state += 1;
-                    if aggregate.snapshot_due() {
-                        aggregate.save_snapshot(store, &state.to_string()).await?;
+                    let mut event = Event::new("Counted", format!("{prefix}{i}"));
+                    if let Some(id) = id_prefix {
+                        event = event.event_id(format!("{id}{i}"));
                     }
+                    let stored = aggregate.append(store, &event).await?;
+                    last_offset = Some(stored.offset);
+                    state += 1;
+                    aggregate.auto_snapshot(store, &state.to_string()).await;
                 }
                 Ok(json!({"version": aggregate.version(), "state": state,
                           "loaded_snapshot_version": snapshot.map(|s| s.version),
-                          "loaded_events": events.len()}))
+                          "loaded_events": events.len(), "last_offset": last_offset}))
             }
             "es_replay_proof" => {
                 let key = self.text(step, "key")?.unwrap_or_default();

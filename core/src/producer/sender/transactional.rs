@@ -1,7 +1,10 @@
 //! Publishing a batch of a transaction: one TXN_PUBLISH per record, sent
 //! to the transaction coordinator.
 //!
-//! The records are pipelined on one connection. If one fails with an
+//! The records are pipelined on one connection, all of them at once
+//! under one in-flight slot (the batch counts as one request against
+//! `max_in_flight`, as a PUBLISH batch does), so the broker appends them
+//! back to back and their fsyncs are shared. If one fails with an
 //! error that allows a retry (a lost connection, an availability error),
 //! it and every record after it are sent again one at a time, in order,
 //! with the same sequence numbers: the broker answers a sequence it
@@ -57,10 +60,9 @@ pub(super) async fn publish(
     let mut offsets = Vec::with_capacity(requests.len());
     let first_failure = match cluster.connection(&coordinator, Lane::PRODUCE).await {
         Ok(conn) => {
-            let replies = futures_util::future::join_all(requests.iter().map(|bytes| {
-                conn.request_with_timeout(Command::TxnPublish, bytes.clone(), timeout)
-            }))
-            .await;
+            let replies = conn
+                .request_pipelined(Command::TxnPublish, &requests, timeout)
+                .await;
             let mut failure = None;
             for reply in replies {
                 match reply.and_then(|r| offset_of(&r)) {

@@ -3,14 +3,15 @@ package io.cursus;
 import java.nio.charset.StandardCharsets;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.BiFunction;
 import java.util.function.Function;
 
 /**
  * An aggregate loaded by {@link CursusEventStore#loadAggregate}: its state (the latest
- * snapshot's, plus every later event folded in) and its version. {@link #append(Event)} folds
- * the event into the state, appends it at the next version and, every {@code snapshotEvery}
- * events, saves the state as the aggregate's snapshot. The engine keeps the bookkeeping
+ * snapshot's, plus every later event folded in) and its version. {@link #append(Event)} appends
+ * the event at the next version, folds the stored event into the state and, every
+ * {@code snapshotEvery} events, saves the state as the aggregate's snapshot. The engine keeps the bookkeeping
  * (which version to append at, when a snapshot is due); folding and serialising are the
  * application's functions.
  *
@@ -39,7 +40,10 @@ import java.util.function.Function;
  *
  * <p>Not thread-safe: use an aggregate from one thread at a time (for one unit of work, then
  * drop it); its native handle is released when it is garbage-collected. Calls throw
- * {@link CursusClosedException} once the store is closed.
+ * {@link CursusClosedException} once the store is closed. The future variants
+ * ({@link #appendAsync}, {@link #saveSnapshotAsync}) count as a use until their future
+ * completes: the library runs them in the background, without a thread per call, and they
+ * complete on the store's callback thread (see {@link CursusEventStore}).
  *
  * @param <S> the state's type
  */
@@ -147,46 +151,90 @@ public final class Aggregate<S> {
     }
 
     /**
-     * Appends an event at the next version, with the new state. First folds the event into
-     * the state through {@code apply}: if {@code apply} throws, nothing is appended. Then
-     * appends it, and on success the folded state becomes {@link #state()}. The event
-     * {@code apply} sees here is not stored yet: its version is the one it is appended at, its
-     * offset -1, its timestamp 0 and its partition that of the loaded events (-1 when none was
-     * loaded).
+     * Appends an event at the next version and returns it as stored: its version, offset and
+     * partition are the broker's (its timestamp is 0: the append's reply does not carry it).
+     * The event's {@linkplain Event#eventId() id} is its own, or a generated one when it has
+     * none. Only once the append succeeded is the stored event folded into the state through
+     * {@code apply}, so a failed append leaves state and version unchanged (if {@code apply}
+     * itself throws then, the event stays appended and the aggregate is stale: load it again).
      *
      * <p>When a snapshot is due ({@code snapshotEvery} events since the last one), the new
-     * state is then serialised and saved as the snapshot. If that save fails, its exception is
-     * thrown but the event stays appended and folded ({@link #version()} tells); the snapshot
-     * stays due: it is tried again after the next append, or call {@link #saveSnapshot()}.
+     * state is then serialised and saved as the snapshot. A snapshot that fails (the save, or
+     * {@code serialize} throwing) never fails the append, which is durable: it is reported
+     * through the library log at warn and stays due, so the next append tries again (or call
+     * {@link #saveSnapshot()}, which throws).
      *
-     * <p>The engine gives the event a generated event id: an aggregate's append cannot carry
-     * one of its own (the library has no such call); to choose the id, append through
-     * {@link CursusEventStore#append} at {@link #version()} and load the aggregate again.
-     *
-     * @param event the event, without an {@linkplain Event#eventId() event id}
-     * @return the version the event got
+     * @param event the event
+     * @return the event as stored
      * @throws ConflictException with code {@code version_conflict} when another writer
      *     appended first: load the aggregate again (see the class documentation)
-     * @throws IllegalArgumentException if the event carries an event id
      */
-    public long append(Event event) {
+    public StoredEvent append(Event event) {
         Objects.requireNonNull(event, "event");
-        if (event.hasEventId()) {
-            throw new IllegalArgumentException("Aggregate.append cannot carry an event id (" + event.eventId()
-                    + "): append through CursusEventStore.append instead");
+        StoredEvent stored = store.call(s -> handle.call(a -> CursusEventStore.page(topic,
+                NativeBridge.eventStoreAggregateAppend(s, a, event.type(), event.payload(),
+                        event.metadata().isEmpty() ? null : event.metadata(), event.schemaVersion(),
+                        event.hasEventId() ? event.eventId() : null))))
+                .events().get(0);
+        state = apply.apply(state, stored);
+        if (serialize != null && snapshotDue()) {
+            autoSnapshot();
         }
-        long next = version() + 1;
-        byte[] payload = event.payload().getBytes(StandardCharsets.UTF_8);
-        StoredEvent stored = new StoredEvent(topic, partition, -1, 0, keyBytes, next, event.type(),
-                event.schemaVersion() == 0 ? 1 : event.schemaVersion(), event.metadata(), payload);
-        S folded = apply.apply(state, stored);
-        long version = store.call(s -> handle.call(a -> NativeBridge.eventStoreAggregateAppend(s, a, event.type(),
-                event.payload(), event.metadata().isEmpty() ? null : event.metadata(), event.schemaVersion())));
-        state = folded;
-        if (snapshotDue()) {
-            saveSnapshot();
+        return stored;
+    }
+
+    /**
+     * {@link #append} with a future: completed with the event as stored once it is folded into
+     * the state (and a due snapshot was attempted), or exceptionally with what {@link #append}
+     * throws (a {@link ConflictException} with code {@code version_conflict}, ...). {@code apply}
+     * and {@code serialize} run on the store's callback thread. Use the aggregate again only once
+     * the future has completed.
+     *
+     * @param event the event
+     * @return the append's future
+     */
+    public CompletableFuture<StoredEvent> appendAsync(Event event) {
+        CompletableFuture<StoredEvent> appending = store.startAsync(store.callbacks(),
+                p -> CursusEventStore.readPage(topic, p).events().get(0),
+                (s, completion) -> {
+                    Objects.requireNonNull(event, "event");
+                    handle.run(a -> NativeBridge.eventStoreAggregateAppendAsync(s, a, event.type(), event.payload(),
+                            event.metadata().isEmpty() ? null : event.metadata(), event.schemaVersion(),
+                            event.hasEventId() ? event.eventId() : null, completion));
+                });
+        // Folded on the callback thread whether or not the append completed before this line.
+        return NativeResource.thenOn(store.callbacks(), appending, stored -> {
+            state = apply.apply(state, stored);
+            if (serialize == null || !snapshotDue()) {
+                return CompletableFuture.completedFuture(stored);
+            }
+            return autoSnapshotAsync().thenApply(saved -> stored);
+        });
+    }
+
+    /** {@link #autoSnapshot()} in the background: completes once it is saved or its failure logged. */
+    private CompletableFuture<Void> autoSnapshotAsync() {
+        String serialized;
+        try {
+            serialized = Objects.requireNonNull(serialize.apply(state), "serialize returned null");
+        } catch (RuntimeException e) {
+            handle.run(a -> NativeBridge.aggregateSnapshotFailed(a, String.valueOf(e)));
+            return CompletableFuture.completedFuture(null);
         }
-        return version;
+        return store.startAsync(store.callbacks(), (s, completion) -> handle.run(
+                a -> NativeBridge.eventStoreAggregateAutoSnapshotAsync(s, a, serialized, completion)));
+    }
+
+    /** The automatic snapshot: every failure goes to the library log (warn), never to append. */
+    private void autoSnapshot() {
+        String serialized;
+        try {
+            serialized = Objects.requireNonNull(serialize.apply(state), "serialize returned null");
+        } catch (RuntimeException e) {
+            handle.run(a -> NativeBridge.aggregateSnapshotFailed(a, String.valueOf(e)));
+            return;
+        }
+        store.run(s -> handle.run(a -> NativeBridge.eventStoreAggregateAutoSnapshot(s, a, serialized)));
     }
 
     /**
@@ -203,5 +251,18 @@ public final class Aggregate<S> {
     public void saveSnapshot() {
         String serialized = Objects.requireNonNull(serialize.apply(state), "serialize returned null");
         store.run(s -> handle.run(a -> NativeBridge.eventStoreAggregateSaveSnapshot(s, a, serialized)));
+    }
+
+    /**
+     * {@link #saveSnapshot()} with a future: completed once the snapshot is saved, or
+     * exceptionally with what {@link #saveSnapshot()} throws.
+     *
+     * @return the save's future
+     */
+    public CompletableFuture<Void> saveSnapshotAsync() {
+        return store.startAsync(store.callbacks(), (s, completion) -> {
+            String serialized = Objects.requireNonNull(serialize.apply(state), "serialize returned null");
+            handle.run(a -> NativeBridge.eventStoreAggregateSaveSnapshotAsync(s, a, serialized, completion));
+        });
     }
 }

@@ -31,12 +31,19 @@ public abstract class BaseConfig {
      * The options set explicitly, by name, in the order they were set. The map holds the
      * real values ({@code get("token")} is the token), but its {@code toString()} prints
      * the token as {@code <redacted>}.
+     *
+     * @return the options set, by name
      */
     public Map<String, String> values() {
         return values;
     }
 
-    /** An option's value: the one set, else the engine's default; null for an unknown name. */
+    /**
+     * An option's value: the one set, else the engine's default; null for an unknown name.
+     *
+     * @param name the option's engine name
+     * @return the value, or null when the name is unknown
+     */
     public String get(String name) {
         String v = values.get(name);
         if (v != null) {
@@ -153,6 +160,10 @@ public abstract class BaseConfig {
         /**
          * Sets any option by its engine name, as text ({@code "5"}, {@code "true"},
          * {@code "a,b"}); {@code build()} checks it.
+         *
+         * @param name the option's engine name
+         * @param value the value, as text
+         * @return this builder
          */
         public B set(String name, String value) {
             java.util.Objects.requireNonNull(name, "name");
@@ -167,94 +178,185 @@ public abstract class BaseConfig {
             return getClass().getEnclosingClass().getSimpleName() + ".Builder" + redacted(values);
         }
 
-        /** Sets options from a map of names to values. */
+        /**
+         * Sets options from a map of names to values.
+         *
+         * @param options option values by engine name
+         * @return this builder
+         */
         public B setAll(Map<String, String> options) {
             options.forEach(this::set);
             return self();
         }
 
-        /** {@code bootstrap_servers}: comma-separated host:port list (default 127.0.0.1:9000). */
+        /**
+         * {@code bootstrap_servers}: comma-separated host:port list (default 127.0.0.1:9000).
+         *
+         * @param servers comma-separated host:port list
+         * @return this builder
+         */
         public B bootstrapServers(String servers) {
             return set("bootstrap_servers", servers);
         }
 
-        /** {@code client_id}: prefix of member and producer ids (default cursus). */
+        /**
+         * {@code client_id}: prefix of member and producer ids (default cursus).
+         *
+         * @param id the client id
+         * @return this builder
+         */
         public B clientId(String id) {
             return set("client_id", id);
         }
 
-        /** {@code compression}: none, gzip, snappy or lz4 (default none). */
+        /**
+         * {@code compression}: none, gzip, snappy or lz4 (default none).
+         *
+         * @param codec {@code none}, {@code gzip}, {@code snappy} or {@code lz4}
+         * @return this builder
+         */
         public B compression(String codec) {
             return set("compression", codec);
         }
 
-        /** {@code tls}: connect with TLS 1.2 or later (default false). */
+        /**
+         * {@code tls}: connect with TLS 1.2 or later (default false).
+         *
+         * @param on whether to connect with TLS
+         * @return this builder
+         */
         public B tls(boolean on) {
             return set("tls", Boolean.toString(on));
         }
 
-        /** {@code tls_ca_file}: PEM CA bundle to trust (implies tls). */
+        /**
+         * {@code tls_ca_file}: PEM CA bundle to trust (implies tls).
+         *
+         * @param path the PEM file's path
+         * @return this builder
+         */
         public B tlsCaFile(String path) {
             return set("tls_ca_file", path);
         }
 
-        /** {@code tls_cert_file}: PEM client certificate chain for mutual TLS. */
+        /**
+         * {@code tls_cert_file}: PEM client certificate chain for mutual TLS.
+         *
+         * @param path the PEM file's path
+         * @return this builder
+         */
         public B tlsCertFile(String path) {
             return set("tls_cert_file", path);
         }
 
-        /** {@code tls_key_file}: PEM private key of the client certificate. */
+        /**
+         * {@code tls_key_file}: PEM private key of the client certificate.
+         *
+         * @param path the PEM file's path
+         * @return this builder
+         */
         public B tlsKeyFile(String path) {
             return set("tls_key_file", path);
         }
 
-        /** {@code tls_server_name}: name to verify in the broker certificate. */
+        /**
+         * {@code tls_server_name}: name to verify in the broker certificate.
+         *
+         * @param name the expected server name
+         * @return this builder
+         */
         public B tlsServerName(String name) {
             return set("tls_server_name", name);
         }
 
-        /** {@code principal} and {@code token}: AUTH credentials. */
+        /**
+         * {@code principal} and {@code token}: AUTH credentials.
+         *
+         * @param principal the principal to authenticate as
+         * @param token the principal's token (a secret)
+         * @return this builder
+         */
         public B credentials(String principal, String token) {
             set("principal", principal);
             return set("token", token);
         }
 
-        /** {@code connect_timeout_ms} (default 5000). */
+        /**
+         * {@code connect_timeout_ms} (default 5000).
+         *
+         * @param ms the timeout in milliseconds
+         * @return this builder
+         */
         public B connectTimeoutMs(long ms) {
             return set("connect_timeout_ms", Long.toString(ms));
         }
 
-        /** {@code request_timeout_ms} (default 30000). */
+        /**
+         * {@code request_timeout_ms} (default 30000).
+         *
+         * @param ms the timeout in milliseconds
+         * @return this builder
+         */
         public B requestTimeoutMs(long ms) {
             return set("request_timeout_ms", Long.toString(ms));
         }
 
-        /** {@code max_in_flight}: pipelined requests per connection (default 5). */
+        /**
+         * {@code max_in_flight}: pipelined requests per connection (default 5).
+         *
+         * @param n the most requests in flight per connection
+         * @return this builder
+         */
         public B maxInFlight(int n) {
             return set("max_in_flight", Integer.toString(n));
         }
 
-        /** {@code retries}: attempts after the first for retryable failures (default 5). */
+        /**
+         * {@code retries}: attempts after the first for retryable failures (default 5).
+         *
+         * @param n the number of retries
+         * @return this builder
+         */
         public B retries(int n) {
             return set("retries", Integer.toString(n));
         }
 
-        /** {@code retry_backoff_ms} (default 100). */
+        /**
+         * {@code retry_backoff_ms} (default 100).
+         *
+         * @param ms the first backoff in milliseconds
+         * @return this builder
+         */
         public B retryBackoffMs(long ms) {
             return set("retry_backoff_ms", Long.toString(ms));
         }
 
-        /** {@code retry_backoff_max_ms} (default 5000). */
+        /**
+         * {@code retry_backoff_max_ms} (default 5000).
+         *
+         * @param ms the longest backoff in milliseconds
+         * @return this builder
+         */
         public B retryBackoffMaxMs(long ms) {
             return set("retry_backoff_max_ms", Long.toString(ms));
         }
 
-        /** {@code socket_buffer_bytes} (default 2097152). */
+        /**
+         * {@code socket_buffer_bytes} (default 2097152).
+         *
+         * @param bytes the socket buffer size in bytes
+         * @return this builder
+         */
         public B socketBufferBytes(int bytes) {
             return set("socket_buffer_bytes", Integer.toString(bytes));
         }
 
-        /** {@code metadata_max_age_ms} (default 300000). */
+        /**
+         * {@code metadata_max_age_ms} (default 300000).
+         *
+         * @param ms the metadata's maximum age in milliseconds
+         * @return this builder
+         */
         public B metadataMaxAgeMs(long ms) {
             return set("metadata_max_age_ms", Long.toString(ms));
         }

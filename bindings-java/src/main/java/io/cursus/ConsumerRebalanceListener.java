@@ -37,13 +37,12 @@ public interface ConsumerRebalanceListener {
 
     /**
      * The session expired (or the member was removed): these partitions were lost without a
-     * chance to commit, and their new owner starts over from the last commit. As in Kafka,
-     * the default calls {@link #onPartitionsRevoked}; override it when a commit there must
-     * not be attempted.
+     * chance to commit, and their new owner starts over from the last commit. Called only when
+     * the listener overrides it: otherwise the consumer tells a loss through
+     * {@link #onPartitionsRevoked}, as Kafka does (the library's rule, the same in every Cursus
+     * language). Override it when a commit there must not be attempted.
      *
      * @param partitions the partitions lost (immutable)
      */
-    default void onPartitionsLost(Collection<TopicPartition> partitions) {
-        onPartitionsRevoked(partitions);
-    }
+    default void onPartitionsLost(Collection<TopicPartition> partitions) {}
 }

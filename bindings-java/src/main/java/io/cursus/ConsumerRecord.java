@@ -50,27 +50,47 @@ public record ConsumerRecord(
         this(topic, partition, offset, timestamp, key, value, null, null, 0, -1, null);
     }
 
-    /** The value decoded as UTF-8. */
+    /**
+     * The value decoded as UTF-8.
+     *
+     * @return the value as text
+     */
     public String valueAsString() {
         return new String(value, StandardCharsets.UTF_8);
     }
 
-    /** The key decoded as UTF-8, or {@code null} when the record has no key. */
+    /**
+     * The key decoded as UTF-8, or {@code null} when the record has no key.
+     *
+     * @return the key as text, or null
+     */
     public String keyAsString() {
         return key == null ? null : new String(key, StandardCharsets.UTF_8);
     }
 
-    /** Whether the record has a key. */
+    /**
+     * Whether the record has a key.
+     *
+     * @return whether the key is set
+     */
     public boolean hasKey() {
         return key != null;
     }
 
-    /** Whether the record is an event of an event-sourcing topic (then {@link #eventType()} is set). */
+    /**
+     * Whether the record is an event of an event-sourcing topic (then {@link #eventType()} is set).
+     *
+     * @return whether the record is an event
+     */
     public boolean isEvent() {
         return eventType != null;
     }
 
-    /** The partition of this record. */
+    /**
+     * The partition of this record.
+     *
+     * @return the topic and partition
+     */
     public TopicPartition topicPartition() {
         return new TopicPartition(topic, partition);
     }

@@ -1,5 +1,6 @@
 package io.cursus;
 
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
@@ -182,6 +183,30 @@ public final class CursusAdmin extends NativeResource {
         Objects.requireNonNull(topic, "topic");
         Objects.requireNonNull(brokerId, "brokerId");
         return call(h -> ResultReaders.leaderElection(NativeBridge.adminElectLeader(h, topic, partition, brokerId)));
+    }
+
+    /**
+     * REASSIGN_PARTITIONS (a project extension): moves the replicas of the partition to the
+     * brokers {@code replicas} (broker ids, preferred leader first, as many as the topic's
+     * replication factor) and returns once the move is done: the new replicas in sync, the
+     * others dropped, the leader one of {@code replicas}; no acknowledged record is lost.
+     * After the client's {@code request_timeout_ms} it throws the retryable
+     * {@link CursusTimeoutException} with code {@code reassignment_timeout} while the move goes
+     * on (call again with the same replicas to keep waiting). Throws {@link NotFoundException}
+     * ({@code topic_not_found}, {@code partition_not_found}, {@code broker_not_found}),
+     * {@link ValidationException} ({@code invalid_replicas}, {@code invalid_replication_factor},
+     * and {@code distribution_not_enabled} on a standalone broker), {@link ConflictException}
+     * ({@code replica_broker_inactive}, {@code reassignment_in_progress}).
+     *
+     * @param topic the topic
+     * @param partition the partition
+     * @param replicas the broker ids of the new replica set, preferred leader first
+     * @return the finished move: replicas, ISR and leader now
+     */
+    public PartitionReassignment reassignPartition(String topic, int partition, Collection<String> replicas) {
+        Objects.requireNonNull(topic, "topic");
+        String[] ids = Objects.requireNonNull(replicas, "replicas").toArray(new String[0]);
+        return call(h -> ResultReaders.partitionReassignment(NativeBridge.adminReassignPartition(h, topic, partition, ids)));
     }
 
     /**

@@ -125,8 +125,21 @@ public final class CursusConsumer extends NativeResource {
                 : new WeakListener<>(this, "rebalance listener", CursusConsumer::onRebalance);
         run(h -> {
             rebalanceListener = listener;
-            NativeBridge.consumerSetRebalanceListener(h, relay);
+            NativeBridge.consumerSetRebalanceListener(h, relay, listener != null && handlesLost(listener));
         });
+    }
+
+    /**
+     * Whether the listener overrides {@link ConsumerRebalanceListener#onPartitionsLost}: the
+     * library tells a loss to a listener without it as a revocation.
+     */
+    static boolean handlesLost(ConsumerRebalanceListener listener) {
+        try {
+            return listener.getClass().getMethod("onPartitionsLost", Collection.class).getDeclaringClass()
+                    != ConsumerRebalanceListener.class;
+        } catch (NoSuchMethodException impossible) {
+            return false; // an interface method: every implementation has it
+        }
     }
 
     /** On the engine's rebalance thread, with the event lent for the call. */
@@ -403,7 +416,9 @@ public final class CursusConsumer extends NativeResource {
      * exception it throws is logged and ignored.
      *
      * @param interval how often; null for the {@code statistics_interval_ms} option;
-     *     {@link Duration#ZERO} for never
+     *     {@link Duration#ZERO} for never (a listener that would never be called, with a zero
+     *     interval or the option at 0, is refused: {@link ValidationException}, field
+     *     {@code option})
      * @param listener the listener, or null
      */
     public void setStatisticsListener(Duration interval, Consumer<Statistics> listener) {

@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.BiFunction;
 import java.util.function.Function;
 
@@ -42,10 +43,20 @@ import java.util.function.Function;
  * aggregate's version (see {@link #append}); a {@link ValidationException} with code
  * {@code event_sourcing_not_enabled} on a topic created without event sourcing. Close it when
  * done (try-with-resources); a closed store throws {@link CursusClosedException}.
+ *
+ * <p><b>Futures.</b> Each call that reads or writes one result also has a variant returning a
+ * {@link CompletableFuture} ({@link #appendAsync}, {@link #replayProofAsync}, ...): the
+ * library runs the call in the background on its own runtime (no thread waits per call in
+ * flight), and the future completes on this store's {@code cursus-event-store-N-callbacks}
+ * thread, where continuations run (as a producer's send futures do), never on an engine
+ * thread. Whatever the blocking variant throws completes the future exceptionally with that
+ * exception instead.
  */
 public final class CursusEventStore extends NativeResource {
     /** How many events {@link #loadAggregate} lets pass between snapshots unless told: 500. */
     public static final int DEFAULT_SNAPSHOT_EVERY = 500;
+
+    private final Callbacks callbacks = new Callbacks("event-store");
 
     /**
      * Connects to the cluster.
@@ -83,12 +94,7 @@ public final class CursusEventStore extends NativeResource {
      *     a transaction holds the aggregate ({@link CursusProducer#appendStream})
      */
     public Appended append(String topic, String key, long expectedVersion, Event event) {
-        Objects.requireNonNull(topic, "topic");
-        Objects.requireNonNull(key, "key");
-        Objects.requireNonNull(event, "event");
-        if (expectedVersion < 0) {
-            throw new IllegalArgumentException("expectedVersion must not be negative: " + expectedVersion);
-        }
+        checkAppend(topic, key, expectedVersion, event);
         if (event.hasEventId()) {
             return call(h -> appended(event.withBuilder(
                     b -> NativeBridge.eventStoreAppendEvent(h, topic, key, expectedVersion, b))));
@@ -96,6 +102,16 @@ public final class CursusEventStore extends NativeResource {
         return call(h -> appended(
                 NativeBridge.eventStoreAppend(h, topic, key, expectedVersion, event.type(), event.payload(),
                         event.metadata().isEmpty() ? null : event.metadata(), event.schemaVersion())));
+    }
+
+    /** Refuses the arguments of an append (also a transaction's) the native call cannot take. */
+    static void checkAppend(String topic, String key, long expectedVersion, Event event) {
+        Objects.requireNonNull(topic, "topic");
+        Objects.requireNonNull(key, "key");
+        Objects.requireNonNull(event, "event");
+        if (expectedVersion < 0) {
+            throw new IllegalArgumentException("expectedVersion must not be negative: " + expectedVersion);
+        }
     }
 
     /** Reads an appended handle (destroying it). */
@@ -115,8 +131,11 @@ public final class CursusEventStore extends NativeResource {
      *     complete ({@link ReplayProof#fromException} reads it)
      */
     public ReplayProof replayProof(String topic, String matchId) {
-        return proof(topic, matchId, 0);
+        return proof(topic, matchId, NO_EXPECTATION);
     }
+
+    /** The library's "no expected last sequence". */
+    private static final long NO_EXPECTATION = -1;
 
     /**
      * Proves that aggregate {@code matchId}'s retained events on an
@@ -126,20 +145,18 @@ public final class CursusEventStore extends NativeResource {
      *
      * @param topic an aggregate replay topic
      * @param matchId the aggregate (match) id: its key
-     * @param expectedLastSequence the last sequence the caller expects, at least 1
+     * @param expectedLastSequence the last sequence the caller expects, at least 1 (0 or a
+     *     negative value is the library's {@code invalid_argument}, as in every language)
      * @return the complete proof
      * @throws CursusException with code {@code aggregate_proof_<status>} when the proof is not
      *     complete: {@code aggregate_proof_not_found} (no events), {@code ..._retention_gap},
      *     {@code ..._sequence_gap}, {@code ..._identity_conflict} or
      *     {@code ..._proof_unavailable} (e.g. the last sequence is not
      *     {@code expectedLastSequence}); {@link ReplayProof#fromException} reads the proof
-     * @throws IllegalArgumentException if {@code expectedLastSequence} is below 1
      */
     public ReplayProof replayProof(String topic, String matchId, long expectedLastSequence) {
-        if (expectedLastSequence < 1) {
-            throw new IllegalArgumentException("expectedLastSequence must be at least 1: " + expectedLastSequence);
-        }
-        return proof(topic, matchId, expectedLastSequence);
+        // -1 is the library's "none": a caller's -1 stays an error.
+        return proof(topic, matchId, expectedLastSequence == NO_EXPECTATION ? Long.MIN_VALUE : expectedLastSequence);
     }
 
     private ReplayProof proof(String topic, String matchId, long expectedLastSequence) {
@@ -183,15 +200,25 @@ public final class CursusEventStore extends NativeResource {
      */
     public EventRange eventRange(String topic, String matchId, long fromSequence, long toSequence,
             int maxRecords) {
+        checkRange(topic, matchId, fromSequence, toSequence, maxRecords);
+        return call(h -> EventRange.read(
+                NativeBridge.eventStoreEventRange(h, topic, matchId, fromSequence, toSequence, maxRecords),
+                topic, matchId));
+    }
+
+    private static void checkRange(String topic, String matchId, long fromSequence, long toSequence,
+            int maxRecords) {
         Objects.requireNonNull(topic, "topic");
         Objects.requireNonNull(matchId, "matchId");
         if (fromSequence < 0 || toSequence < 0 || maxRecords < 0) {
             throw new IllegalArgumentException("sequences and maxRecords must not be negative: " + fromSequence
                     + ".." + toSequence + ", " + maxRecords);
         }
-        return call(h -> EventRange.read(
-                NativeBridge.eventStoreEventRange(h, topic, matchId, fromSequence, toSequence, maxRecords),
-                topic, matchId));
+    }
+
+    private static void requireKey(String topic, String key) {
+        Objects.requireNonNull(topic, "topic");
+        Objects.requireNonNull(key, "key");
     }
 
     /**
@@ -418,14 +445,7 @@ public final class CursusEventStore extends NativeResource {
      */
     public <S> Aggregate<S> loadAggregate(String topic, String key, S initial, BiFunction<S, StoredEvent, S> apply,
             Function<String, S> deserialize, Function<S, String> serialize, int snapshotEvery) {
-        Objects.requireNonNull(topic, "topic");
-        Objects.requireNonNull(key, "key");
-        Objects.requireNonNull(apply, "apply");
-        Objects.requireNonNull(deserialize, "deserialize");
-        Objects.requireNonNull(serialize, "serialize");
-        if (snapshotEvery < 0) {
-            throw new IllegalArgumentException("snapshotEvery must not be negative: " + snapshotEvery);
-        }
+        checkLoad(topic, key, apply, deserialize, serialize, snapshotEvery);
         Aggregate.Handle handle = new Aggregate.Handle(
                 call(h -> NativeBridge.eventStoreLoadAggregate(h, topic, key, snapshotEvery)));
         EventPage loaded;
@@ -438,10 +458,210 @@ public final class CursusEventStore extends NativeResource {
         return new Aggregate<>(this, handle, topic, key, loaded, initial, apply, deserialize, serialize);
     }
 
+    /**
+     * {@link #append} with a future: completed with the event's version, offset and partition,
+     * or exceptionally with what {@link #append} throws (e.g. a {@link ConflictException} with
+     * code {@code version_conflict}).
+     *
+     * @param topic an event-sourcing topic
+     * @param key the aggregate key (text without whitespace)
+     * @param expectedVersion the version the caller last saw (0 for a new aggregate)
+     * @param event the event
+     * @return the append's future
+     */
+    public CompletableFuture<Appended> appendAsync(String topic, String key, long expectedVersion, Event event) {
+        return startAsync(callbacks, ResultReaders::readAppended, (h, completion) -> {
+            checkAppend(topic, key, expectedVersion, event);
+            event.withBuilder(b -> {
+                NativeBridge.eventStoreAppendEventAsync(h, topic, key, expectedVersion, b, completion);
+                return null;
+            });
+        });
+    }
+
+    /**
+     * {@link #streamVersion} with a future.
+     *
+     * @param topic an event-sourcing topic
+     * @param key the aggregate key
+     * @return a future of the version of its last event (0 when it has none)
+     */
+    public CompletableFuture<Long> streamVersionAsync(String topic, String key) {
+        return startAsync(callbacks, NativeBridge::streamVersionValue, (h, completion) -> {
+            requireKey(topic, key);
+            NativeBridge.eventStoreStreamVersionAsync(h, topic, key, completion);
+        });
+    }
+
+    /**
+     * {@link #saveSnapshot} with a future.
+     *
+     * @param topic an event-sourcing topic
+     * @param key the aggregate key
+     * @param version the last version the state includes
+     * @param state the serialised state
+     * @return a future completed once the snapshot is saved
+     */
+    public CompletableFuture<Void> saveSnapshotAsync(String topic, String key, long version, String state) {
+        return startAsync(callbacks, (h, completion) -> {
+            requireKey(topic, key);
+            Objects.requireNonNull(state, "state");
+            NativeBridge.eventStoreSaveSnapshotAsync(h, topic, key, version, state, completion);
+        });
+    }
+
+    /**
+     * {@link #readSnapshot} with a future.
+     *
+     * @param topic an event-sourcing topic
+     * @param key the aggregate key
+     * @return a future of the snapshot, or of empty when none was saved
+     */
+    public CompletableFuture<Optional<Snapshot>> readSnapshotAsync(String topic, String key) {
+        return startAsync(callbacks, r -> snapshot(NativeBridge.snapshotReadSnapshot(r)), (h, completion) -> {
+            requireKey(topic, key);
+            NativeBridge.eventStoreReadSnapshotAsync(h, topic, key, completion);
+        });
+    }
+
+    /**
+     * {@link #readStream(String, String, long)} with a future.
+     *
+     * @param topic an event-sourcing topic
+     * @param key the aggregate key
+     * @param fromVersion the first version wanted, at least 1
+     * @return a future of the snapshot, if any, and the events
+     */
+    public CompletableFuture<StreamRead> readStreamAsync(String topic, String key, long fromVersion) {
+        return startAsync(callbacks, p -> {
+            EventPage page = readPage(topic, p);
+            return new StreamRead(page.snapshot(), page.events());
+        }, (h, completion) -> {
+            requireKey(topic, key);
+            NativeBridge.eventStoreReadStreamAsync(h, topic, key, fromVersion, completion);
+        });
+    }
+
+    /**
+     * {@link #replayProof(String, String)} with a future: completed with the complete proof, or
+     * exceptionally with a {@link CursusException} whose code is
+     * {@code aggregate_proof_<status>} ({@link ReplayProof#fromException} reads its proof).
+     *
+     * @param topic an aggregate replay topic
+     * @param matchId the aggregate (match) id
+     * @return the proof's future
+     */
+    public CompletableFuture<ReplayProof> replayProofAsync(String topic, String matchId) {
+        return proofAsync(topic, matchId, NO_EXPECTATION);
+    }
+
+    /**
+     * {@link #replayProof(String, String, long)} with a future (as
+     * {@link #replayProofAsync(String, String)}, also proving the last sequence).
+     *
+     * @param topic an aggregate replay topic
+     * @param matchId the aggregate (match) id
+     * @param expectedLastSequence the last sequence the caller expects, at least 1
+     * @return the proof's future
+     */
+    public CompletableFuture<ReplayProof> replayProofAsync(String topic, String matchId, long expectedLastSequence) {
+        return proofAsync(topic, matchId,
+                expectedLastSequence == NO_EXPECTATION ? Long.MIN_VALUE : expectedLastSequence);
+    }
+
+    private CompletableFuture<ReplayProof> proofAsync(String topic, String matchId, long expectedLastSequence) {
+        return startAsync(callbacks, p -> ReplayProof.readLent(p, topic, matchId), (h, completion) -> {
+            Objects.requireNonNull(topic, "topic");
+            Objects.requireNonNull(matchId, "matchId");
+            NativeBridge.eventStoreReplayProofAsync(h, topic, matchId, expectedLastSequence, completion);
+        });
+    }
+
+    /**
+     * {@link #eventRange(String, String, long, long, int)} with a future.
+     *
+     * @param topic an aggregate replay topic
+     * @param matchId the aggregate (match) id
+     * @param fromSequence the first sequence wanted, at least 1
+     * @param toSequence the last sequence wanted (inclusive)
+     * @param maxRecords at most this many events (0: the broker's default, 1,000)
+     * @return a future of the proof and the events
+     */
+    public CompletableFuture<EventRange> eventRangeAsync(String topic, String matchId, long fromSequence,
+            long toSequence, int maxRecords) {
+        return startAsync(callbacks, r -> EventRange.readLent(r, topic, matchId), (h, completion) -> {
+            checkRange(topic, matchId, fromSequence, toSequence, maxRecords);
+            NativeBridge.eventStoreEventRangeAsync(h, topic, matchId, fromSequence, toSequence, maxRecords,
+                    completion);
+        });
+    }
+
+    /**
+     * {@link #loadAggregate(String, String, Object, BiFunction, Function, Function, int)} with a
+     * future. {@code deserialize} and {@code apply} run on this store's callback thread.
+     *
+     * @param <S> the state's type
+     * @param topic an event-sourcing topic
+     * @param key the aggregate key
+     * @param initial the state of an aggregate without events (or snapshot)
+     * @param apply folds one event into the state, without side effects
+     * @param deserialize reads a snapshot's state
+     * @param serialize writes the state for a snapshot
+     * @param snapshotEvery how many events may pass between snapshots (0: never snapshot)
+     * @return a future of the loaded aggregate
+     */
+    public <S> CompletableFuture<Aggregate<S>> loadAggregateAsync(String topic, String key, S initial,
+            BiFunction<S, StoredEvent, S> apply, Function<String, S> deserialize, Function<S, String> serialize,
+            int snapshotEvery) {
+        CompletableFuture<LoadedAggregate> loading = startAsync(callbacks, a -> LoadedAggregate.read(topic, a),
+                (h, completion) -> {
+                    checkLoad(topic, key, apply, deserialize, serialize, snapshotEvery);
+                    NativeBridge.eventStoreLoadAggregateAsync(h, topic, key, snapshotEvery, completion);
+                });
+        // Folded on the callback thread whether or not loading completed before this line.
+        return thenOn(callbacks, loading, l -> CompletableFuture.completedFuture(new Aggregate<>(this, l.handle(),
+                topic, key, l.page(), initial, apply, deserialize, serialize)));
+    }
+
+    /** A loaded aggregate's own handle and what loading read, before it is folded. */
+    private record LoadedAggregate(Aggregate.Handle handle, EventPage page) {
+        /** Reads an aggregate lent for a call: keeps a handle of its own. */
+        static LoadedAggregate read(String topic, long lent) {
+            Aggregate.Handle handle = new Aggregate.Handle(NativeBridge.aggregateShare(lent));
+            try {
+                return new LoadedAggregate(handle, CursusEventStore.page(topic, NativeBridge.aggregateLoaded(lent)));
+            } catch (RuntimeException e) {
+                handle.close();
+                throw e;
+            }
+        }
+    }
+
+    private static void checkLoad(String topic, String key, Object apply, Object deserialize, Object serialize,
+            int snapshotEvery) {
+        requireKey(topic, key);
+        Objects.requireNonNull(apply, "apply");
+        Objects.requireNonNull(deserialize, "deserialize");
+        Objects.requireNonNull(serialize, "serialize");
+        if (snapshotEvery < 0) {
+            throw new IllegalArgumentException("snapshotEvery must not be negative: " + snapshotEvery);
+        }
+    }
+
+    /** Where this store's futures (also an aggregate's) complete. */
+    Callbacks callbacks() {
+        return callbacks;
+    }
+
     /** Closes the store; only the first call does anything. */
     @Override
     public void close() {
         closeWith(NativeBridge::eventStoreClose);
+    }
+
+    @Override
+    void afterClose() {
+        callbacks.shutdown();
     }
 
     /** Reads a snapshot handle (0: none), destroying it. */
@@ -454,24 +674,27 @@ public final class CursusEventStore extends NativeResource {
 
     /** Reads a page handle, destroying it. */
     static EventPage page(String topic, long handle) {
-        return Results.take(handle, p -> {
-            int partition = NativeBridge.eventPagePartition(p);
-            List<StoredEvent> events = ResultReaders.list(NativeBridge.eventPageCount(p), i -> new StoredEvent(
-                    topic,
-                    partition,
-                    NativeBridge.eventPageOffset(p, i),
-                    NativeBridge.eventPageTimestamp(p, i),
-                    NativeBridge.eventPageKey(p, i),
-                    NativeBridge.eventPageVersion(p, i),
-                    NativeBridge.eventPageEventType(p, i),
-                    NativeBridge.eventPageSchemaVersion(p, i),
-                    NativeBridge.eventPageMetadata(p, i),
-                    NativeBridge.eventPagePayload(p, i)));
-            return new EventPage(topic, partition, events, NativeBridge.eventPageHasMore(p),
-                    snapshot(NativeBridge.eventPageSnapshot(p)),
-                    Completeness.fromWireName(NativeBridge.eventPageCompleteness(p)),
-                    NativeBridge.eventPageHeadVersion(p),
-                    NativeBridge.eventPageReadableEndOffset(p));
-        }, NativeBridge::eventPageDestroy);
+        return Results.take(handle, p -> readPage(topic, p), NativeBridge::eventPageDestroy);
+    }
+
+    /** Reads a page handle lent for a call (not destroyed). */
+    static EventPage readPage(String topic, long p) {
+        int partition = NativeBridge.eventPagePartition(p);
+        List<StoredEvent> events = ResultReaders.list(NativeBridge.eventPageCount(p), i -> new StoredEvent(
+                topic,
+                partition,
+                NativeBridge.eventPageOffset(p, i),
+                NativeBridge.eventPageTimestamp(p, i),
+                NativeBridge.eventPageKey(p, i),
+                NativeBridge.eventPageVersion(p, i),
+                NativeBridge.eventPageEventType(p, i),
+                NativeBridge.eventPageSchemaVersion(p, i),
+                NativeBridge.eventPageMetadata(p, i),
+                NativeBridge.eventPagePayload(p, i)));
+        return new EventPage(topic, partition, events, NativeBridge.eventPageHasMore(p),
+                snapshot(NativeBridge.eventPageSnapshot(p)),
+                Completeness.fromWireName(NativeBridge.eventPageCompleteness(p)),
+                NativeBridge.eventPageHeadVersion(p),
+                NativeBridge.eventPageReadableEndOffset(p));
     }
 }

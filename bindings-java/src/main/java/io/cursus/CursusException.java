@@ -18,11 +18,17 @@ import java.util.Map;
 public abstract class CursusException extends RuntimeException {
     private static final long serialVersionUID = 1L;
 
+    /** Where the error comes from ({@link #kind()}). */
     private final String kind;
+    /** Machine-readable code ({@link #code()}). */
     private final String code;
+    /** The error class ({@link #errorClass()}). */
     private final ErrorClass errorClass;
+    /** Whether the operation may be retried ({@link #isRetryable()}). */
     private final boolean retryable;
+    /** The human-readable detail ({@link #detail()}). */
     private final String detail;
+    /** Structured details ({@link #fields()}). */
     private final Map<String, String> fields;
 
     /**
@@ -82,37 +88,66 @@ public abstract class CursusException extends RuntimeException {
         return b.toString();
     }
 
-    /** Where the error comes from: {@code broker} for broker errors, else the local kind. */
+    /**
+     * Where the error comes from: {@code broker} for broker errors, else the local kind.
+     *
+     * @return {@code broker}, or the local kind
+     */
     public String kind() {
         return kind;
     }
 
-    /** Machine-readable code (the broker's code, or the local kind's, e.g. {@code timeout}). */
+    /**
+     * Machine-readable code (the broker's code, or the local kind's, e.g. {@code timeout}).
+     *
+     * @return the code
+     */
     public String code() {
         return code;
     }
 
-    /** The error class. */
+    /**
+     * The error class.
+     *
+     * @return the class
+     */
     public ErrorClass errorClass() {
         return errorClass;
     }
 
-    /** Whether the same operation may be attempted again (with backoff). */
+    /**
+     * Whether the same operation may be attempted again (with backoff).
+     *
+     * @return whether the operation may be retried
+     */
     public boolean isRetryable() {
         return retryable;
     }
 
-    /** The human-readable detail alone (without code and fields). */
+    /**
+     * The human-readable detail alone (without code and fields).
+     *
+     * @return the detail (may be empty)
+     */
     public String detail() {
         return detail;
     }
 
-    /** Structured details (e.g. {@code leader}, {@code earliest}); immutable, in the engine's order. */
+    /**
+     * Structured details (e.g. {@code leader}, {@code earliest}); immutable, in the engine's order.
+     *
+     * @return the fields by name
+     */
     public Map<String, String> fields() {
         return fields;
     }
 
-    /** One field's value, or null. */
+    /**
+     * One field's value, or null.
+     *
+     * @param name the field's name
+     * @return the field's value, or null when absent
+     */
     public String field(String name) {
         return fields.get(name);
     }

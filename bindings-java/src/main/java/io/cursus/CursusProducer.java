@@ -2,6 +2,7 @@ package io.cursus;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -109,24 +110,34 @@ public final class CursusProducer extends NativeResource {
      *
      * @param records the records, all of one topic
      * @return a future of every record's metadata, in order
-     * @throws CursusException if the batch cannot start (records of several topics: {@code
-     *     invalid_argument}; a closed producer); its future then never exists
+     * @throws CursusException if the batch cannot start (records of several topics: the
+     *     library's batch rule, a {@link ValidationException} with code {@code invalid_argument};
+     *     a closed producer); its future then never exists
      */
     public CompletableFuture<List<RecordMetadata>> sendBatch(List<ProducerRecord> records) {
         Objects.requireNonNull(records, "records");
         String topic = records.isEmpty() ? "" : records.get(0).topic();
         int size = 4;
+        List<byte[]> otherTopics = new ArrayList<>(0); // of the records not of `topic`, in order
         for (ProducerRecord r : records) {
+            size += 24 + (r.key() == null ? 0 : r.key().length) + r.value().length;
             if (!r.topic().equals(topic)) {
-                throw CursusException.of("invalid_argument", "invalid_argument", ErrorClass.VALIDATION, false,
-                        "a batch has one topic: " + r.topic() + " is not " + topic, Map.of());
+                otherTopics.add(r.topic().getBytes(StandardCharsets.UTF_8));
+                size += otherTopics.get(otherTopics.size() - 1).length;
             }
-            size += 20 + (r.key() == null ? 0 : r.key().length) + r.value().length;
         }
-        // The packed layout of bridge/src/records_in.rs.
+        // The packed layout of bridge/src/records_in.rs: a record of another topic carries its
+        // own, and the library applies the batch rule (one topic per batch) to it.
         ByteBuffer b = ByteBuffer.allocate(size).order(ByteOrder.LITTLE_ENDIAN);
         b.putInt(records.size());
+        int other = 0;
         for (ProducerRecord r : records) {
+            if (r.topic().equals(topic)) {
+                b.putInt(-1);
+            } else {
+                byte[] named = otherTopics.get(other++);
+                b.putInt(named.length).put(named);
+            }
             b.putInt(r.partition() == null ? -1 : r.partition());
             b.putLong(r.timestamp() == null ? NO_TIMESTAMP : r.timestamp());
             if (r.key() == null) {
@@ -208,7 +219,7 @@ public final class CursusProducer extends NativeResource {
      * @throws CursusTimeoutException if the deadline passes first
      */
     public void flush() {
-        flush(Timeouts.DEFAULT);
+        run(h -> NativeBridge.producerFlush(h, Timeouts.DEFAULT_MARKER));
     }
 
     /**
@@ -226,7 +237,7 @@ public final class CursusProducer extends NativeResource {
     /** Flushes (at most 30 s) and closes; see {@link #close(Duration)}. */
     @Override
     public void close() {
-        close(Timeouts.DEFAULT);
+        closeWith(h -> NativeBridge.producerClose(h, Timeouts.DEFAULT_MARKER));
     }
 
     /**
@@ -371,8 +382,9 @@ public final class CursusProducer extends NativeResource {
      * {@link CursusEventStore#append}.
      *
      * <p>Unlike the other transaction steps this call blocks until the broker has answered (at
-     * most {@code request_timeout_ms}, retried with the same sequence after a lost reply): the
-     * library has no background variant of it. It may be called from a continuation.
+     * most {@code request_timeout_ms}, retried with the same sequence after a lost reply);
+     * {@link #appendStreamAsync} is its background variant. It may be called from a
+     * continuation.
      *
      * @param topic an event-sourcing topic
      * @param key the aggregate key (text without whitespace)
@@ -385,14 +397,32 @@ public final class CursusProducer extends NativeResource {
      * @throws CursusClosedException if the producer is closed
      */
     public Appended appendStream(String topic, String key, long expectedVersion, Event event) {
-        Objects.requireNonNull(topic, "topic");
-        Objects.requireNonNull(key, "key");
-        Objects.requireNonNull(event, "event");
-        if (expectedVersion < 0) {
-            throw new IllegalArgumentException("expectedVersion must not be negative: " + expectedVersion);
-        }
+        CursusEventStore.checkAppend(topic, key, expectedVersion, event);
         return call(h -> CursusEventStore.appended(event.withBuilder(
                 b -> NativeBridge.producerAppendStream(h, topic, key, expectedVersion, b))));
+    }
+
+    /**
+     * {@link #appendStream} with a future: the library runs the append in the background
+     * (no thread waits for it), and the future completes on this producer's callback thread (in order with the send futures completed there) with
+     * what the event gets when the transaction commits, or exceptionally with what
+     * {@link #appendStream} throws. Chain the commit on the future, not before it completes.
+     *
+     * @param topic an event-sourcing topic
+     * @param key the aggregate key (text without whitespace)
+     * @param expectedVersion the aggregate's current version (0 for a new aggregate)
+     * @param event the event
+     * @return the append's future
+     */
+    public CompletableFuture<Appended> appendStreamAsync(String topic, String key, long expectedVersion,
+            Event event) {
+        return startAsync(callbacks, ResultReaders::readAppended, (h, completion) -> {
+            CursusEventStore.checkAppend(topic, key, expectedVersion, event);
+            event.withBuilder(b -> {
+                NativeBridge.producerAppendStreamAsync(h, topic, key, expectedVersion, b, completion);
+                return null;
+            });
+        });
     }
 
     /**
@@ -413,7 +443,9 @@ public final class CursusProducer extends NativeResource {
      * thread (in order with the send futures). An exception it throws is logged and ignored.
      *
      * @param interval how often; null for the {@code statistics_interval_ms} option;
-     *     {@link Duration#ZERO} for never
+     *     {@link Duration#ZERO} for never (a listener that would never be called, with a zero
+     *     interval or the option at 0, is refused: {@link ValidationException}, field
+     *     {@code option})
      * @param listener the listener, or null
      */
     public void setStatisticsListener(Duration interval, Consumer<Statistics> listener) {

@@ -25,12 +25,21 @@ public enum ErrorClass {
         this.wireName = wireName;
     }
 
-    /** The protocol's name of the class, e.g. {@code not_found}. */
+    /**
+     * The protocol's name of the class, e.g. {@code not_found}.
+     *
+     * @return the protocol name
+     */
     public String wireName() {
         return wireName;
     }
 
-    /** The class with this protocol name; unknown names map to {@link #INTERNAL}. */
+    /**
+     * The class with this protocol name; unknown names map to {@link #INTERNAL}.
+     *
+     * @param name the protocol name
+     * @return the class, {@link #INTERNAL} when unknown
+     */
     public static ErrorClass fromWireName(String name) {
         for (ErrorClass c : values()) {
             if (c.wireName.equals(name)) {

@@ -23,11 +23,22 @@ import java.util.function.LongFunction;
  * @param payload the payload text; the broker refuses an empty one ({@code missing_message})
  * @param metadata the metadata text (empty: none)
  * @param schemaVersion the payload's schema version, at least 1; 0 lets the broker use 1
- * @param eventId the event's id: non-empty text without whitespace, unique per partition of a
- *     replay topic; empty: the engine generates one at each append
+ * @param eventId the event's id: text without whitespace (the library refuses any other with
+ *     a {@link ValidationException} of code {@code invalid_argument} at append, as in every language), unique per partition
+ *     of a replay topic; empty: the engine generates one at each append
  */
 public record Event(String type, String payload, String metadata, int schemaVersion, String eventId) {
-    /** Checks the arguments; a null payload, metadata or event id is empty. */
+    /**
+     * Checks the arguments; a null payload, metadata or event id is empty.
+     *
+     * @param type the event type (e.g. {@code OrderCreated}; may be empty)
+     * @param payload the payload text; the broker refuses an empty one ({@code missing_message})
+     * @param metadata the metadata text (empty: none)
+     * @param schemaVersion the payload's schema version, at least 1; 0 lets the broker use 1
+     * @param eventId the event's id: text without whitespace (the library refuses any other with
+     *     a {@link ValidationException} of code {@code invalid_argument} at append, as in every language), unique per partition
+     *     of a replay topic; empty: the engine generates one at each append
+     */
     public Event {
         Objects.requireNonNull(type, "type");
         if (payload == null) {
@@ -41,11 +52,6 @@ public record Event(String type, String payload, String metadata, int schemaVers
         }
         if (schemaVersion < 0) {
             throw new IllegalArgumentException("schemaVersion must not be negative: " + schemaVersion);
-        }
-        for (int i = 0; i < eventId.length(); i++) {
-            if (Character.isWhitespace(eventId.charAt(i)) || Character.isSpaceChar(eventId.charAt(i))) {
-                throw new IllegalArgumentException("eventId must be text without whitespace: \"" + eventId + "\"");
-            }
         }
     }
 
@@ -96,10 +102,9 @@ public record Event(String type, String payload, String metadata, int schemaVers
      * This event with an id of its own (see the class documentation): the same id on a retried
      * append lets an aggregate replay topic recognise the retry.
      *
-     * @param newEventId non-empty text without whitespace (null or empty: none, the engine
-     *     generates one at each append)
+     * @param newEventId text without whitespace, checked by the library at append (null or
+     *     empty: none, the engine generates one at each append)
      * @return a copy with the event id
-     * @throws IllegalArgumentException if the id contains whitespace
      */
     public Event withEventId(String newEventId) {
         return new Event(type, payload, metadata, schemaVersion, newEventId);

@@ -149,6 +149,23 @@ final class NativeBridge {
     static native long adminElectLeader(long admin, String topic, int partition, String brokerId);
 
     /**
+     * Moves the replicas of {@code topic}/{@code partition} to the brokers {@code replicas}
+     * (broker ids, preferred leader first, as many as the topic's replication
+     * factor; REASSIGN_PARTITIONS, a project extension) and returns once the
+     * move is done: the new replicas caught up into the ISR, the others
+     * dropped, the leader one of {@code replicas}. No acknowledged record is lost.
+     * Waits at most the client's {@code request_timeout_ms}, then fails with the
+     * retryable {@code reassignment_timeout} while the move goes on (calling again
+     * with the same replicas resumes waiting). Errors: {@code topic_not_found},
+     * {@code partition_not_found}, {@code broker_not_found}, {@code replica_broker_inactive},
+     * {@code invalid_replicas}, {@code invalid_replication_factor},
+     * {@code reassignment_in_progress}, {@code distribution_not_enabled}.
+     * <p>
+     * Thread-safety: safe from any thread, concurrently on one client.
+     */
+    static native long adminReassignPartition(long admin, String topic, int partition, String[] replicas);
+
+    /**
      * The brokers registered in the cluster (LIST_CLUSTER).
      * <p>
      * Thread-safety: safe from any thread, concurrently on one client.
@@ -392,6 +409,83 @@ final class NativeBridge {
      * Thread-safety: safe from any thread.
      */
     static native long clusterBrokerListLifecycleProtocol(long list, int index);
+
+    /**
+     * The topic of the move.
+     * <p>
+     * Thread-safety: safe from any thread while the handle is alive.
+     */
+    static native String partitionReassignmentTopic(long reassignment);
+
+    /**
+     * The partition of the move.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native int partitionReassignmentPartition(long reassignment);
+
+    /**
+     * Whether the move is done (the replicas are the target).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native boolean partitionReassignmentDone(long reassignment);
+
+    /**
+     * The number of replica entries: The broker ids of the replica set now.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native int partitionReassignmentReplicaCount(long reassignment);
+
+    /**
+     * Entry {@code index} of the replica entries: The broker ids of the replica set now.
+     * <p>
+     * None when out of range.
+     * <p>
+     * Thread-safety: safe from any thread while the handle is alive.
+     */
+    static native String partitionReassignmentReplica(long reassignment, int index);
+
+    /**
+     * The number of isr entries: The broker ids of the in-sync replicas now.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native int partitionReassignmentIsrCount(long reassignment);
+
+    /**
+     * Entry {@code index} of the isr entries: The broker ids of the in-sync replicas now.
+     * <p>
+     * None when out of range.
+     * <p>
+     * Thread-safety: safe from any thread while the handle is alive.
+     */
+    static native String partitionReassignmentIsr(long reassignment, int index);
+
+    /**
+     * The broker id of the leader now (none while the partition has
+     * none).
+     * <p>
+     * Thread-safety: safe from any thread while the handle is alive.
+     */
+    static native String partitionReassignmentLeader(long reassignment);
+
+    /**
+     * The number of target entries: The broker ids of the target replica set, preferred leader first.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native int partitionReassignmentTargetCount(long reassignment);
+
+    /**
+     * Entry {@code index} of the target entries: The broker ids of the target replica set, preferred leader first.
+     * <p>
+     * None when out of range.
+     * <p>
+     * Thread-safety: safe from any thread while the handle is alive.
+     */
+    static native String partitionReassignmentTarget(long reassignment, int index);
 
     /**
      * The topic of the election.
@@ -663,14 +757,17 @@ final class NativeBridge {
      * (possibly empty), before any record of those partitions is returned;
      * {@code revoked} before partitions are taken away while still a member (by
      * close, a new subscribe, or a rebalance); {@code lost} when the session had
-     * expired. It runs on a thread of the consumer's own while poll (or close,
-     * or subscribe) waits for it, so it may call the consumer again (commit,
+     * expired. {@code has_lost_callback} says whether the listener handles {@code lost}
+     * itself: when false, a loss is told as {@code revoked} (as Kafka's clients do),
+     * the one rule for every binding whose listeners have a callback per kind.
+     * It runs on a thread of the consumer's own while poll (or close, or
+     * subscribe) waits for it, so it may call the consumer again (commit,
      * seek, pause, position), except poll, which fails there. The event is
      * lent for the duration of the call.
      * <p>
      * Thread-safety: safe from any thread.
      */
-    static native void consumerSetRebalanceListener(long consumer, NativeListener listener);
+    static native void consumerSetRebalanceListener(long consumer, NativeListener listener, boolean hasLostCallback);
 
     /**
      * The kind of change: {@code "assigned"}, {@code "revoked"} or {@code "lost"}.
@@ -1038,6 +1135,15 @@ final class NativeBridge {
     static native long eventStoreLoadAggregate(long store, String topic, String key, long snapshotEvery);
 
     /**
+     * A second handle to the same aggregate: appends through either move
+     * both. What keeps an aggregate a callback was lent
+     * ({@code event_store_load_aggregate_async}).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long aggregateShare(long aggregate);
+
+    /**
      * What loading read: a page with the snapshot (if any) and the events
      * after it, in order.
      * <p>
@@ -1053,14 +1159,40 @@ final class NativeBridge {
     static native long aggregateVersion(long aggregate);
 
     /**
-     * Appends an event at the aggregate's next version; returns that
-     * version. On {@code version_conflict} another writer got there first: load
-     * the aggregate again and decide again.
+     * Appends an event at the aggregate's next version, with {@code event_id} as its
+     * id (absent: a generated one; an empty id or one holding whitespace is
+     * {@code invalid_argument}). Returns the event as stored: a page holding that
+     * one event, with its version, offset and partition (its timestamp is 0:
+     * the broker's reply does not carry it). Fold it into the application's
+     * state only now, so a failed append leaves the state unchanged; then call
+     * {@code event_store_aggregate_auto_snapshot}. On {@code version_conflict} another
+     * writer got there first: load the aggregate again and decide again.
      * <p>
      * Thread-safety: safe from any thread; appends to one aggregate handle
      * run one at a time.
      */
-    static native long eventStoreAggregateAppend(long store, long aggregate, String eventType, String payload, String metadata, int schemaVersion);
+    static native long eventStoreAggregateAppend(long store, long aggregate, String eventType, String payload, String metadata, int schemaVersion, String eventId);
+
+    /**
+     * The automatic snapshot after an append: when a snapshot is due, saves
+     * {@code state} (the application's state with the appended event folded in) and
+     * says whether it did. A failed save is not this call's error (the append
+     * before it is durable, and an error would invite retrying it): it is
+     * reported through the engine log at warn and the snapshot stays due, so
+     * the next append tries again.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native boolean eventStoreAggregateAutoSnapshot(long store, long aggregate, String state);
+
+    /**
+     * Reports an automatic snapshot the application could not serialise
+     * ({@code reason}) as the engine reports a failed save: through the engine log
+     * at warn; the snapshot stays due.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native void aggregateSnapshotFailed(long aggregate, String reason);
 
     /**
      * True when {@code snapshot_every} events were appended since the last
@@ -1077,6 +1209,135 @@ final class NativeBridge {
      * Thread-safety: safe from any thread.
      */
     static native void eventStoreAggregateSaveSnapshot(long store, long aggregate, String state);
+
+    /**
+     * The version (0 when the aggregate has no event).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long streamVersionValue(long version);
+
+    /**
+     * The snapshot found, or none.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long snapshotReadSnapshot(long read);
+
+    /**
+     * {@code event_store_append_event} in the background (see the module): the
+     * callback gets the appended event, or the error ({@code version_conflict}, ...).
+     * <p>
+     * Thread-safety: safe from any thread, also from a callback.
+     */
+    static native void eventStoreAppendEventAsync(long store, String topic, String key, long expectedVersion, long event, NativeCompletion callback);
+
+    /**
+     * {@code event_store_stream_version} in the background (see the module).
+     * <p>
+     * Thread-safety: safe from any thread, also from a callback.
+     */
+    static native void eventStoreStreamVersionAsync(long store, String topic, String key, NativeCompletion callback);
+
+    /**
+     * {@code event_store_save_snapshot} in the background (see the module).
+     * <p>
+     * Thread-safety: safe from any thread, also from a callback.
+     */
+    static native void eventStoreSaveSnapshotAsync(long store, String topic, String key, long version, String state, NativeCompletion callback);
+
+    /**
+     * {@code event_store_read_snapshot} in the background (see the module): the
+     * callback gets the snapshot or none.
+     * <p>
+     * Thread-safety: safe from any thread, also from a callback.
+     */
+    static native void eventStoreReadSnapshotAsync(long store, String topic, String key, NativeCompletion callback);
+
+    /**
+     * Reads aggregate {@code key}'s whole stream from {@code from_version} (1: the
+     * start) in the background, page after page (see the module): the
+     * callback gets one page with the latest snapshot at or after
+     * {@code from_version}, if any, and every event after it.
+     * <p>
+     * Thread-safety: safe from any thread, also from a callback.
+     */
+    static native void eventStoreReadStreamAsync(long store, String topic, String key, long fromVersion, NativeCompletion callback);
+
+    /**
+     * {@code event_store_replay_proof} in the background (see the module): the
+     * callback gets the complete proof, or the error {@code aggregate_proof_<status>}
+     * ({@code replay_proof_from_error} reads its proof). {@code expected_last_sequence}
+     * as there (-1: none); a bad one fails the call.
+     * <p>
+     * Thread-safety: safe from any thread, also from a callback.
+     */
+    static native void eventStoreReplayProofAsync(long store, String topic, String matchId, long expectedLastSequence, NativeCompletion callback);
+
+    /**
+     * {@code event_store_event_range} in the background (see the module).
+     * <p>
+     * Thread-safety: safe from any thread, also from a callback.
+     */
+    static native void eventStoreEventRangeAsync(long store, String topic, String matchId, long fromSequence, long toSequence, int maxRecords, NativeCompletion callback);
+
+    /**
+     * {@code event_store_load_aggregate} in the background (see the module): the
+     * callback gets the aggregate lent for the call; {@code aggregate_share} keeps
+     * it.
+     * <p>
+     * Thread-safety: safe from any thread, also from a callback.
+     */
+    static native void eventStoreLoadAggregateAsync(long store, String topic, String key, long snapshotEvery, NativeCompletion callback);
+
+    /**
+     * {@code event_store_aggregate_append} in the background (see the module): the
+     * callback gets the stored event (a page holding it); the aggregate's
+     * version moves only when the append succeeded. Start the next call on
+     * this aggregate only once the callback ran: calls started before would
+     * work from the version before this append.
+     * <p>
+     * Thread-safety: safe from any thread, also from a callback.
+     */
+    static native void eventStoreAggregateAppendAsync(long store, long aggregate, String eventType, String payload, String metadata, int schemaVersion, String eventId, NativeCompletion callback);
+
+    /**
+     * {@code event_store_aggregate_auto_snapshot} in the background (see the
+     * module and {@code event_store_aggregate_append_async}): the callback is
+     * called once the due snapshot, if any, was saved or its failure logged;
+     * it gets no error for a failed save (that stays due, as there).
+     * <p>
+     * Thread-safety: safe from any thread, also from a callback.
+     */
+    static native void eventStoreAggregateAutoSnapshotAsync(long store, long aggregate, String state, NativeCompletion callback);
+
+    /**
+     * {@code event_store_aggregate_save_snapshot} in the background (see the
+     * module and {@code event_store_aggregate_append_async}).
+     * <p>
+     * Thread-safety: safe from any thread, also from a callback.
+     */
+    static native void eventStoreAggregateSaveSnapshotAsync(long store, long aggregate, String state, NativeCompletion callback);
+
+    /**
+     * {@code producer_append_stream} in the background (see the module; the
+     * callback runs on the producer's callback thread, in order with its
+     * delivery callbacks): the callback gets what the event becomes when the
+     * transaction commits. Start the commit only once the callback ran.
+     * <p>
+     * Thread-safety: safe from any thread, also from a callback.
+     */
+    static native void producerAppendStreamAsync(long producer, String topic, String key, long expectedVersion, long event, NativeCompletion callback);
+
+    /**
+     * The default wait of {@code flush} and {@code close}, in milliseconds (30 000): what
+     * the marker {@code -2} ({@code CURSUS_DEFAULT_TIMEOUT}) stands for. A binding passes
+     * the marker, and asks this only where it needs the number itself (Go
+     * slices a cancellable flush into short waits).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long defaultTimeoutMs();
 
     /**
      * Creates an empty topic partition list.
@@ -1608,11 +1869,15 @@ final class NativeBridge {
 
     /**
      * Queues a batch of records of {@code topic}, packed as {@code bridge/src/records_in.rs}
-     * describes (u32 count; per record i32 partition (-1: any), i64 timestamp
-     * ({@code CURSUS_NO_TIMESTAMP}: the send time), i32 key_len (-1: no key), key,
-     * u32 value_len, value; little-endian), in one call, and returns once
-     * every record is queued (each waits at most {@code max_block_ms} for buffer
-     * space). The buffer is copied before the call returns.
+     * describes (u32 count; per record i32 topic_len (-1: the batch's topic),
+     * topic, i32 partition (-1: any), i64 timestamp ({@code CURSUS_NO_TIMESTAMP}: the
+     * send time), i32 key_len (-1: no key), key, u32 value_len, value;
+     * little-endian), in one call, and returns once every record is queued
+     * (each waits at most {@code max_block_ms} for buffer space). The buffer is
+     * copied before the call returns. A batch has one topic: a record naming
+     * another fails the call with {@code CURSUS_ERR_INVALID_ARGUMENT} (class
+     * validation, "a batch has one topic: record I is for "T", the batch for
+     * "B""), the same rule and error in every language.
      * <p>
      * {@code callback} is then called exactly once for the whole batch, on this
      * producer's callback thread, with a delivery batch handle lent for the
@@ -1765,8 +2030,9 @@ final class NativeBridge {
     /**
      * Proves that aggregate {@code match_id}'s retained events on a replay topic
      * are exactly sequences 1..last with verified digests and unique ids (and
-     * that last is {@code expected_last_sequence}, unless it is 0). A proof that is
-     * not complete fails with {@code aggregate_proof_<status>};
+     * that last is {@code expected_last_sequence}, unless it is -1: no expectation;
+     * 0 and other negatives are {@code invalid_argument}, as in every language). A
+     * proof that is not complete fails with {@code aggregate_proof_<status>};
      * {@code replay_proof_from_error} reads its proof.
      * <p>
      * Thread-safety: safe from any thread.
@@ -2571,6 +2837,11 @@ final class NativeBridge {
     static native void partitionOffsetsListDestroy(long handle);
 
     /**
+     * Releases a partition reassignment handle (0 and released handles are ignored).
+     */
+    static native void partitionReassignmentDestroy(long handle);
+
+    /**
      * Releases a producer handle (0 and released handles are ignored).
      */
     static native void producerDestroy(long handle);
@@ -2591,9 +2862,19 @@ final class NativeBridge {
     static native void snapshotDestroy(long handle);
 
     /**
+     * Releases a snapshot read handle (0 and released handles are ignored).
+     */
+    static native void snapshotReadDestroy(long handle);
+
+    /**
      * Releases a statistics handle (0 and released handles are ignored).
      */
     static native void statisticsDestroy(long handle);
+
+    /**
+     * Releases a stream version handle (0 and released handles are ignored).
+     */
+    static native void streamVersionDestroy(long handle);
 
     /**
      * Releases a string list handle (0 and released handles are ignored).

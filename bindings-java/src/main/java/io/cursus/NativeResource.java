@@ -2,9 +2,13 @@ package io.cursus;
 
 import java.lang.ref.Cleaner;
 import java.lang.ref.Reference;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Function;
 import java.util.function.LongConsumer;
+import java.util.function.LongFunction;
 
 /**
  * Owns one native handle (a {@code long} id into the library's handle table, never a
@@ -98,7 +102,76 @@ abstract class NativeResource implements AutoCloseable {
         });
     }
 
-    /** Whether {@link #close()} has begun. */
+    /** A background native call (an {@code ..._async} bridge function) started with the live handle. */
+    @FunctionalInterface
+    interface AsyncStart {
+        void start(long handle, NativeCompletion completion);
+    }
+
+    /**
+     * Starts a background native call whose result is lent as a handle: {@code reader} reads it
+     * during the upcall, and the future completes on {@code executor}. No Java thread waits for
+     * the call. Whatever starting throws (a closed object, a null argument) completes the future
+     * exceptionally instead.
+     */
+    final <T> CompletableFuture<T> startAsync(Executor executor, LongFunction<T> reader, AsyncStart start) {
+        CompletableFuture<T> future = new CompletableFuture<>();
+        return started(future, NativeCompletion.forHandle(future, reader, executor), start);
+    }
+
+    /** {@link #startAsync(Executor, LongFunction, AsyncStart)} for a call without a result. */
+    final CompletableFuture<Void> startAsync(Executor executor, AsyncStart start) {
+        CompletableFuture<Void> future = new CompletableFuture<>();
+        return started(future, NativeCompletion.forVoid(future, executor), start);
+    }
+
+    /**
+     * Runs {@code next} with {@code first}'s value on {@code executor} (also when {@code first}
+     * had completed already) and completes the result as the future {@code next} returns does.
+     * A failure of {@code first}, or {@code next} throwing, fails the result with that exception
+     * itself, not wrapped in a {@link java.util.concurrent.CompletionException}.
+     */
+    static <T, U> CompletableFuture<U> thenOn(
+            Executor executor, CompletableFuture<T> first, Function<T, CompletableFuture<U>> next) {
+        CompletableFuture<U> result = new CompletableFuture<>();
+        first.whenCompleteAsync((value, error) -> {
+            if (error != null) {
+                result.completeExceptionally(error);
+                return;
+            }
+            try {
+                next.apply(value).whenComplete((u, e) -> {
+                    if (e != null) {
+                        result.completeExceptionally(e);
+                    } else {
+                        result.complete(u);
+                    }
+                });
+            } catch (RuntimeException | Error e) {
+                result.completeExceptionally(e);
+            }
+        }, executor);
+        return result;
+    }
+
+    private <T> CompletableFuture<T> started(
+            CompletableFuture<T> future, NativeCompletion completion, AsyncStart start) {
+        try {
+            call(h -> {
+                start.start(h, completion);
+                return null;
+            });
+        } catch (RuntimeException | Error e) {
+            future.completeExceptionally(e);
+        }
+        return future;
+    }
+
+    /**
+     * Whether {@link #close()} has begun.
+     *
+     * @return whether the resource is closed or closing
+     */
     public final boolean isClosed() {
         return closed.get();
     }

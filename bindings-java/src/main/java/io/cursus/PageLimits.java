@@ -11,7 +11,12 @@ public record PageLimits(int maxRecords, int maxBytes) {
     /** The broker's defaults. */
     public static final PageLimits DEFAULT = new PageLimits(0, 0);
 
-    /** Checks the arguments (the broker checks the ranges). */
+    /**
+     * Checks the arguments (the broker checks the ranges).
+     *
+     * @param maxRecords the most events (records) per page, or 0 (stream reads: 1 to 4096)
+     * @param maxBytes the most bytes per page, or 0 (stream reads: 1024 to 33554432)
+     */
     public PageLimits {
         if (maxRecords < 0 || maxBytes < 0) {
             throw new IllegalArgumentException("page limits must not be negative: " + maxRecords + ", " + maxBytes);

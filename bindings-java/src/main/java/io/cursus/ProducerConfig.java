@@ -9,17 +9,30 @@ public final class ProducerConfig extends BaseConfig {
         super(PRODUCER, values);
     }
 
-    /** A builder starting from the engine defaults. */
+    /**
+     * A builder starting from the engine defaults.
+     *
+     * @return a new builder
+     */
     public static Builder builder() {
         return new Builder();
     }
 
-    /** A config for one bootstrap address. */
+    /**
+     * A config for one bootstrap address.
+     *
+     * @param bootstrapServers comma-separated host:port list
+     * @return the validated config
+     */
     public static ProducerConfig of(String bootstrapServers) {
         return builder().bootstrapServers(bootstrapServers).build();
     }
 
-    /** The documented producer and client options with their defaults, from the engine. */
+    /**
+     * The documented producer and client options with their defaults, from the engine.
+     *
+     * @return the options (immutable)
+     */
     public static List<ConfigOption> options() {
         return options(PRODUCER);
     }
@@ -28,37 +41,72 @@ public final class ProducerConfig extends BaseConfig {
     public static final class Builder extends BaseConfig.Builder<Builder> {
         private Builder() {}
 
-        /** {@code acks}: 0, 1 or all/-1 (default all). */
+        /**
+         * {@code acks}: 0, 1 or all/-1 (default all).
+         *
+         * @param acks {@code 0}, {@code 1}, {@code all} or {@code -1}
+         * @return this builder
+         */
         public Builder acks(String acks) {
             return set("acks", acks);
         }
 
-        /** {@code linger_ms}: how long a batch waits for more records (default 5). */
+        /**
+         * {@code linger_ms}: how long a batch waits for more records (default 5).
+         *
+         * @param ms the linger time in milliseconds
+         * @return this builder
+         */
         public Builder lingerMs(long ms) {
             return set("linger_ms", Long.toString(ms));
         }
 
-        /** {@code batch_size}: payload bytes that make a batch ready (default 16384). */
+        /**
+         * {@code batch_size}: payload bytes that make a batch ready (default 16384).
+         *
+         * @param bytes the batch size in bytes
+         * @return this builder
+         */
         public Builder batchSize(int bytes) {
             return set("batch_size", Integer.toString(bytes));
         }
 
-        /** {@code buffer_memory}: bytes of unsent records held (default 33554432). */
+        /**
+         * {@code buffer_memory}: bytes of unsent records held (default 33554432).
+         *
+         * @param bytes the buffer size in bytes
+         * @return this builder
+         */
         public Builder bufferMemory(long bytes) {
             return set("buffer_memory", Long.toString(bytes));
         }
 
-        /** {@code max_block_ms}: how long send waits for buffer space (default 60000). */
+        /**
+         * {@code max_block_ms}: how long send waits for buffer space (default 60000).
+         *
+         * @param ms the longest wait in milliseconds
+         * @return this builder
+         */
         public Builder maxBlockMs(long ms) {
             return set("max_block_ms", Long.toString(ms));
         }
 
-        /** {@code enable_idempotence}: per-partition sequences (default false; needs acks=all). */
+        /**
+         * {@code enable_idempotence}: per-partition sequences (default false; needs acks=all).
+         *
+         * @param on whether to enable idempotence
+         * @return this builder
+         */
         public Builder enableIdempotence(boolean on) {
             return set("enable_idempotence", Boolean.toString(on));
         }
 
-        /** {@code delivery_timeout_ms}: bound from send to acknowledgement (default 120000). */
+        /**
+         * {@code delivery_timeout_ms}: bound from send to acknowledgement (default 120000).
+         *
+         * @param ms the timeout in milliseconds
+         * @return this builder
+         */
         public Builder deliveryTimeoutMs(long ms) {
             return set("delivery_timeout_ms", Long.toString(ms));
         }
@@ -78,7 +126,11 @@ public final class ProducerConfig extends BaseConfig {
             return set("transactional_id", id);
         }
 
-        /** Validates the options through the engine and builds the config. */
+        /**
+         * Validates the options through the engine and builds the config.
+         *
+         * @return the config
+         */
         public ProducerConfig build() {
             validate(PRODUCER);
             return new ProducerConfig(values);

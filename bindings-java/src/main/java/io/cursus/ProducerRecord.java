@@ -15,7 +15,15 @@ import java.util.Objects;
  * @param timestamp milliseconds since the epoch, or null to stamp the send time
  */
 public record ProducerRecord(String topic, Integer partition, byte[] key, byte[] value, Long timestamp) {
-    /** Checks the arguments. */
+    /**
+     * Checks the arguments.
+     *
+     * @param topic topic
+     * @param partition explicit partition, or null to let the partitioner choose (by key hash)
+     * @param key key (records with the same key go to the same partition), or null
+     * @param value value bytes (binary-safe, may be empty)
+     * @param timestamp milliseconds since the epoch, or null to stamp the send time
+     */
     public ProducerRecord {
         Objects.requireNonNull(topic, "topic");
         if (partition != null && partition < 0) {
@@ -26,32 +34,66 @@ public record ProducerRecord(String topic, Integer partition, byte[] key, byte[]
         }
     }
 
-    /** A record carrying {@code value}. */
+    /**
+     * A record carrying {@code value}.
+     *
+     * @param topic the topic
+     * @param value the value bytes
+     * @return the record, without key, partition or timestamp
+     */
     public static ProducerRecord of(String topic, byte[] value) {
         return new ProducerRecord(topic, null, null, value, null);
     }
 
-    /** A record carrying {@code value} encoded as UTF-8. */
+    /**
+     * A record carrying {@code value} encoded as UTF-8.
+     *
+     * @param topic the topic
+     * @param value the value text
+     * @return the record, without key, partition or timestamp
+     */
     public static ProducerRecord of(String topic, String value) {
         return of(topic, value.getBytes(StandardCharsets.UTF_8));
     }
 
-    /** A record with a key, both encoded as UTF-8. */
+    /**
+     * A record with a key, both encoded as UTF-8.
+     *
+     * @param topic the topic
+     * @param key the key text
+     * @param value the value text
+     * @return the record, without partition or timestamp
+     */
     public static ProducerRecord of(String topic, String key, String value) {
         return of(topic, value).withKey(key.getBytes(StandardCharsets.UTF_8));
     }
 
-    /** This record with a key. */
+    /**
+     * This record with a key.
+     *
+     * @param newKey the key bytes, or null for none
+     * @return a copy with the key
+     */
     public ProducerRecord withKey(byte[] newKey) {
         return new ProducerRecord(topic, partition, newKey, value, timestamp);
     }
 
-    /** This record sent to an explicit partition. */
+    /**
+     * This record sent to an explicit partition.
+     *
+     * @param newPartition the partition
+     * @return a copy with the partition
+     */
     public ProducerRecord withPartition(int newPartition) {
         return new ProducerRecord(topic, newPartition, key, value, timestamp);
     }
 
-    /** This record with an explicit timestamp. */
+    /**
+     * This record with an explicit timestamp.
+     *
+     * @param newTimestamp milliseconds since the epoch
+     * @return a copy with the timestamp
+     */
     public ProducerRecord withTimestamp(long newTimestamp) {
         return new ProducerRecord(topic, partition, key, value, newTimestamp);
     }

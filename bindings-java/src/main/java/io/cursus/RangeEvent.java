@@ -12,7 +12,15 @@ import java.nio.charset.StandardCharsets;
  * @param payload the payload text, as stored
  */
 public record RangeEvent(long offset, long sequence, String eventId, String eventType, String payload) {
-    /** Checks the arguments; null texts are empty. */
+    /**
+     * Checks the arguments; null texts are empty.
+     *
+     * @param offset the event's offset in the aggregate's partition
+     * @param sequence the event's sequence: its version in the aggregate's stream
+     * @param eventId the event's id
+     * @param eventType the event type (may be empty)
+     * @param payload the payload text, as stored
+     */
     public RangeEvent {
         eventId = eventId == null ? "" : eventId;
         eventType = eventType == null ? "" : eventType;

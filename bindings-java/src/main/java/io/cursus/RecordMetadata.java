@@ -9,7 +9,11 @@ package io.cursus;
  * @param timestamp timestamp sent with the record (milliseconds since the epoch)
  */
 public record RecordMetadata(String topic, int partition, long offset, long timestamp) {
-    /** Whether the broker reported an offset (false with {@code acks=0}). */
+    /**
+     * Whether the broker reported an offset (false with {@code acks=0}).
+     *
+     * @return whether {@link #offset()} is an offset
+     */
     public boolean hasOffset() {
         return offset >= 0;
     }

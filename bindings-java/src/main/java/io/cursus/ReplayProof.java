@@ -62,7 +62,26 @@ public record ReplayProof(
     /** The status of a complete proof. */
     public static final String COMPLETE = "complete";
 
-    /** Checks the arguments; null texts are empty. */
+    /**
+     * Checks the arguments; null texts are empty.
+     *
+     * @param topic the topic
+     * @param matchId the aggregate (match) id
+     * @param partition the aggregate's partition
+     * @param status {@code complete}, {@code not_found}, {@code retention_gap},
+     *     {@code sequence_gap}, {@code identity_conflict} or {@code proof_unavailable}
+     * @param diagnostic why the proof is not complete (empty when it is)
+     * @param eventCount the number of retained events found
+     * @param earliestRetainedSequence the lowest retained sequence (0 when none)
+     * @param latestRetainedSequence the highest retained sequence (0 when none)
+     * @param firstOffset the offset of the first retained event
+     * @param lastOffset the offset of the last retained event
+     * @param firstEventId the first retained event's id
+     * @param lastEventId the last retained event's id
+     * @param sequenceComplete whether the sequences increase by exactly one
+     * @param retentionCompleteFromSequenceOne whether the retained events start at sequence 1
+     * @param proofHwm the committed offset (high-water mark) the proof covers
+     */
     public ReplayProof {
         topic = topic == null ? "" : topic;
         matchId = matchId == null ? "" : matchId;
@@ -106,7 +125,12 @@ public record ReplayProof(
 
     /** Reads a replay proof handle (destroying it), for the topic and id the caller asked about. */
     static ReplayProof read(long handle, String topic, String matchId) {
-        return Results.take(handle, p -> new ReplayProof(
+        return Results.take(handle, p -> readLent(p, topic, matchId), NativeBridge::replayProofDestroy);
+    }
+
+    /** Reads a replay proof handle lent for a call (not destroyed). */
+    static ReplayProof readLent(long p, String topic, String matchId) {
+        return new ReplayProof(
                 topic,
                 matchId,
                 NativeBridge.replayProofPartition(p),
@@ -121,7 +145,6 @@ public record ReplayProof(
                 NativeBridge.replayProofLastEventId(p),
                 NativeBridge.replayProofSequenceComplete(p),
                 NativeBridge.replayProofRetentionComplete(p),
-                NativeBridge.replayProofHwm(p)),
-                NativeBridge::replayProofDestroy);
+                NativeBridge.replayProofHwm(p));
     }
 }

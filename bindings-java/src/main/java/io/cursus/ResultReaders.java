@@ -94,6 +94,27 @@ final class ResultReaders {
                 optionalInt(NativeBridge.clusterBrokerListLifecycleProtocol(h, index)));
     }
 
+    /** Reads a partition reassignment handle and destroys it, even when reading fails. */
+    static PartitionReassignment partitionReassignment(long handle) {
+        try {
+            return readPartitionReassignment(handle);
+        } finally {
+            NativeBridge.partitionReassignmentDestroy(handle);
+        }
+    }
+
+    /** Reads a partition reassignment handle (lent or owned: not destroyed). */
+    static PartitionReassignment readPartitionReassignment(long h) {
+        return new PartitionReassignment(
+                NativeBridge.partitionReassignmentTopic(h),
+                NativeBridge.partitionReassignmentPartition(h),
+                NativeBridge.partitionReassignmentDone(h),
+                list(NativeBridge.partitionReassignmentReplicaCount(h), index -> NativeBridge.partitionReassignmentReplica(h, index)),
+                list(NativeBridge.partitionReassignmentIsrCount(h), index -> NativeBridge.partitionReassignmentIsr(h, index)),
+                NativeBridge.partitionReassignmentLeader(h),
+                list(NativeBridge.partitionReassignmentTargetCount(h), index -> NativeBridge.partitionReassignmentTarget(h, index)));
+    }
+
     /** Reads a leader election handle and destroys it, even when reading fails. */
     static LeaderElection leaderElection(long handle) {
         try {

@@ -48,7 +48,28 @@ public record Statistics(
         Latency fetchLatency,
         List<PartitionLag> partitions,
         String json) {
-    /** Copies the collections (immutable). */
+    /**
+     * Copies the collections (immutable).
+     *
+     * @param clientId the client's {@code client_id} option
+     * @param kind {@code "producer"} or {@code "consumer"}
+     * @param recordsSent records the broker acknowledged (producer)
+     * @param bytesSent payload plus key bytes of those records (producer)
+     * @param batchesSent batches the broker acknowledged (producer)
+     * @param recordsReceived records the consumer's fetchers received
+     * @param bytesReceived payload plus key bytes of those records (consumer)
+     * @param requests request attempts sent to brokers (every retry is an attempt)
+     * @param retries attempts that were retries
+     * @param inFlightRequests attempts sent and not answered yet when the snapshot was taken
+     * @param errors failed request attempts per error class; classes that never failed are
+     *     absent (immutable)
+     * @param produceLatency per batch, from sending it to its acknowledgement (producer)
+     * @param fetchLatency per CONSUME request that returned records, to its records (consumer)
+     * @param partitions one row per assigned partition (consumer; empty for a producer),
+     *     immutable
+     * @param json the whole snapshot as one JSON object (field names as in
+     *     {@code docs/observability.md})
+     */
     public Statistics {
         Objects.requireNonNull(clientId, "clientId");
         Objects.requireNonNull(kind, "kind");
@@ -109,7 +130,18 @@ public record Statistics(
      */
     public record PartitionLag(String topic, int partition, OptionalLong position, long endOffset,
             OptionalLong lag) {
-        /** Checks the arguments. */
+        /**
+         * Checks the arguments.
+         *
+         * @param topic the topic
+         * @param partition the partition
+         * @param position the offset after the last record poll returned there; before the
+         *     first, the group's committed offset; before any commit, where
+         *     {@code auto_offset_reset} starts; empty when unknown
+         * @param endOffset the partition's end offset (LIST_OFFSETS latest) when the snapshot was
+         *     taken
+         * @param lag {@code endOffset - position}, empty when the position is unknown
+         */
         public PartitionLag {
             Objects.requireNonNull(topic, "topic");
             Objects.requireNonNull(position, "position");

@@ -9,8 +9,15 @@ import java.util.Objects;
  * {@link #DEFAULT} (30 s); pass {@link #NO_LIMIT} to wait as long as it takes.
  */
 public final class Timeouts {
-    /** The limit of blocking calls given none: 30 seconds. */
-    public static final Duration DEFAULT = Duration.ofSeconds(30);
+    /**
+     * The limit of blocking calls given none: the library's default (30 seconds, the same in
+     * every Cursus language), read from it. {@code flush()} and {@code close()} pass the library
+     * its marker for this default rather than the number.
+     */
+    public static final Duration DEFAULT = Duration.ofMillis(NativeBridge.defaultTimeoutMs());
+
+    /** The library's marker meaning "the default" ({@code CURSUS_DEFAULT_TIMEOUT}). */
+    static final long DEFAULT_MARKER = -2;
 
     /** No time limit (any duration too long for a {@code long} of milliseconds means this). */
     public static final Duration NO_LIMIT = ChronoUnit.FOREVER.getDuration();

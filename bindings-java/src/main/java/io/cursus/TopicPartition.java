@@ -9,7 +9,12 @@ import java.util.Objects;
  * @param partition partition id
  */
 public record TopicPartition(String topic, int partition) {
-    /** Checks the arguments. */
+    /**
+     * Checks the arguments.
+     *
+     * @param topic topic name
+     * @param partition partition id
+     */
     public TopicPartition {
         Objects.requireNonNull(topic, "topic");
         if (partition < 0) {

@@ -64,9 +64,13 @@ class BatchSendTest {
             }
 
             assertTrue(producer.sendBatch(List.of()).get(30, TimeUnit.SECONDS).isEmpty());
-            CursusException mixed = assertThrows(CursusException.class, () -> producer.sendBatch(
+            // One topic per batch: the library's rule and error, as in every language.
+            ValidationException mixed = assertThrows(ValidationException.class, () -> producer.sendBatch(
                     List.of(ProducerRecord.of("batch-send", "a"), ProducerRecord.of("other", "b"))));
-            assertEquals("invalid_argument", mixed.kind());
+            assertEquals("invalid_argument", mixed.code());
+            assertEquals(ErrorClass.VALIDATION, mixed.errorClass());
+            assertEquals("a batch has one topic: record 1 is for \"other\", the batch for \"batch-send\"",
+                    mixed.detail());
             producer.close();
             assertThrows(CursusClosedException.class, () -> producer.sendBatch(records));
         }

@@ -19,6 +19,7 @@ class ClusterAdminTest {
             List<Executable> calls = List.of(
                     admin::clusterStatus,
                     () -> admin.electLeader("orders", 0, "broker-1"),
+                    () -> admin.reassignPartition("orders", 0, List.of("broker-1")),
                     admin::listCluster);
             for (Executable call : calls) {
                 ValidationException e = assertThrows(ValidationException.class, call);
@@ -35,6 +36,8 @@ class ClusterAdminTest {
         try (CursusAdmin admin = BROKER.admin()) {
             assertThrows(NullPointerException.class, () -> admin.electLeader(null, 0, "broker-1"));
             assertThrows(NullPointerException.class, () -> admin.electLeader("orders", 0, null));
+            assertThrows(NullPointerException.class, () -> admin.reassignPartition(null, 0, List.of("b1")));
+            assertThrows(NullPointerException.class, () -> admin.reassignPartition("orders", 0, null));
         }
     }
 }

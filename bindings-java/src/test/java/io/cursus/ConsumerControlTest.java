@@ -311,21 +311,38 @@ class ConsumerControlTest {
     }
 
     @Test
-    void onPartitionsLostDefaultsToRevoked() {
-        List<String> calls = new ArrayList<>();
-        ConsumerRebalanceListener l = new ConsumerRebalanceListener() {
-            @Override
-            public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
-                calls.add("assigned");
-            }
+    void aLossIsToldAsARevocationWithoutOnPartitionsLost() throws Exception {
+        // Heartbeats far apart and a short session: the broker expires the member before its
+        // next heartbeat, which then learns it is gone (a loss).
+        try (TestBroker broker = TestBroker.start("group_session_timeout_ms = 300\n", "127.0.0.1:0");
+                CursusAdmin admin = new CursusAdmin(ClientConfig.of(broker.addr))) {
+            admin.createTopic(NewTopic.named("lost").partitions(1));
+            ConsumerConfig config = ConsumerConfig.builder().bootstrapServers(broker.addr).groupId("lost-g")
+                    .heartbeatIntervalMs(1500).build();
+            LinkedBlockingQueue<String> told = new LinkedBlockingQueue<>();
+            ConsumerRebalanceListener withoutLost = new ConsumerRebalanceListener() {
+                @Override
+                public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+                    told.add("assigned");
+                }
 
-            @Override
-            public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
-                calls.add("revoked " + partitions);
+                @Override
+                public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+                    told.add("revoked " + partitions);
+                }
+            };
+            assertFalse(CursusConsumer.handlesLost(withoutLost));
+            try (CursusConsumer c = new CursusConsumer(config)) {
+                c.subscribe(List.of("lost"), withoutLost);
+                List<String> seen = new ArrayList<>();
+                for (int i = 0; i < 400 && seen.size() < 3; i++) {
+                    c.poll(Duration.ofMillis(50));
+                    told.drainTo(seen);
+                }
+                assertEquals(List.of("assigned", "revoked [TopicPartition[topic=lost, partition=0]]", "assigned"),
+                        seen);
             }
-        };
-        l.onPartitionsLost(List.of(new TopicPartition("t", 1)));
-        assertEquals(List.of("revoked [TopicPartition[topic=t, partition=1]]"), calls);
+        }
     }
 
     @Test

@@ -300,7 +300,7 @@ class EventStoreTest {
             assertEquals(Optional.empty(), fresh.loadedSnapshot());
             assertEquals(0, fresh.loadedEvents());
             for (int i = 1; i <= 7; i++) {
-                assertEquals(i, fresh.append(Event.of("Counted", "tick-" + i)));
+                assertEquals(i, fresh.append(Event.of("Counted", "tick-" + i)).version());
                 assertEquals(i, fresh.state());
                 assertFalse(fresh.snapshotDue()); // saved by append when due
             }
@@ -338,6 +338,39 @@ class EventStoreTest {
         }
     }
 
+    /**
+     * The aggregate's append keeps the caller's event id and returns the stored event with its
+     * real offset; a failed automatic snapshot is no error of the append and stays due.
+     */
+    @Test
+    void aggregateAppendReturnsTheStoredEventAndSurvivesAFailedSnapshot() {
+        createEventTopic("es-agg-stored", 1);
+        try (CursusEventStore store = store()) {
+            store.append("es-agg-stored", "other", 0, Event.of("T", "first"));
+            boolean[] fail = {true};
+            Aggregate<Integer> agg = store.loadAggregate("es-agg-stored", "a", 0, (n, e) -> n + 1,
+                    Integer::valueOf, n -> {
+                        if (fail[0]) {
+                            throw new IllegalStateException("cannot serialise");
+                        }
+                        return String.valueOf(n);
+                    }, 1);
+            StoredEvent stored = agg.append(Event.of("Opened", "x").withEventId("caller-1").withSchemaVersion(2));
+            assertEquals(List.of(1L, 1L, "a", 2), List.of(stored.version(), stored.offset(), stored.key(),
+                    stored.schemaVersion()));
+            assertEquals(1, agg.state());
+            assertTrue(agg.snapshotDue()); // the serialiser threw: logged, not thrown
+            ValidationException bad = assertThrows(ValidationException.class,
+                    () -> agg.append(Event.of("Opened", "y").withEventId("two words")));
+            assertEquals("invalid_argument", bad.code());
+            assertEquals(1, agg.version());
+            fail[0] = false;
+            agg.append(Event.of("Opened", "z"));
+            assertFalse(agg.snapshotDue());
+            assertEquals(Optional.of(new Snapshot(2, "2")), store.readSnapshot("es-agg-stored", "a"));
+        }
+    }
+
     /** Two writers load the same version: the second append conflicts and changes nothing. */
     @Test
     void aggregateConflictAndRetry() {
@@ -355,10 +388,11 @@ class EventStoreTest {
             // The retry pattern: load again, decide again, append.
             Aggregate<Integer> again = counter(store, "es-agg-conflict", "acct", 0);
             assertEquals(1, again.state());
-            assertEquals(2, again.append(Event.of("Counted", "b")));
+            assertEquals(2, again.append(Event.of("Counted", "b")).version());
             assertEquals(2, again.state());
 
-            // apply refusing the event: nothing is appended.
+            // apply runs once the append succeeded (the same order in every language): an apply
+            // that throws leaves the event appended, and the aggregate stale.
             Aggregate<Integer> strict = store.loadAggregate("es-agg-conflict", "acct", 0, (n, ev) -> {
                 if (ev.payload().equals("bad")) {
                     throw new IllegalStateException("refused");
@@ -366,8 +400,8 @@ class EventStoreTest {
                 return n + 1;
             }, Integer::valueOf, String::valueOf, 0);
             assertThrows(IllegalStateException.class, () -> strict.append(Event.of("Counted", "bad")));
-            assertEquals(2, strict.version());
-            assertEquals(2, store.streamVersion("es-agg-conflict", "acct"));
+            assertEquals(2, strict.state());
+            assertEquals(3, store.streamVersion("es-agg-conflict", "acct"));
         }
     }
 

@@ -1,6 +1,7 @@
 package io.cursus;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.time.Duration;
@@ -28,6 +29,40 @@ class GroupTest {
                 producer.send(ProducerRecord.of(topic, "k" + i, "v" + i));
             }
             producer.flush(Duration.ofSeconds(30));
+        }
+    }
+
+    /**
+     * One poll that returned nothing: whether it waited its whole timeout (a lower bound on a
+     * wait, not a timing assertion).
+     */
+    private static boolean pollReachesDeadline(CursusConsumer c, Duration timeout) {
+        long start = System.nanoTime();
+        assertEquals(List.of(), c.poll(timeout));
+        return System.nanoTime() - start >= timeout.toNanos();
+    }
+
+    @Test
+    void pollReturnsOnlyWithRecordsAtItsDeadlineOrWhenWoken() {
+        BROKER.createTopic("no-empty", 2);
+        ConsumerConfig config = ConsumerConfig.builder().bootstrapServers(BROKER.addr()).groupId("no-empty-g")
+                .fetchMaxWaitMs(50).heartbeatIntervalMs(500).build();
+        try (CursusConsumer c1 = new CursusConsumer(config)) {
+            c1.subscribe(List.of("no-empty"));
+            assertTrue(pollReachesDeadline(c1, Duration.ofMillis(200))); // joins; nothing to read
+            // A wakeup ends one poll, and only one.
+            c1.wakeup();
+            assertFalse(pollReachesDeadline(c1, Duration.ofSeconds(30)));
+            assertTrue(pollReachesDeadline(c1, Duration.ofMillis(300)));
+            // A second member joins: c1's heartbeat notices the rebalance while c1 polls; the
+            // poll rejoins and waits on to its deadline.
+            try (CursusConsumer c2 = new CursusConsumer(config)) {
+                c2.subscribe(List.of("no-empty"));
+                c2.poll(Duration.ZERO);
+                assertTrue(pollReachesDeadline(c1, Duration.ofSeconds(2)),
+                        "a poll across a rebalance returned [] early");
+                assertEquals(1, c1.assignment().size());
+            }
         }
     }
 

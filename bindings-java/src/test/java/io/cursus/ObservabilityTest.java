@@ -94,6 +94,10 @@ class ObservabilityTest {
             assertEquals(5, first.recordsSent());
             assertNotNull(got.poll(30, TimeUnit.SECONDS), "called again after throwing");
             p.setStatisticsListener(Duration.ofMillis(20), null);
+            // The library's rule: a listener never called (the option left at 0) is refused.
+            ValidationException never = assertThrows(ValidationException.class,
+                    () -> p.setStatisticsListener(null, st -> { }));
+            assertEquals("statistics_interval_ms", never.field("option"));
         }
     }
 

@@ -21,6 +21,7 @@ import io.cursus.LeaderElection;
 import io.cursus.NewTopic;
 import io.cursus.PageLimits;
 import io.cursus.PartitionOffsets;
+import io.cursus.PartitionReassignment;
 import io.cursus.ProducerConfig;
 import io.cursus.ProducerRecord;
 import io.cursus.RangeEvent;
@@ -265,6 +266,9 @@ public final class Driver {
                 if (a.has("write_acl")) {
                     t.writeAcl(principals(a.str("write_acl")));
                 }
+                if (a.has("replication_factor")) {
+                    t.replicationFactor(a.int32("replication_factor"));
+                }
                 if (a.has("retention_bytes")) {
                     t.retentionBytes(a.num("retention_bytes"));
                 }
@@ -324,6 +328,16 @@ public final class Driver {
                 r.put("leader", e.leader());
                 r.put("leader_epoch", e.leaderEpoch());
                 r.put("changed", e.changed());
+                return r;
+            }
+            case "reassign_partition": {
+                PartitionReassignment m = admin(a).reassignPartition(
+                        a.str("topic"), a.int32("partition"), Arrays.asList(a.str("replicas").split(",")));
+                r.put("done", m.done());
+                r.put("replicas", new ArrayList<Object>(m.replicas()));
+                r.put("isr", new ArrayList<Object>(m.isr()));
+                r.put("leader", m.leader());
+                r.put("target", new ArrayList<Object>(m.target()));
                 return r;
             }
             case "list_cluster": {
@@ -386,6 +400,11 @@ public final class Driver {
                 return poll(a, false);
             case "take":
                 return poll(a, true);
+            case "poll_once":
+                return pollOnce(a);
+            case "wakeup":
+                lookup(consumers, "consumer", a.str("consumer")).wakeup();
+                return r;
             case "commit":
                 lookup(consumers, "consumer", a.str("consumer")).commitSync();
                 return r;
@@ -487,10 +506,10 @@ public final class Driver {
                 return appended(store(a).append(a.str("topic"), a.text("key"), a.num("expected_version"), event));
             }
             case "es_replay_proof": {
-                long expected = a.has("expected_last_sequence") ? a.num("expected_last_sequence") : 0;
                 CursusEventStore s = store(a);
-                ReplayProof proof = expected == 0 ? s.replayProof(a.str("topic"), a.text("key"))
-                        : s.replayProof(a.str("topic"), a.text("key"), expected);
+                ReplayProof proof = a.has("expected_last_sequence")
+                        ? s.replayProof(a.str("topic"), a.text("key"), a.num("expected_last_sequence"))
+                        : s.replayProof(a.str("topic"), a.text("key"));
                 r.put("status", proof.status());
                 r.put("event_count", proof.eventCount());
                 r.put("earliest_sequence", proof.earliestRetainedSequence());
@@ -647,14 +666,20 @@ public final class Driver {
         long appends = a.num("appends");
         Aggregate<Long> counter = store(a).loadAggregate(a.str("topic"), a.text("key"), 0L, (n, e) -> n + 1,
                 Long::valueOf, String::valueOf, a.int32("snapshot_every"));
+        Object lastOffset = null;
         for (long i = 0; i < appends; i++) {
-            counter.append(Event.of("Counted", prefix + i));
+            Event event = Event.of("Counted", prefix + i);
+            if (a.has("event_id_prefix")) {
+                event = event.withEventId(a.str("event_id_prefix") + i);
+            }
+            lastOffset = counter.append(event).offset();
         }
         Map<String, Object> r = new LinkedHashMap<>();
         r.put("version", counter.version());
         r.put("state", counter.state());
         r.put("loaded_snapshot_version", counter.loadedSnapshot().map(s -> (Object) s.version()).orElse(null));
         r.put("loaded_events", counter.loadedEvents());
+        r.put("last_offset", lastOffset);
         return r;
     }
 
@@ -878,23 +903,45 @@ public final class Driver {
                     ? c.poll(Duration.ofMillis(left), (int) Math.max(1, count - records.size()))
                     : c.poll(Duration.ofMillis(left));
             for (ConsumerRecord rec : polled) {
-                Map<String, Object> m = new LinkedHashMap<>();
-                m.put("topic", rec.topic());
-                m.put("partition", rec.partition());
-                m.put("offset", rec.offset());
-                m.put("key", rec.key() == null ? null : hex(rec.key()));
-                m.put("value", hex(rec.value()));
-                m.put("timestamp", rec.timestamp());
-                m.put("metadata", rec.metadata() == null ? null
-                        : hex(rec.metadata().getBytes(StandardCharsets.UTF_8)));
-                m.put("event_type", rec.eventType());
-                m.put("aggregate_version", rec.isEvent() ? (Object) rec.aggregateVersion() : null);
-                records.add(m);
+                records.add(recordJson(rec));
             }
         } while (records.size() < Math.max(count, 1) && System.nanoTime() < deadline);
         Map<String, Object> r = new LinkedHashMap<>();
         r.put("records", records);
         return r;
+    }
+
+    /** One call of poll: empty before its deadline only when woken. */
+    private Map<String, Object> pollOnce(Args a) throws DriverError {
+        CursusConsumer c = lookup(consumers, "consumer", a.str("consumer"));
+        long timeoutMs = a.num("timeout_ms");
+        long start = System.nanoTime();
+        List<ConsumerRecord> polled = c.poll(Duration.ofMillis(timeoutMs));
+        boolean earlyEmpty = polled.isEmpty() && System.nanoTime() - start < timeoutMs * 1_000_000L;
+        List<Object> records = new ArrayList<>();
+        for (ConsumerRecord rec : polled) {
+            records.add(recordJson(rec));
+        }
+        Map<String, Object> r = new LinkedHashMap<>();
+        r.put("records", records);
+        r.put("early_empty", earlyEmpty);
+        return r;
+    }
+
+    /** A polled record as the protocol's record object. */
+    private static Map<String, Object> recordJson(ConsumerRecord rec) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("topic", rec.topic());
+        m.put("partition", rec.partition());
+        m.put("offset", rec.offset());
+        m.put("key", rec.key() == null ? null : hex(rec.key()));
+        m.put("value", hex(rec.value()));
+        m.put("timestamp", rec.timestamp());
+        m.put("metadata", rec.metadata() == null ? null
+                : hex(rec.metadata().getBytes(StandardCharsets.UTF_8)));
+        m.put("event_type", rec.eventType());
+        m.put("aggregate_version", rec.isEvent() ? (Object) rec.aggregateVersion() : null);
+        return m;
     }
 
     private static void sleepMillis(long ms) {

@@ -1,0 +1,3 @@
+module cursus-sdk/tools/docs/godoc
+
+go 1.22

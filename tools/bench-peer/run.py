@@ -5,10 +5,13 @@ Starts a single-node KRaft Kafka (combined controller + broker, loopback,
 free ports, its own temp dir) at its defaults, then again with
 `log.flush.interval.messages=1` ("Kafka sync"), then our reference broker
 (release build, default config: it syncs before acknowledging). Against
-each: the Python workloads (py_workloads.py: confluent-kafka / cursus) and
-the native ones (KafkaBench.java: the Kafka Java client / bench_native: the
-Rust engine). Prints one table and writes it, with every raw figure, to
-target/bench/peer.json. Every broker it started is stopped, and its temp
+each, every language against its own Kafka client: Python (py_workloads.py:
+confluent-kafka / cursus), native (java/KafkaBench.java: the Kafka Java
+client / bench_native: the Rust engine), C (c/bench_peer.c: librdkafka /
+libcursus), C++ (cpp/bench_peer.cpp: librdkafka++ / cursus++), Go
+(go/main.go: franz-go / our Go package) and Java (KafkaBench / CursusBench:
+the Kafka Java client / our jar). Prints one table and writes it, with every
+raw figure, to target/bench/peer.json. Every broker it started is stopped, and its temp
 dir removed, whatever happens (also on SIGINT / SIGTERM).
 
 Run by tools/bench-peer/build.mk; see tools/bench-peer/README.md.
@@ -33,6 +36,9 @@ from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+import py_workloads  # noqa: E402  (topics for the C, C++ and Go harnesses)
+
 SYSTEMS = [("kafka", "Kafka"), ("kafka_sync", "Kafka sync"), ("ours", "Ours")]
 
 
@@ -200,6 +206,55 @@ def run_json(argv: List[str], timeout: float, env: Optional[Dict[str, str]] = No
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+# The C, C++ and Go harnesses: one program per language, both clients in
+# it, chosen by the first argument (the Kafka side's, then ours).
+HARNESS_CLIENTS = {"c": ("rdkafka", "cursus"), "cpp": ("rdkafka", "cursus"),
+                   "go": ("franz", "cursus")}
+
+
+def run_harnesses(broker: Broker, kafka: bool, args: argparse.Namespace,
+                  result: Dict[str, Any]) -> None:
+    """The C, C++ and Go rows: a fresh topic each, produced by a cold
+    producer, then read back by one group member."""
+    admin = py_workloads.Kafka(broker.bootstrap) if kafka else py_workloads.Cursus(broker.bootstrap)
+    for lang, (theirs, ours) in HARNESS_CLIENTS.items():
+        topic = f"peer-{lang}-{uuid.uuid4().hex[:8]}"
+        admin.create_topic(topic)
+        result[lang] = {}
+        for mode in ("produce", "consume"):
+            result[lang][mode] = run_json(
+                [str(getattr(args, f"{lang}_bin")), theirs if kafka else ours, mode,
+                 broker.bootstrap, topic, str(args.native_records)], timeout=1800,
+                env={"RUST_LOG": "warn"})
+            log(f"{broker.name}: {lang} {mode} {json.dumps(result[lang][mode])}")
+
+
+def run_java(broker: Broker, kafka: bool, args: argparse.Namespace, result: Dict[str, Any]) -> None:
+    """The native rows (the Kafka Java client against the Rust engine) and
+    the Java rows (the Kafka Java client against our jar)."""
+    java = ["java", "-Xmx1g", f"-Dlog4j.configuration=file:{HERE / 'log4j.properties'}"]
+    kafka_bench = java + ["-cp", f"{args.classes}:{args.kafka_lib}/*", "KafkaBench"]
+    cursus_bench = java + ["-cp", f"{args.classes}:{args.cursus_jar}", "CursusBench"]
+    n = str(args.native_records)
+    runs = {"native": kafka_bench if kafka else [str(args.native_bin)]}
+    if not kafka:  # the Kafka side of the Java rows is the native rows' run
+        runs["java"] = cursus_bench
+    for name, argv in runs.items():
+        topic = f"peer-{name}-{uuid.uuid4().hex[:8]}"
+        for mode in ("produce", "consume"):
+            result[f"{name}_{mode}"] = run_json(argv + [mode, broker.bootstrap, topic, n],
+                                                timeout=1800, env={"RUST_LOG": "warn"})
+            log(f"{broker.name}: {name} {mode} {json.dumps(result[f'{name}_{mode}'])}")
+    if kafka:
+        result["java_produce"], result["java_consume"] = (result["native_produce"],
+                                                          result["native_consume"])
+    result["java_calls"] = run_json(
+        (kafka_bench if kafka else cursus_bench)
+        + ["calls", broker.bootstrap, f"peer-calls-{uuid.uuid4().hex[:8]}", n],
+        timeout=1800, env={"RUST_LOG": "warn"})
+    log(f"{broker.name}: java calls {json.dumps(result['java_calls'])}")
+
+
 def run_system(key: str, args: argparse.Namespace) -> Dict[str, Any]:
     kafka = key != "ours"
     broker = start_kafka(args.kafka_lib, key == "kafka_sync") if kafka else start_ours(args.broker_bin)
@@ -212,16 +267,8 @@ def run_system(key: str, args: argparse.Namespace) -> Dict[str, Any]:
              "--records", str(args.records), "--roundtrips", str(args.roundtrips)],
             timeout=1800, env={"RUST_LOG": "warn"})
         log(f"{broker.name}: python {json.dumps(result['python'])}")
-        topic = f"peer-native-{uuid.uuid4().hex[:8]}"
-        for mode in ("produce", "consume"):
-            if kafka:
-                argv = ["java", "-Xmx1g", f"-Dlog4j.configuration=file:{HERE / 'log4j.properties'}",
-                        "-cp", f"{args.classes}:{args.kafka_lib}/*", "KafkaBench"]
-            else:
-                argv = [str(args.native_bin)]
-            result[f"native_{mode}"] = run_json(
-                argv + [mode, broker.bootstrap, topic, str(args.native_records)], timeout=1800)
-            log(f"{broker.name}: native {mode} {json.dumps(result[f'native_{mode}'])}")
+        run_java(broker, kafka, args, result)
+        run_harnesses(broker, kafka, args, result)
         return result
     finally:
         broker.stop()
@@ -275,6 +322,26 @@ def build_rows(res: Dict[str, Dict[str, Any]], n: int, native_n: int) -> List[Di
          [lambda r: r["native_produce"]["records_per_s"]], fmt_rate),
         (f"Native consume {native_n:,}: Java client vs Rust engine, records/s", "records/s", True,
          [lambda r: r["native_consume"]["records_per_s"]], fmt_rate),
+        (f"C produce {native_n:,}: librdkafka vs libcursus, records/s", "records/s", True,
+         [lambda r: r["c"]["produce"]["records_per_s"]], fmt_rate),
+        (f"C consume {native_n:,} (group), records/s", "records/s", True,
+         [lambda r: r["c"]["consume"]["records_per_s"]], fmt_rate),
+        ("C per call, rd_kafka_produce() vs cursus_producer_send_cb(), µs", "us", False,
+         [lambda r: r["c"]["produce"]["per_call_us"]], lambda v: f"{v:.2f} µs"),
+        (f"C++ produce {native_n:,}: librdkafka++ vs cursus++, records/s", "records/s", True,
+         [lambda r: r["cpp"]["produce"]["records_per_s"]], fmt_rate),
+        (f"C++ consume {native_n:,} (group), records/s", "records/s", True,
+         [lambda r: r["cpp"]["consume"]["records_per_s"]], fmt_rate),
+        (f"Go produce {native_n:,}: franz-go vs cursus (cgo), records/s", "records/s", True,
+         [lambda r: r["go"]["produce"]["records_per_s"]], fmt_rate),
+        (f"Go consume {native_n:,} (group), records/s", "records/s", True,
+         [lambda r: r["go"]["consume"]["records_per_s"]], fmt_rate),
+        (f"Java produce {native_n:,}: Java client vs our jar, records/s", "records/s", True,
+         [lambda r: r["java_produce"]["records_per_s"]], fmt_rate),
+        (f"Java consume {native_n:,} (group), records/s", "records/s", True,
+         [lambda r: r["java_consume"]["records_per_s"]], fmt_rate),
+        ("Java per call (JIT warmed), send() vs send(), µs", "us", False,
+         [lambda r: r["java_calls"]["per_call_us"]], lambda v: f"{v:.2f} µs"),
     ]
     rows = []
     for label, unit, higher, paths, fmt in specs:
@@ -313,6 +380,10 @@ def main() -> None:
     parser.add_argument("--classes", type=Path, required=True)
     parser.add_argument("--broker-bin", type=Path, required=True)
     parser.add_argument("--native-bin", type=Path, required=True)
+    parser.add_argument("--cursus-jar", type=Path, required=True)
+    parser.add_argument("--c-bin", type=Path, required=True)
+    parser.add_argument("--cpp-bin", type=Path, required=True)
+    parser.add_argument("--go-bin", type=Path, required=True)
     parser.add_argument("--records", type=int, default=500_000)
     parser.add_argument("--native-records", type=int, default=2_000_000)
     parser.add_argument("--roundtrips", type=int, default=2_000)
@@ -327,8 +398,9 @@ def main() -> None:
         signal.signal(s, on_signal)
     try:
         args.classes.mkdir(parents=True, exist_ok=True)
-        subprocess.run(["javac", "-nowarn", "-d", str(args.classes), "-cp", f"{args.kafka_lib}/*",
-                        str(HERE / "KafkaBench.java")], check=True)
+        subprocess.run(["javac", "-nowarn", "-d", str(args.classes),
+                        "-cp", f"{args.kafka_lib}/*:{args.cursus_jar}",
+                        *(str(f) for f in sorted((HERE / "java").glob("*.java")))], check=True)
         results: Dict[str, Dict[str, Any]] = {}
         for key, _ in SYSTEMS:
             results[key] = run_system(key, args)
@@ -347,6 +419,9 @@ def main() -> None:
         "kafka": "4.1.1 (single-node KRaft, Maven Central)",
         "confluent_kafka": python.get("confluent_kafka"),
         "librdkafka": python.get("librdkafka"),
+        "librdkafka_c": results["kafka"]["c"]["produce"].get("version"),
+        "franz_go": results["kafka"]["go"]["produce"].get("version"),
+        "kafka_java_client": "4.1.1",
         "ratio": "ours/Kafka: above 1 means ours is better (records/s: ours ÷ Kafka; "
                  "µs and ms: Kafka ÷ ours)",
         "rows": [{k: v for k, v in r.items() if k != "cells"} for r in rows],
@@ -356,9 +431,10 @@ def main() -> None:
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out, indent=2) + "\n")
     print()
-    print(f"Side by side with Apache Kafka 4.1.1 (librdkafka {out['librdkafka']} via "
-          f"confluent-kafka {out['confluent_kafka']}; Kafka Java client 4.1.1), "
-          f"100 B records, acks=1, one machine, one run")
+    print(f"Side by side with Apache Kafka 4.1.1 (Python: librdkafka {out['librdkafka']} via "
+          f"confluent-kafka {out['confluent_kafka']}; C, C++: librdkafka {out['librdkafka_c']} "
+          f"(Debian); Go: {out['franz_go']}; native, Java: Kafka Java client 4.1.1), "
+          f"100 B records, acks=1, linger 5 ms, cold producers, one machine, one run")
     print(table)
     print("ratios: above 1 means ours is better (records/s: ours ÷ Kafka; µs/ms: Kafka ÷ ours)")
     print(f"wrote {args.out}")

@@ -853,6 +853,35 @@ const char *cursus_cluster_status_partition_isr(const struct cursus_cluster_stat
 int64_t cursus_cluster_status_partition_producers(const struct cursus_cluster_status_t *status,
                                                   size_t index);
 
+// The number of target replica entries: The broker ids a reassignment in progress moves the replicas to (REASSIGN_PARTITIONS; empty when none is in progress).
+//
+// Of the partition entry `index` (0 when out of range).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+size_t cursus_cluster_status_partition_target_replica_count(const struct cursus_cluster_status_t *status,
+                                                            size_t index);
+
+// Entry `target_replica` of the target replica entries: The broker ids a reassignment in progress moves the replicas to (REASSIGN_PARTITIONS; empty when none is in progress).
+//
+// None when out of range.
+//
+// Thread-safety: safe from any thread while the handle is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_cluster_status_partition_target_replica(const struct cursus_cluster_status_t *status,
+                                                           size_t index,
+                                                           size_t target_replica);
+
 // The number of partitions without an active leader.
 //
 // Thread-safety: safe from any thread.

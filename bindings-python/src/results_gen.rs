@@ -85,6 +85,9 @@ pub struct ClusterPartition {
     /// The number of idempotent producers whose committed sequences the
     /// replicated state holds for the partition.
     pub producers: u64,
+    /// The broker ids a reassignment in progress moves the replicas to
+    /// (REASSIGN_PARTITIONS; empty when none is in progress).
+    pub target_replicas: Vec<String>,
 }
 
 impl From<cursus::ClusterPartition> for ClusterPartition {
@@ -98,6 +101,7 @@ impl From<cursus::ClusterPartition> for ClusterPartition {
             replicas: v.replicas,
             isr: v.isr,
             producers: v.producers,
+            target_replicas: v.target_replicas,
         }
     }
 }
@@ -105,10 +109,10 @@ impl From<cursus::ClusterPartition> for ClusterPartition {
 #[pymethods]
 impl ClusterPartition {
     #[new]
-    #[pyo3(signature = (topic, partition, leader, leader_epoch, hwm, replicas, isr, producers))]
+    #[pyo3(signature = (topic, partition, leader, leader_epoch, hwm, replicas, isr, producers, target_replicas))]
     #[allow(clippy::too_many_arguments)]
-    fn new(topic: String, partition: u32, leader: Option<String>, leader_epoch: u64, hwm: u64, replicas: Vec<String>, isr: Vec<String>, producers: u64) -> Self {
-        ClusterPartition { topic, partition, leader, leader_epoch, hwm, replicas, isr, producers }
+    fn new(topic: String, partition: u32, leader: Option<String>, leader_epoch: u64, hwm: u64, replicas: Vec<String>, isr: Vec<String>, producers: u64, target_replicas: Vec<String>) -> Self {
+        ClusterPartition { topic, partition, leader, leader_epoch, hwm, replicas, isr, producers, target_replicas }
     }
 
     fn __repr__(&self) -> String {

@@ -61,6 +61,9 @@ type ClusterPartition struct {
 	// Producers is the number of idempotent producers whose committed sequences
 	// the replicated state holds for the partition.
 	Producers uint64
+	// TargetReplicas are the broker ids a reassignment in progress moves the
+	// replicas to (REASSIGN_PARTITIONS; empty when none is in progress).
+	TargetReplicas []string
 }
 
 // ClusterBroker is one broker of a cluster (LIST_CLUSTER, CLUSTER_STATUS's
@@ -325,6 +328,9 @@ func readClusterStatusPartitionAt(h *C.cursus_cluster_status_t, index C.size_t) 
 		return goString(C.cursus_cluster_status_partition_isr(h, index, isr))
 	})
 	out.Producers = uint64(C.cursus_cluster_status_partition_producers(h, index))
+	out.TargetReplicas = readEntries(C.cursus_cluster_status_partition_target_replica_count(h, index), func(target_replica C.size_t) string {
+		return goString(C.cursus_cluster_status_partition_target_replica(h, index, target_replica))
+	})
 	return out
 }
 

@@ -975,6 +975,47 @@ pub unsafe extern "C" fn cursus_cluster_status_partition_producers(status: *cons
     })
 }
 
+/// The number of target replica entries: The broker ids a reassignment in progress moves the replicas to (REASSIGN_PARTITIONS; empty when none is in progress).
+///
+/// Of the partition entry `index` (0 when out of range).
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_cluster_status_partition_target_replica_count(status: *const cursus_cluster_status_t, index: usize) -> usize {
+    crate::guard::access(0, || {
+        let (status, side) = crate::args::handle_with_side::<::cursus_bridge::api::ClusterStatus>(status as usize as u64)?;
+        let value = ::cursus_bridge::api::cluster::cluster_status_partition_target_replica_count(&status, index);
+        let _ = &side;
+        Ok(value)
+    })
+}
+
+/// Entry `target_replica` of the target replica entries: The broker ids a reassignment in progress moves the replicas to (REASSIGN_PARTITIONS; empty when none is in progress).
+///
+/// None when out of range.
+///
+/// Thread-safety: safe from any thread while the handle is alive.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_cluster_status_partition_target_replica(status: *const cursus_cluster_status_t, index: usize, target_replica: usize) -> *const c_char {
+    crate::guard::access(std::ptr::null(), || {
+        let (status, side) = crate::args::handle_with_side::<::cursus_bridge::api::ClusterStatus>(status as usize as u64)?;
+        let value = ::cursus_bridge::api::cluster::cluster_status_partition_target_replica(&status, index, target_replica);
+        Ok(value.map_or(std::ptr::null(), |v| crate::lend::str(&side, format!("cluster_status_partition_target_replica:{:?}", (index,target_replica,)), v)))
+    })
+}
+
 /// The number of partitions without an active leader.
 ///
 /// Thread-safety: safe from any thread.

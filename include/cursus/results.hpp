@@ -23,6 +23,7 @@ struct ClusterPartition {
   std::vector<std::string> replicas{}; ///< The broker ids of the replica set.
   std::vector<std::string> isr{}; ///< The broker ids of the in-sync replicas.
   uint64_t producers{}; ///< The number of idempotent producers whose committed sequences the replicated state holds for the partition.
+  std::vector<std::string> target_replicas{}; ///< The broker ids a reassignment in progress moves the replicas to (REASSIGN_PARTITIONS; empty when none is in progress).
 };
 
 /// One broker of a cluster (LIST_CLUSTER, CLUSTER_STATUS's brokers). Broker ids are opaque strings.
@@ -238,6 +239,7 @@ inline ClusterPartition read_cluster_status_partition_at(cursus_cluster_status_t
   out.replicas = read_entries<std::string>(cursus_cluster_status_partition_replica_count(h, index), [&](size_t replica) { return str(cursus_cluster_status_partition_replica(h, index, replica)); });
   out.isr = read_entries<std::string>(cursus_cluster_status_partition_isr_count(h, index), [&](size_t isr) { return str(cursus_cluster_status_partition_isr(h, index, isr)); });
   out.producers = static_cast<uint64_t>(cursus_cluster_status_partition_producers(h, index));
+  out.target_replicas = read_entries<std::string>(cursus_cluster_status_partition_target_replica_count(h, index), [&](size_t target_replica) { return str(cursus_cluster_status_partition_target_replica(h, index, target_replica)); });
   return out;
 }
 

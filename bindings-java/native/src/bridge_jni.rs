@@ -388,6 +388,30 @@ pub extern "system" fn Java_io_cursus_NativeBridge_clusterStatusPartitionProduce
     })
 }
 
+/// `NativeBridge.clusterStatusPartitionTargetReplicaCount`: see `::cursus_bridge::api::cluster::cluster_status_partition_target_replica_count`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_clusterStatusPartitionTargetReplicaCount<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, status: jlong, index: jint) -> jint {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let status = crate::glue::handle::<::cursus_bridge::api::ClusterStatus>(status)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::cluster::cluster_status_partition_target_replica_count(&status, crate::glue::usize_arg("index", index)?);
+        Ok(result as jint)
+    })
+}
+
+/// `NativeBridge.clusterStatusPartitionTargetReplica`: see `::cursus_bridge::api::cluster::cluster_status_partition_target_replica`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_clusterStatusPartitionTargetReplica<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, status: jlong, index: jint, target_replica: jint) -> jstring {
+    crate::glue::run(&mut env, std::ptr::null_mut(), |env| {
+        let _ = &env;
+        let status = crate::glue::handle::<::cursus_bridge::api::ClusterStatus>(status)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::cluster::cluster_status_partition_target_replica(&status, crate::glue::usize_arg("index", index)?, crate::glue::usize_arg("target_replica", target_replica)?);
+        crate::glue::opt_new_string(env, result)
+    })
+}
+
 /// `NativeBridge.clusterStatusLeaderless`: see `::cursus_bridge::api::cluster::cluster_status_leaderless`.
 #[no_mangle]
 pub extern "system" fn Java_io_cursus_NativeBridge_clusterStatusLeaderless<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, status: jlong) -> jlong {

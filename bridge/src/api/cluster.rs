@@ -126,6 +126,9 @@ bridge_results! {
         /// The number of idempotent producers whose committed sequences the
         /// replicated state holds for the partition.
         pub producers: u64,
+        /// The broker ids a reassignment in progress moves the replicas to
+        /// (REASSIGN_PARTITIONS; empty when none is in progress).
+        pub target_replicas: Vec<String>,
     }
 
     /// One broker of a cluster (LIST_CLUSTER, CLUSTER_STATUS's brokers).

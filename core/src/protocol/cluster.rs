@@ -95,6 +95,10 @@ pub struct ClusterPartition {
     /// holds for the partition.
     #[serde(default)]
     pub producers: u64,
+    /// Broker ids a reassignment in progress moves the replicas to
+    /// (REASSIGN_PARTITIONS); empty when none is in progress.
+    #[serde(default, deserialize_with = "broker_ids")]
+    pub target_replicas: Vec<String>,
 }
 
 /// What ELECT_LEADER did.
@@ -277,7 +281,7 @@ mod tests {
     use super::*;
     use crate::error::ErrorKind;
 
-    const STATUS: &str = r#"OK cluster={"raft_leader":"broker-1","brokers":[{"id":"broker-1","addr":"127.0.0.1:7101","client_addr":"127.0.0.1:9101","status":"active","last_seen":"2026-12-01T15:30:00Z"}],"partitions":[{"topic":"orders","partition":0,"leader":"broker-2","leader_epoch":3,"hwm":120,"replicas":["broker-2","broker-3","broker-1"],"isr":["broker-2","broker-3"],"producers":4}],"leaderless":0,"under_replicated":1,"voters":["broker-1","broker-2",3],"learners":["broker-4"],"transaction_coordinator_shards":50}"#;
+    const STATUS: &str = r#"OK cluster={"raft_leader":"broker-1","brokers":[{"id":"broker-1","addr":"127.0.0.1:7101","client_addr":"127.0.0.1:9101","status":"active","last_seen":"2026-12-01T15:30:00Z"}],"partitions":[{"topic":"orders","partition":0,"leader":"broker-2","leader_epoch":3,"hwm":120,"replicas":["broker-2","broker-3","broker-1"],"isr":["broker-2","broker-3"],"producers":4,"target_replicas":["broker-3",4]}],"leaderless":0,"under_replicated":1,"voters":["broker-1","broker-2",3],"learners":["broker-4"],"transaction_coordinator_shards":50}"#;
 
     #[test]
     fn parses_the_documented_cluster_status() {
@@ -305,6 +309,7 @@ mod tests {
                 replicas: vec!["broker-2".into(), "broker-3".into(), "broker-1".into()],
                 isr: vec!["broker-2".into(), "broker-3".into()],
                 producers: 4,
+                target_replicas: vec!["broker-3".into(), "4".into()],
             }]
         );
         assert_eq!((s.leaderless, s.under_replicated), (0, 1));
@@ -331,6 +336,8 @@ mod tests {
         assert_eq!((s.leaderless, s.under_replicated), (1, 0));
         // The membership and shard count are absent from older brokers.
         assert_eq!(p.producers, 0);
+        // No reassignment in progress: no target replicas.
+        assert!(p.target_replicas.is_empty());
         assert!(s.voters.is_empty() && s.learners.is_empty());
         assert_eq!(s.transaction_coordinator_shards, None);
         // A leader given as a number, and an empty object.

@@ -37,6 +37,7 @@ public record ClusterStatus(
      * @param replicas The broker ids of the replica set.
      * @param isr The broker ids of the in-sync replicas.
      * @param producers The number of idempotent producers whose committed sequences the replicated state holds for the partition.
+     * @param targetReplicas The broker ids a reassignment in progress moves the replicas to (REASSIGN_PARTITIONS; empty when none is in progress).
      */
     public record Partition(
             String topic,
@@ -46,5 +47,6 @@ public record ClusterStatus(
             long highWatermark,
             List<String> replicas,
             List<String> isr,
-            long producers) {}
+            long producers,
+            List<String> targetReplicas) {}
 }

@@ -288,6 +288,24 @@ final class NativeBridge {
     static native long clusterStatusPartitionProducers(long status, int index);
 
     /**
+     * The number of target replica entries: The broker ids a reassignment in progress moves the replicas to (REASSIGN_PARTITIONS; empty when none is in progress).
+     * <p>
+     * Of the partition entry {@code index} (0 when out of range).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native int clusterStatusPartitionTargetReplicaCount(long status, int index);
+
+    /**
+     * Entry {@code target_replica} of the target replica entries: The broker ids a reassignment in progress moves the replicas to (REASSIGN_PARTITIONS; empty when none is in progress).
+     * <p>
+     * None when out of range.
+     * <p>
+     * Thread-safety: safe from any thread while the handle is alive.
+     */
+    static native String clusterStatusPartitionTargetReplica(long status, int index, int targetReplica);
+
+    /**
      * The number of partitions without an active leader.
      * <p>
      * Thread-safety: safe from any thread.

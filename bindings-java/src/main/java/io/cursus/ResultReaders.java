@@ -66,7 +66,8 @@ final class ResultReaders {
                 NativeBridge.clusterStatusPartitionHwm(h, index),
                 list(NativeBridge.clusterStatusPartitionReplicaCount(h, index), replica -> NativeBridge.clusterStatusPartitionReplica(h, index, replica)),
                 list(NativeBridge.clusterStatusPartitionIsrCount(h, index), isr -> NativeBridge.clusterStatusPartitionIsr(h, index, isr)),
-                NativeBridge.clusterStatusPartitionProducers(h, index));
+                NativeBridge.clusterStatusPartitionProducers(h, index),
+                list(NativeBridge.clusterStatusPartitionTargetReplicaCount(h, index), targetReplica -> NativeBridge.clusterStatusPartitionTargetReplica(h, index, targetReplica)));
     }
 
     /** Reads a cluster broker list handle and destroys it, even when reading fails. */

@@ -454,6 +454,42 @@ async fn read_committed_never_passes_the_committed_hwm() {
     });
 }
 
+/// Read your writes: a record the leader acknowledged with acks=all is
+/// readable on that leader at once, before its reconciler has caught up
+/// with the replicated high-water mark (a replay proof or a consume right
+/// after the ack once missed it).
+#[tokio::test(flavor = "multi_thread")]
+async fn an_acknowledged_record_is_readable_on_the_leader_at_once() {
+    let cluster = TestCluster::start(3);
+    let first = cluster.members[0].addr.clone();
+    let mut c = client(&first).await;
+    c.ok("CREATE topic=t partitions=1 replication_factor=3")
+        .await;
+    let s = status(&mut c).await;
+    let leader_addr = addr_of(&s, partition(&s, "t", 0)["leader"].as_str().unwrap());
+    on_leader(
+        &leader_addr,
+        "PUBLISH topic=t partition=0 acks=all producerId=p message=warm-up",
+    )
+    .await;
+    let mut l = client(&leader_addr).await;
+    for i in 1..=100u64 {
+        l.ok(&format!(
+            "PUBLISH topic=t partition=0 acks=all producerId=p message=m{i}"
+        ))
+        .await;
+        let batch = l
+            .consume(&format!("CONSUME topic=t partition=0 offset={i} member=m"))
+            .await;
+        let first = batch.records.first().map(|r| r.payload.clone());
+        assert_eq!(
+            first,
+            Some(bytes::Bytes::from(format!("m{i}"))),
+            "record {i}"
+        );
+    }
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn alter_truncate_and_describe_go_through_the_cluster() {
     let cluster = TestCluster::start(3);

@@ -47,7 +47,10 @@ pub async fn start(
     });
     let node = ClusterNode::start(broker, config, listener, Arc::clone(&handler) as _).await?;
     let _ = handler.node.set(Arc::downgrade(&node));
-    broker.install(placement::Clustered::mode(Arc::clone(&node)));
+    broker.install(placement::Clustered::mode(
+        Arc::clone(&node),
+        Arc::downgrade(broker),
+    ));
     broker.groups.set_replicator(Arc::new(groups::RaftGroups {
         node: Arc::downgrade(&node),
     }));

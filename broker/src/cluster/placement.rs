@@ -6,7 +6,7 @@
 //!
 //! [`Participants`]: crate::placement::Participants
 
-use std::sync::Arc;
+use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use cursus_wire::ErrorPayload;
@@ -30,12 +30,15 @@ use crate::topics::{MinIsr, Partition, TopicPatch};
 pub struct Clustered {
     /// The cluster node.
     pub(super) node: Arc<ClusterNode>,
+    /// The broker this seam serves (weak: the broker owns its seam), whose
+    /// partitions' read bound an acknowledged commit raises.
+    pub(super) broker: Weak<Broker>,
 }
 
 impl Clustered {
     /// The broker's mode as a member of `node`'s cluster.
-    pub fn mode(node: Arc<ClusterNode>) -> Mode {
-        let clustered = Arc::new(Clustered { node });
+    pub fn mode(node: Arc<ClusterNode>, broker: Weak<Broker>) -> Mode {
+        let clustered = Arc::new(Clustered { node, broker });
         Mode {
             placement: Arc::clone(&clustered) as _,
             catalog: Arc::clone(&clustered) as _,
@@ -76,9 +79,19 @@ impl Placement for Clustered {
         write: Written,
         timeout: Duration,
     ) -> BoxFuture<'a, Result<(), ErrorPayload>> {
-        Box::pin(Replication::wait_committed(
-            &self.node, topic, write, timeout,
-        ))
+        Box::pin(async move {
+            let hwm = Replication::wait_committed(&self.node, topic, write, timeout).await?;
+            // The reconciler raises the partition's read bound when it next
+            // runs; a write acknowledged now must be readable now (read your
+            // writes: a proof or read_committed consume right after the ack).
+            let local = self.broker.upgrade().and_then(|b| b.topics.get(topic));
+            if let Some(part) = local.as_ref().and_then(|t| t.partition(write.partition)) {
+                if part.leader_epoch() == write.leader_epoch {
+                    part.raise_commit_limit(hwm);
+                }
+            }
+            Ok(())
+        })
     }
 
     fn replicate_snapshot<'a>(

@@ -131,13 +131,13 @@ impl Replication {
     /// before it applies its demotion (a process woken from a pause) would
     /// otherwise see the new leader's mark pass an offset that holds
     /// another record there, and acknowledge a write that is not in the
-    /// history.
+    /// history. Returns the committed high-water mark that covers it.
     pub async fn wait_committed(
         node: &ClusterNode,
         topic: &str,
         write: Written,
         timeout: Duration,
-    ) -> Result<(), ErrorPayload> {
+    ) -> Result<u64, ErrorPayload> {
         let (partition, offset) = (write.partition, write.offset);
         let epoch = Some(write.leader_epoch).filter(|e| *e > 0);
         let mut applied = node.applied();
@@ -148,7 +148,7 @@ impl Replication {
                     match state.partition(topic, partition) {
                         Some(p) if Some(p.leader_epoch) == epoch => {
                             if p.committed_hwm > offset {
-                                return Ok(());
+                                return Ok(p.committed_hwm);
                             }
                         }
                         _ => {
@@ -860,7 +860,10 @@ impl ClusterHandler for BrokerHandler {
                 Command::ReplicateMessage => replicate_message(&broker, &*node()?, body).await,
                 Command::ReplicateSnapshot => store_snapshot(&broker, &*node()?, body).await,
                 Command::InternalBatch => {
-                    let placement = super::placement::Clustered { node: node()? };
+                    let placement = super::placement::Clustered {
+                        node: node()?,
+                        broker: self.broker.clone(),
+                    };
                     super::participants::serve(&placement, &broker, body).await
                 }
                 Command::ListOffsets => super::offsets::serve(&broker, &*node()?, &body),

@@ -171,6 +171,15 @@ impl Partition {
         }
     }
 
+    /// Distributed mode: raises the committed high-water mark to `hwm`
+    /// (never lowers it) when a write of this leader epoch was seen
+    /// committed before the reconciler caught up.
+    pub fn raise_commit_limit(&self, hwm: u64) {
+        if self.commit_limit.fetch_max(hwm, Ordering::AcqRel) < hwm {
+            self.publish_durable();
+        }
+    }
+
     /// The durable offset, bounded by the committed high-water mark: what
     /// read_committed may reach before transactions are considered.
     fn committed_end(&self) -> u64 {

@@ -43,7 +43,7 @@ use cursus_wire::ErrorPayload;
 use tokio::sync::{Mutex, OwnedMutexGuard};
 use tracing::{info, warn};
 
-use super::assignment::TopicPartition;
+use super::assignment::{assign, TopicPartition};
 use super::errors::*;
 use super::lifecycle::reconcile;
 use super::member_id;
@@ -270,7 +270,19 @@ impl Coordinator {
             return;
         }
         st.owned.insert(group.to_owned());
-        let live = st.durable.members.get(group).map(restore).unwrap_or_default();
+        let mut live = st.durable.members.get(group).map(restore).unwrap_or_default();
+        if let Some(reg) = st.durable.groups.get(group) {
+            // Partitions added after the last membership write.
+            let plan = assign(live.members.keys(), &reg.expansion);
+            let stale = live
+                .members
+                .iter()
+                .any(|(id, m)| plan.get(id) != Some(&m.assignments));
+            if stale {
+                live.rebalance(&reg.expansion);
+                st.unreplicated.insert(group.to_owned());
+            }
+        }
         info!(
             group,
             generation = live.generation,
@@ -288,11 +300,7 @@ impl Coordinator {
         guard: Guard,
         group: &str,
     ) -> (Guard, Result<(), ErrorPayload>) {
-        let (Some(replicator), Some(live)) = (self.replicator.get().cloned(), guard.live.get(group))
-        else {
-            return (guard, Ok(()));
-        };
-        let record = RecordBody::Membership {
+        let record = guard.live.get(group).map(|live| RecordBody::Membership {
             group: group.to_owned(),
             generation: live.generation,
             members: live
@@ -300,6 +308,9 @@ impl Coordinator {
                 .iter()
                 .map(|(id, m)| (id.clone(), m.assignments.clone()))
                 .collect(),
+        });
+        let (Some(replicator), Some(record)) = (self.replicator.get().cloned(), record) else {
+            return (guard, Ok(()));
         };
         let (mut guard, written) = self.replicate(replicator, guard, record, true).await;
         if written.is_ok() {
@@ -1051,6 +1062,93 @@ mod tests {
         assert_eq!(c.fetch("g", "t", 0), Some(200));
         assert_eq!(c.fetch("g", "t", 1), Some(200));
         assert_eq!(c.list().await, vec!["g".to_owned()]);
+    }
+
+    /// A replicator that accepts every record (the cluster's stand-in).
+    #[derive(Debug, Default)]
+    struct Accepting(std::sync::Mutex<Vec<RecordBody>>);
+
+    impl GroupReplicator for Accepting {
+        fn replicate(
+            &self,
+            record: RecordBody,
+            _member_commit: bool,
+        ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<u64, ErrorPayload>> + Send>>
+        {
+            let mut records = self.0.lock().unwrap();
+            records.push(record);
+            let version = records.len() as u64;
+            Box::pin(async move { Ok(version) })
+        }
+
+        fn synced(&self, _version: u64) {}
+    }
+
+    impl Accepting {
+        fn durable(&self) -> DurableState {
+            let mut d = DurableState::default();
+            for r in self.0.lock().unwrap().iter() {
+                d.apply(r).unwrap();
+            }
+            d
+        }
+    }
+
+    #[tokio::test]
+    async fn a_new_coordinator_restores_members_with_fresh_sessions() {
+        let dir = tempfile::tempdir().unwrap();
+        let topics = registry(dir.path()).await;
+        let timeout = Duration::from_millis(300);
+        let old = Coordinator::open(&dir.path().join("old"), &topics, timeout).unwrap();
+        let written = Arc::new(Accepting::default());
+        old.set_replicator(Arc::clone(&written) as _);
+        let a = old.join(&topics, "g", Some("t"), "a").await.unwrap();
+        let b = old.join(&topics, "g", Some("t"), "b").await.unwrap();
+        assert_eq!(b.generation, 2);
+        let d = written.durable();
+        assert_eq!(d.members["g"].generation, 2, "joins are replicated");
+        assert_eq!(d.members["g"].members.len(), 2);
+
+        // The group moves: the new coordinator continues with both
+        // members and the generation, no rejoin.
+        let new = Coordinator::open(&dir.path().join("new"), &topics, timeout).unwrap();
+        let replicated = Arc::new(Accepting::default());
+        new.set_replicator(Arc::clone(&replicated) as _);
+        new.sync_durable(d, 10).await;
+        new.sync_ownership(&["g".to_owned()].into()).await;
+        let a_view = new.sync("g", Some("t"), &a.member_id, Some(2)).await.unwrap();
+        assert_eq!(a_view.assignments.len(), 1);
+        let p = a_view.assignments[0].partition;
+        new.commit("g", "t", &a.member_id, 2, &[(p, 4)])
+            .await
+            .unwrap();
+        // The silent member expires a session after the takeover, the
+        // expiry is replicated, and the live one sees the new generation.
+        let started = Instant::now();
+        let generation = loop {
+            match new.heartbeat("g", Some("t"), &a.member_id, Some(2)).await {
+                Ok(_) => assert!(started.elapsed() < Duration::from_secs(10)),
+                Err(e) => break e.fields["current"].clone(),
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        assert!(started.elapsed() + Duration::from_millis(50) >= timeout);
+        assert_eq!(generation, "3");
+        new.expire_all().await;
+        let last = replicated.0.lock().unwrap().last().cloned();
+        let Some(RecordBody::Membership {
+            generation,
+            members,
+            ..
+        }) = last
+        else {
+            panic!("the expiry was not replicated: {last:?}");
+        };
+        assert_eq!(generation, 3);
+        assert_eq!(members.keys().collect::<Vec<_>>(), vec![&a.member_id]);
+        // Moved away again: this broker holds no members of it.
+        new.sync_ownership(&BTreeSet::new()).await;
+        assert!(new.lock().await.live["g"].members.is_empty());
     }
 
     #[tokio::test]

@@ -496,9 +496,7 @@ impl ClusterState {
                 target,
             } => self.reassign(topic, *partition, target),
             FsmCommand::GroupRecord { record, fence } => {
-                if let Some(refused) =
-                    fence.and_then(|node| self.fenced_refusal(node, record))
-                {
+                if let Some(refused) = fence.and_then(|node| self.fenced_refusal(node, record)) {
                     return refused;
                 }
                 self.apply_group_record(record)
@@ -1594,10 +1592,7 @@ mod tests {
         assert_eq!(d.members["g"].generation, 3);
         assert!(d.members["g"].members.contains_key("m-3"));
         // A broker the group moved away from, and a generation going back.
-        assert_eq!(
-            refused(s.apply(&membership(4, other))),
-            "NOT_COORDINATOR"
-        );
+        assert_eq!(refused(s.apply(&membership(4, other))), "NOT_COORDINATOR");
         assert_eq!(
             refused(s.apply(&membership(2, coordinator))),
             "GEN_MISMATCH"
@@ -1609,7 +1604,10 @@ mod tests {
         ));
         // Snapshots carry it; older snapshots without it still load.
         let json = serde_json::to_value(&s).unwrap();
-        assert_eq!(serde_json::from_value::<ClusterState>(json.clone()).unwrap(), s);
+        assert_eq!(
+            serde_json::from_value::<ClusterState>(json.clone()).unwrap(),
+            s
+        );
         let mut old = json;
         old["groups"]["g"]
             .as_object_mut()

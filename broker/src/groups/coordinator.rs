@@ -270,7 +270,12 @@ impl Coordinator {
             return;
         }
         st.owned.insert(group.to_owned());
-        let mut live = st.durable.members.get(group).map(restore).unwrap_or_default();
+        let mut live = st
+            .durable
+            .members
+            .get(group)
+            .map(restore)
+            .unwrap_or_default();
         if let Some(reg) = st.durable.groups.get(group) {
             // Partitions added after the last membership write.
             let plan = assign(live.members.keys(), &reg.expansion);
@@ -1116,7 +1121,10 @@ mod tests {
         new.set_replicator(Arc::clone(&replicated) as _);
         new.sync_durable(d, 10).await;
         new.sync_ownership(&["g".to_owned()].into()).await;
-        let a_view = new.sync("g", Some("t"), &a.member_id, Some(2)).await.unwrap();
+        let a_view = new
+            .sync("g", Some("t"), &a.member_id, Some(2))
+            .await
+            .unwrap();
         assert_eq!(a_view.assignments.len(), 1);
         let p = a_view.assignments[0].partition;
         new.commit("g", "t", &a.member_id, 2, &[(p, 4)])

@@ -240,11 +240,15 @@ impl DurableState {
                     offsets,
                 }),
         );
-        out.extend(self.members.iter().map(|(group, m)| RecordBody::Membership {
-            group: group.clone(),
-            generation: m.generation,
-            members: m.members.clone(),
-        }));
+        out.extend(
+            self.members
+                .iter()
+                .map(|(group, m)| RecordBody::Membership {
+                    group: group.clone(),
+                    generation: m.generation,
+                    members: m.members.clone(),
+                }),
+        );
         out
     }
 }

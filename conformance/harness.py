@@ -60,6 +60,15 @@ CLUSTER_READY_TIMEOUT_S = 60
 # declared inactive, which would move its groups mid-scenario
 # (member_not_found).
 CLUSTER_SESSION_TIMEOUT_MS = 10000
+# Cluster mode replicates group membership, so a whole-cluster restart
+# (restart_broker) restores the members of before it - also a consumer
+# whose driver process ended without leaving - each with a fresh session
+# that the coordinator then expires. The phase after the restart has the
+# scenario's poll timeouts (20 s) to get every partition back: with the
+# broker's 30 s default the dead member would hold its partitions past
+# them, with 10 s it is expired and the group rebalanced within them.
+# (Standalone loses membership in a restart, so plain mode keeps 30 s.)
+CLUSTER_GROUP_SESSION_TIMEOUT_MS = 10000
 CLUSTER_DATA_BROKERS = 3
 CLUSTER_GATEWAYS = 1
 # The scenarios that must pass in cluster mode, one name a line.
@@ -730,7 +739,8 @@ class Cluster:
         self.members = [
             Broker(self.binary, self.root / f"node-{i}",
                    [*self.args, "--node-id", str(i), "--cluster-peers", peers, "--internal-auth-token", token,
-                    "--broker-session-timeout-ms", str(CLUSTER_SESSION_TIMEOUT_MS)]
+                    "--broker-session-timeout-ms", str(CLUSTER_SESSION_TIMEOUT_MS),
+                    "--group-session-timeout-ms", str(CLUSTER_GROUP_SESSION_TIMEOUT_MS)]
                    + (["--no-replicas"] if i > CLUSTER_DATA_BROKERS else []),
                    log=self.run_dir / f"broker-{i}.log")
             for i in range(1, n + 1)

@@ -20,7 +20,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::shards::{self, TxnShards};
-use crate::groups::records::{DurableState, RecordBody, Registration};
+use crate::groups::records::{DurableState, Membership, RecordBody, Registration};
 use crate::groups::Selector;
 use crate::storage::TopicDefinition;
 use crate::txn::state::TxnSnapshot;
@@ -83,6 +83,11 @@ pub struct GroupEntry {
     /// Committed next offsets: topic → partition → offset.
     #[serde(default)]
     pub offsets: BTreeMap<String, BTreeMap<u32, u64>>,
+    /// The members, generation and assignments the coordinator last wrote
+    /// (absent before its first membership change, and from snapshots
+    /// taken before membership was replicated).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub membership: Option<Membership>,
 }
 
 /// A broker known to the cluster.
@@ -268,19 +273,19 @@ pub enum FsmCommand {
         /// The new ISR (must contain the leader).
         isr: Vec<NodeId>,
     },
-    /// A consumer group record (registration, commit, tombstone), as the
-    /// group coordinator wrote it.
+    /// A consumer group record (registration, commit, tombstone,
+    /// membership), as the group coordinator wrote it.
     GroupRecord {
         /// The record.
         record: RecordBody,
-        /// A member's commit, proposed by this coordinator: refused
-        /// (`NOT_COORDINATOR`) unless it coordinates the group, and
-        /// (`offset_regression`) if an offset goes back. The proposer
-        /// checked the commit against its own copy, which may be older (a
-        /// coordinator woken from a pause, or one the group moved away
-        /// from). `None`: registrations, tombstones and a committed
-        /// transaction's offsets (merged, never backward), and entries from
-        /// before the fence.
+        /// A member's commit or a membership change, proposed by this
+        /// coordinator: refused (`NOT_COORDINATOR`) unless it coordinates
+        /// the group, and if an offset (`offset_regression`) or the
+        /// generation (`GEN_MISMATCH`) goes back. The proposer checked it
+        /// against its own copy, which may be older (a coordinator woken
+        /// from a pause, or one the group moved away from). `None`:
+        /// registrations, tombstones and a committed transaction's offsets
+        /// (merged, never backward), and entries from before the fence.
         #[serde(default)]
         fence: Option<NodeId>,
     },
@@ -491,9 +496,7 @@ impl ClusterState {
                 target,
             } => self.reassign(topic, *partition, target),
             FsmCommand::GroupRecord { record, fence } => {
-                if let Some(refused) =
-                    fence.and_then(|node| self.member_commit_refused(node, record))
-                {
+                if let Some(refused) = fence.and_then(|node| self.fenced_refusal(node, record)) {
                     return refused;
                 }
                 self.apply_group_record(record)
@@ -575,18 +578,33 @@ impl ClusterState {
         ))
     }
 
-    /// Applies a group record with the rules of `DurableState::apply`.
-    /// Why a member's commit proposed by `node` is refused, if it is (see
-    /// [`FsmCommand::GroupRecord`]).
-    fn member_commit_refused(&self, node: NodeId, record: &RecordBody) -> Option<FsmReply> {
-        let RecordBody::Commit { group, offsets } = record else {
-            return None;
+    /// Why a member's commit or a membership change proposed by `node` is
+    /// refused, if it is (see [`FsmCommand::GroupRecord`]).
+    fn fenced_refusal(&self, node: NodeId, record: &RecordBody) -> Option<FsmReply> {
+        let (group, offsets) = match record {
+            RecordBody::Commit { group, offsets } => (group, offsets),
+            RecordBody::Membership { group, .. } => (group, &Vec::new()),
+            _ => return None,
         };
         if super::groups::coordinator_of(self, group) != Some(node) {
             return Some(rejected(
                 "NOT_COORDINATOR",
                 format!("broker {node} no longer coordinates group {group}"),
             ));
+        }
+        if let RecordBody::Membership { generation, .. } = record {
+            let current = self
+                .groups
+                .get(group)
+                .and_then(|g| g.membership.as_ref())
+                .map_or(0, |m| m.generation);
+            // Equal is a repeat (a proposal whose reply was lost).
+            return (*generation < current).then(|| {
+                rejected(
+                    "GEN_MISMATCH",
+                    format!("generation {generation} of {group} is below {current}"),
+                )
+            });
         }
         let committed = self.groups.get(group).map(|g| &g.offsets);
         offsets.iter().find_map(|e| {
@@ -603,6 +621,7 @@ impl ClusterState {
         })
     }
 
+    /// Applies a group record with the rules of `DurableState::apply`.
     fn apply_group_record(&mut self, record: &RecordBody) -> FsmReply {
         match record {
             RecordBody::Registration {
@@ -617,6 +636,7 @@ impl ClusterState {
                         selector: selector.clone(),
                         expansion: BTreeMap::new(),
                         offsets: BTreeMap::new(),
+                        membership: None,
                     });
                 entry.selector = selector.clone();
                 entry.expansion = expansion.clone();
@@ -644,6 +664,19 @@ impl ClusterState {
                     entry.offsets.remove(topic);
                 }
             }
+            RecordBody::Membership {
+                group,
+                generation,
+                members,
+            } => {
+                let Some(entry) = self.groups.get_mut(group) else {
+                    return rejected("group_not_found", format!("group {group}"));
+                };
+                entry.membership = Some(Membership {
+                    generation: *generation,
+                    members: members.clone(),
+                });
+            }
         }
         self.groups_version += 1;
         FsmReply::GroupsVersion(self.groups_version)
@@ -666,6 +699,9 @@ impl ClusterState {
                         .offsets
                         .insert((name.clone(), topic.clone(), *p), *offset);
                 }
+            }
+            if let Some(m) = &g.membership {
+                durable.members.insert(name.clone(), m.clone());
             }
         }
         durable
@@ -1508,6 +1544,87 @@ mod tests {
         assert!(s.groups_version > v);
         let json = serde_json::to_string(&s).unwrap();
         assert_eq!(serde_json::from_str::<ClusterState>(&json).unwrap(), s);
+    }
+
+    #[test]
+    fn membership_is_fenced_replicated_and_survives_snapshots() {
+        use crate::groups::assignment::TopicPartition;
+        let mut s = three();
+        let membership = |generation, fence| FsmCommand::GroupRecord {
+            record: RecordBody::Membership {
+                group: "g".into(),
+                generation,
+                members: [(
+                    format!("m-{generation}"),
+                    vec![TopicPartition {
+                        topic: "t".into(),
+                        partition: 0,
+                    }],
+                )]
+                .into(),
+            },
+            fence: Some(fence),
+        };
+        let refused = |r: FsmReply| match r {
+            FsmReply::Rejected { code, .. } => code,
+            other => panic!("applied: {other:?}"),
+        };
+        let coordinator = super::super::groups::coordinator_of(&s, "g").unwrap();
+        let other = [1, 2, 3].into_iter().find(|n| *n != coordinator).unwrap();
+        // Of an unregistered group: refused.
+        assert_eq!(
+            refused(s.apply(&membership(1, coordinator))),
+            "group_not_found"
+        );
+        s.apply(&FsmCommand::GroupRecord {
+            record: RecordBody::Registration {
+                group: "g".into(),
+                selector: Selector::Topic("t".into()),
+                expansion: [("t".to_string(), 1)].into(),
+            },
+            fence: None,
+        });
+        assert!(matches!(
+            s.apply(&membership(3, coordinator)),
+            FsmReply::GroupsVersion(_)
+        ));
+        let d = s.durable_groups();
+        assert_eq!(d.members["g"].generation, 3);
+        assert!(d.members["g"].members.contains_key("m-3"));
+        // A broker the group moved away from, and a generation going back.
+        assert_eq!(refused(s.apply(&membership(4, other))), "NOT_COORDINATOR");
+        assert_eq!(
+            refused(s.apply(&membership(2, coordinator))),
+            "GEN_MISMATCH"
+        );
+        // A repeat of the same generation is applied (a lost reply).
+        assert!(matches!(
+            s.apply(&membership(3, coordinator)),
+            FsmReply::GroupsVersion(_)
+        ));
+        // Snapshots carry it; older snapshots without it still load.
+        let json = serde_json::to_value(&s).unwrap();
+        assert_eq!(
+            serde_json::from_value::<ClusterState>(json.clone()).unwrap(),
+            s
+        );
+        let mut old = json;
+        old["groups"]["g"]
+            .as_object_mut()
+            .unwrap()
+            .remove("membership");
+        let back: ClusterState = serde_json::from_value(old).unwrap();
+        assert_eq!(back.groups["g"].membership, None);
+        assert!(back.durable_groups().members.is_empty());
+        // A tombstone drops it with the group.
+        s.apply(&FsmCommand::GroupRecord {
+            record: RecordBody::GroupTombstone {
+                group: "g".into(),
+                reason: "topic_deleted".into(),
+            },
+            fence: None,
+        });
+        assert!(s.durable_groups().members.is_empty());
     }
 
     #[test]

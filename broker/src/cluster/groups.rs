@@ -1,12 +1,16 @@
 //! Consumer groups in distributed mode: every group has one coordinator,
 //! chosen by rendezvous hashing of the group name over the active brokers
 //! (so a broker leaving moves only its own groups); group commands sent
-//! elsewhere get `NOT_COORDINATOR host= port=`. Registrations and committed
-//! offsets go through Raft (`FsmCommand::GroupRecord`), so every broker
-//! holds them: a new coordinator after a failover starts from the last
-//! commit, and a partition leader resolves committed offsets for CONSUME.
-//! Membership stays in the coordinator's memory: after a coordinator change
-//! the members rejoin.
+//! elsewhere get `NOT_COORDINATOR host= port=`. Registrations, committed
+//! offsets and membership (generation, members, assignments) go through
+//! Raft (`FsmCommand::GroupRecord`), so every broker holds them: a new
+//! coordinator after a failover starts from the last commit with the same
+//! members and generation (they go on without a rejoin; restored members
+//! get a fresh session, so dead ones expire as usual), and a partition
+//! leader resolves committed offsets for CONSUME. Member commits and
+//! membership records are fenced: applied only if their proposer still
+//! coordinates the group. See `crate::groups::coordinator` for when
+//! membership is written and taken over.
 
 use std::future::Future;
 use std::pin::Pin;

@@ -23,7 +23,7 @@
 //! * `acks=all` publishes wait for the committed high-water mark to pass
 //!   their last offset ([`Replication::wait_committed`]).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex, OnceLock, Weak};
 use std::time::{Duration, Instant};
 
@@ -180,6 +180,7 @@ pub async fn reconcile_forever(broker: Arc<Broker>, node: Arc<ClusterNode>, txns
     let mut applied = node.applied();
     let mut groups_version = None;
     let mut txns_version = None;
+    let mut coordinated = None;
     let mut last_trust_write = Instant::now();
     loop {
         // Read before the copy: a copy taken once caught up holds this
@@ -203,6 +204,27 @@ pub async fn reconcile_forever(broker: Arc<Broker>, node: Arc<ClusterNode>, txns
         }
         if caught_up {
             node.coordinators_synced();
+        }
+        // The groups this broker coordinates: it takes their membership
+        // over (restored members' sessions start now) and drops the rest.
+        let owners = (
+            snapshot.groups_version,
+            snapshot.active_brokers(),
+            node.may_coordinate(),
+        );
+        if coordinated != Some(owners.clone()) {
+            let owned: BTreeSet<String> = if owners.2 {
+                snapshot
+                    .groups
+                    .keys()
+                    .filter(|g| super::groups::coordinator_of(&snapshot, g) == Some(node.node_id()))
+                    .cloned()
+                    .collect()
+            } else {
+                BTreeSet::new()
+            };
+            broker.groups.sync_ownership(&owned).await;
+            coordinated = Some(owners);
         }
         if last_trust_write.elapsed() >= TRUST_WRITE_INTERVAL {
             last_trust_write = Instant::now();

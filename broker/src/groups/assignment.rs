@@ -5,7 +5,9 @@ use std::collections::BTreeMap;
 use std::fmt;
 
 /// One topic partition of a group's expansion.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize, serde::Deserialize,
+)]
 pub struct TopicPartition {
     /// Topic name.
     pub topic: String,

@@ -3,8 +3,23 @@
 //!
 //! All state changes run under one async lock, and every durable change is
 //! appended (and synced) to `__consumer_offsets` before it is applied in
-//! memory and acknowledged. Membership itself is not durable: after a
-//! restart every group is empty and members rejoin.
+//! memory and acknowledged. Standalone, membership itself is not durable:
+//! after a restart every group is empty and members rejoin.
+//!
+//! Distributed mode replicates membership too (`membership` records
+//! through Raft), so that a coordinator move keeps members and generation:
+//!
+//! * a join that adds a member and a leave are replicated before the
+//!   reply (and undone in memory if that fails), so every generation a
+//!   member was told is in the cluster's state;
+//! * an expiry, or a rebalance after an expansion change, is replicated by
+//!   the next background pass ([`Coordinator::expire_all`]);
+//! * only the broker that coordinates a group holds its members. It takes
+//!   the group over (from the replicated membership) when the reconciler
+//!   says it coordinates it, or at its first command for it, whichever
+//!   comes first; every restored member gets a fresh session (now + the
+//!   session timeout), as Kafka does when a coordinator loads a group, so
+//!   members that died meanwhile expire and rebalance normally.
 //!
 //! Rules this coordinator follows where the specification leaves room:
 //!
@@ -19,7 +34,7 @@
 //! * Re-registering a group with the same selector is a no-op; a different
 //!   selector is rejected (`invalid_subscription reason=selector_conflict`).
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::path::Path;
 use std::sync::{Arc, OnceLock, RwLock};
 use std::time::{Duration, Instant};
@@ -28,13 +43,13 @@ use cursus_wire::ErrorPayload;
 use tokio::sync::{Mutex, OwnedMutexGuard};
 use tracing::{info, warn};
 
-use super::assignment::TopicPartition;
+use super::assignment::{assign, TopicPartition};
 use super::errors::*;
 use super::lifecycle::reconcile;
 use super::member_id;
 use super::membership::{LiveGroup, Member};
 use super::offsets_store::{OffsetsStore, ReplayError, COMPACT_MIN_RECORDS};
-use super::records::{DurableState, OffsetEntry, RecordBody, Registration};
+use super::records::{DurableState, Membership, OffsetEntry, RecordBody, Registration};
 use super::selector::Selector;
 use super::status::GroupStatus;
 use super::{GroupReplicator, OffsetLookup};
@@ -58,6 +73,12 @@ pub(super) struct State {
     pub(super) live: BTreeMap<String, LiveGroup>,
     /// Distributed mode: the cluster's groups version `durable` reflects.
     pub(super) cluster_version: u64,
+    /// Distributed mode: the groups whose membership this broker took
+    /// over (it coordinates them); the others hold no members here.
+    pub(super) owned: BTreeSet<String>,
+    /// Distributed mode: owned groups whose membership changed in memory
+    /// since it was last replicated (an expiry, a rebalance).
+    pub(super) unreplicated: BTreeSet<String>,
 }
 
 /// A member's view after JOIN_GROUP or SYNC_GROUP.
@@ -153,7 +174,7 @@ impl Coordinator {
             state: Arc::new(Mutex::new(State {
                 durable,
                 live,
-                cluster_version: 0,
+                ..State::default()
             })),
             committed: Arc::new(RwLock::new(committed)),
             store: Arc::new(store),
@@ -174,8 +195,10 @@ impl Coordinator {
     }
 
     /// Distributed mode: replaces the durable state with the cluster's
-    /// (registrations and offsets written by any coordinator). Membership
-    /// is kept; a group whose partitions changed rebalances.
+    /// (registrations, offsets and membership written by any coordinator).
+    /// The members of an owned group are kept, unless the cluster holds a
+    /// newer generation of them (a membership write whose reply was lost);
+    /// a group whose partitions changed rebalances.
     ///
     /// `version` is the cluster's groups version of `durable`: an older
     /// copy than what this coordinator already applied is ignored (the
@@ -186,14 +209,27 @@ impl Coordinator {
             return;
         }
         guard.cluster_version = version;
+        let st = &mut *guard;
         for (group, reg) in &durable.groups {
-            let before = guard.durable.groups.get(group).map(|r| r.expansion.clone());
-            let live = guard.live.entry(group.clone()).or_default();
+            let before = st.durable.groups.get(group).map(|r| r.expansion.clone());
+            let live = st.live.entry(group.clone()).or_default();
+            if st.owned.contains(group) {
+                if let Some(m) = durable.members.get(group) {
+                    if m.generation > live.generation {
+                        *live = restore(m);
+                    }
+                }
+            }
             if before.is_some_and(|b| b != reg.expansion) && !live.members.is_empty() {
                 live.rebalance(&reg.expansion);
+                if st.owned.contains(group) {
+                    st.unreplicated.insert(group.clone());
+                }
             }
         }
-        guard.live.retain(|g, _| durable.groups.contains_key(g));
+        st.live.retain(|g, _| durable.groups.contains_key(g));
+        st.owned.retain(|g| durable.groups.contains_key(g));
+        st.unreplicated.retain(|g| durable.groups.contains_key(g));
         *self.committed.write().unwrap_or_else(|e| e.into_inner()) =
             durable.offsets.clone().into_iter().collect();
         guard.durable = durable;
@@ -201,6 +237,91 @@ impl Coordinator {
         if let Some(replicator) = self.replicator.get() {
             replicator.synced(version);
         }
+    }
+
+    /// Distributed mode: `owned` are the groups this broker coordinates
+    /// now. It takes over those it did not hold and drops the members of
+    /// those it no longer coordinates (their new coordinator has them).
+    pub async fn sync_ownership(&self, owned: &BTreeSet<String>) {
+        let mut guard = self.lock().await;
+        let st = &mut *guard;
+        let released: Vec<String> = st.owned.difference(owned).cloned().collect();
+        for group in released {
+            st.owned.remove(&group);
+            st.unreplicated.remove(&group);
+            if let Some(live) = st.live.get_mut(&group) {
+                live.members.clear();
+            }
+            info!(group, "group moved to another coordinator");
+        }
+        for group in owned {
+            self.take_over(st, group);
+        }
+    }
+
+    /// Distributed mode: this broker coordinates `group`; unless it holds
+    /// its membership already, it restores it from the replicated state,
+    /// every member with a fresh session.
+    fn take_over(&self, st: &mut State, group: &str) {
+        if self.replicator.get().is_none()
+            || st.owned.contains(group)
+            || !st.durable.groups.contains_key(group)
+        {
+            return;
+        }
+        st.owned.insert(group.to_owned());
+        let mut live = st
+            .durable
+            .members
+            .get(group)
+            .map(restore)
+            .unwrap_or_default();
+        if let Some(reg) = st.durable.groups.get(group) {
+            // Partitions added after the last membership write.
+            let plan = assign(live.members.keys(), &reg.expansion);
+            let stale = live
+                .members
+                .iter()
+                .any(|(id, m)| plan.get(id) != Some(&m.assignments));
+            if stale {
+                live.rebalance(&reg.expansion);
+                st.unreplicated.insert(group.to_owned());
+            }
+        }
+        info!(
+            group,
+            generation = live.generation,
+            members = live.members.len(),
+            "took the group over"
+        );
+        st.live.insert(group.to_owned(), live);
+    }
+
+    /// Distributed mode: replicates `group`'s membership as memory holds
+    /// it (fenced: only its coordinator's write is applied). Standalone:
+    /// nothing to do.
+    async fn replicate_membership(
+        &self,
+        guard: Guard,
+        group: &str,
+    ) -> (Guard, Result<(), ErrorPayload>) {
+        let record = guard.live.get(group).map(|live| RecordBody::Membership {
+            group: group.to_owned(),
+            generation: live.generation,
+            members: live
+                .members
+                .iter()
+                .map(|(id, m)| (id.clone(), m.assignments.clone()))
+                .collect(),
+        });
+        let (Some(replicator), Some(record)) = (self.replicator.get().cloned(), record) else {
+            return (guard, Ok(()));
+        };
+        let (mut guard, written) = self.replicate(replicator, guard, record, true).await;
+        if written.is_ok() {
+            guard.unreplicated.remove(group);
+        }
+        (guard, written)
     }
 
     /// Locks the coordinator state (owned guard, so a durable write can
@@ -293,6 +414,9 @@ impl Coordinator {
         let expired = live.expire(Instant::now(), self.session_timeout);
         if !expired.is_empty() {
             live.rebalance(&reg.expansion);
+            if st.owned.contains(group) {
+                st.unreplicated.insert(group.to_owned());
+            }
             info!(
                 group,
                 ?expired,
@@ -302,12 +426,21 @@ impl Coordinator {
         }
     }
 
-    /// Background pass: expires stale members of every group.
+    /// Background pass: expires stale members of every group, then
+    /// (distributed mode) replicates membership changes not replicated yet.
     pub async fn expire_all(&self) {
         let mut guard = self.lock().await;
         let groups: Vec<String> = guard.live.keys().cloned().collect();
         for g in groups {
             self.expire_group(&mut guard, &g);
+        }
+        let pending: Vec<String> = guard.unreplicated.iter().cloned().collect();
+        for group in pending {
+            let (locked, written) = self.replicate_membership(guard, &group).await;
+            guard = locked;
+            if let Err(e) = written {
+                warn!(group, error = %e.render(), "group membership not replicated yet");
+            }
         }
     }
 
@@ -385,12 +518,13 @@ impl Coordinator {
             info!(group, topic, "group registered by first join");
         }
         let st = &mut *guard;
+        self.take_over(st, group);
         self.expire_group(st, group);
         let (reg, live) = parts(st, group)?;
         check_topic(reg, group, topic)?;
-        let member_id = if let Some(m) = live.members.get_mut(member) {
+        let (member_id, before) = if let Some(m) = live.members.get_mut(member) {
             m.touch();
-            member.to_owned()
+            (member.to_owned(), None)
         } else {
             let id = member_id::generate(member, |id| live.members.contains_key(id)).ok_or_else(
                 || {
@@ -399,12 +533,47 @@ impl Coordinator {
                         .with_field("reason", "member_ids_exhausted")
                 },
             )?;
+            let before = live.clone();
             live.members.insert(id.clone(), Member::new());
             live.rebalance(&reg.expansion);
             info!(group, member = %id, generation = live.generation, "member joined");
-            id
+            (id, Some(before))
         };
+        let guard = self.replicate_change(guard, group, before).await?;
+        let (reg, live) = parts_of(&guard, group)?;
         Ok(view(reg, live, &member_id))
+    }
+
+    /// Distributed mode: after a membership change (`before` is the group
+    /// as it was) or with changes not replicated yet, replicates the
+    /// group's membership before the reply; if that fails, the change is
+    /// undone and the member told to retry (`coordinator_not_available`).
+    async fn replicate_change(
+        &self,
+        guard: Guard,
+        group: &str,
+        before: Option<LiveGroup>,
+    ) -> Result<Guard, ErrorPayload> {
+        if before.is_none() && !guard.unreplicated.contains(group) {
+            return Ok(guard);
+        }
+        let (mut guard, written) = self.replicate_membership(guard, group).await;
+        match written {
+            Ok(()) => Ok(guard),
+            // Nothing changed now: the background pass tries again.
+            Err(e) if before.is_none() => {
+                warn!(group, error = %e.render(), "group membership not replicated yet");
+                Ok(guard)
+            }
+            Err(e) => {
+                if let Some(before) = before {
+                    guard.live.insert(group.to_owned(), before);
+                }
+                Err(ErrorPayload::new("coordinator_not_available")
+                    .with_field("group", group)
+                    .with_field("reason", e.render()))
+            }
+        }
     }
 
     /// SYNC_GROUP: the member's assignment in the current generation;
@@ -418,6 +587,7 @@ impl Coordinator {
     ) -> Result<MemberView, ErrorPayload> {
         let mut guard = self.lock().await;
         let st = &mut *guard;
+        self.take_over(st, group);
         self.expire_group(st, group);
         let (reg, live) = parts(st, group)?;
         check_topic(reg, group, topic)?;
@@ -435,6 +605,7 @@ impl Coordinator {
     ) -> Result<u64, ErrorPayload> {
         let mut guard = self.lock().await;
         let st = &mut *guard;
+        self.take_over(st, group);
         self.expire_group(st, group);
         let (reg, live) = parts(st, group)?;
         require_topic(reg, topic, "HEARTBEAT")?;
@@ -452,16 +623,19 @@ impl Coordinator {
     ) -> Result<u64, ErrorPayload> {
         let mut guard = self.lock().await;
         let st = &mut *guard;
+        self.take_over(st, group);
         self.expire_group(st, group);
         let (reg, live) = parts(st, group)?;
         require_topic(reg, topic, "LEAVE_GROUP")?;
         check_topic(reg, group, topic)?;
+        let before = live.clone();
         if live.members.remove(member).is_none() {
             return Err(member_not_found(group, member));
         }
         live.rebalance(&reg.expansion);
         info!(group, member, generation = live.generation, "member left");
-        Ok(live.generation)
+        let guard = self.replicate_change(guard, group, Some(before)).await?;
+        Ok(parts_of(&guard, group)?.1.generation)
     }
 
     /// COMMIT_OFFSET / BATCH_COMMIT: validates every entry (topic
@@ -576,6 +750,7 @@ impl Coordinator {
         generation: u64,
         entries: &[(u32, u64)],
     ) -> Result<Vec<OffsetEntry>, ErrorPayload> {
+        self.take_over(st, group);
         self.expire_group(st, group);
         let (reg, live) = parts(st, group)?;
         let Some(&count) = reg.expansion.get(topic) else {
@@ -651,6 +826,7 @@ impl Coordinator {
     pub async fn status(&self, group: &str) -> Result<GroupStatus, ErrorPayload> {
         let mut guard = self.lock().await;
         let st = &mut *guard;
+        self.take_over(st, group);
         self.expire_group(st, group);
         let (reg, live) = parts(st, group)?;
         Ok(GroupStatus::new(group, reg, live))
@@ -708,6 +884,36 @@ fn parts<'s>(
         (Some(reg), Some(live)) => Ok((reg, live)),
         _ => Err(group_not_found(group)),
     }
+}
+
+/// [`parts`] read-only.
+fn parts_of<'s>(
+    st: &'s State,
+    group: &str,
+) -> Result<(&'s Registration, &'s LiveGroup), ErrorPayload> {
+    match (st.durable.groups.get(group), st.live.get(group)) {
+        (Some(reg), Some(live)) => Ok((reg, live)),
+        _ => Err(group_not_found(group)),
+    }
+}
+
+/// A group restored from its replicated membership: the generation and
+/// assignments its members were told, each member with a fresh session.
+fn restore(m: &Membership) -> LiveGroup {
+    let mut live = LiveGroup::new();
+    live.generation = m.generation;
+    live.members = m
+        .members
+        .iter()
+        .map(|(id, assignments)| {
+            let member = Member {
+                assignments: assignments.clone(),
+                ..Member::new()
+            };
+            (id.clone(), member)
+        })
+        .collect();
+    live
 }
 
 /// `topic=` on a group command must be selected by the group.
@@ -784,6 +990,9 @@ fn apply(st: &mut State, mirror: &Mirror, record: &RecordBody) {
             // New partitions or topics: members get a new generation.
             if before.as_ref().is_some_and(|b| b != expansion) && !live.members.is_empty() {
                 live.rebalance(expansion);
+                if st.owned.contains(group) {
+                    st.unreplicated.insert(group.clone());
+                }
                 info!(
                     group,
                     generation = live.generation,
@@ -798,11 +1007,15 @@ fn apply(st: &mut State, mirror: &Mirror, record: &RecordBody) {
         }
         RecordBody::GroupTombstone { group, .. } => {
             st.live.remove(group);
+            st.owned.remove(group);
+            st.unreplicated.remove(group);
             mirror.retain(|(g, _, _), _| g != group);
         }
         RecordBody::TopicTombstone { group, topic, .. } => {
             mirror.retain(|(g, t, _), _| !(g == group && t == topic));
         }
+        // Memory made the change before it was written.
+        RecordBody::Membership { .. } => {}
     }
 }
 
@@ -854,6 +1067,96 @@ mod tests {
         assert_eq!(c.fetch("g", "t", 0), Some(200));
         assert_eq!(c.fetch("g", "t", 1), Some(200));
         assert_eq!(c.list().await, vec!["g".to_owned()]);
+    }
+
+    /// A replicator that accepts every record (the cluster's stand-in).
+    #[derive(Debug, Default)]
+    struct Accepting(std::sync::Mutex<Vec<RecordBody>>);
+
+    impl GroupReplicator for Accepting {
+        fn replicate(
+            &self,
+            record: RecordBody,
+            _member_commit: bool,
+        ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<u64, ErrorPayload>> + Send>>
+        {
+            let mut records = self.0.lock().unwrap();
+            records.push(record);
+            let version = records.len() as u64;
+            Box::pin(async move { Ok(version) })
+        }
+
+        fn synced(&self, _version: u64) {}
+    }
+
+    impl Accepting {
+        fn durable(&self) -> DurableState {
+            let mut d = DurableState::default();
+            for r in self.0.lock().unwrap().iter() {
+                d.apply(r).unwrap();
+            }
+            d
+        }
+    }
+
+    #[tokio::test]
+    async fn a_new_coordinator_restores_members_with_fresh_sessions() {
+        let dir = tempfile::tempdir().unwrap();
+        let topics = registry(dir.path()).await;
+        let timeout = Duration::from_millis(300);
+        let old = Coordinator::open(&dir.path().join("old"), &topics, timeout).unwrap();
+        let written = Arc::new(Accepting::default());
+        old.set_replicator(Arc::clone(&written) as _);
+        let a = old.join(&topics, "g", Some("t"), "a").await.unwrap();
+        let b = old.join(&topics, "g", Some("t"), "b").await.unwrap();
+        assert_eq!(b.generation, 2);
+        let d = written.durable();
+        assert_eq!(d.members["g"].generation, 2, "joins are replicated");
+        assert_eq!(d.members["g"].members.len(), 2);
+
+        // The group moves: the new coordinator continues with both
+        // members and the generation, no rejoin.
+        let new = Coordinator::open(&dir.path().join("new"), &topics, timeout).unwrap();
+        let replicated = Arc::new(Accepting::default());
+        new.set_replicator(Arc::clone(&replicated) as _);
+        new.sync_durable(d, 10).await;
+        new.sync_ownership(&["g".to_owned()].into()).await;
+        let a_view = new
+            .sync("g", Some("t"), &a.member_id, Some(2))
+            .await
+            .unwrap();
+        assert_eq!(a_view.assignments.len(), 1);
+        let p = a_view.assignments[0].partition;
+        new.commit("g", "t", &a.member_id, 2, &[(p, 4)])
+            .await
+            .unwrap();
+        // The silent member expires a session after the takeover, the
+        // expiry is replicated, and the live one sees the new generation.
+        let started = Instant::now();
+        let generation = loop {
+            match new.heartbeat("g", Some("t"), &a.member_id, Some(2)).await {
+                Ok(_) => assert!(started.elapsed() < Duration::from_secs(10)),
+                Err(e) => break e.fields["current"].clone(),
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        };
+        assert!(started.elapsed() + Duration::from_millis(50) >= timeout);
+        assert_eq!(generation, "3");
+        new.expire_all().await;
+        let last = replicated.0.lock().unwrap().last().cloned();
+        let Some(RecordBody::Membership {
+            generation,
+            members,
+            ..
+        }) = last
+        else {
+            panic!("the expiry was not replicated: {last:?}");
+        };
+        assert_eq!(generation, 3);
+        assert_eq!(members.keys().collect::<Vec<_>>(), vec![&a.member_id]);
+        // Moved away again: this broker holds no members of it.
+        new.sync_ownership(&BTreeSet::new()).await;
+        assert!(new.lock().await.live["g"].members.is_empty());
     }
 
     #[tokio::test]

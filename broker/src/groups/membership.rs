@@ -1,6 +1,6 @@
 //! In-memory membership of a group: member sessions, generations,
-//! rebalances and session expiry. Not durable: members rejoin after a
-//! restart.
+//! rebalances and session expiry. Not durable standalone (members rejoin
+//! after a restart); distributed mode replicates it (see the coordinator).
 
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant, SystemTime};

@@ -49,9 +49,10 @@ pub trait OffsetLookup: Send + Sync {
 pub trait GroupReplicator: Send + Sync + std::fmt::Debug {
     /// Commits `record`; `Ok` carries the cluster's groups version after
     /// it, `Err` why it was not committed. With `member_commit` (a
-    /// member's COMMIT_OFFSET or BATCH_COMMIT) the cluster refuses it
-    /// unless this broker coordinates the group when it is applied and
-    /// no offset goes back (`NOT_COORDINATOR`, `offset_regression`): this
+    /// member's COMMIT_OFFSET or BATCH_COMMIT, or a membership change) the
+    /// cluster refuses it unless this broker coordinates the group when it
+    /// is applied and no offset or generation goes back
+    /// (`NOT_COORDINATOR`, `offset_regression`, `GEN_MISMATCH`): this
     /// broker checked it against its own copy, which may be older.
     fn replicate(
         &self,

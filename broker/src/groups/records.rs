@@ -8,7 +8,11 @@
 //! * `commit` — committed next offsets of one group (one COMMIT_OFFSET or a
 //!   whole BATCH_COMMIT, so a batch is atomic on disk too);
 //! * `group_tombstone` — the group and all its offsets are gone;
-//! * `topic_tombstone` — the group's offsets for one topic are gone.
+//! * `topic_tombstone` — the group's offsets for one topic are gone;
+//! * `membership` — distributed mode only: a group's generation, members
+//!   and their assignments after a membership change (join, leave, expiry,
+//!   rebalance), so that a new coordinator continues with them. Standalone
+//!   brokers never write it (their members rejoin after a restart).
 //!
 //! A record without a version, with another version, or that does not fit
 //! the current state (a commit for an unknown group, an offset moving
@@ -19,6 +23,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use super::assignment::TopicPartition;
 use super::selector::Selector;
 
 /// The record format version this broker writes and accepts.
@@ -71,6 +76,15 @@ pub enum RecordBody {
         /// Why (e.g. `topic_truncated`).
         reason: String,
     },
+    /// A group's membership after a change (distributed mode).
+    Membership {
+        /// Group name.
+        group: String,
+        /// The generation the members were told.
+        generation: u64,
+        /// Every member and its assignment in that generation.
+        members: BTreeMap<String, Vec<TopicPartition>>,
+    },
 }
 
 impl RecordBody {
@@ -109,13 +123,25 @@ pub struct Registration {
     pub expansion: BTreeMap<String, u32>,
 }
 
-/// What the records describe: registrations and committed offsets.
+/// A group's replicated membership (distributed mode).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Membership {
+    /// The generation the members were told.
+    pub generation: u64,
+    /// Member id to its assignment in that generation.
+    pub members: BTreeMap<String, Vec<TopicPartition>>,
+}
+
+/// What the records describe: registrations, committed offsets and (in
+/// distributed mode) membership.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct DurableState {
     /// Registered groups.
     pub groups: BTreeMap<String, Registration>,
     /// Committed next offsets by (group, topic, partition).
     pub offsets: BTreeMap<(String, String, u32), u64>,
+    /// The last replicated membership of each group that has one.
+    pub members: BTreeMap<String, Membership>,
 }
 
 impl DurableState {
@@ -156,6 +182,7 @@ impl DurableState {
                     return Err(format!("tombstone for unregistered group {group:?}"));
                 }
                 self.offsets.retain(|(g, _, _), _| g != group);
+                self.members.remove(group);
             }
             RecordBody::TopicTombstone { group, topic, .. } => {
                 if !self.groups.contains_key(group) {
@@ -164,12 +191,29 @@ impl DurableState {
                 self.offsets
                     .retain(|(g, t, _), _| !(g == group && t == topic));
             }
+            RecordBody::Membership {
+                group,
+                generation,
+                members,
+            } => {
+                if !self.groups.contains_key(group) {
+                    return Err(format!("membership of unregistered group {group:?}"));
+                }
+                self.members.insert(
+                    group.clone(),
+                    Membership {
+                        generation: *generation,
+                        members: members.clone(),
+                    },
+                );
+            }
         }
         Ok(())
     }
 
     /// The smallest record set that rebuilds this state (compaction): one
-    /// registration per group, then one commit per group with offsets.
+    /// registration per group, then one commit per group with offsets, then
+    /// one membership per group with one.
     pub fn snapshot(&self) -> Vec<RecordBody> {
         let mut out: Vec<RecordBody> = self
             .groups
@@ -194,6 +238,15 @@ impl DurableState {
                 .map(|(group, offsets)| RecordBody::Commit {
                     group: group.to_owned(),
                     offsets,
+                }),
+        );
+        out.extend(
+            self.members
+                .iter()
+                .map(|(group, m)| RecordBody::Membership {
+                    group: group.clone(),
+                    generation: m.generation,
+                    members: m.members.clone(),
                 }),
         );
         out
@@ -259,6 +312,23 @@ mod tests {
         assert!(s.apply(&commit("g", 0, 4)).is_err());
         s.apply(&registration("h")).unwrap();
         s.apply(&commit("h", 0, 3)).unwrap();
+        let membership = |group: &str| RecordBody::Membership {
+            group: group.into(),
+            generation: 4,
+            members: [(
+                "m-0001".to_owned(),
+                vec![TopicPartition {
+                    topic: "t".into(),
+                    partition: 0,
+                }],
+            )]
+            .into_iter()
+            .collect(),
+        };
+        assert!(s.apply(&membership("nope")).is_err());
+        s.apply(&membership("h")).unwrap();
+        let bytes = membership("h").encode().unwrap();
+        assert_eq!(RecordBody::decode(&bytes).unwrap(), membership("h"));
         let mut rebuilt = DurableState::default();
         for r in s.snapshot() {
             rebuilt.apply(&r).unwrap();
@@ -277,6 +347,7 @@ mod tests {
         })
         .unwrap();
         assert!(s.offsets.is_empty());
+        assert!(s.members.is_empty(), "a tombstone removes the membership");
         assert_eq!(s.groups.len(), 1);
     }
 }

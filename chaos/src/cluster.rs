@@ -332,17 +332,10 @@ pub async fn kill_member(
     Ok(())
 }
 
-/// One kill of the killer (and of the nemesis): a random member, one time
-/// in three the Raft leader, kept down `down_min_ms..=down_max_ms` (a Raft
-/// leader at least [`RAFT_LEADER_DOWN_MS`]), restarted and ready again.
-/// Returns what was killed.
-pub async fn kill_one(
-    c: &mut ChaosCluster,
-    admin: &Admin,
-    rng: &mut Rng,
-    (down_min_ms, down_max_ms): (u64, u64),
-    stats: &mut FaultStats,
-) -> Result<String, String> {
+/// A member to fault: one time in three the Raft leader (when one is
+/// known), else any member. Returns its index, whether it leads Raft, and
+/// its description for the log.
+pub async fn pick_victim(admin: &Admin, c: &ChaosCluster, rng: &mut Rng) -> (usize, bool, String) {
     let raft = raft_leader(admin, c).await;
     let victim = match raft {
         Some(r) if rng.one_in(3) => r,
@@ -354,6 +347,21 @@ pub async fn kill_one(
         c.describe(victim),
         if leader { ", Raft leader" } else { "" }
     );
+    (victim, leader, what)
+}
+
+/// One kill of the killer (and of the nemesis): a random member, one time
+/// in three the Raft leader, kept down `down_min_ms..=down_max_ms` (a Raft
+/// leader at least [`RAFT_LEADER_DOWN_MS`]), restarted and ready again.
+/// Returns what was killed.
+pub async fn kill_one(
+    c: &mut ChaosCluster,
+    admin: &Admin,
+    rng: &mut Rng,
+    (down_min_ms, down_max_ms): (u64, u64),
+    stats: &mut FaultStats,
+) -> Result<String, String> {
+    let (victim, leader, what) = pick_victim(admin, c, rng).await;
     // The Raft leader stays down long enough for a new one to be
     // elected (openraft's election timeout is 1-2 s, after the
     // followers' leader lease); a shorter absence goes unnoticed.

@@ -187,17 +187,7 @@ async fn clean_restart(
     timings: Timings,
     stats: &mut FaultStats,
 ) -> Result<String, String> {
-    let raft = cluster::raft_leader(&eyes.admin, c).await;
-    let victim = match raft {
-        Some(r) if rng.one_in(3) => r,
-        _ => rng.range(0, c.members.len() as u64 - 1) as usize,
-    };
-    let leader = raft == Some(victim);
-    let what = format!(
-        "{}{}",
-        c.describe(victim),
-        if leader { ", Raft leader" } else { "" }
-    );
+    let (victim, leader, what) = cluster::pick_victim(&eyes.admin, c, rng).await;
     let down = Duration::from_millis(rng.range(timings.down.0, timings.down.1));
     progress!(
         "clean stop (SIGTERM) of {what}, down {} ms",

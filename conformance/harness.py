@@ -885,7 +885,11 @@ def run_phase(binding: str, scenario: Scenario, n: int, phase: list[tuple[int, d
             proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=err, text=True,
                                   timeout=DRIVER_TIMEOUT_S)
         except subprocess.TimeoutExpired as e:
-            return f"driver timed out after {DRIVER_TIMEOUT_S}s (partial output: {short((e.stdout or b'')[-200:])})"
+            # The partial output is bytes even with text=True (a known
+            # quirk of subprocess.run's timeout): keep it, and show its end.
+            partial = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
+            (run_dir / f"phase{n}.stdout").write_text(partial)
+            return f"driver timed out after {DRIVER_TIMEOUT_S}s (partial output: {short(partial[-200:])})"
         except OSError as e:
             return f"driver could not start: {e}"
     (run_dir / f"phase{n}.stdout").write_text(proc.stdout)

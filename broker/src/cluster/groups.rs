@@ -142,15 +142,16 @@ pub async fn check_removal_elsewhere(
     topic: &str,
     blocked_code: &str,
 ) -> Result<(), ErrorPayload> {
-    let others: Vec<String> = {
-        let state = node.state();
-        state
-            .active_brokers()
-            .into_iter()
-            .filter(|n| *n != node.node_id())
-            .filter_map(|n| node.peer_addr(n))
-            .collect()
-    };
+    // The guard is dropped before `peer_addr` reads the state again: a
+    // second read while a Raft apply waits to write would deadlock (std's
+    // RwLock lets a waiting writer go first), and with every runtime thread
+    // blocked so the broker stops answering.
+    let active = node.state().active_brokers();
+    let others: Vec<String> = active
+        .into_iter()
+        .filter(|n| *n != node.node_id())
+        .filter_map(|n| node.peer_addr(n))
+        .collect();
     let body = bytes::Bytes::from(
         serde_json::to_vec(&RemovalCheck {
             topic: topic.to_string(),

@@ -235,6 +235,12 @@ impl ClusterNode {
     }
 
     /// The replicated state as this node has applied it.
+    ///
+    /// Never call a method of this node that reads the state again
+    /// (`peer_addr`, `client_addr`, `broker_id`, `caught_up`, ...) while
+    /// the guard is alive: std's `RwLock` queues a second read behind a
+    /// Raft apply waiting to write, which waits for the first read, and the
+    /// runtime thread blocks for good.
     pub fn state(&self) -> RwLockReadGuard<'_, ClusterState> {
         read(&self.state)
     }

@@ -109,7 +109,8 @@ async fn produce(
         let n = per_txn.min(records - sent);
         let mut deliveries = Vec::with_capacity(n);
         for i in sent..sent + n {
-            let record = ProducerRecord::new(topic, payload.clone()).partition(i as u32 % PARTITIONS);
+            let record =
+                ProducerRecord::new(topic, payload.clone()).partition(i as u32 % PARTITIONS);
             deliveries.push(producer.send(record).await?);
         }
         producer.commit_transaction().await?;
@@ -178,7 +179,9 @@ async fn eos(
         }
         let offsets: Vec<_> = offsets.into_iter().collect();
         let group = consumer.group_metadata().await?;
-        producer.send_offsets_to_transaction(&offsets, &group).await?;
+        producer
+            .send_offsets_to_transaction(&offsets, &group)
+            .await?;
         producer.commit_transaction().await?;
         done += want;
         transactions += 1;

@@ -26,7 +26,8 @@ PER_TXN = (100, 1_000)
 # (result key prefix, mode) of the Java client / Rust engine runs.
 NATIVE_RUNS = (("native_produce", "produce"), ("native_eos", "eos"))
 
-Spec = Tuple[str, str, bool, List[Callable[[Dict[str, Any]], float]], Callable[[float], str]]
+# run.py's row spec: label, unit, higher is better, value paths, format.
+Spec = Tuple[str, str, bool, List[Callable[[Any], Any]], Callable[[Any], str]]
 
 
 class Started(Protocol):
@@ -65,10 +66,9 @@ def run(broker: Started, kafka: bool, args: argparse.Namespace, result: Dict[str
 
 
 def specs(txn_n: int, fmt_rate: Callable[[float], str]) -> List[Spec]:
-    """The table rows, in run.py's spec shape: label, unit, higher is better,
-    value paths, format."""
+    """The table rows, in run.py's spec shape."""
 
-    def path(key: str) -> Callable[[Dict[str, Any]], float]:
+    def path(key: str) -> Callable[[Any], Any]:
         return lambda r: r["txn"][key]["records_per_s"]
 
     rows: List[Spec] = []

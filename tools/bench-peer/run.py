@@ -10,9 +10,13 @@ confluent-kafka / cursus), native (java/KafkaBench.java: the Kafka Java
 client / bench_native: the Rust engine), C (c/bench_peer.c: librdkafka /
 libcursus), C++ (cpp/bench_peer.cpp: librdkafka++ / cursus++), Go
 (go/main.go: franz-go / our Go package) and Java (KafkaBench / CursusBench:
-the Kafka Java client / our jar). Prints one table and writes it, with every
-raw figure, to target/bench/peer.json. Every broker it started is stopped, and its temp
-dir removed, whatever happens (also on SIGINT / SIGTERM).
+the Kafka Java client / our jar); then the transactional rows (txn_rows.py:
+transactional produce and the exactly-once loop, java/KafkaTxnBench.java /
+bench_txn: the Kafka Java client / the Rust engine; py_txn.py, the loop
+alone: confluent-kafka / cursus; acks=all on both sides). Prints one table
+and writes it, with every raw figure, to target/bench/peer.json. Every
+broker it started is stopped, and its temp dir removed, whatever happens
+(also on SIGINT / SIGTERM).
 
 Run by tools/bench-peer/build.mk; see tools/bench-peer/README.md.
 """
@@ -38,6 +42,7 @@ from typing import Any, Callable, Dict, List, Optional
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import py_workloads  # noqa: E402  (topics for the C, C++ and Go harnesses)
+import txn_rows  # noqa: E402  (the transactional rows)
 
 SYSTEMS = [("kafka", "Kafka"), ("kafka_sync", "Kafka sync"), ("ours", "Ours")]
 
@@ -269,6 +274,7 @@ def run_system(key: str, args: argparse.Namespace) -> Dict[str, Any]:
         log(f"{broker.name}: python {json.dumps(result['python'])}")
         run_java(broker, kafka, args, result)
         run_harnesses(broker, kafka, args, result)
+        txn_rows.run(broker, kafka, args, result, run_json, log)
         return result
     finally:
         broker.stop()
@@ -298,7 +304,8 @@ def fmt_ratio(r: Optional[float]) -> str:
     return "n/a" if r is None else f"{r:.2f}"
 
 
-def build_rows(res: Dict[str, Dict[str, Any]], n: int, native_n: int) -> List[Dict[str, Any]]:
+def build_rows(res: Dict[str, Dict[str, Any]], n: int, native_n: int,
+               txn_n: int) -> List[Dict[str, Any]]:
     def get(sys_key: str, path: Callable[[Dict[str, Any]], float]) -> Optional[float]:
         try:
             return float(path(res[sys_key]))
@@ -343,6 +350,7 @@ def build_rows(res: Dict[str, Dict[str, Any]], n: int, native_n: int) -> List[Di
         ("Java per call (JIT warmed), send() vs send(), µs", "us", False,
          [lambda r: r["java_calls"]["per_call_us"]], lambda v: f"{v:.2f} µs"),
     ]
+    specs.extend(txn_rows.specs(txn_n, fmt_rate))
     rows = []
     for label, unit, higher, paths, fmt in specs:
         row: Dict[str, Any] = {"workload": label, "unit": unit,
@@ -387,6 +395,7 @@ def main() -> None:
     parser.add_argument("--records", type=int, default=500_000)
     parser.add_argument("--native-records", type=int, default=2_000_000)
     parser.add_argument("--roundtrips", type=int, default=2_000)
+    txn_rows.add_args(parser)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--command", default="make bench-peer")
     args = parser.parse_args()
@@ -406,13 +415,14 @@ def main() -> None:
             results[key] = run_system(key, args)
     finally:
         stop_all()
-    rows = build_rows(results, args.records, args.native_records)
+    rows = build_rows(results, args.records, args.native_records, args.txn_records)
     table = print_table(rows)
     python = results["kafka"]["python"]
     out = {
         "command": args.command,
         "records": args.records,
         "native_records": args.native_records,
+        "txn_records": args.txn_records,
         "roundtrips": args.roundtrips,
         "payload_bytes": 100,
         "acks": 1,
@@ -434,7 +444,8 @@ def main() -> None:
     print(f"Side by side with Apache Kafka 4.1.1 (Python: librdkafka {out['librdkafka']} via "
           f"confluent-kafka {out['confluent_kafka']}; C, C++: librdkafka {out['librdkafka_c']} "
           f"(Debian); Go: {out['franz_go']}; native, Java: Kafka Java client 4.1.1), "
-          f"100 B records, acks=1, linger 5 ms, cold producers, one machine, one run")
+          f"100 B records, acks=1 (transactional rows: acks=all), linger 5 ms, cold producers, "
+          f"one machine, one run")
     print(table)
     print("ratios: above 1 means ours is better (records/s: ours ÷ Kafka; µs/ms: Kafka ÷ ours)")
     print(f"wrote {args.out}")

@@ -14,6 +14,8 @@
 #   BENCH_PEER_NATIVE_RECORDS=N  native, C, C++, Go and Java records (2,000,000)
 #   BENCH_PEER_ROUNDTRIPS=M      round trips per latency row (2,000)
 #   BENCH_PEER_TXN_RECORDS=N     records per transactional run (200,000)
+#   BENCH_PEER_CLUSTER_RECORDS=N acks=all records of the cluster rows (500,000)
+#   BENCH_PEER_EVENTS=N          appends of the event-store rows (20,000)
 #
 # The Kafka jars are fetched once with Maven into target/bench-peer/kafka-lib
 # (a stamp file keeps a second run offline); confluent-kafka is installed into
@@ -27,6 +29,8 @@ BENCH_PEER_RECORDS        ?= 500000
 BENCH_PEER_NATIVE_RECORDS ?= 2000000
 BENCH_PEER_ROUNDTRIPS     ?= 2000
 BENCH_PEER_TXN_RECORDS    ?= 200000
+BENCH_PEER_CLUSTER_RECORDS ?= 500000
+BENCH_PEER_EVENTS         ?= 20000
 BENCH_PEER_CONFLUENT      := confluent-kafka==2.16.1
 BENCH_PEER_TARGET         := $(abspath $(or $(CARGO_TARGET_DIR),target))
 BENCH_PEER_DIR            := $(BENCH_PEER_TARGET)/bench-peer
@@ -73,15 +77,19 @@ bench-peer: $(BENCH_PEER_LIB_STAMP) $(BENCH_PEER_PY_STAMP) bench-peer-harnesses
 	$(MAKE) --no-print-directory python-wheel CURSUS_PROFILE=release
 	$(MAKE) --no-print-directory jar-java CURSUS_PROFILE=release
 	CARGO_TARGET_DIR=$(BENCH_PEER_TARGET) $(CARGO) build --release -p cursus-broker \
-	  -p cursus --bin cursus-broker --example bench_native --example bench_txn
+	  -p cursus --bin cursus-broker --example bench_native --example bench_txn \
+	  --example bench_cluster --example bench_eventstore
 	RUST_LOG=warn $(PY_BIN) tools/bench-peer/run.py \
 	  --kafka-lib $(BENCH_PEER_LIB) --classes $(BENCH_PEER_DIR)/classes \
 	  --broker-bin $(BENCH_PEER_TARGET)/release/cursus-broker \
 	  --native-bin $(BENCH_PEER_TARGET)/release/examples/bench_native \
 	  --txn-bin $(BENCH_PEER_TARGET)/release/examples/bench_txn \
+	  --cluster-bin $(BENCH_PEER_TARGET)/release/examples/bench_cluster \
+	  --eventstore-bin $(BENCH_PEER_TARGET)/release/examples/bench_eventstore \
+	  --cluster-records $(BENCH_PEER_CLUSTER_RECORDS) --events $(BENCH_PEER_EVENTS) \
 	  --cursus-jar $(JAVA_JAR) --c-bin $(BENCH_PEER_DIR)/bench_peer_c \
 	  --cpp-bin $(BENCH_PEER_DIR)/bench_peer_cpp --go-bin $(BENCH_PEER_DIR)/bench_peer_go \
 	  --records $(BENCH_PEER_RECORDS) --native-records $(BENCH_PEER_NATIVE_RECORDS) \
 	  --roundtrips $(BENCH_PEER_ROUNDTRIPS) --txn-records $(BENCH_PEER_TXN_RECORDS) --out $(BENCH_PEER_TARGET)/bench/peer.json \
-	  --command "make bench-peer BENCH_PEER_RECORDS=$(BENCH_PEER_RECORDS) BENCH_PEER_NATIVE_RECORDS=$(BENCH_PEER_NATIVE_RECORDS) BENCH_PEER_ROUNDTRIPS=$(BENCH_PEER_ROUNDTRIPS) BENCH_PEER_TXN_RECORDS=$(BENCH_PEER_TXN_RECORDS)"
+	  --command "make bench-peer BENCH_PEER_RECORDS=$(BENCH_PEER_RECORDS) BENCH_PEER_NATIVE_RECORDS=$(BENCH_PEER_NATIVE_RECORDS) BENCH_PEER_ROUNDTRIPS=$(BENCH_PEER_ROUNDTRIPS) BENCH_PEER_TXN_RECORDS=$(BENCH_PEER_TXN_RECORDS) BENCH_PEER_CLUSTER_RECORDS=$(BENCH_PEER_CLUSTER_RECORDS) BENCH_PEER_EVENTS=$(BENCH_PEER_EVENTS)"
 	$(MAKE) --no-print-directory bench-report

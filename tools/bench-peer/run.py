@@ -13,10 +13,15 @@ libcursus), C++ (cpp/bench_peer.cpp: librdkafka++ / cursus++), Go
 the Kafka Java client / our jar); then the transactional rows (txn_rows.py:
 transactional produce and the exactly-once loop, java/KafkaTxnBench.java /
 bench_txn: the Kafka Java client / the Rust engine; py_txn.py, the loop
-alone: confluent-kafka / cursus; acks=all on both sides). Prints one table
-and writes it, with every raw figure, to target/bench/peer.json. Every
-broker it started is stopped, and its temp dir removed, whatever happens
-(also on SIGINT / SIGTERM).
+alone: confluent-kafka / cursus; acks=all on both sides); then the cluster
+rows (cluster_rows.py): a three-node KRaft Kafka against three of our
+brokers, acks=all, rf=3, min in-sync 2 (java/KafkaClusterBench.java /
+bench_cluster); and the event-store rows (eventstore_rows.py:
+bench_eventstore against a broker of ours, set against our own idempotent
+produce and consume, as Kafka has no event store). Prints one table, then
+the event-store table, and writes them, with every raw figure, to
+target/bench/peer.json. Every broker it started is stopped, and its temp dir
+removed, whatever happens (also on SIGINT / SIGTERM).
 
 Run by tools/bench-peer/build.mk; see tools/bench-peer/README.md.
 """
@@ -43,6 +48,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import py_workloads  # noqa: E402  (topics for the C, C++ and Go harnesses)
 import txn_rows  # noqa: E402  (the transactional rows)
+import cluster_rows  # noqa: E402
+import eventstore_rows  # noqa: E402
 
 SYSTEMS = [("kafka", "Kafka"), ("kafka_sync", "Kafka sync"), ("ours", "Ours")]
 
@@ -305,7 +312,7 @@ def fmt_ratio(r: Optional[float]) -> str:
 
 
 def build_rows(res: Dict[str, Dict[str, Any]], n: int, native_n: int,
-               txn_n: int) -> List[Dict[str, Any]]:
+               extra: List[Any]) -> List[Dict[str, Any]]:
     def get(sys_key: str, path: Callable[[Dict[str, Any]], float]) -> Optional[float]:
         try:
             return float(path(res[sys_key]))
@@ -349,8 +356,7 @@ def build_rows(res: Dict[str, Dict[str, Any]], n: int, native_n: int,
          [lambda r: r["java_consume"]["records_per_s"]], fmt_rate),
         ("Java per call (JIT warmed), send() vs send(), µs", "us", False,
          [lambda r: r["java_calls"]["per_call_us"]], lambda v: f"{v:.2f} µs"),
-    ]
-    specs.extend(txn_rows.specs(txn_n, fmt_rate))
+    ] + extra
     rows = []
     for label, unit, higher, paths, fmt in specs:
         row: Dict[str, Any] = {"workload": label, "unit": unit,
@@ -373,8 +379,12 @@ def build_rows(res: Dict[str, Dict[str, Any]], n: int, native_n: int,
 
 def print_table(rows: List[Dict[str, Any]]) -> str:
     head = ["Workload", "Kafka", "Kafka sync", "Ours", "ours/Kafka", "ours/Kafka sync"]
-    body = [[r["workload"], r["cells"]["kafka"], r["cells"]["kafka_sync"], r["cells"]["ours"],
-             r["cells"]["r_kafka"], r["cells"]["r_kafka_sync"]] for r in rows]
+    return markdown_table(head, [[r["workload"], r["cells"]["kafka"], r["cells"]["kafka_sync"],
+                                  r["cells"]["ours"], r["cells"]["r_kafka"],
+                                  r["cells"]["r_kafka_sync"]] for r in rows])
+
+
+def markdown_table(head: List[str], body: List[List[str]]) -> str:
     widths = [max(len(x[i]) for x in [head] + body) for i in range(len(head))]
     lines = ["| " + " | ".join(c.ljust(w) for c, w in zip(line, widths)) + " |"
              for line in [head] + body]
@@ -398,6 +408,8 @@ def main() -> None:
     txn_rows.add_args(parser)
     parser.add_argument("--out", type=Path, required=True)
     parser.add_argument("--command", default="make bench-peer")
+    cluster_rows.add_args(parser)
+    eventstore_rows.add_args(parser)
     args = parser.parse_args()
 
     def on_signal(signum: int, _frame: Any) -> None:
@@ -413,9 +425,14 @@ def main() -> None:
         results: Dict[str, Dict[str, Any]] = {}
         for key, _ in SYSTEMS:
             results[key] = run_system(key, args)
+        cluster_rows.run(sys.modules[__name__], args, results)
+        eventstore_rows.run(sys.modules[__name__], args, results)
     finally:
         stop_all()
-    rows = build_rows(results, args.records, args.native_records, args.txn_records)
+    rows = build_rows(results, args.records, args.native_records,
+                      txn_rows.specs(args.txn_records, fmt_rate)
+                      + cluster_rows.specs(sys.modules[__name__], args))
+    eventstore = eventstore_rows.report(sys.modules[__name__], results)
     table = print_table(rows)
     python = results["kafka"]["python"]
     out = {
@@ -437,6 +454,8 @@ def main() -> None:
         "rows": [{k: v for k, v in r.items() if k != "cells"} for r in rows],
         "raw": results,
         "table": table,
+        **cluster_rows.meta(args),
+        "eventstore": eventstore,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(json.dumps(out, indent=2) + "\n")
@@ -444,10 +463,15 @@ def main() -> None:
     print(f"Side by side with Apache Kafka 4.1.1 (Python: librdkafka {out['librdkafka']} via "
           f"confluent-kafka {out['confluent_kafka']}; C, C++: librdkafka {out['librdkafka_c']} "
           f"(Debian); Go: {out['franz_go']}; native, Java: Kafka Java client 4.1.1), "
-          f"100 B records, acks=1 (transactional rows: acks=all), linger 5 ms, cold producers, "
+          f"100 B records, acks=1 (transactional and cluster rows: acks=all), linger 5 ms, "
+          f"cold producers, "
           f"one machine, one run")
     print(table)
-    print("ratios: above 1 means ours is better (records/s: ours ÷ Kafka; µs/ms: Kafka ÷ ours)")
+    print("ratios: above 1 means ours is better (records/s: ours ÷ Kafka; µs/ms: Kafka ÷ ours); "
+          "the cluster rows have no Kafka sync run (—)")
+    print()
+    print(eventstore["title"])
+    print(eventstore["table"])
     print(f"wrote {args.out}")
 
 

@@ -544,6 +544,58 @@ async fn read_stream_pages_by_events_and_bytes() {
     assert_eq!(batch.records[0].payload.len(), 2000);
 }
 
+/// READ_STREAM reads an aggregate's events in spans of the log
+/// (commands/eventsource/read.rs): events interleaved with another
+/// aggregate's, events far apart (more than a span's gap of 64 records),
+/// and large events past a span's 1 MiB read budget all come back once, in
+/// version order, with their own payloads.
+#[tokio::test]
+async fn read_stream_finds_events_between_other_aggregates() {
+    let broker = TestBroker::start();
+    let mut c = broker.client().await;
+    c.ok("CREATE topic=one partitions=1 event_sourcing=true")
+        .await;
+    let put = |key: &str, v: u64, msg: String| {
+        format!("APPEND_STREAM topic=one key={key} version={v} event_type=E message={msg}")
+    };
+    let mut lines = Vec::new();
+    // a and b interleaved; c with 100 records of filler between its events.
+    for v in 1..=30 {
+        lines.push(put("a", v, format!("a{v}")));
+        lines.push(put("b", v, format!("b{v}")));
+    }
+    let mut filler = 0;
+    for v in 1..=3 {
+        lines.push(put("c", v, format!("c{v}")));
+        for _ in 0..100 {
+            filler += 1;
+            lines.push(put("f", filler, format!("f{filler}")));
+        }
+    }
+    // Five events of 300 KiB: a span's 1 MiB budget takes about three.
+    let big = |v: u64| format!("{v}{}", "x".repeat(300 * 1024));
+    for v in 1..=5 {
+        lines.push(put("big", v, big(v)));
+    }
+    for line in &lines {
+        c.ok(line).await;
+    }
+    for (key, n) in [("a", 30u64), ("b", 30), ("c", 3), ("f", 300)] {
+        let (_, batch) = two(
+            &mut c,
+            &format!("READ_STREAM topic=one key={key} max_events=4096"),
+        )
+        .await;
+        assert_eq!(versions(&batch), (1..=n).collect::<Vec<_>>(), "{key}");
+        let expected: Vec<String> = (1..=n).map(|v| format!("{key}{v}")).collect();
+        assert_eq!(payloads(&batch), expected, "{key}");
+    }
+    let (_, batch) = two(&mut c, "READ_STREAM topic=one key=big").await;
+    assert_eq!(versions(&batch), vec![1, 2, 3, 4, 5]);
+    let expected: Vec<String> = (1..=5).map(big).collect();
+    assert!(payloads(&batch) == expected, "the big events' payloads");
+}
+
 // --------------------------------------------------------------- snapshots
 
 #[tokio::test]

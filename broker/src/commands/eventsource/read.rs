@@ -48,39 +48,79 @@ struct Loaded {
     cost: usize,
 }
 
+/// Widest gap (in offsets) between two of an aggregate's events that one
+/// log read still spans: the records of other aggregates in between are
+/// read and skipped, which costs less than a read of its own per event
+/// (each read takes a chunk of the segment file, 64 KiB at least).
+const SPAN_GAP: u64 = 64;
+/// Most records one such read takes, and its (soft) byte budget: a read
+/// stops at whichever comes first, and the next event not yet read starts
+/// the next one.
+const SPAN_RECORDS: u64 = 4096;
+const SPAN_BYTES: usize = 1 << 20;
+
 /// Reads the records of `entries` (blocking), checking each against its
-/// entry.
+/// entry. Entries close together in the log are read together: one log
+/// read from an entry's offset covers the entries after it while each is
+/// at most [`SPAN_GAP`] offsets past the one before.
 fn load_events(
     log: &PartitionLog,
     key: &str,
     entries: &[Entry],
 ) -> Result<Vec<Loaded>, StorageError> {
     let mut out = Vec::with_capacity(entries.len());
-    for entry in entries {
-        let found = log
-            .read(entry.offset, 1, usize::MAX)?
-            .into_iter()
-            .next()
-            .filter(|s| s.offset == entry.offset);
-        let checked = found.and_then(|stored| {
-            let record = Record::decode(stored.data.clone()).ok()?;
-            let matches = record.key == key.as_bytes() && record.aggregate_version == entry.version;
-            matches.then(|| (record_cost(&record), stored))
-        });
-        out.push(match checked {
-            Some((cost, stored)) => Loaded {
-                entry: *entry,
-                stored: Some(stored),
-                cost,
-            },
-            None => Loaded {
-                entry: *entry,
-                stored: None,
-                cost: 0,
-            },
-        });
+    let mut window = Vec::new().into_iter().peekable();
+    // Offsets [window_from, window_end) are covered by the last read.
+    let (mut window_from, mut window_end) = (0u64, 0u64);
+    for (i, entry) in entries.iter().enumerate() {
+        if entry.offset < window_from || entry.offset >= window_end {
+            let count = span(&entries[i..]);
+            let read = log.read(entry.offset, count, SPAN_BYTES)?;
+            window_from = entry.offset;
+            window_end = read.last().map_or(entry.offset + 1, |r| r.offset + 1);
+            window = read.into_iter().peekable();
+        }
+        while window.next_if(|s| s.offset < entry.offset).is_some() {}
+        let found = window.next_if(|s| s.offset == entry.offset);
+        out.push(check(entry, key, found));
     }
     Ok(out)
+}
+
+/// Records one read from `entries[0]`'s offset should take: up to the
+/// last entry reached through gaps of at most [`SPAN_GAP`], within
+/// [`SPAN_RECORDS`].
+fn span(entries: &[Entry]) -> usize {
+    let first = entries[0].offset;
+    let mut last = first;
+    for e in &entries[1..] {
+        if e.offset <= last || e.offset - last > SPAN_GAP || e.offset - first >= SPAN_RECORDS {
+            break;
+        }
+        last = e.offset;
+    }
+    usize::try_from(last - first + 1).unwrap_or(usize::MAX)
+}
+
+/// The event of `entry` when `found` is its record (same key and version).
+fn check(entry: &Entry, key: &str, found: Option<StoredRecord>) -> Loaded {
+    let checked = found.and_then(|stored| {
+        let record = Record::decode(stored.data.clone()).ok()?;
+        let matches = record.key == key.as_bytes() && record.aggregate_version == entry.version;
+        matches.then(|| (record_cost(&record), stored))
+    });
+    match checked {
+        Some((cost, stored)) => Loaded {
+            entry: *entry,
+            stored: Some(stored),
+            cost,
+        },
+        None => Loaded {
+            entry: *entry,
+            stored: None,
+            cost: 0,
+        },
+    }
 }
 
 /// Entries of `key` on `partition` from version `from`: visible (durable)

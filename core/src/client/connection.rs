@@ -976,4 +976,37 @@ mod tests {
             "one reply each, in order"
         );
     }
+
+    /// Requests handed to the connection while its only in-flight slot
+    /// would be taken go out together: all 20 reach the broker before any
+    /// reply, and each reply comes back to its own request.
+    #[tokio::test]
+    async fn coalesced_requests_share_one_in_flight_slot() {
+        let addr = answer_after(20).await;
+        let mut config = ClientConfig::new(&addr);
+        config.max_in_flight = 1;
+        config.request_timeout = Duration::from_secs(10);
+        let conn = Connection::connect(&addr, &config).await.unwrap();
+        let requests = (0..20).map(|i| {
+            let conn = conn.clone();
+            async move {
+                let payload = Bytes::from(format!("r{i}"));
+                let timeout = Duration::from_secs(10);
+                conn.request_coalesced(Command::AppendStream, payload, timeout)
+                    .await
+            }
+        });
+        let replies = futures_util::future::join_all(requests).await;
+        let ids: Vec<u64> = replies
+            .into_iter()
+            .map(|r| {
+                let text = String::from_utf8(r.unwrap().to_vec()).unwrap();
+                text.strip_prefix("OK id=").unwrap().parse().unwrap()
+            })
+            .collect();
+        let mut sorted = ids.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!((ids.clone(), ids.len()), (sorted, 20), "one reply each");
+    }
 }

@@ -1260,3 +1260,93 @@ async fn streams_survive_a_graceful_restart_and_pipelining() {
     assert_eq!(version(&mut c, ES, "q").await, 3);
     append(&mut c, ES, "q", 4, "q4").await;
 }
+
+/// What a pipelined APPEND_STREAM should be answered with.
+enum Expect {
+    /// OK at this version (the offset is checked afterwards).
+    Appended(&'static str, u64),
+    /// OK with the offset the original append of (key, version) got.
+    Retry(&'static str, u64),
+    /// `version_conflict current= expected=`.
+    Conflict(u64, u64),
+}
+
+/// Appends to several aggregates on every partition, pipelined on one
+/// connection as the engine sends concurrent appends (the broker takes
+/// them as runs: one log write and one sync per partition): each is
+/// answered in order with the outcome it would have alone. A version
+/// conflict in the middle refuses only that append; an exact retry, of an
+/// event of an earlier run or of one just before it in the same run,
+/// answers the original offset; a read afterwards sees every event once.
+#[tokio::test]
+async fn pipelined_appends_are_answered_in_order_with_their_own_outcomes() {
+    let broker = TestBroker::start();
+    let mut c = broker.client().await;
+    es_topic(&mut c, ES).await;
+    const KEYS: [&str; 6] = ["a", "b", "c", "d", "e", "f"];
+    let partitions: std::collections::HashSet<u32> = KEYS.iter().map(|k| part(k)).collect();
+    assert!(partitions.len() > 1, "the keys span several partitions");
+    let line = |key: &str, v: u64, id: &str| {
+        format!("APPEND_STREAM topic=es key={key} version={v} event_id={id} message={key}{v}")
+    };
+    let mut sent = Vec::new();
+    for v in 1..=20u64 {
+        for key in KEYS {
+            let id = c.send_line(&line(key, v, &format!("{key}-{v}"))).await;
+            sent.push((id, Expect::Appended(key, v)));
+        }
+        if v == 10 {
+            // A stale expected version, a gap, and exact retries (of an
+            // event appended long before, and of the one just sent).
+            let id = c.send_line(&line("a", 5, "other")).await;
+            sent.push((id, Expect::Conflict(10, 5)));
+            let id = c.send_line(&line("d", 30, "gap")).await;
+            sent.push((id, Expect::Conflict(10, 30)));
+            let id = c.send_line(&line("b", 3, "b-3")).await;
+            sent.push((id, Expect::Retry("b", 3)));
+            let id = c.send_line(&line("f", 10, "f-10")).await;
+            sent.push((id, Expect::Retry("f", 10)));
+        }
+    }
+    let mut offsets = std::collections::HashMap::new();
+    for (id, expect) in &sent {
+        let frame = c.recv().await.expect("reply");
+        assert_eq!(frame.request_id, *id, "replies keep the request order");
+        let text = String::from_utf8_lossy(&frame.payload).into_owned();
+        match *expect {
+            Expect::Appended(key, v) => {
+                assert_eq!(frame.status, Status::Ok, "{text}");
+                let f = kv(&text);
+                assert_eq!(f["version"], v.to_string());
+                assert_eq!(f["partition"], part(key).to_string());
+                offsets.insert((key, v), f["offset"].parse::<u64>().unwrap());
+            }
+            Expect::Retry(key, v) => {
+                assert_eq!(frame.status, Status::Ok, "{text}");
+                assert_eq!(kv(&text)["offset"], offsets[&(key, v)].to_string());
+            }
+            Expect::Conflict(current, expected) => {
+                assert_eq!(frame.status, Status::Error);
+                let e = ErrorPayload::decode(frame.payload).unwrap();
+                assert_eq!(e.code, "version_conflict");
+                assert_eq!(e.fields["current"], current.to_string());
+                assert_eq!(e.fields["expected"], expected.to_string());
+            }
+        }
+    }
+    // Every event got its own offset, and a partition's offsets follow
+    // the order its appends came in.
+    for p in partitions {
+        let mut mine: Vec<_> = offsets.iter().filter(|((k, _), _)| part(k) == p).collect();
+        mine.sort_by_key(|((k, v), _)| (*v, KEYS.iter().position(|x| x == k)));
+        let ordered: Vec<u64> = mine.iter().map(|(_, o)| **o).collect();
+        assert!(ordered.windows(2).all(|w| w[0] < w[1]), "{ordered:?}");
+    }
+    for key in KEYS {
+        let (_, batch) = two(&mut c, &format!("READ_STREAM topic=es key={key}")).await;
+        assert_eq!(versions(&batch), (1..=20).collect::<Vec<u64>>());
+        let expected: Vec<String> = (1..=20).map(|v| format!("{key}{v}")).collect();
+        assert_eq!(payloads(&batch), expected);
+        assert_eq!(version(&mut c, ES, key).await, 20);
+    }
+}

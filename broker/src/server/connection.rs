@@ -428,9 +428,9 @@ async fn serve(
         }
         let request = match request {
             Request::Command {
-                command: Command::TxnPublish,
+                command: command @ (Command::TxnPublish | Command::AppendStream),
                 payload,
-            } if !broker.faults.configured(Command::TxnPublish) => {
+            } if !broker.faults.configured(command) => {
                 let first = Pipelined {
                     id,
                     started,
@@ -438,8 +438,15 @@ async fn serve(
                     admitted: Ok(payload),
                 };
                 let room = MAX_DEFERRED.saturating_sub(waiting.len());
-                let batch = read_ahead(broker, &mut session, &mut rx, &mut peeked, first, room);
-                run_pipelined(broker, listener, batch, &mut waiting).await;
+                let batch = read_ahead(
+                    broker,
+                    &mut session,
+                    (&mut rx, &mut peeked),
+                    command,
+                    first,
+                    room,
+                );
+                run_pipelined(broker, listener, command, batch, &mut waiting).await;
                 continue;
             }
             other => other,
@@ -509,9 +516,9 @@ fn in_turn(
     })
 }
 
-/// One TXN_PUBLISH of a pipelined run: its request id, when it was taken
-/// up, its permit, and its payload once admitted (or the answer the
-/// session gave it instead).
+/// One request of a pipelined run (TXN_PUBLISH or APPEND_STREAM): its
+/// request id, when it was taken up, its permit, and its payload once
+/// admitted (or the answer the session gave it instead).
 struct Pipelined {
     id: u64,
     started: Instant,
@@ -519,27 +526,28 @@ struct Pipelined {
     admitted: Result<CommandPayload, Reply>,
 }
 
-/// Takes `first` together with the TXN_PUBLISH requests already queued
-/// behind it (at most `room` in all): the broker may read ahead
-/// (wire-v2.md, pipelining), and a transaction's pipelined records then
-/// share one append and one sync per partition. The first request of
-/// another kind (or one that does not decode) is left in `peeked` for the
-/// request loop.
+/// Takes `first` together with the requests of the same `command`
+/// (TXN_PUBLISH or APPEND_STREAM) already queued behind it (at most `room`
+/// in all): the broker may read ahead (wire-v2.md, pipelining), and the
+/// run's records then share one append and one sync per partition. The
+/// first request of another kind (or one that does not decode) is left in
+/// the peeked slot of `inbound` for the request loop.
 fn read_ahead(
     broker: &Broker,
     session: &mut Session,
-    rx: &mut mpsc::Receiver<Inbound>,
-    peeked: &mut Option<Inbound>,
+    inbound: (&mut mpsc::Receiver<Inbound>, &mut Option<Inbound>),
+    command: Command,
     first: Pipelined,
     room: usize,
 ) -> Vec<Pipelined> {
+    let (rx, peeked) = inbound;
     let mut batch = vec![first];
     while batch.len() < room {
         let Ok(item) = rx.try_recv() else {
             break;
         };
         let request = match &item {
-            Ok((frame, _)) if frame.command == Command::TxnPublish => match decode(frame) {
+            Ok((frame, _)) if frame.command == command => match decode(frame) {
                 Decoded::Request(request) => request,
                 _ => {
                     *peeked = Some(item);
@@ -554,7 +562,7 @@ fn read_ahead(
         let Ok((frame, permit)) = item else {
             break;
         };
-        broker.metrics.request(Command::TxnPublish);
+        broker.metrics.request(command);
         let admitted = match session.admit(broker, request) {
             Admission::Run(Request::Command { payload, .. }) => Ok(payload),
             Admission::Run(Request::Batch(_)) => Err(Reply::Error(
@@ -572,12 +580,14 @@ fn read_ahead(
     batch
 }
 
-/// Runs a pipelined run of TXN_PUBLISH requests together
-/// ([`commands::txn::txn_publish_pipelined`], under one request deadline)
-/// and queues their replies in order.
+/// Runs a pipelined run of `command` requests together
+/// ([`commands::txn::txn_publish_pipelined`] or
+/// [`commands::eventsource::append_stream_pipelined`], under one request
+/// deadline) and queues their replies in order.
 async fn run_pipelined(
     broker: &Arc<Broker>,
     listener: Listener,
+    command: Command,
     batch: Vec<Pipelined>,
     waiting: &mut futures_util::stream::FuturesOrdered<Waiting>,
 ) {
@@ -595,7 +605,14 @@ async fn run_pipelined(
         };
         slots.push((item.id, item.started, item.permit, answered));
     }
-    let run = commands::txn::txn_publish_pipelined(broker, &payloads, listener);
+    let run = async {
+        match command {
+            Command::AppendStream => {
+                commands::eventsource::append_stream_pipelined(broker, &payloads, listener).await
+            }
+            _ => commands::txn::txn_publish_pipelined(broker, &payloads, listener).await,
+        }
+    };
     let replies = match tokio::time::timeout(limit, deadline::scope(deadline.clone(), run)).await {
         Ok(replies) => replies,
         Err(_) => {
@@ -608,7 +625,7 @@ async fn run_pipelined(
         let reply = answered.or_else(|| replies.next()).unwrap_or_else(|| {
             Reply::Error(ErrorPayload::new("broker_error").with_field("reason", "no reply"))
         });
-        let answering = (Command::TxnPublish, id, started);
+        let answering = (command, id, started);
         waiting.push_back(in_turn(answering, permit, limit, deadline.clone(), reply));
     }
 }

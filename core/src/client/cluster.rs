@@ -266,6 +266,32 @@ impl Cluster {
         .await
     }
 
+    /// [`request_leader`](Self::request_leader) for a single-record command
+    /// that many tasks send at once (APPEND_STREAM): requests to one
+    /// connection that wait for an in-flight slot go out together when one
+    /// frees ([`Connection::request_coalesced`]), so the broker takes them
+    /// as one run. Retries follow the same policy, one request each.
+    pub async fn request_leader_coalesced(
+        &self,
+        topic: &str,
+        partition: u32,
+        lane: Lane,
+        command: Command,
+        payload: &CommandPayload,
+        idempotence: Idempotence,
+    ) -> Result<Bytes> {
+        check_renders(command, payload)?;
+        let bytes = payload.to_bytes()?;
+        let timeout = self.config.request_timeout;
+        let budget = Budget::Retries(self.config.retries);
+        let route = Route::Leader(topic, partition);
+        self.with_retries(route, budget, lane, command, idempotence, |conn| {
+            let bytes = bytes.clone();
+            async move { conn.request_coalesced(command, bytes, timeout).await }
+        })
+        .await
+    }
+
     /// Sends partition data (PUBLISH, CONSUME, ...) to the leader of
     /// `topic`/`partition`, with the retry policy applied. Unlike a request
     /// pinned to one broker, a retry after a routing error without an

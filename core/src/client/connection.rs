@@ -48,7 +48,24 @@ type FramePair = (Frame, Option<Frame>);
 struct Pending {
     command: Command,
     waiter: Waiter,
+    /// The in-flight slot a coalesced request shares with the rest of its
+    /// batch (see [`Connection::request_coalesced`]): released once every
+    /// request of the batch is answered or forgotten.
+    slot: Option<Arc<OwnedSemaphorePermit>>,
 }
+
+/// The requests waiting to be sent together (see
+/// [`Connection::request_coalesced`]): their ids (registered) and frames.
+#[derive(Default)]
+struct Coalescing {
+    queue: Vec<(u64, Command, Bytes)>,
+    /// True while a task is sending the queue.
+    draining: bool,
+}
+
+/// Most requests one coalesced batch takes (the broker lets a connection
+/// have 1,024 replies waiting).
+const MAX_COALESCED: usize = 1024;
 
 struct Outgoing {
     frame: Frame,
@@ -62,6 +79,7 @@ struct Shared {
     dead: AtomicBool,
     failure: Mutex<Option<Error>>,
     in_flight: Arc<Semaphore>,
+    coalescing: Mutex<Coalescing>,
     request_timeout: Duration,
     outgoing: mpsc::UnboundedSender<Outgoing>,
     shutdown: CancellationToken,
@@ -157,6 +175,26 @@ impl Shared {
         true
     }
 
+    fn lock_coalescing(&self) -> std::sync::MutexGuard<'_, Coalescing> {
+        self.coalescing.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Answers the pending request `id` with `error` (it was never sent).
+    fn fail_request(&self, id: u64, error: Error) {
+        let entry = self
+            .pending
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&id);
+        if let Some(Pending {
+            waiter: Waiter::One(tx),
+            ..
+        }) = entry
+        {
+            let _ = tx.send(Err(error));
+        }
+    }
+
     fn failure(&self) -> Error {
         self.failure
             .lock()
@@ -247,6 +285,7 @@ impl Connection {
             dead: AtomicBool::new(false),
             failure: Mutex::new(None),
             in_flight: Arc::new(Semaphore::new(config.max_in_flight)),
+            coalescing: Mutex::new(Coalescing::default()),
             request_timeout: config.request_timeout,
             outgoing: tx,
             shutdown: CancellationToken::new(),
@@ -305,7 +344,14 @@ impl Connection {
             .pending
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .insert(id, Pending { command, waiter });
+            .insert(
+                id,
+                Pending {
+                    command,
+                    waiter,
+                    slot: None,
+                },
+            );
         id
     }
 
@@ -443,6 +489,108 @@ impl Connection {
             replies.push(reply);
         }
         replies
+    }
+
+    /// Sends one request together with the other requests callers hand
+    /// this connection meanwhile, and waits at most `timeout` for its reply
+    /// once sent (as [`request_with_timeout`](Self::request_with_timeout)).
+    ///
+    /// Requests that arrive while every in-flight slot is taken queue up,
+    /// and the next free slot sends all of them back to back (at most
+    /// 1,024) as one batch, as [`request_pipelined`](Self::request_pipelined)
+    /// does: concurrent single-record commands (APPEND_STREAM from many
+    /// tasks) then reach the broker as a run it appends in one write and
+    /// one sync per partition, instead of `max_in_flight` at a time. Each
+    /// request keeps its own reply; the broker answers in arrival order.
+    pub async fn request_coalesced(
+        &self,
+        command: Command,
+        payload: Bytes,
+        timeout: Duration,
+    ) -> Result<Bytes> {
+        if !self.is_alive() {
+            return Err(self.shared.failure());
+        }
+        let (tx, rx) = oneshot::channel();
+        let id = self.register(command, Waiter::One(tx));
+        let drain = {
+            let mut c = self.shared.lock_coalescing();
+            c.queue.push((id, command, payload));
+            !std::mem::replace(&mut c.draining, true)
+        };
+        if drain {
+            tokio::spawn(self.clone().drain_coalesced());
+        }
+        // The wait for a slot (at most the request timeout), then for the
+        // reply: the bound of `request_with_timeout`.
+        match tokio::time::timeout(self.shared.request_timeout + timeout, rx).await {
+            Ok(Ok(reply)) => into_result(reply?),
+            Ok(Err(_)) => Err(self.shared.failure()),
+            Err(_) => {
+                self.forget(id);
+                Err(Error::timeout(format!(
+                    "{command} to {} got no reply within {} ms",
+                    self.shared.addr,
+                    timeout.as_millis()
+                )))
+            }
+        }
+    }
+
+    /// Sends the coalescing queue batch by batch, one in-flight slot each,
+    /// until it is empty.
+    async fn drain_coalesced(self) {
+        loop {
+            let slot = match self.permit().await {
+                Ok(p) => Arc::new(p),
+                Err(e) => {
+                    let queued = {
+                        let mut c = self.shared.lock_coalescing();
+                        c.draining = false;
+                        std::mem::take(&mut c.queue)
+                    };
+                    for (id, ..) in queued {
+                        self.shared.fail_request(id, e.clone());
+                    }
+                    return;
+                }
+            };
+            let batch: Vec<_> = {
+                let mut c = self.shared.lock_coalescing();
+                if c.queue.is_empty() {
+                    c.draining = false;
+                    return;
+                }
+                let n = c.queue.len().min(MAX_COALESCED);
+                c.queue.drain(..n).collect()
+            };
+            // The batch's requests hold the slot until each is answered
+            // (or forgotten after its timeout); one forgotten already is
+            // not sent.
+            let batch: Vec<_> = {
+                let mut pending = self
+                    .shared
+                    .pending
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner());
+                batch
+                    .into_iter()
+                    .filter(|(id, ..)| match pending.get_mut(id) {
+                        Some(p) => {
+                            p.slot = Some(Arc::clone(&slot));
+                            true
+                        }
+                        None => false,
+                    })
+                    .collect()
+            };
+            drop(slot);
+            for (id, command, payload) in batch {
+                if let Err(e) = self.enqueue(Frame::request(command, id, payload), None) {
+                    self.shared.fail_request(id, e);
+                }
+            }
+        }
     }
 
     /// Sends a request the broker does not answer (PUBLISH with acks=0) and
@@ -827,5 +975,38 @@ mod tests {
             (sorted, 20),
             "one reply each, in order"
         );
+    }
+
+    /// Requests handed to the connection while its only in-flight slot
+    /// would be taken go out together: all 20 reach the broker before any
+    /// reply, and each reply comes back to its own request.
+    #[tokio::test]
+    async fn coalesced_requests_share_one_in_flight_slot() {
+        let addr = answer_after(20).await;
+        let mut config = ClientConfig::new(&addr);
+        config.max_in_flight = 1;
+        config.request_timeout = Duration::from_secs(10);
+        let conn = Connection::connect(&addr, &config).await.unwrap();
+        let requests = (0..20).map(|i| {
+            let conn = conn.clone();
+            async move {
+                let payload = Bytes::from(format!("r{i}"));
+                let timeout = Duration::from_secs(10);
+                conn.request_coalesced(Command::AppendStream, payload, timeout)
+                    .await
+            }
+        });
+        let replies = futures_util::future::join_all(requests).await;
+        let ids: Vec<u64> = replies
+            .into_iter()
+            .map(|r| {
+                let text = String::from_utf8(r.unwrap().to_vec()).unwrap();
+                text.strip_prefix("OK id=").unwrap().parse().unwrap()
+            })
+            .collect();
+        let mut sorted = ids.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!((ids.clone(), ids.len()), (sorted, 20), "one reply each");
     }
 }

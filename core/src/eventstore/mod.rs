@@ -431,10 +431,21 @@ impl EventStore {
                 .field("seqNum", seq);
         }
         let p = event_fields(p, event);
+        self.check_open()?;
+        // Concurrent appends (many aggregates) go out together and the
+        // broker appends each partition's run in one write and one sync.
         let reply = self
-            .text(&target, Command::AppendStream, &p, Idempotence::Safe)
+            .cluster
+            .request_leader_coalesced(
+                &target.topic,
+                target.partition,
+                Lane::CONTROL,
+                Command::AppendStream,
+                &p,
+                Idempotence::Safe,
+            )
             .await?;
-        Appended::from_reply(&reply)
+        Appended::from_reply(&OkReply::parse(&reply)?)
     }
 
     /// Proves that the retained events of aggregate `match_id` on a replay

@@ -53,7 +53,7 @@ pub mod browse;
 pub mod read;
 pub mod snapshot;
 
-pub use append::append_stream;
+pub use append::{append_stream, append_stream_pipelined};
 pub use browse::browse_messages;
 pub use read::{read_stream, read_stream_history, stream_version};
 pub use snapshot::{read_snapshot, save_snapshot};

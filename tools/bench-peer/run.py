@@ -469,6 +469,8 @@ def main() -> None:
     print(table)
     print("ratios: above 1 means ours is better (records/s: ours ÷ Kafka; µs/ms: Kafka ÷ ours); "
           "the cluster rows have no Kafka sync run (—)")
+    for failed in txn_rows.failures(results):
+        print(f"failed (its cell is empty): {failed}")
     print()
     print(eventstore["title"])
     print(eventstore["table"])

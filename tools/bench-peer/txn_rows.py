@@ -50,19 +50,46 @@ def run(broker: Started, kafka: bool, args: argparse.Namespace, result: Dict[str
             "-cp", f"{args.classes}:{args.kafka_lib}/*", "KafkaTxnBench"]
     n = str(args.txn_records)
     txn: Dict[str, Any] = result.setdefault("txn", {})
+
+    def attempt(key: str, label: str, argv: List[str]) -> None:
+        """Runs one workload into txn[key]. A Kafka-side run that fails
+        (Kafka 4.1.1's transactional producer has been seen to abort with
+        InvalidTxnStateException in a run of back-to-back transactions) is
+        tried once more, then recorded as failed, its cell left empty and
+        the failure printed under the table; a failure of ours stops the
+        run."""
+        for tries_left in (1, 0):
+            try:
+                txn[key] = run_json(argv, timeout=1800, env={"RUST_LOG": "warn"})
+                log(f"{broker.name}: {label} {json.dumps(txn[key])}")
+                return
+            except RuntimeError as e:
+                if not kafka:
+                    raise
+                reason = next((line for line in str(e).splitlines() if "Exception" in line),
+                              str(e).splitlines()[0])
+                log(f"{broker.name}: {label} failed: {reason}"
+                    + ("; once more" if tries_left else ""))
+                txn[key] = {"failed": reason}
+
     for k in PER_TXN:
         for prefix, mode in NATIVE_RUNS:
             topic = f"peer-txn-{mode}{k}-{uuid.uuid4().hex[:8]}"
             argv = (java if kafka else [str(args.txn_bin)]) + [mode, broker.bootstrap, topic, n,
                                                                str(k)]
-            txn[f"{prefix}_{k}"] = run_json(argv, timeout=1800, env={"RUST_LOG": "warn"})
-            log(f"{broker.name}: {prefix} {k}/txn {json.dumps(txn[f'{prefix}_{k}'])}")
+            attempt(f"{prefix}_{k}", f"{prefix} {k}/txn", argv)
         topic = f"peer-txn-py{k}-{uuid.uuid4().hex[:8]}"
-        txn[f"python_eos_{k}"] = run_json(
-            [sys.executable, str(here / "py_txn.py"), "--client", "kafka" if kafka else "cursus",
-             "--bootstrap", broker.bootstrap, "--topic", topic, "--records", n,
-             "--per-txn", str(k)], timeout=1800, env={"RUST_LOG": "warn"})
-        log(f"{broker.name}: python_eos {k}/txn {json.dumps(txn[f'python_eos_{k}'])}")
+        attempt(f"python_eos_{k}", f"python_eos {k}/txn",
+                [sys.executable, str(here / "py_txn.py"), "--client", "kafka" if kafka else "cursus",
+                 "--bootstrap", broker.bootstrap, "--topic", topic, "--records", n,
+                 "--per-txn", str(k)])
+
+
+def failures(results: Dict[str, Dict[str, Any]]) -> List[str]:
+    """The transactional runs recorded as failed, one line each."""
+    return [f"{system}: {key}: {run['failed']}"
+            for system, result in results.items()
+            for key, run in result.get("txn", {}).items() if "failed" in run]
 
 
 def specs(txn_n: int, fmt_rate: Callable[[float], str]) -> List[Spec]:

@@ -960,21 +960,7 @@ mod tests {
             .request_pipelined(Command::TxnPublish, &payloads, Duration::from_secs(10))
             .await;
         assert_eq!(replies.len(), 20);
-        let ids: Vec<u64> = replies
-            .into_iter()
-            .map(|r| {
-                let text = String::from_utf8(r.unwrap().to_vec()).unwrap();
-                text.strip_prefix("OK id=").unwrap().parse().unwrap()
-            })
-            .collect();
-        let mut sorted = ids.clone();
-        sorted.sort_unstable();
-        sorted.dedup();
-        assert_eq!(
-            (ids.clone(), ids.len()),
-            (sorted, 20),
-            "one reply each, in order"
-        );
+        assert_one_reply_each_in_order(replies, 20);
     }
 
     /// Requests handed to the connection while its only in-flight slot
@@ -997,6 +983,13 @@ mod tests {
             }
         });
         let replies = futures_util::future::join_all(requests).await;
+        assert_one_reply_each_in_order(replies, 20);
+    }
+
+    /// The replies of [`answer_after`] (each its request's id) are `n`
+    /// distinct ids in ascending order: every request got its own reply,
+    /// in the order the requests were sent.
+    fn assert_one_reply_each_in_order(replies: Vec<Result<Bytes>>, n: usize) {
         let ids: Vec<u64> = replies
             .into_iter()
             .map(|r| {
@@ -1007,6 +1000,10 @@ mod tests {
         let mut sorted = ids.clone();
         sorted.sort_unstable();
         sorted.dedup();
-        assert_eq!((ids.clone(), ids.len()), (sorted, 20), "one reply each");
+        assert_eq!(
+            (ids.clone(), ids.len()),
+            (sorted, n),
+            "one reply each, in order"
+        );
     }
 }

@@ -19,9 +19,7 @@ STARTED).
 from __future__ import annotations
 
 import argparse
-import base64
 import json
-import shutil
 import socket
 import subprocess
 import tempfile
@@ -67,39 +65,12 @@ def start_kafka_cluster(peer: ModuleType, lib: Path, nodes: List[Any]) -> str:
     every = free_ports(peer, NODES * 2)
     ports, cports = every[:NODES], every[NODES:]
     voters = ",".join(f"{i}@127.0.0.1:{p}" for i, p in enumerate(cports, start=1))
-    cluster = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
-    java = ["java", "-Xms512m", "-Xmx512m", "-XX:+UseG1GC",
-            f"-Dlog4j2.configurationFile={peer.HERE / 'log4j2.properties'}",
-            f"-Dlog4j.configuration=file:{peer.HERE / 'log4j.properties'}",
-            "-cp", f"{lib}/*"]
+    cluster = peer.new_kafka_cluster_id()
     for i in range(1, NODES + 1):
         port, cport = ports[i - 1], cports[i - 1]
-        tmp = Path(tempfile.mkdtemp(prefix=f"cursus-peer-kafka-cluster-{i}-"))
-        props = {
-            "process.roles": "broker,controller",
-            "node.id": str(i),
-            "controller.quorum.voters": voters,
-            "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{cport}",
-            "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
-            "controller.listener.names": "CONTROLLER",
-            "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
-            "inter.broker.listener.name": "PLAINTEXT",
-            "log.dirs": str(tmp / "data"),
-            "num.partitions": "4",
-            "group.initial.rebalance.delay.ms": "0",
-        }
-        conf = tmp / "server.properties"
-        conf.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
-        fmt = subprocess.run(java + ["kafka.tools.StorageTool", "format", "-t", cluster,
-                                     "-c", str(conf)],
-                             capture_output=True, text=True, timeout=120)
-        if fmt.returncode != 0:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise RuntimeError(f"kafka storage format failed:\n{fmt.stdout}\n{fmt.stderr}")
-        node = peer.Broker(f"kafka cluster node {i}", java + ["kafka.Kafka", str(conf)], tmp)
-        peer.STARTED.append(node)
+        node = peer.start_kraft_node(lib, f"kafka cluster node {i}", cluster, i, voters,
+                                     port, cport, "512m", {})
         nodes.append(node)
-        node.bootstrap = f"127.0.0.1:{port}"
     bootstrap = ",".join(n.bootstrap for n in nodes)
     wait_kafka_cluster(peer, nodes, ports, bootstrap)
     return bootstrap

@@ -122,15 +122,22 @@ def stop_all() -> None:
             log(f"stopping {b.name}: {e}")
 
 
-def start_kafka(lib: Path, sync: bool) -> Broker:
-    tmp = Path(tempfile.mkdtemp(prefix="cursus-peer-kafka-"))
-    port, cport = free_port(), free_port()
-    while cport == port:
-        cport = free_port()
+def new_kafka_cluster_id() -> str:
+    """A KRaft cluster id (what `kafka-storage.sh random-uuid` prints)."""
+    return base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+
+
+def start_kraft_node(lib: Path, name: str, cluster_id: str, node_id: int, voters: str,
+                     port: int, cport: int, heap: str, extra: Dict[str, str]) -> Broker:
+    """Formats and starts one combined controller + broker KRaft node on
+    loopback (`port` for clients, `cport` for the controller quorum
+    `voters`), in a temp dir of its own, with `extra` server properties;
+    the node is in STARTED (stopped whatever happens) and not yet awaited."""
+    tmp = Path(tempfile.mkdtemp(prefix=f"cursus-peer-kafka-{node_id}-"))
     props = {
         "process.roles": "broker,controller",
-        "node.id": "1",
-        "controller.quorum.voters": f"1@127.0.0.1:{cport}",
+        "node.id": str(node_id),
+        "controller.quorum.voters": voters,
         "listeners": f"PLAINTEXT://127.0.0.1:{port},CONTROLLER://127.0.0.1:{cport}",
         "advertised.listeners": f"PLAINTEXT://127.0.0.1:{port}",
         "controller.listener.names": "CONTROLLER",
@@ -138,31 +145,43 @@ def start_kafka(lib: Path, sync: bool) -> Broker:
         "inter.broker.listener.name": "PLAINTEXT",
         "log.dirs": str(tmp / "data"),
         "num.partitions": "4",
+        "group.initial.rebalance.delay.ms": "0",
+        **extra,
+    }
+    conf = tmp / "server.properties"
+    conf.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+    java = ["java", f"-Xms{heap}", f"-Xmx{heap}", "-XX:+UseG1GC",
+            f"-Dlog4j2.configurationFile={HERE / 'log4j2.properties'}",
+            f"-Dlog4j.configuration=file:{HERE / 'log4j.properties'}",
+            "-cp", f"{lib}/*"]
+    fmt = subprocess.run(java + ["kafka.tools.StorageTool", "format", "-t", cluster_id,
+                                 "-c", str(conf)],
+                         capture_output=True, text=True, timeout=120)
+    if fmt.returncode != 0:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise RuntimeError(f"kafka storage format failed:\n{fmt.stdout}\n{fmt.stderr}")
+    broker = Broker(name, java + ["kafka.Kafka", str(conf)], tmp)
+    STARTED.append(broker)
+    broker.bootstrap = f"127.0.0.1:{port}"
+    return broker
+
+
+def start_kafka(lib: Path, sync: bool) -> Broker:
+    port, cport = free_port(), free_port()
+    while cport == port:
+        cport = free_port()
+    # One node: its internal topics with one replica.
+    extra = {
         "offsets.topic.replication.factor": "1",
         "transaction.state.log.replication.factor": "1",
         "transaction.state.log.min.isr": "1",
         "share.coordinator.state.topic.replication.factor": "1",
         "share.coordinator.state.topic.min.isr": "1",
-        "group.initial.rebalance.delay.ms": "0",
     }
     if sync:
-        props["log.flush.interval.messages"] = "1"
-    conf = tmp / "server.properties"
-    conf.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
-    java = ["java", "-Xms1g", "-Xmx1g", "-XX:+UseG1GC",
-            f"-Dlog4j2.configurationFile={HERE / 'log4j2.properties'}",
-            f"-Dlog4j.configuration=file:{HERE / 'log4j.properties'}",
-            "-cp", f"{lib}/*"]
-    cluster = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
-    fmt = subprocess.run(java + ["kafka.tools.StorageTool", "format", "-t", cluster, "-c", str(conf)],
-                         capture_output=True, text=True, timeout=120)
-    if fmt.returncode != 0:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise RuntimeError(f"kafka storage format failed:\n{fmt.stdout}\n{fmt.stderr}")
-    name = "kafka (sync)" if sync else "kafka"
-    broker = Broker(name, java + ["kafka.Kafka", str(conf)], tmp)
-    STARTED.append(broker)
-    broker.bootstrap = f"127.0.0.1:{port}"
+        extra["log.flush.interval.messages"] = "1"
+    broker = start_kraft_node(lib, "kafka (sync)" if sync else "kafka", new_kafka_cluster_id(),
+                              1, f"1@127.0.0.1:{cport}", port, cport, "1g", extra)
     wait_kafka_ready(broker, port)
     return broker
 

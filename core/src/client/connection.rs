@@ -425,15 +425,19 @@ impl Connection {
         match tokio::time::timeout(timeout, rx).await {
             Ok(Ok(reply)) => reply,
             Ok(Err(_)) => Err(self.shared.failure()),
-            Err(_) => {
-                self.forget(id);
-                Err(Error::timeout(format!(
-                    "{command} to {} got no reply within {} ms",
-                    self.shared.addr,
-                    timeout.as_millis()
-                )))
-            }
+            Err(_) => Err(self.no_reply(command, id, timeout)),
         }
+    }
+
+    /// Gives up on request `id` (a reply that still comes is dropped) and
+    /// returns the timeout error that names `timeout`.
+    fn no_reply(&self, command: Command, id: u64, timeout: Duration) -> Error {
+        self.forget(id);
+        Error::timeout(format!(
+            "{command} to {} got no reply within {} ms",
+            self.shared.addr,
+            timeout.as_millis()
+        ))
     }
 
     /// Sends one request of `command` per payload, back to back, and returns
@@ -476,14 +480,7 @@ impl Connection {
                 Ok((id, rx)) => match tokio::time::timeout_at(deadline, rx).await {
                     Ok(Ok(reply)) => reply.and_then(into_result),
                     Ok(Err(_)) => Err(self.shared.failure()),
-                    Err(_) => {
-                        self.forget(id);
-                        Err(Error::timeout(format!(
-                            "{command} to {} got no reply within {} ms",
-                            self.shared.addr,
-                            timeout.as_millis()
-                        )))
-                    }
+                    Err(_) => Err(self.no_reply(command, id, timeout)),
                 },
             };
             replies.push(reply);
@@ -526,14 +523,7 @@ impl Connection {
         match tokio::time::timeout(self.shared.request_timeout + timeout, rx).await {
             Ok(Ok(reply)) => into_result(reply?),
             Ok(Err(_)) => Err(self.shared.failure()),
-            Err(_) => {
-                self.forget(id);
-                Err(Error::timeout(format!(
-                    "{command} to {} got no reply within {} ms",
-                    self.shared.addr,
-                    timeout.as_millis()
-                )))
-            }
+            Err(_) => Err(self.no_reply(command, id, timeout)),
         }
     }
 

@@ -11,7 +11,7 @@
 //! ([`Participants`](super::participants::Participants)), and the markers
 //! carry the placement's coordinator epoch.
 
-use cursus_wire::ErrorPayload;
+use cursus_wire::{ErrorClass, ErrorPayload};
 use tracing::{error, info, warn};
 
 use super::coordinator::{now_ms, TxnCoordinator};
@@ -100,7 +100,11 @@ impl TxnCoordinator {
     }
 
     /// Checks the group fence (steps 1 and 4); a failure aborts the
-    /// transaction and is returned.
+    /// transaction and is returned. At step 1 (still open) a failure to
+    /// reach the group's coordinator (an availability error) is only
+    /// returned: nothing was decided, so the client's retry validates
+    /// again. After `prepare_commit` (step 4) every failure aborts, the
+    /// abort decision journaled first ([`Self::abort`]).
     async fn validate_or_abort(
         &self,
         broker: &Broker,
@@ -109,6 +113,10 @@ impl TxnCoordinator {
         let Err(e) = self.validate_staged(broker, current).await else {
             return Ok(());
         };
+        if current.state == TxnState::Open && e.class == ErrorClass::Availability {
+            info!(transactional_id = %current.transactional_id, error = %e, "commit cannot check the group fence now; the transaction stays open");
+            return Err(e);
+        }
         info!(transactional_id = %current.transactional_id, error = %e, "commit fails the group fence: aborting");
         self.abort(broker, current, "group_fence").await?;
         Err(e)
@@ -275,16 +283,41 @@ impl TxnCoordinator {
         Ok(())
     }
 
+    /// Finishes an unresolved transaction whose client is gone (recovery,
+    /// or the upkeep pass past its deadline): a prepared commit commits
+    /// (the decision is taken), an open transaction or a prepared abort
+    /// aborts. Anything else is left as it is.
+    pub(super) async fn finish_unresolved(
+        &self,
+        broker: &Broker,
+        current: &mut TxnSnapshot,
+        reason: &str,
+    ) -> Result<(), ErrorPayload> {
+        match current.state {
+            TxnState::PrepareCommit => self.commit(broker, current, true).await,
+            TxnState::Open | TxnState::PrepareAbort => self.abort(broker, current, reason).await,
+            TxnState::Committed | TxnState::Aborted | TxnState::Empty => Ok(()),
+        }
+    }
+
     /// Aborts an open (or finishes a prepared) abort: persist
     /// `prepare_abort`, abort markers where missing, persist `aborted`,
     /// release the stable offsets.
+    ///
+    /// A commit that fails its revalidation (step 4) aborts from
+    /// `prepare_commit`; that state means "commit" to a retry and to
+    /// recovery, so `prepare_abort` is journaled before the first abort
+    /// marker: if a marker then fails, the retry finishes the abort
+    /// instead of writing commit markers next to the abort markers already
+    /// written (which left the transaction unfinishable and its
+    /// partitions' stable offsets held forever).
     pub(super) async fn abort(
         &self,
         broker: &Broker,
         current: &mut TxnSnapshot,
         reason: &str,
     ) -> Result<(), ErrorPayload> {
-        if current.state == TxnState::Open {
+        if matches!(current.state, TxnState::Open | TxnState::PrepareCommit) {
             let next = TxnSnapshot {
                 state: TxnState::PrepareAbort,
                 updated_ms: now_ms(),
@@ -305,3 +338,6 @@ impl TxnCoordinator {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,5 +1,6 @@
 //! Background upkeep of the coordinator: open transactions past their
-//! deadline (`transaction_timeout_ms`) are aborted with markers, and
+//! deadline (`transaction_timeout_ms`) are aborted with markers, prepared
+//! ones left unfinished past it are finished as decided, and
 //! completed transactions older than `transactional_id_expiration_ms` keep
 //! only a tombstone (producer id and epoch).
 
@@ -8,7 +9,7 @@ use std::time::Duration;
 use tracing::{info, warn};
 
 use super::coordinator::now_ms;
-use super::state::{TxnSnapshot, TxnState};
+use super::state::TxnSnapshot;
 use crate::broker::Broker;
 
 /// How often the pass runs: a quarter of the transaction timeout, between
@@ -37,8 +38,8 @@ pub async fn expire(broker: &Broker) {
         };
         let now = now_ms();
         if overdue(current, now) {
-            if let Err(e) = txns.abort(broker, current, "timeout").await {
-                warn!(transactional_id = %current.transactional_id, error = %e, "timeout abort failed; retrying later");
+            if let Err(e) = txns.finish_unresolved(broker, current, "timeout").await {
+                warn!(transactional_id = %current.transactional_id, state = %current.state, error = %e, "finishing the transaction past its deadline failed; retrying later");
             }
         } else if stale(current, now, expiration) {
             let tombstone = TxnSnapshot {
@@ -62,9 +63,12 @@ pub async fn expire(broker: &Broker) {
     }
 }
 
-/// Open past its deadline.
+/// Unresolved past its deadline: open (aborted), or prepared and left
+/// unfinished, e.g. by a client that gave up after a marker could not be
+/// written (finished as decided; until then its records hold every
+/// participant's stable offset).
 fn overdue(s: &TxnSnapshot, now: u64) -> bool {
-    !s.expired && s.state == TxnState::Open && s.deadline_ms > 0 && now >= s.deadline_ms
+    !s.expired && s.state.is_unresolved() && s.deadline_ms > 0 && now >= s.deadline_ms
 }
 
 /// Completed longer than the expiration ago. (An initialised epoch that

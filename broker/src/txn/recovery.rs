@@ -39,16 +39,15 @@ pub async fn recover(broker: &Broker) -> Result<(), ErrorPayload> {
             continue;
         }
         match current.state {
-            TxnState::PrepareCommit => {
-                txns.commit(broker, current, true).await?;
-                committed += 1;
-            }
-            TxnState::Open | TxnState::PrepareAbort => {
-                txns.abort(broker, current, "recovery").await?;
-                aborted += 1;
-            }
             TxnState::Committed => txns.finish_committed(broker, current).await?,
             TxnState::Aborted | TxnState::Empty => {}
+            TxnState::Open | TxnState::PrepareCommit | TxnState::PrepareAbort => {
+                txns.finish_unresolved(broker, current, "recovery").await?;
+                match current.state {
+                    TxnState::Committed => committed += 1,
+                    _ => aborted += 1,
+                }
+            }
         }
         if current.state.is_unresolved() {
             unresolved.insert((current.producer_id.clone(), current.epoch));

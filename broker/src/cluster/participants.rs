@@ -46,6 +46,9 @@ enum Op {
         seq: u64,
         key: Vec<u8>,
         payload: Vec<u8>,
+        /// Absent from a broker that predates it: none.
+        #[serde(default)]
+        metadata: String,
     },
     /// [`append_event`].
     AppendEvent {
@@ -273,6 +276,7 @@ impl Participants for Clustered {
                 seq: rec.seq,
                 key: rec.key.to_vec(),
                 payload: rec.payload.to_vec(),
+                metadata: rec.metadata.to_owned(),
             }),
         )
     }
@@ -468,6 +472,7 @@ pub async fn serve(
             seq,
             key,
             payload,
+            metadata,
         } => {
             placement.check_leads(&topic, partition)?;
             let rec = TxnRecord {
@@ -477,6 +482,7 @@ pub async fn serve(
                 seq,
                 key: Bytes::from(key),
                 payload: Bytes::from(payload),
+                metadata: &metadata,
             };
             let appended = append_data(&broker.topics, &topic, partition, &rec).await?;
             serve_append(placement, &topic, partition, appended).await

@@ -115,7 +115,7 @@ pub async fn begin_txn(
 }
 
 /// TXN_PUBLISH transactional_id= topic= [partition=] producerId= seqNum=
-/// epoch= [key=] message=.
+/// epoch= [key=] [metadata=] message=.
 pub async fn txn_publish(
     broker: &Arc<Broker>,
     p: &CommandPayload,
@@ -227,6 +227,7 @@ fn publish_request(
             .map(|k| Bytes::copy_from_slice(k.as_bytes()))
             .unwrap_or_default(),
         payload: Bytes::copy_from_slice(message.as_bytes()),
+        metadata: p.get("metadata").unwrap_or_default().to_owned(),
     })
 }
 

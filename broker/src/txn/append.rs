@@ -35,6 +35,8 @@ pub struct TxnRecord<'a> {
     pub key: Bytes,
     /// Payload.
     pub payload: Bytes,
+    /// Metadata (empty: none).
+    pub metadata: &'a str,
 }
 
 /// Result of a TXN_PUBLISH append.
@@ -342,6 +344,7 @@ fn encode_data(
         epoch: rec.epoch,
         transactional_id: rec.transactional_id.to_owned(),
         transaction_state: TransactionState::Open,
+        metadata: rec.metadata.to_owned(),
         ..Record::default()
     };
     encode_at(partition, topic, offset, timestamp, record)
@@ -632,6 +635,7 @@ mod tests {
             seq,
             key: Bytes::new(),
             payload: Bytes::from(format!("r{seq}")),
+            metadata: "",
         }
     }
 

@@ -391,6 +391,7 @@ impl TxnCoordinator {
                             seq: req.seq,
                             key: req.key.clone(),
                             payload: req.payload.clone(),
+                            metadata: &req.metadata,
                         }
                     })
                     .collect();

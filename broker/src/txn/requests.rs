@@ -25,6 +25,8 @@ pub struct PublishRequest {
     pub key: Bytes,
     /// Payload.
     pub payload: Bytes,
+    /// Metadata (empty: none), e.g. a producer's trace context.
+    pub metadata: String,
 }
 
 /// A TXN_APPEND_STREAM request after parsing.

@@ -182,6 +182,7 @@ async fn open_transaction(broker: &Broker) -> (String, i64) {
                     partition: Some(partition),
                     key: Bytes::new(),
                     payload: Bytes::from_static(b"result"),
+                    metadata: String::new(),
                 },
             )
             .await

@@ -144,6 +144,7 @@ pub fn unpack(topic: &str, packed: &[u8]) -> Result<Vec<ProducerRecord>> {
             key,
             payload,
             timestamp: (timestamp != NO_TIMESTAMP).then_some(timestamp),
+            ..Default::default()
         });
     }
     if r.at != r.buf.len() {

@@ -63,6 +63,7 @@ pub mod producer;
 mod protocol;
 mod runtime;
 pub mod stats;
+pub mod trace_context;
 
 /// The codec this engine speaks (`cursus-wire`), for code that needs the
 /// protocol's own types.
@@ -79,6 +80,7 @@ pub use cursus_wire::{Compression, ErrorClass};
 pub use error::{Error, ErrorKind, Result};
 pub use producer::{GroupMetadata, ProducerRecord, RecordMetadata};
 pub use stats::{Latency, PartitionLag, Statistics};
+pub use trace_context::TraceContext;
 
 /// The engine's version (the workspace version every binding carries).
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -245,6 +245,7 @@ pub(crate) fn record(
         key: types::key(key)?,
         payload: types::payload(value)?,
         timestamp,
+        ..Default::default()
     })
 }
 
@@ -294,6 +295,7 @@ pub(crate) fn batch_records(
             key,
             payload,
             timestamp,
+            ..Default::default()
         });
     }
     Ok(out)

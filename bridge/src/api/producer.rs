@@ -27,6 +27,7 @@ fn record(
         key: key.map(Bytes::copy_from_slice),
         payload: Bytes::copy_from_slice(value),
         timestamp: (timestamp != NO_TIMESTAMP).then_some(timestamp),
+        ..Default::default()
     }
 }
 

@@ -76,6 +76,12 @@ impl ConsumerRecord {
     pub fn key_bytes(&self) -> &[u8] {
         self.key.as_deref().unwrap_or_default()
     }
+
+    /// The trace context the producer's span left in the metadata, if
+    /// any ([`crate::trace_context`]).
+    pub fn trace_context(&self) -> Option<crate::TraceContext> {
+        crate::trace_context::extract(self.metadata.as_deref()?)
+    }
 }
 
 #[cfg(test)]

@@ -89,6 +89,8 @@ pub(super) struct Queued {
     pub key: bytes::Bytes,
     pub payload: bytes::Bytes,
     pub timestamp: i64,
+    /// Empty: none (no allocation).
+    pub metadata: String,
 }
 
 /// Buffer memory held by a batch's records, given back when it drops

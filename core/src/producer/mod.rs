@@ -54,6 +54,12 @@ pub struct ProducerRecord {
     pub payload: Bytes,
     /// Milliseconds since the epoch; `None` stamps the send time.
     pub timestamp: Option<i64>,
+    /// The record's metadata (empty: none); consumers read it as
+    /// [`ConsumerRecord::metadata`](crate::ConsumerRecord::metadata).
+    pub metadata: String,
+    /// The trace context of the span sending the record, written into its
+    /// metadata ([`crate::trace_context`] says how the two share it).
+    pub trace_context: Option<crate::TraceContext>,
 }
 
 impl ProducerRecord {
@@ -82,6 +88,28 @@ impl ProducerRecord {
     pub fn timestamp(mut self, timestamp: i64) -> Self {
         self.timestamp = Some(timestamp);
         self
+    }
+
+    /// Sets the metadata.
+    pub fn metadata(mut self, metadata: impl Into<String>) -> Self {
+        self.metadata = metadata.into();
+        self
+    }
+
+    /// Sets the trace context the record carries.
+    pub fn trace_context(mut self, context: crate::TraceContext) -> Self {
+        self.trace_context = Some(context);
+        self
+    }
+
+    /// The metadata sent: the record's own, with its trace context added
+    /// when it has one and the metadata can carry it.
+    fn wire_metadata(&mut self) -> String {
+        let metadata = std::mem::take(&mut self.metadata);
+        match &self.trace_context {
+            Some(context) => crate::trace_context::inject(&metadata, context).unwrap_or(metadata),
+            None => metadata,
+        }
     }
 }
 
@@ -299,8 +327,14 @@ impl Producer {
     /// Checks a record before it takes buffer space; returns its size.
     fn check_record(&self, record: &ProducerRecord) -> Result<usize> {
         let shared = &self.shared;
-        let size =
-            record.payload.len() + record.key.as_ref().map_or(0, Bytes::len) + RECORD_OVERHEAD;
+        let context = record.trace_context.as_ref().map_or(0, |c| {
+            48 + c.traceparent().len() + c.tracestate().map_or(0, str::len)
+        });
+        let size = record.payload.len()
+            + record.key.as_ref().map_or(0, Bytes::len)
+            + record.metadata.len()
+            + context
+            + RECORD_OVERHEAD;
         if size > shared.config.buffer_memory || size > crate::wire::MAX_PAYLOAD {
             return Err(Error::invalid_argument(format!(
                 "record of {size} bytes exceeds buffer_memory ({}) or the 64 MiB frame limit",
@@ -406,12 +440,15 @@ impl Producer {
             return Ok(Pushed::NoMetadata(record, want));
         };
         let partition = partition_in(&record, &metadata.topic, round_robin)?;
+        let mut record = record;
+        let metadata = record.wire_metadata();
         let (delivery, ready) = accumulator.push(
             (record.topic, partition),
             Queued {
                 key: record.key.unwrap_or_default(),
                 payload: record.payload,
                 timestamp,
+                metadata,
             },
             size,
             want,

@@ -81,6 +81,9 @@ pub struct TxnRecord<'a> {
     pub key: &'a str,
     /// Payload (text: the trailing `message=` field).
     pub payload: &'a str,
+    /// Metadata, possibly empty (the trailing `metadata=` field, before
+    /// `message=`).
+    pub metadata: &'a str,
 }
 
 /// `TXN_PUBLISH`.
@@ -98,6 +101,9 @@ pub fn publish(
         .field("epoch", session.epoch);
     if !record.key.is_empty() {
         p = p.field("key", record.key);
+    }
+    if !record.metadata.is_empty() {
+        p = p.field("metadata", record.metadata);
     }
     p.field("message", record.payload)
 }
@@ -163,6 +169,7 @@ mod tests {
                 seq: 7,
                 key: "k",
                 payload: "hello world",
+                metadata: r#"{"traceparent":"00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "a": 1}"#,
             },
         );
         let names: Vec<&str> = p.fields().iter().map(|(n, _)| n.as_str()).collect();
@@ -176,11 +183,13 @@ mod tests {
                 "seqNum",
                 "epoch",
                 "key",
+                "metadata",
                 "message"
             ]
         );
         assert!(p.renders_faithfully());
         assert_eq!(p.get("message"), Some("hello world"));
+        assert!(p.get("metadata").unwrap().ends_with(r#""a": 1}"#));
         assert_eq!(p.get("epoch"), Some("3"));
     }
 

@@ -63,6 +63,7 @@ pub mod producer;
 mod protocol;
 mod runtime;
 pub mod stats;
+pub mod telemetry;
 pub mod trace_context;
 
 /// The codec this engine speaks (`cursus-wire`), for code that needs the

@@ -1,0 +1,365 @@
+//! The spans every language's tracing layer records, declared once
+//! (docs/observability.md, "Spans"): names, kinds and attributes after the
+//! OpenTelemetry messaging semantic conventions, with
+//! `messaging.system = cursus`.
+//!
+//! Nothing here records anything: a language's layer (Rust's `cursus`
+//! with OpenTelemetry, Java's, Go's, Python's `cursus[otel]`) asks for the
+//! [`SpanSpec`] of an operation, starts a span of its own OpenTelemetry
+//! API with that name, kind and those attributes, and converts each
+//! [`AttributeValue`]. So the six languages name and describe their spans
+//! the same way, and a change here reaches all of them.
+
+use crate::error::Error;
+
+/// The `messaging.system` value.
+pub const SYSTEM: &str = "cursus";
+
+/// The instrumentation scope (tracer and meter name) every layer uses.
+pub const SCOPE: &str = "cursus";
+
+/// Attribute keys.
+pub mod keys {
+    /// `cursus`.
+    pub const SYSTEM: &str = "messaging.system";
+    /// The operation's name ([`super::Operation::name`]).
+    pub const OPERATION_NAME: &str = "messaging.operation.name";
+    /// The operation's type ([`super::Operation::operation_type`]).
+    pub const OPERATION_TYPE: &str = "messaging.operation.type";
+    /// The topic.
+    pub const DESTINATION: &str = "messaging.destination.name";
+    /// The partition, as a string (the conventions' type).
+    pub const PARTITION: &str = "messaging.destination.partition.id";
+    /// The record's offset.
+    pub const OFFSET: &str = "messaging.cursus.offset";
+    /// The record's key, when it is UTF-8 text.
+    pub const KEY: &str = "messaging.cursus.message.key";
+    /// Records in a batch (a poll's records).
+    pub const BATCH_COUNT: &str = "messaging.batch.message_count";
+    /// The payload's size in bytes.
+    pub const BODY_SIZE: &str = "messaging.message.body.size";
+    /// The consumer group.
+    pub const GROUP: &str = "messaging.consumer.group.name";
+    /// The client id.
+    pub const CLIENT_ID: &str = "messaging.client.id";
+    /// The transactional id.
+    pub const TRANSACTIONAL_ID: &str = "messaging.cursus.transactional_id";
+    /// The aggregate (event store).
+    pub const AGGREGATE: &str = "messaging.cursus.aggregate.key";
+    /// The aggregate version an append expects, or a read starts from.
+    pub const AGGREGATE_VERSION: &str = "messaging.cursus.aggregate.version";
+    /// The error code of a failed operation.
+    pub const ERROR_TYPE: &str = "error.type";
+}
+
+/// The span kinds used (OpenTelemetry's).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SpanKind {
+    /// A send.
+    Producer,
+    /// A receive or the processing of a received record.
+    Consumer,
+    /// A request whose outcome the caller waits for.
+    Client,
+}
+
+impl SpanKind {
+    /// The kind's name in lower case (`producer`, `consumer`, `client`).
+    pub fn name(self) -> &'static str {
+        match self {
+            SpanKind::Producer => "producer",
+            SpanKind::Consumer => "consumer",
+            SpanKind::Client => "client",
+        }
+    }
+}
+
+/// The operations traced.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operation {
+    /// A send, from the call to the acknowledgement.
+    Publish,
+    /// One poll that returned records (links to each record's producer).
+    Receive,
+    /// The application's processing of one received record (child of the
+    /// record's producer span).
+    Process,
+    /// A transaction's commit.
+    Commit,
+    /// A transaction's abort.
+    Abort,
+    /// An event-store append.
+    Append,
+    /// An event-store read of one aggregate.
+    Read,
+}
+
+impl Operation {
+    /// `messaging.operation.name`: also the span name's first word.
+    pub fn name(self) -> &'static str {
+        match self {
+            Operation::Publish => "publish",
+            Operation::Receive => "receive",
+            Operation::Process => "process",
+            Operation::Commit => "commit_transaction",
+            Operation::Abort => "abort_transaction",
+            Operation::Append => "append",
+            Operation::Read => "read",
+        }
+    }
+
+    /// `messaging.operation.type`: the conventions' operation types
+    /// (`publish`, `receive`, `process`, `settle`).
+    pub fn operation_type(self) -> &'static str {
+        match self {
+            Operation::Publish | Operation::Append => "publish",
+            Operation::Receive | Operation::Read => "receive",
+            Operation::Process => "process",
+            Operation::Commit | Operation::Abort => "settle",
+        }
+    }
+
+    /// The span kind.
+    pub fn kind(self) -> SpanKind {
+        match self {
+            Operation::Publish | Operation::Append => SpanKind::Producer,
+            Operation::Receive | Operation::Process => SpanKind::Consumer,
+            Operation::Commit | Operation::Abort | Operation::Read => SpanKind::Client,
+        }
+    }
+}
+
+/// An attribute's value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum AttributeValue {
+    /// A string.
+    Str(String),
+    /// An integer.
+    Int(i64),
+}
+
+impl From<&str> for AttributeValue {
+    fn from(s: &str) -> Self {
+        AttributeValue::Str(s.to_owned())
+    }
+}
+
+impl From<i64> for AttributeValue {
+    fn from(n: i64) -> Self {
+        AttributeValue::Int(n)
+    }
+}
+
+/// A span to start: name, kind, attributes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SpanSpec {
+    /// `"{operation} {destination}"`, or the operation alone when there
+    /// is no single destination.
+    pub name: String,
+    /// The kind.
+    pub kind: SpanKind,
+    /// The attributes known when the span starts.
+    pub attributes: Vec<(&'static str, AttributeValue)>,
+}
+
+impl SpanSpec {
+    fn new(operation: Operation, destination: Option<&str>) -> SpanSpec {
+        let name = match destination {
+            Some(d) => format!("{} {d}", operation.name()),
+            None => operation.name().to_owned(),
+        };
+        let mut attributes = vec![
+            (keys::SYSTEM, AttributeValue::from(SYSTEM)),
+            (keys::OPERATION_NAME, operation.name().into()),
+            (keys::OPERATION_TYPE, operation.operation_type().into()),
+        ];
+        if let Some(d) = destination {
+            attributes.push((keys::DESTINATION, d.into()));
+        }
+        SpanSpec {
+            name,
+            kind: operation.kind(),
+            attributes,
+        }
+    }
+
+    fn with(mut self, key: &'static str, value: impl Into<AttributeValue>) -> SpanSpec {
+        self.attributes.push((key, value.into()));
+        self
+    }
+
+    fn with_opt<V: Into<AttributeValue>>(self, key: &'static str, value: Option<V>) -> SpanSpec {
+        match value {
+            Some(v) => self.with(key, v),
+            None => self,
+        }
+    }
+}
+
+/// A send of one record to `topic` (`partition` when the caller chose
+/// one; the acknowledgement gives the rest: [`acknowledged`]).
+pub fn publish(
+    topic: &str,
+    partition: Option<u32>,
+    key: Option<&[u8]>,
+    body_size: usize,
+    client_id: Option<&str>,
+) -> SpanSpec {
+    SpanSpec::new(Operation::Publish, Some(topic))
+        .with_opt(
+            keys::PARTITION,
+            partition.map(|p| AttributeValue::Str(p.to_string())),
+        )
+        .with_opt(keys::KEY, text_key(key))
+        .with(keys::BODY_SIZE, body_size as i64)
+        .with_opt(keys::CLIENT_ID, client_id)
+}
+
+/// What a publish span adds once the record is acknowledged.
+pub fn acknowledged(partition: u32, offset: Option<u64>) -> Vec<(&'static str, AttributeValue)> {
+    let mut out = vec![(keys::PARTITION, AttributeValue::Str(partition.to_string()))];
+    if let Some(offset) = offset {
+        out.push((keys::OFFSET, AttributeValue::Int(offset as i64)));
+    }
+    out
+}
+
+/// One poll that returned `count` records of `topics` (the destination
+/// when they all come from one topic).
+pub fn receive(topics: &[&str], count: usize, group: Option<&str>) -> SpanSpec {
+    let single = match topics {
+        [first, rest @ ..] if rest.iter().all(|t| t == first) => Some(*first),
+        _ => None,
+    };
+    SpanSpec::new(Operation::Receive, single)
+        .with(keys::BATCH_COUNT, count as i64)
+        .with_opt(keys::GROUP, group)
+}
+
+/// The processing of one received record.
+pub fn process(
+    topic: &str,
+    partition: u32,
+    offset: u64,
+    key: Option<&[u8]>,
+    body_size: usize,
+    group: Option<&str>,
+) -> SpanSpec {
+    SpanSpec::new(Operation::Process, Some(topic))
+        .with(keys::PARTITION, AttributeValue::Str(partition.to_string()))
+        .with(keys::OFFSET, offset as i64)
+        .with_opt(keys::KEY, text_key(key))
+        .with(keys::BODY_SIZE, body_size as i64)
+        .with_opt(keys::GROUP, group)
+}
+
+/// A transaction's commit (`commit = true`) or abort.
+pub fn end_transaction(transactional_id: &str, commit: bool) -> SpanSpec {
+    let operation = if commit {
+        Operation::Commit
+    } else {
+        Operation::Abort
+    };
+    SpanSpec::new(operation, None).with(keys::TRANSACTIONAL_ID, transactional_id)
+}
+
+/// An event-store append to `aggregate` expecting `version`.
+pub fn append(topic: &str, aggregate: &str, version: u64) -> SpanSpec {
+    SpanSpec::new(Operation::Append, Some(topic))
+        .with(keys::AGGREGATE, aggregate)
+        .with(keys::AGGREGATE_VERSION, version as i64)
+}
+
+/// An event-store read of `aggregate` from `from_version`.
+pub fn read(topic: &str, aggregate: &str, from_version: u64) -> SpanSpec {
+    SpanSpec::new(Operation::Read, Some(topic))
+        .with(keys::AGGREGATE, aggregate)
+        .with(keys::AGGREGATE_VERSION, from_version as i64)
+}
+
+/// The `error.type` of a failed operation: the error's code (a broker
+/// code such as `NOT_LEADER`, or a local kind such as `timeout`).
+pub fn error_type(e: &Error) -> String {
+    e.code().to_owned()
+}
+
+/// A key as an attribute: only UTF-8 text is recorded.
+fn text_key(key: Option<&[u8]>) -> Option<&str> {
+    key.and_then(|k| std::str::from_utf8(k).ok())
+        .filter(|k| !k.is_empty())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn attr<'a>(spec: &'a SpanSpec, key: &str) -> Option<&'a AttributeValue> {
+        spec.attributes
+            .iter()
+            .find(|(k, _)| *k == key)
+            .map(|(_, v)| v)
+    }
+
+    #[test]
+    fn a_publish_span_names_its_topic_and_the_system() {
+        let s = publish("orders", Some(2), Some(b"o-7"), 5, Some("app"));
+        assert_eq!(s.name, "publish orders");
+        assert_eq!(s.kind, SpanKind::Producer);
+        assert_eq!(attr(&s, keys::SYSTEM), Some(&"cursus".into()));
+        assert_eq!(attr(&s, keys::OPERATION_TYPE), Some(&"publish".into()));
+        assert_eq!(attr(&s, keys::DESTINATION), Some(&"orders".into()));
+        assert_eq!(attr(&s, keys::PARTITION), Some(&"2".into()));
+        assert_eq!(attr(&s, keys::KEY), Some(&"o-7".into()));
+        assert_eq!(attr(&s, keys::BODY_SIZE), Some(&AttributeValue::Int(5)));
+        // A binary key and an unchosen partition are left out.
+        let s = publish("orders", None, Some(&[0xff, 0xfe]), 0, None);
+        assert_eq!(attr(&s, keys::PARTITION), None);
+        assert_eq!(attr(&s, keys::KEY), None);
+        assert_eq!(attr(&s, keys::CLIENT_ID), None);
+        assert_eq!(
+            acknowledged(1, Some(42)),
+            vec![
+                (keys::PARTITION, "1".into()),
+                (keys::OFFSET, AttributeValue::Int(42))
+            ]
+        );
+    }
+
+    #[test]
+    fn a_receive_span_has_a_destination_only_for_one_topic() {
+        let s = receive(&["a", "a"], 2, Some("g"));
+        assert_eq!(s.name, "receive a");
+        assert_eq!(s.kind, SpanKind::Consumer);
+        assert_eq!(attr(&s, keys::BATCH_COUNT), Some(&AttributeValue::Int(2)));
+        assert_eq!(attr(&s, keys::GROUP), Some(&"g".into()));
+        let s = receive(&["a", "b"], 2, None);
+        assert_eq!(s.name, "receive");
+        assert_eq!(attr(&s, keys::DESTINATION), None);
+    }
+
+    #[test]
+    fn transactions_and_the_event_store() {
+        let s = end_transaction("tx-1", true);
+        assert_eq!(s.name, "commit_transaction");
+        assert_eq!(s.kind, SpanKind::Client);
+        assert_eq!(attr(&s, keys::OPERATION_TYPE), Some(&"settle".into()));
+        assert_eq!(end_transaction("tx-1", false).name, "abort_transaction");
+        let s = append("orders", "order-7", 3);
+        assert_eq!(s.name, "append orders");
+        assert_eq!(s.kind, SpanKind::Producer);
+        assert_eq!(
+            attr(&s, keys::AGGREGATE_VERSION),
+            Some(&AttributeValue::Int(3))
+        );
+        let s = read("orders", "order-7", 1);
+        assert_eq!((s.name.as_str(), s.kind), ("read orders", SpanKind::Client));
+        let s = process("orders", 0, 9, None, 3, Some("g"));
+        assert_eq!(s.name, "process orders");
+        assert_eq!(attr(&s, keys::OFFSET), Some(&AttributeValue::Int(9)));
+    }
+
+    #[test]
+    fn the_error_type_is_the_error_code() {
+        assert_eq!(error_type(&Error::timeout("slow")), "timeout");
+    }
+}

@@ -59,6 +59,8 @@ pub mod dispatch;
 pub mod error;
 pub mod events;
 pub mod eventstore;
+#[cfg(feature = "otel")]
+pub mod otel;
 pub mod producer;
 mod protocol;
 mod runtime;

@@ -3,7 +3,7 @@
 //!
 //! The spans are the ones every language records, declared once in
 //! [`crate::telemetry`]: this module only turns a
-//! [`SpanSpec`](crate::telemetry::SpanSpec) into an OpenTelemetry span and
+//! [`crate::telemetry::SpanSpec`] into an OpenTelemetry span and
 //! starts and ends it around the engine's calls.
 //!
 //! * [`TracedProducer`]: a publish span per send, a child of the current
@@ -569,7 +569,7 @@ impl StatisticsCell {
 /// snapshot of `cell` at each collection.
 pub fn observe_statistics(meter: &opentelemetry::metrics::Meter, cell: &StatisticsCell) {
     use telemetry::metrics as m;
-    let counters: [(&'static str, &'static str, fn(&Statistics) -> u64); 7] = [
+    let counters: [(&'static str, &'static str, Field<Statistics>); 7] = [
         (m::SENT_MESSAGES, "{message}", |s| s.records_sent),
         (m::CONSUMED_MESSAGES, "{message}", |s| s.records_received),
         (m::SENT_BYTES, "By", |s| s.bytes_sent),
@@ -613,12 +613,12 @@ pub fn observe_statistics(meter: &opentelemetry::metrics::Meter, cell: &Statisti
             }
         })
         .build();
-    let latencies: [(&'static str, fn(&Statistics) -> crate::Latency); 2] = [
+    let latencies: [(&'static str, LatencyOf); 2] = [
         (m::PRODUCE_LATENCY, |s| s.produce_latency),
         (m::FETCH_LATENCY, |s| s.fetch_latency),
     ];
     for (prefix, latency) in latencies {
-        let fields: [(&str, fn(&crate::Latency) -> u64); 4] = [
+        let fields: [(&str, Field<crate::Latency>); 4] = [
             ("p50", |l| l.p50_us),
             ("p99", |l| l.p99_us),
             ("p999", |l| l.p999_us),
@@ -657,6 +657,12 @@ pub fn observe_statistics(meter: &opentelemetry::metrics::Meter, cell: &Statisti
         })
         .build();
 }
+
+/// A number read from a snapshot (or one of its latencies).
+type Field<T> = fn(&T) -> u64;
+
+/// A latency of a snapshot.
+type LatencyOf = fn(&Statistics) -> crate::Latency;
 
 fn client_id(s: &Statistics) -> KeyValue {
     KeyValue::new(telemetry::keys::CLIENT_ID, s.client_id.clone())

@@ -300,6 +300,22 @@ impl TracedProducer {
         }
     }
 
+    /// [`Producer::send_in_order`] in a publish span, a child of the
+    /// current context at this call, ended when the returned future
+    /// resolves (dropped unpolled: when it is dropped).
+    pub fn send_in_order(
+        &self,
+        mut record: ProducerRecord,
+    ) -> impl Future<Output = Result<RecordMetadata>> + Send + 'static {
+        let span = self.publish(&mut record, &Context::current());
+        let acknowledged = self.producer.send_in_order(record);
+        async move {
+            let result = acknowledged.await;
+            acknowledge(span, &result);
+            result
+        }
+    }
+
     /// [`Producer::send_with_callback`] in a publish span, a child of the
     /// current context, ended at the acknowledgement (before `callback`
     /// is called).

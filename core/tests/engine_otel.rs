@@ -256,12 +256,21 @@ async fn a_failed_send_ends_its_span_with_the_error() {
         .await
         .unwrap();
     let stored = rx.await.unwrap().unwrap();
+    // And so does the in-order form, when its future resolves.
+    let in_order = producer
+        .send_in_order(ProducerRecord::new("otel-fail", "z"))
+        .await
+        .unwrap();
     let ok: Vec<_> = spans(&exporter, "publish otel-fail")
         .into_iter()
         .filter(|s| !is_error(s))
         .collect();
-    assert_eq!(ok.len(), 1);
+    assert_eq!(ok.len(), 2);
     assert_eq!(attr(&ok[0], keys::OFFSET), i(stored.offset.unwrap() as i64));
+    assert_eq!(
+        attr(&ok[1], keys::OFFSET),
+        i(in_order.offset.unwrap() as i64)
+    );
     producer
         .producer()
         .close(Duration::from_secs(5))

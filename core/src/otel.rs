@@ -17,6 +17,31 @@
 //! * [`observe_statistics`]: a client's [`Statistics`] as observable
 //!   instruments of the meter `cursus`.
 //!
+//! ```no_run
+//! use cursus::consumer::{Consumer, Subscription};
+//! use cursus::otel::{TracedConsumer, TracedProducer, Tracing};
+//! use cursus::{ConsumerConfig, ProducerConfig, ProducerRecord};
+//! use std::{sync::Arc, time::Duration};
+//!
+//! # async fn demo() -> cursus::Result<()> {
+//! let tracing = Tracing::global();
+//! let producer = cursus::producer::Producer::connect(ProducerConfig::new("127.0.0.1:9000")).await?;
+//! let producer = TracedProducer::new(producer, tracing.clone());
+//! // The publish span ends with the acknowledgement; the record carries
+//! // its context.
+//! producer.send(ProducerRecord::new("orders", "paid")).await?.await?;
+//!
+//! let consumer = Consumer::connect(ConsumerConfig::new("127.0.0.1:9000", "billing")).await?;
+//! consumer.subscribe(Subscription::Topics(vec!["orders".into()])).await?;
+//! let consumer = TracedConsumer::new(Arc::new(consumer), tracing);
+//! for record in consumer.poll(Duration::from_secs(1)).await? {
+//!     // A process span, a child of the record's publish span.
+//!     consumer.in_process(&record, async { /* handle it */ }).await;
+//! }
+//! # Ok(())
+//! # }
+//! ```
+//!
 //! A failed operation ends its span with an error status and `error.type`
 //! set to the error's code. Without the feature none of this is compiled,
 //! and the engine's own code paths are the same with or without it: the
@@ -124,7 +149,8 @@ pub struct Tracing {
 
 impl Tracing {
     /// The tracer of the global tracer provider
-    /// (`opentelemetry::global::set_tracer_provider`).
+    /// (`opentelemetry::global::set_tracer_provider`), as it is now: set
+    /// the provider first.
     pub fn global() -> Tracing {
         Tracing {
             tracer: Arc::new(opentelemetry::global::tracer(telemetry::SCOPE)),

@@ -608,25 +608,34 @@ impl StatisticsCell {
 
 /// Registers on `meter` (use the meter [`telemetry::SCOPE`]) the
 /// observable instruments of [`telemetry::metrics`], reading the latest
-/// snapshot of `cell` at each collection.
+/// snapshot of `cell` at each collection. Call it once per client (each
+/// with its own cell): their points share the instruments and differ by
+/// `messaging.client.id`, so give the clients distinct `client_id`s. A
+/// producer reports no consumer instruments and the other way round.
 pub fn observe_statistics(meter: &opentelemetry::metrics::Meter, cell: &StatisticsCell) {
     use telemetry::metrics as m;
-    let counters: [(&'static str, &'static str, Field<Statistics>); 7] = [
-        (m::SENT_MESSAGES, "{message}", |s| s.records_sent),
-        (m::CONSUMED_MESSAGES, "{message}", |s| s.records_received),
-        (m::SENT_BYTES, "By", |s| s.bytes_sent),
-        (m::CONSUMED_BYTES, "By", |s| s.bytes_received),
-        (m::SENT_BATCHES, "{batch}", |s| s.batches_sent),
-        (m::REQUESTS, "{request}", |s| s.requests),
-        (m::RETRIES, "{request}", |s| s.retries),
+    // Which kind of client reports each: a consumer has no sent records
+    // to report, a producer no received ones (`None`: both).
+    const PRODUCER: Option<&str> = Some("producer");
+    const CONSUMER: Option<&str> = Some("consumer");
+    let counters: [(&'static str, &'static str, Option<&str>, Field<Statistics>); 7] = [
+        (m::SENT_MESSAGES, "{message}", PRODUCER, |s| s.records_sent),
+        (m::CONSUMED_MESSAGES, "{message}", CONSUMER, |s| {
+            s.records_received
+        }),
+        (m::SENT_BYTES, "By", PRODUCER, |s| s.bytes_sent),
+        (m::CONSUMED_BYTES, "By", CONSUMER, |s| s.bytes_received),
+        (m::SENT_BATCHES, "{batch}", PRODUCER, |s| s.batches_sent),
+        (m::REQUESTS, "{request}", None, |s| s.requests),
+        (m::RETRIES, "{request}", None, |s| s.retries),
     ];
-    for (name, unit, value) in counters {
+    for (name, unit, kind, value) in counters {
         let cell = cell.clone();
         meter
             .u64_observable_counter(name)
             .with_unit(unit)
             .with_callback(move |observer| {
-                if let Some(s) = cell.get() {
+                if let Some(s) = cell.get().filter(|s| of_kind(s, kind)) {
                     observer.observe(value(&s), &[client_id(&s)]);
                 }
             })
@@ -655,11 +664,11 @@ pub fn observe_statistics(meter: &opentelemetry::metrics::Meter, cell: &Statisti
             }
         })
         .build();
-    let latencies: [(&'static str, LatencyOf); 2] = [
-        (m::PRODUCE_LATENCY, |s| s.produce_latency),
-        (m::FETCH_LATENCY, |s| s.fetch_latency),
+    let latencies: [(&'static str, Option<&str>, LatencyOf); 2] = [
+        (m::PRODUCE_LATENCY, PRODUCER, |s| s.produce_latency),
+        (m::FETCH_LATENCY, CONSUMER, |s| s.fetch_latency),
     ];
-    for (prefix, latency) in latencies {
+    for (prefix, kind, latency) in latencies {
         let fields: [(&str, Field<crate::Latency>); 4] = [
             ("p50", |l| l.p50_us),
             ("p99", |l| l.p99_us),
@@ -672,7 +681,7 @@ pub fn observe_statistics(meter: &opentelemetry::metrics::Meter, cell: &Statisti
                 .u64_observable_gauge(format!("{prefix}.{suffix}"))
                 .with_unit("us")
                 .with_callback(move |observer| {
-                    if let Some(s) = cell.get() {
+                    if let Some(s) = cell.get().filter(|s| of_kind(s, kind)) {
                         observer.observe(field(&latency(&s)), &[client_id(&s)]);
                     }
                 })
@@ -705,6 +714,10 @@ type Field<T> = fn(&T) -> u64;
 
 /// A latency of a snapshot.
 type LatencyOf = fn(&Statistics) -> crate::Latency;
+
+fn of_kind(s: &Statistics, kind: Option<&str>) -> bool {
+    kind.is_none() || kind == Some(s.kind.as_str())
+}
 
 fn client_id(s: &Statistics) -> KeyValue {
     KeyValue::new(telemetry::keys::CLIENT_ID, s.client_id.clone())

@@ -452,6 +452,30 @@ async fn statistics_are_reported_as_metrics() {
             other => Err(format!("{:?}", other.map(|s| s.records_sent))),
         }
     });
+    // A consumer's cell: received records and the lag per partition.
+    let consumer = consumer(&broker, "otel-metrics").await;
+    let consumed = StatisticsCell::new();
+    consumer
+        .set_statistics_listener(Some(Duration::from_millis(50)), Some(consumed.listener()))
+        .unwrap();
+    otel::observe_statistics(&meters.meter(cursus::telemetry::SCOPE), &consumed);
+    let mut got = 0;
+    eventually_async!(WAIT, "the three records", async {
+        got += consumer
+            .poll(Duration::from_millis(200))
+            .await
+            .unwrap()
+            .len();
+        (got >= 3).then_some(()).ok_or(got)
+    });
+    eventually_async!(WAIT, "a consumer snapshot after them", async {
+        match consumed.get() {
+            Some(s) if s.records_received == 3 && s.partitions.iter().any(|p| p.lag == Some(0)) => {
+                Ok(())
+            }
+            other => Err(format!("{other:?}")),
+        }
+    });
     meters.force_flush().unwrap();
     let exported = exporter.get_finished_metrics().unwrap();
     let metric = |name: &str| {
@@ -464,12 +488,14 @@ async fn statistics_are_reported_as_metrics() {
             .last()
             .unwrap_or_else(|| panic!("no metric {name}"))
     };
+    // The producer's points only: a consumer reports no sent records.
     let client = KeyValue::new(keys::CLIENT_ID, "metered");
     match metric(metrics::SENT_MESSAGES).data() {
         AggregatedMetrics::U64(MetricData::Sum(sum)) => {
-            let point = sum.data_points().next().unwrap();
-            assert_eq!(point.value(), 3);
-            assert!(point.attributes().any(|kv| kv == &client));
+            let points: Vec<_> = sum.data_points().collect();
+            assert_eq!(points.len(), 1);
+            assert_eq!(points[0].value(), 3);
+            assert!(points[0].attributes().any(|kv| kv == &client));
         }
         other => panic!("{other:?}"),
     }
@@ -485,6 +511,33 @@ async fn statistics_are_reported_as_metrics() {
         }
         other => panic!("{other:?}"),
     }
+    match metric(metrics::REQUESTS).data() {
+        AggregatedMetrics::U64(MetricData::Sum(sum)) => {
+            assert_eq!(sum.data_points().count(), 2, "one point per client");
+        }
+        other => panic!("{other:?}"),
+    }
+    match metric(metrics::CONSUMED_MESSAGES).data() {
+        AggregatedMetrics::U64(MetricData::Sum(sum)) => {
+            assert_eq!(
+                sum.data_points().map(|p| p.value()).collect::<Vec<_>>(),
+                [3]
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    match metric(metrics::LAG).data() {
+        AggregatedMetrics::U64(MetricData::Gauge(gauge)) => {
+            let point = gauge.data_points().next().unwrap();
+            assert_eq!(point.value(), 0);
+            let topic = KeyValue::new(keys::DESTINATION, "otel-metrics");
+            let partition = KeyValue::new(keys::PARTITION, "0");
+            assert!(point.attributes().any(|kv| kv == &topic));
+            assert!(point.attributes().any(|kv| kv == &partition));
+        }
+        other => panic!("{other:?}"),
+    }
+    consumer.close().await.unwrap();
     producer.close(Duration::from_secs(5)).await.unwrap();
     meters.shutdown().unwrap();
 }

@@ -176,6 +176,43 @@ impl Tracing {
         self.tracer.build_with_context(span_builder(spec), parent)
     }
 
+    /// Starts the publish span of `record` (a child of `parent`) and
+    /// gives the record the span's context, unless the application set
+    /// one itself (a context the application chose wins, as in its
+    /// metadata). For sends the wrappers do not cover (the `blocking`
+    /// API): end the span with [`Tracing::end_publish`].
+    pub fn start_publish(
+        &self,
+        record: &mut ProducerRecord,
+        client_id: Option<&str>,
+        parent: &Context,
+    ) -> BoxedSpan {
+        let spec = telemetry::publish(
+            &record.topic,
+            record.partition,
+            record.key.as_deref(),
+            record.payload.len(),
+            client_id,
+        );
+        let span = self.start(spec, parent);
+        if record.trace_context.is_none() {
+            record.trace_context = trace_context_of(span.span_context());
+        }
+        span
+    }
+
+    /// Ends a publish span with its record's outcome: the partition and
+    /// offset, or the error.
+    pub fn end_publish(span: BoxedSpan, outcome: &Result<RecordMetadata>) {
+        acknowledge(span, outcome);
+    }
+
+    /// Ends a span with an operation's outcome: on failure, an error
+    /// status and `error.type`.
+    pub fn end<T>(span: BoxedSpan, outcome: &Result<T>) {
+        finish(span, outcome);
+    }
+
     /// Runs `operation` in the span `spec` describes (a child of the
     /// current context), ending it with the outcome.
     async fn around<T>(
@@ -280,23 +317,9 @@ impl TracedProducer {
         &self.producer
     }
 
-    /// Starts the publish span of `record` (a child of `parent`) and
-    /// gives the record the span's context, unless the application set
-    /// one itself (a context the application chose wins, as in its
-    /// metadata).
     fn publish(&self, record: &mut ProducerRecord, parent: &Context) -> BoxedSpan {
-        let spec = telemetry::publish(
-            &record.topic,
-            record.partition,
-            record.key.as_deref(),
-            record.payload.len(),
-            Some(&self.client_id),
-        );
-        let span = self.tracing.start(spec, parent);
-        if record.trace_context.is_none() {
-            record.trace_context = trace_context_of(span.span_context());
-        }
-        span
+        self.tracing
+            .start_publish(record, Some(&self.client_id), parent)
     }
 
     /// [`Producer::send`] in a publish span, a child of the current

@@ -541,3 +541,28 @@ async fn statistics_are_reported_as_metrics() {
     producer.close(Duration::from_secs(5)).await.unwrap();
     meters.shutdown().unwrap();
 }
+
+#[test]
+fn the_blocking_api_is_traced_with_the_tracing_helpers() {
+    let broker = TestBroker::start();
+    common::topic(&broker, "otel-blocking", 1);
+    let (provider, exporter) = provider();
+    let tracing = Tracing::new(&provider);
+    let producer = cursus::blocking::Producer::connect(ProducerConfig::new(&broker.addr)).unwrap();
+    let app = app_span(&provider);
+    let mut record = ProducerRecord::new("otel-blocking", "b");
+    let span = tracing.start_publish(&mut record, Some("blocking-app"), &app);
+    let carried = record.trace_context.clone().expect("the span's context");
+    let outcome = producer.send_and_wait(record);
+    Tracing::end_publish(span, &outcome);
+    let stored = outcome.unwrap();
+
+    let publishes = spans(&exporter, "publish otel-blocking");
+    assert_eq!(publishes.len(), 1);
+    let span = &publishes[0];
+    assert!(same_context(&span.span_context, &carried));
+    assert_eq!(span.parent_span_id, app.span().span_context().span_id());
+    assert_eq!(attr(span, keys::CLIENT_ID), s("blocking-app"));
+    assert_eq!(attr(span, keys::OFFSET), i(stored.offset.unwrap() as i64));
+    producer.close(Some(Duration::from_secs(5))).unwrap();
+}

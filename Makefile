@@ -80,15 +80,21 @@ bridge-gen-check:
 fmt-check:
 	$(CARGO) fmt --all -- --check
 
+# The second run lints the OpenTelemetry layer (cargo feature `otel` of
+# `cursus`), which no crate of the workspace enables.
 clippy:
 	$(CARGO) clippy --workspace --all-targets -- -D warnings
+	$(CARGO) clippy -p cursus --all-targets --features otel -- -D warnings
 
 # The Rust crates users read: no broken links, every public item documented.
 doc-check:
-	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps -p cursus -p cursus-wire -p cursus-bridge
+	RUSTDOCFLAGS="-D warnings" $(CARGO) doc --no-deps -p cursus -p cursus-wire -p cursus-bridge --features cursus/otel
 
+# The OpenTelemetry layer's tests need the feature `otel` (one more build
+# of `cursus` and one test binary, about a second of tests).
 test-rust:
 	$(CARGO) test --workspace
+	$(CARGO) test -p cursus --features otel --test engine_otel
 
 # Workloads against a broker killed with SIGKILL at random moments, then a
 # check of everything acknowledged (chaos/README.md). Debug builds: the

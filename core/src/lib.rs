@@ -13,6 +13,10 @@
 //! # or: cursus = { git = "https://example.invalid/cursus-sdk" }
 //! ```
 //!
+//! The cargo feature `otel` adds `cursus::otel`: OpenTelemetry spans and
+//! metrics (docs/observability.md, "Rust"). Without it nothing of
+//! OpenTelemetry is compiled in.
+//!
 //! # Which API
 //!
 //! - The async API ([`admin::Admin`], [`producer::Producer`],
@@ -59,6 +63,8 @@ pub mod dispatch;
 pub mod error;
 pub mod events;
 pub mod eventstore;
+#[cfg(feature = "otel")]
+pub mod otel;
 pub mod producer;
 mod protocol;
 mod runtime;

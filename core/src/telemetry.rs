@@ -52,6 +52,41 @@ pub mod keys {
     pub const ERROR_TYPE: &str = "error.type";
 }
 
+/// The metrics a layer reports from a client's [`crate::Statistics`]
+/// (docs/observability.md, "Statistics": the fields they come from), every
+/// one with the attribute [`keys::CLIENT_ID`].
+pub mod metrics {
+    /// Counter of records acknowledged (`records_sent`), unit `{message}`.
+    pub const SENT_MESSAGES: &str = "messaging.client.sent.messages";
+    /// Counter of records received (`records_received`), unit `{message}`.
+    pub const CONSUMED_MESSAGES: &str = "messaging.client.consumed.messages";
+    /// Counter of payload and key bytes acknowledged (`bytes_sent`), `By`.
+    pub const SENT_BYTES: &str = "cursus.client.sent.bytes";
+    /// Counter of payload and key bytes received (`bytes_received`), `By`.
+    pub const CONSUMED_BYTES: &str = "cursus.client.consumed.bytes";
+    /// Counter of batches acknowledged (`batches_sent`), `{batch}`.
+    pub const SENT_BATCHES: &str = "cursus.client.sent.batches";
+    /// Counter of request attempts (`requests`), `{request}`.
+    pub const REQUESTS: &str = "cursus.client.requests";
+    /// Counter of attempts that were retries (`retries`), `{request}`.
+    pub const RETRIES: &str = "cursus.client.retries";
+    /// Counter of failed attempts (`errors`), `{request}`, with
+    /// [`super::keys::ERROR_TYPE`] set to the error class.
+    pub const ERRORS: &str = "cursus.client.errors";
+    /// Gauge of attempts not answered yet (`in_flight_requests`).
+    pub const IN_FLIGHT: &str = "cursus.client.requests.in_flight";
+    /// Gauges of the produce latency percentiles (`produce_latency`), `us`:
+    /// this prefix then `.p50`, `.p99`, `.p999`, `.max`.
+    pub const PRODUCE_LATENCY: &str = "cursus.client.produce.latency";
+    /// Gauges of the fetch latency percentiles (`fetch_latency`), as
+    /// [`PRODUCE_LATENCY`].
+    pub const FETCH_LATENCY: &str = "cursus.client.fetch.latency";
+    /// Gauge of a consumer's lag per partition (`partitions[].lag`),
+    /// `{message}`, with [`super::keys::DESTINATION`] and
+    /// [`super::keys::PARTITION`].
+    pub const LAG: &str = "cursus.consumer.lag";
+}
+
 /// The span kinds used (OpenTelemetry's).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum SpanKind {

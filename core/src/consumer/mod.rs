@@ -275,6 +275,11 @@ impl Consumer {
         Ok(out)
     }
 
+    /// The consumer group (the `group_id` option).
+    pub fn group_id(&self) -> &str {
+        &self.config.group_id
+    }
+
     /// Returns up to `max_poll_records` records, waiting at most `timeout`
     /// for the first one (see [`Consumer::poll_max`]).
     pub async fn poll(&self, timeout: Duration) -> Result<Vec<ConsumerRecord>> {

@@ -215,6 +215,9 @@ typedef struct cursus_topic_metadata_t cursus_topic_metadata_t;
 // Opaque topic partition list handle (destroy with `cursus_topic_partition_list_destroy`).
 typedef struct cursus_topic_partition_list_t cursus_topic_partition_list_t;
 
+// Opaque trace context handle (destroy with `cursus_trace_context_destroy`).
+typedef struct cursus_trace_context_t cursus_trace_context_t;
+
 // Opaque truncate outcome handle (destroy with `cursus_truncate_outcome_destroy`).
 typedef struct cursus_truncate_outcome_t cursus_truncate_outcome_t;
 
@@ -2986,6 +2989,72 @@ const char *cursus_message_event_id(const struct cursus_message_t *message);
 // writable storage.
 const uint8_t *cursus_message_payload(const struct cursus_message_t *message, size_t *out_len);
 
+// The W3C `traceparent` of the span that sent the record, when its
+// metadata carries a trace context (docs/observability.md, "Trace
+// context in records"); none otherwise (a malformed one counts as
+// none). A tracing layer starts the record's process span as a child
+// of it, and links the poll's receive span to it.
+//
+// Thread-safety: safe from any thread while the message is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_message_traceparent(const struct cursus_message_t *message);
+
+// The W3C `tracestate` that came with `message_traceparent`; none when
+// the record carries no context or a context without state.
+//
+// Thread-safety: safe from any thread while the message is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_message_tracestate(const struct cursus_message_t *message);
+
+// The trace context `metadata` (a record's metadata, as a batch poll's
+// record view gives it) carries, by the engine's rules
+// (docs/observability.md, "Trace context in records"); none when it
+// carries none or a malformed one. What `message_traceparent` reads, for
+// records that are not message handles.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_trace_context_extract(const char *metadata,
+                                                  struct cursus_trace_context_t **out_context,
+                                                  struct cursus_error_t **out_error);
+
+// The context's W3C `traceparent`.
+//
+// Thread-safety: safe from any thread while the context is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_trace_context_traceparent(const struct cursus_trace_context_t *context);
+
+// The context's W3C `tracestate`; none when it has none.
+//
+// Thread-safety: safe from any thread while the context is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_trace_context_tracestate(const struct cursus_trace_context_t *context);
+
 // A producer's statistics now: counters since it was created (records,
 // bytes and batches acknowledged, requests, retries, errors by class,
 // requests in flight) and the produce latency percentiles.
@@ -3563,6 +3632,73 @@ enum cursus_status_t cursus_producer_send_cb(struct cursus_producer_t *producer,
                                              cursus_delivery_cb callback,
                                              void *user_data,
                                              struct cursus_error_t **out_error);
+
+// `producer_send` with the record's metadata and the W3C trace context
+// of the span sending it: the hook a tracing layer (opentelemetry-cpp's
+// propagator, for one) uses to link the consumer's spans to this send
+// (docs/observability.md, "C and C++").
+//
+// `metadata` (NULL: none) is the record's own metadata (UTF-8, usually
+// a JSON object). `traceparent` (NULL: no context) and `tracestate`
+// (NULL or empty: none) are the W3C header values; the engine adds them
+// to the metadata as the keys `traceparent` and `tracestate` of a JSON
+// object, keeping the application's object byte for byte (metadata that
+// is not a JSON object is sent unchanged, without the context). A
+// malformed context fails the call with `CURSUS_ERR_INVALID_ARGUMENT`,
+// code `invalid_trace_context`, as does a `tracestate` without a
+// `traceparent`. Consumers read the context back with
+// `message_traceparent` and `message_tracestate`. The other arguments
+// are as for `producer_send`.
+//
+// Thread-safety: safe from any thread, concurrently on one producer, and
+// from a delivery callback.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_producer_send_traced(struct cursus_producer_t *producer,
+                                                 const char *topic,
+                                                 int32_t partition,
+                                                 const uint8_t *key,
+                                                 size_t key_len,
+                                                 const uint8_t *value,
+                                                 size_t value_len,
+                                                 int64_t timestamp,
+                                                 const char *metadata,
+                                                 const char *traceparent,
+                                                 const char *tracestate,
+                                                 struct cursus_record_metadata_t *out_metadata,
+                                                 struct cursus_error_t **out_error);
+
+// `producer_send_cb` with the record's metadata and trace context, as
+// `producer_send_traced` takes them (a malformed context fails the call
+// with code `invalid_trace_context`, and then the callback is never
+// called). The other arguments are as for `producer_send_cb`.
+//
+// Thread-safety: safe from any thread, concurrently on one producer, and
+// from a delivery callback.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_producer_send_cb_traced(struct cursus_producer_t *producer,
+                                                    const char *topic,
+                                                    int32_t partition,
+                                                    const uint8_t *key,
+                                                    size_t key_len,
+                                                    const uint8_t *value,
+                                                    size_t value_len,
+                                                    int64_t timestamp,
+                                                    const char *metadata,
+                                                    const char *traceparent,
+                                                    const char *tracestate,
+                                                    cursus_delivery_cb callback,
+                                                    void *user_data,
+                                                    struct cursus_error_t **out_error);
 
 // Queues a batch of records of `topic`, packed as `bridge/src/records_in.rs`
 // describes (u32 count; per record i32 topic_len (-1: the batch's topic),
@@ -5393,6 +5529,19 @@ void cursus_topic_metadata_destroy(struct cursus_topic_metadata_t *handle);
 // buffers hold the given length; out-parameters are NULL or point to
 // writable storage.
 void cursus_topic_partition_list_destroy(struct cursus_topic_partition_list_t *handle);
+
+// Destroys a trace context handle (NULL and already-destroyed handles are
+// ignored). Strings and bytes its accessors lent become invalid.
+//
+// Thread-safety: safe from any thread; calls running on the handle
+// finish normally, later ones fail with `CURSUS_ERR_INVALID_ARGUMENT`.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+void cursus_trace_context_destroy(struct cursus_trace_context_t *handle);
 
 // Destroys a truncate outcome handle (NULL and already-destroyed handles are
 // ignored). Strings and bytes its accessors lent become invalid.

@@ -200,6 +200,12 @@ pub struct cursus_topic_partition_list_t {
     _private: [u8; 0],
 }
 
+/// Opaque trace context handle (destroy with `cursus_trace_context_destroy`).
+#[allow(non_camel_case_types)]
+pub struct cursus_trace_context_t {
+    _private: [u8; 0],
+}
+
 /// Opaque truncate outcome handle (destroy with `cursus_truncate_outcome_destroy`).
 #[allow(non_camel_case_types)]
 pub struct cursus_truncate_outcome_t {
@@ -4136,6 +4142,107 @@ pub unsafe extern "C" fn cursus_message_payload(message: *const cursus_message_t
     })
 }
 
+/// The W3C `traceparent` of the span that sent the record, when its
+/// metadata carries a trace context (docs/observability.md, "Trace
+/// context in records"); none otherwise (a malformed one counts as
+/// none). A tracing layer starts the record's process span as a child
+/// of it, and links the poll's receive span to it.
+///
+/// Thread-safety: safe from any thread while the message is alive.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_message_traceparent(message: *const cursus_message_t) -> *const c_char {
+    crate::guard::access(std::ptr::null(), || {
+        let (message, side) = crate::args::handle_with_side::<::cursus_bridge::api::Message>(message as usize as u64)?;
+        let value = ::cursus_bridge::api::message::message_traceparent(&message);
+        Ok(value.map_or(std::ptr::null(), |v| crate::lend::str(&side, format!("message_traceparent:{:?}", ()), v)))
+    })
+}
+
+/// The W3C `tracestate` that came with `message_traceparent`; none when
+/// the record carries no context or a context without state.
+///
+/// Thread-safety: safe from any thread while the message is alive.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_message_tracestate(message: *const cursus_message_t) -> *const c_char {
+    crate::guard::access(std::ptr::null(), || {
+        let (message, side) = crate::args::handle_with_side::<::cursus_bridge::api::Message>(message as usize as u64)?;
+        let value = ::cursus_bridge::api::message::message_tracestate(&message);
+        Ok(value.map_or(std::ptr::null(), |v| crate::lend::str(&side, format!("message_tracestate:{:?}", ()), v)))
+    })
+}
+
+/// The trace context `metadata` (a record's metadata, as a batch poll's
+/// record view gives it) carries, by the engine's rules
+/// (docs/observability.md, "Trace context in records"); none when it
+/// carries none or a malformed one. What `message_traceparent` reads, for
+/// records that are not message handles.
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_trace_context_extract(metadata: *const c_char, out_context: *mut *mut cursus_trace_context_t, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        crate::args::clear(out_context);
+        let metadata = crate::args::str_arg(metadata, "metadata")?;
+        let result = ::cursus_bridge::api::message::trace_context_extract(metadata)?;
+        crate::args::put_handle(out_context, result);
+        Ok(())
+    })
+}
+
+/// The context's W3C `traceparent`.
+///
+/// Thread-safety: safe from any thread while the context is alive.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_trace_context_traceparent(context: *const cursus_trace_context_t) -> *const c_char {
+    crate::guard::access(std::ptr::null(), || {
+        let (context, side) = crate::args::handle_with_side::<::cursus_bridge::api::TraceContext>(context as usize as u64)?;
+        let value = ::cursus_bridge::api::message::trace_context_traceparent(&context);
+        Ok(crate::lend::str(&side, format!("trace_context_traceparent:{:?}", ()), value))
+    })
+}
+
+/// The context's W3C `tracestate`; none when it has none.
+///
+/// Thread-safety: safe from any thread while the context is alive.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_trace_context_tracestate(context: *const cursus_trace_context_t) -> *const c_char {
+    crate::guard::access(std::ptr::null(), || {
+        let (context, side) = crate::args::handle_with_side::<::cursus_bridge::api::TraceContext>(context as usize as u64)?;
+        let value = ::cursus_bridge::api::message::trace_context_tracestate(&context);
+        Ok(value.map_or(std::ptr::null(), |v| crate::lend::str(&side, format!("trace_context_tracestate:{:?}", ()), v)))
+    })
+}
+
 /// A producer's statistics now: counters since it was created (records,
 /// bytes and batches acknowledged, requests, retries, errors by class,
 /// requests in flight) and the produce latency percentiles.
@@ -5008,6 +5115,76 @@ pub unsafe extern "C" fn cursus_producer_send_cb(producer: *mut cursus_producer_
         let value = crate::args::bytes_arg(value, value_len, "value")?;
         let callback = callback.is_some().then(|| crate::callbacks::delivery(callback, user_data));
         ::cursus_bridge::api::producer::producer_send_cb(&producer, topic, partition, key, value, timestamp, callback)?;
+        Ok(())
+    })
+}
+
+/// `producer_send` with the record's metadata and the W3C trace context
+/// of the span sending it: the hook a tracing layer (opentelemetry-cpp's
+/// propagator, for one) uses to link the consumer's spans to this send
+/// (docs/observability.md, "C and C++").
+///
+/// `metadata` (NULL: none) is the record's own metadata (UTF-8, usually
+/// a JSON object). `traceparent` (NULL: no context) and `tracestate`
+/// (NULL or empty: none) are the W3C header values; the engine adds them
+/// to the metadata as the keys `traceparent` and `tracestate` of a JSON
+/// object, keeping the application's object byte for byte (metadata that
+/// is not a JSON object is sent unchanged, without the context). A
+/// malformed context fails the call with `CURSUS_ERR_INVALID_ARGUMENT`,
+/// code `invalid_trace_context`, as does a `tracestate` without a
+/// `traceparent`. Consumers read the context back with
+/// `message_traceparent` and `message_tracestate`. The other arguments
+/// are as for `producer_send`.
+///
+/// Thread-safety: safe from any thread, concurrently on one producer, and
+/// from a delivery callback.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_producer_send_traced(producer: *mut cursus_producer_t, topic: *const c_char, partition: i32, key: *const u8, key_len: usize, value: *const u8, value_len: usize, timestamp: i64, metadata: *const c_char, traceparent: *const c_char, tracestate: *const c_char, out_metadata: *mut crate::types::cursus_record_metadata_t, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        let producer = crate::args::handle::<::cursus_bridge::api::Producer>(producer as usize as u64)?;
+        let topic = crate::args::str_arg(topic, "topic")?;
+        let key = crate::args::opt_bytes_arg(key, key_len, "key")?;
+        let value = crate::args::bytes_arg(value, value_len, "value")?;
+        let metadata = crate::args::opt_str_arg(metadata, "metadata")?;
+        let traceparent = crate::args::opt_str_arg(traceparent, "traceparent")?;
+        let tracestate = crate::args::opt_str_arg(tracestate, "tracestate")?;
+        let result = ::cursus_bridge::api::producer::producer_send_traced(&producer, topic, partition, key, value, timestamp, metadata, traceparent, tracestate)?;
+        crate::args::put(out_metadata, crate::types::record_metadata(&result));
+        Ok(())
+    })
+}
+
+/// `producer_send_cb` with the record's metadata and trace context, as
+/// `producer_send_traced` takes them (a malformed context fails the call
+/// with code `invalid_trace_context`, and then the callback is never
+/// called). The other arguments are as for `producer_send_cb`.
+///
+/// Thread-safety: safe from any thread, concurrently on one producer, and
+/// from a delivery callback.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_producer_send_cb_traced(producer: *mut cursus_producer_t, topic: *const c_char, partition: i32, key: *const u8, key_len: usize, value: *const u8, value_len: usize, timestamp: i64, metadata: *const c_char, traceparent: *const c_char, tracestate: *const c_char, callback: cursus_delivery_cb, user_data: *mut c_void, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        let producer = crate::args::handle::<::cursus_bridge::api::Producer>(producer as usize as u64)?;
+        let topic = crate::args::str_arg(topic, "topic")?;
+        let key = crate::args::opt_bytes_arg(key, key_len, "key")?;
+        let value = crate::args::bytes_arg(value, value_len, "value")?;
+        let metadata = crate::args::opt_str_arg(metadata, "metadata")?;
+        let traceparent = crate::args::opt_str_arg(traceparent, "traceparent")?;
+        let tracestate = crate::args::opt_str_arg(tracestate, "tracestate")?;
+        let callback = callback.is_some().then(|| crate::callbacks::delivery(callback, user_data));
+        ::cursus_bridge::api::producer::producer_send_cb_traced(&producer, topic, partition, key, value, timestamp, metadata, traceparent, tracestate, callback)?;
         Ok(())
     })
 }
@@ -7685,6 +7862,22 @@ pub unsafe extern "C" fn cursus_topic_metadata_destroy(handle: *mut cursus_topic
 #[no_mangle]
 pub unsafe extern "C" fn cursus_topic_partition_list_destroy(handle: *mut cursus_topic_partition_list_t) {
     crate::guard::quiet(|| ::cursus_bridge::registry::remove::<::cursus_bridge::api::TopicPartitionList>(handle as usize as u64));
+}
+
+/// Destroys a trace context handle (NULL and already-destroyed handles are
+/// ignored). Strings and bytes its accessors lent become invalid.
+///
+/// Thread-safety: safe from any thread; calls running on the handle
+/// finish normally, later ones fail with `CURSUS_ERR_INVALID_ARGUMENT`.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_trace_context_destroy(handle: *mut cursus_trace_context_t) {
+    crate::guard::quiet(|| ::cursus_bridge::registry::remove::<::cursus_bridge::api::TraceContext>(handle as usize as u64));
 }
 
 /// Destroys a truncate outcome handle (NULL and already-destroyed handles are

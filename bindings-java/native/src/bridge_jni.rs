@@ -2293,6 +2293,66 @@ pub extern "system" fn Java_io_cursus_NativeBridge_messagePayload<'l>(mut env: J
     })
 }
 
+/// `NativeBridge.messageTraceparent`: see `::cursus_bridge::api::message::message_traceparent`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_messageTraceparent<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, message: jlong) -> jstring {
+    crate::glue::run(&mut env, std::ptr::null_mut(), |env| {
+        let _ = &env;
+        let message = crate::glue::handle::<::cursus_bridge::api::Message>(message)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::message::message_traceparent(&message);
+        crate::glue::opt_new_string(env, result)
+    })
+}
+
+/// `NativeBridge.messageTracestate`: see `::cursus_bridge::api::message::message_tracestate`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_messageTracestate<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, message: jlong) -> jstring {
+    crate::glue::run(&mut env, std::ptr::null_mut(), |env| {
+        let _ = &env;
+        let message = crate::glue::handle::<::cursus_bridge::api::Message>(message)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::message::message_tracestate(&message);
+        crate::glue::opt_new_string(env, result)
+    })
+}
+
+/// `NativeBridge.traceContextExtract`: see `::cursus_bridge::api::message::trace_context_extract`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_traceContextExtract<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, metadata: JString<'l>) -> jlong {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let metadata = crate::glue::string(env, &metadata, "metadata")?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::message::trace_context_extract(&metadata)?;
+        Ok(result.map_or(0, |r| ::cursus_bridge::registry::insert(r) as jlong))
+    })
+}
+
+/// `NativeBridge.traceContextTraceparent`: see `::cursus_bridge::api::message::trace_context_traceparent`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_traceContextTraceparent<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, context: jlong) -> jstring {
+    crate::glue::run(&mut env, std::ptr::null_mut(), |env| {
+        let _ = &env;
+        let context = crate::glue::handle::<::cursus_bridge::api::TraceContext>(context)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::message::trace_context_traceparent(&context);
+        crate::glue::new_string(env, result)
+    })
+}
+
+/// `NativeBridge.traceContextTracestate`: see `::cursus_bridge::api::message::trace_context_tracestate`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_traceContextTracestate<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, context: jlong) -> jstring {
+    crate::glue::run(&mut env, std::ptr::null_mut(), |env| {
+        let _ = &env;
+        let context = crate::glue::handle::<::cursus_bridge::api::TraceContext>(context)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::message::trace_context_tracestate(&context);
+        crate::glue::opt_new_string(env, result)
+    })
+}
+
 /// `NativeBridge.producerStatistics`: see `::cursus_bridge::api::observability::producer_statistics`.
 #[no_mangle]
 pub extern "system" fn Java_io_cursus_NativeBridge_producerStatistics<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, producer: jlong) -> jlong {
@@ -2803,6 +2863,25 @@ pub extern "system" fn Java_io_cursus_NativeBridge_producerSendCb<'l>(mut env: J
         let callback = if callback.is_null() { None } else { Some(crate::glue::delivery(env, &callback)?) };
         #[allow(clippy::let_unit_value)]
         let result = ::cursus_bridge::api::producer::producer_send_cb(&producer, &topic, partition, key.as_deref(), &value, timestamp, callback)?;
+        Ok(result)
+    })
+}
+
+/// `NativeBridge.producerSendCbTraced`: see `::cursus_bridge::api::producer::producer_send_cb_traced`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_producerSendCbTraced<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, producer: jlong, topic: JString<'l>, partition: jint, key: JByteArray<'l>, value: JByteArray<'l>, timestamp: jlong, metadata: JString<'l>, traceparent: JString<'l>, tracestate: JString<'l>, callback: JObject<'l>) {
+    crate::glue::run(&mut env, (), |env| {
+        let _ = &env;
+        let producer = crate::glue::handle::<::cursus_bridge::api::Producer>(producer)?;
+        let topic = crate::glue::string(env, &topic, "topic")?;
+        let key = crate::glue::opt_bytes(env, &key)?;
+        let value = crate::glue::bytes(env, &value, "value")?;
+        let metadata = crate::glue::opt_string(env, &metadata)?;
+        let traceparent = crate::glue::opt_string(env, &traceparent)?;
+        let tracestate = crate::glue::opt_string(env, &tracestate)?;
+        let callback = if callback.is_null() { None } else { Some(crate::glue::delivery(env, &callback)?) };
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::producer::producer_send_cb_traced(&producer, &topic, partition, key.as_deref(), &value, timestamp, metadata.as_deref(), traceparent.as_deref(), tracestate.as_deref(), callback)?;
         Ok(result)
     })
 }
@@ -4412,6 +4491,15 @@ pub extern "system" fn Java_io_cursus_NativeBridge_topicMetadataDestroy<'l>(mut 
 pub extern "system" fn Java_io_cursus_NativeBridge_topicPartitionListDestroy<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, handle: jlong) {
     crate::glue::run(&mut env, (), |_| {
         ::cursus_bridge::registry::remove::<::cursus_bridge::api::TopicPartitionList>(handle as u64);
+        Ok(())
+    })
+}
+
+/// `NativeBridge.traceContextDestroy`: releases a handle.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_traceContextDestroy<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, handle: jlong) {
+    crate::glue::run(&mut env, (), |_| {
+        ::cursus_bridge::registry::remove::<::cursus_bridge::api::TraceContext>(handle as u64);
         Ok(())
     })
 }

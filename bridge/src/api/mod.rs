@@ -52,6 +52,7 @@ pub use consumer::{Consumer, RebalanceEvent};
 pub use cursus::eventstore::ReplayProof;
 pub use cursus::ErrorClass;
 pub use cursus::Statistics;
+pub use cursus::TraceContext;
 pub use cursus::{Error, RecordMetadata, Result};
 pub use errors::Status;
 pub use eventstore::{Aggregate, Appended, EventCursor, EventPage, EventStore, Snapshot};

@@ -1543,6 +1543,50 @@ final class NativeBridge {
     static native byte[] messagePayload(long message);
 
     /**
+     * The W3C {@code traceparent} of the span that sent the record, when its
+     * metadata carries a trace context (docs/observability.md, "Trace
+     * context in records"); none otherwise (a malformed one counts as
+     * none). A tracing layer starts the record's process span as a child
+     * of it, and links the poll's receive span to it.
+     * <p>
+     * Thread-safety: safe from any thread while the message is alive.
+     */
+    static native String messageTraceparent(long message);
+
+    /**
+     * The W3C {@code tracestate} that came with {@code message_traceparent}; none when
+     * the record carries no context or a context without state.
+     * <p>
+     * Thread-safety: safe from any thread while the message is alive.
+     */
+    static native String messageTracestate(long message);
+
+    /**
+     * The trace context {@code metadata} (a record's metadata, as a batch poll's
+     * record view gives it) carries, by the engine's rules
+     * (docs/observability.md, "Trace context in records"); none when it
+     * carries none or a malformed one. What {@code message_traceparent} reads, for
+     * records that are not message handles.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long traceContextExtract(String metadata);
+
+    /**
+     * The context's W3C {@code traceparent}.
+     * <p>
+     * Thread-safety: safe from any thread while the context is alive.
+     */
+    static native String traceContextTraceparent(long context);
+
+    /**
+     * The context's W3C {@code tracestate}; none when it has none.
+     * <p>
+     * Thread-safety: safe from any thread while the context is alive.
+     */
+    static native String traceContextTracestate(long context);
+
+    /**
      * A producer's statistics now: counters since it was created (records,
      * bytes and batches acknowledged, requests, retries, errors by class,
      * requests in flight) and the produce latency percentiles.
@@ -1884,6 +1928,17 @@ final class NativeBridge {
      * from a delivery callback.
      */
     static native void producerSendCb(long producer, String topic, int partition, byte[] key, byte[] value, long timestamp, NativeCompletion callback);
+
+    /**
+     * {@code producer_send_cb} with the record's metadata and trace context, as
+     * {@code producer_send_traced} takes them (a malformed context fails the call
+     * with code {@code invalid_trace_context}, and then the callback is never
+     * called). The other arguments are as for {@code producer_send_cb}.
+     * <p>
+     * Thread-safety: safe from any thread, concurrently on one producer, and
+     * from a delivery callback.
+     */
+    static native void producerSendCbTraced(long producer, String topic, int partition, byte[] key, byte[] value, long timestamp, String metadata, String traceparent, String tracestate, NativeCompletion callback);
 
     /**
      * Queues a batch of records of {@code topic}, packed as {@code bridge/src/records_in.rs}
@@ -2918,6 +2973,11 @@ final class NativeBridge {
      * Releases a topic partition list handle (0 and released handles are ignored).
      */
     static native void topicPartitionListDestroy(long handle);
+
+    /**
+     * Releases a trace context handle (0 and released handles are ignored).
+     */
+    static native void traceContextDestroy(long handle);
 
     /**
      * Releases a truncate outcome handle (0 and released handles are ignored).

@@ -194,6 +194,9 @@ typedef struct cursus_snapshot_read_t cursus_snapshot_read_t;
 // Opaque snapshot handle (destroy with `cursus_snapshot_destroy`).
 typedef struct cursus_snapshot_t cursus_snapshot_t;
 
+// Opaque span spec handle (destroy with `cursus_span_spec_destroy`).
+typedef struct cursus_span_spec_t cursus_span_spec_t;
+
 // Opaque statistics handle (destroy with `cursus_statistics_destroy`).
 typedef struct cursus_statistics_t cursus_statistics_t;
 
@@ -4917,6 +4920,217 @@ uint64_t cursus_truncate_outcome_lifecycle_epoch(const struct cursus_truncate_ou
 // writable storage.
 bool cursus_truncate_outcome_cleanup_pending(const struct cursus_truncate_outcome_t *outcome);
 
+// The instrumentation scope every layer names its tracer with (`cursus`).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_span_scope(char **out_scope, struct cursus_error_t **out_error);
+
+// The publish span of a send of one record to `topic`: `partition` < 0
+// when the partitioner chooses, `key` absent for none (only a UTF-8 key
+// is recorded), `body_size` the value's length, `client_id` absent for
+// none. Started at the send, ended at the acknowledgement.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_span_publish(const char *topic,
+                                         int32_t partition,
+                                         const uint8_t *key,
+                                         size_t key_len,
+                                         uint64_t body_size,
+                                         const char *client_id,
+                                         struct cursus_span_spec_t **out_span,
+                                         struct cursus_error_t **out_error);
+
+// What a publish span adds when the record is acknowledged (`offset` < 0:
+// none, as with acks=0): attributes only.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_span_acknowledged(uint32_t partition,
+                                              int64_t offset,
+                                              struct cursus_span_spec_t **out_span,
+                                              struct cursus_error_t **out_error);
+
+// The receive span of one poll that returned `count` records of `topics`
+// (one entry per record, or per distinct topic), `group` absent for none.
+// A layer links it to each record's trace context.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_span_receive(const char *const *topics,
+                                         size_t topics_count,
+                                         uint64_t count,
+                                         const char *group,
+                                         struct cursus_span_spec_t **out_span,
+                                         struct cursus_error_t **out_error);
+
+// The process span of one received record: a child of the record's
+// trace context.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_span_process(const char *topic,
+                                         uint32_t partition,
+                                         uint64_t offset,
+                                         const uint8_t *key,
+                                         size_t key_len,
+                                         uint64_t body_size,
+                                         const char *group,
+                                         struct cursus_span_spec_t **out_span,
+                                         struct cursus_error_t **out_error);
+
+// The span of a transaction's commit (`commit` true) or abort.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_span_end_transaction(const char *transactional_id,
+                                                 bool commit,
+                                                 struct cursus_span_spec_t **out_span,
+                                                 struct cursus_error_t **out_error);
+
+// The span of an event-store append to `aggregate` expecting `version`.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_span_append(const char *topic,
+                                        const char *aggregate,
+                                        uint64_t version,
+                                        struct cursus_span_spec_t **out_span,
+                                        struct cursus_error_t **out_error);
+
+// The span of an event-store read of `aggregate` from `from_version`.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_span_read(const char *topic,
+                                      const char *aggregate,
+                                      uint64_t from_version,
+                                      struct cursus_span_spec_t **out_span,
+                                      struct cursus_error_t **out_error);
+
+// What a span of a failed operation adds (`error.type`, the error's
+// `code`): attributes only. The layer also sets the span's status to
+// error.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_span_failed(const char *code,
+                                        struct cursus_span_spec_t **out_span,
+                                        struct cursus_error_t **out_error);
+
+// The span's name (empty for attributes alone).
+//
+// Thread-safety: safe from any thread while the span spec is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_span_spec_name(const struct cursus_span_spec_t *span);
+
+// The span's kind: `producer`, `consumer` or `client`.
+//
+// Thread-safety: safe from any thread while the span spec is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_span_spec_kind(const struct cursus_span_spec_t *span);
+
+// The number of attributes.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+size_t cursus_span_spec_attribute_count(const struct cursus_span_spec_t *span);
+
+// Attribute `index`'s key; none out of range.
+//
+// Thread-safety: safe from any thread while the span spec is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_span_spec_attribute_key(const struct cursus_span_spec_t *span, size_t index);
+
+// Attribute `index`'s value when it is a string; none when it is an
+// integer (`span_spec_attribute_int`) or out of range.
+//
+// Thread-safety: safe from any thread while the span spec is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_span_spec_attribute_string(const struct cursus_span_spec_t *span, size_t index);
+
+// Attribute `index`'s value when it is an integer; 0 otherwise.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+int64_t cursus_span_spec_attribute_int(const struct cursus_span_spec_t *span, size_t index);
+
 // Obtains the producer's transactional session from the broker, fencing
 // any older producer with the same `transactional_id` and aborting a
 // transaction it left open. Call once before the first transaction.
@@ -5438,6 +5652,19 @@ void cursus_snapshot_destroy(struct cursus_snapshot_t *handle);
 // buffers hold the given length; out-parameters are NULL or point to
 // writable storage.
 void cursus_snapshot_read_destroy(struct cursus_snapshot_read_t *handle);
+
+// Destroys a span spec handle (NULL and already-destroyed handles are
+// ignored). Strings and bytes its accessors lent become invalid.
+//
+// Thread-safety: safe from any thread; calls running on the handle
+// finish normally, later ones fail with `CURSUS_ERR_INVALID_ARGUMENT`.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+void cursus_span_spec_destroy(struct cursus_span_spec_t *handle);
 
 // Destroys a statistics handle (NULL and already-destroyed handles are
 // ignored). Strings and bytes its accessors lent become invalid.

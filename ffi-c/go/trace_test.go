@@ -119,3 +119,46 @@ func TestMalformedTraceContextIsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestSpanSpecsAreTheEngines reads span declarations through the library
+// (what cursus/otel starts): the engine's names, kinds and attributes.
+func TestSpanSpecsAreTheEngines(t *testing.T) {
+	if SpanScope() != "cursus" {
+		t.Errorf("scope %q", SpanScope())
+	}
+	s, err := PublishSpan(&Record{Topic: "orders", Partition: 2, Key: []byte("o-7"), Value: []byte("12345")}, "app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]SpanAttribute{
+		"messaging.system":                   {Key: "messaging.system", Str: "cursus"},
+		"messaging.destination.partition.id": {Key: "messaging.destination.partition.id", Str: "2"},
+		"messaging.cursus.message.key":       {Key: "messaging.cursus.message.key", Str: "o-7"},
+		"messaging.message.body.size":        {Key: "messaging.message.body.size", IsInt: true, Int: 5},
+		"messaging.client.id":                {Key: "messaging.client.id", Str: "app"},
+	}
+	got := map[string]SpanAttribute{}
+	for _, a := range s.Attributes {
+		got[a.Key] = a
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: %+v, want %+v", k, got[k], w)
+		}
+	}
+	if s.Name != "publish orders" || s.Kind != "producer" {
+		t.Errorf("publish span %q %q", s.Name, s.Kind)
+	}
+	// Several topics: no single destination.
+	r, err := ReceiveSpan([]Message{{Topic: "a"}, {Topic: "b"}}, "")
+	if err != nil || r.Name != "receive" || r.Kind != "consumer" {
+		t.Errorf("receive span %+v, %v", r, err)
+	}
+	as, err := FailedAttributes(&Error{Code: "timeout"})
+	if err != nil || len(as) != 1 || as[0] != (SpanAttribute{Key: "error.type", Str: "timeout"}) {
+		t.Errorf("failed attributes %+v, %v", as, err)
+	}
+	if as, _ := FailedAttributes(errors.New("other")); len(as) != 1 || as[0].Str != "_OTHER" {
+		t.Errorf("failed attributes of another error %+v", as)
+	}
+}

@@ -158,6 +158,12 @@ pub struct cursus_snapshot_read_t {
     _private: [u8; 0],
 }
 
+/// Opaque span spec handle (destroy with `cursus_span_spec_destroy`).
+#[allow(non_camel_case_types)]
+pub struct cursus_span_spec_t {
+    _private: [u8; 0],
+}
+
 /// Opaque statistics handle (destroy with `cursus_statistics_destroy`).
 #[allow(non_camel_case_types)]
 pub struct cursus_statistics_t {
@@ -7086,6 +7092,311 @@ pub unsafe extern "C" fn cursus_truncate_outcome_cleanup_pending(outcome: *const
     })
 }
 
+/// The instrumentation scope every layer names its tracer with (`cursus`).
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_span_scope(out_scope: *mut *mut c_char, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        crate::args::clear(out_scope);
+        let result = ::cursus_bridge::api::telemetry::span_scope()?;
+        crate::args::put_string(out_scope, &result);
+        Ok(())
+    })
+}
+
+/// The publish span of a send of one record to `topic`: `partition` < 0
+/// when the partitioner chooses, `key` absent for none (only a UTF-8 key
+/// is recorded), `body_size` the value's length, `client_id` absent for
+/// none. Started at the send, ended at the acknowledgement.
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_span_publish(topic: *const c_char, partition: i32, key: *const u8, key_len: usize, body_size: u64, client_id: *const c_char, out_span: *mut *mut cursus_span_spec_t, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        crate::args::clear(out_span);
+        let topic = crate::args::str_arg(topic, "topic")?;
+        let key = crate::args::opt_bytes_arg(key, key_len, "key")?;
+        let client_id = crate::args::opt_str_arg(client_id, "client_id")?;
+        let result = ::cursus_bridge::api::telemetry::span_publish(topic, partition, key, body_size, client_id)?;
+        crate::args::put_handle(out_span, Some(result));
+        Ok(())
+    })
+}
+
+/// What a publish span adds when the record is acknowledged (`offset` < 0:
+/// none, as with acks=0): attributes only.
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_span_acknowledged(partition: u32, offset: i64, out_span: *mut *mut cursus_span_spec_t, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        crate::args::clear(out_span);
+        let result = ::cursus_bridge::api::telemetry::span_acknowledged(partition, offset)?;
+        crate::args::put_handle(out_span, Some(result));
+        Ok(())
+    })
+}
+
+/// The receive span of one poll that returned `count` records of `topics`
+/// (one entry per record, or per distinct topic), `group` absent for none.
+/// A layer links it to each record's trace context.
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_span_receive(topics: *const *const c_char, topics_count: usize, count: u64, group: *const c_char, out_span: *mut *mut cursus_span_spec_t, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        crate::args::clear(out_span);
+        let topics = crate::args::strings_arg(topics, topics_count, "topics")?;
+        let group = crate::args::opt_str_arg(group, "group")?;
+        let result = ::cursus_bridge::api::telemetry::span_receive(&topics, count, group)?;
+        crate::args::put_handle(out_span, Some(result));
+        Ok(())
+    })
+}
+
+/// The process span of one received record: a child of the record's
+/// trace context.
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_span_process(topic: *const c_char, partition: u32, offset: u64, key: *const u8, key_len: usize, body_size: u64, group: *const c_char, out_span: *mut *mut cursus_span_spec_t, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        crate::args::clear(out_span);
+        let topic = crate::args::str_arg(topic, "topic")?;
+        let key = crate::args::opt_bytes_arg(key, key_len, "key")?;
+        let group = crate::args::opt_str_arg(group, "group")?;
+        let result = ::cursus_bridge::api::telemetry::span_process(topic, partition, offset, key, body_size, group)?;
+        crate::args::put_handle(out_span, Some(result));
+        Ok(())
+    })
+}
+
+/// The span of a transaction's commit (`commit` true) or abort.
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_span_end_transaction(transactional_id: *const c_char, commit: bool, out_span: *mut *mut cursus_span_spec_t, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        crate::args::clear(out_span);
+        let transactional_id = crate::args::str_arg(transactional_id, "transactional_id")?;
+        let result = ::cursus_bridge::api::telemetry::span_end_transaction(transactional_id, commit)?;
+        crate::args::put_handle(out_span, Some(result));
+        Ok(())
+    })
+}
+
+/// The span of an event-store append to `aggregate` expecting `version`.
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_span_append(topic: *const c_char, aggregate: *const c_char, version: u64, out_span: *mut *mut cursus_span_spec_t, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        crate::args::clear(out_span);
+        let topic = crate::args::str_arg(topic, "topic")?;
+        let aggregate = crate::args::str_arg(aggregate, "aggregate")?;
+        let result = ::cursus_bridge::api::telemetry::span_append(topic, aggregate, version)?;
+        crate::args::put_handle(out_span, Some(result));
+        Ok(())
+    })
+}
+
+/// The span of an event-store read of `aggregate` from `from_version`.
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_span_read(topic: *const c_char, aggregate: *const c_char, from_version: u64, out_span: *mut *mut cursus_span_spec_t, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        crate::args::clear(out_span);
+        let topic = crate::args::str_arg(topic, "topic")?;
+        let aggregate = crate::args::str_arg(aggregate, "aggregate")?;
+        let result = ::cursus_bridge::api::telemetry::span_read(topic, aggregate, from_version)?;
+        crate::args::put_handle(out_span, Some(result));
+        Ok(())
+    })
+}
+
+/// What a span of a failed operation adds (`error.type`, the error's
+/// `code`): attributes only. The layer also sets the span's status to
+/// error.
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_span_failed(code: *const c_char, out_span: *mut *mut cursus_span_spec_t, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        crate::args::clear(out_span);
+        let code = crate::args::str_arg(code, "code")?;
+        let result = ::cursus_bridge::api::telemetry::span_failed(code)?;
+        crate::args::put_handle(out_span, Some(result));
+        Ok(())
+    })
+}
+
+/// The span's name (empty for attributes alone).
+///
+/// Thread-safety: safe from any thread while the span spec is alive.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_span_spec_name(span: *const cursus_span_spec_t) -> *const c_char {
+    crate::guard::access(std::ptr::null(), || {
+        let (span, side) = crate::args::handle_with_side::<::cursus_bridge::api::SpanSpec>(span as usize as u64)?;
+        let value = ::cursus_bridge::api::telemetry::span_spec_name(&span);
+        Ok(crate::lend::str(&side, format!("span_spec_name:{:?}", ()), value))
+    })
+}
+
+/// The span's kind: `producer`, `consumer` or `client`.
+///
+/// Thread-safety: safe from any thread while the span spec is alive.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_span_spec_kind(span: *const cursus_span_spec_t) -> *const c_char {
+    crate::guard::access(std::ptr::null(), || {
+        let (span, side) = crate::args::handle_with_side::<::cursus_bridge::api::SpanSpec>(span as usize as u64)?;
+        let value = ::cursus_bridge::api::telemetry::span_spec_kind(&span);
+        Ok(crate::lend::str(&side, format!("span_spec_kind:{:?}", ()), value))
+    })
+}
+
+/// The number of attributes.
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_span_spec_attribute_count(span: *const cursus_span_spec_t) -> usize {
+    crate::guard::access(0, || {
+        let (span, side) = crate::args::handle_with_side::<::cursus_bridge::api::SpanSpec>(span as usize as u64)?;
+        let value = ::cursus_bridge::api::telemetry::span_spec_attribute_count(&span);
+        let _ = &side;
+        Ok(value)
+    })
+}
+
+/// Attribute `index`'s key; none out of range.
+///
+/// Thread-safety: safe from any thread while the span spec is alive.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_span_spec_attribute_key(span: *const cursus_span_spec_t, index: usize) -> *const c_char {
+    crate::guard::access(std::ptr::null(), || {
+        let (span, side) = crate::args::handle_with_side::<::cursus_bridge::api::SpanSpec>(span as usize as u64)?;
+        let value = ::cursus_bridge::api::telemetry::span_spec_attribute_key(&span, index);
+        Ok(value.map_or(std::ptr::null(), |v| crate::lend::str(&side, format!("span_spec_attribute_key:{:?}", (index,)), v)))
+    })
+}
+
+/// Attribute `index`'s value when it is a string; none when it is an
+/// integer (`span_spec_attribute_int`) or out of range.
+///
+/// Thread-safety: safe from any thread while the span spec is alive.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_span_spec_attribute_string(span: *const cursus_span_spec_t, index: usize) -> *const c_char {
+    crate::guard::access(std::ptr::null(), || {
+        let (span, side) = crate::args::handle_with_side::<::cursus_bridge::api::SpanSpec>(span as usize as u64)?;
+        let value = ::cursus_bridge::api::telemetry::span_spec_attribute_string(&span, index);
+        Ok(value.map_or(std::ptr::null(), |v| crate::lend::str(&side, format!("span_spec_attribute_string:{:?}", (index,)), v)))
+    })
+}
+
+/// Attribute `index`'s value when it is an integer; 0 otherwise.
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_span_spec_attribute_int(span: *const cursus_span_spec_t, index: usize) -> i64 {
+    crate::guard::access(0, || {
+        let (span, side) = crate::args::handle_with_side::<::cursus_bridge::api::SpanSpec>(span as usize as u64)?;
+        let value = ::cursus_bridge::api::telemetry::span_spec_attribute_int(&span, index);
+        let _ = &side;
+        Ok(value)
+    })
+}
+
 /// Obtains the producer's transactional session from the broker, fencing
 /// any older producer with the same `transactional_id` and aborting a
 /// transaction it left open. Call once before the first transaction.
@@ -7750,6 +8061,22 @@ pub unsafe extern "C" fn cursus_snapshot_destroy(handle: *mut cursus_snapshot_t)
 #[no_mangle]
 pub unsafe extern "C" fn cursus_snapshot_read_destroy(handle: *mut cursus_snapshot_read_t) {
     crate::guard::quiet(|| ::cursus_bridge::registry::remove::<::cursus_bridge::api::SnapshotRead>(handle as usize as u64));
+}
+
+/// Destroys a span spec handle (NULL and already-destroyed handles are
+/// ignored). Strings and bytes its accessors lent become invalid.
+///
+/// Thread-safety: safe from any thread; calls running on the handle
+/// finish normally, later ones fail with `CURSUS_ERR_INVALID_ARGUMENT`.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_span_spec_destroy(handle: *mut cursus_span_spec_t) {
+    crate::guard::quiet(|| ::cursus_bridge::registry::remove::<::cursus_bridge::api::SpanSpec>(handle as usize as u64));
 }
 
 /// Destroys a statistics handle (NULL and already-destroyed handles are

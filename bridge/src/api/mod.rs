@@ -38,6 +38,7 @@ pub mod observability;
 pub mod producer;
 pub mod replay;
 pub mod results;
+pub mod telemetry;
 pub mod transaction;
 
 pub use crate::callback::{Callback, Listener};
@@ -65,6 +66,7 @@ pub use results::{
     DeleteOutcome, GroupMember, GroupStatus, PartitionDescription, TopicDescription, TopicInfo,
     TopicMetadata, TruncateOutcome,
 };
+pub use telemetry::SpanSpec;
 
 use crate::registry::Handle;
 

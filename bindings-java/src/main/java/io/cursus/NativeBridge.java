@@ -2704,6 +2704,121 @@ final class NativeBridge {
     static native boolean truncateOutcomeCleanupPending(long outcome);
 
     /**
+     * The instrumentation scope every layer names its tracer with ({@code cursus}).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native String spanScope();
+
+    /**
+     * The publish span of a send of one record to {@code topic}: {@code partition} &lt; 0
+     * when the partitioner chooses, {@code key} absent for none (only a UTF-8 key
+     * is recorded), {@code body_size} the value's length, {@code client_id} absent for
+     * none. Started at the send, ended at the acknowledgement.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long spanPublish(String topic, int partition, byte[] key, long bodySize, String clientId);
+
+    /**
+     * What a publish span adds when the record is acknowledged ({@code offset} &lt; 0:
+     * none, as with acks=0): attributes only.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long spanAcknowledged(int partition, long offset);
+
+    /**
+     * The receive span of one poll that returned {@code count} records of {@code topics}
+     * (one entry per record, or per distinct topic), {@code group} absent for none.
+     * A layer links it to each record's trace context.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long spanReceive(String[] topics, long count, String group);
+
+    /**
+     * The process span of one received record: a child of the record's
+     * trace context.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long spanProcess(String topic, int partition, long offset, byte[] key, long bodySize, String group);
+
+    /**
+     * The span of a transaction's commit ({@code commit} true) or abort.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long spanEndTransaction(String transactionalId, boolean commit);
+
+    /**
+     * The span of an event-store append to {@code aggregate} expecting {@code version}.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long spanAppend(String topic, String aggregate, long version);
+
+    /**
+     * The span of an event-store read of {@code aggregate} from {@code from_version}.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long spanRead(String topic, String aggregate, long fromVersion);
+
+    /**
+     * What a span of a failed operation adds ({@code error.type}, the error's
+     * {@code code}): attributes only. The layer also sets the span's status to
+     * error.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long spanFailed(String code);
+
+    /**
+     * The span's name (empty for attributes alone).
+     * <p>
+     * Thread-safety: safe from any thread while the span spec is alive.
+     */
+    static native String spanSpecName(long span);
+
+    /**
+     * The span's kind: {@code producer}, {@code consumer} or {@code client}.
+     * <p>
+     * Thread-safety: safe from any thread while the span spec is alive.
+     */
+    static native String spanSpecKind(long span);
+
+    /**
+     * The number of attributes.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native int spanSpecAttributeCount(long span);
+
+    /**
+     * Attribute {@code index}'s key; none out of range.
+     * <p>
+     * Thread-safety: safe from any thread while the span spec is alive.
+     */
+    static native String spanSpecAttributeKey(long span, int index);
+
+    /**
+     * Attribute {@code index}'s value when it is a string; none when it is an
+     * integer ({@code span_spec_attribute_int}) or out of range.
+     * <p>
+     * Thread-safety: safe from any thread while the span spec is alive.
+     */
+    static native String spanSpecAttributeString(long span, int index);
+
+    /**
+     * Attribute {@code index}'s value when it is an integer; 0 otherwise.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long spanSpecAttributeInt(long span, int index);
+
+    /**
      * Obtains the producer's transactional session from the broker, fencing
      * any older producer with the same {@code transactional_id} and aborting a
      * transaction it left open. Call once before the first transaction.
@@ -2938,6 +3053,11 @@ final class NativeBridge {
      * Releases a snapshot read handle (0 and released handles are ignored).
      */
     static native void snapshotReadDestroy(long handle);
+
+    /**
+     * Releases a span spec handle (0 and released handles are ignored).
+     */
+    static native void spanSpecDestroy(long handle);
 
     /**
      * Releases a statistics handle (0 and released handles are ignored).

@@ -4,7 +4,8 @@
 // traced consumer records a receive span per poll that returned messages,
 // linked to each message's context, and Process records a process span
 // per message, a child of its producer's span. Transactions' commit and
-// abort get spans of their own.
+// abort, and an event store's appends and stream reads, get spans of their
+// own.
 //
 // Span names, kinds and attributes are the engine's (cursus.PublishSpan and
 // the others; docs/observability.md, "Spans"): the same in every Cursus
@@ -266,4 +267,35 @@ func (c *Consumer) Process(ctx context.Context, m *cursus.Message, fn func(conte
 	err = fn(ctx)
 	end(span, err)
 	return err
+}
+
+// EventStore is an event store whose appends and stream reads are traced.
+// Its other methods are the embedded store's.
+type EventStore struct {
+	*cursus.EventStore
+	tracer trace.Tracer
+}
+
+// NewEventStore traces s's Append and ReadStream.
+func NewEventStore(s *cursus.EventStore, opts ...Option) *EventStore {
+	_, tracer := newConfig(opts)
+	return &EventStore{EventStore: s, tracer: tracer}
+}
+
+// Append appends as cursus.EventStore.Append does, in an append span.
+func (s *EventStore) Append(ctx context.Context, topic, key string, expectedVersion uint64, ev cursus.Event) (cursus.Appended, error) {
+	spec, err := cursus.AppendSpan(topic, key, expectedVersion)
+	ctx, span := start(ctx, s.tracer, spec, err)
+	out, err := s.EventStore.Append(ctx, topic, key, expectedVersion, ev)
+	end(span, err)
+	return out, err
+}
+
+// ReadStream reads as cursus.EventStore.ReadStream does, in a read span.
+func (s *EventStore) ReadStream(ctx context.Context, topic, key string, fromVersion uint64) (cursus.StreamRead, error) {
+	spec, err := cursus.ReadSpan(topic, key, fromVersion)
+	ctx, span := start(ctx, s.tracer, spec, err)
+	out, err := s.EventStore.ReadStream(ctx, topic, key, fromVersion)
+	end(span, err)
+	return out, err
 }

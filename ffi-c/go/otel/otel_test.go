@@ -245,3 +245,39 @@ func TestFailuresAndTransactions(t *testing.T) {
 		t.Errorf("%d transactional publish spans", n)
 	}
 }
+
+// TestEventStoreSpans checks an append's and a stream read's spans, and a
+// version conflict's error.
+func TestEventStoreSpans(t *testing.T) {
+	ctx := testCtx(t)
+	tp, exp := recorder()
+	topic := unique("otel-es")
+	admin, _ := clients(t, ctx)
+	must[cursus.TopicInfo](t)(admin.CreateTopicWithOptions(ctx, topic, cursus.TopicOptions{"partitions": "1", "event_sourcing": "true"}))
+	raw := must[*cursus.EventStore](t)(cursus.NewEventStore(ctx, cursus.WithBootstrap(broker(t))))
+	t.Cleanup(func() { raw.Close() })
+	s := NewEventStore(raw, WithTracerProvider(tp))
+	must[cursus.Appended](t)(s.Append(ctx, topic, "order-7", 0, cursus.Event{Type: "Created", Payload: "{}"}))
+	_, conflict := s.Append(ctx, topic, "order-7", 0, cursus.Event{Type: "Created", Payload: "{}"})
+	var ce *cursus.Error
+	if !errors.As(conflict, &ce) {
+		t.Fatalf("a second append at version 0: %v", conflict)
+	}
+	must[cursus.StreamRead](t)(s.ReadStream(ctx, topic, "order-7", 1))
+
+	spans := exp.GetSpans()
+	appends := named(t, spans, "append "+topic)
+	if len(appends) != 2 || appends[0].SpanKind != trace.SpanKindProducer ||
+		attrs(appends[0])["messaging.cursus.aggregate.key"].AsString() != "order-7" ||
+		attrs(appends[0])["messaging.cursus.aggregate.version"].AsInt64() != 0 || appends[0].Status.Code != codes.Unset {
+		t.Fatalf("append spans %+v", appends)
+	}
+	if appends[1].Status.Code != codes.Error || attrs(appends[1])["error.type"].AsString() != ce.Code {
+		t.Errorf("the conflicting append's span %+v", appends[1])
+	}
+	reads := named(t, spans, "read "+topic)
+	if len(reads) != 1 || reads[0].SpanKind != trace.SpanKindClient ||
+		attrs(reads[0])["messaging.cursus.aggregate.version"].AsInt64() != 1 {
+		t.Errorf("read spans %+v", reads)
+	}
+}

@@ -113,3 +113,60 @@ void test_trace_context_accessors_of_invalid_handles(void) {
   CHECK(cursus_trace_context_traceparent(NULL) == NULL && cursus_trace_context_tracestate(NULL) == NULL);
 done:;
 }
+
+/* The value of attribute `key` of `span` (strings; NULL when absent or an integer). */
+static const char *span_str(const cursus_span_spec_t *span, const char *key) {
+  for (size_t i = 0; i < cursus_span_spec_attribute_count(span); i++)
+    if (str_is(cursus_span_spec_attribute_key(span, i), key)) return cursus_span_spec_attribute_string(span, i);
+  return NULL;
+}
+
+/* The value of integer attribute `key` of `span` (-1 when absent). */
+static int64_t span_int(const cursus_span_spec_t *span, const char *key) {
+  for (size_t i = 0; i < cursus_span_spec_attribute_count(span); i++)
+    if (str_is(cursus_span_spec_attribute_key(span, i), key) && !cursus_span_spec_attribute_string(span, i))
+      return cursus_span_spec_attribute_int(span, i);
+  return -1;
+}
+
+void test_span_specs_are_the_engines(void) {
+  cursus_span_spec_t *s = NULL;
+  char *scope = NULL;
+  const char *topics[] = {"a", "b"};
+  CHECK_OK(cursus_span_scope(&scope, &err));
+  CHECK(str_is(scope, "cursus"));
+  CHECK_OK(cursus_span_publish("orders", 2, (const uint8_t *)"o-7", 3, 5, "app", &s, &err));
+  CHECK(str_is(cursus_span_spec_name(s), "publish orders") && str_is(cursus_span_spec_kind(s), "producer"));
+  CHECK(str_is(span_str(s, "messaging.system"), "cursus"));
+  CHECK(str_is(span_str(s, "messaging.destination.partition.id"), "2"));
+  CHECK(str_is(span_str(s, "messaging.cursus.message.key"), "o-7"));
+  CHECK(span_int(s, "messaging.message.body.size") == 5);
+  /* Out of range: the fallbacks. */
+  CHECK(cursus_span_spec_attribute_key(s, 99) == NULL && cursus_span_spec_attribute_int(s, 99) == 0);
+  cursus_span_spec_destroy(s);
+  s = NULL;
+  /* No partition chosen, no key, no client: left out. */
+  CHECK_OK(cursus_span_publish("orders", -1, NULL, 0, 0, NULL, &s, &err));
+  CHECK(span_str(s, "messaging.destination.partition.id") == NULL && span_str(s, "messaging.client.id") == NULL);
+  cursus_span_spec_destroy(s);
+  s = NULL;
+  CHECK_OK(cursus_span_acknowledged(1, 42, &s, &err));
+  CHECK(str_is(cursus_span_spec_name(s), "") && span_int(s, "messaging.cursus.offset") == 42);
+  cursus_span_spec_destroy(s);
+  s = NULL;
+  CHECK_OK(cursus_span_receive(topics, 2, 2, "g", &s, &err));
+  CHECK(str_is(cursus_span_spec_name(s), "receive") && str_is(cursus_span_spec_kind(s), "consumer"));
+  CHECK(span_int(s, "messaging.batch.message_count") == 2 && str_is(span_str(s, "messaging.consumer.group.name"), "g"));
+  cursus_span_spec_destroy(s);
+  s = NULL;
+  CHECK_OK(cursus_span_end_transaction("tx-1", false, &s, &err));
+  CHECK(str_is(cursus_span_spec_name(s), "abort_transaction") && str_is(cursus_span_spec_kind(s), "client"));
+  cursus_span_spec_destroy(s);
+  s = NULL;
+  CHECK_OK(cursus_span_failed("timeout", &s, &err));
+  CHECK(str_is(span_str(s, "error.type"), "timeout"));
+  CHECK(cursus_span_spec_name(NULL) == NULL && cursus_span_spec_attribute_count(NULL) == 0);
+done:
+  cursus_span_spec_destroy(s);
+  cursus_string_free(scope);
+}

@@ -202,6 +202,10 @@ func (p *Producer) Send(ctx context.Context, r Record) (RecordMetadata, error) {
 		// ctx may abandon the call, which then reads the record after Send
 		// returned: give it bytes the caller cannot change meanwhile.
 		r.Key, r.Value = bytes.Clone(r.Key), bytes.Clone(r.Value)
+		if r.TraceContext != nil {
+			tc := *r.TraceContext
+			r.TraceContext = &tc
+		}
 	}
 	return interruptible(ctx, func() (RecordMetadata, error) {
 		defer runtime.KeepAlive(p)

@@ -47,10 +47,12 @@ void test_trace_context_round_trip(void) {
   CHECK_OK(cursus_producer_send_cb_traced(p, topic, 0, NULL, 0, (const uint8_t *)"b", 1, CURSUS_NO_TIMESTAMP, NULL,
                                           PARENT2, NULL, NULL, NULL, &err));
   CHECK_OK(cursus_producer_flush(p, CURSUS_DEFAULT_TIMEOUT, &err));
-  /* 2: metadata without a context; 3: neither. */
+  /* 2: metadata without a context. */
   CHECK_OK(cursus_producer_send_traced(p, topic, 0, NULL, 0, (const uint8_t *)"c", 1, CURSUS_NO_TIMESTAMP,
                                        "{\"app\":2}", NULL, NULL, &md, &err));
-  CHECK_OK(cursus_producer_send(p, topic, 0, NULL, 0, (const uint8_t *)"d", 1, CURSUS_NO_TIMESTAMP, &md, &err));
+  /* 3: neither (an empty tracestate is none). */
+  CHECK_OK(cursus_producer_send_traced(p, topic, 0, NULL, 0, (const uint8_t *)"d", 1, CURSUS_NO_TIMESTAMP, NULL, NULL,
+                                       "", &md, &err));
 
   /* Malformed contexts: refused, nothing sent. */
   CHECK_FAILS(CURSUS_ERR_INVALID_ARGUMENT,

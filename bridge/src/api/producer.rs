@@ -130,6 +130,8 @@ fn traced(
     tracestate: Option<&str>,
 ) -> Result<ProducerRecord> {
     record.metadata = metadata.unwrap_or_default().to_owned();
+    // An empty tracestate is none (as `TraceContext::new` takes it).
+    let tracestate = tracestate.filter(|s| !s.is_empty());
     record.trace_context = match (traceparent, tracestate) {
         (Some(parent), state) => Some(TraceContext::new(parent, state)?),
         (None, None) => None,

@@ -63,6 +63,10 @@ TEST(TraceContext, TravelsWithTheRecordNextToItsMetadata) {
   EXPECT_EQ(a.key(), "k");
   ASSERT_TRUE(a.metadata().has_value());
   EXPECT_NE(a.metadata()->find(R"("tenant":"acme")"), std::string_view::npos);
+  // The process span of a received message, as the engine declares it.
+  cursus::SpanSpec process = cursus::spans::process(a, group);
+  EXPECT_EQ(process.name, "process " + topic);
+  EXPECT_EQ(process.kind, "consumer");
   cursus::Message b = next(consumer);
   EXPECT_EQ(b.trace_context(), (cursus::TraceContext{kParent2, std::nullopt}));
   cursus::Message c = next(consumer);
@@ -107,4 +111,44 @@ TEST(TraceContext, AMalformedContextIsRefusedBeforeSending) {
   cursus::SendOptions nul;
   nul.metadata = std::string("a\0b", 3);
   EXPECT_THROW(producer.send(topic, "x", nul), cursus::InvalidArgumentError);
+}
+
+namespace {
+/// The value of attribute `key` (none when absent).
+std::optional<std::variant<std::string, int64_t>> attr(const std::vector<cursus::SpanAttribute> &as,
+                                                       const std::string &key) {
+  for (const auto &a : as)
+    if (a.key == key) return a.value;
+  return std::nullopt;
+}
+}  // namespace
+
+TEST(Spans, AreTheEnginesDeclarations) {
+  EXPECT_EQ(cursus::spans::scope(), "cursus");
+  cursus::SendOptions options;
+  options.key = "o-7";
+  options.partition = 2;
+  cursus::SpanSpec s = cursus::spans::publish("orders", "12345", options, "app");
+  EXPECT_EQ(s.name, "publish orders");
+  EXPECT_EQ(s.kind, "producer");
+  using V = std::variant<std::string, int64_t>;
+  EXPECT_EQ(attr(s.attributes, "messaging.system"), V(std::string("cursus")));
+  EXPECT_EQ(attr(s.attributes, "messaging.destination.partition.id"), V(std::string("2")));
+  EXPECT_EQ(attr(s.attributes, "messaging.cursus.message.key"), V(std::string("o-7")));
+  EXPECT_EQ(attr(s.attributes, "messaging.message.body.size"), V(int64_t{5}));
+  EXPECT_EQ(attr(s.attributes, "messaging.client.id"), V(std::string("app")));
+  EXPECT_EQ(attr(cursus::spans::acknowledged(cursus::RecordMetadata{1, 42, 0}), "messaging.cursus.offset"),
+            V(int64_t{42}));
+  EXPECT_EQ(cursus::spans::receive({"a", "b"}, 2).name, "receive");
+  EXPECT_EQ(cursus::spans::end_transaction("tx", true).name, "commit_transaction");
+  EXPECT_EQ(cursus::spans::append("orders", "order-7", 3).kind, "producer");
+  EXPECT_EQ(cursus::spans::read("orders", "order-7", 1).name, "read orders");
+  try {
+    cursus::Config config = trace_config(cursus::Kind::Producer);
+    config.set("retries", "0");
+    cursus::Producer(config).send(trace_name("cpp-missing"), "x");
+    FAIL() << "expected an exception";
+  } catch (const cursus::Error &e) {
+    EXPECT_EQ(attr(cursus::spans::failed(e), "error.type"), V(e.code()));
+  }
 }

@@ -14,7 +14,7 @@
 #                       TLS, mutual TLS, tokens; certificates from cursus-test-pki)
 #   make test-cpp       C++ (GoogleTest) tests against real brokers (the same two)
 #   make ffi-tools      install GoogleTest and CMake when missing (apt-get)
-#   make test-go        go test against a real broker
+#   make test-go        go test against a real broker (ffi-c/go and its otel module)
 #   make test-valgrind  the C tests under valgrind (no leaks, no invalid accesses)
 #   make examples-c examples-cpp examples-go   build and run the examples
 #   make quickstart-c quickstart-cpp quickstart-go   build the quickstart and run
@@ -144,9 +144,13 @@ test-cpp: ffi-lib ffi-tools
 	$(CXX) $(FFI_CXXFLAGS) -o $(FFI_BUILD)/test_cursus_cpp $(wildcard ffi-c/tests-cpp/test_*.cpp) $(FFI_LDFLAGS) -lgtest
 	$(FFI_WITH_SECURE_BROKER) $(FFI_BUILD)/test_cursus_cpp
 
+# ffi-c/go/otel is a module of its own (the cursus package needs only the
+# standard library): vetted and tested apart, against a broker of with-broker.sh.
 test-go: ffi-lib
 	cd ffi-c/go && $(FFI_GO_ENV) go vet ./...
 	cd ffi-c/go && $(FFI_GO_ENV) CURSUS_BROKER_BIN=$(FFI_BROKER) CURSUS_TEST_PKI_BIN=$(FFI_PKI) go test -race -count=1 -v ./...
+	cd ffi-c/go/otel && $(FFI_GO_ENV) go vet ./...
+	$(FFI_WITH_BROKER) sh -c 'cd ffi-c/go/otel && $(FFI_GO_ENV) go test -race -count=1 -v ./...'
 
 test-ffi: header-check test-c test-cpp test-go test-valgrind
 

@@ -194,6 +194,9 @@ typedef struct cursus_snapshot_read_t cursus_snapshot_read_t;
 // Opaque snapshot handle (destroy with `cursus_snapshot_destroy`).
 typedef struct cursus_snapshot_t cursus_snapshot_t;
 
+// Opaque span spec handle (destroy with `cursus_span_spec_destroy`).
+typedef struct cursus_span_spec_t cursus_span_spec_t;
+
 // Opaque statistics handle (destroy with `cursus_statistics_destroy`).
 typedef struct cursus_statistics_t cursus_statistics_t;
 
@@ -214,6 +217,9 @@ typedef struct cursus_topic_metadata_t cursus_topic_metadata_t;
 
 // Opaque topic partition list handle (destroy with `cursus_topic_partition_list_destroy`).
 typedef struct cursus_topic_partition_list_t cursus_topic_partition_list_t;
+
+// Opaque trace context handle (destroy with `cursus_trace_context_destroy`).
+typedef struct cursus_trace_context_t cursus_trace_context_t;
 
 // Opaque truncate outcome handle (destroy with `cursus_truncate_outcome_destroy`).
 typedef struct cursus_truncate_outcome_t cursus_truncate_outcome_t;
@@ -2986,6 +2992,72 @@ const char *cursus_message_event_id(const struct cursus_message_t *message);
 // writable storage.
 const uint8_t *cursus_message_payload(const struct cursus_message_t *message, size_t *out_len);
 
+// The W3C `traceparent` of the span that sent the record, when its
+// metadata carries a trace context (docs/observability.md, "Trace
+// context in records"); none otherwise (a malformed one counts as
+// none). A tracing layer starts the record's process span as a child
+// of it, and links the poll's receive span to it.
+//
+// Thread-safety: safe from any thread while the message is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_message_traceparent(const struct cursus_message_t *message);
+
+// The W3C `tracestate` that came with `message_traceparent`; none when
+// the record carries no context or a context without state.
+//
+// Thread-safety: safe from any thread while the message is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_message_tracestate(const struct cursus_message_t *message);
+
+// The trace context `metadata` (a record's metadata, as a batch poll's
+// record view gives it) carries, by the engine's rules
+// (docs/observability.md, "Trace context in records"); none when it
+// carries none or a malformed one. What `message_traceparent` reads, for
+// records that are not message handles.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_trace_context_extract(const char *metadata,
+                                                  struct cursus_trace_context_t **out_context,
+                                                  struct cursus_error_t **out_error);
+
+// The context's W3C `traceparent`.
+//
+// Thread-safety: safe from any thread while the context is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_trace_context_traceparent(const struct cursus_trace_context_t *context);
+
+// The context's W3C `tracestate`; none when it has none.
+//
+// Thread-safety: safe from any thread while the context is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_trace_context_tracestate(const struct cursus_trace_context_t *context);
+
 // A producer's statistics now: counters since it was created (records,
 // bytes and batches acknowledged, requests, retries, errors by class,
 // requests in flight) and the produce latency percentiles.
@@ -3563,6 +3635,73 @@ enum cursus_status_t cursus_producer_send_cb(struct cursus_producer_t *producer,
                                              cursus_delivery_cb callback,
                                              void *user_data,
                                              struct cursus_error_t **out_error);
+
+// `producer_send` with the record's metadata and the W3C trace context
+// of the span sending it: the hook a tracing layer (opentelemetry-cpp's
+// propagator, for one) uses to link the consumer's spans to this send
+// (docs/observability.md, "C and C++").
+//
+// `metadata` (NULL: none) is the record's own metadata (UTF-8, usually
+// a JSON object). `traceparent` (NULL: no context) and `tracestate`
+// (NULL or empty: none) are the W3C header values; the engine adds them
+// to the metadata as the keys `traceparent` and `tracestate` of a JSON
+// object, keeping the application's object byte for byte (metadata that
+// is not a JSON object is sent unchanged, without the context). A
+// malformed context fails the call with `CURSUS_ERR_INVALID_ARGUMENT`,
+// code `invalid_trace_context`, as does a `tracestate` without a
+// `traceparent`. Consumers read the context back with
+// `message_traceparent` and `message_tracestate`. The other arguments
+// are as for `producer_send`.
+//
+// Thread-safety: safe from any thread, concurrently on one producer, and
+// from a delivery callback.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_producer_send_traced(struct cursus_producer_t *producer,
+                                                 const char *topic,
+                                                 int32_t partition,
+                                                 const uint8_t *key,
+                                                 size_t key_len,
+                                                 const uint8_t *value,
+                                                 size_t value_len,
+                                                 int64_t timestamp,
+                                                 const char *metadata,
+                                                 const char *traceparent,
+                                                 const char *tracestate,
+                                                 struct cursus_record_metadata_t *out_metadata,
+                                                 struct cursus_error_t **out_error);
+
+// `producer_send_cb` with the record's metadata and trace context, as
+// `producer_send_traced` takes them (a malformed context fails the call
+// with code `invalid_trace_context`, and then the callback is never
+// called). The other arguments are as for `producer_send_cb`.
+//
+// Thread-safety: safe from any thread, concurrently on one producer, and
+// from a delivery callback.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_producer_send_cb_traced(struct cursus_producer_t *producer,
+                                                    const char *topic,
+                                                    int32_t partition,
+                                                    const uint8_t *key,
+                                                    size_t key_len,
+                                                    const uint8_t *value,
+                                                    size_t value_len,
+                                                    int64_t timestamp,
+                                                    const char *metadata,
+                                                    const char *traceparent,
+                                                    const char *tracestate,
+                                                    cursus_delivery_cb callback,
+                                                    void *user_data,
+                                                    struct cursus_error_t **out_error);
 
 // Queues a batch of records of `topic`, packed as `bridge/src/records_in.rs`
 // describes (u32 count; per record i32 topic_len (-1: the batch's topic),
@@ -4781,6 +4920,217 @@ uint64_t cursus_truncate_outcome_lifecycle_epoch(const struct cursus_truncate_ou
 // writable storage.
 bool cursus_truncate_outcome_cleanup_pending(const struct cursus_truncate_outcome_t *outcome);
 
+// The instrumentation scope every layer names its tracer with (`cursus`).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_span_scope(char **out_scope, struct cursus_error_t **out_error);
+
+// The publish span of a send of one record to `topic`: `partition` < 0
+// when the partitioner chooses, `key` absent for none (only a UTF-8 key
+// is recorded), `body_size` the value's length, `client_id` absent for
+// none. Started at the send, ended at the acknowledgement.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_span_publish(const char *topic,
+                                         int32_t partition,
+                                         const uint8_t *key,
+                                         size_t key_len,
+                                         uint64_t body_size,
+                                         const char *client_id,
+                                         struct cursus_span_spec_t **out_span,
+                                         struct cursus_error_t **out_error);
+
+// What a publish span adds when the record is acknowledged (`offset` < 0:
+// none, as with acks=0): attributes only.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_span_acknowledged(uint32_t partition,
+                                              int64_t offset,
+                                              struct cursus_span_spec_t **out_span,
+                                              struct cursus_error_t **out_error);
+
+// The receive span of one poll that returned `count` records of `topics`
+// (one entry per record, or per distinct topic), `group` absent for none.
+// A layer links it to each record's trace context.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_span_receive(const char *const *topics,
+                                         size_t topics_count,
+                                         uint64_t count,
+                                         const char *group,
+                                         struct cursus_span_spec_t **out_span,
+                                         struct cursus_error_t **out_error);
+
+// The process span of one received record: a child of the record's
+// trace context.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_span_process(const char *topic,
+                                         uint32_t partition,
+                                         uint64_t offset,
+                                         const uint8_t *key,
+                                         size_t key_len,
+                                         uint64_t body_size,
+                                         const char *group,
+                                         struct cursus_span_spec_t **out_span,
+                                         struct cursus_error_t **out_error);
+
+// The span of a transaction's commit (`commit` true) or abort.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_span_end_transaction(const char *transactional_id,
+                                                 bool commit,
+                                                 struct cursus_span_spec_t **out_span,
+                                                 struct cursus_error_t **out_error);
+
+// The span of an event-store append to `aggregate` expecting `version`.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_span_append(const char *topic,
+                                        const char *aggregate,
+                                        uint64_t version,
+                                        struct cursus_span_spec_t **out_span,
+                                        struct cursus_error_t **out_error);
+
+// The span of an event-store read of `aggregate` from `from_version`.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_span_read(const char *topic,
+                                      const char *aggregate,
+                                      uint64_t from_version,
+                                      struct cursus_span_spec_t **out_span,
+                                      struct cursus_error_t **out_error);
+
+// What a span of a failed operation adds (`error.type`, the error's
+// `code`): attributes only. The layer also sets the span's status to
+// error.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_span_failed(const char *code,
+                                        struct cursus_span_spec_t **out_span,
+                                        struct cursus_error_t **out_error);
+
+// The span's name (empty for attributes alone).
+//
+// Thread-safety: safe from any thread while the span spec is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_span_spec_name(const struct cursus_span_spec_t *span);
+
+// The span's kind: `producer`, `consumer` or `client`.
+//
+// Thread-safety: safe from any thread while the span spec is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_span_spec_kind(const struct cursus_span_spec_t *span);
+
+// The number of attributes.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+size_t cursus_span_spec_attribute_count(const struct cursus_span_spec_t *span);
+
+// Attribute `index`'s key; none out of range.
+//
+// Thread-safety: safe from any thread while the span spec is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_span_spec_attribute_key(const struct cursus_span_spec_t *span, size_t index);
+
+// Attribute `index`'s value when it is a string; none when it is an
+// integer (`span_spec_attribute_int`) or out of range.
+//
+// Thread-safety: safe from any thread while the span spec is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_span_spec_attribute_string(const struct cursus_span_spec_t *span, size_t index);
+
+// Attribute `index`'s value when it is an integer; 0 otherwise.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+int64_t cursus_span_spec_attribute_int(const struct cursus_span_spec_t *span, size_t index);
+
 // Obtains the producer's transactional session from the broker, fencing
 // any older producer with the same `transactional_id` and aborting a
 // transaction it left open. Call once before the first transaction.
@@ -5303,6 +5653,19 @@ void cursus_snapshot_destroy(struct cursus_snapshot_t *handle);
 // writable storage.
 void cursus_snapshot_read_destroy(struct cursus_snapshot_read_t *handle);
 
+// Destroys a span spec handle (NULL and already-destroyed handles are
+// ignored). Strings and bytes its accessors lent become invalid.
+//
+// Thread-safety: safe from any thread; calls running on the handle
+// finish normally, later ones fail with `CURSUS_ERR_INVALID_ARGUMENT`.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+void cursus_span_spec_destroy(struct cursus_span_spec_t *handle);
+
 // Destroys a statistics handle (NULL and already-destroyed handles are
 // ignored). Strings and bytes its accessors lent become invalid.
 //
@@ -5393,6 +5756,19 @@ void cursus_topic_metadata_destroy(struct cursus_topic_metadata_t *handle);
 // buffers hold the given length; out-parameters are NULL or point to
 // writable storage.
 void cursus_topic_partition_list_destroy(struct cursus_topic_partition_list_t *handle);
+
+// Destroys a trace context handle (NULL and already-destroyed handles are
+// ignored). Strings and bytes its accessors lent become invalid.
+//
+// Thread-safety: safe from any thread; calls running on the handle
+// finish normally, later ones fail with `CURSUS_ERR_INVALID_ARGUMENT`.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+void cursus_trace_context_destroy(struct cursus_trace_context_t *handle);
 
 // Destroys a truncate outcome handle (NULL and already-destroyed handles are
 // ignored). Strings and bytes its accessors lent become invalid.

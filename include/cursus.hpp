@@ -41,5 +41,6 @@
 #include "cursus/consumer.hpp"
 #include "cursus/transaction.hpp"
 #include "cursus/eventstore.hpp"
+#include "cursus/telemetry.hpp"
 
 #endif  // CURSUS_HPP

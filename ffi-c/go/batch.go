@@ -191,6 +191,14 @@ func (p *Producer) SendBatchAsync(ctx context.Context, records []Record, fn func
 	if len(records) > 0 {
 		topic = records[0].Topic
 	}
+	for i := range records {
+		// The packed batch has no field for them: refused, never dropped.
+		if records[i].traced() {
+			return &Error{Status: StatusInvalidArgument, Code: "invalid_argument", Class: "validation",
+				Kind: "invalid_argument", Fields: map[string]string{},
+				Message: fmt.Sprintf("SendBatch: record %d has metadata or a trace context, which a batch does not carry yet (use Send or SendAsync)", i)}
+		}
+	}
 	packed := packBatch(topic, records)
 	t := p.topicArg(topic)
 	var h uintptr // 0: no callback (a slot's handle is never 0)

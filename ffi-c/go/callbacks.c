@@ -27,6 +27,18 @@ cursus_go_result_t cursus_go_send(cursus_producer_t *p, const char *topic, int32
   return r;
 }
 
+// cursus_go_send with the record's metadata and trace context (NULL: none).
+cursus_go_result_t cursus_go_send_traced(cursus_producer_t *p, const char *topic, int32_t partition,
+                                         const uint8_t *key, size_t key_len, const uint8_t *payload,
+                                         size_t payload_len, int64_t timestamp, const char *metadata,
+                                         const char *traceparent, const char *tracestate, uintptr_t handle) {
+  cursus_go_result_t r = {CURSUS_OK, NULL};
+  r.status = cursus_producer_send_cb_traced(p, topic, partition, key, key_len, payload, payload_len, timestamp,
+                                            metadata, traceparent, tracestate, handle ? cursus_go_delivery : NULL,
+                                            (void *)handle, &r.error);
+  return r;
+}
+
 static void cursus_go_completion(void *user_data, cursus_status_t status, const cursus_error_t *error) {
   in_go_callback++;
   cursusGoCompletion((uintptr_t)user_data, status, (cursus_error_t *)error);

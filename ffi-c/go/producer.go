@@ -11,6 +11,10 @@ package cursus
 // cursus_go_result_t cursus_go_send(cursus_producer_t *p, const char *topic, int32_t partition,
 //                                   const uint8_t *key, size_t key_len, const uint8_t *payload,
 //                                   size_t payload_len, int64_t timestamp, uintptr_t handle);
+// cursus_go_result_t cursus_go_send_traced(cursus_producer_t *p, const char *topic, int32_t partition,
+//                                          const uint8_t *key, size_t key_len, const uint8_t *payload,
+//                                          size_t payload_len, int64_t timestamp, const char *metadata,
+//                                          const char *traceparent, const char *tracestate, uintptr_t handle);
 import "C"
 
 import (
@@ -52,6 +56,17 @@ type Record struct {
 	// Timestamp is the record's timestamp (millisecond precision); the
 	// zero Time stamps the send time.
 	Timestamp time.Time
+	// Metadata is the record's metadata (UTF-8, usually a JSON object);
+	// "" for none. Consumers read it as Message.Metadata.
+	Metadata string
+	// TraceContext is the W3C trace context of the span sending the
+	// record (a tracing layer's publish span), nil for none. The engine
+	// adds it to the metadata; consumers read it with
+	// Message.TraceContext. A malformed one fails the send with an error
+	// whose Code is "invalid_trace_context" (matching ErrInvalidArgument).
+	// SendBatch does not carry either field yet: a batch record with one
+	// fails the batch (ErrInvalidArgument).
+	TraceContext *TraceContext
 }
 
 // AnyPartition lets the partitioner choose (Record.Partition).
@@ -159,8 +174,16 @@ func (p *Producer) SendAsync(ctx context.Context, r Record, fn func(RecordMetada
 	if fn != nil {
 		h = deliveries.put(delivery{fn: fn, topic: t.seen})
 	}
-	res := C.cursus_go_send(p.h, t.ptr(), C.int32_t(r.Partition), keyPtr, C.size_t(len(r.Key)), valPtr,
-		C.size_t(len(r.Value)), C.int64_t(ts), C.uintptr_t(h))
+	var res C.cursus_go_result_t
+	if r.traced() {
+		md, tp, tst, free := r.tracedArgs()
+		res = C.cursus_go_send_traced(p.h, t.ptr(), C.int32_t(r.Partition), keyPtr, C.size_t(len(r.Key)), valPtr,
+			C.size_t(len(r.Value)), C.int64_t(ts), md, tp, tst, C.uintptr_t(h))
+		free()
+	} else {
+		res = C.cursus_go_send(p.h, t.ptr(), C.int32_t(r.Partition), keyPtr, C.size_t(len(r.Key)), valPtr,
+			C.size_t(len(r.Value)), C.int64_t(ts), C.uintptr_t(h))
+	}
 	if err := check(res.status, res.error); err != nil {
 		if h != 0 {
 			deliveries.take(h) // never called back
@@ -179,6 +202,10 @@ func (p *Producer) Send(ctx context.Context, r Record) (RecordMetadata, error) {
 		// ctx may abandon the call, which then reads the record after Send
 		// returned: give it bytes the caller cannot change meanwhile.
 		r.Key, r.Value = bytes.Clone(r.Key), bytes.Clone(r.Value)
+		if r.TraceContext != nil {
+			tc := *r.TraceContext
+			r.TraceContext = &tc
+		}
 	}
 	return interruptible(ctx, func() (RecordMetadata, error) {
 		defer runtime.KeepAlive(p)
@@ -187,8 +214,16 @@ func (p *Producer) Send(ctx context.Context, r Record) (RecordMetadata, error) {
 		key, value, ts := r.cArgs(t)
 		var m C.cursus_record_metadata_t
 		var e *C.cursus_error_t
-		s := C.cursus_producer_send(p.h, t, C.int32_t(r.Partition), key, C.size_t(len(r.Key)), value,
-			C.size_t(len(r.Value)), C.int64_t(ts), &m, &e)
+		var s C.enum_cursus_status_t
+		if r.traced() {
+			md, tp, tst, free := r.tracedArgs()
+			defer free()
+			s = C.cursus_producer_send_traced(p.h, t, C.int32_t(r.Partition), key, C.size_t(len(r.Key)), value,
+				C.size_t(len(r.Value)), C.int64_t(ts), md, tp, tst, &m, &e)
+		} else {
+			s = C.cursus_producer_send(p.h, t, C.int32_t(r.Partition), key, C.size_t(len(r.Key)), value,
+				C.size_t(len(r.Value)), C.int64_t(ts), &m, &e)
+		}
 		if err := check(s, e); err != nil {
 			return RecordMetadata{}, err
 		}

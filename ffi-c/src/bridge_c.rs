@@ -158,6 +158,12 @@ pub struct cursus_snapshot_read_t {
     _private: [u8; 0],
 }
 
+/// Opaque span spec handle (destroy with `cursus_span_spec_destroy`).
+#[allow(non_camel_case_types)]
+pub struct cursus_span_spec_t {
+    _private: [u8; 0],
+}
+
 /// Opaque statistics handle (destroy with `cursus_statistics_destroy`).
 #[allow(non_camel_case_types)]
 pub struct cursus_statistics_t {
@@ -197,6 +203,12 @@ pub struct cursus_topic_metadata_t {
 /// Opaque topic partition list handle (destroy with `cursus_topic_partition_list_destroy`).
 #[allow(non_camel_case_types)]
 pub struct cursus_topic_partition_list_t {
+    _private: [u8; 0],
+}
+
+/// Opaque trace context handle (destroy with `cursus_trace_context_destroy`).
+#[allow(non_camel_case_types)]
+pub struct cursus_trace_context_t {
     _private: [u8; 0],
 }
 
@@ -4136,6 +4148,107 @@ pub unsafe extern "C" fn cursus_message_payload(message: *const cursus_message_t
     })
 }
 
+/// The W3C `traceparent` of the span that sent the record, when its
+/// metadata carries a trace context (docs/observability.md, "Trace
+/// context in records"); none otherwise (a malformed one counts as
+/// none). A tracing layer starts the record's process span as a child
+/// of it, and links the poll's receive span to it.
+///
+/// Thread-safety: safe from any thread while the message is alive.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_message_traceparent(message: *const cursus_message_t) -> *const c_char {
+    crate::guard::access(std::ptr::null(), || {
+        let (message, side) = crate::args::handle_with_side::<::cursus_bridge::api::Message>(message as usize as u64)?;
+        let value = ::cursus_bridge::api::message::message_traceparent(&message);
+        Ok(value.map_or(std::ptr::null(), |v| crate::lend::str(&side, format!("message_traceparent:{:?}", ()), v)))
+    })
+}
+
+/// The W3C `tracestate` that came with `message_traceparent`; none when
+/// the record carries no context or a context without state.
+///
+/// Thread-safety: safe from any thread while the message is alive.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_message_tracestate(message: *const cursus_message_t) -> *const c_char {
+    crate::guard::access(std::ptr::null(), || {
+        let (message, side) = crate::args::handle_with_side::<::cursus_bridge::api::Message>(message as usize as u64)?;
+        let value = ::cursus_bridge::api::message::message_tracestate(&message);
+        Ok(value.map_or(std::ptr::null(), |v| crate::lend::str(&side, format!("message_tracestate:{:?}", ()), v)))
+    })
+}
+
+/// The trace context `metadata` (a record's metadata, as a batch poll's
+/// record view gives it) carries, by the engine's rules
+/// (docs/observability.md, "Trace context in records"); none when it
+/// carries none or a malformed one. What `message_traceparent` reads, for
+/// records that are not message handles.
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_trace_context_extract(metadata: *const c_char, out_context: *mut *mut cursus_trace_context_t, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        crate::args::clear(out_context);
+        let metadata = crate::args::str_arg(metadata, "metadata")?;
+        let result = ::cursus_bridge::api::message::trace_context_extract(metadata)?;
+        crate::args::put_handle(out_context, result);
+        Ok(())
+    })
+}
+
+/// The context's W3C `traceparent`.
+///
+/// Thread-safety: safe from any thread while the context is alive.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_trace_context_traceparent(context: *const cursus_trace_context_t) -> *const c_char {
+    crate::guard::access(std::ptr::null(), || {
+        let (context, side) = crate::args::handle_with_side::<::cursus_bridge::api::TraceContext>(context as usize as u64)?;
+        let value = ::cursus_bridge::api::message::trace_context_traceparent(&context);
+        Ok(crate::lend::str(&side, format!("trace_context_traceparent:{:?}", ()), value))
+    })
+}
+
+/// The context's W3C `tracestate`; none when it has none.
+///
+/// Thread-safety: safe from any thread while the context is alive.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_trace_context_tracestate(context: *const cursus_trace_context_t) -> *const c_char {
+    crate::guard::access(std::ptr::null(), || {
+        let (context, side) = crate::args::handle_with_side::<::cursus_bridge::api::TraceContext>(context as usize as u64)?;
+        let value = ::cursus_bridge::api::message::trace_context_tracestate(&context);
+        Ok(value.map_or(std::ptr::null(), |v| crate::lend::str(&side, format!("trace_context_tracestate:{:?}", ()), v)))
+    })
+}
+
 /// A producer's statistics now: counters since it was created (records,
 /// bytes and batches acknowledged, requests, retries, errors by class,
 /// requests in flight) and the produce latency percentiles.
@@ -5008,6 +5121,76 @@ pub unsafe extern "C" fn cursus_producer_send_cb(producer: *mut cursus_producer_
         let value = crate::args::bytes_arg(value, value_len, "value")?;
         let callback = callback.is_some().then(|| crate::callbacks::delivery(callback, user_data));
         ::cursus_bridge::api::producer::producer_send_cb(&producer, topic, partition, key, value, timestamp, callback)?;
+        Ok(())
+    })
+}
+
+/// `producer_send` with the record's metadata and the W3C trace context
+/// of the span sending it: the hook a tracing layer (opentelemetry-cpp's
+/// propagator, for one) uses to link the consumer's spans to this send
+/// (docs/observability.md, "C and C++").
+///
+/// `metadata` (NULL: none) is the record's own metadata (UTF-8, usually
+/// a JSON object). `traceparent` (NULL: no context) and `tracestate`
+/// (NULL or empty: none) are the W3C header values; the engine adds them
+/// to the metadata as the keys `traceparent` and `tracestate` of a JSON
+/// object, keeping the application's object byte for byte (metadata that
+/// is not a JSON object is sent unchanged, without the context). A
+/// malformed context fails the call with `CURSUS_ERR_INVALID_ARGUMENT`,
+/// code `invalid_trace_context`, as does a `tracestate` without a
+/// `traceparent`. Consumers read the context back with
+/// `message_traceparent` and `message_tracestate`. The other arguments
+/// are as for `producer_send`.
+///
+/// Thread-safety: safe from any thread, concurrently on one producer, and
+/// from a delivery callback.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_producer_send_traced(producer: *mut cursus_producer_t, topic: *const c_char, partition: i32, key: *const u8, key_len: usize, value: *const u8, value_len: usize, timestamp: i64, metadata: *const c_char, traceparent: *const c_char, tracestate: *const c_char, out_metadata: *mut crate::types::cursus_record_metadata_t, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        let producer = crate::args::handle::<::cursus_bridge::api::Producer>(producer as usize as u64)?;
+        let topic = crate::args::str_arg(topic, "topic")?;
+        let key = crate::args::opt_bytes_arg(key, key_len, "key")?;
+        let value = crate::args::bytes_arg(value, value_len, "value")?;
+        let metadata = crate::args::opt_str_arg(metadata, "metadata")?;
+        let traceparent = crate::args::opt_str_arg(traceparent, "traceparent")?;
+        let tracestate = crate::args::opt_str_arg(tracestate, "tracestate")?;
+        let result = ::cursus_bridge::api::producer::producer_send_traced(&producer, topic, partition, key, value, timestamp, metadata, traceparent, tracestate)?;
+        crate::args::put(out_metadata, crate::types::record_metadata(&result));
+        Ok(())
+    })
+}
+
+/// `producer_send_cb` with the record's metadata and trace context, as
+/// `producer_send_traced` takes them (a malformed context fails the call
+/// with code `invalid_trace_context`, and then the callback is never
+/// called). The other arguments are as for `producer_send_cb`.
+///
+/// Thread-safety: safe from any thread, concurrently on one producer, and
+/// from a delivery callback.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_producer_send_cb_traced(producer: *mut cursus_producer_t, topic: *const c_char, partition: i32, key: *const u8, key_len: usize, value: *const u8, value_len: usize, timestamp: i64, metadata: *const c_char, traceparent: *const c_char, tracestate: *const c_char, callback: cursus_delivery_cb, user_data: *mut c_void, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        let producer = crate::args::handle::<::cursus_bridge::api::Producer>(producer as usize as u64)?;
+        let topic = crate::args::str_arg(topic, "topic")?;
+        let key = crate::args::opt_bytes_arg(key, key_len, "key")?;
+        let value = crate::args::bytes_arg(value, value_len, "value")?;
+        let metadata = crate::args::opt_str_arg(metadata, "metadata")?;
+        let traceparent = crate::args::opt_str_arg(traceparent, "traceparent")?;
+        let tracestate = crate::args::opt_str_arg(tracestate, "tracestate")?;
+        let callback = callback.is_some().then(|| crate::callbacks::delivery(callback, user_data));
+        ::cursus_bridge::api::producer::producer_send_cb_traced(&producer, topic, partition, key, value, timestamp, metadata, traceparent, tracestate, callback)?;
         Ok(())
     })
 }
@@ -6909,6 +7092,311 @@ pub unsafe extern "C" fn cursus_truncate_outcome_cleanup_pending(outcome: *const
     })
 }
 
+/// The instrumentation scope every layer names its tracer with (`cursus`).
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_span_scope(out_scope: *mut *mut c_char, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        crate::args::clear(out_scope);
+        let result = ::cursus_bridge::api::telemetry::span_scope()?;
+        crate::args::put_string(out_scope, &result);
+        Ok(())
+    })
+}
+
+/// The publish span of a send of one record to `topic`: `partition` < 0
+/// when the partitioner chooses, `key` absent for none (only a UTF-8 key
+/// is recorded), `body_size` the value's length, `client_id` absent for
+/// none. Started at the send, ended at the acknowledgement.
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_span_publish(topic: *const c_char, partition: i32, key: *const u8, key_len: usize, body_size: u64, client_id: *const c_char, out_span: *mut *mut cursus_span_spec_t, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        crate::args::clear(out_span);
+        let topic = crate::args::str_arg(topic, "topic")?;
+        let key = crate::args::opt_bytes_arg(key, key_len, "key")?;
+        let client_id = crate::args::opt_str_arg(client_id, "client_id")?;
+        let result = ::cursus_bridge::api::telemetry::span_publish(topic, partition, key, body_size, client_id)?;
+        crate::args::put_handle(out_span, Some(result));
+        Ok(())
+    })
+}
+
+/// What a publish span adds when the record is acknowledged (`offset` < 0:
+/// none, as with acks=0): attributes only.
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_span_acknowledged(partition: u32, offset: i64, out_span: *mut *mut cursus_span_spec_t, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        crate::args::clear(out_span);
+        let result = ::cursus_bridge::api::telemetry::span_acknowledged(partition, offset)?;
+        crate::args::put_handle(out_span, Some(result));
+        Ok(())
+    })
+}
+
+/// The receive span of one poll that returned `count` records of `topics`
+/// (one entry per record, or per distinct topic), `group` absent for none.
+/// A layer links it to each record's trace context.
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_span_receive(topics: *const *const c_char, topics_count: usize, count: u64, group: *const c_char, out_span: *mut *mut cursus_span_spec_t, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        crate::args::clear(out_span);
+        let topics = crate::args::strings_arg(topics, topics_count, "topics")?;
+        let group = crate::args::opt_str_arg(group, "group")?;
+        let result = ::cursus_bridge::api::telemetry::span_receive(&topics, count, group)?;
+        crate::args::put_handle(out_span, Some(result));
+        Ok(())
+    })
+}
+
+/// The process span of one received record: a child of the record's
+/// trace context.
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_span_process(topic: *const c_char, partition: u32, offset: u64, key: *const u8, key_len: usize, body_size: u64, group: *const c_char, out_span: *mut *mut cursus_span_spec_t, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        crate::args::clear(out_span);
+        let topic = crate::args::str_arg(topic, "topic")?;
+        let key = crate::args::opt_bytes_arg(key, key_len, "key")?;
+        let group = crate::args::opt_str_arg(group, "group")?;
+        let result = ::cursus_bridge::api::telemetry::span_process(topic, partition, offset, key, body_size, group)?;
+        crate::args::put_handle(out_span, Some(result));
+        Ok(())
+    })
+}
+
+/// The span of a transaction's commit (`commit` true) or abort.
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_span_end_transaction(transactional_id: *const c_char, commit: bool, out_span: *mut *mut cursus_span_spec_t, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        crate::args::clear(out_span);
+        let transactional_id = crate::args::str_arg(transactional_id, "transactional_id")?;
+        let result = ::cursus_bridge::api::telemetry::span_end_transaction(transactional_id, commit)?;
+        crate::args::put_handle(out_span, Some(result));
+        Ok(())
+    })
+}
+
+/// The span of an event-store append to `aggregate` expecting `version`.
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_span_append(topic: *const c_char, aggregate: *const c_char, version: u64, out_span: *mut *mut cursus_span_spec_t, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        crate::args::clear(out_span);
+        let topic = crate::args::str_arg(topic, "topic")?;
+        let aggregate = crate::args::str_arg(aggregate, "aggregate")?;
+        let result = ::cursus_bridge::api::telemetry::span_append(topic, aggregate, version)?;
+        crate::args::put_handle(out_span, Some(result));
+        Ok(())
+    })
+}
+
+/// The span of an event-store read of `aggregate` from `from_version`.
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_span_read(topic: *const c_char, aggregate: *const c_char, from_version: u64, out_span: *mut *mut cursus_span_spec_t, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        crate::args::clear(out_span);
+        let topic = crate::args::str_arg(topic, "topic")?;
+        let aggregate = crate::args::str_arg(aggregate, "aggregate")?;
+        let result = ::cursus_bridge::api::telemetry::span_read(topic, aggregate, from_version)?;
+        crate::args::put_handle(out_span, Some(result));
+        Ok(())
+    })
+}
+
+/// What a span of a failed operation adds (`error.type`, the error's
+/// `code`): attributes only. The layer also sets the span's status to
+/// error.
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_span_failed(code: *const c_char, out_span: *mut *mut cursus_span_spec_t, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        crate::args::clear(out_span);
+        let code = crate::args::str_arg(code, "code")?;
+        let result = ::cursus_bridge::api::telemetry::span_failed(code)?;
+        crate::args::put_handle(out_span, Some(result));
+        Ok(())
+    })
+}
+
+/// The span's name (empty for attributes alone).
+///
+/// Thread-safety: safe from any thread while the span spec is alive.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_span_spec_name(span: *const cursus_span_spec_t) -> *const c_char {
+    crate::guard::access(std::ptr::null(), || {
+        let (span, side) = crate::args::handle_with_side::<::cursus_bridge::api::SpanSpec>(span as usize as u64)?;
+        let value = ::cursus_bridge::api::telemetry::span_spec_name(&span);
+        Ok(crate::lend::str(&side, format!("span_spec_name:{:?}", ()), value))
+    })
+}
+
+/// The span's kind: `producer`, `consumer` or `client`.
+///
+/// Thread-safety: safe from any thread while the span spec is alive.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_span_spec_kind(span: *const cursus_span_spec_t) -> *const c_char {
+    crate::guard::access(std::ptr::null(), || {
+        let (span, side) = crate::args::handle_with_side::<::cursus_bridge::api::SpanSpec>(span as usize as u64)?;
+        let value = ::cursus_bridge::api::telemetry::span_spec_kind(&span);
+        Ok(crate::lend::str(&side, format!("span_spec_kind:{:?}", ()), value))
+    })
+}
+
+/// The number of attributes.
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_span_spec_attribute_count(span: *const cursus_span_spec_t) -> usize {
+    crate::guard::access(0, || {
+        let (span, side) = crate::args::handle_with_side::<::cursus_bridge::api::SpanSpec>(span as usize as u64)?;
+        let value = ::cursus_bridge::api::telemetry::span_spec_attribute_count(&span);
+        let _ = &side;
+        Ok(value)
+    })
+}
+
+/// Attribute `index`'s key; none out of range.
+///
+/// Thread-safety: safe from any thread while the span spec is alive.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_span_spec_attribute_key(span: *const cursus_span_spec_t, index: usize) -> *const c_char {
+    crate::guard::access(std::ptr::null(), || {
+        let (span, side) = crate::args::handle_with_side::<::cursus_bridge::api::SpanSpec>(span as usize as u64)?;
+        let value = ::cursus_bridge::api::telemetry::span_spec_attribute_key(&span, index);
+        Ok(value.map_or(std::ptr::null(), |v| crate::lend::str(&side, format!("span_spec_attribute_key:{:?}", (index,)), v)))
+    })
+}
+
+/// Attribute `index`'s value when it is a string; none when it is an
+/// integer (`span_spec_attribute_int`) or out of range.
+///
+/// Thread-safety: safe from any thread while the span spec is alive.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_span_spec_attribute_string(span: *const cursus_span_spec_t, index: usize) -> *const c_char {
+    crate::guard::access(std::ptr::null(), || {
+        let (span, side) = crate::args::handle_with_side::<::cursus_bridge::api::SpanSpec>(span as usize as u64)?;
+        let value = ::cursus_bridge::api::telemetry::span_spec_attribute_string(&span, index);
+        Ok(value.map_or(std::ptr::null(), |v| crate::lend::str(&side, format!("span_spec_attribute_string:{:?}", (index,)), v)))
+    })
+}
+
+/// Attribute `index`'s value when it is an integer; 0 otherwise.
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_span_spec_attribute_int(span: *const cursus_span_spec_t, index: usize) -> i64 {
+    crate::guard::access(0, || {
+        let (span, side) = crate::args::handle_with_side::<::cursus_bridge::api::SpanSpec>(span as usize as u64)?;
+        let value = ::cursus_bridge::api::telemetry::span_spec_attribute_int(&span, index);
+        let _ = &side;
+        Ok(value)
+    })
+}
+
 /// Obtains the producer's transactional session from the broker, fencing
 /// any older producer with the same `transactional_id` and aborting a
 /// transaction it left open. Call once before the first transaction.
@@ -7575,6 +8063,22 @@ pub unsafe extern "C" fn cursus_snapshot_read_destroy(handle: *mut cursus_snapsh
     crate::guard::quiet(|| ::cursus_bridge::registry::remove::<::cursus_bridge::api::SnapshotRead>(handle as usize as u64));
 }
 
+/// Destroys a span spec handle (NULL and already-destroyed handles are
+/// ignored). Strings and bytes its accessors lent become invalid.
+///
+/// Thread-safety: safe from any thread; calls running on the handle
+/// finish normally, later ones fail with `CURSUS_ERR_INVALID_ARGUMENT`.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_span_spec_destroy(handle: *mut cursus_span_spec_t) {
+    crate::guard::quiet(|| ::cursus_bridge::registry::remove::<::cursus_bridge::api::SpanSpec>(handle as usize as u64));
+}
+
 /// Destroys a statistics handle (NULL and already-destroyed handles are
 /// ignored). Strings and bytes its accessors lent become invalid.
 ///
@@ -7685,6 +8189,22 @@ pub unsafe extern "C" fn cursus_topic_metadata_destroy(handle: *mut cursus_topic
 #[no_mangle]
 pub unsafe extern "C" fn cursus_topic_partition_list_destroy(handle: *mut cursus_topic_partition_list_t) {
     crate::guard::quiet(|| ::cursus_bridge::registry::remove::<::cursus_bridge::api::TopicPartitionList>(handle as usize as u64));
+}
+
+/// Destroys a trace context handle (NULL and already-destroyed handles are
+/// ignored). Strings and bytes its accessors lent become invalid.
+///
+/// Thread-safety: safe from any thread; calls running on the handle
+/// finish normally, later ones fail with `CURSUS_ERR_INVALID_ARGUMENT`.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_trace_context_destroy(handle: *mut cursus_trace_context_t) {
+    crate::guard::quiet(|| ::cursus_bridge::registry::remove::<::cursus_bridge::api::TraceContext>(handle as usize as u64));
 }
 
 /// Destroys a truncate outcome handle (NULL and already-destroyed handles are

@@ -60,6 +60,10 @@ void test_seek_position_pause_resume_and_committed_list(void);
 void test_rebalance_listener_seeks_and_commits_on_close(void);
 void test_statistics_snapshot_and_listener(void);
 void test_log_listener_gets_engine_records(void);
+/* test_trace.c */
+void test_trace_context_round_trip(void);
+void test_trace_context_accessors_of_invalid_handles(void);
+void test_span_specs_are_the_engines(void);
 /* test_security.c */
 void test_tls_mutual_auth_produce_and_consume(void);
 void test_wrong_token_is_authentication_failed(void);
@@ -125,6 +129,9 @@ int main(void) {
       TEST(rebalance_listener_seeks_and_commits_on_close),
       TEST(statistics_snapshot_and_listener),
       TEST(log_listener_gets_engine_records),
+      TEST(trace_context_round_trip),
+      TEST(trace_context_accessors_of_invalid_handles),
+      TEST(span_specs_are_the_engines),
       TEST(tls_mutual_auth_produce_and_consume),
       TEST(wrong_token_is_authentication_failed),
       TEST(tls_without_client_certificate_is_refused),

@@ -26,7 +26,37 @@ struct BatchRecord {
   std::optional<std::string_view> topic = std::nullopt;
 };
 
+/// One record's options besides its topic and value (`Producer::send` with
+/// options): what the positional overloads take, plus the record's metadata
+/// and the trace context of the span sending it.
+struct SendOptions {
+  std::optional<std::string_view> key = std::nullopt;  ///< The key; none: no key.
+  int32_t partition = CURSUS_ANY_PARTITION;            ///< < 0: the partitioner chooses.
+  std::optional<int64_t> timestamp = std::nullopt;     ///< Milliseconds since the epoch; none: now.
+  /// The record's metadata (UTF-8, usually a JSON object); none: none.
+  std::optional<std::string> metadata = std::nullopt;
+  /// The W3C context of the span sending the record (a tracing layer's
+  /// publish span): the engine adds it to the metadata, consumers read it
+  /// with Message::trace_context (docs/observability.md, "C and C++"). A
+  /// malformed one fails the send with InvalidArgumentError, code
+  /// "invalid_trace_context".
+  std::optional<TraceContext> trace_context = std::nullopt;
+};
+
 namespace detail {
+/// SendOptions' strings as the traced sends take them (NULL: none); valid
+/// while `o` is.
+struct TracedArgs {
+  const char *metadata;
+  const char *traceparent;
+  const char *tracestate;
+  explicit TracedArgs(const SendOptions &o)
+      : metadata(o.metadata ? text(*o.metadata, "metadata") : nullptr),
+        traceparent(o.trace_context ? text(o.trace_context->traceparent, "traceparent") : nullptr),
+        tracestate(o.trace_context && o.trace_context->tracestate ? text(*o.trace_context->tracestate, "tracestate")
+                                                                  : nullptr) {}
+};
+
 inline void put_le(std::string &out, uint64_t v, int n) {
   for (int i = 0; i < n; i++) out.push_back(static_cast<char>(v >> (8 * i)));
 }
@@ -105,6 +135,19 @@ class Producer {
     return RecordMetadata{m.partition, m.offset, m.timestamp};
   }
 
+  /// Sends one record with `options` (metadata, trace context, ...) and
+  /// waits for its acknowledgement.
+  RecordMetadata send(const std::string &topic, std::string_view payload, const SendOptions &options) {
+    const auto &key = options.key;
+    detail::TracedArgs traced(options);
+    cursus_record_metadata_t m{};
+    detail::call(cursus_producer_send_traced, h_.get(), topic.c_str(), options.partition,
+                 key ? detail::bytes(*key) : nullptr, key ? key->size() : size_t{0}, detail::bytes(payload),
+                 payload.size(), options.timestamp.value_or(CURSUS_NO_TIMESTAMP), traced.metadata, traced.traceparent,
+                 traced.tracestate, &m);
+    return RecordMetadata{m.partition, m.offset, m.timestamp};
+  }
+
   /// Queues one record; `callback` then runs once with the outcome. Throws
   /// (and never calls back) when the record cannot be queued.
   void send(const std::string &topic, std::string_view payload, Callback callback,
@@ -116,11 +159,32 @@ class Producer {
                                                 key ? key->size() : size_t{0}, detail::bytes(payload), payload.size(),
                                                 timestamp.value_or(CURSUS_NO_TIMESTAMP), &Producer::trampoline, boxed,
                                                 &err);
-    if (s != CURSUS_OK) {
-      delete boxed;  // not queued: the callback will never run
-      std::unique_ptr<cursus_error_t, void (*)(cursus_error_t *)> guard(err, cursus_error_destroy);
-      detail::throw_from(s, err);
-    }
+    queued_or_throw(s, err, boxed);
+  }
+
+  /// Queues one record with `options` (metadata, trace context, ...);
+  /// `callback` then runs once with the outcome. Throws (and never calls
+  /// back) when the record cannot be queued or its trace context is malformed.
+  void send(const std::string &topic, std::string_view payload, const SendOptions &options, Callback callback) {
+    const auto &key = options.key;
+    detail::TracedArgs traced(options);
+    auto *boxed = new Callback(std::move(callback));
+    cursus_error_t *err = nullptr;
+    cursus_status_t s = cursus_producer_send_cb_traced(
+        h_.get(), topic.c_str(), options.partition, key ? detail::bytes(*key) : nullptr,
+        key ? key->size() : size_t{0}, detail::bytes(payload), payload.size(),
+        options.timestamp.value_or(CURSUS_NO_TIMESTAMP), traced.metadata, traced.traceparent, traced.tracestate,
+        &Producer::trampoline, boxed, &err);
+    queued_or_throw(s, err, boxed);
+  }
+
+  /// Queues one record with `options`; the future holds its metadata or its error.
+  std::future<RecordMetadata> send_async(const std::string &topic, std::string_view payload,
+                                         const SendOptions &options) {
+    auto promise = std::make_shared<std::promise<RecordMetadata>>();
+    std::future<RecordMetadata> f = promise->get_future();
+    send(topic, payload, options, promise_callback(promise));
+    return f;
   }
 
   /// Queues one record; the future holds its metadata or its error.
@@ -130,15 +194,7 @@ class Producer {
                                          std::optional<int64_t> timestamp = std::nullopt) {
     auto promise = std::make_shared<std::promise<RecordMetadata>>();
     std::future<RecordMetadata> f = promise->get_future();
-    send(
-        topic, payload,
-        [promise](const DeliveryReport &r) {
-          if (r.error)
-            promise->set_exception(r.error);
-          else
-            promise->set_value(r.metadata);
-        },
-        key, partition, timestamp);
+    send(topic, payload, promise_callback(promise), key, partition, timestamp);
     return f;
   }
 
@@ -269,6 +325,23 @@ class Producer {
   }
 
  private:
+  /// After a send with a callback: throws when the record was not queued
+  /// (and frees the callback, which will never run).
+  static void queued_or_throw(cursus_status_t s, cursus_error_t *err, Callback *boxed) {
+    if (s == CURSUS_OK) return;
+    delete boxed;
+    std::unique_ptr<cursus_error_t, void (*)(cursus_error_t *)> guard(err, cursus_error_destroy);
+    detail::throw_from(s, err);
+  }
+  /// A delivery callback settling `promise`.
+  static Callback promise_callback(std::shared_ptr<std::promise<RecordMetadata>> promise) {
+    return [promise](const DeliveryReport &r) {
+      if (r.error)
+        promise->set_exception(r.error);
+      else
+        promise->set_value(r.metadata);
+    };
+  }
   static void trampoline(void *user_data, const cursus_delivery_report_t *report) {
     std::unique_ptr<Callback> cb(static_cast<Callback *>(user_data));
     DeliveryReport r{nullptr, detail::str(report->topic),

@@ -152,6 +152,28 @@ struct RecordEvent {
   std::optional<std::string> id;   ///< The event id, when it has one.
 };
 
+/// A W3C trace context (docs/observability.md, "Trace context in records"):
+/// what a send carries for the span that sent the record, and what a
+/// consumed record gives back. Plain values; the send checks them
+/// (InvalidArgumentError, code "invalid_trace_context").
+struct TraceContext {
+  std::string traceparent;                ///< The `traceparent` header value.
+  std::optional<std::string> tracestate;  ///< The `tracestate` header value, if any.
+
+  /// Compares both values.
+  bool operator==(const TraceContext &o) const { return traceparent == o.traceparent && tracestate == o.tracestate; }
+  /// Compares both values.
+  bool operator!=(const TraceContext &o) const { return !(*this == o); }
+};
+
+namespace detail {
+/// The context of `traceparent` and `tracestate` (either may be NULL).
+inline std::optional<TraceContext> trace_context(const char *traceparent, const char *tracestate) {
+  if (!traceparent) return std::nullopt;
+  return TraceContext{traceparent, tracestate ? std::optional<std::string>(tracestate) : std::nullopt};
+}
+}  // namespace detail
+
 /// A consumed record (owns its C message; views are valid while it lives).
 class Message {
  public:
@@ -171,6 +193,11 @@ class Message {
   std::optional<std::string_view> metadata() const {
     const char *m = cursus_message_metadata(h_.get());
     return m ? std::optional<std::string_view>(m) : std::nullopt;
+  }
+  /// The trace context the record carries (the sending span's), none when
+  /// it carries none: the parent of a process span, a link of a receive span.
+  std::optional<TraceContext> trace_context() const {
+    return detail::trace_context(cursus_message_traceparent(h_.get()), cursus_message_tracestate(h_.get()));
   }
   /// The event fields when the record is an event of an event-sourcing topic.
   std::optional<RecordEvent> event() const {
@@ -207,6 +234,16 @@ struct Record {
   std::string value;                    ///< Value bytes.
   std::optional<std::string> metadata;  ///< Metadata (UTF-8), none when absent.
   std::optional<RecordEvent> event;     ///< Event fields, when the record is an event.
+
+  /// The trace context the record's metadata carries, as Message::trace_context.
+  std::optional<TraceContext> trace_context() const {
+    if (!metadata) return std::nullopt;
+    cursus_trace_context_t *c = nullptr;
+    detail::call(cursus_trace_context_extract, detail::text(*metadata, "metadata"), &c);
+    if (!c) return std::nullopt;
+    detail::Handle<cursus_trace_context_t, cursus_trace_context_destroy> owned(c);
+    return detail::trace_context(cursus_trace_context_traceparent(c), cursus_trace_context_tracestate(c));
+  }
 };
 
 }  // namespace cursus

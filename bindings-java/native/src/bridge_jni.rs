@@ -2293,6 +2293,66 @@ pub extern "system" fn Java_io_cursus_NativeBridge_messagePayload<'l>(mut env: J
     })
 }
 
+/// `NativeBridge.messageTraceparent`: see `::cursus_bridge::api::message::message_traceparent`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_messageTraceparent<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, message: jlong) -> jstring {
+    crate::glue::run(&mut env, std::ptr::null_mut(), |env| {
+        let _ = &env;
+        let message = crate::glue::handle::<::cursus_bridge::api::Message>(message)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::message::message_traceparent(&message);
+        crate::glue::opt_new_string(env, result)
+    })
+}
+
+/// `NativeBridge.messageTracestate`: see `::cursus_bridge::api::message::message_tracestate`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_messageTracestate<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, message: jlong) -> jstring {
+    crate::glue::run(&mut env, std::ptr::null_mut(), |env| {
+        let _ = &env;
+        let message = crate::glue::handle::<::cursus_bridge::api::Message>(message)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::message::message_tracestate(&message);
+        crate::glue::opt_new_string(env, result)
+    })
+}
+
+/// `NativeBridge.traceContextExtract`: see `::cursus_bridge::api::message::trace_context_extract`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_traceContextExtract<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, metadata: JString<'l>) -> jlong {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let metadata = crate::glue::string(env, &metadata, "metadata")?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::message::trace_context_extract(&metadata)?;
+        Ok(result.map_or(0, |r| ::cursus_bridge::registry::insert(r) as jlong))
+    })
+}
+
+/// `NativeBridge.traceContextTraceparent`: see `::cursus_bridge::api::message::trace_context_traceparent`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_traceContextTraceparent<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, context: jlong) -> jstring {
+    crate::glue::run(&mut env, std::ptr::null_mut(), |env| {
+        let _ = &env;
+        let context = crate::glue::handle::<::cursus_bridge::api::TraceContext>(context)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::message::trace_context_traceparent(&context);
+        crate::glue::new_string(env, result)
+    })
+}
+
+/// `NativeBridge.traceContextTracestate`: see `::cursus_bridge::api::message::trace_context_tracestate`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_traceContextTracestate<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, context: jlong) -> jstring {
+    crate::glue::run(&mut env, std::ptr::null_mut(), |env| {
+        let _ = &env;
+        let context = crate::glue::handle::<::cursus_bridge::api::TraceContext>(context)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::message::trace_context_tracestate(&context);
+        crate::glue::opt_new_string(env, result)
+    })
+}
+
 /// `NativeBridge.producerStatistics`: see `::cursus_bridge::api::observability::producer_statistics`.
 #[no_mangle]
 pub extern "system" fn Java_io_cursus_NativeBridge_producerStatistics<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, producer: jlong) -> jlong {
@@ -2803,6 +2863,25 @@ pub extern "system" fn Java_io_cursus_NativeBridge_producerSendCb<'l>(mut env: J
         let callback = if callback.is_null() { None } else { Some(crate::glue::delivery(env, &callback)?) };
         #[allow(clippy::let_unit_value)]
         let result = ::cursus_bridge::api::producer::producer_send_cb(&producer, &topic, partition, key.as_deref(), &value, timestamp, callback)?;
+        Ok(result)
+    })
+}
+
+/// `NativeBridge.producerSendCbTraced`: see `::cursus_bridge::api::producer::producer_send_cb_traced`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_producerSendCbTraced<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, producer: jlong, topic: JString<'l>, partition: jint, key: JByteArray<'l>, value: JByteArray<'l>, timestamp: jlong, metadata: JString<'l>, traceparent: JString<'l>, tracestate: JString<'l>, callback: JObject<'l>) {
+    crate::glue::run(&mut env, (), |env| {
+        let _ = &env;
+        let producer = crate::glue::handle::<::cursus_bridge::api::Producer>(producer)?;
+        let topic = crate::glue::string(env, &topic, "topic")?;
+        let key = crate::glue::opt_bytes(env, &key)?;
+        let value = crate::glue::bytes(env, &value, "value")?;
+        let metadata = crate::glue::opt_string(env, &metadata)?;
+        let traceparent = crate::glue::opt_string(env, &traceparent)?;
+        let tracestate = crate::glue::opt_string(env, &tracestate)?;
+        let callback = if callback.is_null() { None } else { Some(crate::glue::delivery(env, &callback)?) };
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::producer::producer_send_cb_traced(&producer, &topic, partition, key.as_deref(), &value, timestamp, metadata.as_deref(), traceparent.as_deref(), tracestate.as_deref(), callback)?;
         Ok(result)
     })
 }
@@ -3963,6 +4042,191 @@ pub extern "system" fn Java_io_cursus_NativeBridge_truncateOutcomeCleanupPending
     })
 }
 
+/// `NativeBridge.spanScope`: see `::cursus_bridge::api::telemetry::span_scope`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_spanScope<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>) -> jstring {
+    crate::glue::run(&mut env, std::ptr::null_mut(), |env| {
+        let _ = &env;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::telemetry::span_scope()?;
+        crate::glue::new_string(env, &result)
+    })
+}
+
+/// `NativeBridge.spanPublish`: see `::cursus_bridge::api::telemetry::span_publish`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_spanPublish<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, topic: JString<'l>, partition: jint, key: JByteArray<'l>, body_size: jlong, client_id: JString<'l>) -> jlong {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let topic = crate::glue::string(env, &topic, "topic")?;
+        let key = crate::glue::opt_bytes(env, &key)?;
+        let client_id = crate::glue::opt_string(env, &client_id)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::telemetry::span_publish(&topic, partition, key.as_deref(), crate::glue::u64_arg("body_size", body_size)?, client_id.as_deref())?;
+        Ok(::cursus_bridge::registry::insert(result) as jlong)
+    })
+}
+
+/// `NativeBridge.spanAcknowledged`: see `::cursus_bridge::api::telemetry::span_acknowledged`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_spanAcknowledged<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, partition: jint, offset: jlong) -> jlong {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::telemetry::span_acknowledged(crate::glue::u32_arg("partition", partition)?, offset)?;
+        Ok(::cursus_bridge::registry::insert(result) as jlong)
+    })
+}
+
+/// `NativeBridge.spanReceive`: see `::cursus_bridge::api::telemetry::span_receive`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_spanReceive<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, topics: JObjectArray<'l>, count: jlong, group: JString<'l>) -> jlong {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let topics = crate::glue::strings(env, &topics, "topics")?;
+        let group = crate::glue::opt_string(env, &group)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::telemetry::span_receive(&topics, crate::glue::u64_arg("count", count)?, group.as_deref())?;
+        Ok(::cursus_bridge::registry::insert(result) as jlong)
+    })
+}
+
+/// `NativeBridge.spanProcess`: see `::cursus_bridge::api::telemetry::span_process`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_spanProcess<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, topic: JString<'l>, partition: jint, offset: jlong, key: JByteArray<'l>, body_size: jlong, group: JString<'l>) -> jlong {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let topic = crate::glue::string(env, &topic, "topic")?;
+        let key = crate::glue::opt_bytes(env, &key)?;
+        let group = crate::glue::opt_string(env, &group)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::telemetry::span_process(&topic, crate::glue::u32_arg("partition", partition)?, crate::glue::u64_arg("offset", offset)?, key.as_deref(), crate::glue::u64_arg("body_size", body_size)?, group.as_deref())?;
+        Ok(::cursus_bridge::registry::insert(result) as jlong)
+    })
+}
+
+/// `NativeBridge.spanEndTransaction`: see `::cursus_bridge::api::telemetry::span_end_transaction`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_spanEndTransaction<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, transactional_id: JString<'l>, commit: jboolean) -> jlong {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let transactional_id = crate::glue::string(env, &transactional_id, "transactional_id")?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::telemetry::span_end_transaction(&transactional_id, commit != 0)?;
+        Ok(::cursus_bridge::registry::insert(result) as jlong)
+    })
+}
+
+/// `NativeBridge.spanAppend`: see `::cursus_bridge::api::telemetry::span_append`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_spanAppend<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, topic: JString<'l>, aggregate: JString<'l>, version: jlong) -> jlong {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let topic = crate::glue::string(env, &topic, "topic")?;
+        let aggregate = crate::glue::string(env, &aggregate, "aggregate")?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::telemetry::span_append(&topic, &aggregate, crate::glue::u64_arg("version", version)?)?;
+        Ok(::cursus_bridge::registry::insert(result) as jlong)
+    })
+}
+
+/// `NativeBridge.spanRead`: see `::cursus_bridge::api::telemetry::span_read`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_spanRead<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, topic: JString<'l>, aggregate: JString<'l>, from_version: jlong) -> jlong {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let topic = crate::glue::string(env, &topic, "topic")?;
+        let aggregate = crate::glue::string(env, &aggregate, "aggregate")?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::telemetry::span_read(&topic, &aggregate, crate::glue::u64_arg("from_version", from_version)?)?;
+        Ok(::cursus_bridge::registry::insert(result) as jlong)
+    })
+}
+
+/// `NativeBridge.spanFailed`: see `::cursus_bridge::api::telemetry::span_failed`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_spanFailed<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, code: JString<'l>) -> jlong {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let code = crate::glue::string(env, &code, "code")?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::telemetry::span_failed(&code)?;
+        Ok(::cursus_bridge::registry::insert(result) as jlong)
+    })
+}
+
+/// `NativeBridge.spanSpecName`: see `::cursus_bridge::api::telemetry::span_spec_name`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_spanSpecName<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, span: jlong) -> jstring {
+    crate::glue::run(&mut env, std::ptr::null_mut(), |env| {
+        let _ = &env;
+        let span = crate::glue::handle::<::cursus_bridge::api::SpanSpec>(span)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::telemetry::span_spec_name(&span);
+        crate::glue::new_string(env, result)
+    })
+}
+
+/// `NativeBridge.spanSpecKind`: see `::cursus_bridge::api::telemetry::span_spec_kind`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_spanSpecKind<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, span: jlong) -> jstring {
+    crate::glue::run(&mut env, std::ptr::null_mut(), |env| {
+        let _ = &env;
+        let span = crate::glue::handle::<::cursus_bridge::api::SpanSpec>(span)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::telemetry::span_spec_kind(&span);
+        crate::glue::new_string(env, result)
+    })
+}
+
+/// `NativeBridge.spanSpecAttributeCount`: see `::cursus_bridge::api::telemetry::span_spec_attribute_count`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_spanSpecAttributeCount<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, span: jlong) -> jint {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let span = crate::glue::handle::<::cursus_bridge::api::SpanSpec>(span)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::telemetry::span_spec_attribute_count(&span);
+        Ok(result as jint)
+    })
+}
+
+/// `NativeBridge.spanSpecAttributeKey`: see `::cursus_bridge::api::telemetry::span_spec_attribute_key`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_spanSpecAttributeKey<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, span: jlong, index: jint) -> jstring {
+    crate::glue::run(&mut env, std::ptr::null_mut(), |env| {
+        let _ = &env;
+        let span = crate::glue::handle::<::cursus_bridge::api::SpanSpec>(span)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::telemetry::span_spec_attribute_key(&span, crate::glue::usize_arg("index", index)?);
+        crate::glue::opt_new_string(env, result)
+    })
+}
+
+/// `NativeBridge.spanSpecAttributeString`: see `::cursus_bridge::api::telemetry::span_spec_attribute_string`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_spanSpecAttributeString<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, span: jlong, index: jint) -> jstring {
+    crate::glue::run(&mut env, std::ptr::null_mut(), |env| {
+        let _ = &env;
+        let span = crate::glue::handle::<::cursus_bridge::api::SpanSpec>(span)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::telemetry::span_spec_attribute_string(&span, crate::glue::usize_arg("index", index)?);
+        crate::glue::opt_new_string(env, result)
+    })
+}
+
+/// `NativeBridge.spanSpecAttributeInt`: see `::cursus_bridge::api::telemetry::span_spec_attribute_int`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_spanSpecAttributeInt<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, span: jlong, index: jint) -> jlong {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let span = crate::glue::handle::<::cursus_bridge::api::SpanSpec>(span)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::telemetry::span_spec_attribute_int(&span, crate::glue::usize_arg("index", index)?);
+        Ok(result as jlong)
+    })
+}
+
 /// `NativeBridge.producerInitTransactions`: see `::cursus_bridge::api::transaction::producer_init_transactions`.
 #[no_mangle]
 pub extern "system" fn Java_io_cursus_NativeBridge_producerInitTransactions<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, producer: jlong) {
@@ -4353,6 +4617,15 @@ pub extern "system" fn Java_io_cursus_NativeBridge_snapshotReadDestroy<'l>(mut e
     })
 }
 
+/// `NativeBridge.spanSpecDestroy`: releases a handle.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_spanSpecDestroy<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, handle: jlong) {
+    crate::glue::run(&mut env, (), |_| {
+        ::cursus_bridge::registry::remove::<::cursus_bridge::api::SpanSpec>(handle as u64);
+        Ok(())
+    })
+}
+
 /// `NativeBridge.statisticsDestroy`: releases a handle.
 #[no_mangle]
 pub extern "system" fn Java_io_cursus_NativeBridge_statisticsDestroy<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, handle: jlong) {
@@ -4412,6 +4685,15 @@ pub extern "system" fn Java_io_cursus_NativeBridge_topicMetadataDestroy<'l>(mut 
 pub extern "system" fn Java_io_cursus_NativeBridge_topicPartitionListDestroy<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, handle: jlong) {
     crate::glue::run(&mut env, (), |_| {
         ::cursus_bridge::registry::remove::<::cursus_bridge::api::TopicPartitionList>(handle as u64);
+        Ok(())
+    })
+}
+
+/// `NativeBridge.traceContextDestroy`: releases a handle.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_traceContextDestroy<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, handle: jlong) {
+    crate::glue::run(&mut env, (), |_| {
+        ::cursus_bridge::registry::remove::<::cursus_bridge::api::TraceContext>(handle as u64);
         Ok(())
     })
 }

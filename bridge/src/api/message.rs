@@ -1,16 +1,29 @@
 //! A consumed record, held by handle (C's one-message poll).
 
 use crate::registry::Handle;
-use cursus::ConsumerRecord;
+use cursus::{ConsumerRecord, Result, TraceContext};
 use cursus_bridge_macros::bridge_fn;
+use std::sync::OnceLock;
 
 /// One consumed record.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Message(pub ConsumerRecord);
+pub struct Message(pub ConsumerRecord, TraceContextCell);
+
+/// The trace context of a message's metadata, extracted on first use
+/// (most applications never ask; most records carry none) and then held
+/// by the message, so the strings its accessors lend live as long as it.
+type TraceContextCell = OnceLock<Option<TraceContext>>;
 
 impl From<ConsumerRecord> for Message {
     fn from(r: ConsumerRecord) -> Message {
-        Message(r)
+        Message(r, OnceLock::new())
+    }
+}
+
+impl Message {
+    /// The trace context the record carries, if any.
+    pub fn trace_context(&self) -> Option<&TraceContext> {
+        self.1.get_or_init(|| self.0.trace_context()).as_ref()
     }
 }
 
@@ -122,4 +135,57 @@ pub fn message_event_id(message: &Message) -> Option<&str> {
 #[bridge_fn]
 pub fn message_payload(message: &Message) -> &[u8] {
     &message.0.payload
+}
+
+/// The W3C `traceparent` of the span that sent the record, when its
+/// metadata carries a trace context (docs/observability.md, "Trace
+/// context in records"); none otherwise (a malformed one counts as
+/// none). A tracing layer starts the record's process span as a child
+/// of it, and links the poll's receive span to it.
+///
+/// Thread-safety: safe from any thread while the message is alive.
+#[bridge_fn]
+pub fn message_traceparent(message: &Message) -> Option<&str> {
+    message.trace_context().map(TraceContext::traceparent)
+}
+
+/// The W3C `tracestate` that came with `message_traceparent`; none when
+/// the record carries no context or a context without state.
+///
+/// Thread-safety: safe from any thread while the message is alive.
+#[bridge_fn]
+pub fn message_tracestate(message: &Message) -> Option<&str> {
+    message.trace_context().and_then(TraceContext::tracestate)
+}
+
+impl Handle for TraceContext {
+    const KIND: &'static str = "trace context";
+}
+
+/// The trace context `metadata` (a record's metadata, as a batch poll's
+/// record view gives it) carries, by the engine's rules
+/// (docs/observability.md, "Trace context in records"); none when it
+/// carries none or a malformed one. What `message_traceparent` reads, for
+/// records that are not message handles.
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn(out = "context")]
+pub fn trace_context_extract(metadata: &str) -> Result<Option<TraceContext>> {
+    Ok(cursus::trace_context::extract(metadata))
+}
+
+/// The context's W3C `traceparent`.
+///
+/// Thread-safety: safe from any thread while the context is alive.
+#[bridge_fn]
+pub fn trace_context_traceparent(context: &TraceContext) -> &str {
+    context.traceparent()
+}
+
+/// The context's W3C `tracestate`; none when it has none.
+///
+/// Thread-safety: safe from any thread while the context is alive.
+#[bridge_fn]
+pub fn trace_context_tracestate(context: &TraceContext) -> Option<&str> {
+    context.tracestate()
 }

@@ -38,6 +38,7 @@ pub mod observability;
 pub mod producer;
 pub mod replay;
 pub mod results;
+pub mod telemetry;
 pub mod transaction;
 
 pub use crate::callback::{Callback, Listener};
@@ -52,6 +53,7 @@ pub use consumer::{Consumer, RebalanceEvent};
 pub use cursus::eventstore::ReplayProof;
 pub use cursus::ErrorClass;
 pub use cursus::Statistics;
+pub use cursus::TraceContext;
 pub use cursus::{Error, RecordMetadata, Result};
 pub use errors::Status;
 pub use eventstore::{Aggregate, Appended, EventCursor, EventPage, EventStore, Snapshot};
@@ -64,6 +66,7 @@ pub use results::{
     DeleteOutcome, GroupMember, GroupStatus, PartitionDescription, TopicDescription, TopicInfo,
     TopicMetadata, TruncateOutcome,
 };
+pub use telemetry::SpanSpec;
 
 use crate::registry::Handle;
 

@@ -5,7 +5,7 @@ use crate::error::Status;
 use crate::registry::Handle;
 use crate::timeout;
 use bytes::Bytes;
-use cursus::{Error, ProducerRecord, RecordMetadata, Result};
+use cursus::{Error, ProducerRecord, RecordMetadata, Result, TraceContext};
 use cursus_bridge_macros::bridge_fn;
 
 pub use cursus::blocking::Producer;
@@ -88,7 +88,20 @@ pub fn producer_send_cb(
     timestamp: i64,
     callback: Option<Callback<RecordMetadata>>,
 ) -> Result<()> {
-    let record = record(topic, partition, key, value, timestamp);
+    queue(
+        producer,
+        record(topic, partition, key, value, timestamp),
+        callback,
+    )
+}
+
+/// Queues `record`, its outcome to `callback` (none: dropped; a failure
+/// reaches the error listener).
+fn queue(
+    producer: &Producer,
+    record: ProducerRecord,
+    callback: Option<Callback<RecordMetadata>>,
+) -> Result<()> {
     let Some(callback) = callback else {
         // No callback (C NULL): no completion to box, queue and run on the
         // callback thread per record. A failure still reaches the error
@@ -96,7 +109,7 @@ pub fn producer_send_cb(
         return producer.send(record).map(drop);
     };
     // A failed delivery names its topic, whatever failed.
-    let named = topic.to_owned();
+    let named = record.topic.clone();
     let callback = move |outcome: Result<RecordMetadata>| {
         callback(outcome.map_err(|e| match e.field("topic") {
             Some(_) => e,
@@ -104,6 +117,99 @@ pub fn producer_send_cb(
         }))
     };
     producer.send_with_callback(record, callback)
+}
+
+/// `record` with the application's `metadata` and the trace context of
+/// `traceparent`/`tracestate` (checked: `invalid_trace_context`). The
+/// engine writes the context into the metadata (docs/observability.md,
+/// "Trace context in records").
+fn traced(
+    mut record: ProducerRecord,
+    metadata: Option<&str>,
+    traceparent: Option<&str>,
+    tracestate: Option<&str>,
+) -> Result<ProducerRecord> {
+    record.metadata = metadata.unwrap_or_default().to_owned();
+    // An empty tracestate is none (as `TraceContext::new` takes it).
+    let tracestate = tracestate.filter(|s| !s.is_empty());
+    record.trace_context = match (traceparent, tracestate) {
+        (Some(parent), state) => Some(TraceContext::new(parent, state)?),
+        (None, None) => None,
+        // A tracestate means nothing without its traceparent (W3C): a
+        // caller passing one alone lost the other.
+        (None, Some(_)) => {
+            return Err(
+                Error::invalid_argument("tracestate given without a traceparent")
+                    .with_code("invalid_trace_context"),
+            )
+        }
+    };
+    Ok(record)
+}
+
+/// `producer_send` with the record's metadata and the W3C trace context
+/// of the span sending it: the hook a tracing layer (opentelemetry-cpp's
+/// propagator, for one) uses to link the consumer's spans to this send
+/// (docs/observability.md, "C and C++").
+///
+/// `metadata` (NULL: none) is the record's own metadata (UTF-8, usually
+/// a JSON object). `traceparent` (NULL: no context) and `tracestate`
+/// (NULL or empty: none) are the W3C header values; the engine adds them
+/// to the metadata as the keys `traceparent` and `tracestate` of a JSON
+/// object, keeping the application's object byte for byte (metadata that
+/// is not a JSON object is sent unchanged, without the context). A
+/// malformed context fails the call with `CURSUS_ERR_INVALID_ARGUMENT`,
+/// code `invalid_trace_context`, as does a `tracestate` without a
+/// `traceparent`. Consumers read the context back with
+/// `message_traceparent` and `message_tracestate`. The other arguments
+/// are as for `producer_send`.
+///
+/// Thread-safety: safe from any thread, concurrently on one producer, and
+/// from a delivery callback.
+#[bridge_fn(out = "metadata", langs = "c")]
+#[allow(clippy::too_many_arguments)]
+pub fn producer_send_traced(
+    producer: &Producer,
+    topic: &str,
+    partition: i32,
+    key: Option<&[u8]>,
+    value: &[u8],
+    timestamp: i64,
+    metadata: Option<&str>,
+    traceparent: Option<&str>,
+    tracestate: Option<&str>,
+) -> Result<RecordMetadata> {
+    let record = record(topic, partition, key, value, timestamp);
+    producer.send_and_wait(traced(record, metadata, traceparent, tracestate)?)
+}
+
+/// `producer_send_cb` with the record's metadata and trace context, as
+/// `producer_send_traced` takes them (a malformed context fails the call
+/// with code `invalid_trace_context`, and then the callback is never
+/// called). The other arguments are as for `producer_send_cb`.
+///
+/// Thread-safety: safe from any thread, concurrently on one producer, and
+/// from a delivery callback.
+#[bridge_fn]
+#[allow(clippy::too_many_arguments)]
+pub fn producer_send_cb_traced(
+    producer: &Producer,
+    topic: &str,
+    partition: i32,
+    key: Option<&[u8]>,
+    value: &[u8],
+    timestamp: i64,
+    metadata: Option<&str>,
+    traceparent: Option<&str>,
+    tracestate: Option<&str>,
+    callback: Option<Callback<RecordMetadata>>,
+) -> Result<()> {
+    let record = record(topic, partition, key, value, timestamp);
+    queue(
+        producer,
+        traced(record, metadata, traceparent, tracestate)?,
+        callback,
+    )
 }
 
 /// The outcomes of one batch send, in the order the records were packed:

@@ -1543,6 +1543,50 @@ final class NativeBridge {
     static native byte[] messagePayload(long message);
 
     /**
+     * The W3C {@code traceparent} of the span that sent the record, when its
+     * metadata carries a trace context (docs/observability.md, "Trace
+     * context in records"); none otherwise (a malformed one counts as
+     * none). A tracing layer starts the record's process span as a child
+     * of it, and links the poll's receive span to it.
+     * <p>
+     * Thread-safety: safe from any thread while the message is alive.
+     */
+    static native String messageTraceparent(long message);
+
+    /**
+     * The W3C {@code tracestate} that came with {@code message_traceparent}; none when
+     * the record carries no context or a context without state.
+     * <p>
+     * Thread-safety: safe from any thread while the message is alive.
+     */
+    static native String messageTracestate(long message);
+
+    /**
+     * The trace context {@code metadata} (a record's metadata, as a batch poll's
+     * record view gives it) carries, by the engine's rules
+     * (docs/observability.md, "Trace context in records"); none when it
+     * carries none or a malformed one. What {@code message_traceparent} reads, for
+     * records that are not message handles.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long traceContextExtract(String metadata);
+
+    /**
+     * The context's W3C {@code traceparent}.
+     * <p>
+     * Thread-safety: safe from any thread while the context is alive.
+     */
+    static native String traceContextTraceparent(long context);
+
+    /**
+     * The context's W3C {@code tracestate}; none when it has none.
+     * <p>
+     * Thread-safety: safe from any thread while the context is alive.
+     */
+    static native String traceContextTracestate(long context);
+
+    /**
      * A producer's statistics now: counters since it was created (records,
      * bytes and batches acknowledged, requests, retries, errors by class,
      * requests in flight) and the produce latency percentiles.
@@ -1884,6 +1928,17 @@ final class NativeBridge {
      * from a delivery callback.
      */
     static native void producerSendCb(long producer, String topic, int partition, byte[] key, byte[] value, long timestamp, NativeCompletion callback);
+
+    /**
+     * {@code producer_send_cb} with the record's metadata and trace context, as
+     * {@code producer_send_traced} takes them (a malformed context fails the call
+     * with code {@code invalid_trace_context}, and then the callback is never
+     * called). The other arguments are as for {@code producer_send_cb}.
+     * <p>
+     * Thread-safety: safe from any thread, concurrently on one producer, and
+     * from a delivery callback.
+     */
+    static native void producerSendCbTraced(long producer, String topic, int partition, byte[] key, byte[] value, long timestamp, String metadata, String traceparent, String tracestate, NativeCompletion callback);
 
     /**
      * Queues a batch of records of {@code topic}, packed as {@code bridge/src/records_in.rs}
@@ -2649,6 +2704,121 @@ final class NativeBridge {
     static native boolean truncateOutcomeCleanupPending(long outcome);
 
     /**
+     * The instrumentation scope every layer names its tracer with ({@code cursus}).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native String spanScope();
+
+    /**
+     * The publish span of a send of one record to {@code topic}: {@code partition} &lt; 0
+     * when the partitioner chooses, {@code key} absent for none (only a UTF-8 key
+     * is recorded), {@code body_size} the value's length, {@code client_id} absent for
+     * none. Started at the send, ended at the acknowledgement.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long spanPublish(String topic, int partition, byte[] key, long bodySize, String clientId);
+
+    /**
+     * What a publish span adds when the record is acknowledged ({@code offset} &lt; 0:
+     * none, as with acks=0): attributes only.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long spanAcknowledged(int partition, long offset);
+
+    /**
+     * The receive span of one poll that returned {@code count} records of {@code topics}
+     * (one entry per record, or per distinct topic), {@code group} absent for none.
+     * A layer links it to each record's trace context.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long spanReceive(String[] topics, long count, String group);
+
+    /**
+     * The process span of one received record: a child of the record's
+     * trace context.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long spanProcess(String topic, int partition, long offset, byte[] key, long bodySize, String group);
+
+    /**
+     * The span of a transaction's commit ({@code commit} true) or abort.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long spanEndTransaction(String transactionalId, boolean commit);
+
+    /**
+     * The span of an event-store append to {@code aggregate} expecting {@code version}.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long spanAppend(String topic, String aggregate, long version);
+
+    /**
+     * The span of an event-store read of {@code aggregate} from {@code from_version}.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long spanRead(String topic, String aggregate, long fromVersion);
+
+    /**
+     * What a span of a failed operation adds ({@code error.type}, the error's
+     * {@code code}): attributes only. The layer also sets the span's status to
+     * error.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long spanFailed(String code);
+
+    /**
+     * The span's name (empty for attributes alone).
+     * <p>
+     * Thread-safety: safe from any thread while the span spec is alive.
+     */
+    static native String spanSpecName(long span);
+
+    /**
+     * The span's kind: {@code producer}, {@code consumer} or {@code client}.
+     * <p>
+     * Thread-safety: safe from any thread while the span spec is alive.
+     */
+    static native String spanSpecKind(long span);
+
+    /**
+     * The number of attributes.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native int spanSpecAttributeCount(long span);
+
+    /**
+     * Attribute {@code index}'s key; none out of range.
+     * <p>
+     * Thread-safety: safe from any thread while the span spec is alive.
+     */
+    static native String spanSpecAttributeKey(long span, int index);
+
+    /**
+     * Attribute {@code index}'s value when it is a string; none when it is an
+     * integer ({@code span_spec_attribute_int}) or out of range.
+     * <p>
+     * Thread-safety: safe from any thread while the span spec is alive.
+     */
+    static native String spanSpecAttributeString(long span, int index);
+
+    /**
+     * Attribute {@code index}'s value when it is an integer; 0 otherwise.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long spanSpecAttributeInt(long span, int index);
+
+    /**
      * Obtains the producer's transactional session from the broker, fencing
      * any older producer with the same {@code transactional_id} and aborting a
      * transaction it left open. Call once before the first transaction.
@@ -2885,6 +3055,11 @@ final class NativeBridge {
     static native void snapshotReadDestroy(long handle);
 
     /**
+     * Releases a span spec handle (0 and released handles are ignored).
+     */
+    static native void spanSpecDestroy(long handle);
+
+    /**
      * Releases a statistics handle (0 and released handles are ignored).
      */
     static native void statisticsDestroy(long handle);
@@ -2918,6 +3093,11 @@ final class NativeBridge {
      * Releases a topic partition list handle (0 and released handles are ignored).
      */
     static native void topicPartitionListDestroy(long handle);
+
+    /**
+     * Releases a trace context handle (0 and released handles are ignored).
+     */
+    static native void traceContextDestroy(long handle);
 
     /**
      * Releases a truncate outcome handle (0 and released handles are ignored).

@@ -1,0 +1,164 @@
+package cursus
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+)
+
+const (
+	traceParent  = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+	traceParent2 = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00"
+)
+
+// TestTraceContextTravelsWithTheRecord sends records with and without a
+// context and metadata through every send path, and reads them back by
+// Poll and PollBatch.
+func TestTraceContextTravelsWithTheRecord(t *testing.T) {
+	ctx := ctxT(t)
+	topic := unique("go-trace")
+	createTopic(t, topic, 1)
+	p := newProducer(t)
+	withState := &TraceContext{Traceparent: traceParent, Tracestate: "congo=t61rcWkgMzE"}
+	if _, err := p.Send(ctx, Record{Topic: topic, Value: []byte("a"), Metadata: `{"tenant":"acme"}`, TraceContext: withState}); err != nil {
+		t.Fatal(err)
+	}
+	delivered := make(chan error, 1)
+	if err := p.SendAsync(ctx, Record{Topic: topic, Value: []byte("b"), TraceContext: &TraceContext{Traceparent: traceParent2}},
+		func(_ RecordMetadata, err error) { delivered <- err }); err != nil {
+		t.Fatal(err)
+	}
+	if err := within(t, delivered, "the delivery callback"); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.SendAsync(ctx, Record{Topic: topic, Value: []byte("c"), Metadata: "plain text"}, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.Send(ctx, Record{Topic: topic, Value: []byte("d")}); err != nil {
+		t.Fatal(err)
+	}
+
+	check := func(how string, got []Message) {
+		t.Helper()
+		if len(got) != 4 {
+			t.Fatalf("%s: %d messages", how, len(got))
+		}
+		if tc := got[0].TraceContext(); tc == nil || *tc != *withState {
+			t.Errorf("%s: record 0 carries %+v", how, tc)
+		}
+		if got[0].Metadata == nil || !strings.Contains(*got[0].Metadata, `"tenant":"acme"`) {
+			t.Errorf("%s: record 0's metadata %v", how, got[0].Metadata)
+		}
+		if tc := got[1].TraceContext(); tc == nil || *tc != (TraceContext{Traceparent: traceParent2}) {
+			t.Errorf("%s: record 1 carries %+v", how, tc)
+		}
+		if got[2].Metadata == nil || *got[2].Metadata != "plain text" || got[2].TraceContext() != nil {
+			t.Errorf("%s: record 2: %v, %+v", how, got[2].Metadata, got[2].TraceContext())
+		}
+		if got[3].Metadata != nil || got[3].TraceContext() != nil {
+			t.Errorf("%s: record 3: %v, %+v", how, got[3].Metadata, got[3].TraceContext())
+		}
+	}
+	one := newConsumer(t, unique("go-trace-poll"), WithOption("auto_offset_reset", "earliest"))
+	if err := one.Subscribe(ctx, topic); err != nil {
+		t.Fatal(err)
+	}
+	var polled []Message
+	for len(polled) < 4 {
+		m, err := one.Poll(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		polled = append(polled, *m)
+	}
+	check("Poll", polled)
+	batches := newConsumer(t, unique("go-trace-batch"), WithOption("auto_offset_reset", "earliest"))
+	if err := batches.Subscribe(ctx, topic); err != nil {
+		t.Fatal(err)
+	}
+	var batched []Message
+	for len(batched) < 4 {
+		b, err := batches.PollBatch(ctx, 4-len(batched))
+		if err != nil {
+			t.Fatal(err)
+		}
+		batched = append(batched, b...)
+	}
+	check("PollBatch", batched)
+}
+
+// TestMalformedTraceContextIsRefused checks that a malformed context fails
+// the send before anything is queued, with the engine's code.
+func TestMalformedTraceContextIsRefused(t *testing.T) {
+	ctx := ctxT(t)
+	topic := unique("go-trace-bad")
+	createTopic(t, topic, 1)
+	p := newProducer(t)
+	for _, bad := range []TraceContext{{Traceparent: "00-nope"}, {Traceparent: traceParent, Tracestate: "bad\x01state"}} {
+		r := Record{Topic: topic, Value: []byte("x"), TraceContext: &bad}
+		_, err := p.Send(ctx, r)
+		var ce *Error
+		if !errors.As(err, &ce) || ce.Code != "invalid_trace_context" || !errors.Is(err, ErrInvalidArgument) {
+			t.Errorf("Send with %+v: %v", bad, err)
+		}
+		err = p.SendAsync(ctx, r, func(RecordMetadata, error) { t.Error("called back for a refused record") })
+		if !errors.As(err, &ce) || ce.Code != "invalid_trace_context" {
+			t.Errorf("SendAsync with %+v: %v", bad, err)
+		}
+	}
+	// A batch has no field for them yet: refused, not dropped.
+	err := p.SendBatchAsync(ctx, []Record{{Topic: topic, Value: []byte("x"), Metadata: "{}"}}, nil)
+	if !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("SendBatchAsync with metadata: %v", err)
+	}
+	if err := p.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestSpanSpecsAreTheEngines reads span declarations through the library
+// (what cursus/otel starts): the engine's names, kinds and attributes.
+func TestSpanSpecsAreTheEngines(t *testing.T) {
+	if SpanScope() != "cursus" {
+		t.Errorf("scope %q", SpanScope())
+	}
+	s, err := PublishSpan(&Record{Topic: "orders", Partition: 2, Key: []byte("o-7"), Value: []byte("12345")}, "app")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]SpanAttribute{
+		"messaging.system":                   {Key: "messaging.system", Str: "cursus"},
+		"messaging.destination.partition.id": {Key: "messaging.destination.partition.id", Str: "2"},
+		"messaging.cursus.message.key":       {Key: "messaging.cursus.message.key", Str: "o-7"},
+		"messaging.message.body.size":        {Key: "messaging.message.body.size", IsInt: true, Int: 5},
+		"messaging.client.id":                {Key: "messaging.client.id", Str: "app"},
+	}
+	got := map[string]SpanAttribute{}
+	for _, a := range s.Attributes {
+		got[a.Key] = a
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: %+v, want %+v", k, got[k], w)
+		}
+	}
+	if s.Name != "publish orders" || s.Kind != "producer" {
+		t.Errorf("publish span %q %q", s.Name, s.Kind)
+	}
+	// Several topics: no single destination.
+	r, err := ReceiveSpan([]Message{{Topic: "a"}, {Topic: "b"}}, "")
+	if err != nil || r.Name != "receive" || r.Kind != "consumer" {
+		t.Errorf("receive span %+v, %v", r, err)
+	}
+	as, err := FailedAttributes(&Error{Code: "timeout"})
+	if err != nil || len(as) != 1 || as[0] != (SpanAttribute{Key: "error.type", Str: "timeout"}) {
+		t.Errorf("failed attributes %+v, %v", as, err)
+	}
+	if as, _ := FailedAttributes(errors.New("other")); len(as) != 1 || as[0].Str != "_OTHER" {
+		t.Errorf("failed attributes of another error %+v", as)
+	}
+}

@@ -8,6 +8,8 @@ and event-store spans, and the statistics as metrics."""
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
 import time
 from typing import Any, Dict, Iterator, List, Optional, Tuple
 
@@ -345,3 +347,20 @@ def test_statistics_as_metrics(bootstrap: str, name: str) -> None:
     assert values["cursus.records_sent"] == [(1, {"messaging.client.id": "m-1"})]
     assert "cursus.bytes_sent" in values and "cursus.in_flight_requests" in values
     meters.shutdown()
+
+
+def test_the_plain_package_never_imports_opentelemetry() -> None:
+    """Users without tracing pay nothing: `import cursus` leaves
+    OpenTelemetry alone, and `cursus.otel` without it says what to install."""
+    code = (
+        "import sys, cursus, cursus.aio\n"
+        "assert not any(m.startswith('opentelemetry') for m in sys.modules), sys.modules\n"
+        "sys.modules['opentelemetry'] = None\n"
+        "try:\n"
+        "    import cursus.otel\n"
+        "except ImportError as e:\n"
+        "    assert 'pip install cursus[otel]' in str(e), e\n"
+        "else:\n"
+        "    raise AssertionError('cursus.otel imported without opentelemetry')\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)

@@ -24,6 +24,8 @@ use the global tracer provider unless one is given; metrics
 
 from __future__ import annotations
 
+import asyncio
+import threading
 import time
 from contextlib import contextmanager
 from typing import (
@@ -35,6 +37,7 @@ from typing import (
     Optional,
     Sequence,
     Tuple,
+    TypeVar,
     Union,
 )
 
@@ -47,11 +50,10 @@ except ImportError as e:  # pragma: no cover - depends on the installation
         "cursus.otel needs the OpenTelemetry API: pip install cursus[otel]"
     ) from e
 
-import asyncio
-
 from . import _cursus
 from ._cursus import Message, RecordMetadata, TraceContext
 from ._errors import CursusError
+from ._errors import TimeoutError as CursusTimeout
 from ._transaction import AsyncTransaction, Transaction
 
 __all__ = [
@@ -226,12 +228,24 @@ class _Wrapper:
         return getattr(self._client, name)
 
 
+_W = TypeVar("_W", bound="_Closing")
+
+
+class _Closing(_Wrapper):
+    """A wrapped sync client is a context manager that closes it, as the
+    client itself is."""
+
+    def __enter__(self: _W) -> _W:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._client.close()
+
+
 class _TracedDelivery:
     """The pending acknowledgement of a traced send (as :class:`cursus.Delivery`)."""
 
     def __init__(self) -> None:
-        import threading
-
         self._done = threading.Event()
         self._outcome: Tuple[Optional[BaseException], Optional[RecordMetadata]] = (None, None)
 
@@ -243,8 +257,6 @@ class _TracedDelivery:
         """Waits for the acknowledgement (``timeout`` seconds; ``None``: no
         limit) and returns where the record was stored, or raises its error."""
         if not self._done.wait(timeout):
-            from ._errors import TimeoutError as CursusTimeout
-
             raise CursusTimeout(
                 f"delivery not acknowledged within {int((timeout or 0) * 1000)} ms",
                 code="timeout",
@@ -262,7 +274,7 @@ class _TracedDelivery:
         return self._done.is_set()
 
 
-class TracingProducer(_Wrapper):
+class TracingProducer(_Closing):
     """A :class:`cursus.Producer` whose sends are traced: one publish span
     per record, a child of the current span, from ``send`` to the
     acknowledgement (or failure: status error and ``error.type``); the
@@ -356,15 +368,8 @@ class TracingProducer(_Wrapper):
         """As :meth:`cursus.Producer.transaction`, with traced commit/abort."""
         return Transaction(self)  # type: ignore[arg-type]
 
-    def __enter__(self) -> TracingProducer:
-        return self
 
-    def __exit__(self, *exc: object) -> bool:
-        self._client.close()
-        return False
-
-
-class TracingConsumer(_Wrapper):
+class TracingConsumer(_Closing):
     """A :class:`cursus.Consumer` whose polls are traced: a receive span
     per poll that returned records, linked to each record's producer span;
     :meth:`process` makes a process span per record. ``group`` (the
@@ -395,15 +400,8 @@ class TracingConsumer(_Wrapper):
         with _spanned(_process_span(self._tracer, record, self._group)) as span:
             yield span
 
-    def __enter__(self) -> TracingConsumer:
-        return self
 
-    def __exit__(self, *exc: object) -> bool:
-        self._client.close()
-        return False
-
-
-class TracingEventStore(_Wrapper):
+class TracingEventStore(_Closing):
     """A :class:`cursus.EventStore` whose appends and reads are traced (an
     append span per :meth:`append`, a read span per :meth:`read_stream`,
     covering its first page)."""
@@ -425,13 +423,6 @@ class TracingEventStore(_Wrapper):
         spec = _cursus._span_read(topic, key, from_version)
         with _spanned(_start(self._tracer, spec)):
             return self._client.read_stream(topic, key, from_version, **kwargs)
-
-    def __enter__(self) -> TracingEventStore:
-        return self
-
-    def __exit__(self, *exc: object) -> bool:
-        self._client.close()
-        return False
 
 
 class TracingAsyncProducer(_Wrapper):
@@ -549,14 +540,16 @@ _COUNTERS = (
 def observe_statistics(
     client: Any, *, meter_provider: Optional[metrics.MeterProvider] = None
 ) -> Callable[[], None]:
-    """Exposes a sync client's statistics (:meth:`statistics`, a
+    """Exposes a client's statistics (its plain ``statistics()``, a
     :class:`cursus.Statistics`) as OpenTelemetry observable instruments of
     the meter ``cursus``: the counters ``cursus.<field>`` (records, bytes,
     batches sent and received, requests, retries), the gauge
     ``cursus.in_flight_requests`` and, for a consumer, ``cursus.lag`` per
     partition. Each is read when the meter collects, attributed with the
-    client's ``messaging.client.id``. Returns a function that stops the
-    observation (call it before closing the client)."""
+    client's ``messaging.client.id``. ``client``: a sync producer or
+    consumer (a consumer's statistics ask the broker for end offsets, once
+    per collection), or an asyncio producer. Returns a function that stops
+    the observation (a closed client reports nothing)."""
     meter = metrics.get_meter(_cursus._TELEMETRY_SCOPE, _cursus.__version__, meter_provider)
     stopped = False
 

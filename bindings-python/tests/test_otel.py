@@ -25,6 +25,7 @@ import cursus
 import cursus.aio
 from cursus.otel import (
     TracingAsyncConsumer,
+    TracingAsyncEventStore,
     TracingAsyncProducer,
     TracingConsumer,
     TracingEventStore,
@@ -308,14 +309,15 @@ def test_asyncio_publish_and_receive(
         ) as plain_consumer:
             await plain_consumer.subscribe(name)
             c = TracingAsyncConsumer(plain_consumer, tracer_provider=provider)
-            got: List[cursus.Message] = []
-            deadline = time.monotonic() + 30
-            while not got:
-                assert time.monotonic() < deadline, "hang guard"
-                got = await c.poll(0.2)
-            with c.process(got[0]):
+            async def first() -> cursus.Message:
+                async for record in c:
+                    return record
+                raise AssertionError("the iteration ended")
+
+            record = await asyncio.wait_for(first(), 30)  # hang guard
+            with c.process(record):
                 pass
-            return got
+            return [record]
 
     [m] = asyncio.run(main())
     [publish] = named(exporter, f"publish {name}")
@@ -364,3 +366,22 @@ def test_the_plain_package_never_imports_opentelemetry() -> None:
         "    raise AssertionError('cursus.otel imported without opentelemetry')\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+def test_asyncio_event_store_spans(
+    bootstrap: str, name: str, spans: Tuple[TracerProvider, InMemorySpanExporter]
+) -> None:
+    provider, exporter = spans
+    create(bootstrap, name, event_sourcing=True)
+
+    async def main() -> List[int]:
+        async with cursus.aio.EventStore(bootstrap_servers=bootstrap) as plain:
+            s = TracingAsyncEventStore(plain, tracer_provider=provider)
+            await s.append(name, "order-1", 0, "{}", event_type="Created")
+            return [e.version async for e in await s.read_stream(name, "order-1")]
+
+    assert asyncio.run(main()) == [1]
+    [append] = named(exporter, f"append {name}")
+    [read] = named(exporter, f"read {name}")
+    assert (append.kind, read.kind) == (trace.SpanKind.PRODUCER, trace.SpanKind.CLIENT)
+    assert attrs(append)["messaging.cursus.aggregate.key"] == "order-1"

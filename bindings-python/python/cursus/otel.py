@@ -30,6 +30,7 @@ import time
 from contextlib import contextmanager
 from typing import (
     Any,
+    AsyncIterator,
     Callable,
     Dict,
     Iterator,
@@ -62,6 +63,7 @@ __all__ = [
     "TracingEventStore",
     "TracingAsyncProducer",
     "TracingAsyncConsumer",
+    "TracingAsyncEventStore",
     "observe_statistics",
 ]
 
@@ -523,6 +525,36 @@ class TracingAsyncConsumer(_Wrapper):
         """As :meth:`TracingConsumer.process`."""
         with _spanned(_process_span(self._tracer, record, self._group)) as span:
             yield span
+
+    async def __aiter__(self) -> AsyncIterator[Message]:
+        """``async for record in consumer``: the records of traced polls."""
+        while True:
+            for record in await self.poll():
+                yield record
+
+
+class TracingAsyncEventStore(_Wrapper):
+    """:class:`TracingEventStore` for a connected :class:`cursus.aio.EventStore`."""
+
+    def __init__(
+        self, store: Any, *, tracer_provider: Optional[trace.TracerProvider] = None
+    ) -> None:
+        super().__init__(store)
+        self._tracer = _tracer(tracer_provider)
+
+    async def append(
+        self, topic: str, key: str, expected_version: int, payload: Any, **kwargs: Any
+    ) -> Any:
+        """As :meth:`cursus.aio.EventStore.append`, in an append span."""
+        spec = _cursus._span_append(topic, key, expected_version)
+        with _spanned(_start(self._tracer, spec)):
+            return await self._client.append(topic, key, expected_version, payload, **kwargs)
+
+    async def read_stream(self, topic: str, key: str, from_version: int = 1, **kwargs: Any) -> Any:
+        """As :meth:`cursus.aio.EventStore.read_stream`, in a read span (its first page)."""
+        spec = _cursus._span_read(topic, key, from_version)
+        with _spanned(_start(self._tracer, spec)):
+            return await self._client.read_stream(topic, key, from_version, **kwargs)
 
 
 #: The statistics observed as metrics: (attribute of :class:`cursus.Statistics`, unit).

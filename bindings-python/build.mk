@@ -10,11 +10,13 @@
 #                       from Python, send-call cost and idle RSS, next to the
 #                       engine's on the same broker (target/bench/python.json)
 #
-# The venv is .venv at the root (git-ignored); tool versions are pinned.
+# The venv is .venv at the root (git-ignored); tool versions are pinned
+# (opentelemetry-api and -sdk: tests/test_otel.py, the `otel` extra).
 
 PY_VENV        ?= .venv
 PY_BIN         := $(PY_VENV)/bin/python
-PY_TOOLS       := maturin==1.7.4 pytest==8.3.3 pytest-timeout==2.3.1 mypy==1.13.0
+PY_TOOLS       := maturin==1.7.4 pytest==8.3.3 pytest-timeout==2.3.1 mypy==1.13.0 \
+                  opentelemetry-api==1.45.2 opentelemetry-sdk==1.45.2
 PY_TOOLS_STAMP := $(PY_VENV)/.cursus-python-tools
 PY_TARGET      := $(abspath $(or $(CARGO_TARGET_DIR),target))
 PY_WHEELS      := $(PY_TARGET)/wheels-python
@@ -24,7 +26,8 @@ PY_PKI_BIN     := $(PY_TARGET)/$(or $(CURSUS_PROFILE),debug)/cursus-test-pki
 
 .PHONY: test-python python-wheel bench-python quickstart-python
 
-$(PY_TOOLS_STAMP):
+# Depends on this file: a venv made before a tool was added gets it.
+$(PY_TOOLS_STAMP): bindings-python/build.mk
 	@test -x $(PY_BIN) || python3 -m venv $(PY_VENV)
 	$(PY_BIN) -m pip install -q --disable-pip-version-check $(PY_TOOLS)
 	@touch $@

@@ -23,6 +23,7 @@ mod replay;
 #[rustfmt::skip]
 mod results_gen;
 mod sync;
+mod telemetry;
 mod timeout;
 mod types;
 
@@ -140,6 +141,7 @@ fn _cursus(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<types::Statistics>()?;
     m.add_class::<types::Latency>()?;
     m.add_class::<types::PartitionLag>()?;
+    telemetry::register(m)?;
     m.add_function(wrap_pyfunction!(config::_check_config, m)?)?;
     m.add_function(wrap_pyfunction!(errors::_closed_error, m)?)?;
     m.add_function(wrap_pyfunction!(logbridge::_flush_logs, m)?)?;

@@ -209,6 +209,14 @@ impl Message {
         self.extra.as_ref()?.metadata.as_deref()
     }
 
+    /// The W3C trace context the record carries in its metadata (a
+    /// `TraceContext`), or `None` (read by the engine:
+    /// `ConsumerRecord::trace_context`).
+    #[getter]
+    fn trace_context(&self) -> Option<crate::telemetry::TraceContext> {
+        cursus::trace_context::extract(self.metadata()?).map(Into::into)
+    }
+
     /// The event type of an event of an event-sourcing topic, else `None`.
     #[getter]
     fn event_type(&self) -> Option<&str> {

@@ -149,7 +149,7 @@ def api_table(api: pathlib.Path, counts: pathlib.Path) -> str:
     rows = [
         ("Rust", "[cursus, cursus-wire, cursus-bridge](../api/rust/index.html)", "rustdoc, `-D warnings` (every public item documented: `missing_docs`)",
          f"{count_rust(api)} items, methods and fields"),
-        ("Python", "[cursus, cursus.aio](../api/python/cursus.html)", "pdoc over the installed wheel (signatures and docstrings of the native module, type aliases from its `.pyi` stub); a warning or a public name without a docstring fails",
+        ("Python", "[cursus, cursus.aio, cursus.otel](../api/python/cursus.html)", "pdoc over the installed wheel (signatures and docstrings of the native module, type aliases from its `.pyi` stub); a warning or a public name without a docstring fails",
          f"{python['documented']} documented names{py_note}"),
         ("Java", "[io.cursus](../api/java/index.html)", "javadoc (Maven javadoc plugin, doclint, warnings fail)",
          f"{count_java(api)} index entries (classes, constructors, methods, fields)"),

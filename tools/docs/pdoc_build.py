@@ -5,8 +5,9 @@ module ``cursus._cursus`` for signatures and types).
 
     python tools/docs/pdoc_build.py --out DIR --counts FILE
 
-Documents ``cursus`` and ``cursus.aio`` (the command line ``cursus.cli`` is
-documented in docs/cli.md, not as an API). Any warning pdoc gives, or a
+Documents ``cursus``, ``cursus.aio`` and ``cursus.otel`` (the tracing layer;
+the OpenTelemetry API it imports is in the tools' requirements). The command
+line ``cursus.cli`` is documented in docs/cli.md, not as an API. Any warning pdoc gives, or a
 public name without a docstring, fails the build. pdoc is also shown the
 docstrings the package has where pdoc alone does not look: `#:` comments
 above a variable, a name imported from a private module of the package, and
@@ -38,7 +39,7 @@ import pdoc.doc_ast
 import pdoc.doc_pyi
 import pdoc.render
 
-MODULES = ["cursus", "cursus.aio"]
+MODULES = ["cursus", "cursus.aio", "cursus.otel"]
 
 
 def stub_aliases(module_name: str) -> Dict[str, object]:

@@ -130,6 +130,48 @@ class RecordMetadata:
     def timestamp(self) -> int: ...
 
 @final
+class TraceContext:
+    """A W3C trace context (``traceparent`` and optional ``tracestate``),
+    checked when made: an invalid one raises :class:`cursus.ValidationError`
+    with code ``invalid_trace_context``. Given to a send as
+    ``trace_context=``, it travels in the record's metadata."""
+
+    def __init__(self, traceparent: str, tracestate: Optional[str] = None) -> None: ...
+    @property
+    def traceparent(self) -> str: ...
+    @property
+    def tracestate(self) -> Optional[str]: ...
+    @property
+    def trace_id(self) -> str:
+        """32 lower-case hex digits."""
+        ...
+    @property
+    def span_id(self) -> str:
+        """16 lower-case hex digits."""
+        ...
+    @property
+    def sampled(self) -> bool: ...
+    def __eq__(self, other: object) -> bool: ...
+    def __hash__(self) -> int: ...
+
+_SpanSpec = Tuple[str, str, List[Tuple[str, Union[str, int]]]]
+_Attributes = List[Tuple[str, Union[str, int]]]
+_TELEMETRY_SCOPE: str
+_ERROR_TYPE_KEY: str
+
+def _span_publish(
+    topic: str, partition: Optional[int], key: Key, body_size: int, client_id: Optional[str]
+) -> _SpanSpec: ...
+def _span_acknowledged(partition: int, offset: Optional[int]) -> _Attributes: ...
+def _span_receive(topics: Sequence[str], count: int, group: Optional[str]) -> _SpanSpec: ...
+def _span_process(
+    topic: str, partition: int, offset: int, key: Key, body_size: int, group: Optional[str]
+) -> _SpanSpec: ...
+def _span_end_transaction(transactional_id: str, commit: bool) -> _SpanSpec: ...
+def _span_append(topic: str, aggregate: str, version: int) -> _SpanSpec: ...
+def _span_read(topic: str, aggregate: str, from_version: int) -> _SpanSpec: ...
+
+@final
 class Message:
     @property
     def topic(self) -> str: ...
@@ -147,6 +189,10 @@ class Message:
     def timestamp(self) -> int: ...
     @property
     def metadata(self) -> Optional[str]: ...
+    @property
+    def trace_context(self) -> Optional[TraceContext]:
+        """The W3C trace context the record carries in its metadata, or ``None``."""
+        ...
     @property
     def event_type(self) -> Optional[str]: ...
     @property
@@ -211,6 +257,8 @@ class Producer:
         partition: Optional[int] = None,
         timestamp: Optional[int] = None,
         on_delivery: None = None,
+        metadata: Optional[str] = None,
+        trace_context: Optional[TraceContext] = None,
     ) -> Delivery: ...
     @overload
     def send(
@@ -222,6 +270,8 @@ class Producer:
         partition: Optional[int] = None,
         timestamp: Optional[int] = None,
         on_delivery: DeliveryCallback,
+        metadata: Optional[str] = None,
+        trace_context: Optional[TraceContext] = None,
     ) -> None: ...
     def send_and_wait(
         self,
@@ -232,6 +282,8 @@ class Producer:
         partition: Optional[int] = None,
         timestamp: Optional[int] = None,
         timeout: Optional[float] = None,
+        metadata: Optional[str] = None,
+        trace_context: Optional[TraceContext] = None,
     ) -> RecordMetadata: ...
     @overload
     def send_batch(
@@ -422,6 +474,8 @@ class AsyncProducer:
         key: Key = None,
         partition: Optional[int] = None,
         timestamp: Optional[int] = None,
+        metadata: Optional[str] = None,
+        trace_context: Optional[TraceContext] = None,
     ) -> asyncio.Future[RecordMetadata]: ...
     def send_batch(
         self,

@@ -89,6 +89,7 @@ from ._cursus import (
     TopicInfo,
     TopicMetadata,
     TopicPartition,
+    TraceContext,
     TruncateOutcome,
 )
 
@@ -428,6 +429,8 @@ class Producer(_Client):
         key: Union[Buffer, str, None] = None,
         partition: Optional[int] = None,
         timestamp: Optional[int] = None,
+        metadata: Optional[str] = None,
+        trace_context: Optional[TraceContext] = None,
     ) -> "asyncio.Future[RecordMetadata]":
         """Hands the record over at once and returns an awaitable that
         resolves with where it was stored, once acknowledged.
@@ -438,9 +441,19 @@ class Producer(_Client):
         full, the record waits in the engine (in call order) at most
         ``max_block_ms``, then its future fails with ``max_block_exceeded``.
         Raises :class:`cursus.ClosedError` right away on a closed or
-        unconnected producer.
+        unconnected producer. ``metadata`` is the record's metadata text;
+        ``trace_context`` (a :class:`cursus.TraceContext`) is written into
+        it (docs/observability.md).
         """
-        future = self._native.send(topic, value, key=key, partition=partition, timestamp=timestamp)
+        future = self._native.send(
+            topic,
+            value,
+            key=key,
+            partition=partition,
+            timestamp=timestamp,
+            metadata=metadata,
+            trace_context=trace_context,
+        )
         self._unresolved.add(future)
         future.add_done_callback(self._unresolved.discard)
         return future

@@ -46,8 +46,10 @@ impl AsyncProducer {
     /// Hands the record over now and resolves with its `RecordMetadata`
     /// once acknowledged. Records keep the order of the calls (per
     /// partition) even when the awaitables are awaited later or never;
-    /// backpressure is `buffer_memory` and `max_block_ms`.
-    #[pyo3(signature = (topic, value, *, key=None, partition=None, timestamp=None))]
+    /// backpressure is `buffer_memory` and `max_block_ms`. `metadata` and
+    /// `trace_context` as for `Producer.send`.
+    #[pyo3(signature = (topic, value, *, key=None, partition=None, timestamp=None, metadata=None, trace_context=None))]
+    #[allow(clippy::too_many_arguments)]
     fn send<'py>(
         &self,
         py: Python<'py>,
@@ -56,11 +58,27 @@ impl AsyncProducer {
         key: Option<&Bound<'py, PyAny>>,
         partition: Option<u32>,
         timestamp: Option<i64>,
+        metadata: Option<String>,
+        trace_context: Option<PyRef<'py, crate::telemetry::TraceContext>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let st = self.st(py)?;
         let p = st.inner.get(py)?;
-        let rec = record(topic, value, key, partition, timestamp)?;
-        bridge_with(py, &st.dispatcher, move || p.send_in_order(rec), metadata)
+        let rec = record(
+            topic,
+            value,
+            key,
+            partition,
+            timestamp,
+            metadata,
+            trace_context.as_deref(),
+        )?;
+        // `metadata` is the argument here: the converter by its path.
+        bridge_with(
+            py,
+            &st.dispatcher,
+            move || p.send_in_order(rec),
+            super::metadata,
+        )
     }
 
     /// Hands a batch of records of `topic` over now (records as for

@@ -231,13 +231,18 @@ impl<T: Clone> Slot<T> {
 }
 
 /// Builds a record from the Python arguments (the only copy made is for
-/// small or mutable payloads; see `types::payload`).
+/// small or mutable payloads; see `types::payload`). `metadata` and
+/// `trace_context` are the send's optional keyword arguments: the engine
+/// writes the context into the metadata (`cursus::trace_context`).
+#[allow(clippy::too_many_arguments)]
 pub(crate) fn record(
     topic: String,
     value: &Bound<'_, PyAny>,
     key: Option<&Bound<'_, PyAny>>,
     partition: Option<u32>,
     timestamp: Option<i64>,
+    metadata: Option<String>,
+    trace_context: Option<&crate::telemetry::TraceContext>,
 ) -> PyResult<ProducerRecord> {
     Ok(ProducerRecord {
         topic,
@@ -245,7 +250,8 @@ pub(crate) fn record(
         key: types::key(key)?,
         payload: types::payload(value)?,
         timestamp,
-        ..Default::default()
+        metadata: metadata.unwrap_or_default(),
+        trace_context: trace_context.map(|c| c.inner.clone()),
     })
 }
 

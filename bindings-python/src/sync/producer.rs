@@ -45,7 +45,11 @@ impl Producer {
     /// metadata)` is given: that is then called once, on this producer's
     /// callback thread (never an engine I/O thread), and may call this
     /// producer again (`send`, `send_and_wait`, `flush`).
-    #[pyo3(signature = (topic, value, *, key=None, partition=None, timestamp=None, on_delivery=None))]
+    ///
+    /// `metadata` is the record's metadata text; `trace_context` (a
+    /// `TraceContext`) is written into it (docs/observability.md, "Trace
+    /// context in records").
+    #[pyo3(signature = (topic, value, *, key=None, partition=None, timestamp=None, on_delivery=None, metadata=None, trace_context=None))]
     #[allow(clippy::too_many_arguments)]
     fn send(
         &self,
@@ -56,9 +60,19 @@ impl Producer {
         partition: Option<u32>,
         timestamp: Option<i64>,
         on_delivery: Option<Py<PyAny>>,
+        metadata: Option<String>,
+        trace_context: Option<PyRef<'_, crate::telemetry::TraceContext>>,
     ) -> PyResult<Option<Delivery>> {
         let p = self.inner.get(py)?;
-        let rec = record(topic, value, key, partition, timestamp)?;
+        let rec = record(
+            topic,
+            value,
+            key,
+            partition,
+            timestamp,
+            metadata,
+            trace_context.as_deref(),
+        )?;
         match on_delivery {
             Some(cb) => {
                 let callback = move |r| call_delivery_callback(cb, r);
@@ -128,8 +142,9 @@ impl Producer {
         }
     }
 
-    /// Sends a record and waits for its acknowledgement.
-    #[pyo3(signature = (topic, value, *, key=None, partition=None, timestamp=None, timeout=None))]
+    /// Sends a record and waits for its acknowledgement (`metadata` and
+    /// `trace_context` as for `send`).
+    #[pyo3(signature = (topic, value, *, key=None, partition=None, timestamp=None, timeout=None, metadata=None, trace_context=None))]
     #[allow(clippy::too_many_arguments)]
     fn send_and_wait(
         &self,
@@ -140,9 +155,21 @@ impl Producer {
         partition: Option<u32>,
         timestamp: Option<i64>,
         timeout: Option<f64>,
+        metadata: Option<String>,
+        trace_context: Option<PyRef<'_, crate::telemetry::TraceContext>>,
     ) -> PyResult<RecordMetadata> {
         let d = self
-            .send(py, topic, value, key, partition, timestamp, None)?
+            .send(
+                py,
+                topic,
+                value,
+                key,
+                partition,
+                timestamp,
+                None,
+                metadata,
+                trace_context,
+            )?
             .expect("send without a callback returns a delivery");
         d.result(py, timeout)
     }

@@ -10,7 +10,7 @@
 //! END_TXN finishes a prepared commit there). Participant partitions led
 //! elsewhere are written through their leaders (`txn::participants`).
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
@@ -37,8 +37,12 @@ struct ClusterCopy {
     /// broker's own latest TXN_SYNC if newer.
     version: u64,
     snapshots: BTreeMap<String, TxnSnapshot>,
-    /// The ids this broker coordinated at the last sync.
-    owned: HashSet<String>,
+    /// The ids this broker coordinated at the last sync, with the shard
+    /// epoch it owned them at.
+    owned: HashMap<String, u64>,
+    /// Ids whose cluster state could not be taken over because a command
+    /// held them: taken at their next lock.
+    deferred: HashSet<String>,
 }
 
 fn lock(copy: &Mutex<ClusterCopy>) -> std::sync::MutexGuard<'_, ClusterCopy> {
@@ -54,11 +58,24 @@ impl RaftTxns {
         }
     }
 
+    /// The shard epoch this broker coordinates `transactional_id` at, if
+    /// it does.
+    fn owned_at(&self, transactional_id: &str) -> Option<u64> {
+        let node = self.node.upgrade()?;
+        if !node.may_coordinate() {
+            return None;
+        }
+        let state = node.state();
+        let (owner, epoch) = super::shards::owner(&state, transactional_id)?;
+        (owner == node.node_id()).then_some(epoch)
+    }
+
     /// Takes over the cluster's state (`snapshots` at transactions
     /// version `version`) of the ids other brokers coordinate, and of ids
     /// this broker has just become the coordinator of (a failover); the
-    /// ids it already coordinated keep their state in `coordinator`, which
-    /// is ahead of the cluster's (it persists before it applies). A
+    /// ids it already coordinated at the same shard epoch keep their state
+    /// in `coordinator`, which is ahead of the cluster's (it persists
+    /// before it applies). A
     /// `version` older than this broker's own latest write is ignored, as
     /// the broker's copy of the replicated state may lag its proposals.
     pub fn sync_from_cluster(
@@ -76,18 +93,30 @@ impl RaftTxns {
             copy.snapshots = snapshots.clone();
             std::mem::take(&mut copy.owned)
         };
-        let mut owned = HashSet::new();
+        let mut owned = HashMap::new();
+        let mut deferred = std::mem::take(&mut lock(&self.copy).deferred);
         for (id, snapshot) in snapshots {
-            let mine = self.coordinates(id);
-            if mine {
-                owned.insert(id.clone());
+            let epoch = self.owned_at(id);
+            if let Some(epoch) = epoch {
+                owned.insert(id.clone(), epoch);
             }
-            if mine && previously_owned.contains(id) {
+            // Owned since the last sync at the same shard epoch: this
+            // broker's copy is the newest. Owned again after another
+            // broker held the shard (a higher epoch, e.g. this broker was
+            // cut off while the shard moved away and back) the cluster's
+            // copy is: that owner's transitions came after ours.
+            if epoch.is_some() && previously_owned.get(id) == epoch.as_ref() {
                 continue;
             }
-            coordinator.adopt(id, snapshot);
+            if coordinator.adopt(id, snapshot) {
+                deferred.remove(id);
+            } else {
+                deferred.insert(id.clone());
+            }
         }
-        lock(&self.copy).owned = owned;
+        let mut copy = lock(&self.copy);
+        copy.owned = owned;
+        copy.deferred.extend(deferred);
     }
 }
 
@@ -108,6 +137,8 @@ impl TxnReplicator for RaftTxns {
                 Ok(FsmReply::TxnsVersion(v)) => {
                     let mut copy = lock(&copy);
                     copy.version = copy.version.max(v);
+                    // This broker's own write is the newest state.
+                    copy.deferred.remove(&id);
                     copy.snapshots.insert(id, snapshot);
                     Ok(())
                 }
@@ -128,6 +159,14 @@ impl TxnReplicator for RaftTxns {
         lock(&self.copy).owned.remove(transactional_id);
     }
 
+    fn take_deferred(&self, transactional_id: &str) -> Option<TxnSnapshot> {
+        let mut copy = lock(&self.copy);
+        if !copy.deferred.remove(transactional_id) {
+            return None;
+        }
+        copy.snapshots.get(transactional_id).cloned()
+    }
+
     fn allocate_producer_id(&self) -> TxnFuture<Result<u64, String>> {
         let node = self.node.clone();
         Box::pin(async move {
@@ -141,11 +180,7 @@ impl TxnReplicator for RaftTxns {
     }
 
     fn coordinates(&self, transactional_id: &str) -> bool {
-        self.node.upgrade().is_some_and(|node| {
-            node.may_coordinate()
-                && super::shards::owner(&node.state(), transactional_id)
-                    .is_some_and(|(owner, _)| owner == node.node_id())
-        })
+        self.owned_at(transactional_id).is_some()
     }
 }
 

@@ -111,14 +111,33 @@ impl TxnCoordinator {
     }
 
     /// Distributed mode: takes `snapshot` as `id`'s state, unless a
-    /// command is busy with the id (its state is left to that command).
-    pub fn adopt(&self, id: &str, snapshot: &TxnSnapshot) {
+    /// command is busy with the id; returns false then, and the replicator
+    /// hands the cluster's state over at the next lock of the id
+    /// ([`TxnReplicator::take_deferred`]). (A command busy while the id
+    /// moved away cannot change it any more: its TXN_SYNC is fenced.)
+    pub fn adopt(&self, id: &str, snapshot: &TxnSnapshot) -> bool {
         let entry = self.entry_or_create(id);
-        if let Ok(mut guard) = entry.try_lock() {
-            if guard.as_ref() != Some(snapshot) {
-                *guard = Some(snapshot.clone());
-            }
+        let Ok(mut guard) = entry.try_lock() else {
+            return false;
         };
+        if guard.as_ref() != Some(snapshot) {
+            *guard = Some(snapshot.clone());
+        }
+        true
+    }
+
+    /// Locks `entry`, the entry of `id`, taking the cluster's state of
+    /// `id` first when its adoption was deferred.
+    async fn lock_entry(
+        &self,
+        id: &str,
+        entry: Entry,
+    ) -> tokio::sync::OwnedMutexGuard<Option<TxnSnapshot>> {
+        let mut guard = entry.lock_owned().await;
+        if let Some(snapshot) = self.replicator.get().and_then(|r| r.take_deferred(id)) {
+            *guard = Some(snapshot);
+        }
+        guard
     }
 
     /// A new producer id: from the journal's counter, or the cluster's.
@@ -216,7 +235,7 @@ impl TxnCoordinator {
     /// transaction (if any) is aborted.
     pub async fn init(&self, broker: &Broker, id: &str) -> Result<TxnSnapshot, ErrorPayload> {
         let entry = self.entry_or_create(id);
-        let mut guard = entry.lock().await;
+        let mut guard = self.lock_entry(id, entry).await;
         let next = match guard.as_mut() {
             None => TxnSnapshot::new(id, self.allocate_producer_id().await?, now_ms()),
             Some(current) => {
@@ -242,7 +261,7 @@ impl TxnCoordinator {
         epoch: i64,
     ) -> Result<tokio::sync::OwnedMutexGuard<Option<TxnSnapshot>>, ErrorPayload> {
         let entry = self.entry(id).ok_or_else(|| not_found(id))?;
-        let mut guard = entry.lock_owned().await;
+        let mut guard = self.lock_entry(id, entry).await;
         let current = guard.as_mut().ok_or_else(|| not_found(id))?;
         current.check_session(producer_id, epoch)?;
         self.abort_if_due(broker, current).await?;
@@ -623,7 +642,7 @@ impl TxnCoordinator {
     /// TXN_STATUS: the current state (an expired id is not found).
     pub async fn status(&self, id: &str) -> Result<TxnSnapshot, ErrorPayload> {
         let entry = self.entry(id).ok_or_else(|| not_found(id))?;
-        let guard = entry.lock().await;
+        let guard = self.lock_entry(id, entry).await;
         match guard.as_ref() {
             Some(s) if !s.expired => Ok(s.clone()),
             _ => Err(not_found(id)),
@@ -636,7 +655,7 @@ impl TxnCoordinator {
         id: &str,
     ) -> Option<tokio::sync::OwnedMutexGuard<Option<TxnSnapshot>>> {
         let entry = self.entry(id)?;
-        Some(entry.lock_owned().await)
+        Some(self.lock_entry(id, entry).await)
     }
 
     /// Persists `next` for recovery and maintenance.

@@ -48,6 +48,10 @@ pub trait TxnReplicator: Send + Sync + std::fmt::Debug {
     /// A TXN_SYNC of `transactional_id` was fenced: this broker lost the
     /// id, whose state it takes from the cluster again at the next sync.
     fn fenced(&self, transactional_id: &str);
+    /// The cluster's state of `transactional_id` when taking it over was
+    /// deferred because a command held the id (see
+    /// [`TxnCoordinator::adopt`]); taken once.
+    fn take_deferred(&self, transactional_id: &str) -> Option<state::TxnSnapshot>;
     /// A producer number unique in the cluster.
     fn allocate_producer_id(&self) -> TxnFuture<Result<u64, String>>;
     /// True when this broker coordinates `transactional_id` now.

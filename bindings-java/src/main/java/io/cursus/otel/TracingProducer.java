@@ -40,13 +40,16 @@ public final class TracingProducer {
         return producer;
     }
 
-    /** Starts the publish span of {@code record}; returns the record carrying its context. */
-    private ProducerRecord publish(ProducerRecord record, Span[] span) {
-        span[0] = tracing.start(Telemetry.publish(record, clientId));
+    /** A started publish span and the record carrying its context. */
+    private record Publish(Span span, ProducerRecord record) {}
+
+    /** Starts the publish span of {@code record}. */
+    private Publish publish(ProducerRecord record) {
+        Span span = tracing.start(Telemetry.publish(record, clientId));
         if (record.traceContext() != null) {
-            return record;
+            return new Publish(span, record);
         }
-        return CursusTracing.traceContextOf(span[0]).map(record::withTraceContext).orElse(record);
+        return new Publish(span, CursusTracing.traceContextOf(span).map(record::withTraceContext).orElse(record));
     }
 
     /**
@@ -59,16 +62,15 @@ public final class TracingProducer {
      */
     public CompletableFuture<RecordMetadata> send(ProducerRecord record) {
         Objects.requireNonNull(record, "record");
-        Span[] span = new Span[1];
-        ProducerRecord traced = publish(record, span);
+        Publish p = publish(record);
         CompletableFuture<RecordMetadata> sent;
         try {
-            sent = producer.send(traced);
+            sent = producer.send(p.record());
         } catch (RuntimeException e) {
-            CursusTracing.end(span[0], e);
+            CursusTracing.end(p.span(), e);
             throw e;
         }
-        return CursusTracing.settled(sent, (md, error) -> acknowledged(span[0], md, error));
+        return CursusTracing.settled(sent, (md, error) -> acknowledged(p.span(), md, error));
     }
 
     /**
@@ -80,16 +82,15 @@ public final class TracingProducer {
      */
     public RecordMetadata sendAndWait(ProducerRecord record) {
         Objects.requireNonNull(record, "record");
-        Span[] span = new Span[1];
-        ProducerRecord traced = publish(record, span);
+        Publish p = publish(record);
         RecordMetadata md;
         try {
-            md = producer.sendAndWait(traced);
+            md = producer.sendAndWait(p.record());
         } catch (RuntimeException e) {
-            CursusTracing.end(span[0], e);
+            CursusTracing.end(p.span(), e);
             throw e;
         }
-        acknowledged(span[0], md, null);
+        acknowledged(p.span(), md, null);
         return md;
     }
 

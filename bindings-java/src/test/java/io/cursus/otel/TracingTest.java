@@ -286,6 +286,49 @@ class TracingTest {
     }
 
     @Test
+    void aConsumerReportsWhatItReceivedAndItsLag() throws Exception {
+        BROKER.createTopic("otel-lag", 1);
+        try (CursusProducer producer = new CursusProducer(ProducerConfig.of(BROKER.addr()))) {
+            for (int i = 0; i < 3; i++) {
+                producer.sendAndWait(ProducerRecord.of("otel-lag", "r" + i));
+            }
+        }
+        try (CursusConsumer plain = new CursusConsumer(ConsumerConfig.builder().bootstrapServers(BROKER.addr())
+                .groupId("otel-lag-g").clientId("otel-metrics-c").fetchMaxWaitMs(50).maxPollRecords(1).build())) {
+            plain.subscribe(List.of("otel-lag"));
+            AutoCloseable observation = CursusMetrics.observe(otel, plain);
+            List<ConsumerRecord> got = pollAtLeast(tracing.consumer(plain, null), 1);
+            assertEquals(1, got.size());
+            List<MetricData> collected = new ArrayList<>(metrics.collectAllMetrics());
+            MetricData lag = collected.stream().filter(m -> m.getName().equals("cursus.consumer.lag")).findFirst()
+                    .orElseThrow(() -> new AssertionError("no lag in " + collected));
+            LongPointData point = lag.getLongGaugeData().getPoints().iterator().next();
+            assertEquals("otel-lag", point.getAttributes().get(DESTINATION));
+            assertEquals("0", point.getAttributes().get(PARTITION));
+            assertEquals("otel-metrics-c", point.getAttributes().get(CLIENT_ID));
+            assertEquals(3 - got.get(0).offset() - 1, point.getValue());
+            assertTrue(collected.stream().anyMatch(m -> m.getName().equals("messaging.client.consumed.messages")));
+            assertFalse(collected.stream().anyMatch(m -> m.getName().equals("messaging.client.sent.messages")));
+            observation.close();
+        }
+    }
+
+    @Test
+    void withoutAnSdkRecordsCarryNoContext() throws Exception {
+        BROKER.createTopic("otel-noop", 1);
+        CursusTracing noop = CursusTracing.create(io.opentelemetry.api.OpenTelemetry.noop());
+        try (CursusProducer plain = new CursusProducer(ProducerConfig.of(BROKER.addr()))) {
+            noop.producer(plain).sendAndWait(ProducerRecord.of("otel-noop", "x"));
+        }
+        try (CursusConsumer plain = consumer("otel-noop-g")) {
+            plain.subscribe(List.of("otel-noop"));
+            List<ConsumerRecord> got = pollAtLeast(noop.consumer(plain, null), 1);
+            assertEquals(Optional.empty(), got.get(0).traceContext());
+        }
+        assertEquals(List.of(), spans.getFinishedSpanItems());
+    }
+
+    @Test
     void thePlainClassesNeverReferToOpenTelemetry() throws IOException {
         // io.cursus must work without opentelemetry-api on the class path: no class outside
         // io.cursus.otel names one of its types.

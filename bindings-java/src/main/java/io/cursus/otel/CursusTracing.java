@@ -6,6 +6,7 @@ import io.cursus.CursusEventStore;
 import io.cursus.CursusProducer;
 import io.cursus.Telemetry;
 import io.cursus.TraceContext;
+import io.cursus.ValidationException;
 import io.opentelemetry.api.GlobalOpenTelemetry;
 import io.opentelemetry.api.OpenTelemetry;
 import io.opentelemetry.api.common.Attributes;
@@ -221,7 +222,12 @@ public final class CursusTracing {
         if (traceparent == null) {
             return Optional.empty();
         }
-        return Optional.of(TraceContext.of(traceparent, carrier.get("tracestate")));
+        try {
+            return Optional.of(TraceContext.of(traceparent, carrier.get("tracestate")));
+        } catch (ValidationException e) {
+            // A tracestate the engine refuses (over 512 characters): the trace still continues.
+            return Optional.of(TraceContext.of(traceparent));
+        }
     }
 
     /** The context a received record carries, as an OpenTelemetry span context (invalid: none). */

@@ -3036,6 +3036,56 @@ enum cursus_status_t cursus_trace_context_extract(const char *metadata,
                                                   struct cursus_trace_context_t **out_context,
                                                   struct cursus_error_t **out_error);
 
+// A trace context from its W3C header values, checked by the engine's
+// rules (`tracestate` absent or empty: none); a malformed one fails with
+// `invalid_argument`, code `invalid_trace_context`. For a language's
+// own trace-context value (Java's `TraceContext.of`).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_trace_context_new(const char *traceparent,
+                                              const char *tracestate,
+                                              struct cursus_trace_context_t **out_context,
+                                              struct cursus_error_t **out_error);
+
+// The context's trace id: 32 lower-case hex digits.
+//
+// Thread-safety: safe from any thread while the context is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_trace_context_trace_id(const struct cursus_trace_context_t *context);
+
+// The id of the span that sent the record: 16 lower-case hex digits.
+//
+// Thread-safety: safe from any thread while the context is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_trace_context_span_id(const struct cursus_trace_context_t *context);
+
+// The trace flags' sampled bit.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+bool cursus_trace_context_sampled(const struct cursus_trace_context_t *context);
+
 // The context's W3C `traceparent`.
 //
 // Thread-safety: safe from any thread while the context is alive.
@@ -5048,6 +5098,41 @@ enum cursus_status_t cursus_span_read(const char *topic,
                                       uint64_t from_version,
                                       struct cursus_span_spec_t **out_span,
                                       struct cursus_error_t **out_error);
+
+// The OpenTelemetry metric a layer reports a client's statistics field
+// `statistic` as (docs/observability.md, "Statistics": `records_sent`,
+// `bytes_sent`, `batches_sent`, `records_received`, `bytes_received`,
+// `requests`, `retries`, `errors`, `in_flight_requests`, `lag`; for
+// `produce_latency` and `fetch_latency` the prefix of the `.p50`, `.p99`,
+// `.p999` and `.max` gauges), as `telemetry::metrics` declares it; an
+// unknown field fails with `invalid_argument`.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_telemetry_metric_name(const char *statistic,
+                                                  char **out_name,
+                                                  struct cursus_error_t **out_error);
+
+// The attribute key of a metric point's `attribute`: `client_id`
+// (every point), `error_type` (the class of `errors`), `topic` and
+// `partition` (`lag`), as `telemetry::keys` declares them; an unknown
+// one fails with `invalid_argument`.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_telemetry_metric_attribute(const char *attribute,
+                                                       char **out_key,
+                                                       struct cursus_error_t **out_error);
 
 // What a span of a failed operation adds (`error.type`, the error's
 // `code`): attributes only. The layer also sets the span's status to

@@ -4213,6 +4213,85 @@ pub unsafe extern "C" fn cursus_trace_context_extract(metadata: *const c_char, o
     })
 }
 
+/// A trace context from its W3C header values, checked by the engine's
+/// rules (`tracestate` absent or empty: none); a malformed one fails with
+/// `invalid_argument`, code `invalid_trace_context`. For a language's
+/// own trace-context value (Java's `TraceContext.of`).
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_trace_context_new(traceparent: *const c_char, tracestate: *const c_char, out_context: *mut *mut cursus_trace_context_t, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        crate::args::clear(out_context);
+        let traceparent = crate::args::str_arg(traceparent, "traceparent")?;
+        let tracestate = crate::args::opt_str_arg(tracestate, "tracestate")?;
+        let result = ::cursus_bridge::api::message::trace_context_new(traceparent, tracestate)?;
+        crate::args::put_handle(out_context, Some(result));
+        Ok(())
+    })
+}
+
+/// The context's trace id: 32 lower-case hex digits.
+///
+/// Thread-safety: safe from any thread while the context is alive.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_trace_context_trace_id(context: *const cursus_trace_context_t) -> *const c_char {
+    crate::guard::access(std::ptr::null(), || {
+        let (context, side) = crate::args::handle_with_side::<::cursus_bridge::api::TraceContext>(context as usize as u64)?;
+        let value = ::cursus_bridge::api::message::trace_context_trace_id(&context);
+        Ok(crate::lend::str(&side, format!("trace_context_trace_id:{:?}", ()), value))
+    })
+}
+
+/// The id of the span that sent the record: 16 lower-case hex digits.
+///
+/// Thread-safety: safe from any thread while the context is alive.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_trace_context_span_id(context: *const cursus_trace_context_t) -> *const c_char {
+    crate::guard::access(std::ptr::null(), || {
+        let (context, side) = crate::args::handle_with_side::<::cursus_bridge::api::TraceContext>(context as usize as u64)?;
+        let value = ::cursus_bridge::api::message::trace_context_span_id(&context);
+        Ok(crate::lend::str(&side, format!("trace_context_span_id:{:?}", ()), value))
+    })
+}
+
+/// The trace flags' sampled bit.
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_trace_context_sampled(context: *const cursus_trace_context_t) -> bool {
+    crate::guard::access(false, || {
+        let (context, side) = crate::args::handle_with_side::<::cursus_bridge::api::TraceContext>(context as usize as u64)?;
+        let value = ::cursus_bridge::api::message::trace_context_sampled(&context);
+        let _ = &side;
+        Ok(value)
+    })
+}
+
 /// The context's W3C `traceparent`.
 ///
 /// Thread-safety: safe from any thread while the context is alive.
@@ -7260,6 +7339,55 @@ pub unsafe extern "C" fn cursus_span_read(topic: *const c_char, aggregate: *cons
         let aggregate = crate::args::str_arg(aggregate, "aggregate")?;
         let result = ::cursus_bridge::api::telemetry::span_read(topic, aggregate, from_version)?;
         crate::args::put_handle(out_span, Some(result));
+        Ok(())
+    })
+}
+
+/// The OpenTelemetry metric a layer reports a client's statistics field
+/// `statistic` as (docs/observability.md, "Statistics": `records_sent`,
+/// `bytes_sent`, `batches_sent`, `records_received`, `bytes_received`,
+/// `requests`, `retries`, `errors`, `in_flight_requests`, `lag`; for
+/// `produce_latency` and `fetch_latency` the prefix of the `.p50`, `.p99`,
+/// `.p999` and `.max` gauges), as `telemetry::metrics` declares it; an
+/// unknown field fails with `invalid_argument`.
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_telemetry_metric_name(statistic: *const c_char, out_name: *mut *mut c_char, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        crate::args::clear(out_name);
+        let statistic = crate::args::str_arg(statistic, "statistic")?;
+        let result = ::cursus_bridge::api::telemetry::telemetry_metric_name(statistic)?;
+        crate::args::put_string(out_name, &result);
+        Ok(())
+    })
+}
+
+/// The attribute key of a metric point's `attribute`: `client_id`
+/// (every point), `error_type` (the class of `errors`), `topic` and
+/// `partition` (`lag`), as `telemetry::keys` declares them; an unknown
+/// one fails with `invalid_argument`.
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_telemetry_metric_attribute(attribute: *const c_char, out_key: *mut *mut c_char, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        crate::args::clear(out_key);
+        let attribute = crate::args::str_arg(attribute, "attribute")?;
+        let result = ::cursus_bridge::api::telemetry::telemetry_metric_attribute(attribute)?;
+        crate::args::put_string(out_key, &result);
         Ok(())
     })
 }

@@ -64,6 +64,7 @@ void test_log_listener_gets_engine_records(void);
 void test_trace_context_round_trip(void);
 void test_trace_context_accessors_of_invalid_handles(void);
 void test_span_specs_are_the_engines(void);
+void test_trace_context_new_and_metric_names(void);
 /* test_security.c */
 void test_tls_mutual_auth_produce_and_consume(void);
 void test_wrong_token_is_authentication_failed(void);
@@ -132,6 +133,7 @@ int main(void) {
       TEST(trace_context_round_trip),
       TEST(trace_context_accessors_of_invalid_handles),
       TEST(span_specs_are_the_engines),
+      TEST(trace_context_new_and_metric_names),
       TEST(tls_mutual_auth_produce_and_consume),
       TEST(wrong_token_is_authentication_failed),
       TEST(tls_without_client_certificate_is_refused),

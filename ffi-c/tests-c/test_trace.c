@@ -172,3 +172,32 @@ done:
   cursus_span_spec_destroy(s);
   cursus_string_free(scope);
 }
+
+void test_trace_context_new_and_metric_names(void) {
+  cursus_trace_context_t *ctx = NULL, *bad = NULL;
+  cursus_error_t *e = NULL;
+  char *name = NULL;
+  /* A context checked without a send, split into its fields. */
+  CHECK_OK(cursus_trace_context_new(PARENT, "congo=t61rcWkgMzE", &ctx, &err));
+  CHECK(str_is(cursus_trace_context_traceparent(ctx), PARENT));
+  CHECK(str_is(cursus_trace_context_trace_id(ctx), "4bf92f3577b34da6a3ce929d0e0e4736"));
+  CHECK(str_is(cursus_trace_context_span_id(ctx), "00f067aa0ba902b7"));
+  CHECK(cursus_trace_context_sampled(ctx));
+  CHECK(!cursus_trace_context_sampled(NULL));
+  CHECK_FAILS(CURSUS_ERR_INVALID_ARGUMENT, cursus_trace_context_new("00-nope", NULL, &bad, &e), &e);
+  CHECK(str_is(cursus_error_code(e), "invalid_trace_context") && bad == NULL);
+  /* The metric names of the statistics, as the engine declares them. */
+  CHECK_OK(cursus_telemetry_metric_name("records_sent", &name, &err));
+  CHECK(str_is(name, "messaging.client.sent.messages"));
+  cursus_string_free(name);
+  name = NULL;
+  CHECK_OK(cursus_telemetry_metric_attribute("partition", &name, &err));
+  CHECK(str_is(name, "messaging.destination.partition.id"));
+  cursus_string_free(name);
+  name = NULL;
+  CHECK_FAILS(CURSUS_ERR_INVALID_ARGUMENT, cursus_telemetry_metric_name("nope", &name, &e), &e);
+done:
+  cursus_error_destroy(e);
+  cursus_trace_context_destroy(ctx);
+  cursus_string_free(name);
+}

@@ -2329,6 +2329,55 @@ pub extern "system" fn Java_io_cursus_NativeBridge_traceContextExtract<'l>(mut e
     })
 }
 
+/// `NativeBridge.traceContextNew`: see `::cursus_bridge::api::message::trace_context_new`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_traceContextNew<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, traceparent: JString<'l>, tracestate: JString<'l>) -> jlong {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let traceparent = crate::glue::string(env, &traceparent, "traceparent")?;
+        let tracestate = crate::glue::opt_string(env, &tracestate)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::message::trace_context_new(&traceparent, tracestate.as_deref())?;
+        Ok(::cursus_bridge::registry::insert(result) as jlong)
+    })
+}
+
+/// `NativeBridge.traceContextTraceId`: see `::cursus_bridge::api::message::trace_context_trace_id`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_traceContextTraceId<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, context: jlong) -> jstring {
+    crate::glue::run(&mut env, std::ptr::null_mut(), |env| {
+        let _ = &env;
+        let context = crate::glue::handle::<::cursus_bridge::api::TraceContext>(context)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::message::trace_context_trace_id(&context);
+        crate::glue::new_string(env, result)
+    })
+}
+
+/// `NativeBridge.traceContextSpanId`: see `::cursus_bridge::api::message::trace_context_span_id`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_traceContextSpanId<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, context: jlong) -> jstring {
+    crate::glue::run(&mut env, std::ptr::null_mut(), |env| {
+        let _ = &env;
+        let context = crate::glue::handle::<::cursus_bridge::api::TraceContext>(context)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::message::trace_context_span_id(&context);
+        crate::glue::new_string(env, result)
+    })
+}
+
+/// `NativeBridge.traceContextSampled`: see `::cursus_bridge::api::message::trace_context_sampled`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_traceContextSampled<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, context: jlong) -> jboolean {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        let context = crate::glue::handle::<::cursus_bridge::api::TraceContext>(context)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::message::trace_context_sampled(&context);
+        Ok(jboolean::from(result))
+    })
+}
+
 /// `NativeBridge.traceContextTraceparent`: see `::cursus_bridge::api::message::trace_context_traceparent`.
 #[no_mangle]
 pub extern "system" fn Java_io_cursus_NativeBridge_traceContextTraceparent<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, context: jlong) -> jstring {
@@ -4140,6 +4189,30 @@ pub extern "system" fn Java_io_cursus_NativeBridge_spanRead<'l>(mut env: JNIEnv<
         #[allow(clippy::let_unit_value)]
         let result = ::cursus_bridge::api::telemetry::span_read(&topic, &aggregate, crate::glue::u64_arg("from_version", from_version)?)?;
         Ok(::cursus_bridge::registry::insert(result) as jlong)
+    })
+}
+
+/// `NativeBridge.telemetryMetricName`: see `::cursus_bridge::api::telemetry::telemetry_metric_name`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_telemetryMetricName<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, statistic: JString<'l>) -> jstring {
+    crate::glue::run(&mut env, std::ptr::null_mut(), |env| {
+        let _ = &env;
+        let statistic = crate::glue::string(env, &statistic, "statistic")?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::telemetry::telemetry_metric_name(&statistic)?;
+        crate::glue::new_string(env, &result)
+    })
+}
+
+/// `NativeBridge.telemetryMetricAttribute`: see `::cursus_bridge::api::telemetry::telemetry_metric_attribute`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_telemetryMetricAttribute<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, attribute: JString<'l>) -> jstring {
+    crate::glue::run(&mut env, std::ptr::null_mut(), |env| {
+        let _ = &env;
+        let attribute = crate::glue::string(env, &attribute, "attribute")?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::telemetry::telemetry_metric_attribute(&attribute)?;
+        crate::glue::new_string(env, &result)
     })
 }
 

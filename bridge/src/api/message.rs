@@ -174,6 +174,41 @@ pub fn trace_context_extract(metadata: &str) -> Result<Option<TraceContext>> {
     Ok(cursus::trace_context::extract(metadata))
 }
 
+/// A trace context from its W3C header values, checked by the engine's
+/// rules (`tracestate` absent or empty: none); a malformed one fails with
+/// `invalid_argument`, code `invalid_trace_context`. For a language's
+/// own trace-context value (Java's `TraceContext.of`).
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn(out = "context")]
+pub fn trace_context_new(traceparent: &str, tracestate: Option<&str>) -> Result<TraceContext> {
+    TraceContext::new(traceparent, tracestate)
+}
+
+/// The context's trace id: 32 lower-case hex digits.
+///
+/// Thread-safety: safe from any thread while the context is alive.
+#[bridge_fn]
+pub fn trace_context_trace_id(context: &TraceContext) -> &str {
+    context.trace_id()
+}
+
+/// The id of the span that sent the record: 16 lower-case hex digits.
+///
+/// Thread-safety: safe from any thread while the context is alive.
+#[bridge_fn]
+pub fn trace_context_span_id(context: &TraceContext) -> &str {
+    context.span_id()
+}
+
+/// The trace flags' sampled bit.
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn]
+pub fn trace_context_sampled(context: &TraceContext) -> bool {
+    context.sampled()
+}
+
 /// The context's W3C `traceparent`.
 ///
 /// Thread-safety: safe from any thread while the context is alive.

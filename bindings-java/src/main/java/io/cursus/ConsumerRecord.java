@@ -1,6 +1,7 @@
 package io.cursus;
 
 import java.nio.charset.StandardCharsets;
+import java.util.Optional;
 
 /**
  * A record delivered by {@link CursusConsumer#poll}. Key, value and metadata are
@@ -93,5 +94,16 @@ public record ConsumerRecord(
      */
     public TopicPartition topicPartition() {
         return new TopicPartition(topic, partition);
+    }
+
+    /**
+     * The W3C trace context the record carries in its {@link #metadata()}: the context of the
+     * span that sent it (docs/observability.md, "Trace context in records"). Read by the
+     * engine on each call; empty when the record carries none or a malformed one.
+     *
+     * @return the trace context, if any
+     */
+    public Optional<TraceContext> traceContext() {
+        return TraceContext.extract(metadata);
     }
 }

@@ -95,8 +95,16 @@ public final class CursusProducer extends NativeResource {
         NativeCompletion completion = NativeCompletion.forSend(future, record.topic(), callbacks);
         int partition = record.partition() == null ? -1 : record.partition();
         long ts = record.timestamp() == null ? NO_TIMESTAMP : record.timestamp();
-        run(h -> NativeBridge.producerSendCb(h, record.topic(), partition, record.key(), record.value(), ts,
-                completion));
+        if (record.metadata() == null && record.traceContext() == null) {
+            run(h -> NativeBridge.producerSendCb(h, record.topic(), partition, record.key(), record.value(), ts,
+                    completion));
+        } else {
+            TraceContext tc = record.traceContext();
+            String traceparent = tc == null ? null : tc.traceparent();
+            String tracestate = tc == null ? null : tc.tracestate();
+            run(h -> NativeBridge.producerSendCbTraced(h, record.topic(), partition, record.key(), record.value(),
+                    ts, record.metadata(), traceparent, tracestate, completion));
+        }
         return future;
     }
 
@@ -120,6 +128,12 @@ public final class CursusProducer extends NativeResource {
         int size = 4;
         List<byte[]> otherTopics = new ArrayList<>(0); // of the records not of `topic`, in order
         for (ProducerRecord r : records) {
+            if (r.metadata() != null || r.traceContext() != null) {
+                // The packed batch layout has no metadata: refuse rather than drop it.
+                throw CursusException.of("invalid_argument", "invalid_argument", ErrorClass.VALIDATION, false,
+                        "sendBatch does not carry metadata or a trace context yet: send such records with send()",
+                        Map.of());
+            }
             size += 24 + (r.key() == null ? 0 : r.key().length) + r.value().length;
             if (!r.topic().equals(topic)) {
                 otherTopics.add(r.topic().getBytes(StandardCharsets.UTF_8));

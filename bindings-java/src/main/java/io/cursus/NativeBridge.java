@@ -1573,6 +1573,37 @@ final class NativeBridge {
     static native long traceContextExtract(String metadata);
 
     /**
+     * A trace context from its W3C header values, checked by the engine's
+     * rules ({@code tracestate} absent or empty: none); a malformed one fails with
+     * {@code invalid_argument}, code {@code invalid_trace_context}. For a language's
+     * own trace-context value (Java's {@code TraceContext.of}).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long traceContextNew(String traceparent, String tracestate);
+
+    /**
+     * The context's trace id: 32 lower-case hex digits.
+     * <p>
+     * Thread-safety: safe from any thread while the context is alive.
+     */
+    static native String traceContextTraceId(long context);
+
+    /**
+     * The id of the span that sent the record: 16 lower-case hex digits.
+     * <p>
+     * Thread-safety: safe from any thread while the context is alive.
+     */
+    static native String traceContextSpanId(long context);
+
+    /**
+     * The trace flags' sampled bit.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native boolean traceContextSampled(long context);
+
+    /**
      * The context's W3C {@code traceparent}.
      * <p>
      * Thread-safety: safe from any thread while the context is alive.
@@ -2765,6 +2796,29 @@ final class NativeBridge {
      * Thread-safety: safe from any thread.
      */
     static native long spanRead(String topic, String aggregate, long fromVersion);
+
+    /**
+     * The OpenTelemetry metric a layer reports a client's statistics field
+     * {@code statistic} as (docs/observability.md, "Statistics": {@code records_sent},
+     * {@code bytes_sent}, {@code batches_sent}, {@code records_received}, {@code bytes_received},
+     * {@code requests}, {@code retries}, {@code errors}, {@code in_flight_requests}, {@code lag}; for
+     * {@code produce_latency} and {@code fetch_latency} the prefix of the {@code .p50}, {@code .p99},
+     * {@code .p999} and {@code .max} gauges), as {@code telemetry::metrics} declares it; an
+     * unknown field fails with {@code invalid_argument}.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native String telemetryMetricName(String statistic);
+
+    /**
+     * The attribute key of a metric point's {@code attribute}: {@code client_id}
+     * (every point), {@code error_type} (the class of {@code errors}), {@code topic} and
+     * {@code partition} ({@code lag}), as {@code telemetry::keys} declares them; an unknown
+     * one fails with {@code invalid_argument}.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native String telemetryMetricAttribute(String attribute);
 
     /**
      * What a span of a failed operation adds ({@code error.type}, the error's

@@ -31,6 +31,7 @@ import io.cursus.Snapshot;
 import io.cursus.StoredEvent;
 import io.cursus.TopicInfo;
 import io.cursus.TopicPartition;
+import io.cursus.TraceContext;
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
 import java.io.IOException;
@@ -761,6 +762,15 @@ public final class Driver {
         if (a.has("timestamp")) {
             rec = rec.withTimestamp(a.num("timestamp"));
         }
+        if (a.has("metadata")) {
+            rec = rec.withMetadata(a.text("metadata"));
+        }
+        if (a.has("traceparent") || a.has("tracestate")) {
+            // A malformed context fails here, where the Java API checks it (the binding's
+            // invalid_trace_context); a tracestate alone is an empty, refused traceparent.
+            rec = rec.withTraceContext(TraceContext.of(a.has("traceparent") ? a.str("traceparent") : "",
+                    a.has("tracestate") ? a.str("tracestate") : null));
+        }
         RecordMetadata md = p.sendAndWait(rec);
         Map<String, Object> r = new LinkedHashMap<>();
         r.put("partition", md.partition());
@@ -941,6 +951,9 @@ public final class Driver {
                 : hex(rec.metadata().getBytes(StandardCharsets.UTF_8)));
         m.put("event_type", rec.eventType());
         m.put("aggregate_version", rec.isEvent() ? (Object) rec.aggregateVersion() : null);
+        Optional<TraceContext> tc = rec.traceContext();
+        m.put("traceparent", tc.map(TraceContext::traceparent).orElse(null));
+        m.put("tracestate", tc.map(TraceContext::tracestate).orElse(null));
         return m;
     }
 

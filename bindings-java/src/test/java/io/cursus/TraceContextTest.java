@@ -1,0 +1,98 @@
+package io.cursus;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+
+/** The W3C trace context a record carries (docs/observability.md), without OpenTelemetry. */
+class TraceContextTest {
+    @RegisterExtension
+    static final BrokerExtension BROKER = new BrokerExtension();
+
+    private static final String PARENT = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+
+    private static CursusConsumer consumer(String group) {
+        return new CursusConsumer(ConsumerConfig.builder().bootstrapServers(BROKER.addr()).groupId(group)
+                .fetchMaxWaitMs(50).build());
+    }
+
+    @Test
+    void aContextIsCheckedByTheEngineAndSplitIntoItsFields() {
+        TraceContext tc = TraceContext.of(PARENT, "vendor=opaque");
+        assertEquals(PARENT, tc.traceparent());
+        assertEquals("vendor=opaque", tc.tracestate());
+        assertEquals("0af7651916cd43dd8448eb211c80319c", tc.traceId());
+        assertEquals("b7ad6b7169203331", tc.spanId());
+        assertTrue(tc.sampled());
+        assertFalse(TraceContext.of(PARENT.substring(0, 53) + "00").sampled());
+        assertNull(TraceContext.of(PARENT, "").tracestate());
+        assertEquals(tc, TraceContext.of(PARENT, "vendor=opaque"));
+        for (String bad : List.of("", "00-0AF7651916CD43DD8448EB211C80319C-b7ad6b7169203331-01",
+                "00-00000000000000000000000000000000-b7ad6b7169203331-01",
+                "ff-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")) {
+            ValidationException e = assertThrows(ValidationException.class, () -> TraceContext.of(bad));
+            assertEquals("invalid_trace_context", e.code());
+        }
+        ValidationException e = assertThrows(ValidationException.class, () -> TraceContext.of(PARENT, "é"));
+        assertEquals("invalid_trace_context", e.code());
+    }
+
+    @Test
+    void aSentContextComesBackWithTheRecordAndItsMetadata() throws Exception {
+        BROKER.createTopic("traced", 1);
+        TraceContext tc = TraceContext.of(PARENT, "vendor=opaque");
+        try (CursusProducer producer = new CursusProducer(ProducerConfig.of(BROKER.addr()))) {
+            // The future form, with the application's own metadata kept next to the context.
+            producer.send(ProducerRecord.of("traced", "a").withMetadata("{\"tenant\":\"acme\"}")
+                    .withTraceContext(tc)).get(30, TimeUnit.SECONDS);
+            // The blocking form, context alone.
+            producer.sendAndWait(ProducerRecord.of("traced", "b").withTraceContext(TraceContext.of(PARENT)));
+            // Metadata alone, and nothing at all.
+            producer.sendAndWait(ProducerRecord.of("traced", "c").withMetadata("plain text"));
+            producer.sendAndWait(ProducerRecord.of("traced", "d"));
+        }
+        try (CursusConsumer consumer = consumer("traced-g")) {
+            consumer.subscribe(List.of("traced"));
+            List<ConsumerRecord> got = Polling.pollAtLeast(consumer, 4);
+            assertEquals(4, got.size());
+            assertEquals(Optional.of(tc), got.get(0).traceContext());
+            assertTrue(got.get(0).metadata().contains("\"tenant\":\"acme\""), got.get(0).metadata());
+            assertTrue(got.get(0).metadata().contains(PARENT), got.get(0).metadata());
+            assertEquals(Optional.of(TraceContext.of(PARENT)), got.get(1).traceContext());
+            assertEquals("plain text", got.get(2).metadata());
+            assertEquals(Optional.empty(), got.get(2).traceContext());
+            assertNull(got.get(3).metadata());
+            assertEquals(Optional.empty(), got.get(3).traceContext());
+        }
+    }
+
+    @Test
+    void aBatchSendRefusesWhatItCannotCarry() {
+        try (CursusProducer producer = new CursusProducer(ProducerConfig.of(BROKER.addr()))) {
+            ValidationException e = assertThrows(ValidationException.class, () -> producer.sendBatch(
+                    List.of(ProducerRecord.of("traced", "x").withTraceContext(TraceContext.of(PARENT)))));
+            assertEquals("invalid_argument", e.code());
+        }
+    }
+
+    @Test
+    void theSpansAreTheEnginesDeclarations() {
+        Telemetry.SpanSpec publish = Telemetry.publish(ProducerRecord.of("orders", "k", "v").withPartition(2), "app");
+        assertEquals("publish orders", publish.name());
+        assertEquals("producer", publish.kind());
+        assertTrue(publish.attributes().contains(new Telemetry.Attribute("messaging.destination.partition.id", "2")));
+        assertTrue(publish.attributes().contains(new Telemetry.Attribute("messaging.message.body.size", 1L)));
+        assertEquals("cursus", Telemetry.scope());
+        assertEquals("messaging.client.sent.messages", Telemetry.metricName("records_sent"));
+        assertEquals("messaging.client.id", Telemetry.metricAttribute("client_id"));
+        assertThrows(ValidationException.class, () -> Telemetry.metricName("nope"));
+    }
+}

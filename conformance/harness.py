@@ -473,7 +473,11 @@ def check_expectation(key: str, want: Any, result: dict[str, Any]) -> str | None
                 if name not in r:  # a driver that leaves a field out does not report it as null
                     return f"record {i}: the driver reports no {name!r}: {short(r)}"
                 if r.get(name) != exp:
-                    return f"record {i}: expected {name}={value!r}, got {short(r)}"
+                    got = r.get(name)
+                    if name in ("key", "value", "metadata") and got is not None:
+                        got = decode_all([got])[0]
+                    return f"record {i} ({short(r.get('topic'))}:{r.get('partition')}@{r.get('offset')}): " \
+                           f"expected {name}={value!r}, got {got!r}"
         return None
     if key in ("event_kinds", "event_sizes"):  # rebalance_events, in order
         events = result.get("events") or []

@@ -365,7 +365,8 @@ impl Driver {
                 }
                 if let Some(traceparent) = step.args.get("traceparent") {
                     let tracestate = step.args.get("tracestate").map(String::as_str);
-                    record = record.trace_context(cursus::TraceContext::new(traceparent, tracestate)?);
+                    record =
+                        record.trace_context(cursus::TraceContext::new(traceparent, tracestate)?);
                 }
                 let meta = self.producer(step)?.send(record).await?.await?;
                 Ok(

@@ -1165,6 +1165,7 @@ def main() -> int:
         # submitted first, as it is the longest.
         futures = [pool.submit(run_cross, bindings, s, m, broker_bin, work, secure)
                    for s, m in runs if s.cross_binding]
+
         def one(b: str, s: Scenario, m: str) -> list[Outcome]:
             return [run_one(b, s, m, broker_bin, work, secure)]
 

@@ -19,6 +19,10 @@ the cluster core set (conformance/cluster-core.txt, or every scenario with
 gateway, the driver bootstrapped from the gateway so that every partition
 is reached through a redirect.
 
+A cross-binding scenario ("cross_binding": true) runs once per mode for all
+the bindings on one broker: each binding produces, every other consumes
+what it wrote (run_cross; conformance/README.md, "Cross-binding scenarios").
+
 Exit status: 0 when every (binding, scenario) passes, 1 otherwise.
 """
 
@@ -92,7 +96,8 @@ OP_ARGS = {
     "list_offsets": {"topic", "partition", "admin"},
     "await_earliest": {"topic", "partition", "min", "timeout_ms", "admin"},
     "producer_open": {"name"},
-    "produce": {"producer", "topic", "key", "value", "value_fill", "value_len", "partition", "timestamp"},
+    "produce": {"producer", "topic", "key", "value", "value_fill", "value_len", "partition", "timestamp", "metadata",
+                "traceparent", "tracestate"},
     "produce_many": {"producer", "topic", "count", "key_prefix", "value_prefix"},
     "flush": {"producer"},
     "producer_close": {"name"},
@@ -140,6 +145,13 @@ BYTE_ARGS = {"key", "value", "key_prefix", "value_prefix", "metadata", "state"}
 STEP_KEYS = {"op", "id", "expect", "expect_error", "expect_any", "expect_one_failed", "note", "client_certificate",
              "until_ms"}
 MODES = ["plain", "secure", "cluster"]
+# A cross-binding scenario's marker between its produce phase (run by each
+# binding) and its consume phase (run by every other binding); done by the
+# harness, like restart_broker.
+SWITCH_BINDING = "switch_binding"
+# Placeholders of a cross-binding scenario, replaced in every string of a
+# step (arguments and expectations) by the binding names of the run.
+PRODUCER, CONSUMER = "{producer}", "{consumer}"
 
 # The principals of the secure-mode broker: name -> (token, permissions).
 # Objects a scenario opens act as `admin` unless the step names another
@@ -221,10 +233,15 @@ class Scenario:
     # Expectations that only a standalone broker meets (e.g. the cluster ops'
     # distribution_not_enabled): never run in cluster mode.
     standalone_only: bool = False
+    # A cross-binding scenario: phases[0] is the produce phase, phases[1]
+    # the consume phase (see run_cross).
+    cross_binding: bool = False
 
     @staticmethod
     def load(path: Path) -> "Scenario":
         data = json.loads(path.read_text())
+        if data.get("cross_binding"):
+            return Scenario.load_cross(path, data)
         phases: list[list[tuple[int, dict[str, Any]]]] = [[]]
         restarts = [False]
         for i, step in enumerate(data["steps"]):
@@ -251,10 +268,52 @@ class Scenario:
         )
 
     @staticmethod
+    def load_cross(path: Path, data: dict[str, Any]) -> "Scenario":
+        """A cross-binding scenario: the steps before its one
+        `switch_binding` are the produce phase, those after it the consume
+        phase; neither restarts the broker or waits (`until_ms`)."""
+        steps = list(enumerate(data["steps"]))
+        switches = [i for i, step in steps if step["op"] == SWITCH_BINDING]
+        if len(switches) != 1:
+            raise ScenarioError(f"{path.name}: a cross_binding scenario has exactly one {SWITCH_BINDING} step")
+        produce, consume = steps[: switches[0]], steps[switches[0] + 1:]
+        for i, step in steps:
+            if step["op"] == SWITCH_BINDING:
+                continue
+            if step["op"] == "restart_broker" or "until_ms" in step:
+                raise ScenarioError(f"{path.name} step {i}: a cross_binding scenario neither restarts nor waits")
+            if i < switches[0] and CONSUMER in json.dumps(step):
+                raise ScenarioError(f"{path.name} step {i}: {CONSUMER} in the produce phase")
+            plan_line(fill_in(step, "rust", "go"), f"{path.name} step {i}")  # validate early
+        return Scenario(
+            name=path.stem,
+            description=data.get("description", ""),
+            broker_args=[str(a) for a in data.get("broker_args", [])],
+            phases=[produce, consume],
+            restarts=[False, False],
+            modes=Scenario.check_modes(data.get("modes", ["plain"]), path.name),
+            standalone_only=bool(data.get("standalone_only", False)),
+            cross_binding=True,
+        )
+
+    @staticmethod
     def check_modes(modes: Any, where: str) -> list[str]:
         if not isinstance(modes, list) or not modes or any(m not in MODES for m in modes):
             raise ScenarioError(f"{where}: modes must be a non-empty list of {MODES}")
         return [str(m) for m in modes]
+
+
+def fill_in(value: Any, producer: str, consumer: str | None = None) -> Any:
+    """A cross-binding step with its placeholders replaced by the bindings
+    of the run (in every string, arguments and expectations alike)."""
+    if isinstance(value, str):
+        value = value.replace(PRODUCER, producer)
+        return value if consumer is None else value.replace(CONSUMER, consumer)
+    if isinstance(value, list):
+        return [fill_in(v, producer, consumer) for v in value]
+    if isinstance(value, dict):
+        return {k: fill_in(v, producer, consumer) for k, v in value.items()}
+    return value
 
 
 def load_scenarios(pattern: str) -> list[Scenario]:
@@ -411,8 +470,14 @@ def check_expectation(key: str, want: Any, result: dict[str, Any]) -> str | None
         for i, (w, r) in enumerate(zip(want, records)):
             for name, value in w.items():
                 exp = hexed(value) if name in ("key", "value", "metadata") and value is not None else value
+                if name not in r:  # a driver that leaves a field out does not report it as null
+                    return f"record {i}: the driver reports no {name!r}: {short(r)}"
                 if r.get(name) != exp:
-                    return f"record {i}: expected {name}={value!r}, got {short(r)}"
+                    got = r.get(name)
+                    if name in ("key", "value", "metadata") and got is not None:
+                        got = decode_all([got])[0]
+                    return f"record {i} ({short(r.get('topic'))}:{r.get('partition')}@{r.get('offset')}): " \
+                           f"expected {name}={value!r}, got {got!r}"
         return None
     if key in ("event_kinds", "event_sizes"):  # rebalance_events, in order
         events = result.get("events") or []
@@ -828,8 +893,7 @@ def run_one(binding: str, scenario: Scenario, mode: str, broker_bin: Path, work:
     outcome = Outcome(binding, name, "pass")
     brokers: Standalone | Cluster | None = None
     try:
-        brokers = Cluster(broker_bin, run_dir, scenario.broker_args) if mode == "cluster" \
-            else Standalone(broker_bin, run_dir, scenario.broker_args, secure)
+        brokers = new_brokers(scenario, mode, broker_bin, run_dir, secure)
         brokers.start()
         for n, phase in enumerate(scenario.phases):
             if scenario.restarts[n]:
@@ -851,6 +915,84 @@ def run_one(binding: str, scenario: Scenario, mode: str, broker_bin: Path, work:
     return outcome
 
 
+def new_brokers(scenario: Scenario, mode: str, broker_bin: Path, run_dir: Path,
+                secure: Secure | None) -> Standalone | Cluster:
+    """The broker (or cluster) a run of `scenario` in `mode` talks to, not started."""
+    if mode == "cluster":
+        return Cluster(broker_bin, run_dir, scenario.broker_args)
+    return Standalone(broker_bin, run_dir, scenario.broker_args, secure)
+
+
+def run_cross(bindings: list[str], scenario: Scenario, mode: str, broker_bin: Path, work: Path,
+              secure: Secure | None) -> list[Outcome]:
+    """A cross-binding scenario on one broker (or cluster): every binding
+    runs the produce phase ({producer} = itself), then every binding runs,
+    in one driver process, the consume phase once per other binding whose
+    produce phase passed ({producer} = that binding, {consumer} = itself).
+    A binding's cell fails when its produce phase failed ("as producer")
+    or when it did not read what another binding wrote ("reading <P>'s
+    records"); each producer's steps are checked on their own, so the
+    detail names every producer it failed on. Two driver starts per
+    binding: the cost grows with the number of bindings, not of pairs."""
+    name = run_name(scenario, mode)
+    run_dir = Path(tempfile.mkdtemp(prefix=f"cross-{name.replace('@', '-')}-", dir=work))
+    secure = secure if mode == "secure" else None
+    outcomes = {b: Outcome(b, name, "pass") for b in bindings}
+    problems: dict[str, list[str]] = {b: [] for b in bindings}
+    seconds = dict.fromkeys(bindings, 0.0)
+    produce_phase, consume_phase = scenario.phases
+    brokers: Standalone | Cluster | None = None
+    try:
+        brokers = new_brokers(scenario, mode, broker_bin, run_dir, secure)
+        brokers.start()
+        produced = []
+        for p in bindings:
+            started = time.monotonic()
+            phase = [(i, fill_in(step, p)) for i, step in produce_phase]
+            problem = run_phase(p, scenario, f"produce-{p}", phase, brokers.bootstrap, run_dir, outcomes[p], secure) \
+                if phase else None
+            seconds[p] += time.monotonic() - started
+            if problem:
+                problems[p].append(f"as producer: {problem}")
+            else:
+                produced.append(p)
+        for c in bindings:
+            blocks = [(p, [(i, fill_in(step, p, c)) for i, step in consume_phase]) for p in produced if p != c]
+            if not blocks:
+                continue
+            started = time.monotonic()
+            ran = drive(c, scenario, f"consume-{c}", [step for _, block in blocks for _, step in block],
+                        brokers.bootstrap, run_dir, secure)
+            seconds[c] += time.monotonic() - started
+            if isinstance(ran, str):
+                problems[c].append(f"as consumer: {ran}")
+                continue
+            first = 0
+            for p, block in blocks:
+                problem = check_lines(block, ran, first, outcomes[c].steps, {})
+                if problem:
+                    problems[c].append(f"reading {p}'s records: {problem}")
+                first += len(block)
+            if ran.returncode != 0 and not problems[c]:
+                problems[c].append(f"as consumer: driver exited {ran.returncode} after its last step")
+    except Exception as e:  # noqa: BLE001 - any harness trouble fails the run, visibly
+        for b in bindings:
+            problems[b].append(f"harness: {e}")
+    finally:
+        if brokers is not None:
+            brokers.stop()
+    failed = any(problems.values())
+    for b, o in outcomes.items():
+        o.seconds = round(seconds[b], 2)
+        if problems[b]:
+            o.status, o.detail = "fail", "; ".join(problems[b]) + f" (logs: {run_dir})"
+        elif len(bindings) < 2:
+            o.detail = "no other binding selected: only the produce phase ran"
+    if not failed:
+        shutil.rmtree(run_dir, ignore_errors=True)
+    return list(outcomes.values())
+
+
 def run_name(scenario: Scenario, mode: str) -> str:
     """A scenario's name in the matrix: `name` in plain mode, `name@secure`, `name@cluster`."""
     return scenario.name if mode == "plain" else f"{scenario.name}@{mode}"
@@ -864,23 +1006,48 @@ def run_until(binding: str, scenario: Scenario, n: int, phase: list[tuple[int, d
     deadline = time.monotonic() + (until_ms or 0) / 1000
     steps = len(outcome.steps)
     while True:
-        problem = run_phase(binding, scenario, n, phase, bootstrap, run_dir, outcome, secure)
+        problem = run_phase(binding, scenario, f"phase{n}", phase, bootstrap, run_dir, outcome, secure)
         if problem is None or until_ms is None or time.monotonic() >= deadline:
             return problem if until_ms is None or problem is None else f"{problem} (for {until_ms} ms)"
         del outcome.steps[steps:]
         time.sleep(0.2)
 
 
-def run_phase(binding: str, scenario: Scenario, n: int, phase: list[tuple[int, dict[str, Any]]],
+def run_phase(binding: str, scenario: Scenario, label: str, phase: list[tuple[int, dict[str, Any]]],
               bootstrap: str, run_dir: Path, outcome: Outcome, secure: Secure | None) -> str | None:
     if not phase:
         return None
-    plan = run_dir / f"phase{n}.plan"
+    ran = drive(binding, scenario, label, [step for _, step in phase], bootstrap, run_dir, secure)
+    if isinstance(ran, str):
+        return ran
+    problem = check_lines(phase, ran, 0, outcome.steps, outcome.saved)
+    if problem is None and ran.returncode != 0:
+        return f"driver exited {ran.returncode} after its last step"
+    return problem
+
+
+@dataclass
+class Ran:
+    """A driver's output: the lines answering the plan's own steps (after
+    the secure prelude, which `base` lines answered) and its exit status."""
+
+    lines: list[str]
+    base: int
+    returncode: int
+
+
+def drive(binding: str, scenario: Scenario, label: str, steps: list[dict[str, Any]], bootstrap: str,
+          run_dir: Path, secure: Secure | None) -> Ran | str:
+    """Runs `steps` in one driver process (plan, stdout and stderr saved as
+    `<label>.*` in the run directory): the output lines of the steps and
+    the driver's exit status, or what went wrong (a timeout, a driver that
+    did not start, a secure prelude that failed)."""
+    plan = run_dir / f"{label}.plan"
     prelude = secure_prelude(secure)
-    steps = prelude + [secure_step(step, secure) for _, step in phase]
+    steps = prelude + [secure_step(step, secure) for step in steps]
     plan.write_text("".join(plan_line(step, scenario.name) + "\n" for step in steps))
     cmd = [*driver_command(binding), bootstrap, str(plan)]
-    with open(run_dir / f"phase{n}.stderr", "w") as err:
+    with open(run_dir / f"{label}.stderr", "w") as err:
         try:
             proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=err, text=True,
                                   timeout=DRIVER_TIMEOUT_S)
@@ -888,33 +1055,38 @@ def run_phase(binding: str, scenario: Scenario, n: int, phase: list[tuple[int, d
             # The partial output is bytes even with text=True (a known
             # quirk of subprocess.run's timeout): keep it, and show its end.
             partial = e.stdout.decode(errors="replace") if isinstance(e.stdout, bytes) else (e.stdout or "")
-            (run_dir / f"phase{n}.stdout").write_text(partial)
+            (run_dir / f"{label}.stdout").write_text(partial)
             return f"driver timed out after {DRIVER_TIMEOUT_S}s (partial output: {short(partial[-200:])})"
         except OSError as e:
             return f"driver could not start: {e}"
-    (run_dir / f"phase{n}.stdout").write_text(proc.stdout)
+    (run_dir / f"{label}.stdout").write_text(proc.stdout)
     lines = [ln for ln in proc.stdout.splitlines() if ln.strip()]
     for k, step in enumerate(prelude):
         if k >= len(lines) or not json.loads(lines[k]).get("ok"):
             got = lines[k][:200] if k < len(lines) else "no output"
             return f"secure prelude step {k} ({step['op']}) failed: {got}"
-    for k, (index, step) in enumerate(phase, start=len(prelude)):
-        if k >= len(lines):
-            return f"step {index} ({step['op']}): no output (driver exit {proc.returncode})"
+    return Ran(lines[len(prelude):], len(prelude), proc.returncode)
+
+
+def check_lines(phase: list[tuple[int, dict[str, Any]]], ran: Ran, first: int,
+                log: list[dict[str, Any]], saved: dict[str, dict[str, Any]]) -> str | None:
+    """Checks the output of `phase`, whose steps are the plan's steps
+    `first`, `first + 1`, ... (after the prelude): the first problem, or None."""
+    for k, (index, step) in enumerate(phase, start=first):
+        if k >= len(ran.lines):
+            return f"step {index} ({step['op']}): no output (driver exit {ran.returncode})"
         try:
-            line = json.loads(lines[k])
+            line = json.loads(ran.lines[k])
         except json.JSONDecodeError:
-            return f"step {index} ({step['op']}): not JSON: {lines[k][:200]!r}"
-        if line.get("step") != k:
+            return f"step {index} ({step['op']}): not JSON: {ran.lines[k][:200]!r}"
+        if line.get("step") != ran.base + k:
             return f"step {index} ({step['op']}): output for step {line.get('step')} out of order"
-        outcome.steps.append({"step": index, "op": step["op"], "ok": bool(line.get("ok"))})
-        problem = check_result(step, line, outcome.saved)
+        log.append({"step": index, "op": step["op"], "ok": bool(line.get("ok"))})
+        problem = check_result(step, line, saved)
         if "id" in step:
-            outcome.saved[step["id"]] = line
+            saved[step["id"]] = line
         if problem:
             return f"step {index} ({step['op']}): {problem}"
-    if proc.returncode != 0:
-        return f"driver exited {proc.returncode} after its last step"
     return None
 
 
@@ -988,15 +1160,22 @@ def main() -> int:
         ap.error(f"no scenario matching {args.scenarios!r} runs in modes {modes}")
     run_names = [run_name(s, m) for s, m in runs]
     results: dict[tuple[str, str], Outcome] = {}
-    jobs = [(b, s, m) for b in bindings for s, m in runs]
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        futures = {pool.submit(run_one, b, s, m, broker_bin, work, secure): (b, s) for b, s, m in jobs}
+        # A cross-binding scenario is one job for every binding (one broker);
+        # submitted first, as it is the longest.
+        futures = [pool.submit(run_cross, bindings, s, m, broker_bin, work, secure)
+                   for s, m in runs if s.cross_binding]
+
+        def one(b: str, s: Scenario, m: str) -> list[Outcome]:
+            return [run_one(b, s, m, broker_bin, work, secure)]
+
+        futures += [pool.submit(one, b, s, m) for b in bindings for s, m in runs if not s.cross_binding]
         for fut in concurrent.futures.as_completed(futures):
-            o = fut.result()
-            results[(o.binding, o.scenario)] = o
-            mark = "ok  " if o.status == "pass" else "FAIL"
-            print(f"{mark} {o.binding:<6} {o.scenario} ({o.seconds}s)" + (f": {o.detail}" if o.detail else ""),
-                  flush=True)
+            for o in fut.result():
+                results[(o.binding, o.scenario)] = o
+                mark = "ok  " if o.status == "pass" else "FAIL"
+                print(f"{mark} {o.binding:<6} {o.scenario} ({o.seconds}s)" + (f": {o.detail}" if o.detail else ""),
+                      flush=True)
 
     print_matrix(bindings, run_names, results)
     report = {

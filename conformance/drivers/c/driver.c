@@ -775,9 +775,12 @@ fail:
   return 0;
 }
 
+static int text_arg(const step_t *s, const char *name, char **out, char **err);
+
 static int op_produce(const step_t *s, buf_t *out, char **err) {
   const char *topic;
   uint8_t *key = NULL, *value = NULL;
+  char *metadata = NULL;
   size_t key_len = 0, value_len = 0;
   int has_key, has_value;
   int64_t partition = -1, timestamp = CURSUS_NO_TIMESTAMP;
@@ -785,7 +788,8 @@ static int op_produce(const step_t *s, buf_t *out, char **err) {
   if (!p || !need(s, "topic", &topic, err)) return 0;
   if (arg(s, "partition") && !num_i64(s, "partition", &partition, err)) return 0;
   if (arg(s, "timestamp") && !num_i64(s, "timestamp", &timestamp, err)) return 0;
-  if (!hex_arg(s, "key", &key, &key_len, &has_key, err)) return 0;
+  if (!text_arg(s, "metadata", &metadata, err)) return 0;
+  if (!hex_arg(s, "key", &key, &key_len, &has_key, err)) goto fail;
   if (!hex_arg(s, "value", &value, &value_len, &has_value, err)) goto fail;
   if (!has_value) {
     uint8_t *fill = NULL;
@@ -810,7 +814,15 @@ static int op_produce(const step_t *s, buf_t *out, char **err) {
   /* A present but empty key is an empty key, not "no key". */
   const uint8_t *key_ptr = has_key ? (key ? key : (const uint8_t *)"") : NULL;
   cursus_record_metadata_t md;
-  BINDING(cursus_producer_send(p, topic, (int32_t)partition, key_ptr, key_len, value, value_len, timestamp, &md, &e_));
+  const char *traceparent = arg(s, "traceparent"), *tracestate = arg(s, "tracestate");
+  /* Records with metadata or a trace context go through the traced send;
+   * the others keep exercising the plain one. */
+  if (metadata || traceparent || tracestate)
+    BINDING(cursus_producer_send_traced(p, topic, (int32_t)partition, key_ptr, key_len, value, value_len, timestamp,
+                                        metadata, traceparent, tracestate, &md, &e_));
+  else
+    BINDING(cursus_producer_send(p, topic, (int32_t)partition, key_ptr, key_len, value, value_len, timestamp, &md,
+                                 &e_));
   if (md.offset < 0)
     buf_printf(out, "{\"partition\": %" PRId32 ", \"offset\": null, \"timestamp\": %" PRId64 "}", md.partition,
                md.timestamp);
@@ -819,10 +831,12 @@ static int op_produce(const step_t *s, buf_t *out, char **err) {
                md.partition, md.offset, md.timestamp);
   free(key);
   free(value);
+  free(metadata);
   return 1;
 fail:
   free(key);
   free(value);
+  free(metadata);
   return 0;
 }
 
@@ -1013,6 +1027,18 @@ static void message_json(buf_t *records, cursus_message_t *m, int first) {
   const char *metadata = cursus_message_metadata(m);
   if (metadata)
     buf_hex(records, (const uint8_t *)metadata, strlen(metadata));
+  else
+    buf_puts(records, "null");
+  /* The context as the binding reads it, never parsed here. */
+  const char *traceparent = cursus_message_traceparent(m), *tracestate = cursus_message_tracestate(m);
+  buf_puts(records, ", \"traceparent\": ");
+  if (traceparent)
+    buf_json_str(records, traceparent);
+  else
+    buf_puts(records, "null");
+  buf_puts(records, ", \"tracestate\": ");
+  if (tracestate)
+    buf_json_str(records, tracestate);
   else
     buf_puts(records, "null");
   const char *event_type = cursus_message_event_type(m);

@@ -450,8 +450,25 @@ class Driver {
     int32_t partition = s.has("partition") ? static_cast<int32_t>(s.num("partition")) : -1;
     std::optional<int64_t> timestamp;
     if (s.has("timestamp")) timestamp = s.num("timestamp");
-    auto md = p.send(s.arg("topic"), *value, key ? std::optional<std::string_view>(*key) : std::nullopt, partition,
-                     timestamp);
+    std::optional<std::string> metadata = s.bytes("metadata");
+    cursus::RecordMetadata md{};
+    if (metadata || s.has("traceparent")) {
+      // Records with metadata or a trace context go through SendOptions;
+      // the others keep exercising the plain send.
+      cursus::SendOptions options;
+      if (key) options.key = *key;
+      options.partition = partition;
+      options.timestamp = timestamp;
+      options.metadata = metadata;
+      if (s.has("traceparent")) {
+        options.trace_context = cursus::TraceContext{
+            s.arg("traceparent"), s.has("tracestate") ? std::optional<std::string>(s.arg("tracestate")) : std::nullopt};
+      }
+      md = p.send(s.arg("topic"), *value, options);
+    } else {
+      md = p.send(s.arg("topic"), *value, key ? std::optional<std::string_view>(*key) : std::nullopt, partition,
+                  timestamp);
+    }
     return "{\"partition\": " + std::to_string(md.partition) +
            ", \"offset\": " + (md.offset < 0 ? std::string("null") : std::to_string(md.offset)) +
            ", \"timestamp\": " + std::to_string(md.timestamp) + "}";
@@ -595,11 +612,14 @@ class Driver {
     std::string key = m.has_key() ? json_hex(m.key()) : "null";
     auto metadata = m.metadata();
     auto event = m.event();
+    auto context = m.trace_context();  // the binding's reading, never parsed here
+    std::string traceparent = context ? json_str(context->traceparent) : "null";
+    std::string tracestate = context && context->tracestate ? json_str(*context->tracestate) : "null";
     return "{\"topic\": " + json_str(m.topic()) + ", \"partition\": " + std::to_string(m.partition()) +
            ", \"offset\": " + std::to_string(m.offset()) + ", \"key\": " + key + ", \"value\": " + json_hex(m.payload()) +
            ", \"timestamp\": " + std::to_string(m.timestamp()) +
-           ", \"metadata\": " + (metadata ? json_hex(*metadata) : "null") +
-           ", \"event_type\": " + (event ? json_str(event->type) : "null") +
+           ", \"metadata\": " + (metadata ? json_hex(*metadata) : "null") + ", \"traceparent\": " + traceparent +
+           ", \"tracestate\": " + tracestate + ", \"event_type\": " + (event ? json_str(event->type) : "null") +
            ", \"aggregate_version\": " + (event ? std::to_string(event->aggregate_version) : "null") + "}";
   }
 

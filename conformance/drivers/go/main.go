@@ -122,6 +122,8 @@ type record struct {
 	// Timestamp is in milliseconds since the epoch.
 	Timestamp        int64   `json:"timestamp"`
 	Metadata         *string `json:"metadata"`
+	Traceparent      *string `json:"traceparent"`
+	Tracestate       *string `json:"tracestate"`
 	EventType        *string `json:"event_type"`
 	AggregateVersion *int64  `json:"aggregate_version"`
 }
@@ -693,6 +695,14 @@ func (d *driver) produce(ctx context.Context, s *step) (result, error) {
 		}
 		r.Timestamp = time.UnixMilli(ms)
 	}
+	metadata, err := s.bytes("metadata")
+	if err != nil {
+		return nil, err
+	}
+	r.Metadata = string(metadata)
+	if traceparent, ok := s.args["traceparent"]; ok {
+		r.TraceContext = &cursus.TraceContext{Traceparent: traceparent, Tracestate: s.args["tracestate"]}
+	}
 	md, err := p.Send(ctx, r)
 	if err != nil {
 		return nil, err
@@ -842,6 +852,15 @@ func toRecord(m cursus.Message) record {
 	if m.Metadata != nil {
 		md := hex.EncodeToString([]byte(*m.Metadata))
 		r.Metadata = &md
+	}
+	// The context as the binding reads it, never parsed here.
+	if tc := m.TraceContext(); tc != nil {
+		tp := tc.Traceparent
+		r.Traceparent = &tp
+		if tc.Tracestate != "" {
+			ts := tc.Tracestate
+			r.Tracestate = &ts
+		}
 	}
 	if m.Event != nil {
 		et, av := m.Event.Type, m.Event.AggregateVersion

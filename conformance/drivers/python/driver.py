@@ -235,10 +235,15 @@ class Driver:
         partition = step.num("partition") if "partition" in step.args else None
         timestamp = step.num("timestamp") if "timestamp" in step.args else None
         producer, topic, key = self.producer(step), step.arg("topic"), step.data("key")
+        metadata = text(step, "metadata") if "metadata" in step.args else None
+        context = cursus.TraceContext(step.args["traceparent"], step.args.get("tracestate")) \
+            if "traceparent" in step.args else None
         if self.asyncio:
-            meta = await producer.send(topic, value, key=key, partition=partition, timestamp=timestamp)
+            meta = await producer.send(topic, value, key=key, partition=partition, timestamp=timestamp,
+                                       metadata=metadata, trace_context=context)
         else:
-            meta = producer.send_and_wait(topic, value, key=key, partition=partition, timestamp=timestamp)
+            meta = producer.send_and_wait(topic, value, key=key, partition=partition, timestamp=timestamp,
+                                          metadata=metadata, trace_context=context)
         return {"partition": meta.partition, "offset": meta.offset, "timestamp": meta.timestamp}
 
     async def op_produce_many(self, step: Step) -> Dict[str, Any]:
@@ -627,11 +632,15 @@ async def run_plan(driver: Driver, lines: List[str]) -> None:
 
 def record_json(m: Any) -> Dict[str, Any]:
     """A polled message as the protocol's record object."""
+    context = m.trace_context
     return {
         "topic": m.topic, "partition": m.partition, "offset": m.offset,
         "key": m.key.hex() if m.key is not None else None, "value": m.value.hex(),
         "timestamp": m.timestamp,
         "metadata": m.metadata.encode().hex() if m.metadata is not None else None,
+        # The context as the binding reads it, never parsed here.
+        "traceparent": context.traceparent if context is not None else None,
+        "tracestate": context.tracestate if context is not None else None,
         "event_type": m.event_type, "aggregate_version": m.aggregate_version,
     }
 

@@ -360,6 +360,14 @@ impl Driver {
                 if step.args.contains_key("timestamp") {
                     record = record.timestamp(step.num("timestamp")?);
                 }
+                if let Some(metadata) = self.text(step, "metadata")? {
+                    record = record.metadata(metadata);
+                }
+                if let Some(traceparent) = step.args.get("traceparent") {
+                    let tracestate = step.args.get("tracestate").map(String::as_str);
+                    record =
+                        record.trace_context(cursus::TraceContext::new(traceparent, tracestate)?);
+                }
                 let meta = self.producer(step)?.send(record).await?.await?;
                 Ok(
                     json!({"partition": meta.partition, "offset": meta.offset, "timestamp": meta.timestamp}),
@@ -829,10 +837,14 @@ fn error_json(failure: Failure) -> Value {
 /// A polled record as the protocol prints it.
 fn record_json(r: &cursus::ConsumerRecord) -> Value {
     let event = r.event.as_ref();
+    // The context as the binding reads it, never parsed here.
+    let context = r.trace_context();
     json!({"topic": r.topic, "partition": r.partition, "offset": r.offset,
            "key": r.key.as_ref().map(hex::encode), "value": hex::encode(&r.payload),
            "timestamp": r.timestamp,
            "metadata": r.metadata.as_ref().map(hex::encode),
+           "traceparent": context.as_ref().map(|c| c.traceparent().to_owned()),
+           "tracestate": context.as_ref().and_then(|c| c.tracestate().map(str::to_owned)),
            "event_type": event.map(|e| e.event_type.clone()),
            "aggregate_version": event.map(|e| e.aggregate_version)})
 }

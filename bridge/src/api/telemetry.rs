@@ -222,9 +222,9 @@ impl Handle for Metric {
 /// The number of metrics (`metric` takes 0 to this minus one).
 ///
 /// Thread-safety: safe from any thread.
-#[bridge_fn]
-pub fn metric_count() -> usize {
-    telemetry::metrics::ALL.len()
+#[bridge_fn(out = "count")]
+pub fn metric_count() -> Result<u64> {
+    Ok(telemetry::metrics::ALL.len() as u64)
 }
 
 /// Metric `index`, in the order a layer registers them; an
@@ -232,9 +232,9 @@ pub fn metric_count() -> usize {
 ///
 /// Thread-safety: safe from any thread.
 #[bridge_fn(out = "metric")]
-pub fn metric(index: usize) -> Result<Metric> {
+pub fn metric(index: u64) -> Result<Metric> {
     telemetry::metrics::ALL
-        .get(index)
+        .get(index as usize)
         .map(Metric)
         .ok_or_else(|| cursus::Error::invalid_argument(format!("no metric {index}")))
 }

@@ -172,20 +172,23 @@ fn _span_read(py: Python<'_>, topic: &str, aggregate: &str, from_version: u64) -
     spec(py, spans::read(topic, aggregate, from_version))
 }
 
-/// The engine's metrics (`cursus::telemetry::metrics::ALL`) as
-/// `(name, field, unit, kind, client, breakdown)` tuples: `field` a path
-/// of `Statistics` attribute names joined by `.`, `kind` `counter` or
-/// `gauge`, `client` `producer`, `consumer` or `None` (every client),
-/// `breakdown` `none`, `error_type` or `partition`.
-#[pyfunction]
-fn _metrics() -> Vec<(
+/// A metric as `_metrics` hands it to Python.
+type MetricRow = (
     &'static str,
     &'static str,
     &'static str,
     &'static str,
     Option<&'static str>,
     &'static str,
-)> {
+);
+
+/// The engine's metrics (`cursus::telemetry::metrics::ALL`) as
+/// `(name, field, unit, kind, client, breakdown)` tuples: `field` a path
+/// of `Statistics` attribute names joined by `.`, `kind` `counter` or
+/// `gauge`, `client` `producer`, `consumer` or `None` (every client),
+/// `breakdown` `none`, `error_type` or `partition`.
+#[pyfunction]
+fn _metrics() -> Vec<MetricRow> {
     spans::metrics::ALL
         .iter()
         .map(|m| {

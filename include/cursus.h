@@ -173,6 +173,9 @@ typedef struct cursus_log_record_t cursus_log_record_t;
 // Opaque message handle (destroy with `cursus_message_destroy`).
 typedef struct cursus_message_t cursus_message_t;
 
+// Opaque metric handle (destroy with `cursus_metric_destroy`).
+typedef struct cursus_metric_t cursus_metric_t;
+
 // Opaque partition offsets list handle (destroy with `cursus_partition_offsets_list_destroy`).
 typedef struct cursus_partition_offsets_list_t cursus_partition_offsets_list_t;
 
@@ -5216,6 +5219,101 @@ const char *cursus_span_spec_attribute_string(const struct cursus_span_spec_t *s
 // writable storage.
 int64_t cursus_span_spec_attribute_int(const struct cursus_span_spec_t *span, size_t index);
 
+// The number of metrics (`metric` takes 0 to this minus one).
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_metric_count(uint64_t *out_count, struct cursus_error_t **out_error);
+
+// Metric `index`, in the order a layer registers them; an
+// `invalid_argument` error out of range.
+//
+// Thread-safety: safe from any thread.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_metric(uint64_t index,
+                                   struct cursus_metric_t **out_metric,
+                                   struct cursus_error_t **out_error);
+
+// The instrument name.
+//
+// Thread-safety: safe from any thread while the metric is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_metric_name(const struct cursus_metric_t *metric);
+
+// The statistics field it reads: field names joined by `.`
+// (`records_sent`, `produce_latency.p50_us`, `partitions.lag`).
+//
+// Thread-safety: safe from any thread while the metric is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_metric_field(const struct cursus_metric_t *metric);
+
+// The UCUM unit (`{message}`, `By`, `us`, ...).
+//
+// Thread-safety: safe from any thread while the metric is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_metric_unit(const struct cursus_metric_t *metric);
+
+// The instrument kind: `counter` (monotonic) or `gauge`.
+//
+// Thread-safety: safe from any thread while the metric is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_metric_kind(const struct cursus_metric_t *metric);
+
+// The kind of client that reports it (`producer`, `consumer`), or none
+// for every client.
+//
+// Thread-safety: safe from any thread while the metric is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_metric_client(const struct cursus_metric_t *metric);
+
+// How the field becomes points: `none` (one), `error_type` (one per
+// error class of the `errors` map, in `error.type`) or `partition` (one
+// per partition with a known lag, with its topic and partition).
+//
+// Thread-safety: safe from any thread while the metric is alive.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+const char *cursus_metric_breakdown(const struct cursus_metric_t *metric);
+
 // Obtains the producer's transactional session from the broker, fencing
 // any older producer with the same `transactional_id` and aborting a
 // transaction it left open. Call once before the first transaction.
@@ -5646,6 +5744,19 @@ void cursus_log_record_destroy(struct cursus_log_record_t *handle);
 // buffers hold the given length; out-parameters are NULL or point to
 // writable storage.
 void cursus_message_destroy(struct cursus_message_t *handle);
+
+// Destroys a metric handle (NULL and already-destroyed handles are
+// ignored). Strings and bytes its accessors lent become invalid.
+//
+// Thread-safety: safe from any thread; calls running on the handle
+// finish normally, later ones fail with `CURSUS_ERR_INVALID_ARGUMENT`.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+void cursus_metric_destroy(struct cursus_metric_t *handle);
 
 // Destroys a partition offsets list handle (NULL and already-destroyed handles are
 // ignored). Strings and bytes its accessors lent become invalid.

@@ -287,6 +287,19 @@ def known_rows(files: Dict[str, Any], shown: set) -> List[Row]:
         add("acks=all produce on a 3-broker cluster vs a single broker", None, NOT_MEASURED,
             "cluster.json")
 
+    # otel.json: produce and consume with the tracing layer (issue #34),
+    # sampled out and sampled in, next to the plain clients of the same run.
+    if isinstance(files.get("otel"), dict):
+        for op in ("produce", "consume"):
+            off = take("otel", f"off_{op}_records_per_s")
+            add(f"Rust {op}, tracing off (otel bench)", off, rate(off), "otel.json")
+            for mode in ("sampled_out", "sampled_in"):
+                v = take("otel", f"{mode}_{op}_records_per_s")
+                add(f"Rust {op}, tracing {mode.replace('_', ' ')}", v, rate(v), "otel.json",
+                    div(v, off), "÷ tracing off")
+    else:
+        add("Produce / consume with tracing (sampled out, in)", None, NOT_MEASURED, "otel.json")
+
     memory = files.get("memory")
     if isinstance(memory, dict):
         for key in sorted(memory):

@@ -172,6 +172,38 @@ fn _span_read(py: Python<'_>, topic: &str, aggregate: &str, from_version: u64) -
     spec(py, spans::read(topic, aggregate, from_version))
 }
 
+/// A metric as `_metrics` hands it to Python.
+type MetricRow = (
+    &'static str,
+    &'static str,
+    &'static str,
+    &'static str,
+    Option<&'static str>,
+    &'static str,
+);
+
+/// The engine's metrics (`cursus::telemetry::metrics::ALL`) as
+/// `(name, field, unit, kind, client, breakdown)` tuples: `field` a path
+/// of `Statistics` attribute names joined by `.`, `kind` `counter` or
+/// `gauge`, `client` `producer`, `consumer` or `None` (every client),
+/// `breakdown` `none`, `error_type` or `partition`.
+#[pyfunction]
+fn _metrics() -> Vec<MetricRow> {
+    spans::metrics::ALL
+        .iter()
+        .map(|m| {
+            (
+                m.name,
+                m.field,
+                m.unit,
+                m.kind.name(),
+                m.client,
+                m.breakdown.name(),
+            )
+        })
+        .collect()
+}
+
 /// Registers the class, the span functions and the constants.
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<TraceContext>()?;
@@ -182,7 +214,11 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_span_end_transaction, m)?)?;
     m.add_function(wrap_pyfunction!(_span_append, m)?)?;
     m.add_function(wrap_pyfunction!(_span_read, m)?)?;
+    m.add_function(wrap_pyfunction!(_metrics, m)?)?;
     m.add("_TELEMETRY_SCOPE", spans::SCOPE)?;
     m.add("_ERROR_TYPE_KEY", spans::keys::ERROR_TYPE)?;
+    m.add("_CLIENT_ID_KEY", spans::keys::CLIENT_ID)?;
+    m.add("_DESTINATION_KEY", spans::keys::DESTINATION)?;
+    m.add("_PARTITION_KEY", spans::keys::PARTITION)?;
     Ok(())
 }

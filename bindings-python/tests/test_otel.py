@@ -346,8 +346,42 @@ def test_statistics_as_metrics(bootstrap: str, name: str) -> None:
         m.name: [(dp.value, dict(dp.attributes or {})) for dp in m.data.data_points]  # type: ignore[union-attr]
         for m in scope.metrics
     }
-    assert values["cursus.records_sent"] == [(1, {"messaging.client.id": "m-1"})]
-    assert "cursus.bytes_sent" in values and "cursus.in_flight_requests" in values
+    # The engine's names (cursus::telemetry::metrics), as every language's.
+    assert values["messaging.client.sent.messages"] == [(1, {"messaging.client.id": "m-1"})]
+    assert values["cursus.client.sent.bytes"][0][0] >= 1
+    assert "cursus.client.requests.in_flight" in values
+    assert "cursus.client.produce.latency.p99" in values
+    # A producer reports no consumer instruments.
+    assert not values.get("messaging.client.consumed.messages")
+    assert not values.get("cursus.consumer.lag")
+    meters.shutdown()
+
+
+def test_a_consumer_reports_its_lag_under_the_engine_names(bootstrap: str, name: str) -> None:
+    create(bootstrap, name)
+    with cursus.Producer(bootstrap_servers=bootstrap, linger_ms=1) as p:
+        p.send_and_wait(name, b"a", partition=0)
+        p.send_and_wait(name, b"b", partition=0)
+    reader = InMemoryMetricReader()
+    meters = MeterProvider(metric_readers=[reader])
+    with consumer(bootstrap, f"g-{name}", name, client_id="c-1") as c:
+        # Reading one of the two records leaves a lag on the partition.
+        deadline = time.monotonic() + 30
+        while not c.poll(0.2, max_records=1) and time.monotonic() < deadline:
+            pass
+        stop = observe_statistics(c, meter_provider=meters)
+        data = reader.get_metrics_data()
+        stop()
+    assert data is not None
+    [scope] = [sm for rm in data.resource_metrics for sm in rm.scope_metrics]
+    points = {m.name: [dict(dp.attributes or {}) for dp in m.data.data_points] for m in scope.metrics}
+    lag = {
+        "messaging.client.id": "c-1",
+        "messaging.destination.name": name,
+        "messaging.destination.partition.id": "0",
+    }
+    assert lag in points["cursus.consumer.lag"]
+    assert not points.get("messaging.client.sent.messages")
     meters.shutdown()
 
 

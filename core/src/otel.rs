@@ -636,112 +636,34 @@ impl StatisticsCell {
 /// `messaging.client.id`, so give the clients distinct `client_id`s. A
 /// producer reports no consumer instruments and the other way round.
 pub fn observe_statistics(meter: &opentelemetry::metrics::Meter, cell: &StatisticsCell) {
-    use telemetry::metrics as m;
-    // Which kind of client reports each: a consumer has no sent records
-    // to report, a producer no received ones (`None`: both).
-    const PRODUCER: Option<&str> = Some("producer");
-    const CONSUMER: Option<&str> = Some("consumer");
-    let counters: [(&'static str, &'static str, Option<&str>, Field<Statistics>); 7] = [
-        (m::SENT_MESSAGES, "{message}", PRODUCER, |s| s.records_sent),
-        (m::CONSUMED_MESSAGES, "{message}", CONSUMER, |s| {
-            s.records_received
-        }),
-        (m::SENT_BYTES, "By", PRODUCER, |s| s.bytes_sent),
-        (m::CONSUMED_BYTES, "By", CONSUMER, |s| s.bytes_received),
-        (m::SENT_BATCHES, "{batch}", PRODUCER, |s| s.batches_sent),
-        (m::REQUESTS, "{request}", None, |s| s.requests),
-        (m::RETRIES, "{request}", None, |s| s.retries),
-    ];
-    for (name, unit, kind, value) in counters {
+    use telemetry::metrics::{InstrumentKind, Metric, ALL};
+    for metric in ALL {
         let cell = cell.clone();
-        meter
-            .u64_observable_counter(name)
-            .with_unit(unit)
-            .with_callback(move |observer| {
-                if let Some(s) = cell.get().filter(|s| of_kind(s, kind)) {
-                    observer.observe(value(&s), &[client_id(&s)]);
-                }
-            })
-            .build();
-    }
-    let errors = cell.clone();
-    meter
-        .u64_observable_counter(m::ERRORS)
-        .with_unit("{request}")
-        .with_callback(move |observer| {
-            if let Some(s) = errors.get() {
-                for (class, n) in &s.errors {
-                    let class = KeyValue::new(telemetry::keys::ERROR_TYPE, class.clone());
-                    observer.observe(*n, &[client_id(&s), class]);
+        let observe = move |report: &mut dyn FnMut(u64, &[KeyValue])| {
+            if let Some(s) = cell.get() {
+                for (value, attributes) in metric.points(&s) {
+                    let attributes: Vec<KeyValue> =
+                        attributes.iter().map(|(k, v)| key_value(k, v)).collect();
+                    report(value, &attributes);
                 }
             }
-        })
-        .build();
-    let in_flight = cell.clone();
-    meter
-        .u64_observable_gauge(m::IN_FLIGHT)
-        .with_unit("{request}")
-        .with_callback(move |observer| {
-            if let Some(s) = in_flight.get() {
-                observer.observe(s.in_flight_requests, &[client_id(&s)]);
+        };
+        let Metric { name, unit, .. } = *metric;
+        match metric.kind {
+            InstrumentKind::Counter => {
+                meter
+                    .u64_observable_counter(name)
+                    .with_unit(unit)
+                    .with_callback(move |o| observe(&mut |v, a| o.observe(v, a)))
+                    .build();
             }
-        })
-        .build();
-    let latencies: [(&'static str, Option<&str>, LatencyOf); 2] = [
-        (m::PRODUCE_LATENCY, PRODUCER, |s| s.produce_latency),
-        (m::FETCH_LATENCY, CONSUMER, |s| s.fetch_latency),
-    ];
-    for (prefix, kind, latency) in latencies {
-        let fields: [(&str, Field<crate::Latency>); 4] = [
-            ("p50", |l| l.p50_us),
-            ("p99", |l| l.p99_us),
-            ("p999", |l| l.p999_us),
-            ("max", |l| l.max_us),
-        ];
-        for (suffix, field) in fields {
-            let cell = cell.clone();
-            meter
-                .u64_observable_gauge(format!("{prefix}.{suffix}"))
-                .with_unit("us")
-                .with_callback(move |observer| {
-                    if let Some(s) = cell.get().filter(|s| of_kind(s, kind)) {
-                        observer.observe(field(&latency(&s)), &[client_id(&s)]);
-                    }
-                })
-                .build();
+            InstrumentKind::Gauge => {
+                meter
+                    .u64_observable_gauge(name)
+                    .with_unit(unit)
+                    .with_callback(move |o| observe(&mut |v, a| o.observe(v, a)))
+                    .build();
+            }
         }
     }
-    let lag = cell.clone();
-    meter
-        .u64_observable_gauge(m::LAG)
-        .with_unit("{message}")
-        .with_callback(move |observer| {
-            if let Some(s) = lag.get() {
-                for p in &s.partitions {
-                    if let Some(lag) = p.lag {
-                        let attributes = [
-                            client_id(&s),
-                            KeyValue::new(telemetry::keys::DESTINATION, p.topic.clone()),
-                            KeyValue::new(telemetry::keys::PARTITION, p.partition.to_string()),
-                        ];
-                        observer.observe(lag, &attributes);
-                    }
-                }
-            }
-        })
-        .build();
-}
-
-/// A number read from a snapshot (or one of its latencies).
-type Field<T> = fn(&T) -> u64;
-
-/// A latency of a snapshot.
-type LatencyOf = fn(&Statistics) -> crate::Latency;
-
-fn of_kind(s: &Statistics, kind: Option<&str>) -> bool {
-    kind.is_none() || kind == Some(s.kind.as_str())
-}
-
-fn client_id(s: &Statistics) -> KeyValue {
-    KeyValue::new(telemetry::keys::CLIENT_ID, s.client_id.clone())
 }

@@ -85,6 +85,255 @@ pub mod metrics {
     /// `{message}`, with [`super::keys::DESTINATION`] and
     /// [`super::keys::PARTITION`].
     pub const LAG: &str = "cursus.consumer.lag";
+
+    /// How an instrument reports its field.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum InstrumentKind {
+        /// A monotonic observable counter (a cumulative field).
+        Counter,
+        /// An observable gauge (a current value).
+        Gauge,
+    }
+
+    impl InstrumentKind {
+        /// `counter` or `gauge`.
+        pub fn name(self) -> &'static str {
+            match self {
+                InstrumentKind::Counter => "counter",
+                InstrumentKind::Gauge => "gauge",
+            }
+        }
+    }
+
+    /// How one snapshot's field becomes points (beyond the
+    /// [`super::keys::CLIENT_ID`] every point has).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Breakdown {
+        /// One point: the field is a number.
+        None,
+        /// One point per error class: the field is a map class -> count,
+        /// the class in [`super::keys::ERROR_TYPE`].
+        ErrorType,
+        /// One point per partition with a known lag: the field is
+        /// `partitions` then `.` then the number of each partition, with
+        /// [`super::keys::DESTINATION`] and [`super::keys::PARTITION`]
+        /// (as a string).
+        Partition,
+    }
+
+    impl Breakdown {
+        /// `none`, `error_type` or `partition`.
+        pub fn name(self) -> &'static str {
+            match self {
+                Breakdown::None => "none",
+                Breakdown::ErrorType => "error_type",
+                Breakdown::Partition => "partition",
+            }
+        }
+    }
+
+    /// One instrument: what every layer registers, from which field of a
+    /// statistics snapshot.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub struct Metric {
+        /// The instrument name.
+        pub name: &'static str,
+        /// The field of [`crate::Statistics`] it reads, as a path of field
+        /// names joined by `.` (`records_sent`, `produce_latency.p50_us`,
+        /// `partitions.lag`): every language's statistics type has the
+        /// same field names.
+        pub field: &'static str,
+        /// The UCUM unit.
+        pub unit: &'static str,
+        /// Counter or gauge.
+        pub kind: InstrumentKind,
+        /// The kind of client that reports it (`producer`, `consumer`),
+        /// or `None` for every client.
+        pub client: Option<&'static str>,
+        /// One point or one per error class or partition.
+        pub breakdown: Breakdown,
+    }
+
+    const fn metric(
+        name: &'static str,
+        field: &'static str,
+        unit: &'static str,
+        kind: InstrumentKind,
+        client: Option<&'static str>,
+    ) -> Metric {
+        Metric {
+            name,
+            field,
+            unit,
+            kind,
+            client,
+            breakdown: Breakdown::None,
+        }
+    }
+
+    const PRODUCER: Option<&str> = Some("producer");
+    const CONSUMER: Option<&str> = Some("consumer");
+    use InstrumentKind::{Counter, Gauge};
+
+    /// Every instrument, in the order the layers register them. The
+    /// latency gauges are named [`PRODUCE_LATENCY`] or [`FETCH_LATENCY`]
+    /// then `.p50`, `.p99`, `.p999`, `.max`.
+    pub const ALL: &[Metric] = &[
+        metric(
+            SENT_MESSAGES,
+            "records_sent",
+            "{message}",
+            Counter,
+            PRODUCER,
+        ),
+        metric(
+            CONSUMED_MESSAGES,
+            "records_received",
+            "{message}",
+            Counter,
+            CONSUMER,
+        ),
+        metric(SENT_BYTES, "bytes_sent", "By", Counter, PRODUCER),
+        metric(CONSUMED_BYTES, "bytes_received", "By", Counter, CONSUMER),
+        metric(SENT_BATCHES, "batches_sent", "{batch}", Counter, PRODUCER),
+        metric(REQUESTS, "requests", "{request}", Counter, None),
+        metric(RETRIES, "retries", "{request}", Counter, None),
+        Metric {
+            breakdown: Breakdown::ErrorType,
+            ..metric(ERRORS, "errors", "{request}", Counter, None)
+        },
+        metric(IN_FLIGHT, "in_flight_requests", "{request}", Gauge, None),
+        metric(
+            "cursus.client.produce.latency.p50",
+            "produce_latency.p50_us",
+            "us",
+            Gauge,
+            PRODUCER,
+        ),
+        metric(
+            "cursus.client.produce.latency.p99",
+            "produce_latency.p99_us",
+            "us",
+            Gauge,
+            PRODUCER,
+        ),
+        metric(
+            "cursus.client.produce.latency.p999",
+            "produce_latency.p999_us",
+            "us",
+            Gauge,
+            PRODUCER,
+        ),
+        metric(
+            "cursus.client.produce.latency.max",
+            "produce_latency.max_us",
+            "us",
+            Gauge,
+            PRODUCER,
+        ),
+        metric(
+            "cursus.client.fetch.latency.p50",
+            "fetch_latency.p50_us",
+            "us",
+            Gauge,
+            CONSUMER,
+        ),
+        metric(
+            "cursus.client.fetch.latency.p99",
+            "fetch_latency.p99_us",
+            "us",
+            Gauge,
+            CONSUMER,
+        ),
+        metric(
+            "cursus.client.fetch.latency.p999",
+            "fetch_latency.p999_us",
+            "us",
+            Gauge,
+            CONSUMER,
+        ),
+        metric(
+            "cursus.client.fetch.latency.max",
+            "fetch_latency.max_us",
+            "us",
+            Gauge,
+            CONSUMER,
+        ),
+        Metric {
+            breakdown: Breakdown::Partition,
+            ..metric(LAG, "partitions.lag", "{message}", Gauge, CONSUMER)
+        },
+    ];
+
+    /// One point: a value and its attributes.
+    pub type Point = (u64, Vec<(&'static str, super::AttributeValue)>);
+
+    impl Metric {
+        /// Whether a client of `kind` (a snapshot's `kind`) reports it.
+        pub fn reported_by(&self, kind: &str) -> bool {
+            self.client.map_or(true, |c| c == kind)
+        }
+
+        /// The points of `s` for this instrument (none when the client is
+        /// not of its kind), each with the client id.
+        pub fn points(&self, s: &crate::Statistics) -> Vec<Point> {
+            use super::{keys, AttributeValue as V};
+            if !self.reported_by(&s.kind) {
+                return Vec::new();
+            }
+            let id = || (keys::CLIENT_ID, V::Str(s.client_id.clone()));
+            match self.breakdown {
+                Breakdown::None => self
+                    .number(s)
+                    .map(|n| vec![(n, vec![id()])])
+                    .unwrap_or_default(),
+                Breakdown::ErrorType => s
+                    .errors
+                    .iter()
+                    .map(|(class, n)| (*n, vec![id(), (keys::ERROR_TYPE, V::Str(class.clone()))]))
+                    .collect(),
+                Breakdown::Partition => s
+                    .partitions
+                    .iter()
+                    .filter_map(|p| {
+                        let attrs = vec![
+                            id(),
+                            (keys::DESTINATION, V::Str(p.topic.clone())),
+                            (keys::PARTITION, V::Str(p.partition.to_string())),
+                        ];
+                        p.lag.map(|lag| (lag, attrs))
+                    })
+                    .collect(),
+            }
+        }
+
+        /// The number of a one-point field.
+        fn number(&self, s: &crate::Statistics) -> Option<u64> {
+            let latency = |l: &crate::Latency, f: &str| match f {
+                "p50_us" => Some(l.p50_us),
+                "p99_us" => Some(l.p99_us),
+                "p999_us" => Some(l.p999_us),
+                "max_us" => Some(l.max_us),
+                _ => None,
+            };
+            match self.field.split_once('.') {
+                Some(("produce_latency", f)) => latency(&s.produce_latency, f),
+                Some(("fetch_latency", f)) => latency(&s.fetch_latency, f),
+                Some(_) => None,
+                None => match self.field {
+                    "records_sent" => Some(s.records_sent),
+                    "records_received" => Some(s.records_received),
+                    "bytes_sent" => Some(s.bytes_sent),
+                    "bytes_received" => Some(s.bytes_received),
+                    "batches_sent" => Some(s.batches_sent),
+                    "requests" => Some(s.requests),
+                    "retries" => Some(s.retries),
+                    "in_flight_requests" => Some(s.in_flight_requests),
+                    _ => None,
+                },
+            }
+        }
+    }
 }
 
 /// The span kinds used (OpenTelemetry's).
@@ -391,6 +640,56 @@ mod tests {
         let s = process("orders", 0, 9, None, 3, Some("g"));
         assert_eq!(s.name, "process orders");
         assert_eq!(attr(&s, keys::OFFSET), Some(&AttributeValue::Int(9)));
+    }
+
+    #[test]
+    fn every_metric_reads_a_field_of_the_statistics() {
+        let mut s = crate::Statistics {
+            client_id: "c".into(),
+            kind: "consumer".into(),
+            records_received: 3,
+            ..Default::default()
+        };
+        s.errors.insert("routing".into(), 2);
+        s.partitions.push(crate::PartitionLag {
+            topic: "t".into(),
+            partition: 1,
+            lag: Some(5),
+            ..Default::default()
+        });
+        let mut names = std::collections::HashSet::new();
+        for m in metrics::ALL {
+            assert!(names.insert(m.name), "{} twice", m.name);
+            let points = m.points(&s);
+            if !m.reported_by("consumer") {
+                assert!(points.is_empty(), "{}", m.name);
+            } else if m.breakdown == metrics::Breakdown::None {
+                // A field name the reader does not know gives no point.
+                assert_eq!(points.len(), 1, "{} reads no field", m.name);
+            }
+        }
+        let by_name = |n: &str| metrics::ALL.iter().find(|m| m.name == n).unwrap();
+        let id = (keys::CLIENT_ID, AttributeValue::from("c"));
+        assert_eq!(
+            by_name(metrics::CONSUMED_MESSAGES).points(&s),
+            vec![(3, vec![id.clone()])]
+        );
+        assert_eq!(
+            by_name(metrics::ERRORS).points(&s),
+            vec![(2, vec![id.clone(), (keys::ERROR_TYPE, "routing".into())])]
+        );
+        assert_eq!(
+            by_name(metrics::LAG).points(&s),
+            vec![(
+                5,
+                vec![
+                    id,
+                    (keys::DESTINATION, "t".into()),
+                    (keys::PARTITION, "1".into())
+                ]
+            )]
+        );
+        assert!(by_name(metrics::SENT_MESSAGES).points(&s).is_empty());
     }
 
     #[test]

@@ -116,6 +116,12 @@ pub struct cursus_message_t {
     _private: [u8; 0],
 }
 
+/// Opaque metric handle (destroy with `cursus_metric_destroy`).
+#[allow(non_camel_case_types)]
+pub struct cursus_metric_t {
+    _private: [u8; 0],
+}
+
 /// Opaque partition offsets list handle (destroy with `cursus_partition_offsets_list_destroy`).
 #[allow(non_camel_case_types)]
 pub struct cursus_partition_offsets_list_t {
@@ -7525,6 +7531,156 @@ pub unsafe extern "C" fn cursus_span_spec_attribute_int(span: *const cursus_span
     })
 }
 
+/// The number of metrics (`metric` takes 0 to this minus one).
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_metric_count(out_count: *mut u64, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        let result = ::cursus_bridge::api::telemetry::metric_count()?;
+        crate::args::put(out_count, result);
+        Ok(())
+    })
+}
+
+/// Metric `index`, in the order a layer registers them; an
+/// `invalid_argument` error out of range.
+///
+/// Thread-safety: safe from any thread.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_metric(index: u64, out_metric: *mut *mut cursus_metric_t, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
+    crate::guard::call(out_error, || {
+        crate::args::clear(out_metric);
+        let result = ::cursus_bridge::api::telemetry::metric(index)?;
+        crate::args::put_handle(out_metric, Some(result));
+        Ok(())
+    })
+}
+
+/// The instrument name.
+///
+/// Thread-safety: safe from any thread while the metric is alive.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_metric_name(metric: *const cursus_metric_t) -> *const c_char {
+    crate::guard::access(std::ptr::null(), || {
+        let (metric, side) = crate::args::handle_with_side::<::cursus_bridge::api::Metric>(metric as usize as u64)?;
+        let value = ::cursus_bridge::api::telemetry::metric_name(&metric);
+        Ok(crate::lend::str(&side, format!("metric_name:{:?}", ()), value))
+    })
+}
+
+/// The statistics field it reads: field names joined by `.`
+/// (`records_sent`, `produce_latency.p50_us`, `partitions.lag`).
+///
+/// Thread-safety: safe from any thread while the metric is alive.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_metric_field(metric: *const cursus_metric_t) -> *const c_char {
+    crate::guard::access(std::ptr::null(), || {
+        let (metric, side) = crate::args::handle_with_side::<::cursus_bridge::api::Metric>(metric as usize as u64)?;
+        let value = ::cursus_bridge::api::telemetry::metric_field(&metric);
+        Ok(crate::lend::str(&side, format!("metric_field:{:?}", ()), value))
+    })
+}
+
+/// The UCUM unit (`{message}`, `By`, `us`, ...).
+///
+/// Thread-safety: safe from any thread while the metric is alive.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_metric_unit(metric: *const cursus_metric_t) -> *const c_char {
+    crate::guard::access(std::ptr::null(), || {
+        let (metric, side) = crate::args::handle_with_side::<::cursus_bridge::api::Metric>(metric as usize as u64)?;
+        let value = ::cursus_bridge::api::telemetry::metric_unit(&metric);
+        Ok(crate::lend::str(&side, format!("metric_unit:{:?}", ()), value))
+    })
+}
+
+/// The instrument kind: `counter` (monotonic) or `gauge`.
+///
+/// Thread-safety: safe from any thread while the metric is alive.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_metric_kind(metric: *const cursus_metric_t) -> *const c_char {
+    crate::guard::access(std::ptr::null(), || {
+        let (metric, side) = crate::args::handle_with_side::<::cursus_bridge::api::Metric>(metric as usize as u64)?;
+        let value = ::cursus_bridge::api::telemetry::metric_kind(&metric);
+        Ok(crate::lend::str(&side, format!("metric_kind:{:?}", ()), value))
+    })
+}
+
+/// The kind of client that reports it (`producer`, `consumer`), or none
+/// for every client.
+///
+/// Thread-safety: safe from any thread while the metric is alive.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_metric_client(metric: *const cursus_metric_t) -> *const c_char {
+    crate::guard::access(std::ptr::null(), || {
+        let (metric, side) = crate::args::handle_with_side::<::cursus_bridge::api::Metric>(metric as usize as u64)?;
+        let value = ::cursus_bridge::api::telemetry::metric_client(&metric);
+        Ok(value.map_or(std::ptr::null(), |v| crate::lend::str(&side, format!("metric_client:{:?}", ()), v)))
+    })
+}
+
+/// How the field becomes points: `none` (one), `error_type` (one per
+/// error class of the `errors` map, in `error.type`) or `partition` (one
+/// per partition with a known lag, with its topic and partition).
+///
+/// Thread-safety: safe from any thread while the metric is alive.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_metric_breakdown(metric: *const cursus_metric_t) -> *const c_char {
+    crate::guard::access(std::ptr::null(), || {
+        let (metric, side) = crate::args::handle_with_side::<::cursus_bridge::api::Metric>(metric as usize as u64)?;
+        let value = ::cursus_bridge::api::telemetry::metric_breakdown(&metric);
+        Ok(crate::lend::str(&side, format!("metric_breakdown:{:?}", ()), value))
+    })
+}
+
 /// Obtains the producer's transactional session from the broker, fencing
 /// any older producer with the same `transactional_id` and aborting a
 /// transaction it left open. Call once before the first transaction.
@@ -8077,6 +8233,22 @@ pub unsafe extern "C" fn cursus_log_record_destroy(handle: *mut cursus_log_recor
 #[no_mangle]
 pub unsafe extern "C" fn cursus_message_destroy(handle: *mut cursus_message_t) {
     crate::guard::quiet(|| ::cursus_bridge::registry::remove::<::cursus_bridge::api::Message>(handle as usize as u64));
+}
+
+/// Destroys a metric handle (NULL and already-destroyed handles are
+/// ignored). Strings and bytes its accessors lent become invalid.
+///
+/// Thread-safety: safe from any thread; calls running on the handle
+/// finish normally, later ones fail with `CURSUS_ERR_INVALID_ARGUMENT`.
+///
+/// # Safety
+/// Pointer arguments follow the header's conventions: handles are values
+/// returned by this library (or NULL); strings are NUL-terminated; byte
+/// buffers hold the given length; out-parameters are NULL or point to
+/// writable storage.
+#[no_mangle]
+pub unsafe extern "C" fn cursus_metric_destroy(handle: *mut cursus_metric_t) {
+    crate::guard::quiet(|| ::cursus_bridge::registry::remove::<::cursus_bridge::api::Metric>(handle as usize as u64));
 }
 
 /// Destroys a partition offsets list handle (NULL and already-destroyed handles are

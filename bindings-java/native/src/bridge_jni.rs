@@ -4300,6 +4300,100 @@ pub extern "system" fn Java_io_cursus_NativeBridge_spanSpecAttributeInt<'l>(mut 
     })
 }
 
+/// `NativeBridge.metricCount`: see `::cursus_bridge::api::telemetry::metric_count`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_metricCount<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>) -> jlong {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::telemetry::metric_count()?;
+        Ok(result as jlong)
+    })
+}
+
+/// `NativeBridge.metric`: see `::cursus_bridge::api::telemetry::metric`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_metric<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, index: jlong) -> jlong {
+    crate::glue::run(&mut env, 0, |env| {
+        let _ = &env;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::telemetry::metric(crate::glue::u64_arg("index", index)?)?;
+        Ok(::cursus_bridge::registry::insert(result) as jlong)
+    })
+}
+
+/// `NativeBridge.metricName`: see `::cursus_bridge::api::telemetry::metric_name`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_metricName<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, metric: jlong) -> jstring {
+    crate::glue::run(&mut env, std::ptr::null_mut(), |env| {
+        let _ = &env;
+        let metric = crate::glue::handle::<::cursus_bridge::api::Metric>(metric)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::telemetry::metric_name(&metric);
+        crate::glue::new_string(env, result)
+    })
+}
+
+/// `NativeBridge.metricField`: see `::cursus_bridge::api::telemetry::metric_field`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_metricField<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, metric: jlong) -> jstring {
+    crate::glue::run(&mut env, std::ptr::null_mut(), |env| {
+        let _ = &env;
+        let metric = crate::glue::handle::<::cursus_bridge::api::Metric>(metric)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::telemetry::metric_field(&metric);
+        crate::glue::new_string(env, result)
+    })
+}
+
+/// `NativeBridge.metricUnit`: see `::cursus_bridge::api::telemetry::metric_unit`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_metricUnit<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, metric: jlong) -> jstring {
+    crate::glue::run(&mut env, std::ptr::null_mut(), |env| {
+        let _ = &env;
+        let metric = crate::glue::handle::<::cursus_bridge::api::Metric>(metric)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::telemetry::metric_unit(&metric);
+        crate::glue::new_string(env, result)
+    })
+}
+
+/// `NativeBridge.metricKind`: see `::cursus_bridge::api::telemetry::metric_kind`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_metricKind<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, metric: jlong) -> jstring {
+    crate::glue::run(&mut env, std::ptr::null_mut(), |env| {
+        let _ = &env;
+        let metric = crate::glue::handle::<::cursus_bridge::api::Metric>(metric)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::telemetry::metric_kind(&metric);
+        crate::glue::new_string(env, result)
+    })
+}
+
+/// `NativeBridge.metricClient`: see `::cursus_bridge::api::telemetry::metric_client`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_metricClient<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, metric: jlong) -> jstring {
+    crate::glue::run(&mut env, std::ptr::null_mut(), |env| {
+        let _ = &env;
+        let metric = crate::glue::handle::<::cursus_bridge::api::Metric>(metric)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::telemetry::metric_client(&metric);
+        crate::glue::opt_new_string(env, result)
+    })
+}
+
+/// `NativeBridge.metricBreakdown`: see `::cursus_bridge::api::telemetry::metric_breakdown`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_metricBreakdown<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, metric: jlong) -> jstring {
+    crate::glue::run(&mut env, std::ptr::null_mut(), |env| {
+        let _ = &env;
+        let metric = crate::glue::handle::<::cursus_bridge::api::Metric>(metric)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::telemetry::metric_breakdown(&metric);
+        crate::glue::new_string(env, result)
+    })
+}
+
 /// `NativeBridge.producerInitTransactions`: see `::cursus_bridge::api::transaction::producer_init_transactions`.
 #[no_mangle]
 pub extern "system" fn Java_io_cursus_NativeBridge_producerInitTransactions<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, producer: jlong) {
@@ -4623,6 +4717,15 @@ pub extern "system" fn Java_io_cursus_NativeBridge_logRecordDestroy<'l>(mut env:
 pub extern "system" fn Java_io_cursus_NativeBridge_messageDestroy<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, handle: jlong) {
     crate::glue::run(&mut env, (), |_| {
         ::cursus_bridge::registry::remove::<::cursus_bridge::api::Message>(handle as u64);
+        Ok(())
+    })
+}
+
+/// `NativeBridge.metricDestroy`: releases a handle.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_metricDestroy<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, handle: jlong) {
+    crate::glue::run(&mut env, (), |_| {
+        ::cursus_bridge::registry::remove::<::cursus_bridge::api::Metric>(handle as u64);
         Ok(())
     })
 }

@@ -158,6 +158,9 @@ _SpanSpec = Tuple[str, str, List[Tuple[str, Union[str, int]]]]
 _Attributes = List[Tuple[str, Union[str, int]]]
 _TELEMETRY_SCOPE: str
 _ERROR_TYPE_KEY: str
+_CLIENT_ID_KEY: str
+_DESTINATION_KEY: str
+_PARTITION_KEY: str
 
 def _span_publish(
     topic: str, partition: Optional[int], key: Key, body_size: int, client_id: Optional[str]
@@ -170,6 +173,7 @@ def _span_process(
 def _span_end_transaction(transactional_id: str, commit: bool) -> _SpanSpec: ...
 def _span_append(topic: str, aggregate: str, version: int) -> _SpanSpec: ...
 def _span_read(topic: str, aggregate: str, from_version: int) -> _SpanSpec: ...
+def _metrics() -> List[Tuple[str, str, str, str, Optional[str], str]]: ...
 
 @final
 class Message:

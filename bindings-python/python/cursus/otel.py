@@ -557,16 +557,37 @@ class TracingAsyncEventStore(_Wrapper):
             return await self._client.read_stream(topic, key, from_version, **kwargs)
 
 
-#: The statistics observed as metrics: (attribute of :class:`cursus.Statistics`, unit).
-_COUNTERS = (
-    ("records_sent", "{record}"),
-    ("bytes_sent", "By"),
-    ("batches_sent", "{batch}"),
-    ("records_received", "{record}"),
-    ("bytes_received", "By"),
-    ("requests", "{request}"),
-    ("retries", "{request}"),
-)
+def _field(value: Any, path: str) -> Any:
+    """The field `path` (attribute names joined by ``.``) of a snapshot."""
+    for name in path.split("."):
+        value = getattr(value, name)
+    return value
+
+
+def _points(s: Any, field: str, breakdown: str) -> List[Tuple[int, Dict[str, str]]]:
+    """The points of one engine metric in snapshot `s`, as the Rust layer
+    computes them (``cursus::telemetry::metrics::Metric::points``)."""
+    client = {_cursus._CLIENT_ID_KEY: s.client_id}
+    if breakdown == "none":
+        return [(_field(s, field), client)]
+    if breakdown == "error_type":
+        return [
+            (n, {**client, _cursus._ERROR_TYPE_KEY: cls}) for cls, n in sorted(_field(s, field).items())
+        ]
+    # "partition": `partitions.lag`, one point per partition with a known lag.
+    parent, _, leaf = field.rpartition(".")
+    return [
+        (
+            getattr(p, leaf),
+            {
+                **client,
+                _cursus._DESTINATION_KEY: p.topic,
+                _cursus._PARTITION_KEY: str(p.partition),
+            },
+        )
+        for p in _field(s, parent)
+        if getattr(p, leaf) is not None
+    ]
 
 
 def observe_statistics(
@@ -574,58 +595,50 @@ def observe_statistics(
 ) -> Callable[[], None]:
     """Exposes a client's statistics (its plain ``statistics()``, a
     :class:`cursus.Statistics`) as OpenTelemetry observable instruments of
-    the meter ``cursus``: the counters ``cursus.<field>`` (records, bytes,
-    batches sent and received, requests, retries), the gauge
-    ``cursus.in_flight_requests`` and, for a consumer, ``cursus.lag`` per
-    partition. Each is read when the meter collects, attributed with the
-    client's ``messaging.client.id``. ``client``: a sync producer or
-    consumer (a consumer's statistics ask the broker for end offsets, once
-    per collection), or an asyncio producer. Returns a function that stops
-    the observation (a closed client reports nothing)."""
+    the meter ``cursus``: the instruments the engine declares for every
+    language (docs/observability.md, "Metrics"), with the same names,
+    units, kinds and attributes as the other languages' layers. Each is
+    read when the meter collects, attributed with the client's
+    ``messaging.client.id``; a producer reports no consumer instruments and
+    the other way round. ``client``: a sync producer or consumer (a
+    consumer's statistics ask the broker for end offsets, once per
+    collection), or an asyncio producer. Returns a function that stops the
+    observation (a closed client reports nothing)."""
     meter = metrics.get_meter(_cursus._TELEMETRY_SCOPE, _cursus.__version__, meter_provider)
     stopped = False
+    # One snapshot per collection, shared by the instruments' callbacks
+    # (a collection calls them one after another, none twice).
+    cache: Dict[str, Any] = {}
 
-    def snapshot() -> Optional[Any]:
+    def snapshot(name: str) -> Optional[Any]:
         if stopped or getattr(client, "closed", False):
             return None
-        try:
-            return client.statistics()
-        except CursusError:
-            return None
+        if name in cache or "s" not in cache:
+            cache.clear()
+            try:
+                cache["s"] = client.statistics()
+            except CursusError:
+                cache["s"] = None
+        cache[name] = True
+        return cache["s"]
 
-    def counter(field: str) -> Callable[[metrics.CallbackOptions], List[metrics.Observation]]:
+    def callback(
+        name: str, field: str, kind_of_client: Optional[str], breakdown: str
+    ) -> Callable[[metrics.CallbackOptions], List[metrics.Observation]]:
         def observe(_options: metrics.CallbackOptions) -> List[metrics.Observation]:
-            s = snapshot()
-            if s is None:
+            s = snapshot(name)
+            if s is None or (kind_of_client is not None and s.kind != kind_of_client):
                 return []
-            return [metrics.Observation(getattr(s, field), {"messaging.client.id": s.client_id})]
+            return [metrics.Observation(v, a) for v, a in _points(s, field, breakdown)]
 
         return observe
 
-    for field, unit in _COUNTERS:
-        meter.create_observable_counter(f"cursus.{field}", [counter(field)], unit=unit)
-    meter.create_observable_up_down_counter(
-        "cursus.in_flight_requests", [counter("in_flight_requests")], unit="{request}"
-    )
-
-    def lag(_options: metrics.CallbackOptions) -> List[metrics.Observation]:
-        s = snapshot()
-        if s is None:
-            return []
-        return [
-            metrics.Observation(
-                p.lag,
-                {
-                    "messaging.client.id": s.client_id,
-                    "messaging.destination.name": p.topic,
-                    "messaging.destination.partition.id": str(p.partition),
-                },
-            )
-            for p in s.partitions
-            if p.lag is not None
-        ]
-
-    meter.create_observable_gauge("cursus.lag", [lag], unit="{record}")
+    for name, field, unit, kind, kind_of_client, breakdown in _cursus._metrics():
+        observe = callback(name, field, kind_of_client, breakdown)
+        if kind == "counter":
+            meter.create_observable_counter(name, [observe], unit=unit)
+        else:
+            meter.create_observable_gauge(name, [observe], unit=unit)
 
     def stop() -> None:
         nonlocal stopped

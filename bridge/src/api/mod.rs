@@ -66,7 +66,7 @@ pub use results::{
     DeleteOutcome, GroupMember, GroupStatus, PartitionDescription, TopicDescription, TopicInfo,
     TopicMetadata, TruncateOutcome,
 };
-pub use telemetry::SpanSpec;
+pub use telemetry::{Metric, SpanSpec};
 
 use crate::registry::Handle;
 

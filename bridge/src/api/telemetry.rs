@@ -266,3 +266,84 @@ pub fn span_spec_attribute_int(span: &SpanSpec, index: usize) -> i64 {
         _ => 0,
     }
 }
+
+/// One of the metrics every layer reports from a client's statistics
+/// (`cursus::telemetry::metrics::ALL`, docs/observability.md "Metrics").
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Metric(pub &'static telemetry::metrics::Metric);
+
+impl Handle for Metric {
+    const KIND: &'static str = "metric";
+}
+
+/// The number of metrics (`metric` takes 0 to this minus one).
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn(out = "count")]
+pub fn metric_count() -> Result<u64> {
+    Ok(telemetry::metrics::ALL.len() as u64)
+}
+
+/// Metric `index`, in the order a layer registers them; an
+/// `invalid_argument` error out of range.
+///
+/// Thread-safety: safe from any thread.
+#[bridge_fn(out = "metric")]
+pub fn metric(index: u64) -> Result<Metric> {
+    telemetry::metrics::ALL
+        .get(index as usize)
+        .map(Metric)
+        .ok_or_else(|| cursus::Error::invalid_argument(format!("no metric {index}")))
+}
+
+/// The instrument name.
+///
+/// Thread-safety: safe from any thread while the metric is alive.
+#[bridge_fn]
+pub fn metric_name(metric: &Metric) -> &str {
+    metric.0.name
+}
+
+/// The statistics field it reads: field names joined by `.`
+/// (`records_sent`, `produce_latency.p50_us`, `partitions.lag`).
+///
+/// Thread-safety: safe from any thread while the metric is alive.
+#[bridge_fn]
+pub fn metric_field(metric: &Metric) -> &str {
+    metric.0.field
+}
+
+/// The UCUM unit (`{message}`, `By`, `us`, ...).
+///
+/// Thread-safety: safe from any thread while the metric is alive.
+#[bridge_fn]
+pub fn metric_unit(metric: &Metric) -> &str {
+    metric.0.unit
+}
+
+/// The instrument kind: `counter` (monotonic) or `gauge`.
+///
+/// Thread-safety: safe from any thread while the metric is alive.
+#[bridge_fn]
+pub fn metric_kind(metric: &Metric) -> &str {
+    metric.0.kind.name()
+}
+
+/// The kind of client that reports it (`producer`, `consumer`), or none
+/// for every client.
+///
+/// Thread-safety: safe from any thread while the metric is alive.
+#[bridge_fn]
+pub fn metric_client(metric: &Metric) -> Option<&str> {
+    metric.0.client
+}
+
+/// How the field becomes points: `none` (one), `error_type` (one per
+/// error class of the `errors` map, in `error.type`) or `partition` (one
+/// per partition with a known lag, with its topic and partition).
+///
+/// Thread-safety: safe from any thread while the metric is alive.
+#[bridge_fn]
+pub fn metric_breakdown(metric: &Metric) -> &str {
+    metric.0.breakdown.name()
+}

@@ -2873,6 +2873,67 @@ final class NativeBridge {
     static native long spanSpecAttributeInt(long span, int index);
 
     /**
+     * The number of metrics ({@code metric} takes 0 to this minus one).
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long metricCount();
+
+    /**
+     * Metric {@code index}, in the order a layer registers them; an
+     * {@code invalid_argument} error out of range.
+     * <p>
+     * Thread-safety: safe from any thread.
+     */
+    static native long metric(long index);
+
+    /**
+     * The instrument name.
+     * <p>
+     * Thread-safety: safe from any thread while the metric is alive.
+     */
+    static native String metricName(long metric);
+
+    /**
+     * The statistics field it reads: field names joined by {@code .}
+     * ({@code records_sent}, {@code produce_latency.p50_us}, {@code partitions.lag}).
+     * <p>
+     * Thread-safety: safe from any thread while the metric is alive.
+     */
+    static native String metricField(long metric);
+
+    /**
+     * The UCUM unit (<code>{message}</code>, {@code By}, {@code us}, ...).
+     * <p>
+     * Thread-safety: safe from any thread while the metric is alive.
+     */
+    static native String metricUnit(long metric);
+
+    /**
+     * The instrument kind: {@code counter} (monotonic) or {@code gauge}.
+     * <p>
+     * Thread-safety: safe from any thread while the metric is alive.
+     */
+    static native String metricKind(long metric);
+
+    /**
+     * The kind of client that reports it ({@code producer}, {@code consumer}), or none
+     * for every client.
+     * <p>
+     * Thread-safety: safe from any thread while the metric is alive.
+     */
+    static native String metricClient(long metric);
+
+    /**
+     * How the field becomes points: {@code none} (one), {@code error_type} (one per
+     * error class of the {@code errors} map, in {@code error.type}) or {@code partition} (one
+     * per partition with a known lag, with its topic and partition).
+     * <p>
+     * Thread-safety: safe from any thread while the metric is alive.
+     */
+    static native String metricBreakdown(long metric);
+
+    /**
      * Obtains the producer's transactional session from the broker, fencing
      * any older producer with the same {@code transactional_id} and aborting a
      * transaction it left open. Call once before the first transaction.
@@ -3072,6 +3133,11 @@ final class NativeBridge {
      * Releases a message handle (0 and released handles are ignored).
      */
     static native void messageDestroy(long handle);
+
+    /**
+     * Releases a metric handle (0 and released handles are ignored).
+     */
+    static native void metricDestroy(long handle);
 
     /**
      * Releases a partition offsets list handle (0 and released handles are ignored).

@@ -5255,8 +5255,8 @@ enum cursus_status_t cursus_metric(uint64_t index,
 // writable storage.
 const char *cursus_metric_name(const struct cursus_metric_t *metric);
 
-// The statistics field it reads: field names joined by `.`
-// (`records_sent`, `produce_latency.p50_us`, `partitions.lag`).
+// The statistics field it reads, its field names joined by dots, e.g.
+// `records_sent`, `produce_latency.p50_us` or `partitions.lag`.
 //
 // Thread-safety: safe from any thread while the metric is alive.
 //

@@ -7587,8 +7587,8 @@ pub unsafe extern "C" fn cursus_metric_name(metric: *const cursus_metric_t) -> *
     })
 }
 
-/// The statistics field it reads: field names joined by `.`
-/// (`records_sent`, `produce_latency.p50_us`, `partitions.lag`).
+/// The statistics field it reads, its field names joined by dots, e.g.
+/// `records_sent`, `produce_latency.p50_us` or `partitions.lag`.
 ///
 /// Thread-safety: safe from any thread while the metric is alive.
 ///

@@ -304,8 +304,8 @@ pub fn metric_name(metric: &Metric) -> &str {
     metric.0.name
 }
 
-/// The statistics field it reads: field names joined by `.`
-/// (`records_sent`, `produce_latency.p50_us`, `partitions.lag`).
+/// The statistics field it reads, its field names joined by dots, e.g.
+/// `records_sent`, `produce_latency.p50_us` or `partitions.lag`.
 ///
 /// Thread-safety: safe from any thread while the metric is alive.
 #[bridge_fn]

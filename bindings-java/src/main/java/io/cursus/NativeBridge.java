@@ -2895,8 +2895,8 @@ final class NativeBridge {
     static native String metricName(long metric);
 
     /**
-     * The statistics field it reads: field names joined by {@code .}
-     * ({@code records_sent}, {@code produce_latency.p50_us}, {@code partitions.lag}).
+     * The statistics field it reads, its field names joined by dots, e.g.
+     * {@code records_sent}, {@code produce_latency.p50_us} or {@code partitions.lag}.
      * <p>
      * Thread-safety: safe from any thread while the metric is alive.
      */

@@ -288,14 +288,16 @@ def known_rows(files: Dict[str, Any], shown: set) -> List[Row]:
             "cluster.json")
 
     # otel.json: produce and consume with the tracing layer (issue #34),
-    # sampled out and sampled in, next to the plain clients of the same run.
+    # sampled out and sampled in, next to the plain clients of the same run
+    # and to plain clients whose records carry a context (the bytes alone).
     if isinstance(files.get("otel"), dict):
         for op in ("produce", "consume"):
             off = take("otel", f"off_{op}_records_per_s")
             add(f"Rust {op}, tracing off (otel bench)", off, rate(off), "otel.json")
-            for mode in ("sampled_out", "sampled_in"):
+            for mode, label in (("carried", "off, records carrying a context"),
+                                ("sampled_out", "sampled out"), ("sampled_in", "sampled in")):
                 v = take("otel", f"{mode}_{op}_records_per_s")
-                add(f"Rust {op}, tracing {mode.replace('_', ' ')}", v, rate(v), "otel.json",
+                add(f"Rust {op}, tracing {label}", v, rate(v), "otel.json",
                     div(v, off), "÷ tracing off")
     else:
         add("Produce / consume with tracing (sampled out, in)", None, NOT_MEASURED, "otel.json")

@@ -5,13 +5,18 @@
 //!
 //! * `off`: the plain producer and consumer (the engine's reference loops
 //!   of `support/workload.rs`, as `benches/engine.rs` times them);
+//! * `carried`: the plain producer and consumer, each record carrying a
+//!   fixed trace context (its ~70 bytes of metadata) and the consumer
+//!   reading it back: what propagation costs without any span, to tell
+//!   the bytes on the wire from the spans;
 //! * `sampled_out`: `TracedProducer` / `TracedConsumer` on an SDK tracer
 //!   provider whose sampler is `AlwaysOff` (spans started, not recorded);
 //! * `sampled_in`: the same with `AlwaysOn` and a span processor that
 //!   drops every ended span (the cost of recording, without an export).
 //!
-//! A traced consume runs each record in its process span. Writes
-//! target/bench/otel.json.
+//! A traced consume runs each record in its process span. The modes run
+//! in turn for `CURSUS_BENCH_ROUNDS` rounds (default 3), each figure the
+//! median of its rounds. Writes target/bench/otel.json.
 //!
 //! ```sh
 //! cargo bench -p cursus --features otel --bench otel     # 200,000 records each
@@ -36,6 +41,46 @@ const PAYLOAD: usize = 100;
 const PARTITIONS: u32 = 4;
 /// Deliveries held before the oldest is awaited, as `workload::produce_all`.
 const IN_FLIGHT: usize = 50_000;
+
+/// What a run measures (module docs).
+#[derive(Clone, Copy, PartialEq)]
+enum Mode {
+    Off,
+    Carried,
+    SampledOut,
+    SampledIn,
+}
+
+impl Mode {
+    const ALL: [Mode; 4] = [Mode::Off, Mode::Carried, Mode::SampledOut, Mode::SampledIn];
+
+    fn name(self) -> &'static str {
+        match self {
+            Mode::Off => "off",
+            Mode::Carried => "carried",
+            Mode::SampledOut => "sampled_out",
+            Mode::SampledIn => "sampled_in",
+        }
+    }
+
+    /// Whether its spans are sampled, for a traced mode.
+    fn sampled(self) -> Option<bool> {
+        match self {
+            Mode::Off | Mode::Carried => None,
+            Mode::SampledOut => Some(false),
+            Mode::SampledIn => Some(true),
+        }
+    }
+}
+
+/// The context every record of the `carried` mode carries.
+fn fixed_context() -> cursus::TraceContext {
+    cursus::TraceContext::new(
+        "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01",
+        None,
+    )
+    .expect("a valid traceparent")
+}
 
 /// Drops every span: sampled-in spans are recorded, never exported.
 #[derive(Debug)]
@@ -71,12 +116,30 @@ fn record(topic: &str, payload: &bytes::Bytes, i: usize) -> ProducerRecord {
     ProducerRecord::new(topic, payload.clone()).partition(i as u32 % PARTITIONS)
 }
 
+/// Records/s of a plain consumer that reads every record's trace context.
+async fn consume_reading_contexts(consumer: &Consumer, records: usize) -> cursus::Result<f64> {
+    let started = Instant::now();
+    let mut seen = 0;
+    let mut carried = 0;
+    while seen < records {
+        let polled = consumer.poll(Duration::from_secs(5)).await?;
+        carried += polled
+            .iter()
+            .filter(|r| r.trace_context().is_some())
+            .count();
+        seen += polled.len();
+    }
+    assert_eq!(carried, seen, "every record carries its context");
+    Ok(records as f64 / started.elapsed().as_secs_f64())
+}
+
 /// Records/s produced until every one is acknowledged; traced with
 /// `tracing`, plain without.
 async fn produce(
     addr: &str,
     topic: &str,
     records: usize,
+    mode: Mode,
     tracing: Option<Tracing>,
 ) -> cursus::Result<f64> {
     let mut config = ProducerConfig::new(addr);
@@ -85,6 +148,13 @@ async fn produce(
     let producer = Producer::connect(config).await?;
     let payload = bytes::Bytes::from(vec![b'x'; PAYLOAD]);
     let rate = match tracing {
+        None if mode == Mode::Carried => {
+            let context = fixed_context();
+            workload::produce_all(&producer, records, |i| {
+                record(topic, &payload, i).trace_context(context.clone())
+            })
+            .await?
+        }
         None => workload::produce_all(&producer, records, |i| record(topic, &payload, i)).await?,
         Some(tracing) => {
             // workload::produce_all's loop, through the traced producer.
@@ -114,6 +184,7 @@ async fn consume(
     topic: &str,
     group: &str,
     records: usize,
+    mode: Mode,
     tracing: Option<Tracing>,
 ) -> cursus::Result<f64> {
     let mut config = ConsumerConfig::new(addr, group);
@@ -125,6 +196,7 @@ async fn consume(
         .subscribe(Subscription::Topics(vec![topic.into()]))
         .await?;
     let rate = match tracing {
+        None if mode == Mode::Carried => consume_reading_contexts(&consumer, records).await?,
         None => workload::consume_all(&consumer, records).await?,
         Some(tracing) => {
             let traced = TracedConsumer::new(consumer.clone(), tracing);
@@ -150,43 +222,52 @@ async fn main() -> cursus::Result<()> {
         .ok()
         .and_then(|n| n.parse().ok())
         .unwrap_or(200_000);
+    let rounds: usize = std::env::var("CURSUS_BENCH_ROUNDS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(3)
+        .max(1);
     let broker = TestBroker::start();
     let admin = Admin::connect(ClientConfig::new(&broker.addr)).await?;
-    let mut fields = Vec::new();
-    for (mode, sampled) in [
-        ("off", None),
-        ("sampled_out", Some(false)),
-        ("sampled_in", Some(true)),
-    ] {
-        let topic = format!("otel-{mode}");
-        admin
-            .create_topic(&NewTopic::new(&topic).partitions(PARTITIONS))
-            .await?;
-        let traced = sampled.map(tracing);
-        let t = || traced.as_ref().map(|(_, t)| t.clone());
-        let p = produce(&broker.addr, &topic, records, t()).await?;
-        let c = consume(
-            &broker.addr,
-            &topic,
-            &format!("{topic}-group"),
-            records,
-            t(),
-        )
-        .await?;
-        if let Some((provider, _)) = traced {
-            provider.shutdown().ok();
+    // (produce, consume) records/s of each mode, one per round.
+    let mut rates: Vec<Vec<(f64, f64)>> = vec![Vec::new(); Mode::ALL.len()];
+    for round in 0..rounds {
+        for (m, mode) in Mode::ALL.into_iter().enumerate() {
+            let topic = format!("otel-{}-{round}", mode.name());
+            admin
+                .create_topic(&NewTopic::new(&topic).partitions(PARTITIONS))
+                .await?;
+            let traced = mode.sampled().map(tracing);
+            let t = || traced.as_ref().map(|(_, t)| t.clone());
+            let p = produce(&broker.addr, &topic, records, mode, t()).await?;
+            let group = format!("{topic}-group");
+            let c = consume(&broker.addr, &topic, &group, records, mode, t()).await?;
+            if let Some((provider, _)) = traced {
+                provider.shutdown().ok();
+            }
+            rates[m].push((p, c));
         }
+    }
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let mut fields = Vec::new();
+    for (mode, runs) in Mode::ALL.into_iter().zip(rates) {
+        let p = median(runs.iter().map(|r| r.0).collect());
+        let c = median(runs.iter().map(|r| r.1).collect());
+        let name = mode.name();
         println!(
-            "tracing {mode}: produce {records} x {PAYLOAD} B = {p:.0} records/s, consume = {c:.0} records/s"
+            "tracing {name}: produce {records} x {PAYLOAD} B = {p:.0} records/s, consume = {c:.0} records/s (median of {rounds})"
         );
         fields.push(format!(
-            "\"{mode}_produce_records_per_s\": {p:.0}, \"{mode}_consume_records_per_s\": {c:.0}"
+            "\"{name}_produce_records_per_s\": {p:.0}, \"{name}_consume_records_per_s\": {c:.0}"
         ));
     }
     let out = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/bench");
     std::fs::create_dir_all(&out).ok();
     let json = format!(
-        "{{\"records\": {records}, \"payload_bytes\": {PAYLOAD}, \"partitions\": {PARTITIONS}, {}}}\n",
+        "{{\"records\": {records}, \"rounds\": {rounds}, \"payload_bytes\": {PAYLOAD}, \"partitions\": {PARTITIONS}, {}}}\n",
         fields.join(", ")
     );
     std::fs::write(out.join("otel.json"), json).ok();

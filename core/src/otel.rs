@@ -67,9 +67,15 @@ use std::time::{Duration, SystemTime};
 
 /// An attribute of [`crate::telemetry`] as an OpenTelemetry attribute.
 pub fn key_value(key: &'static str, value: &AttributeValue) -> KeyValue {
+    owned_key_value(key, value.clone())
+}
+
+/// [`key_value`] taking the value (no copy of a string: spans are built
+/// per record).
+fn owned_key_value(key: &'static str, value: AttributeValue) -> KeyValue {
     match value {
-        AttributeValue::Str(s) => KeyValue::new(key, s.clone()),
-        AttributeValue::Int(n) => KeyValue::new(key, *n),
+        AttributeValue::Str(s) => KeyValue::new(key, s),
+        AttributeValue::Int(n) => KeyValue::new(key, n),
     }
 }
 
@@ -86,7 +92,11 @@ pub fn span_kind(kind: telemetry::SpanKind) -> opentelemetry::trace::SpanKind {
 pub fn span_builder(spec: SpanSpec) -> SpanBuilder {
     SpanBuilder::from_name(spec.name)
         .with_kind(span_kind(spec.kind))
-        .with_attributes(spec.attributes.iter().map(|(k, v)| key_value(k, v)))
+        .with_attributes(
+            spec.attributes
+                .into_iter()
+                .map(|(k, v)| owned_key_value(k, v)),
+        )
 }
 
 /// The trace context a record carries for `span_context`; `None` for an
@@ -448,8 +458,8 @@ fn acknowledge(mut span: BoxedSpan, result: &Result<RecordMetadata>) {
         Ok(stored) => {
             span.set_attributes(
                 telemetry::acknowledged(stored.partition, stored.offset)
-                    .iter()
-                    .map(|(k, v)| key_value(k, v)),
+                    .into_iter()
+                    .map(|(k, v)| owned_key_value(k, v)),
             );
             span.end();
         }

@@ -13,8 +13,9 @@
 //!   and the rest is kept byte for byte; an object that already has a
 //!   `traceparent` or `tracestate` key is kept as it is, nothing added (a
 //!   context the application wrote itself wins);
-//! * any other metadata (not JSON, or JSON that is not an object): kept as
-//!   it is, and the record carries no context ([`inject`] says so).
+//! * any other metadata (not JSON, JSON that is not an object, or an
+//!   object naming either key twice): kept as it is, and the record
+//!   carries no context ([`inject`] says so).
 //!
 //! On the consuming side [`extract`] reads the context back; a record
 //! without one, or with a malformed one, has none. Nothing here knows about
@@ -125,34 +126,42 @@ fn check_traceparent(v: &str) -> std::result::Result<(), &'static str> {
 /// the metadata cannot carry it (not a JSON object), in which case the
 /// record is sent with its metadata unchanged.
 pub fn inject(metadata: &str, context: &TraceContext) -> Option<String> {
-    let mut fields = String::with_capacity(80 + context.tracestate().map_or(0, str::len));
-    fields.push('"');
-    fields.push_str(TRACEPARENT);
-    fields.push_str("\":");
+    if !metadata.is_empty() {
+        let members = Members::of(metadata)?;
+        if members.traceparent.is_some() || members.tracestate.is_some() {
+            return Some(metadata.to_owned());
+        }
+    }
     // Both values are printable ASCII without quotes or backslashes
     // (checked by `TraceContext::new`), so they are JSON strings as they
-    // are; serde_json writes them anyway, to keep that true by
-    // construction.
-    fields.push_str(&serde_json::Value::from(context.traceparent()).to_string());
-    if let Some(state) = context.tracestate() {
-        fields.push_str(",\"");
-        fields.push_str(TRACESTATE);
-        fields.push_str("\":");
-        fields.push_str(&serde_json::Value::from(state).to_string());
-    }
-    if metadata.is_empty() {
-        return Some(format!("{{{fields}}}"));
-    }
-    let object: serde_json::Map<String, serde_json::Value> = serde_json::from_str(metadata).ok()?;
-    if object.contains_key(TRACEPARENT) || object.contains_key(TRACESTATE) {
-        return Some(metadata.to_owned());
-    }
+    // are: the members are written directly, one allocation per record
+    // (this runs for every traced send).
+    let state = context.tracestate();
+    let mut out = String::with_capacity(metadata.len() + 80 + state.map_or(0, str::len));
     // Insert after the opening brace (leading whitespace allowed), so
     // the application's bytes follow unchanged.
-    let brace = metadata.find('{')?;
-    let (head, rest) = metadata.split_at(brace + 1);
-    let separator = if object.is_empty() { "" } else { "," };
-    Some(format!("{head}{fields}{separator}{rest}"))
+    let (head, rest) = match metadata.find('{') {
+        Some(brace) => metadata.split_at(brace + 1),
+        None => ("{", "}"),
+    };
+    out.push_str(head);
+    out.push('"');
+    out.push_str(TRACEPARENT);
+    out.push_str("\":\"");
+    out.push_str(context.traceparent());
+    out.push('"');
+    if let Some(state) = state {
+        out.push_str(",\"");
+        out.push_str(TRACESTATE);
+        out.push_str("\":\"");
+        out.push_str(state);
+        out.push('"');
+    }
+    if !rest.trim_start().starts_with('}') {
+        out.push(',');
+    }
+    out.push_str(rest);
+    Some(out)
 }
 
 /// The trace context a record's metadata carries, if any (a malformed
@@ -162,10 +171,51 @@ pub fn extract(metadata: &str) -> Option<TraceContext> {
     if !metadata.contains(TRACEPARENT) {
         return None;
     }
-    let object: serde_json::Map<String, serde_json::Value> = serde_json::from_str(metadata).ok()?;
-    let traceparent = object.get(TRACEPARENT)?.as_str()?;
-    let tracestate = object.get(TRACESTATE).and_then(serde_json::Value::as_str);
-    TraceContext::new(traceparent, tracestate).ok()
+    let members = Members::of(metadata)?;
+    let tracestate = members.tracestate.as_ref().and_then(Text::as_str);
+    TraceContext::new(members.traceparent?.as_str()?, tracestate).ok()
+}
+
+/// The two members of a metadata JSON object the context lives in, read
+/// without building the object (every other member is skipped, strings
+/// without escapes are borrowed): this runs for every traced record.
+/// Either member may hold any JSON value; an object naming either key
+/// twice is refused (it carries no context).
+#[derive(serde::Deserialize)]
+struct Members<'a> {
+    #[serde(borrow, default)]
+    traceparent: Option<Text<'a>>,
+    #[serde(borrow, default)]
+    tracestate: Option<Text<'a>>,
+}
+
+impl<'a> Members<'a> {
+    /// The members of `metadata` when it is a JSON object (`None` for any
+    /// other JSON or non-JSON, which carries no context).
+    fn of(metadata: &'a str) -> Option<Members<'a>> {
+        // serde reads a struct from a JSON array too: only an object will do.
+        if !metadata.trim_start().starts_with('{') {
+            return None;
+        }
+        serde_json::from_str(metadata).ok()
+    }
+}
+
+/// A member's value: a string, or anything else.
+#[derive(serde::Deserialize)]
+#[serde(untagged)]
+enum Text<'a> {
+    Str(#[serde(borrow)] std::borrow::Cow<'a, str>),
+    Other(serde::de::IgnoredAny),
+}
+
+impl Text<'_> {
+    fn as_str(&self) -> Option<&str> {
+        match self {
+            Text::Str(s) => Some(s),
+            Text::Other(_) => None,
+        }
+    }
 }
 
 #[cfg(test)]
@@ -261,6 +311,27 @@ mod tests {
         );
         let state_only = r#"{"tracestate":"a=b"}"#;
         assert_eq!(inject(state_only, &context(None)).unwrap(), state_only);
+        // A key the application holds with another value is still its own.
+        let not_text = r#"{"traceparent":{"mine":true}}"#;
+        assert_eq!(inject(not_text, &context(None)).unwrap(), not_text);
+    }
+
+    #[test]
+    fn a_key_named_twice_makes_the_object_carry_no_context() {
+        let twice = format!(r#"{{"traceparent":"{PARENT}","traceparent":"{PARENT}"}}"#);
+        assert_eq!(extract(&twice), None);
+        assert_eq!(
+            inject(r#"{"tracestate":"a","tracestate":"b"}"#, &context(None)),
+            None
+        );
+    }
+
+    #[test]
+    fn escaped_strings_are_read() {
+        // serde cannot borrow an escaped string: it is read owned.
+        let escaped = PARENT.replace('-', "\\u002d");
+        let m = format!(r#"{{"traceparent":"{escaped}"}}"#);
+        assert_eq!(extract(&m), Some(context(None)));
     }
 
     #[test]

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import sys
 from dataclasses import dataclass, field
-from typing import Any, Dict, List, Tuple
+from typing import Any, Dict, Iterator, List, Tuple
 
 
 @dataclass
@@ -34,28 +34,27 @@ GO_KINDS = {1: "internal", 2: "server", 3: "client", 4: "producer", 5: "consumer
 ZERO_SPAN = "0" * 16
 
 
-def go_spans(path: str) -> List[Span]:
-    """The spans of Go's stdouttrace: one JSON object per line."""
-    out = []
+def json_lines(path: str) -> Iterator[Any]:
+    """The JSON objects of a file of one object per line (both exporters' format here)."""
     with open(path, encoding="utf-8") as f:
         for line in f:
-            if not line.strip():
-                continue
-            s = json.loads(line)
-            parent = s["Parent"]["SpanID"]
-            out.append(
-                Span(
-                    source="go",
-                    name=s["Name"],
-                    kind=GO_KINDS.get(s["SpanKind"], str(s["SpanKind"])),
-                    trace_id=s["SpanContext"]["TraceID"],
-                    span_id=s["SpanContext"]["SpanID"],
-                    parent_id="" if parent == ZERO_SPAN else parent,
-                    links=[(l["SpanContext"]["TraceID"], l["SpanContext"]["SpanID"]) for l in s.get("Links") or []],
-                    attributes={a["Key"]: a["Value"]["Value"] for a in s.get("Attributes") or []},
-                )
-            )
-    return out
+            if line.strip():
+                yield json.loads(line)
+
+
+def go_span(s: Any) -> Span:
+    """A span as Go's stdouttrace writes it."""
+    parent = s["Parent"]["SpanID"]
+    return Span(
+        source="go",
+        name=s["Name"],
+        kind=GO_KINDS.get(s["SpanKind"], str(s["SpanKind"])),
+        trace_id=s["SpanContext"]["TraceID"],
+        span_id=s["SpanContext"]["SpanID"],
+        parent_id="" if parent == ZERO_SPAN else parent,
+        links=[(l["SpanContext"]["TraceID"], l["SpanContext"]["SpanID"]) for l in s.get("Links") or []],
+        attributes={a["Key"]: a["Value"]["Value"] for a in s.get("Attributes") or []},
+    )
 
 
 def hex_id(value: str) -> str:
@@ -63,27 +62,18 @@ def hex_id(value: str) -> str:
     return value[2:] if value.startswith("0x") else value
 
 
-def python_spans(path: str) -> List[Span]:
-    """The spans of the Python SDK's console exporter: one JSON object per line."""
-    out = []
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if not line.strip():
-                continue
-            s = json.loads(line)
-            out.append(
-                Span(
-                    source="python",
-                    name=s["name"],
-                    kind=s["kind"].removeprefix("SpanKind.").lower(),
-                    trace_id=hex_id(s["context"]["trace_id"]),
-                    span_id=hex_id(s["context"]["span_id"]),
-                    parent_id=hex_id(s["parent_id"] or ""),
-                    links=[(hex_id(l["context"]["trace_id"]), hex_id(l["context"]["span_id"])) for l in s["links"]],
-                    attributes=dict(s["attributes"]),
-                )
-            )
-    return out
+def python_span(s: Any) -> Span:
+    """A span as the Python SDK's console exporter writes it (Span.to_json)."""
+    return Span(
+        source="python",
+        name=s["name"],
+        kind=s["kind"].removeprefix("SpanKind.").lower(),
+        trace_id=hex_id(s["context"]["trace_id"]),
+        span_id=hex_id(s["context"]["span_id"]),
+        parent_id=hex_id(s["parent_id"] or ""),
+        links=[(hex_id(l["context"]["trace_id"]), hex_id(l["context"]["span_id"])) for l in s["links"]],
+        attributes=dict(s["attributes"]),
+    )
 
 
 def only(spans: List[Span], name: str, source: str) -> Span:
@@ -102,7 +92,7 @@ def describe(s: Span, indent: str) -> str:
 
 
 def main(topic: str, go_file: str, python_file: str) -> int:
-    spans = go_spans(go_file) + python_spans(python_file)
+    spans = [go_span(s) for s in json_lines(go_file)] + [python_span(s) for s in json_lines(python_file)]
     publish = only(spans, f"publish {topic}", "go")
     receive = only(spans, f"receive {topic}", "python")
     process = only(spans, f"process {topic}", "python")

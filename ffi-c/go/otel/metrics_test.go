@@ -61,6 +61,15 @@ func collect(t *testing.T, ctx context.Context, r *sdkmetric.ManualReader, clien
 	return c
 }
 
+// meterFor is a meter "cursus" of an SDK meter provider that collects
+// when the returned reader is asked to.
+func meterFor(t *testing.T) (*sdkmetric.ManualReader, metric.Meter) {
+	reader := sdkmetric.NewManualReader()
+	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
+	t.Cleanup(func() { _ = provider.Shutdown(context.Background()) })
+	return reader, provider.Meter(cursus.SpanScope())
+}
+
 // one is the single value of instrument name (failing unless it has exactly one).
 func (c collected) one(t *testing.T, name string) int64 {
 	t.Helper()
@@ -77,10 +86,7 @@ func (c collected) one(t *testing.T, name string) int64 {
 // nothing once the registration is unregistered.
 func TestObserveStatistics(t *testing.T) {
 	ctx := testCtx(t)
-	reader := sdkmetric.NewManualReader()
-	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	t.Cleanup(func() { _ = provider.Shutdown(context.Background()) })
-	meter := provider.Meter(cursus.SpanScope())
+	reader, meter := meterFor(t)
 
 	topic, group := unique("otel-metrics"), unique("otel-metrics-group")
 	pid, cid := unique("metrics-producer"), unique("metrics-consumer")
@@ -181,10 +187,7 @@ func TestObserveStatistics(t *testing.T) {
 // engine's producer answers statistics after its close).
 func TestObserveClosedClient(t *testing.T) {
 	ctx := testCtx(t)
-	reader := sdkmetric.NewManualReader()
-	provider := sdkmetric.NewMeterProvider(sdkmetric.WithReader(reader))
-	t.Cleanup(func() { _ = provider.Shutdown(context.Background()) })
-	meter := provider.Meter(cursus.SpanScope())
+	reader, meter := meterFor(t)
 	pid, cid := unique("metrics-closed-p"), unique("metrics-closed-c")
 	p := must[*cursus.Producer](t)(cursus.NewProducer(ctx, cursus.WithBootstrap(broker(t)), cursus.WithOption("client_id", pid)))
 	c := must[*cursus.Consumer](t)(cursus.NewConsumer(ctx, cursus.WithBootstrap(broker(t)),

@@ -12,6 +12,8 @@
 #   make chaos   the crash-consistency suite for CHAOS_SECONDS (chaos/README.md)
 #   make chaos-cluster  the same against a cluster, members killed (chaos/README.md)
 #   make chaos-nemesis  the cluster under partitions, pauses and kills (chaos/README.md)
+#   make trace-walkthrough  one trace from a Go producer to a Python consumer,
+#                printed and checked (docs/observability.md)
 #   make demo    a local broker and the quickstart in every language
 #   make cluster a three-broker cluster on loopback until Ctrl-C
 #   make dist    release artifacts for every language, Linux x86_64 and aarch64
@@ -52,11 +54,12 @@ include conformance/build.mk
 include tools/bench-peer/build.mk
 include tools/dist/dist.mk
 include tools/docs/docs.mk
+include examples/trace-walkthrough/walkthrough.mk
 
 build:
 	$(CARGO) build --workspace --all-targets
 
-test: lint test-rust test-chaos test-ffi test-python test-java conformance test-install docs docs-check
+test: lint test-rust test-chaos test-ffi test-python trace-walkthrough-run test-java conformance test-install docs docs-check
 
 # First programs built outside the repository from the installed artefacts,
 # the way a user would: C and C++ (pkg-config, CMake) against `make install`

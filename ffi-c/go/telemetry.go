@@ -5,7 +5,13 @@ package cursus
 import "C"
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
 	"unsafe"
 )
 
@@ -195,4 +201,178 @@ func FailedAttributes(err error) ([]SpanAttribute, error) {
 		return C.cursus_span_failed(c, out, e)
 	})
 	return s.Attributes, e2
+}
+
+// Metric is one of the instruments a metrics layer reports a client's
+// Statistics as, as the engine declares them for every language
+// (core/src/telemetry.rs metrics::ALL, docs/observability.md "Metrics"):
+// a layer registers these rather than naming instruments of its own.
+type Metric struct {
+	// Name is the instrument name, e.g. "messaging.client.sent.messages".
+	Name string
+	// Field is the statistics field it reads, its names (those of
+	// Statistics.JSON) joined by dots: "records_sent",
+	// "produce_latency.p50_us", "partitions.lag".
+	Field string
+	// Unit is the UCUM unit ("{message}", "By", "us", ...).
+	Unit string
+	// Kind is "counter" (monotonic) or "gauge".
+	Kind string
+	// Client is the kind of client that reports it ("producer",
+	// "consumer"), "" for every client.
+	Client string
+	// Breakdown is how the field becomes points: "none" (one),
+	// "error_type" (one per error class) or "partition" (one per
+	// partition with a known lag).
+	Breakdown string
+}
+
+// MetricPoint is one value of a Metric in a statistics snapshot.
+type MetricPoint struct {
+	// Value is the field's value.
+	Value int64
+	// Attributes are the point's attributes (key, value), client id first.
+	Attributes [][2]string
+}
+
+// Metrics returns the engine's instruments, in the order a layer
+// registers them.
+func Metrics() ([]Metric, error) {
+	var n C.uint64_t
+	var e *C.cursus_error_t
+	if err := check(C.cursus_metric_count(&n, &e), e); err != nil {
+		return nil, err
+	}
+	out := make([]Metric, n)
+	for i := range out {
+		var h *C.cursus_metric_t
+		if err := check(C.cursus_metric(C.uint64_t(i), &h, &e), e); err != nil {
+			return nil, err
+		}
+		out[i] = Metric{
+			Name:      goString(C.cursus_metric_name(h)),
+			Field:     goString(C.cursus_metric_field(h)),
+			Unit:      goString(C.cursus_metric_unit(h)),
+			Kind:      goString(C.cursus_metric_kind(h)),
+			Client:    goString(C.cursus_metric_client(h)),
+			Breakdown: goString(C.cursus_metric_breakdown(h)),
+		}
+		C.cursus_metric_destroy(h)
+	}
+	return out, nil
+}
+
+// MetricAttribute is the attribute key of a metric point's attribute:
+// "client_id" (every point), "error_type" (the class of an errors
+// point), "topic" and "partition" (a lag point).
+func MetricAttribute(attribute string) (string, error) {
+	a := cstr(attribute)
+	defer freeC(a)
+	var out *C.char
+	var e *C.cursus_error_t
+	if err := check(C.cursus_telemetry_metric_attribute(a, &out, &e), e); err != nil {
+		return "", err
+	}
+	defer C.cursus_string_free(out)
+	return C.GoString(out), nil
+}
+
+// Points are m's values in s, as every language's layer computes them:
+// none when s is of a kind of client that does not report m; otherwise
+// each with the client id ("client_id"), plus the class ("error_type")
+// or the topic and partition ("topic", "partition"); a partition whose
+// lag is unknown has no point. The attribute keys are MetricAttribute's.
+func (m Metric) Points(s *Statistics) ([]MetricPoint, error) {
+	if m.Client != "" && m.Client != s.Kind {
+		return nil, nil
+	}
+	keys, err := metricKeys()
+	if err != nil {
+		return nil, err
+	}
+	// The JSON snapshot has the field names the table's paths use.
+	var doc map[string]any
+	dec := json.NewDecoder(strings.NewReader(s.JSON))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		return nil, fmt.Errorf("cursus: statistics JSON: %w", err)
+	}
+	client := [2]string{keys["client_id"], s.ClientID}
+	path := strings.Split(m.Field, ".")
+	switch m.Breakdown {
+	case "none":
+		v, err := number(lookup(doc, path))
+		if err != nil {
+			return nil, fmt.Errorf("cursus: metric %s: %w", m.Name, err)
+		}
+		return []MetricPoint{{Value: v, Attributes: [][2]string{client}}}, nil
+	case "error_type":
+		byClass, _ := lookup(doc, path).(map[string]any)
+		classes := make([]string, 0, len(byClass))
+		for class := range byClass {
+			classes = append(classes, class)
+		}
+		sort.Strings(classes)
+		out := make([]MetricPoint, 0, len(classes))
+		for _, class := range classes {
+			v, err := number(byClass[class])
+			if err != nil {
+				return nil, fmt.Errorf("cursus: metric %s: %w", m.Name, err)
+			}
+			out = append(out, MetricPoint{Value: v, Attributes: [][2]string{client, {keys["error_type"], class}}})
+		}
+		return out, nil
+	case "partition":
+		rows, _ := lookup(doc, path[:len(path)-1]).([]any)
+		leaf := path[len(path)-1]
+		var out []MetricPoint
+		for _, r := range rows {
+			row, _ := r.(map[string]any)
+			if row[leaf] == nil {
+				continue // unknown: no point
+			}
+			v, err := number(row[leaf])
+			if err != nil {
+				return nil, fmt.Errorf("cursus: metric %s: %w", m.Name, err)
+			}
+			topic, _ := row["topic"].(string)
+			partition, _ := row["partition"].(json.Number)
+			out = append(out, MetricPoint{Value: v, Attributes: [][2]string{client,
+				{keys["topic"], topic}, {keys["partition"], partition.String()}}})
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("cursus: metric %s: unknown breakdown %q", m.Name, m.Breakdown)
+}
+
+// metricKeys are the attribute keys of metric points, by the names
+// MetricAttribute takes (asked once: they never change).
+var metricKeys = sync.OnceValues(func() (map[string]string, error) {
+	keys := map[string]string{}
+	for _, name := range []string{"client_id", "error_type", "topic", "partition"} {
+		k, err := MetricAttribute(name)
+		if err != nil {
+			return nil, err
+		}
+		keys[name] = k
+	}
+	return keys, nil
+})
+
+// lookup follows path through nested JSON objects (nil when absent).
+func lookup(v any, path []string) any {
+	for _, name := range path {
+		obj, _ := v.(map[string]any)
+		v = obj[name]
+	}
+	return v
+}
+
+// number is a JSON integer as an int64.
+func number(v any) (int64, error) {
+	n, ok := v.(json.Number)
+	if !ok {
+		return 0, fmt.Errorf("not a number: %v", v)
+	}
+	return strconv.ParseInt(n.String(), 10, 64)
 }

@@ -3,6 +3,7 @@ package cursus
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
@@ -161,4 +162,51 @@ func TestSpanSpecsAreTheEngines(t *testing.T) {
 	if as, _ := FailedAttributes(errors.New("other")); len(as) != 1 || as[0].Str != "_OTHER" {
 		t.Errorf("failed attributes of another error %+v", as)
 	}
+}
+
+// TestMetricPoints reads the engine's metric table and computes points of
+// each breakdown from a snapshot: one point per field, one per error class,
+// one per partition with a known lag; nothing of the other client kind.
+func TestMetricPoints(t *testing.T) {
+	table, err := Metrics()
+	if err != nil {
+		t.Fatal(err)
+	}
+	byName := map[string]Metric{}
+	for _, m := range table {
+		byName[m.Name] = m
+	}
+	sent := byName["messaging.client.sent.messages"]
+	if sent != (Metric{Name: sent.Name, Field: "records_sent", Unit: "{message}", Kind: "counter", Client: "producer", Breakdown: "none"}) {
+		t.Errorf("sent messages: %+v", sent)
+	}
+	if m := byName["cursus.client.requests.in_flight"]; m.Kind != "gauge" || m.Client != "" {
+		t.Errorf("in flight: %+v", m)
+	}
+	s := &Statistics{ClientID: "c1", Kind: "consumer", JSON: `{"client_id":"c1","kind":"consumer","records_received":7,
+		"errors":{"routing":2,"not_found":1},"fetch_latency":{"count":1,"p50_us":5,"p99_us":6,"p999_us":6,"max_us":9},
+		"partitions":[{"topic":"t","partition":0,"position":3,"end_offset":5,"lag":2},
+		              {"topic":"t","partition":1,"position":null,"end_offset":5,"lag":null}]}`}
+	points := func(name string) []MetricPoint {
+		ps, err := byName[name].Points(s)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		return ps
+	}
+	client := [2]string{"messaging.client.id", "c1"}
+	check := func(name string, want ...MetricPoint) {
+		t.Helper()
+		if got := points(name); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s: %v, want %v", name, got, want)
+		}
+	}
+	check("messaging.client.consumed.messages", MetricPoint{7, [][2]string{client}})
+	check("cursus.client.fetch.latency.max", MetricPoint{9, [][2]string{client}})
+	check("cursus.client.errors",
+		MetricPoint{1, [][2]string{client, {"error.type", "not_found"}}},
+		MetricPoint{2, [][2]string{client, {"error.type", "routing"}}})
+	check("cursus.consumer.lag", MetricPoint{2, [][2]string{client,
+		{"messaging.destination.name", "t"}, {"messaging.destination.partition.id", "0"}}})
+	check("messaging.client.sent.messages") // a producer's: none
 }

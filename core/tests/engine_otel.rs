@@ -6,14 +6,14 @@
 #![cfg(feature = "otel")]
 
 use cursus::admin::{Admin, NewTopic};
-use cursus::consumer::{Consumer, Subscription};
+use cursus::consumer::Consumer;
 use cursus::eventstore::{Event, EventStore};
 use cursus::otel::{
     self, StatisticsCell, TracedConsumer, TracedEventStore, TracedProducer, Tracing,
 };
 use cursus::producer::{Producer, ProducerRecord};
 use cursus::telemetry::{keys, metrics};
-use cursus::{ClientConfig, ConsumerConfig, ConsumerRecord, ProducerConfig, TraceContext};
+use cursus::{ClientConfig, ConsumerRecord, ProducerConfig, TraceContext};
 use cursus_testkit::{eventually_async, TestBroker};
 use opentelemetry::metrics::MeterProvider;
 use opentelemetry::trace::{
@@ -76,15 +76,7 @@ fn is_error(span: &SpanData) -> bool {
 }
 
 async fn consumer(broker: &TestBroker, topic: &str) -> Arc<Consumer> {
-    let mut config = ConsumerConfig::new(&broker.addr, format!("g-{topic}"));
-    config.set("auto_offset_reset", "earliest").unwrap();
-    config.set("fetch_max_wait_ms", "100").unwrap();
-    let consumer = Consumer::connect(config).await.unwrap();
-    consumer
-        .subscribe(Subscription::Topics(vec![topic.into()]))
-        .await
-        .unwrap();
-    Arc::new(consumer)
+    Arc::new(common::subscribed(broker, topic).await)
 }
 
 /// Polls through the traced consumer until `n` records arrived.

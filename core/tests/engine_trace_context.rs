@@ -2,9 +2,8 @@
 //! in records"), through a real broker: sent by the plain and the
 //! transactional producer, read back by a consumer.
 
-use cursus::consumer::{Consumer, Subscription};
 use cursus::producer::{Producer, ProducerRecord};
-use cursus::{ConsumerConfig, ConsumerRecord, ProducerConfig, TraceContext};
+use cursus::{ConsumerRecord, ProducerConfig, TraceContext};
 use cursus_testkit::{eventually_async, TestBroker};
 use std::time::Duration;
 
@@ -36,14 +35,7 @@ fn records(topic: &str) -> Vec<ProducerRecord> {
 
 /// Polls `topic` from the start until `n` records arrived, in offset order.
 async fn consume(broker: &TestBroker, topic: &str, n: usize) -> Vec<ConsumerRecord> {
-    let mut config = ConsumerConfig::new(&broker.addr, format!("g-{topic}"));
-    config.set("auto_offset_reset", "earliest").unwrap();
-    config.set("fetch_max_wait_ms", "100").unwrap();
-    let consumer = Consumer::connect(config).await.unwrap();
-    consumer
-        .subscribe(Subscription::Topics(vec![topic.into()]))
-        .await
-        .unwrap();
+    let consumer = common::subscribed(broker, topic).await;
     let mut got = Vec::new();
     eventually_async!(WAIT, "every record", async {
         got.extend(consumer.poll(Duration::from_millis(200)).await.unwrap());

@@ -54,3 +54,17 @@ pub async fn create_topic(broker: &TestBroker, topic: &str, partitions: u32) {
         .unwrap();
     admin.close().await;
 }
+
+/// An async consumer of group `g-{topic}` subscribed to `topic`, reading
+/// it from the start.
+pub async fn subscribed(broker: &TestBroker, topic: &str) -> cursus::consumer::Consumer {
+    let mut config = ConsumerConfig::new(&broker.addr, format!("g-{topic}"));
+    config.set("auto_offset_reset", "earliest").unwrap();
+    config.set("fetch_max_wait_ms", "100").unwrap();
+    let consumer = cursus::consumer::Consumer::connect(config).await.unwrap();
+    consumer
+        .subscribe(cursus::consumer::Subscription::Topics(vec![topic.into()]))
+        .await
+        .unwrap();
+    consumer
+}

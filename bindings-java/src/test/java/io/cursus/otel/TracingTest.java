@@ -19,6 +19,7 @@ import io.cursus.NewTopic;
 import io.cursus.ProducerConfig;
 import io.cursus.ProducerRecord;
 import io.cursus.RecordMetadata;
+import io.cursus.Telemetry;
 import io.cursus.TraceContext;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.Span;
@@ -29,6 +30,7 @@ import io.opentelemetry.sdk.OpenTelemetrySdk;
 import io.opentelemetry.sdk.metrics.SdkMeterProvider;
 import io.opentelemetry.sdk.metrics.data.LongPointData;
 import io.opentelemetry.sdk.metrics.data.MetricData;
+import io.opentelemetry.sdk.metrics.data.MetricDataType;
 import io.opentelemetry.sdk.testing.exporter.InMemoryMetricReader;
 import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
 import io.opentelemetry.sdk.trace.SdkTracerProvider;
@@ -264,6 +266,28 @@ class TracingTest {
         assertEquals(1L, read.getAttributes().get(AttributeKey.longKey("messaging.cursus.aggregate.version")));
     }
 
+    /**
+     * Every instrument collected is one of the engine's table for {@code kind}, with its unit
+     * and kind, and every one-point instrument of the table is collected.
+     */
+    private static void assertFromTheTable(List<MetricData> collected, String kind) {
+        List<Telemetry.Metric> table = Telemetry.metrics().stream().filter(m -> m.reportedBy(kind))
+                .collect(Collectors.toList());
+        for (MetricData d : collected) {
+            Telemetry.Metric m = table.stream().filter(t -> t.name().equals(d.getName())).findFirst()
+                    .orElseThrow(() -> new AssertionError(d.getName() + " is not in the engine's table for " + kind));
+            assertEquals(m.unit(), d.getUnit(), m.name());
+            assertEquals(m.kind().equals("counter") ? MetricDataType.LONG_SUM : MetricDataType.LONG_GAUGE, d.getType(),
+                    m.name());
+        }
+        List<String> names = collected.stream().map(MetricData::getName).collect(Collectors.toList());
+        for (Telemetry.Metric m : table) {
+            if (m.breakdown().equals("none")) {
+                assertTrue(names.contains(m.name()), m.name() + " not collected");
+            }
+        }
+    }
+
     @Test
     void statisticsAreObservableInstruments() throws Exception {
         BROKER.createTopic("otel-metrics", 1);
@@ -281,6 +305,7 @@ class TracingTest {
             assertTrue(collected.stream().anyMatch(m -> m.getName().equals("cursus.client.produce.latency.p99")));
             // A producer reports no consumer instruments.
             assertFalse(collected.stream().anyMatch(m -> m.getName().equals("messaging.client.consumed.messages")));
+            assertFromTheTable(collected, "producer");
             observation.close();
         }
     }
@@ -309,6 +334,7 @@ class TracingTest {
             assertEquals(3 - got.get(0).offset() - 1, point.getValue());
             assertTrue(collected.stream().anyMatch(m -> m.getName().equals("messaging.client.consumed.messages")));
             assertFalse(collected.stream().anyMatch(m -> m.getName().equals("messaging.client.sent.messages")));
+            assertFromTheTable(collected, "consumer");
             observation.close();
         }
     }

@@ -191,6 +191,7 @@ public final class CursusTracing {
      * Runs {@code call} with {@code span} current and ends the span; a failure marks the span
      * failed and propagates.
      */
+    @SuppressWarnings("try") // the scope is only made current, never read
     static <T> T around(Span span, Supplier<T> call) {
         try (Scope ignored = span.makeCurrent()) {
             return call.get();
@@ -206,6 +207,7 @@ public final class CursusTracing {
      * Starts {@code call} with {@code span} current; the span ends with the outcome of the
      * returned future, before the caller's continuations run (or at once when the call throws).
      */
+    @SuppressWarnings("try") // the scope is only made current, never read
     static <T> CompletableFuture<T> aroundAsync(Span span, Supplier<CompletableFuture<T>> call) {
         CompletableFuture<T> started;
         try (Scope ignored = span.makeCurrent()) {

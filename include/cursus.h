@@ -5102,25 +5102,6 @@ enum cursus_status_t cursus_span_read(const char *topic,
                                       struct cursus_span_spec_t **out_span,
                                       struct cursus_error_t **out_error);
 
-// The OpenTelemetry metric a layer reports a client's statistics field
-// `statistic` as (docs/observability.md, "Statistics": `records_sent`,
-// `bytes_sent`, `batches_sent`, `records_received`, `bytes_received`,
-// `requests`, `retries`, `errors`, `in_flight_requests`, `lag`; for
-// `produce_latency` and `fetch_latency` the prefix of the `.p50`, `.p99`,
-// `.p999` and `.max` gauges), as `telemetry::metrics` declares it; an
-// unknown field fails with `invalid_argument`.
-//
-// Thread-safety: safe from any thread.
-//
-// # Safety
-// Pointer arguments follow the header's conventions: handles are values
-// returned by this library (or NULL); strings are NUL-terminated; byte
-// buffers hold the given length; out-parameters are NULL or point to
-// writable storage.
-enum cursus_status_t cursus_telemetry_metric_name(const char *statistic,
-                                                  char **out_name,
-                                                  struct cursus_error_t **out_error);
-
 // The attribute key of a metric point's `attribute`: `client_id`
 // (every point), `error_type` (the class of `errors`), `topic` and
 // `partition` (`lag`), as `telemetry::keys` declares them; an unknown

@@ -7349,32 +7349,6 @@ pub unsafe extern "C" fn cursus_span_read(topic: *const c_char, aggregate: *cons
     })
 }
 
-/// The OpenTelemetry metric a layer reports a client's statistics field
-/// `statistic` as (docs/observability.md, "Statistics": `records_sent`,
-/// `bytes_sent`, `batches_sent`, `records_received`, `bytes_received`,
-/// `requests`, `retries`, `errors`, `in_flight_requests`, `lag`; for
-/// `produce_latency` and `fetch_latency` the prefix of the `.p50`, `.p99`,
-/// `.p999` and `.max` gauges), as `telemetry::metrics` declares it; an
-/// unknown field fails with `invalid_argument`.
-///
-/// Thread-safety: safe from any thread.
-///
-/// # Safety
-/// Pointer arguments follow the header's conventions: handles are values
-/// returned by this library (or NULL); strings are NUL-terminated; byte
-/// buffers hold the given length; out-parameters are NULL or point to
-/// writable storage.
-#[no_mangle]
-pub unsafe extern "C" fn cursus_telemetry_metric_name(statistic: *const c_char, out_name: *mut *mut c_char, out_error: *mut *mut cursus_error_t) -> crate::types::cursus_status_t {
-    crate::guard::call(out_error, || {
-        crate::args::clear(out_name);
-        let statistic = crate::args::str_arg(statistic, "statistic")?;
-        let result = ::cursus_bridge::api::telemetry::telemetry_metric_name(statistic)?;
-        crate::args::put_string(out_name, &result);
-        Ok(())
-    })
-}
-
 /// The attribute key of a metric point's `attribute`: `client_id`
 /// (every point), `error_type` (the class of `errors`), `topic` and
 /// `partition` (`lag`), as `telemetry::keys` declares them; an unknown

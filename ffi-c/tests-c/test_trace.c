@@ -176,6 +176,8 @@ done:
 void test_trace_context_new_and_metric_names(void) {
   cursus_trace_context_t *ctx = NULL, *bad = NULL;
   cursus_error_t *e = NULL;
+  cursus_metric_t *sent = NULL, *past_end = NULL;
+  uint64_t count = 0;
   char *name = NULL;
   /* A context checked without a send, split into its fields. */
   CHECK_OK(cursus_trace_context_new(PARENT, "congo=t61rcWkgMzE", &ctx, &err));
@@ -186,17 +188,27 @@ void test_trace_context_new_and_metric_names(void) {
   CHECK(!cursus_trace_context_sampled(NULL));
   CHECK_FAILS(CURSUS_ERR_INVALID_ARGUMENT, cursus_trace_context_new("00-nope", NULL, &bad, &e), &e);
   CHECK(str_is(cursus_error_code(e), "invalid_trace_context") && bad == NULL);
-  /* The metric names of the statistics, as the engine declares them. */
-  CHECK_OK(cursus_telemetry_metric_name("records_sent", &name, &err));
-  CHECK(str_is(name, "messaging.client.sent.messages"));
-  cursus_string_free(name);
-  name = NULL;
+  /* The metrics of the statistics come from the engine's table. */
+  CHECK_OK(cursus_metric_count(&count, &err));
+  for (uint64_t i = 0; i < count && sent == NULL; i++) {
+    cursus_metric_t *m = NULL;
+    CHECK_OK(cursus_metric(i, &m, &err));
+    if (str_is(cursus_metric_field(m), "records_sent")) {
+      sent = m;
+    } else {
+      cursus_metric_destroy(m);
+    }
+  }
+  CHECK(sent != NULL);
+  CHECK(str_is(cursus_metric_name(sent), "messaging.client.sent.messages"));
+  CHECK(str_is(cursus_metric_unit(sent), "{message}"));
+  CHECK(str_is(cursus_metric_client(sent), "producer"));
+  CHECK_FAILS(CURSUS_ERR_INVALID_ARGUMENT, cursus_metric(count, &past_end, &e), &e);
+  CHECK(past_end == NULL);
   CHECK_OK(cursus_telemetry_metric_attribute("partition", &name, &err));
   CHECK(str_is(name, "messaging.destination.partition.id"));
-  cursus_string_free(name);
-  name = NULL;
-  CHECK_FAILS(CURSUS_ERR_INVALID_ARGUMENT, cursus_telemetry_metric_name("nope", &name, &e), &e);
 done:
+  cursus_metric_destroy(sent);
   cursus_error_destroy(e);
   cursus_trace_context_destroy(ctx);
   cursus_string_free(name);

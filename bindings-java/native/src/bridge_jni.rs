@@ -4192,18 +4192,6 @@ pub extern "system" fn Java_io_cursus_NativeBridge_spanRead<'l>(mut env: JNIEnv<
     })
 }
 
-/// `NativeBridge.telemetryMetricName`: see `::cursus_bridge::api::telemetry::telemetry_metric_name`.
-#[no_mangle]
-pub extern "system" fn Java_io_cursus_NativeBridge_telemetryMetricName<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, statistic: JString<'l>) -> jstring {
-    crate::glue::run(&mut env, std::ptr::null_mut(), |env| {
-        let _ = &env;
-        let statistic = crate::glue::string(env, &statistic, "statistic")?;
-        #[allow(clippy::let_unit_value)]
-        let result = ::cursus_bridge::api::telemetry::telemetry_metric_name(&statistic)?;
-        crate::glue::new_string(env, &result)
-    })
-}
-
 /// `NativeBridge.telemetryMetricAttribute`: see `::cursus_bridge::api::telemetry::telemetry_metric_attribute`.
 #[no_mangle]
 pub extern "system" fn Java_io_cursus_NativeBridge_telemetryMetricAttribute<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, attribute: JString<'l>) -> jstring {

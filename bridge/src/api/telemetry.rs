@@ -142,40 +142,6 @@ pub fn span_read(topic: &str, aggregate: &str, from_version: u64) -> Result<Span
     Ok(SpanSpec(telemetry::read(topic, aggregate, from_version)))
 }
 
-/// The OpenTelemetry metric a layer reports a client's statistics field
-/// `statistic` as (docs/observability.md, "Statistics": `records_sent`,
-/// `bytes_sent`, `batches_sent`, `records_received`, `bytes_received`,
-/// `requests`, `retries`, `errors`, `in_flight_requests`, `lag`; for
-/// `produce_latency` and `fetch_latency` the prefix of the `.p50`, `.p99`,
-/// `.p999` and `.max` gauges), as `telemetry::metrics` declares it; an
-/// unknown field fails with `invalid_argument`.
-///
-/// Thread-safety: safe from any thread.
-#[bridge_fn(out = "name")]
-pub fn telemetry_metric_name(statistic: &str) -> Result<String> {
-    use telemetry::metrics as m;
-    let name = match statistic {
-        "records_sent" => m::SENT_MESSAGES,
-        "records_received" => m::CONSUMED_MESSAGES,
-        "bytes_sent" => m::SENT_BYTES,
-        "bytes_received" => m::CONSUMED_BYTES,
-        "batches_sent" => m::SENT_BATCHES,
-        "requests" => m::REQUESTS,
-        "retries" => m::RETRIES,
-        "errors" => m::ERRORS,
-        "in_flight_requests" => m::IN_FLIGHT,
-        "produce_latency" => m::PRODUCE_LATENCY,
-        "fetch_latency" => m::FETCH_LATENCY,
-        "lag" => m::LAG,
-        other => {
-            return Err(cursus::Error::invalid_argument(format!(
-                "no metric for the statistics field {other:?}"
-            )))
-        }
-    };
-    Ok(name.to_owned())
-}
-
 /// The attribute key of a metric point's `attribute`: `client_id`
 /// (every point), `error_type` (the class of `errors`), `topic` and
 /// `partition` (`lag`), as `telemetry::keys` declares them; an unknown

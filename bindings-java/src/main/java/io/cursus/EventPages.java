@@ -3,6 +3,7 @@ package io.cursus;
 import java.util.Collections;
 import java.util.Iterator;
 import java.util.NoSuchElementException;
+import java.util.Objects;
 import java.util.function.LongSupplier;
 
 /**
@@ -52,17 +53,29 @@ public final class EventPages implements Iterable<EventPage> {
      * @return an iterable whose every iterator reads from the start again
      */
     public Iterable<StoredEvent> events() {
+        return eventsOf(this);
+    }
+
+    /**
+     * The events of every page of {@code pages}, in order, read page by page while iterating
+     * (for a wrapper of a paged read, such as a tracing layer's).
+     *
+     * @param pages the pages
+     * @return an iterable whose every iterator iterates over {@code pages} again
+     */
+    public static Iterable<StoredEvent> eventsOf(Iterable<EventPage> pages) {
+        Objects.requireNonNull(pages, "pages");
         return () -> new Iterator<>() {
-            private final Iterator<EventPage> pages = iterator();
+            private final Iterator<EventPage> iterated = pages.iterator();
             private Iterator<StoredEvent> current = Collections.emptyIterator();
 
             @Override
             public boolean hasNext() {
                 while (!current.hasNext()) {
-                    if (!pages.hasNext()) {
+                    if (!iterated.hasNext()) {
                         return false;
                     }
-                    current = pages.next().events().iterator();
+                    current = iterated.next().events().iterator();
                 }
                 return true;
             }

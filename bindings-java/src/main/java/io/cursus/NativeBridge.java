@@ -2798,19 +2798,6 @@ final class NativeBridge {
     static native long spanRead(String topic, String aggregate, long fromVersion);
 
     /**
-     * The OpenTelemetry metric a layer reports a client's statistics field
-     * {@code statistic} as (docs/observability.md, "Statistics": {@code records_sent},
-     * {@code bytes_sent}, {@code batches_sent}, {@code records_received}, {@code bytes_received},
-     * {@code requests}, {@code retries}, {@code errors}, {@code in_flight_requests}, {@code lag}; for
-     * {@code produce_latency} and {@code fetch_latency} the prefix of the {@code .p50}, {@code .p99},
-     * {@code .p999} and {@code .max} gauges), as {@code telemetry::metrics} declares it; an
-     * unknown field fails with {@code invalid_argument}.
-     * <p>
-     * Thread-safety: safe from any thread.
-     */
-    static native String telemetryMetricName(String statistic);
-
-    /**
      * The attribute key of a metric point's {@code attribute}: {@code client_id}
      * (every point), {@code error_type} (the class of {@code errors}), {@code topic} and
      * {@code partition} ({@code lag}), as {@code telemetry::keys} declares them; an unknown

@@ -7,7 +7,9 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -91,8 +93,49 @@ class TraceContextTest {
         assertTrue(publish.attributes().contains(new Telemetry.Attribute("messaging.destination.partition.id", "2")));
         assertTrue(publish.attributes().contains(new Telemetry.Attribute("messaging.message.body.size", 1L)));
         assertEquals("cursus", Telemetry.scope());
-        assertEquals("messaging.client.sent.messages", Telemetry.metricName("records_sent"));
         assertEquals("messaging.client.id", Telemetry.metricAttribute("client_id"));
-        assertThrows(ValidationException.class, () -> Telemetry.metricName("nope"));
+        assertThrows(ValidationException.class, () -> Telemetry.metricAttribute("nope"));
+    }
+
+    private static Telemetry.Metric metricOf(String field) {
+        return Telemetry.metrics().stream().filter(m -> m.field().equals(field)).findFirst().orElseThrow();
+    }
+
+    @Test
+    void theMetricsAreTheEnginesTable() {
+        assertEquals(new Telemetry.Metric("messaging.client.sent.messages", "records_sent", "{message}", "counter",
+                "producer", "none"), metricOf("records_sent"));
+        assertEquals(new Telemetry.Metric("cursus.consumer.lag", "partitions.lag", "{message}", "gauge", "consumer",
+                "partition"), metricOf("partitions.lag"));
+        assertEquals(Telemetry.metrics().size(),
+                Telemetry.metrics().stream().map(Telemetry.Metric::name).distinct().count());
+    }
+
+    @Test
+    void everyMetricReadsAFieldOfTheStatistics() {
+        Statistics.Latency none = new Statistics.Latency(0, 0, 0, 0, 0);
+        Statistics s = new Statistics("c", "consumer", 0, 0, 0, 3, 0, 0, 0, 0, Map.of(ErrorClass.ROUTING, 2L),
+                none, new Statistics.Latency(1, 7, 8, 9, 10),
+                List.of(new Statistics.PartitionLag("t", 1, OptionalLong.of(4), 9, OptionalLong.of(5)),
+                        new Statistics.PartitionLag("t", 2, OptionalLong.empty(), 9, OptionalLong.empty())),
+                "{}");
+        for (Telemetry.Metric m : Telemetry.metrics()) {
+            List<Telemetry.MetricPoint> points = m.points(s);
+            if (!m.reportedBy("consumer")) {
+                assertEquals(List.of(), points, m.name());
+            } else if (m.breakdown().equals("none")) {
+                assertEquals(1, points.size(), m.name());
+            }
+        }
+        assertEquals(List.of(new Telemetry.MetricPoint(3, Map.of("messaging.client.id", "c"))),
+                metricOf("records_received").points(s));
+        assertEquals(List.of(new Telemetry.MetricPoint(10, Map.of("messaging.client.id", "c"))),
+                metricOf("fetch_latency.max_us").points(s));
+        assertEquals(List.of(new Telemetry.MetricPoint(2, Map.of("messaging.client.id", "c", "error.type", "routing"))),
+                metricOf("errors").points(s));
+        // A partition whose lag is unknown has no point.
+        assertEquals(List.of(new Telemetry.MetricPoint(5, Map.of("messaging.client.id", "c",
+                "messaging.destination.name", "t", "messaging.destination.partition.id", "1"))),
+                metricOf("partitions.lag").points(s));
     }
 }

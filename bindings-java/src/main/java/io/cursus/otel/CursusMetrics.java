@@ -3,12 +3,11 @@ package io.cursus.otel;
 import io.cursus.CursusConsumer;
 import io.cursus.CursusException;
 import io.cursus.CursusProducer;
-import io.cursus.ErrorClass;
 import io.cursus.Statistics;
 import io.cursus.Telemetry;
 import io.opentelemetry.api.OpenTelemetry;
-import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.common.Attributes;
+import io.opentelemetry.api.common.AttributesBuilder;
 import io.opentelemetry.api.metrics.BatchCallback;
 import io.opentelemetry.api.metrics.Meter;
 import io.opentelemetry.api.metrics.ObservableLongMeasurement;
@@ -18,17 +17,16 @@ import java.util.List;
 import java.util.Map;
 import java.util.Objects;
 import java.util.function.Supplier;
-import java.util.function.ToLongFunction;
 
 /**
  * A client's statistics as OpenTelemetry observable instruments of the meter {@code cursus}
- * (docs/observability.md, "Statistics"; the names are the engine's,
- * {@link Telemetry#metricName}): the counters of records, bytes and batches sent or received,
- * requests, retries and errors (by class), the gauge of requests in flight, the produce or
- * fetch latency percentiles and, for a consumer, the lag per partition. Every point carries
- * the client's {@code messaging.client.id}: give each observed client its own
- * {@code client_id}. The client's {@code statistics()} is read once per collection (a
- * consumer's asks the broker for end offsets).
+ * (docs/observability.md, "Metrics"): the instruments of the engine's metric table,
+ * {@link Telemetry#metrics()}, with its names, units, kinds and points, so this layer declares
+ * none of its own. A producer reports the producer instruments and the request ones, a
+ * consumer the consumer ones (with the lag per partition). Every point carries the client's
+ * {@code messaging.client.id}: give each observed client its own {@code client_id}. The
+ * client's {@code statistics()} is read once per collection (a consumer's asks the broker for
+ * end offsets).
  *
  * <pre>{@code
  * AutoCloseable observation = CursusMetrics.observe(openTelemetry, producer);
@@ -38,27 +36,6 @@ import java.util.function.ToLongFunction;
  */
 public final class CursusMetrics {
     private CursusMetrics() {}
-
-    /** A counter of the snapshot: its statistics field, unit, the client kind it applies to. */
-    private record Counter(String statistic, String unit, String kind, ToLongFunction<Statistics> value) {}
-
-    private static final List<Counter> COUNTERS = List.of(
-            new Counter("records_sent", "{message}", "producer", Statistics::recordsSent),
-            new Counter("records_received", "{message}", "consumer", Statistics::recordsReceived),
-            new Counter("bytes_sent", "By", "producer", Statistics::bytesSent),
-            new Counter("bytes_received", "By", "consumer", Statistics::bytesReceived),
-            new Counter("batches_sent", "{batch}", "producer", Statistics::batchesSent),
-            new Counter("requests", "{request}", null, Statistics::requests),
-            new Counter("retries", "{request}", null, Statistics::retries));
-
-    /** A latency gauge's suffix and value. */
-    private record Percentile(String suffix, ToLongFunction<Statistics.Latency> value) {}
-
-    private static final List<Percentile> PERCENTILES = List.of(
-            new Percentile("p50", Statistics.Latency::p50Us),
-            new Percentile("p99", Statistics.Latency::p99Us),
-            new Percentile("p999", Statistics.Latency::p999Us),
-            new Percentile("max", Statistics.Latency::maxUs));
 
     /**
      * Observes a producer's statistics with {@code openTelemetry}'s meter provider.
@@ -87,39 +64,11 @@ public final class CursusMetrics {
 
     private static AutoCloseable observe(OpenTelemetry openTelemetry, String kind, Supplier<Statistics> statistics) {
         Meter meter = openTelemetry.getMeter(Telemetry.scope());
-        AttributeKey<String> clientId = AttributeKey.stringKey(Telemetry.metricAttribute("client_id"));
-        AttributeKey<String> errorType = AttributeKey.stringKey(Telemetry.metricAttribute("error_type"));
-        AttributeKey<String> topic = AttributeKey.stringKey(Telemetry.metricAttribute("topic"));
-        AttributeKey<String> partition = AttributeKey.stringKey(Telemetry.metricAttribute("partition"));
-
-        List<ObservableMeasurement> all = new ArrayList<>();
-        List<Counter> counters = COUNTERS.stream().filter(c -> c.kind() == null || c.kind().equals(kind)).toList();
-        List<ObservableLongMeasurement> counterMeasurements = new ArrayList<>();
-        for (Counter c : counters) {
-            counterMeasurements.add(meter.counterBuilder(Telemetry.metricName(c.statistic())).setUnit(c.unit())
-                    .buildObserver());
+        List<Telemetry.Metric> reported = Telemetry.metrics().stream().filter(m -> m.reportedBy(kind)).toList();
+        List<ObservableLongMeasurement> measurements = new ArrayList<>(reported.size());
+        for (Telemetry.Metric m : reported) {
+            measurements.add(instrument(meter, m));
         }
-        all.addAll(counterMeasurements);
-        ObservableLongMeasurement errors = meter.counterBuilder(Telemetry.metricName("errors"))
-                .setUnit("{request}").buildObserver();
-        ObservableLongMeasurement inFlight = meter.gaugeBuilder(Telemetry.metricName("in_flight_requests"))
-                .ofLongs().setUnit("{request}").buildObserver();
-        boolean producer = kind.equals("producer");
-        String latencyPrefix = Telemetry.metricName(producer ? "produce_latency" : "fetch_latency");
-        List<ObservableLongMeasurement> latencies = new ArrayList<>();
-        for (Percentile p : PERCENTILES) {
-            latencies.add(meter.gaugeBuilder(latencyPrefix + "." + p.suffix()).ofLongs().setUnit("us").buildObserver());
-        }
-        all.add(errors);
-        all.add(inFlight);
-        all.addAll(latencies);
-        ObservableLongMeasurement lag = null;
-        if (!producer) {
-            lag = meter.gaugeBuilder(Telemetry.metricName("lag")).ofLongs().setUnit("{message}").buildObserver();
-            all.add(lag);
-        }
-        ObservableLongMeasurement lagMeasurement = lag;
-
         Runnable collect = () -> {
             Statistics s;
             try {
@@ -127,29 +76,34 @@ public final class CursusMetrics {
             } catch (CursusException e) {
                 return; // a closed client reports nothing
             }
-            Attributes client = Attributes.of(clientId, s.clientId());
-            for (int i = 0; i < counters.size(); i++) {
-                counterMeasurements.get(i).record(counters.get(i).value().applyAsLong(s), client);
-            }
-            for (Map.Entry<ErrorClass, Long> e : s.errors().entrySet()) {
-                errors.record(e.getValue(), client.toBuilder().put(errorType, e.getKey().wireName()).build());
-            }
-            inFlight.record(s.inFlightRequests(), client);
-            Statistics.Latency latency = producer ? s.produceLatency() : s.fetchLatency();
-            for (int i = 0; i < PERCENTILES.size(); i++) {
-                latencies.get(i).record(PERCENTILES.get(i).value().applyAsLong(latency), client);
-            }
-            if (lagMeasurement != null) {
-                for (Statistics.PartitionLag p : s.partitions()) {
-                    if (p.lag().isPresent()) {
-                        lagMeasurement.record(p.lag().getAsLong(), client.toBuilder().put(topic, p.topic())
-                                .put(partition, String.valueOf(p.partition())).build());
-                    }
+            for (int i = 0; i < reported.size(); i++) {
+                for (Telemetry.MetricPoint p : reported.get(i).points(s)) {
+                    measurements.get(i).record(p.value(), attributes(p));
                 }
             }
         };
-        BatchCallback callback = meter.batchCallback(collect, all.get(0),
-                all.subList(1, all.size()).toArray(new ObservableMeasurement[0]));
+        BatchCallback callback = meter.batchCallback(collect, measurements.get(0),
+                measurements.subList(1, measurements.size()).toArray(new ObservableMeasurement[0]));
         return callback::close;
+    }
+
+    /** The observable instrument of {@code metric}: a monotonic counter or a gauge. */
+    private static ObservableLongMeasurement instrument(Meter meter, Telemetry.Metric metric) {
+        switch (metric.kind()) {
+            case "counter":
+                return meter.counterBuilder(metric.name()).setUnit(metric.unit()).buildObserver();
+            case "gauge":
+                return meter.gaugeBuilder(metric.name()).ofLongs().setUnit(metric.unit()).buildObserver();
+            default:
+                throw new IllegalStateException("metric " + metric.name() + ": unknown kind " + metric.kind());
+        }
+    }
+
+    private static Attributes attributes(Telemetry.MetricPoint point) {
+        AttributesBuilder b = Attributes.builder();
+        for (Map.Entry<String, String> a : point.attributes().entrySet()) {
+            b.put(a.getKey(), a.getValue());
+        }
+        return b.build();
     }
 }

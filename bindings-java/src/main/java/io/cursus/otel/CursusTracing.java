@@ -19,6 +19,7 @@ import io.opentelemetry.api.trace.StatusCode;
 import io.opentelemetry.api.trace.Tracer;
 import io.opentelemetry.api.trace.propagation.W3CTraceContextPropagator;
 import io.opentelemetry.context.Context;
+import io.opentelemetry.context.Scope;
 import io.opentelemetry.context.propagation.TextMapGetter;
 import java.util.HashMap;
 import java.util.List;
@@ -27,8 +28,9 @@ import java.util.Objects;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
-import java.util.function.BiConsumer;
 import java.util.concurrent.ExecutionException;
+import java.util.function.BiConsumer;
+import java.util.function.Supplier;
 
 /**
  * Traces Cursus clients with one OpenTelemetry instance: wrap each client with
@@ -122,7 +124,7 @@ public final class CursusTracing {
     }
 
     /**
-     * Traces an event store's appends and stream reads.
+     * Traces an event store's appends and reads.
      *
      * @param store the event store
      * @return the traced event store
@@ -183,6 +185,38 @@ public final class CursusTracing {
             fail(span, error);
         }
         span.end();
+    }
+
+    /**
+     * Runs {@code call} with {@code span} current and ends the span; a failure marks the span
+     * failed and propagates.
+     */
+    @SuppressWarnings("try") // the scope is only made current, never read
+    static <T> T around(Span span, Supplier<T> call) {
+        try (Scope ignored = span.makeCurrent()) {
+            return call.get();
+        } catch (RuntimeException | Error e) {
+            fail(span, e);
+            throw e;
+        } finally {
+            span.end();
+        }
+    }
+
+    /**
+     * Starts {@code call} with {@code span} current; the span ends with the outcome of the
+     * returned future, before the caller's continuations run (or at once when the call throws).
+     */
+    @SuppressWarnings("try") // the scope is only made current, never read
+    static <T> CompletableFuture<T> aroundAsync(Span span, Supplier<CompletableFuture<T>> call) {
+        CompletableFuture<T> started;
+        try (Scope ignored = span.makeCurrent()) {
+            started = call.get();
+        } catch (RuntimeException e) {
+            end(span, e);
+            throw e;
+        }
+        return settled(started, (value, error) -> end(span, error));
     }
 
     /**

@@ -7,7 +7,6 @@ import io.opentelemetry.api.trace.Span;
 import io.opentelemetry.api.trace.SpanBuilder;
 import io.opentelemetry.api.trace.SpanContext;
 import io.opentelemetry.context.Context;
-import io.opentelemetry.context.Scope;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -98,14 +97,9 @@ public final class TracingConsumer {
      * @param handler what handles it
      */
     public void process(ConsumerRecord record, Consumer<ConsumerRecord> handler) {
-        Span span = startProcess(record);
-        try (Scope ignored = span.makeCurrent()) {
+        CursusTracing.around(startProcess(record), () -> {
             handler.accept(record);
-        } catch (RuntimeException | Error e) {
-            CursusTracing.fail(span, e);
-            throw e;
-        } finally {
-            span.end();
-        }
+            return null;
+        });
     }
 }

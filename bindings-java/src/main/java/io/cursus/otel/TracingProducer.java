@@ -5,7 +5,6 @@ import io.cursus.ProducerRecord;
 import io.cursus.RecordMetadata;
 import io.cursus.Telemetry;
 import io.opentelemetry.api.trace.Span;
-import io.opentelemetry.context.Scope;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
@@ -121,14 +120,6 @@ public final class TracingProducer {
     }
 
     private CompletableFuture<Void> endTransaction(boolean commit, Supplier<CompletableFuture<Void>> step) {
-        Span span = tracing.start(Telemetry.endTransaction(transactionalId, commit));
-        CompletableFuture<Void> done;
-        try (Scope ignored = span.makeCurrent()) {
-            done = step.get();
-        } catch (RuntimeException e) {
-            CursusTracing.end(span, e);
-            throw e;
-        }
-        return CursusTracing.settled(done, (v, error) -> CursusTracing.end(span, error));
+        return CursusTracing.aroundAsync(tracing.start(Telemetry.endTransaction(transactionalId, commit)), step);
     }
 }

@@ -15,10 +15,13 @@ import io.cursus.CursusConsumer;
 import io.cursus.CursusEventStore;
 import io.cursus.CursusProducer;
 import io.cursus.Event;
+import io.cursus.EventPage;
 import io.cursus.NewTopic;
+import io.cursus.PageLimits;
 import io.cursus.ProducerConfig;
 import io.cursus.ProducerRecord;
 import io.cursus.RecordMetadata;
+import io.cursus.Telemetry;
 import io.cursus.TraceContext;
 import io.opentelemetry.api.common.AttributeKey;
 import io.opentelemetry.api.trace.Span;
@@ -29,6 +32,7 @@ import io.opentelemetry.sdk.OpenTelemetrySdk;
 import io.opentelemetry.sdk.metrics.SdkMeterProvider;
 import io.opentelemetry.sdk.metrics.data.LongPointData;
 import io.opentelemetry.sdk.metrics.data.MetricData;
+import io.opentelemetry.sdk.metrics.data.MetricDataType;
 import io.opentelemetry.sdk.testing.exporter.InMemoryMetricReader;
 import io.opentelemetry.sdk.testing.exporter.InMemorySpanExporter;
 import io.opentelemetry.sdk.trace.SdkTracerProvider;
@@ -44,7 +48,9 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
@@ -264,6 +270,120 @@ class TracingTest {
         assertEquals(1L, read.getAttributes().get(AttributeKey.longKey("messaging.cursus.aggregate.version")));
     }
 
+    private static final AttributeKey<String> AGGREGATE = AttributeKey.stringKey("messaging.cursus.aggregate.key");
+    private static final AttributeKey<Long> VERSION = AttributeKey.longKey("messaging.cursus.aggregate.version");
+
+    /** The aggregate versions of the spans named {@code name}, in the order they ended. */
+    private List<Long> versions(String name) {
+        return named(name).stream().map(s -> s.getAttributes().get(VERSION)).collect(Collectors.toList());
+    }
+
+    /** The failure {@code future} completed with. */
+    private static Throwable failure(CompletableFuture<?> future) {
+        ExecutionException e = assertThrows(ExecutionException.class, () -> future.get(30, TimeUnit.SECONDS));
+        return e.getCause();
+    }
+
+    private static <T> T await(CompletableFuture<T> future) throws Exception {
+        return future.get(30, TimeUnit.SECONDS);
+    }
+
+    @Test
+    void everyEventStoreCallIsTraced() throws Exception {
+        try (CursusAdmin admin = BROKER.admin()) {
+            admin.createTopic(NewTopic.named("otel-es").partitions(1).eventSourcing(true));
+            admin.createTopic(NewTopic.named("otel-replay").partitions(1).eventSourcing(true).idempotent(true)
+                    .aggregateReplay(true));
+        }
+        Span app = otel.getTracer("app").spanBuilder("app").startSpan();
+        Throwable conflict;
+        Throwable missing;
+        try (CursusEventStore plain = new CursusEventStore(ClientConfig.of(BROKER.addr()));
+                Scope ignored = app.makeCurrent()) {
+            TracingEventStore store = tracing.eventStore(plain);
+            await(store.appendAsync("otel-es", "acct", 0, Event.of("opened", "{}")));
+            store.append("otel-es", "acct", 1, Event.of("credited", "{}"));
+            store.append("otel-es", "acct", 2, Event.of("debited", "{}"));
+            conflict = failure(store.appendAsync("otel-es", "acct", 0, Event.of("opened", "{}")));
+
+            assertEquals(3, store.streamVersion("otel-es", "acct"));
+            assertEquals(3L, await(store.streamVersionAsync("otel-es", "acct")));
+            assertEquals(2, await(store.readStreamAsync("otel-es", "acct", 2)).events().size());
+            List<Long> streamed = new ArrayList<>();
+            store.stream("otel-es", "acct", 1, PageLimits.ofRecords(1)).events().forEach(e -> streamed.add(e.version()));
+            assertEquals(List.of(1L, 2L, 3L), streamed);
+            int pages = 0;
+            for (EventPage page : store.history("otel-es", "acct", 1, 0, PageLimits.ofRecords(2))) {
+                pages += page.events().isEmpty() ? 0 : 1;
+            }
+            assertEquals(2, pages);
+            plain.saveSnapshot("otel-es", "acct", 3, "three");
+            assertEquals(3, store.readSnapshot("otel-es", "acct").orElseThrow().version());
+            assertEquals("three", await(store.readSnapshotAsync("otel-es", "acct")).orElseThrow().state());
+            assertEquals("three", store.loadAggregate("otel-es", "acct", "", (st, e) -> st + e.eventType(), d -> d,
+                    st -> st).state());
+            assertEquals("three", await(store.loadAggregateAsync("otel-es", "acct", "", (st, e) -> st + e.eventType(),
+                    d -> d, st -> st, 0)).state());
+            missing = failure(store.readStreamAsync("otel-nowhere", "acct", 1));
+
+            for (int i = 1; i <= 2; i++) {
+                plain.append("otel-replay", "m", i - 1, Event.of("Scored", "goal").withEventId("m-" + i));
+            }
+            assertTrue(store.replayProof("otel-replay", "m", 2).isComplete());
+            assertTrue(await(store.replayProofAsync("otel-replay", "m")).isComplete());
+            assertEquals(1, store.eventRange("otel-replay", "m", 2, 2).events().size());
+            assertEquals(2, await(store.eventRangeAsync("otel-replay", "m", 1, 2, 0)).events().size());
+        }
+        app.end();
+
+        List<SpanData> appends = named("append otel-es");
+        assertEquals(List.of(0L, 1L, 2L, 0L), versions("append otel-es"));
+        SpanData failed = appends.get(3);
+        assertEquals(StatusCode.ERROR, failed.getStatus().getStatusCode());
+        assertTrue(conflict instanceof io.cursus.ConflictException, conflict.toString());
+        assertEquals(((io.cursus.CursusException) conflict).code(), failed.getAttributes().get(ERROR_TYPE));
+
+        // streamVersion (both), readStreamAsync, three stream pages, two history pages,
+        // readSnapshot (both), loadAggregate (both): each with the version it reads from.
+        assertEquals(List.of(0L, 0L, 2L, 1L, 2L, 3L, 1L, 3L, 0L, 0L, 1L, 1L), versions("read otel-es"));
+        List<SpanData> all = new ArrayList<>(appends);
+        all.addAll(named("read otel-es"));
+        all.addAll(named("read otel-replay"));
+        for (SpanData s : all) {
+            assertEquals(app.getSpanContext().getSpanId(), s.getParentSpanId(), s.getName());
+            assertEquals(s.getName().startsWith("append") ? SpanKind.PRODUCER : SpanKind.CLIENT, s.getKind());
+            assertEquals(s.getName().endsWith("otel-replay") ? "m" : "acct", s.getAttributes().get(AGGREGATE));
+        }
+        assertEquals(all.size() - 1, all.stream().filter(s -> s.getStatus().getStatusCode() == StatusCode.UNSET).count());
+
+        SpanData nowhere = named("read otel-nowhere").get(0);
+        assertEquals(StatusCode.ERROR, nowhere.getStatus().getStatusCode());
+        assertEquals(((io.cursus.CursusException) missing).code(), nowhere.getAttributes().get(ERROR_TYPE));
+        assertEquals(List.of(1L, 1L, 2L, 1L), versions("read otel-replay"));
+    }
+
+    /**
+     * Every instrument collected is one of the engine's table for {@code kind}, with its unit
+     * and kind, and every one-point instrument of the table is collected.
+     */
+    private static void assertFromTheTable(List<MetricData> collected, String kind) {
+        List<Telemetry.Metric> table = Telemetry.metrics().stream().filter(m -> m.reportedBy(kind))
+                .collect(Collectors.toList());
+        for (MetricData d : collected) {
+            Telemetry.Metric m = table.stream().filter(t -> t.name().equals(d.getName())).findFirst()
+                    .orElseThrow(() -> new AssertionError(d.getName() + " is not in the engine's table for " + kind));
+            assertEquals(m.unit(), d.getUnit(), m.name());
+            assertEquals(m.kind().equals("counter") ? MetricDataType.LONG_SUM : MetricDataType.LONG_GAUGE, d.getType(),
+                    m.name());
+        }
+        List<String> names = collected.stream().map(MetricData::getName).collect(Collectors.toList());
+        for (Telemetry.Metric m : table) {
+            if (m.breakdown().equals("none")) {
+                assertTrue(names.contains(m.name()), m.name() + " not collected");
+            }
+        }
+    }
+
     @Test
     void statisticsAreObservableInstruments() throws Exception {
         BROKER.createTopic("otel-metrics", 1);
@@ -281,6 +401,7 @@ class TracingTest {
             assertTrue(collected.stream().anyMatch(m -> m.getName().equals("cursus.client.produce.latency.p99")));
             // A producer reports no consumer instruments.
             assertFalse(collected.stream().anyMatch(m -> m.getName().equals("messaging.client.consumed.messages")));
+            assertFromTheTable(collected, "producer");
             observation.close();
         }
     }
@@ -309,6 +430,7 @@ class TracingTest {
             assertEquals(3 - got.get(0).offset() - 1, point.getValue());
             assertTrue(collected.stream().anyMatch(m -> m.getName().equals("messaging.client.consumed.messages")));
             assertFalse(collected.stream().anyMatch(m -> m.getName().equals("messaging.client.sent.messages")));
+            assertFromTheTable(collected, "consumer");
             observation.close();
         }
     }

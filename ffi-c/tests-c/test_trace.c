@@ -7,21 +7,6 @@
 #define PARENT "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 #define PARENT2 "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00"
 
-/* Polls until a message arrives (at most ~20 s); NULL when none did. */
-static cursus_message_t *next_message(cursus_consumer_t *c) {
-  for (int i = 0; i < 100; i++) {
-    cursus_message_t *m = NULL;
-    cursus_error_t *e = NULL;
-    if (cursus_consumer_poll(c, 200, &m, &e) != CURSUS_OK) {
-      fprintf(stderr, "  poll: %s\n", cursus_error_text(e));
-      cursus_error_destroy(e);
-      return NULL;
-    }
-    if (m) return m;
-  }
-  return NULL;
-}
-
 static int str_is(const char *got, const char *want) { return got != NULL && strcmp(got, want) == 0; }
 
 void test_trace_context_round_trip(void) {

@@ -65,4 +65,7 @@ int produce_values(const char *topic, int partition, int count);
  * their offsets in `offsets` (may be NULL); returns how many arrived. */
 int take_messages(cursus_consumer_t *c, int n, int64_t *offsets);
 
+/* Polls until a message arrives (at most ~20 s); NULL when none did. */
+cursus_message_t *next_message(cursus_consumer_t *c);
+
 #endif

@@ -75,11 +75,28 @@ class TraceContextTest {
     }
 
     @Test
-    void aBatchSendRefusesWhatItCannotCarry() {
+    void aBatchCarriesEachRecordsContextAndMetadata() throws Exception {
+        BROKER.createTopic("traced-batch", 1);
+        TraceContext tc = TraceContext.of(PARENT, "vendor=opaque");
         try (CursusProducer producer = new CursusProducer(ProducerConfig.of(BROKER.addr()))) {
-            ValidationException e = assertThrows(ValidationException.class, () -> producer.sendBatch(
-                    List.of(ProducerRecord.of("traced", "x").withTraceContext(TraceContext.of(PARENT)))));
-            assertEquals("invalid_argument", e.code());
+            List<RecordMetadata> mds = producer.sendBatch(List.of(
+                    ProducerRecord.of("traced-batch", "a").withMetadata("{\"tenant\":\"acme\"}").withTraceContext(tc),
+                    ProducerRecord.of("traced-batch", "b").withTraceContext(TraceContext.of(PARENT)),
+                    ProducerRecord.of("traced-batch", "c").withMetadata("plain text"),
+                    ProducerRecord.of("traced-batch", "d"))).get(30, TimeUnit.SECONDS);
+            assertEquals(3L, mds.get(3).offset());
+        }
+        try (CursusConsumer consumer = consumer("traced-batch-g")) {
+            consumer.subscribe(List.of("traced-batch"));
+            List<ConsumerRecord> got = Polling.pollAtLeast(consumer, 4);
+            assertEquals(4, got.size());
+            assertEquals(Optional.of(tc), got.get(0).traceContext());
+            assertTrue(got.get(0).metadata().contains("\"tenant\":\"acme\""), got.get(0).metadata());
+            assertEquals(Optional.of(TraceContext.of(PARENT)), got.get(1).traceContext());
+            assertEquals("plain text", got.get(2).metadata());
+            assertEquals(Optional.empty(), got.get(2).traceContext());
+            assertNull(got.get(3).metadata());
+            assertEquals(Optional.empty(), got.get(3).traceContext());
         }
     }
 

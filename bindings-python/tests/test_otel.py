@@ -64,6 +64,15 @@ def consumer(bootstrap: str, group: str, topic: str, **options: Any) -> cursus.C
     return c
 
 
+def traced_producer(bootstrap: str, topic: str, provider: TracerProvider) -> TracingProducer:
+    """Creates `topic` and a producer tracing into `provider` (client id app-1)."""
+    create(bootstrap, topic)
+    return TracingProducer(
+        cursus.Producer(bootstrap_servers=bootstrap, linger_ms=1, client_id="app-1"),
+        tracer_provider=provider,
+    )
+
+
 def ids(span: Any) -> Tuple[str, str]:
     """A span context's (trace id, span id) as W3C hex."""
     ctx = span.get_span_context() if hasattr(span, "get_span_context") else span
@@ -177,12 +186,8 @@ def test_publish_receive_and_process_spans(
     bootstrap: str, name: str, spans: Tuple[TracerProvider, InMemorySpanExporter]
 ) -> None:
     provider, exporter = spans
-    create(bootstrap, name)
     tracer = provider.get_tracer("test")
-    with TracingProducer(
-        cursus.Producer(bootstrap_servers=bootstrap, linger_ms=1, client_id="app-1"),
-        tracer_provider=provider,
-    ) as p:
+    with traced_producer(bootstrap, name, provider) as p:
         with tracer.start_as_current_span("request") as request:
             md = p.send_and_wait(name, b"hello", key="k-1")
             p.send(name, b"second").result(30)  # type: ignore[union-attr]
@@ -266,12 +271,8 @@ def test_a_batch_has_one_publish_span_per_record(
     bootstrap: str, name: str, spans: Tuple[TracerProvider, InMemorySpanExporter]
 ) -> None:
     provider, exporter = spans
-    create(bootstrap, name)
     tracer = provider.get_tracer("test")
-    with TracingProducer(
-        cursus.Producer(bootstrap_servers=bootstrap, linger_ms=1, client_id="app-1"),
-        tracer_provider=provider,
-    ) as p:
+    with traced_producer(bootstrap, name, provider) as p:
         with tracer.start_as_current_span("request") as request:
             delivery = p.send_batch(
                 name, [(b"k-0", b"a"), (None, b"b", 7), "c"], partition=0, metadata=['{"app":1}', None, None]

@@ -170,10 +170,6 @@ done:
   cursus_config_destroy(c);
 }
 
-#define PARENT "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
-
-static int str_is(const char *got, const char *want) { return got != NULL && strcmp(got, want) == 0; }
-
 void test_send_batch_traced_carries_metadata_and_context(void) {
   char topic[64], group[64];
   unique_name(topic, sizeof topic, "c-batch-trace");
@@ -189,7 +185,7 @@ void test_send_batch_traced_carries_metadata_and_context(void) {
   const char *topics[] = {topic};
   uint8_t packed[1024];
   size_t at = put32(packed, 0, 3);
-  at = put_traced(packed, put_record(packed, at, 0, "k", "a"), "{\"app\":1}", PARENT, "congo=t61rcWkgMzE");
+  at = put_traced(packed, put_record(packed, at, 0, "k", "a"), "{\"app\":1}", TRACE_PARENT, "congo=t61rcWkgMzE");
   at = put_traced(packed, put_record(packed, at, 0, NULL, "b"), "{\"app\":2}", NULL, NULL);
   at = put_traced(packed, put_record(packed, at, 0, NULL, "c"), NULL, NULL, NULL);
   CHECK(create_topic(topic, 1));
@@ -202,7 +198,7 @@ void test_send_batch_traced_carries_metadata_and_context(void) {
   /* A malformed context fails the whole batch, naming the record; nothing is sent. */
   {
     size_t bad = put32(packed, 0, 2);
-    bad = put_traced(packed, put_record(packed, bad, 0, NULL, "x"), NULL, PARENT, NULL);
+    bad = put_traced(packed, put_record(packed, bad, 0, NULL, "x"), NULL, TRACE_PARENT, NULL);
     bad = put_traced(packed, put_record(packed, bad, 0, NULL, "y"), NULL, "00-not-a-context", NULL);
     seen.calls = 0;
     CHECK_FAILS(CURSUS_ERR_INVALID_ARGUMENT,
@@ -221,7 +217,7 @@ void test_send_batch_traced_carries_metadata_and_context(void) {
   CHECK_OK(cursus_consumer_new(cc, &c, &err));
   CHECK_OK(cursus_consumer_subscribe(c, topics, 1, &err));
   CHECK((m = next_message(c)) != NULL);
-  CHECK(str_is(cursus_message_traceparent(m), PARENT));
+  CHECK(str_is(cursus_message_traceparent(m), TRACE_PARENT));
   CHECK(str_is(cursus_message_tracestate(m), "congo=t61rcWkgMzE"));
   /* The application's JSON metadata kept, the context in front of it. */
   CHECK(strstr(cursus_message_metadata(m), "\"app\":1}") != NULL);

@@ -94,3 +94,5 @@ cursus_message_t *next_message(cursus_consumer_t *c) {
   }
   return NULL;
 }
+
+int str_is(const char *got, const char *want) { return got != NULL && strcmp(got, want) == 0; }

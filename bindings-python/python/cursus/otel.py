@@ -220,6 +220,23 @@ def _delivered(span: trace.Span, error: Optional[BaseException], md: Optional[Re
         _acknowledged(span, md)
 
 
+def _end_all(spans: Sequence[trace.Span], error: BaseException) -> None:
+    """Ends every span of a batch that failed as a whole."""
+    for span in spans:
+        _end_with(span, error)
+
+
+@contextmanager
+def _failing_all(spans: Sequence[trace.Span]) -> Iterator[None]:
+    """Ends every span of a batch with the exception that leaves the block
+    (a batch refused as a whole), and propagates it."""
+    try:
+        yield
+    except BaseException as e:
+        _end_all(spans, e)
+        raise
+
+
 def _batch_delivered(spans: Sequence[trace.Span], results: Sequence[Any]) -> None:
     """Ends a batch's publish spans, each with its record's result (a
     RecordMetadata, or the exception of a record that failed)."""
@@ -420,7 +437,7 @@ class TracingProducer(_Closing):
             elif on_delivery is not None:
                 on_delivery(results)
 
-        try:
+        with _failing_all(spans):
             self._client.send_batch(
                 topic,
                 records,
@@ -430,10 +447,6 @@ class TracingProducer(_Closing):
                 metadata=metadata,
                 trace_context=contexts,
             )
-        except BaseException as e:
-            for span in spans:
-                _end_with(span, e)
-            raise
         return delivery
 
     def _end_transaction(self, commit: bool) -> None:
@@ -554,8 +567,10 @@ class TracingAsyncProducer(_Wrapper):
         def settled(f: "asyncio.Future[RecordMetadata]") -> None:
             if f.cancelled():
                 _end_with(span, asyncio.CancelledError())
+            elif f.exception() is not None:
+                _end_with(span, f.exception())
             else:
-                _delivered(span, f.exception(), None if f.exception() else f.result())
+                _acknowledged(span, f.result())
 
         future.add_done_callback(settled)
         return future
@@ -574,29 +589,19 @@ class TracingAsyncProducer(_Wrapper):
         resolves."""
         records = list(records)  # read twice: for the spans, then the send
         spans, contexts = _publish_batch(self._tracer, topic, records, partition, self._client_id)
-        try:
+        with _failing_all(spans):
             future: "asyncio.Future[List[Any]]" = self._client.send_batch(
-                topic,
-                records,
-                partition=partition,
-                timestamp=timestamp,
-                metadata=metadata,
-                trace_context=contexts,
+                topic, records, partition=partition, timestamp=timestamp, metadata=metadata, trace_context=contexts
             )
-        except BaseException as e:
-            for span in spans:
-                _end_with(span, e)
-            raise
 
         def settled(f: "asyncio.Future[List[Any]]") -> None:
             error: Optional[BaseException] = (
                 asyncio.CancelledError() if f.cancelled() else f.exception()
             )
-            if error is not None:
-                for span in spans:
-                    _end_with(span, error)
-            else:
+            if error is None:
                 _batch_delivered(spans, f.result())
+            else:
+                _end_all(spans, error)
 
         future.add_done_callback(settled)
         return future

@@ -82,16 +82,32 @@ func clients(t *testing.T, ctx context.Context, opts ...cursus.Option) (*cursus.
 	return a, p
 }
 
+// tracedProducer creates a one-partition topic named after prefix and
+// returns it with a producer tracing into tp (client id "app").
+func tracedProducer(t *testing.T, ctx context.Context, tp trace.TracerProvider, prefix string) (string, *Producer) {
+	topic := unique(prefix)
+	admin, raw := clients(t, ctx)
+	must[cursus.TopicInfo](t)(admin.CreateTopic(ctx, topic, 1))
+	return topic, NewProducer(raw, WithTracerProvider(tp), WithClientID("app"))
+}
+
+// earliestConsumer is a plain consumer of group reading from the earliest
+// offset, closed with the test.
+func earliestConsumer(t *testing.T, ctx context.Context, group string) *cursus.Consumer {
+	rc := must[*cursus.Consumer](t)(cursus.NewConsumer(ctx, cursus.WithBootstrap(broker(t)), cursus.WithGroup(group),
+		cursus.WithOption("auto_offset_reset", "earliest"), cursus.WithOption("fetch_max_wait_ms", "50")))
+	t.Cleanup(func() { rc.Close() })
+	return rc
+}
+
 // TestPublishReceiveProcess follows two records from a request span to
 // their processing: publish spans children of the request, carrying their
 // context; receive spans linked to them; process spans their children.
 func TestPublishReceiveProcess(t *testing.T) {
 	ctx := testCtx(t)
 	tp, exp := recorder()
-	topic, group := unique("otel"), unique("otel-group")
-	admin, raw := clients(t, ctx)
-	must[cursus.TopicInfo](t)(admin.CreateTopic(ctx, topic, 1))
-	p := NewProducer(raw, WithTracerProvider(tp), WithClientID("app"))
+	topic, p := tracedProducer(t, ctx, tp, "otel")
+	group := unique("otel-group")
 
 	reqCtx, request := tp.Tracer("test").Start(ctx, "request")
 	md := must[cursus.RecordMetadata](t)(p.Send(reqCtx, cursus.Record{Topic: topic, Partition: 0, Key: []byte("k1"), Value: []byte("hello")}))
@@ -105,10 +121,7 @@ func TestPublishReceiveProcess(t *testing.T) {
 	}
 	request.End()
 
-	rc := must[*cursus.Consumer](t)(cursus.NewConsumer(ctx, cursus.WithBootstrap(broker(t)), cursus.WithGroup(group),
-		cursus.WithOption("auto_offset_reset", "earliest"), cursus.WithOption("fetch_max_wait_ms", "50")))
-	t.Cleanup(func() { rc.Close() })
-	c := NewConsumer(rc, WithTracerProvider(tp), WithGroup(group))
+	c := NewConsumer(earliestConsumer(t, ctx, group), WithTracerProvider(tp), WithGroup(group))
 	if err := c.Subscribe(ctx, topic); err != nil {
 		t.Fatal(err)
 	}
@@ -290,10 +303,7 @@ func TestEventStoreSpans(t *testing.T) {
 func TestSendBatchSpans(t *testing.T) {
 	ctx := testCtx(t)
 	tp, exp := recorder()
-	topic, group := unique("otel-batch"), unique("otel-batch-group")
-	admin, raw := clients(t, ctx)
-	must[cursus.TopicInfo](t)(admin.CreateTopic(ctx, topic, 1))
-	p := NewProducer(raw, WithTracerProvider(tp), WithClientID("app"))
+	topic, p := tracedProducer(t, ctx, tp, "otel-batch")
 
 	reqCtx, request := tp.Tracer("test").Start(ctx, "request")
 	records := []cursus.Record{
@@ -358,9 +368,7 @@ func TestSendBatchSpans(t *testing.T) {
 	}
 	request.End()
 
-	rc := must[*cursus.Consumer](t)(cursus.NewConsumer(ctx, cursus.WithBootstrap(broker(t)), cursus.WithGroup(group),
-		cursus.WithOption("auto_offset_reset", "earliest"), cursus.WithOption("fetch_max_wait_ms", "50")))
-	t.Cleanup(func() { rc.Close() })
+	rc := earliestConsumer(t, ctx, unique("otel-batch-group"))
 	if err := rc.Subscribe(ctx, topic); err != nil {
 		t.Fatal(err)
 	}

@@ -3765,7 +3765,8 @@ enum cursus_status_t cursus_producer_send_cb_traced(struct cursus_producer_t *pr
 // copied before the call returns. A batch has one topic: a record naming
 // another fails the call with `CURSUS_ERR_INVALID_ARGUMENT` (class
 // validation, "a batch has one topic: record I is for "T", the batch for
-// "B""), the same rule and error in every language.
+// "B""), the same rule and error in every language. Records with
+// metadata or a trace context: `producer_send_batch_traced`.
 //
 // `callback` is then called exactly once for the whole batch, on this
 // producer's callback thread, with a delivery batch handle lent for the
@@ -3789,6 +3790,36 @@ enum cursus_status_t cursus_producer_send_batch(struct cursus_producer_t *produc
                                                 cursus_delivery_batch_cb callback,
                                                 void *user_data,
                                                 struct cursus_error_t **out_error);
+
+// `producer_send_batch` for records that carry metadata or a W3C trace
+// context: the batch is packed in the traced layout of
+// `bridge/src/records_in.rs`, each record as for `producer_send_batch`
+// followed by i32 metadata_len (-1: none), metadata (UTF-8), i32
+// traceparent_len (-1: no context), traceparent, i32 tracestate_len (-1:
+// none), tracestate. Each record's context is written into its metadata
+// as `producer_send_traced` writes one record's (docs/observability.md,
+// "Trace context in records"). A malformed context, or a tracestate
+// without a traceparent, fails the whole call before anything is sent
+// with `CURSUS_ERR_INVALID_ARGUMENT`, code `invalid_trace_context` (its
+// field `record` names the record); a malformed buffer, with
+// `CURSUS_ERR_INVALID_ARGUMENT` naming the byte. The callback and
+// everything else are as for `producer_send_batch`.
+//
+// Thread-safety: safe from any thread, concurrently on one producer, and
+// from a delivery callback.
+//
+// # Safety
+// Pointer arguments follow the header's conventions: handles are values
+// returned by this library (or NULL); strings are NUL-terminated; byte
+// buffers hold the given length; out-parameters are NULL or point to
+// writable storage.
+enum cursus_status_t cursus_producer_send_batch_traced(struct cursus_producer_t *producer,
+                                                       const char *topic,
+                                                       const uint8_t *packed,
+                                                       size_t packed_len,
+                                                       cursus_delivery_batch_cb callback,
+                                                       void *user_data,
+                                                       struct cursus_error_t **out_error);
 
 // The number of records in the batch.
 //

@@ -116,6 +116,34 @@ fn _span_publish(
     ))
 }
 
+/// The publish spans of a batch send, one per record in order: the
+/// records parsed as `Producer.send_batch` parses them (so a tracing layer
+/// does not parse them again).
+#[pyfunction]
+#[pyo3(signature = (topic, records, partition, client_id))]
+fn _span_publish_batch(
+    py: Python<'_>,
+    topic: &str,
+    records: &Bound<'_, PyAny>,
+    partition: Option<u32>,
+    client_id: Option<&str>,
+) -> PyResult<Vec<Spec>> {
+    let records = crate::sync::batch_records(topic, records, partition, None, None, None)?;
+    Ok(records
+        .iter()
+        .map(|r| {
+            let publish = spans::publish(
+                topic,
+                r.partition,
+                r.key.as_deref(),
+                r.payload.len(),
+                client_id,
+            );
+            spec(py, publish)
+        })
+        .collect())
+}
+
 /// What a publish span adds at the acknowledgement.
 #[pyfunction]
 #[pyo3(signature = (partition, offset))]
@@ -208,6 +236,7 @@ fn _metrics() -> Vec<MetricRow> {
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<TraceContext>()?;
     m.add_function(wrap_pyfunction!(_span_publish, m)?)?;
+    m.add_function(wrap_pyfunction!(_span_publish_batch, m)?)?;
     m.add_function(wrap_pyfunction!(_span_acknowledged, m)?)?;
     m.add_function(wrap_pyfunction!(_span_receive, m)?)?;
     m.add_function(wrap_pyfunction!(_span_process, m)?)?;

@@ -64,6 +64,15 @@ def consumer(bootstrap: str, group: str, topic: str, **options: Any) -> cursus.C
     return c
 
 
+def traced_producer(bootstrap: str, topic: str, provider: TracerProvider) -> TracingProducer:
+    """Creates `topic` and a producer tracing into `provider` (client id app-1)."""
+    create(bootstrap, topic)
+    return TracingProducer(
+        cursus.Producer(bootstrap_servers=bootstrap, linger_ms=1, client_id="app-1"),
+        tracer_provider=provider,
+    )
+
+
 def ids(span: Any) -> Tuple[str, str]:
     """A span context's (trace id, span id) as W3C hex."""
     ctx = span.get_span_context() if hasattr(span, "get_span_context") else span
@@ -130,6 +139,46 @@ def test_an_aio_send_carries_the_context(bootstrap: str, name: str) -> None:
     assert m.trace_context == cursus.TraceContext(PARENT)
 
 
+def test_a_batch_carries_each_records_context_and_metadata(bootstrap: str, name: str) -> None:
+    create(bootstrap, name)
+    context = cursus.TraceContext(PARENT, "k=v")
+    with cursus.Producer(bootstrap_servers=bootstrap, linger_ms=1) as p:
+        results = p.send_batch(
+            name,
+            [b"both", b"traced", b"metadata only", b"plain"],
+            metadata=['{"app":1}', None, "text", None],
+            trace_context=[context, cursus.TraceContext(PARENT), None, None],
+        ).result(30)
+        assert all(isinstance(r, cursus.RecordMetadata) for r in results), results
+        # One entry per record, never a str for the whole batch.
+        with pytest.raises(ValueError):
+            p.send_batch(name, [b"a", b"b"], metadata=['{"app":1}'])
+        with pytest.raises(TypeError):
+            p.send_batch(name, [b"a"], metadata="text")  # a str is a sequence to mypy, not to send_batch
+        with pytest.raises(TypeError):
+            p.send_batch(name, [b"a"], trace_context=[PARENT])  # type: ignore[list-item]
+
+    async def aio() -> None:
+        async with cursus.aio.Producer(bootstrap_servers=bootstrap, linger_ms=1) as ap:
+            [r] = await ap.send_batch(
+                name, [b"aio"], metadata=['{"app":2}'], trace_context=[cursus.TraceContext(PARENT)]
+            )
+            assert isinstance(r, cursus.RecordMetadata), r
+
+    asyncio.run(aio())
+    with consumer(bootstrap, name, name) as c:
+        got = {m.value: m for m in consume(c, 5)}
+    both = got[b"both"]
+    assert both.trace_context == context
+    assert both.metadata is not None and both.metadata.endswith('"app":1}')
+    assert got[b"traced"].trace_context == cursus.TraceContext(PARENT)
+    assert (got[b"metadata only"].metadata, got[b"metadata only"].trace_context) == ("text", None)
+    assert (got[b"plain"].metadata, got[b"plain"].trace_context) == (None, None)
+    aio_record = got[b"aio"]
+    assert aio_record.trace_context == cursus.TraceContext(PARENT)
+    assert aio_record.metadata is not None and aio_record.metadata.endswith('"app":2}')
+
+
 # ---- cursus.otel ----------------------------------------------------------------
 
 
@@ -137,12 +186,8 @@ def test_publish_receive_and_process_spans(
     bootstrap: str, name: str, spans: Tuple[TracerProvider, InMemorySpanExporter]
 ) -> None:
     provider, exporter = spans
-    create(bootstrap, name)
     tracer = provider.get_tracer("test")
-    with TracingProducer(
-        cursus.Producer(bootstrap_servers=bootstrap, linger_ms=1, client_id="app-1"),
-        tracer_provider=provider,
-    ) as p:
+    with traced_producer(bootstrap, name, provider) as p:
         with tracer.start_as_current_span("request") as request:
             md = p.send_and_wait(name, b"hello", key="k-1")
             p.send(name, b"second").result(30)  # type: ignore[union-attr]
@@ -220,6 +265,68 @@ def test_a_failed_send_marks_its_span(
     assert span.status.status_code == trace.StatusCode.ERROR
     assert attrs(span)["error.type"] == e.value.code
     assert attrs(span)["messaging.destination.partition.id"] == "7"
+
+
+def test_a_batch_has_one_publish_span_per_record(
+    bootstrap: str, name: str, spans: Tuple[TracerProvider, InMemorySpanExporter]
+) -> None:
+    provider, exporter = spans
+    tracer = provider.get_tracer("test")
+    with traced_producer(bootstrap, name, provider) as p:
+        with tracer.start_as_current_span("request") as request:
+            delivery = p.send_batch(
+                name, [(b"k-0", b"a"), (None, b"b", 7), "c"], partition=0, metadata=['{"app":1}', None, None]
+            )
+            assert delivery is not None
+            results = delivery.result(30)
+        # The spans have ended with their records' results.
+        ok0, failed, ok2 = named(exporter, f"publish {name}")
+        calls: List[int] = []
+        p.send_batch(name, [b"d"], on_delivery=lambda rs: calls.append(len(named(exporter, f"publish {name}"))))
+        p.flush()
+    assert calls == [4]  # ended before on_delivery ran
+    assert isinstance(results[0], cursus.RecordMetadata) and isinstance(results[2], cursus.RecordMetadata)
+    assert isinstance(results[1], cursus.CursusError)
+    for span in (ok0, failed, ok2):
+        assert span.kind == trace.SpanKind.PRODUCER
+        assert span.parent is not None and ids(span.parent) == ids(request)
+        assert attrs(span)["messaging.client.id"] == "app-1"
+    assert attrs(ok0)["messaging.cursus.message.key"] == "k-0"
+    assert attrs(ok0)["messaging.message.body.size"] == 1
+    assert attrs(ok0)["messaging.cursus.offset"] == results[0].offset
+    assert attrs(ok2)["messaging.cursus.offset"] == results[2].offset
+    assert attrs(failed)["messaging.destination.partition.id"] == "7"
+    assert failed.status.status_code == trace.StatusCode.ERROR
+    assert attrs(failed)["error.type"] == results[1].code
+
+    with consumer(bootstrap, name, name) as c:
+        got = consume(c, 3)
+    # Each record carries its own publish span's context.
+    for record, publish in zip(got, [ok0, ok2]):
+        tc = record.trace_context
+        assert tc is not None and (tc.trace_id, tc.span_id) == ids(publish.context)
+    assert got[0].metadata is not None and got[0].metadata.endswith('"app":1}')
+
+
+def test_an_asyncio_batch_has_one_publish_span_per_record(
+    bootstrap: str, name: str, spans: Tuple[TracerProvider, InMemorySpanExporter]
+) -> None:
+    provider, exporter = spans
+    create(bootstrap, name)
+
+    async def main() -> List[Any]:
+        async with cursus.aio.Producer(bootstrap_servers=bootstrap, linger_ms=1) as plain:
+            p = TracingAsyncProducer(plain, tracer_provider=provider)
+            return await p.send_batch(name, [b"a", b"b"])
+
+    results = asyncio.run(main())
+    publishes = named(exporter, f"publish {name}")
+    assert [attrs(s)["messaging.cursus.offset"] for s in publishes] == [r.offset for r in results]
+    with consumer(bootstrap, name, name) as c:
+        got = consume(c, 2)
+    assert [ids(s.context) for s in publishes] == [
+        (m.trace_context.trace_id, m.trace_context.span_id) for m in got if m.trace_context is not None
+    ]
 
 
 def test_without_a_recording_tracer_nothing_is_carried(bootstrap: str, name: str) -> None:

@@ -25,6 +25,26 @@
 //!   u32 value_len, value
 //! ```
 //!
+//! **The traced layout** ([`Layout::Traced`]), which
+//! `producer_send_batch_traced` takes: every record as above, followed by
+//! its metadata and W3C trace context, the three fields that
+//! `producer_send_traced` takes for one record:
+//!
+//! ```text
+//!   i32 metadata_len, metadata        -1: none; UTF-8 (usually a JSON object)
+//!   i32 traceparent_len, traceparent  -1: no trace context
+//!   i32 tracestate_len, tracestate    -1 (or 0): none
+//! ```
+//!
+//! The engine writes the context into the record's metadata exactly as for
+//! a single traced send (docs/observability.md, "Trace context in
+//! records"). A malformed context, or a `tracestate` without a
+//! `traceparent`, fails the whole call before anything is sent with
+//! `invalid_argument`, code `invalid_trace_context`, its field `record`
+//! naming the record. The plain layout (`producer_send_batch`) stays as it
+//! is, byte for byte: the layout is chosen by the function, never guessed
+//! from the bytes.
+//!
 //! Delivery reports out (`delivery_batch_packed`), 24 bytes per record in
 //! the order the records were packed:
 //!
@@ -41,7 +61,7 @@
 //! The whole input buffer is copied once; every record's key and value are
 //! slices of that copy (no allocation per record).
 
-use crate::api::{partition_arg, NO_TIMESTAMP};
+use crate::api::{partition_arg, with_trace_context, NO_TIMESTAMP};
 use crate::error::Status;
 use bytes::Bytes;
 use cursus::{Error, ProducerRecord, RecordMetadata, Result};
@@ -81,6 +101,38 @@ impl Reader {
     fn i64(&mut self, what: &str) -> Result<i64> {
         self.array(what).map(i64::from_le_bytes)
     }
+
+    /// An optional UTF-8 string: `i32 len` (-1: none), then its bytes.
+    fn text(&mut self, index: usize, what: &str) -> Result<Option<String>> {
+        let at = self.at;
+        match self.i32(what)? {
+            -1 => Ok(None),
+            n if n < 0 => Err(Error::invalid_argument(format!(
+                "packed records: record {index}'s {what} length {n} at byte {at} (only -1 means none)"
+            ))),
+            n => {
+                let start = self.at;
+                let bytes = self.take(n as usize, what)?;
+                String::from_utf8(bytes.to_vec()).map(Some).map_err(|e| {
+                    Error::invalid_argument(format!(
+                        "packed records: record {index}'s {what} is not UTF-8 (byte {})",
+                        start + e.utf8_error().valid_up_to()
+                    ))
+                })
+            }
+        }
+    }
+}
+
+/// Which packed layout a buffer has (module docs): chosen by the bridge
+/// function the caller calls, never guessed from the bytes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// The records without metadata or trace context (`producer_send_batch`).
+    Plain,
+    /// Each record followed by its metadata, traceparent and tracestate
+    /// (`producer_send_batch_traced`).
+    Traced,
 }
 
 /// The batch rule (module docs): record `index`, for `record_topic`, may
@@ -94,10 +146,17 @@ pub fn one_topic(batch_topic: &str, index: usize, record_topic: &str) -> Result<
     )))
 }
 
-/// Unpacks a batch of records of `topic` (layout in the module docs),
-/// applying the batch rule. A malformed buffer (truncated, trailing bytes)
-/// is an `invalid_argument` error naming the byte where it went wrong.
+/// Unpacks a batch of records of `topic` in the plain layout (module
+/// docs), applying the batch rule. A malformed buffer (truncated, trailing
+/// bytes) is an `invalid_argument` error naming the byte where it went
+/// wrong.
 pub fn unpack(topic: &str, packed: &[u8]) -> Result<Vec<ProducerRecord>> {
+    unpack_layout(topic, packed, Layout::Plain)
+}
+
+/// [`unpack`] for either layout; the traced one's contexts are checked by
+/// the engine's rules (`invalid_trace_context`, field `record`).
+pub fn unpack_layout(topic: &str, packed: &[u8], layout: Layout) -> Result<Vec<ProducerRecord>> {
     let mut r = Reader {
         buf: Bytes::copy_from_slice(packed),
         at: 0,
@@ -138,14 +197,27 @@ pub fn unpack(topic: &str, packed: &[u8]) -> Result<Vec<ProducerRecord>> {
         };
         let value_len = r.i32("a value length")? as u32 as usize;
         let payload = r.take(value_len, "a value")?;
-        records.push(ProducerRecord {
+        let mut record = ProducerRecord {
             topic: topic.to_owned(),
             partition: partition_arg(partition),
             key,
             payload,
             timestamp: (timestamp != NO_TIMESTAMP).then_some(timestamp),
             ..Default::default()
-        });
+        };
+        if layout == Layout::Traced {
+            let metadata = r.text(index, "metadata")?;
+            let traceparent = r.text(index, "traceparent")?;
+            let tracestate = r.text(index, "tracestate")?;
+            record = with_trace_context(
+                record,
+                metadata.as_deref(),
+                traceparent.as_deref(),
+                tracestate.as_deref(),
+            )
+            .map_err(|e| e.with_field("record", index.to_string()))?;
+        }
+        records.push(record);
     }
     if r.at != r.buf.len() {
         return Err(Error::invalid_argument(format!(
@@ -156,8 +228,24 @@ pub fn unpack(topic: &str, packed: &[u8]) -> Result<Vec<ProducerRecord>> {
     Ok(records)
 }
 
-/// Packs records (the inverse of [`unpack`]; for tests and Rust callers).
+/// Packs records in the plain layout (the inverse of [`unpack`]; for tests
+/// and Rust callers): their metadata and trace contexts are left out.
 pub fn pack(records: &[ProducerRecord]) -> Vec<u8> {
+    pack_layout(records, Layout::Plain)
+}
+
+/// Packs records in `layout` (the inverse of [`unpack_layout`]).
+pub fn pack_layout(records: &[ProducerRecord], layout: Layout) -> Vec<u8> {
+    // -1 or the length, then the bytes.
+    fn text(out: &mut Vec<u8>, s: Option<&str>) {
+        match s {
+            Some(s) => {
+                out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+                out.extend_from_slice(s.as_bytes());
+            }
+            None => out.extend_from_slice(&(-1i32).to_le_bytes()),
+        }
+    }
     let mut out = Vec::new();
     out.extend_from_slice(&(records.len() as u32).to_le_bytes());
     for r in records {
@@ -175,6 +263,15 @@ pub fn pack(records: &[ProducerRecord]) -> Vec<u8> {
         }
         out.extend_from_slice(&(r.payload.len() as u32).to_le_bytes());
         out.extend_from_slice(&r.payload);
+        if layout == Layout::Traced {
+            text(
+                &mut out,
+                (!r.metadata.is_empty()).then_some(r.metadata.as_str()),
+            );
+            let context = r.trace_context.as_ref();
+            text(&mut out, context.map(|c| c.traceparent()));
+            text(&mut out, context.and_then(|c| c.tracestate()));
+        }
     }
     out
 }
@@ -266,6 +363,171 @@ mod tests {
         assert!(unpack("t", &b).unwrap_err().to_string().contains("-2"));
         // A huge count does not reserve memory it cannot fill.
         assert!(unpack("t", &[0xff, 0xff, 0xff, 0xff]).is_err());
+    }
+
+    const PARENT: &str = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+
+    /// One keyless record of "t" in the traced layout, with these fields.
+    fn traced_record(
+        metadata: Option<&[u8]>,
+        parent: Option<&str>,
+        state: Option<&str>,
+    ) -> Vec<u8> {
+        let mut b = vec![0xff; 4];
+        b.extend_from_slice(&(-1i32).to_le_bytes());
+        b.extend_from_slice(&i64::MIN.to_le_bytes());
+        b.extend_from_slice(&[0xff, 0xff, 0xff, 0xff, 1, 0, 0, 0, b'v']);
+        for field in [
+            metadata,
+            parent.map(str::as_bytes),
+            state.map(str::as_bytes),
+        ] {
+            match field {
+                Some(f) => {
+                    b.extend_from_slice(&(f.len() as u32).to_le_bytes());
+                    b.extend_from_slice(f);
+                }
+                None => b.extend_from_slice(&(-1i32).to_le_bytes()),
+            }
+        }
+        b
+    }
+
+    fn batch(records: &[Vec<u8>]) -> Vec<u8> {
+        let mut b = (records.len() as u32).to_le_bytes().to_vec();
+        records.iter().for_each(|r| b.extend_from_slice(r));
+        b
+    }
+
+    #[test]
+    fn the_traced_layout_carries_metadata_and_context() {
+        let b = batch(&[
+            traced_record(Some(br#"{"tenant":"acme"}"#), Some(PARENT), Some("k=v")),
+            traced_record(None, None, None),
+            traced_record(Some(b"text"), None, None),
+            traced_record(None, Some(PARENT), Some("")),
+        ]);
+        let records = unpack_layout("t", &b, Layout::Traced).unwrap();
+        let context = cursus::TraceContext::new(PARENT, Some("k=v")).unwrap();
+        assert_eq!(records[0].metadata, r#"{"tenant":"acme"}"#);
+        assert_eq!(records[0].trace_context, Some(context));
+        assert_eq!(&records[0].payload[..], b"v");
+        assert_eq!(
+            (records[1].metadata.as_str(), &records[1].trace_context),
+            ("", &None)
+        );
+        assert_eq!(
+            (records[2].metadata.as_str(), &records[2].trace_context),
+            ("text", &None)
+        );
+        // An empty tracestate is none, as for a single traced send.
+        let bare = records[3].trace_context.as_ref().unwrap();
+        assert_eq!((bare.traceparent(), bare.tracestate()), (PARENT, None));
+        // Packing writes an empty tracestate as -1 (and each record's
+        // topic by name).
+        let again = pack_layout(&records, Layout::Traced);
+        assert_eq!(again[again.len() - 4..], (-1i32).to_le_bytes());
+        assert_eq!(unpack_layout("t", &again, Layout::Traced).unwrap(), records);
+        // The plain layout of the same records leaves the three fields out.
+        assert_eq!(unpack("t", &pack(&records)).unwrap()[0].metadata, "");
+    }
+
+    #[test]
+    fn a_bad_context_in_a_traced_batch_is_the_engines_error() {
+        for (parent, state) in [
+            (Some("00-garbage"), None),
+            (Some(PARENT), Some("a=\u{7}")),
+            (None, Some("k=v")),
+        ] {
+            let b = batch(&[
+                traced_record(None, None, None),
+                traced_record(None, parent, state),
+            ]);
+            let e = unpack_layout("t", &b, Layout::Traced).unwrap_err();
+            assert_eq!(
+                e.kind(),
+                cursus::ErrorKind::InvalidArgument,
+                "{parent:?} {state:?}"
+            );
+            assert_eq!(e.code(), "invalid_trace_context");
+            assert_eq!(e.field("record"), Some("1"));
+        }
+    }
+
+    #[test]
+    fn malformed_traced_buffers_name_the_byte() {
+        // The plain layout read as traced ends inside the metadata length.
+        let plain = batch(&[traced_record(None, None, None)[..25].to_vec()]);
+        let e = unpack_layout("t", &plain, Layout::Traced).unwrap_err();
+        assert_eq!(e.message(), "packed records end inside metadata at byte 29");
+        // A negative length other than -1.
+        let mut bad = batch(&[traced_record(None, None, None)]);
+        bad[29..33].copy_from_slice(&(-3i32).to_le_bytes());
+        let e = unpack_layout("t", &bad, Layout::Traced).unwrap_err();
+        assert_eq!(e.kind(), cursus::ErrorKind::InvalidArgument);
+        assert!(
+            e.message().contains("metadata length -3 at byte 29"),
+            "{}",
+            e.message()
+        );
+        // Metadata that is not UTF-8.
+        let b = batch(&[traced_record(Some(b"ab\xff"), None, None)]);
+        let e = unpack_layout("t", &b, Layout::Traced).unwrap_err();
+        assert_eq!(
+            e.message(),
+            "packed records: record 0's metadata is not UTF-8 (byte 35)"
+        );
+        // Trailing bytes.
+        let mut b = batch(&[traced_record(None, None, None)]);
+        b.push(0);
+        assert!(unpack_layout("t", &b, Layout::Traced).is_err());
+    }
+
+    proptest::proptest! {
+        /// Whatever records are packed, unpacking gives them back in
+        /// either layout.
+        #[test]
+        fn pack_and_unpack_round_trip(
+            records in proptest::collection::vec(
+                (
+                    proptest::option::of(0u32..8),
+                    proptest::option::of(proptest::prelude::any::<i64>()),
+                    proptest::option::of(proptest::collection::vec(proptest::prelude::any::<u8>(), 0..8)),
+                    proptest::collection::vec(proptest::prelude::any::<u8>(), 0..16),
+                    "\\PC{0,12}",
+                    proptest::option::of("[a-z=,]{0,8}"),
+                    proptest::prelude::any::<bool>(),
+                ),
+                0..6,
+            ),
+        ) {
+            let records: Vec<ProducerRecord> = records
+                .into_iter()
+                .map(|(partition, timestamp, key, value, metadata, state, traced)| ProducerRecord {
+                    topic: "t".into(),
+                    partition,
+                    key: key.map(Bytes::from),
+                    payload: Bytes::from(value),
+                    timestamp: timestamp.filter(|&t| t != NO_TIMESTAMP),
+                    metadata,
+                    trace_context: traced
+                        .then(|| cursus::TraceContext::new(PARENT, state.as_deref()).unwrap()),
+                })
+                .collect();
+            let traced = unpack_layout("t", &pack_layout(&records, Layout::Traced), Layout::Traced).unwrap();
+            proptest::prop_assert_eq!(&traced, &records);
+            let plain = unpack("t", &pack(&records)).unwrap();
+            for (p, r) in plain.iter().zip(&records) {
+                proptest::prop_assert_eq!((&p.key, &p.payload, p.partition), (&r.key, &r.payload, r.partition));
+            }
+        }
+
+        /// Arbitrary bytes are refused or unpacked, never a panic.
+        #[test]
+        fn arbitrary_buffers_never_panic(b in proptest::collection::vec(proptest::prelude::any::<u8>(), 0..96)) {
+            let _ = unpack_layout("t", &b, Layout::Traced);
+            let _ = unpack("t", &b);
+        }
     }
 
     #[test]

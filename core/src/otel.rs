@@ -6,10 +6,10 @@
 //! [`crate::telemetry::SpanSpec`] into an OpenTelemetry span and
 //! starts and ends it around the engine's calls.
 //!
-//! * [`TracedProducer`]: a publish span per send, a child of the current
-//!   OpenTelemetry context, whose own context the record carries
-//!   ([`crate::trace_context`]), ended at the acknowledgement; commit and
-//!   abort spans; transactional appends.
+//! * [`TracedProducer`]: a publish span per send (per record of a batch
+//!   send), a child of the current OpenTelemetry context, whose own
+//!   context the record carries ([`crate::trace_context`]), ended at the
+//!   acknowledgement; commit and abort spans; transactional appends.
 //! * [`TracedConsumer`]: a receive span per poll that returned records,
 //!   linked to each record's producer context; [`Tracing::process`] starts
 //!   the span of the handling of one record, a child of its producer's.
@@ -405,6 +405,54 @@ impl TracedProducer {
         sent
     }
 
+    /// [`Producer::send_batch`] with one publish span per record, each a
+    /// child of the current context, its context carried by its record
+    /// (unless the record has one of its own), ended with that record's
+    /// outcome (partition and offset, or the error) before `callback`
+    /// runs; a batch refused as a whole ends every span with the error.
+    pub async fn send_batch<F>(&self, records: Vec<ProducerRecord>, callback: F) -> Result<()>
+    where
+        F: FnOnce(Vec<Result<RecordMetadata>>) + Send + 'static,
+    {
+        self.send_batch_with_parent(records, &Context::current(), callback)
+            .await
+    }
+
+    /// [`TracedProducer::send_batch`] with the publish spans children of
+    /// `parent`.
+    pub async fn send_batch_with_parent<F>(
+        &self,
+        mut records: Vec<ProducerRecord>,
+        parent: &Context,
+        callback: F,
+    ) -> Result<()>
+    where
+        F: FnOnce(Vec<Result<RecordMetadata>>) + Send + 'static,
+    {
+        let spans: Vec<BoxedSpan> = records
+            .iter_mut()
+            .map(|record| self.publish(record, parent))
+            .collect();
+        // As in `send_with_callback`: ended by whichever sees the outcome.
+        let slot = Arc::new(Mutex::new(Some(spans)));
+        let in_callback = Arc::clone(&slot);
+        let sent = self
+            .producer
+            .send_batch(records, move |outcomes| {
+                for (span, outcome) in take(&in_callback).into_iter().flatten().zip(&outcomes) {
+                    acknowledge(span, outcome);
+                }
+                callback(outcomes);
+            })
+            .await;
+        if let Err(e) = &sent {
+            for mut span in take(&slot).into_iter().flatten() {
+                fail(&mut span, e);
+            }
+        }
+        sent
+    }
+
     /// [`Producer::commit_transaction`] in a `commit_transaction` span.
     pub async fn commit_transaction(&self) -> Result<()> {
         self.end_transaction(true).await
@@ -448,7 +496,7 @@ impl TracedProducer {
     }
 }
 
-fn take(slot: &Mutex<Option<BoxedSpan>>) -> Option<BoxedSpan> {
+fn take<T>(slot: &Mutex<Option<T>>) -> Option<T> {
     slot.lock().unwrap_or_else(|p| p.into_inner()).take()
 }
 

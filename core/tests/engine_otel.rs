@@ -271,6 +271,100 @@ async fn a_failed_send_ends_its_span_with_the_error() {
 }
 
 #[tokio::test]
+async fn a_batch_has_one_publish_span_per_record() {
+    let broker = TestBroker::start();
+    create(&broker, "otel-batch", 1).await;
+    let (provider, exporter) = provider();
+    let producer = TracedProducer::new(
+        Producer::connect(ProducerConfig::new(&broker.addr))
+            .await
+            .unwrap(),
+        Tracing::new(&provider),
+    );
+    let app = app_span(&provider);
+    let records = vec![
+        ProducerRecord::new("otel-batch", "a").metadata(r#"{"app":1}"#),
+        // Partition 7 does not exist: this record alone fails.
+        ProducerRecord::new("otel-batch", "b").partition(7),
+        ProducerRecord::new("otel-batch", "c").key("k"),
+    ];
+    let (tx, rx) = tokio::sync::oneshot::channel();
+    let ended = exporter.clone();
+    producer
+        .send_batch_with_parent(records, &app, move |outcomes| {
+            // The spans ended before the callback runs.
+            let n = spans(&ended, "publish otel-batch").len();
+            let _ = tx.send((outcomes, n));
+        })
+        .await
+        .unwrap();
+    let (outcomes, ended_before) = rx.await.unwrap();
+    assert_eq!(ended_before, 3);
+    let publishes = spans(&exporter, "publish otel-batch");
+    let app_span = app.span().span_context().clone();
+    for (span, outcome) in publishes.iter().zip(&outcomes) {
+        assert_eq!(span.parent_span_id, app_span.span_id());
+        assert_eq!(span.span_context.trace_id(), app_span.trace_id());
+        match outcome {
+            Ok(stored) => {
+                assert!(!is_error(span));
+                assert_eq!(attr(span, keys::OFFSET), i(stored.offset.unwrap() as i64));
+            }
+            Err(e) => {
+                assert!(is_error(span));
+                assert_eq!(attr(span, keys::ERROR_TYPE), s(e.code()));
+            }
+        }
+    }
+    assert!(outcomes[1].is_err() && outcomes[0].is_ok() && outcomes[2].is_ok());
+
+    // Each record carries its own publish span's context, next to the
+    // application's metadata.
+    let consumer = TracedConsumer::new(
+        consumer(&broker, "otel-batch").await,
+        Tracing::new(&provider),
+    );
+    let got = consume(&consumer, 2).await;
+    assert!(same_context(
+        &publishes[0].span_context,
+        &got[0].trace_context().unwrap()
+    ));
+    assert!(same_context(
+        &publishes[2].span_context,
+        &got[1].trace_context().unwrap()
+    ));
+    let metadata = got[0].metadata.as_deref().unwrap();
+    assert!(metadata.ends_with(r#""app":1}"#), "{metadata}");
+
+    // A batch refused as a whole (a closed producer) ends every span with
+    // the error.
+    producer
+        .producer()
+        .close(Duration::from_secs(5))
+        .await
+        .unwrap();
+    let late = vec![
+        ProducerRecord::new("otel-batch", "x"),
+        ProducerRecord::new("otel-batch", "y"),
+    ];
+    let e = producer
+        .send_batch(late, |_| {
+            unreachable!("a refused batch is never called back")
+        })
+        .await
+        .unwrap_err();
+    let failed: Vec<_> = spans(&exporter, "publish otel-batch")
+        .into_iter()
+        .skip(3)
+        .collect();
+    assert_eq!(failed.len(), 2);
+    for span in &failed {
+        assert!(is_error(span));
+        assert_eq!(attr(span, keys::ERROR_TYPE), s(e.code()));
+    }
+}
+
+#[tokio::test]
 async fn commit_and_abort_spans() {
     let broker = TestBroker::start();
     create(&broker, "otel-txn", 1).await;

@@ -4,7 +4,7 @@ package cursus
 // #include "cursus.h"
 // int cursus_go_in_callback(void);
 // cursus_status_t cursus_go_send_batch(cursus_producer_t *p, const char *topic, const uint8_t *packed,
-//                                      size_t packed_len, uintptr_t handle, cursus_error_t **err);
+//                                      size_t packed_len, int traced, uintptr_t handle, cursus_error_t **err);
 import "C"
 
 import (
@@ -117,16 +117,25 @@ var packBuffers sync.Pool // of *[]byte
 const maxPooledPack = 4 << 20
 
 // packBatch packs records of a batch of topic as
-// cursus_producer_send_batch takes them (bridge/src/records_in.rs) into a
-// buffer of packBuffers (give it back with releasePacked): a record of
+// cursus_producer_send_batch takes them (bridge/src/records_in.rs), or,
+// when traced, in the traced layout of cursus_producer_send_batch_traced
+// (each record followed by its metadata, traceparent and tracestate), into
+// a buffer of packBuffers (give it back with releasePacked): a record of
 // another topic carries its own, and the library applies the batch rule
 // (one topic per batch) to it.
-func packBatch(topic string, records []Record) []byte {
+func packBatch(topic string, records []Record, traced bool) []byte {
 	size := 4
 	for i := range records {
-		size += 24 + len(records[i].Key) + len(records[i].Value)
-		if records[i].Topic != topic {
-			size += len(records[i].Topic)
+		r := &records[i]
+		size += 24 + len(r.Key) + len(r.Value)
+		if r.Topic != topic {
+			size += len(r.Topic)
+		}
+		if traced {
+			size += 12 + len(r.Metadata)
+			if r.TraceContext != nil {
+				size += len(r.TraceContext.Traceparent) + len(r.TraceContext.Tracestate)
+			}
 		}
 	}
 	var out []byte
@@ -158,8 +167,27 @@ func packBatch(topic string, records []Record) []byte {
 		}
 		out = binary.LittleEndian.AppendUint32(out, uint32(len(r.Value)))
 		out = append(out, r.Value...)
+		if traced {
+			var parent, state string
+			if r.TraceContext != nil {
+				parent, state = r.TraceContext.Traceparent, r.TraceContext.Tracestate
+			}
+			out = appendText(out, r.Metadata, r.Metadata != "")
+			out = appendText(out, parent, r.TraceContext != nil)
+			out = appendText(out, state, state != "")
+		}
 	}
 	return out
+}
+
+// appendText appends an optional string of the traced layout: its i32
+// length and bytes, or -1 when it is not present.
+func appendText(out []byte, s string, present bool) []byte {
+	if !present {
+		return binary.LittleEndian.AppendUint32(out, 0xffffffff)
+	}
+	out = binary.LittleEndian.AppendUint32(out, uint32(len(s)))
+	return append(out, s...)
 }
 
 // releasePacked gives a packed batch's buffer back to packBuffers once
@@ -176,10 +204,12 @@ func releasePacked(b []byte) {
 // metadata in order and, when any record failed, errs holding each
 // record's error (nil for the delivered ones; errs itself is nil when all
 // were delivered). A record that cannot be queued (a partition that does
-// not exist, too large) fails alone. If the batch cannot start (records of
-// several topics: the library's batch rule, an error matching
-// ErrInvalidArgument; a closed producer) the error is returned and fn is never
-// called. fn may call the producer again. With a nil fn the outcomes are
+// not exist, too large) fails alone. Each record's Metadata and
+// TraceContext travel as Send carries them. If the batch cannot start
+// (records of several topics: the library's batch rule, an error matching
+// ErrInvalidArgument; a malformed TraceContext, Code
+// "invalid_trace_context"; a closed producer) the error is returned and fn
+// is never called. fn may call the producer again. With a nil fn the outcomes are
 // dropped (Flush still waits for the records): no callback crosses back
 // into Go.
 func (p *Producer) SendBatchAsync(ctx context.Context, records []Record, fn func(mds []RecordMetadata, errs []error)) error {
@@ -191,15 +221,15 @@ func (p *Producer) SendBatchAsync(ctx context.Context, records []Record, fn func
 	if len(records) > 0 {
 		topic = records[0].Topic
 	}
+	// The plain layout unless a record needs the traced one (12 bytes
+	// less per record).
+	traced, ctraced := false, C.int(0)
 	for i := range records {
-		// The packed batch has no field for them: refused, never dropped.
 		if records[i].traced() {
-			return &Error{Status: StatusInvalidArgument, Code: "invalid_argument", Class: "validation",
-				Kind: "invalid_argument", Fields: map[string]string{},
-				Message: fmt.Sprintf("SendBatch: record %d has metadata or a trace context, which a batch does not carry yet (use Send or SendAsync)", i)}
+			traced, ctraced = true, 1
 		}
 	}
-	packed := packBatch(topic, records)
+	packed := packBatch(topic, records, traced)
 	t := p.topicArg(topic)
 	var h uintptr // 0: no callback (a slot's handle is never 0)
 	if fn != nil {
@@ -207,7 +237,7 @@ func (p *Producer) SendBatchAsync(ctx context.Context, records []Record, fn func
 	}
 	var e *C.cursus_error_t
 	s := C.cursus_go_send_batch(p.h, t.ptr(), (*C.uint8_t)(unsafe.SliceData(packed)), C.size_t(len(packed)),
-		C.uintptr_t(h), &e)
+		ctraced, C.uintptr_t(h), &e)
 	releasePacked(packed) // copied by the library
 	if err := check(s, e); err != nil {
 		if h != 0 {

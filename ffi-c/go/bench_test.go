@@ -107,6 +107,6 @@ func BenchmarkPackBatch(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for i := 0; i < b.N; i++ {
-		releasePacked(packBatch(records[0].Topic, records))
+		releasePacked(packBatch(records[0].Topic, records, false))
 	}
 }

@@ -126,8 +126,9 @@ static void cursus_go_delivery_batch(void *user_data, cursus_status_t status, cu
 }
 
 cursus_status_t cursus_go_send_batch(cursus_producer_t *p, const char *topic, const uint8_t *packed,
-                                     size_t packed_len, uintptr_t handle, cursus_error_t **err) {
+                                     size_t packed_len, int traced, uintptr_t handle, cursus_error_t **err) {
+  // traced: the traced layout (records with metadata or a trace context).
   // Handle 0 (never a slot of handles.go): no callback; the library drops the outcomes.
-  return cursus_producer_send_batch(p, topic, packed, packed_len, handle ? cursus_go_delivery_batch : NULL,
-                                    (void *)handle, err);
+  return (traced ? cursus_producer_send_batch_traced : cursus_producer_send_batch)(
+      p, topic, packed, packed_len, handle ? cursus_go_delivery_batch : NULL, (void *)handle, err);
 }

@@ -63,9 +63,9 @@ type Record struct {
 	// record (a tracing layer's publish span), nil for none. The engine
 	// adds it to the metadata; consumers read it with
 	// Message.TraceContext. A malformed one fails the send with an error
-	// whose Code is "invalid_trace_context" (matching ErrInvalidArgument).
-	// SendBatch does not carry either field yet: a batch record with one
-	// fails the batch (ErrInvalidArgument).
+	// whose Code is "invalid_trace_context" (matching ErrInvalidArgument);
+	// in SendBatch it fails the whole batch, the error's Fields["record"]
+	// naming the record.
 	TraceContext *TraceContext
 }
 

@@ -14,8 +14,9 @@ const (
 )
 
 // TestTraceContextTravelsWithTheRecord sends records with and without a
-// context and metadata through every send path, and reads them back by
-// Poll and PollBatch.
+// context and metadata through every send path (single sends, then the
+// same four records as one SendBatch), and reads them back by Poll and
+// PollBatch.
 func TestTraceContextTravelsWithTheRecord(t *testing.T) {
 	ctx := ctxT(t)
 	topic := unique("go-trace")
@@ -41,6 +42,15 @@ func TestTraceContextTravelsWithTheRecord(t *testing.T) {
 	}
 	if _, err := p.Send(ctx, Record{Topic: topic, Value: []byte("d")}); err != nil {
 		t.Fatal(err)
+	}
+	batch := []Record{
+		{Topic: topic, Value: []byte("a"), Metadata: `{"tenant":"acme"}`, TraceContext: withState},
+		{Topic: topic, Value: []byte("b"), TraceContext: &TraceContext{Traceparent: traceParent2}},
+		{Topic: topic, Value: []byte("c"), Metadata: "plain text"},
+		{Topic: topic, Value: []byte("d")},
+	}
+	if mds, err := p.SendBatch(ctx, batch); err != nil || mds[0].Offset != 4 {
+		t.Fatalf("SendBatch: %v %+v", err, mds)
 	}
 
 	check := func(how string, got []Message) {
@@ -69,27 +79,29 @@ func TestTraceContextTravelsWithTheRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	var polled []Message
-	for len(polled) < 4 {
+	for len(polled) < 8 {
 		m, err := one.Poll(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
 		polled = append(polled, *m)
 	}
-	check("Poll", polled)
+	check("Poll", polled[:4])
+	check("Poll of SendBatch", polled[4:])
 	batches := newConsumer(t, unique("go-trace-batch"), WithOption("auto_offset_reset", "earliest"))
 	if err := batches.Subscribe(ctx, topic); err != nil {
 		t.Fatal(err)
 	}
 	var batched []Message
-	for len(batched) < 4 {
-		b, err := batches.PollBatch(ctx, 4-len(batched))
+	for len(batched) < 8 {
+		b, err := batches.PollBatch(ctx, 8-len(batched))
 		if err != nil {
 			t.Fatal(err)
 		}
 		batched = append(batched, b...)
 	}
-	check("PollBatch", batched)
+	check("PollBatch", batched[:4])
+	check("PollBatch of SendBatch", batched[4:])
 }
 
 // TestMalformedTraceContextIsRefused checks that a malformed context fails
@@ -111,10 +123,12 @@ func TestMalformedTraceContextIsRefused(t *testing.T) {
 			t.Errorf("SendAsync with %+v: %v", bad, err)
 		}
 	}
-	// A batch has no field for them yet: refused, not dropped.
-	err := p.SendBatchAsync(ctx, []Record{{Topic: topic, Value: []byte("x"), Metadata: "{}"}}, nil)
-	if !errors.Is(err, ErrInvalidArgument) {
-		t.Errorf("SendBatchAsync with metadata: %v", err)
+	// In a batch it fails the whole batch, naming the record.
+	bad := []Record{{Topic: topic, Value: []byte("x")}, {Topic: topic, Value: []byte("y"), TraceContext: &TraceContext{Traceparent: "00-nope"}}}
+	err := p.SendBatchAsync(ctx, bad, func([]RecordMetadata, []error) { t.Error("called back for a refused batch") })
+	var ce *Error
+	if !errors.As(err, &ce) || ce.Code != "invalid_trace_context" || ce.Fields["record"] != "1" || !errors.Is(err, ErrInvalidArgument) {
+		t.Errorf("SendBatchAsync with a malformed context: %#v", err)
 	}
 	if err := p.Flush(context.Background()); err != nil {
 		t.Fatal(err)

@@ -42,6 +42,22 @@ static size_t put_record(uint8_t *b, size_t at, int32_t partition, const char *k
   return put_record_of(b, at, NULL, partition, key, value);
 }
 
+/* The traced layout's three fields after a record (NULL: -1, none). */
+static size_t put_traced(uint8_t *b, size_t at, const char *metadata, const char *traceparent,
+                         const char *tracestate) {
+  const char *fields[] = {metadata, traceparent, tracestate};
+  for (int i = 0; i < 3; i++) {
+    if (fields[i] == NULL) {
+      at = put32(b, at, UINT32_MAX);
+      continue;
+    }
+    at = put32(b, at, (uint32_t)strlen(fields[i]));
+    memcpy(b + at, fields[i], strlen(fields[i]));
+    at += strlen(fields[i]);
+  }
+  return at;
+}
+
 struct seen {
   int calls;
   size_t count;
@@ -152,4 +168,73 @@ done:
   if (producer) cursus_producer_close(producer, CURSUS_DEFAULT_TIMEOUT, NULL);
   cursus_producer_destroy(producer);
   cursus_config_destroy(c);
+}
+
+void test_send_batch_traced_carries_metadata_and_context(void) {
+  char topic[64], group[64];
+  unique_name(topic, sizeof topic, "c-batch-trace");
+  unique_name(group, sizeof group, "c-batch-trace-group");
+  cursus_config_t *pc = config_for("producer", NULL), *cc = config_for("consumer", group);
+  set_option(cc, "auto_offset_reset", "earliest");
+  cursus_producer_t *p = NULL;
+  cursus_consumer_t *c = NULL;
+  cursus_message_t *m = NULL;
+  cursus_error_t *e = NULL;
+  struct seen seen;
+  memset(&seen, 0, sizeof seen);
+  const char *topics[] = {topic};
+  uint8_t packed[1024];
+  size_t at = put32(packed, 0, 3);
+  at = put_traced(packed, put_record(packed, at, 0, "k", "a"), "{\"app\":1}", TRACE_PARENT, "congo=t61rcWkgMzE");
+  at = put_traced(packed, put_record(packed, at, 0, NULL, "b"), "{\"app\":2}", NULL, NULL);
+  at = put_traced(packed, put_record(packed, at, 0, NULL, "c"), NULL, NULL, NULL);
+  CHECK(create_topic(topic, 1));
+  CHECK_OK(cursus_producer_new(pc, &p, &err));
+  CHECK_OK(cursus_producer_send_batch_traced(p, topic, packed, at, on_batch, &seen, &err));
+  CHECK_OK(cursus_producer_flush(p, CURSUS_DEFAULT_TIMEOUT, &err));
+  CHECK(seen.calls == 1 && seen.count == 3);
+  CHECK(seen.status[0] == CURSUS_OK && seen.offset[0] == 0 && seen.offset[2] == 2);
+
+  /* A malformed context fails the whole batch, naming the record; nothing is sent. */
+  {
+    size_t bad = put32(packed, 0, 2);
+    bad = put_traced(packed, put_record(packed, bad, 0, NULL, "x"), NULL, TRACE_PARENT, NULL);
+    bad = put_traced(packed, put_record(packed, bad, 0, NULL, "y"), NULL, "00-not-a-context", NULL);
+    seen.calls = 0;
+    CHECK_FAILS(CURSUS_ERR_INVALID_ARGUMENT,
+                cursus_producer_send_batch_traced(p, topic, packed, bad, on_batch, &seen, &e), &e);
+    CHECK(str_is(cursus_error_code(e), "invalid_trace_context"));
+    CHECK(cursus_error_class(e) == CURSUS_CLASS_VALIDATION);
+    CHECK(str_is(cursus_error_field(e, "record"), "1"));
+    /* The plain layout given to the traced call: a malformed buffer, named by its byte. */
+    size_t plain = put_record(packed, put32(packed, 0, 1), 0, NULL, "z");
+    CHECK_FAILS(CURSUS_ERR_INVALID_ARGUMENT,
+                cursus_producer_send_batch_traced(p, topic, packed, plain, on_batch, &seen, &e), &e);
+    CHECK(strstr(cursus_error_message(e), "at byte") != NULL);
+    CHECK(seen.calls == 0);
+  }
+
+  CHECK_OK(cursus_consumer_new(cc, &c, &err));
+  CHECK_OK(cursus_consumer_subscribe(c, topics, 1, &err));
+  CHECK((m = next_message(c)) != NULL);
+  CHECK(str_is(cursus_message_traceparent(m), TRACE_PARENT));
+  CHECK(str_is(cursus_message_tracestate(m), "congo=t61rcWkgMzE"));
+  /* The application's JSON metadata kept, the context in front of it. */
+  CHECK(strstr(cursus_message_metadata(m), "\"app\":1}") != NULL);
+  cursus_message_destroy(m);
+  CHECK((m = next_message(c)) != NULL);
+  CHECK(str_is(cursus_message_metadata(m), "{\"app\":2}") && cursus_message_traceparent(m) == NULL);
+  cursus_message_destroy(m);
+  CHECK((m = next_message(c)) != NULL);
+  CHECK(cursus_message_metadata(m) == NULL && cursus_message_traceparent(m) == NULL);
+  CHECK(cursus_message_offset(m) == 2);
+done:
+  cursus_message_destroy(m);
+  cursus_error_destroy(e);
+  if (c) cursus_consumer_close(c, NULL);
+  cursus_consumer_destroy(c);
+  if (p) cursus_producer_close(p, CURSUS_DEFAULT_TIMEOUT, NULL);
+  cursus_producer_destroy(p);
+  cursus_config_destroy(pc);
+  cursus_config_destroy(cc);
 }

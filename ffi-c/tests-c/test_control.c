@@ -47,21 +47,6 @@ static int signal_wait(signal_t *s, int n) {
   return reached;
 }
 
-/* Polls until a message arrives (at most ~20 s); NULL when none did. */
-static cursus_message_t *poll_one(cursus_consumer_t *c) {
-  for (int i = 0; i < 100; i++) {
-    cursus_message_t *m = NULL;
-    cursus_error_t *e = NULL;
-    if (cursus_consumer_poll(c, 200, &m, &e) != CURSUS_OK) {
-      fprintf(stderr, "  poll: %s\n", cursus_error_text(e));
-      cursus_error_destroy(e);
-      return NULL;
-    }
-    if (m) return m;
-  }
-  return NULL;
-}
-
 /* The message's key is `want`. */
 static int key_is(const cursus_message_t *m, const char *want) {
   size_t n = 0;
@@ -103,14 +88,14 @@ void test_record_fields_and_timestamps(void) {
   CHECK(md.timestamp > 0);
   CHECK_OK(cursus_consumer_new(cc, &c, &err));
   CHECK_OK(cursus_consumer_subscribe(c, topics, 1, &err));
-  CHECK((m = poll_one(c)) != NULL);
+  CHECK((m = next_message(c)) != NULL);
   CHECK(cursus_message_timestamp(m) == 1234567 && cursus_message_has_key(m));
   CHECK(key_is(m, "k") && payload_is(m, "stamped"));
   CHECK(cursus_message_metadata(m) == NULL && cursus_message_event_type(m) == NULL);
   CHECK(cursus_message_event_id(m) == NULL && cursus_message_schema_version(m) == 0);
   CHECK(cursus_message_aggregate_version(m) == -1);
   cursus_message_destroy(m);
-  CHECK((m = poll_one(c)) != NULL);
+  CHECK((m = next_message(c)) != NULL);
   CHECK(!cursus_message_has_key(m) && cursus_message_timestamp(m) == md.timestamp);
   CHECK(payload_is(m, "nokey"));
   cursus_message_destroy(m);
@@ -123,7 +108,7 @@ void test_record_fields_and_timestamps(void) {
   CHECK_OK(cursus_event_store_append(store, es, "agg", 0, "Created", "p", "{\"by\":\"a\"}", 2, NULL, &err));
   CHECK_OK(cursus_consumer_new(ec, &ce, &err));
   CHECK_OK(cursus_consumer_subscribe(ce, es_topics, 1, &err));
-  CHECK((m = poll_one(ce)) != NULL);
+  CHECK((m = next_message(ce)) != NULL);
   CHECK(cursus_message_metadata(m) && strcmp(cursus_message_metadata(m), "{\"by\":\"a\"}") == 0);
   CHECK(cursus_message_event_type(m) && strcmp(cursus_message_event_type(m), "Created") == 0);
   CHECK(cursus_message_schema_version(m) == 2 && cursus_message_aggregate_version(m) == 1);

@@ -20,6 +20,7 @@ void test_cluster_admin_needs_distributed_mode(void);
 void test_cluster_accessors_of_invalid_handles(void);
 /* test_batch.c */
 void test_send_batch_reports_each_record_once_per_batch(void);
+void test_send_batch_traced_carries_metadata_and_context(void);
 /* test_edges.c */
 void test_callback_may_send_and_flush_its_producer(void);
 void test_blocked_callback_does_not_stall_another_producer(void);
@@ -95,6 +96,7 @@ int main(void) {
       TEST(concurrent_sends_on_one_producer),
       TEST(poll_batch_record_view),
       TEST(send_batch_reports_each_record_once_per_batch),
+      TEST(send_batch_traced_carries_metadata_and_context),
       TEST(callback_may_send_and_flush_its_producer),
       TEST(blocked_callback_does_not_stall_another_producer),
       TEST(close_and_wakeup_interrupt_a_blocked_poll),

@@ -4,25 +4,7 @@
  * invalid_trace_context; extraction from a record view's metadata. */
 #include "test_util.h"
 
-#define PARENT "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
 #define PARENT2 "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-00"
-
-/* Polls until a message arrives (at most ~20 s); NULL when none did. */
-static cursus_message_t *next_message(cursus_consumer_t *c) {
-  for (int i = 0; i < 100; i++) {
-    cursus_message_t *m = NULL;
-    cursus_error_t *e = NULL;
-    if (cursus_consumer_poll(c, 200, &m, &e) != CURSUS_OK) {
-      fprintf(stderr, "  poll: %s\n", cursus_error_text(e));
-      cursus_error_destroy(e);
-      return NULL;
-    }
-    if (m) return m;
-  }
-  return NULL;
-}
-
-static int str_is(const char *got, const char *want) { return got != NULL && strcmp(got, want) == 0; }
 
 void test_trace_context_round_trip(void) {
   char topic[64], group[64];
@@ -41,7 +23,7 @@ void test_trace_context_round_trip(void) {
   CHECK_OK(cursus_producer_new(pc, &p, &err));
   /* 0: a context with state, next to the application's metadata. */
   CHECK_OK(cursus_producer_send_traced(p, topic, 0, NULL, 0, (const uint8_t *)"a", 1, CURSUS_NO_TIMESTAMP,
-                                       "{\"app\":1}", PARENT, "congo=t61rcWkgMzE", &md, &err));
+                                       "{\"app\":1}", TRACE_PARENT, "congo=t61rcWkgMzE", &md, &err));
   CHECK(md.offset == 0);
   /* 1: a context alone, queued without a callback. */
   CHECK_OK(cursus_producer_send_cb_traced(p, topic, 0, NULL, 0, (const uint8_t *)"b", 1, CURSUS_NO_TIMESTAMP, NULL,
@@ -63,7 +45,7 @@ void test_trace_context_round_trip(void) {
   CHECK(cursus_error_class(e) == CURSUS_CLASS_VALIDATION);
   CHECK_FAILS(CURSUS_ERR_INVALID_ARGUMENT,
               cursus_producer_send_cb_traced(p, topic, 0, NULL, 0, (const uint8_t *)"x", 1, CURSUS_NO_TIMESTAMP,
-                                             NULL, PARENT, "bad\x01state", NULL, NULL, &e),
+                                             NULL, TRACE_PARENT, "bad\x01state", NULL, NULL, &e),
               &e);
   CHECK(str_is(cursus_error_code(e), "invalid_trace_context"));
   CHECK_FAILS(CURSUS_ERR_INVALID_ARGUMENT,
@@ -75,13 +57,13 @@ void test_trace_context_round_trip(void) {
   CHECK_OK(cursus_consumer_new(cc, &c, &err));
   CHECK_OK(cursus_consumer_subscribe(c, topics, 1, &err));
   CHECK((m = next_message(c)) != NULL);
-  CHECK(str_is(cursus_message_traceparent(m), PARENT));
+  CHECK(str_is(cursus_message_traceparent(m), TRACE_PARENT));
   CHECK(str_is(cursus_message_tracestate(m), "congo=t61rcWkgMzE"));
   /* The application's metadata is kept, the context in front of it. */
   CHECK(strstr(cursus_message_metadata(m), "\"app\":1}") != NULL);
   /* The same context from the metadata alone (a record view's records). */
   CHECK_OK(cursus_trace_context_extract(cursus_message_metadata(m), &ctx, &err));
-  CHECK(ctx != NULL && str_is(cursus_trace_context_traceparent(ctx), PARENT));
+  CHECK(ctx != NULL && str_is(cursus_trace_context_traceparent(ctx), TRACE_PARENT));
   CHECK(str_is(cursus_trace_context_tracestate(ctx), "congo=t61rcWkgMzE"));
   cursus_trace_context_destroy(ctx);
   ctx = NULL;
@@ -180,8 +162,8 @@ void test_trace_context_new_and_metric_names(void) {
   uint64_t count = 0;
   char *name = NULL;
   /* A context checked without a send, split into its fields. */
-  CHECK_OK(cursus_trace_context_new(PARENT, "congo=t61rcWkgMzE", &ctx, &err));
-  CHECK(str_is(cursus_trace_context_traceparent(ctx), PARENT));
+  CHECK_OK(cursus_trace_context_new(TRACE_PARENT, "congo=t61rcWkgMzE", &ctx, &err));
+  CHECK(str_is(cursus_trace_context_traceparent(ctx), TRACE_PARENT));
   CHECK(str_is(cursus_trace_context_trace_id(ctx), "4bf92f3577b34da6a3ce929d0e0e4736"));
   CHECK(str_is(cursus_trace_context_span_id(ctx), "00f067aa0ba902b7"));
   CHECK(cursus_trace_context_sampled(ctx));

@@ -80,3 +80,19 @@ int take_messages(cursus_consumer_t *c, int n, int64_t *offsets) {
   }
   return got;
 }
+
+cursus_message_t *next_message(cursus_consumer_t *c) {
+  for (int i = 0; i < 100; i++) {
+    cursus_message_t *m = NULL;
+    cursus_error_t *e = NULL;
+    if (cursus_consumer_poll(c, 200, &m, &e) != CURSUS_OK) {
+      fprintf(stderr, "  poll: %s\n", cursus_error_text(e));
+      cursus_error_destroy(e);
+      return NULL;
+    }
+    if (m) return m;
+  }
+  return NULL;
+}
+
+int str_is(const char *got, const char *want) { return got != NULL && strcmp(got, want) == 0; }

@@ -65,4 +65,13 @@ int produce_values(const char *topic, int partition, int count);
  * their offsets in `offsets` (may be NULL); returns how many arrived. */
 int take_messages(cursus_consumer_t *c, int n, int64_t *offsets);
 
+/* Polls until a message arrives (at most ~20 s); NULL when none did. */
+cursus_message_t *next_message(cursus_consumer_t *c);
+
+/* 1 when `got` is a string equal to `want`. */
+int str_is(const char *got, const char *want);
+
+/* A W3C traceparent the trace tests send. */
+#define TRACE_PARENT "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01"
+
 #endif

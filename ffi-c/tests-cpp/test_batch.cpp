@@ -80,3 +80,46 @@ TEST(SendBatch, OneCallbackWithEveryRecordInOrder) {
   EXPECT_THROW(producer.send_batch(topic, records, [](std::vector<cursus::DeliveryReport> &) { FAIL(); }),
                cursus::ClosedError);
 }
+
+TEST(SendBatch, RecordsCarryMetadataAndTraceContext) {
+  const char *const parent = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01";
+  std::string topic = batch_topic(), group = batch_topic() + "-group";
+  cursus::Admin(cursus::Config(cursus::Kind::Admin, {{"bootstrap_servers", batch_broker()}})).create_topic(topic, 1);
+  cursus::Producer producer(cursus::Config(cursus::Kind::Producer, {{"bootstrap_servers", batch_broker()}}));
+  cursus::BatchRecord traced{"a"};
+  traced.metadata = R"({"tenant":"acme"})";
+  traced.trace_context = cursus::TraceContext{parent, "congo=t61rcWkgMzE"};
+  cursus::BatchRecord metadata_only{"b"};
+  metadata_only.metadata = "plain text";
+  auto f = producer.send_batch_async(topic, {traced, metadata_only, cursus::BatchRecord{"c"}});
+  ASSERT_EQ(f.wait_for(30s), std::future_status::ready);
+  for (const auto &report : f.get()) EXPECT_FALSE(report.error);
+
+  // A malformed context fails the whole batch before anything is sent.
+  cursus::BatchRecord bad{"x"};
+  bad.trace_context = cursus::TraceContext{"00-nope", std::nullopt};
+  try {
+    producer.send_batch(topic, {cursus::BatchRecord{"y"}, bad}, [](std::vector<cursus::DeliveryReport> &) {});
+    FAIL() << "a malformed context was taken";
+  } catch (const cursus::InvalidArgumentError &e) {
+    EXPECT_EQ(e.code(), "invalid_trace_context");
+    EXPECT_EQ(e.fields().at("record"), "1");
+  }
+
+  cursus::Consumer consumer(cursus::Config(cursus::Kind::Consumer, {{"bootstrap_servers", batch_broker()},
+                                                                    {"group_id", group},
+                                                                    {"auto_offset_reset", "earliest"},
+                                                                    {"fetch_max_wait_ms", "50"}}));
+  consumer.subscribe({topic});
+  std::vector<cursus::Message> got;
+  for (int polls = 0; got.size() < 3 && polls < 100; polls++)
+    if (auto m = consumer.poll(200ms)) got.push_back(std::move(*m));
+  ASSERT_EQ(got.size(), 3u);
+  EXPECT_EQ(got[0].trace_context(), (cursus::TraceContext{parent, "congo=t61rcWkgMzE"}));
+  ASSERT_TRUE(got[0].metadata().has_value());
+  EXPECT_NE(got[0].metadata()->find(R"("tenant":"acme")"), std::string_view::npos);
+  EXPECT_EQ(got[1].metadata(), std::optional<std::string_view>("plain text"));
+  EXPECT_EQ(got[1].trace_context(), std::nullopt);
+  EXPECT_EQ(got[2].metadata(), std::nullopt);
+  EXPECT_EQ(got[2].trace_context(), std::nullopt);
+}

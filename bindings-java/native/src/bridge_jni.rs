@@ -2950,6 +2950,21 @@ pub extern "system" fn Java_io_cursus_NativeBridge_producerSendBatch<'l>(mut env
     })
 }
 
+/// `NativeBridge.producerSendBatchTraced`: see `::cursus_bridge::api::producer::producer_send_batch_traced`.
+#[no_mangle]
+pub extern "system" fn Java_io_cursus_NativeBridge_producerSendBatchTraced<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, producer: jlong, topic: JString<'l>, packed: JByteArray<'l>, callback: JObject<'l>) {
+    crate::glue::run(&mut env, (), |env| {
+        let _ = &env;
+        let producer = crate::glue::handle::<::cursus_bridge::api::Producer>(producer)?;
+        let topic = crate::glue::string(env, &topic, "topic")?;
+        let packed = crate::glue::bytes(env, &packed, "packed")?;
+        let callback = crate::glue::handle_completion::<::cursus_bridge::api::DeliveryBatch>(env, &callback)?;
+        #[allow(clippy::let_unit_value)]
+        let result = ::cursus_bridge::api::producer::producer_send_batch_traced(&producer, &topic, &packed, callback)?;
+        Ok(result)
+    })
+}
+
 /// `NativeBridge.deliveryBatchCount`: see `::cursus_bridge::api::producer::delivery_batch_count`.
 #[no_mangle]
 pub extern "system" fn Java_io_cursus_NativeBridge_deliveryBatchCount<'l>(mut env: JNIEnv<'l>, _class: JClass<'l>, batch: jlong) -> jint {

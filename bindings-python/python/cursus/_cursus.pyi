@@ -165,6 +165,9 @@ _PARTITION_KEY: str
 def _span_publish(
     topic: str, partition: Optional[int], key: Key, body_size: int, client_id: Optional[str]
 ) -> _SpanSpec: ...
+def _span_publish_batch(
+    topic: str, records: Sequence[BatchRecord], partition: Optional[int], client_id: Optional[str]
+) -> List[_SpanSpec]: ...
 def _span_acknowledged(partition: int, offset: Optional[int]) -> _Attributes: ...
 def _span_receive(topics: Sequence[str], count: int, group: Optional[str]) -> _SpanSpec: ...
 def _span_process(
@@ -298,6 +301,8 @@ class Producer:
         partition: Optional[int] = None,
         timestamp: Optional[int] = None,
         on_delivery: None = None,
+        metadata: Optional[Sequence[Optional[str]]] = None,
+        trace_context: Optional[Sequence[Optional[TraceContext]]] = None,
     ) -> BatchDelivery: ...
     @overload
     def send_batch(
@@ -308,6 +313,8 @@ class Producer:
         partition: Optional[int] = None,
         timestamp: Optional[int] = None,
         on_delivery: BatchCallback,
+        metadata: Optional[Sequence[Optional[str]]] = None,
+        trace_context: Optional[Sequence[Optional[TraceContext]]] = None,
     ) -> None: ...
     def flush(self, timeout: FlushTimeout = DEFAULT_TIMEOUT) -> None: ...
     def close(self, timeout: FlushTimeout = DEFAULT_TIMEOUT) -> None: ...
@@ -488,6 +495,8 @@ class AsyncProducer:
         *,
         partition: Optional[int] = None,
         timestamp: Optional[int] = None,
+        metadata: Optional[Sequence[Optional[str]]] = None,
+        trace_context: Optional[Sequence[Optional[TraceContext]]] = None,
     ) -> asyncio.Future[List[BatchResult]]: ...
     def flush(self, timeout: FlushTimeout = DEFAULT_TIMEOUT) -> asyncio.Future[None]: ...
     def close(self, timeout: FlushTimeout = DEFAULT_TIMEOUT) -> asyncio.Future[None]: ...

@@ -465,6 +465,8 @@ class Producer(_Client):
         *,
         partition: Optional[int] = None,
         timestamp: Optional[int] = None,
+        metadata: Optional[Sequence[Optional[str]]] = None,
+        trace_context: Optional[Sequence[Optional[_cursus.TraceContext]]] = None,
     ) -> "asyncio.Future[List[BatchResult]]":
         """Hands a batch of records of ``topic`` over at once, in one call
         into the engine, and returns ONE awaitable that resolves with every
@@ -472,9 +474,19 @@ class Producer(_Client):
         (not raised) of a record that failed. Each item of ``records`` is a
         value, a ``(key, value)`` or a ``(key, value, partition)`` tuple;
         ``partition`` applies to the records without their own, ``timestamp``
-        to every record. Ordered with :meth:`send` calls like a send.
+        to every record. ``metadata`` and ``trace_context`` carry each
+        record's metadata and :class:`cursus.TraceContext` as :meth:`send`
+        does one record's: sequences with one entry per record (``None``:
+        none for that record). Ordered with :meth:`send` calls like a send.
         """
-        future = self._native.send_batch(topic, records, partition=partition, timestamp=timestamp)
+        future = self._native.send_batch(
+            topic,
+            records,
+            partition=partition,
+            timestamp=timestamp,
+            metadata=metadata,
+            trace_context=trace_context,
+        )
         self._unresolved.add(future)
         future.add_done_callback(self._unresolved.discard)
         return future

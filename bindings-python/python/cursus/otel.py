@@ -33,6 +33,8 @@ from typing import (
     AsyncIterator,
     Callable,
     Dict,
+    Generic,
+    Iterable,
     Iterator,
     List,
     Optional,
@@ -75,6 +77,7 @@ _KINDS = {
 _PROPAGATOR = TraceContextTextMapPropagator()
 
 _Spec = Tuple[str, str, List[Tuple[str, Union[str, int]]]]
+_R = TypeVar("_R")
 
 
 def _tracer(provider: Optional[trace.TracerProvider]) -> trace.Tracer:
@@ -179,14 +182,69 @@ def _publish_span(
     partition: Optional[int],
     client_id: Optional[str],
 ) -> Tuple[trace.Span, Optional[TraceContext]]:
-    spec = _cursus._span_publish(topic, partition, key, _body_size(value), client_id)
+    return _publishing(tracer, _cursus._span_publish(topic, partition, key, _body_size(value), client_id))
+
+
+def _publishing(tracer: trace.Tracer, spec: _Spec) -> Tuple[trace.Span, Optional[TraceContext]]:
+    """Starts a publish span: the span and the context its record carries."""
     span = _start(tracer, spec)
     return span, _trace_context(span)
+
+
+def _publish_batch(
+    tracer: trace.Tracer,
+    topic: str,
+    records: Sequence[Any],
+    partition: Optional[int],
+    client_id: Optional[str],
+) -> Tuple[List[trace.Span], List[Optional[TraceContext]]]:
+    """One publish span per record of a batch (the records parsed by the
+    engine, as the batch send parses them), and the contexts they carry."""
+    started = [
+        _publishing(tracer, spec)
+        for spec in _cursus._span_publish_batch(topic, records, partition, client_id)
+    ]
+    return [span for span, _ in started], [context for _, context in started]
 
 
 def _acknowledged(span: trace.Span, metadata: RecordMetadata) -> None:
     span.set_attributes(dict(_cursus._span_acknowledged(metadata.partition, metadata.offset)))
     span.end()
+
+
+def _delivered(span: trace.Span, error: Optional[BaseException], md: Optional[RecordMetadata]) -> None:
+    """Ends a publish span with its record's outcome."""
+    if error is not None or md is None:
+        _end_with(span, error)
+    else:
+        _acknowledged(span, md)
+
+
+def _end_all(spans: Sequence[trace.Span], error: BaseException) -> None:
+    """Ends every span of a batch that failed as a whole."""
+    for span in spans:
+        _end_with(span, error)
+
+
+@contextmanager
+def _failing_all(spans: Sequence[trace.Span]) -> Iterator[None]:
+    """Ends every span of a batch with the exception that leaves the block
+    (a batch refused as a whole), and propagates it."""
+    try:
+        yield
+    except BaseException as e:
+        _end_all(spans, e)
+        raise
+
+
+def _batch_delivered(spans: Sequence[trace.Span], results: Sequence[Any]) -> None:
+    """Ends a batch's publish spans, each with its record's result (a
+    RecordMetadata, or the exception of a record that failed)."""
+    for span, result in zip(spans, results):
+        if isinstance(result, BaseException):
+            _delivered(span, result, None)
+        else:
+            _delivered(span, None, result)
 
 
 def _receive(
@@ -244,20 +302,22 @@ class _Closing(_Wrapper):
         self._client.close()
 
 
-class _TracedDelivery:
-    """The pending acknowledgement of a traced send (as :class:`cursus.Delivery`)."""
+class _TracedDelivery(Generic[_R]):
+    """The pending acknowledgement of a traced send (as :class:`cursus.Delivery`;
+    of a traced batch, as :class:`cursus.BatchDelivery`)."""
 
     def __init__(self) -> None:
         self._done = threading.Event()
-        self._outcome: Tuple[Optional[BaseException], Optional[RecordMetadata]] = (None, None)
+        self._outcome: Tuple[Optional[BaseException], Optional[_R]] = (None, None)
 
-    def _settle(self, error: Optional[BaseException], metadata: Optional[RecordMetadata]) -> None:
-        self._outcome = (error, metadata)
+    def _settle(self, error: Optional[BaseException], value: Optional[_R]) -> None:
+        self._outcome = (error, value)
         self._done.set()
 
-    def result(self, timeout: Optional[float] = None) -> RecordMetadata:
+    def result(self, timeout: Optional[float] = None) -> _R:
         """Waits for the acknowledgement (``timeout`` seconds; ``None``: no
-        limit) and returns where the record was stored, or raises its error."""
+        limit) and returns where the record was stored (a batch: every
+        record's result, in order), or raises its error."""
         if not self._done.wait(timeout):
             raise CursusTimeout(
                 f"delivery not acknowledged within {int((timeout or 0) * 1000)} ms",
@@ -265,11 +325,11 @@ class _TracedDelivery:
                 kind="timeout",
                 retryable=True,
             )
-        error, metadata = self._outcome
+        error, value = self._outcome
         if error is not None:
             raise error
-        assert metadata is not None
-        return metadata
+        assert value is not None
+        return value
 
     def done(self) -> bool:
         """True once the record was acknowledged or failed."""
@@ -300,17 +360,16 @@ class TracingProducer(_Closing):
         timestamp: Optional[int] = None,
         on_delivery: Optional[Callable[[Optional[CursusError], Optional[RecordMetadata]], object]] = None,
         metadata: Optional[str] = None,
-    ) -> Optional[_TracedDelivery]:
+    ) -> Optional[_TracedDelivery[RecordMetadata]]:
         """As :meth:`cursus.Producer.send`, traced; without ``on_delivery``
         returns a delivery with ``result(timeout)`` and ``done()``."""
         span, context = _publish_span(self._tracer, topic, value, key, partition, self._client_id)
-        delivery = None if on_delivery is not None else _TracedDelivery()
+        delivery: Optional[_TracedDelivery[RecordMetadata]] = (
+            None if on_delivery is not None else _TracedDelivery()
+        )
 
         def delivered(error: Optional[CursusError], md: Optional[RecordMetadata]) -> None:
-            if error is not None or md is None:
-                _end_with(span, error)
-            else:
-                _acknowledged(span, md)
+            _delivered(span, error, md)
             if delivery is not None:
                 delivery._settle(error, md)
             elif on_delivery is not None:
@@ -349,6 +408,46 @@ class TracingProducer(_Closing):
         )
         assert delivery is not None
         return delivery.result(timeout)
+
+    def send_batch(
+        self,
+        topic: str,
+        records: Iterable[Any],
+        *,
+        partition: Optional[int] = None,
+        timestamp: Optional[int] = None,
+        on_delivery: Optional[Callable[[List[Any]], object]] = None,
+        metadata: Optional[Sequence[Optional[str]]] = None,
+    ) -> Optional[_TracedDelivery[List[Any]]]:
+        """As :meth:`cursus.Producer.send_batch`, traced: one publish span
+        per record, a child of the current span, ended with that record's
+        result; each record carries its span's context. Without
+        ``on_delivery`` returns a delivery with ``result(timeout)`` (every
+        record's result) and ``done()``."""
+        records = list(records)  # read twice: for the spans, then the send
+        spans, contexts = _publish_batch(self._tracer, topic, records, partition, self._client_id)
+        delivery: Optional[_TracedDelivery[List[Any]]] = (
+            None if on_delivery is not None else _TracedDelivery()
+        )
+
+        def delivered(results: List[Any]) -> None:
+            _batch_delivered(spans, results)
+            if delivery is not None:
+                delivery._settle(None, results)
+            elif on_delivery is not None:
+                on_delivery(results)
+
+        with _failing_all(spans):
+            self._client.send_batch(
+                topic,
+                records,
+                partition=partition,
+                timestamp=timestamp,
+                on_delivery=delivered,
+                metadata=metadata,
+                trace_context=contexts,
+            )
+        return delivery
 
     def _end_transaction(self, commit: bool) -> None:
         spec = _cursus._span_end_transaction(self._client.transactional_id or "", commit)
@@ -472,6 +571,37 @@ class TracingAsyncProducer(_Wrapper):
                 _end_with(span, f.exception())
             else:
                 _acknowledged(span, f.result())
+
+        future.add_done_callback(settled)
+        return future
+
+    def send_batch(
+        self,
+        topic: str,
+        records: Iterable[Any],
+        *,
+        partition: Optional[int] = None,
+        timestamp: Optional[int] = None,
+        metadata: Optional[Sequence[Optional[str]]] = None,
+    ) -> "asyncio.Future[List[Any]]":
+        """As :meth:`cursus.aio.Producer.send_batch`, traced: one publish
+        span per record, ended with that record's result when the future
+        resolves."""
+        records = list(records)  # read twice: for the spans, then the send
+        spans, contexts = _publish_batch(self._tracer, topic, records, partition, self._client_id)
+        with _failing_all(spans):
+            future: "asyncio.Future[List[Any]]" = self._client.send_batch(
+                topic, records, partition=partition, timestamp=timestamp, metadata=metadata, trace_context=contexts
+            )
+
+        def settled(f: "asyncio.Future[List[Any]]") -> None:
+            error: Optional[BaseException] = (
+                asyncio.CancelledError() if f.cancelled() else f.exception()
+            )
+            if error is None:
+                _batch_delivered(spans, f.result())
+            else:
+                _end_all(spans, error)
 
         future.add_done_callback(settled)
         return future

@@ -85,8 +85,10 @@ impl AsyncProducer {
     /// `Producer.send_batch`: values or `(key, value)` tuples) and resolves
     /// ONCE with every record's result in order: a `RecordMetadata`, or the
     /// exception (not raised) of a record that failed. Records keep the
-    /// order of the calls.
-    #[pyo3(signature = (topic, records, *, partition=None, timestamp=None))]
+    /// order of the calls. `metadata` and `trace_context`: one entry per
+    /// record, as for `Producer.send_batch`.
+    #[pyo3(signature = (topic, records, *, partition=None, timestamp=None, metadata=None, trace_context=None))]
+    #[allow(clippy::too_many_arguments)]
     fn send_batch<'py>(
         &self,
         py: Python<'py>,
@@ -94,10 +96,19 @@ impl AsyncProducer {
         records: &Bound<'py, PyAny>,
         partition: Option<u32>,
         timestamp: Option<i64>,
+        metadata: Option<&Bound<'py, PyAny>>,
+        trace_context: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let st = self.st(py)?;
         let p = st.inner.get(py)?;
-        let batch = crate::sync::batch_records(&topic, records, partition, timestamp)?;
+        let batch = crate::sync::batch_records(
+            &topic,
+            records,
+            partition,
+            timestamp,
+            metadata,
+            trace_context,
+        )?;
         bridge_with(
             py,
             &st.dispatcher,

@@ -257,9 +257,73 @@ pub(crate) fn record(
 
 /// The records of a batch send: each item of `records` is a value
 /// (bytes-like or str) or a `(key, value)` tuple; every record gets
-/// `topic`, `partition` and `timestamp`. Payloads are shared, not copied
-/// (see `types::payload`).
+/// `topic`, `partition` and `timestamp`, and its entry of `metadata` and
+/// `trace_context` (sequences of one per record, `None` entries: none), as
+/// `record` gives a single send's. Payloads are shared, not copied (see
+/// `types::payload`).
 pub(crate) fn batch_records(
+    topic: &str,
+    records: &Bound<'_, PyAny>,
+    partition: Option<u32>,
+    timestamp: Option<i64>,
+    metadata: Option<&Bound<'_, PyAny>>,
+    trace_context: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Vec<ProducerRecord>> {
+    let mut out = batch_values(topic, records, partition, timestamp)?;
+    let metadata = per_record("metadata", metadata, out.len(), |m| m.extract::<String>())?;
+    let contexts = per_record("trace_context", trace_context, out.len(), |c| {
+        Ok(c.extract::<PyRef<'_, crate::telemetry::TraceContext>>()?
+            .inner
+            .clone())
+    })?;
+    for ((record, metadata), context) in out.iter_mut().zip(metadata).zip(contexts) {
+        record.metadata = metadata.unwrap_or_default();
+        record.trace_context = context;
+    }
+    Ok(out)
+}
+
+/// A batch's `metadata=` or `trace_context=` argument (`what`): `None`, or
+/// a sequence with one entry per record of the `count`, each `None` or
+/// what `item` converts.
+fn per_record<T>(
+    what: &str,
+    values: Option<&Bound<'_, PyAny>>,
+    count: usize,
+    item: impl Fn(&Bound<'_, PyAny>) -> PyResult<T>,
+) -> PyResult<Vec<Option<T>>> {
+    let Some(values) = values.filter(|v| !v.is_none()) else {
+        return Ok((0..count).map(|_| None).collect());
+    };
+    // A str is a sequence too: one metadata text for a batch of one
+    // record per character is a mistake, not a wish.
+    if values.is_instance_of::<PyString>() {
+        return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+            "{what} of a batch is a sequence with one entry (or None) per record, not a str"
+        )));
+    }
+    let out = values
+        .iter()?
+        .map(|v| {
+            let v = v?;
+            if v.is_none() {
+                Ok(None)
+            } else {
+                item(&v).map(Some)
+            }
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    if out.len() != count {
+        return Err(pyo3::exceptions::PyValueError::new_err(format!(
+            "{what} has {} entries for a batch of {count} records",
+            out.len()
+        )));
+    }
+    Ok(out)
+}
+
+/// The records of a batch send without metadata or trace context.
+fn batch_values(
     topic: &str,
     records: &Bound<'_, PyAny>,
     partition: Option<u32>,

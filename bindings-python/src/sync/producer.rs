@@ -102,7 +102,12 @@ impl Producer {
     /// order (a `RecordMetadata`, or the exception of a record that failed).
     /// A record that cannot be queued (a partition that does not exist, too
     /// large) fails alone; a closed producer raises and never calls back.
-    #[pyo3(signature = (topic, records, *, partition=None, timestamp=None, on_delivery=None))]
+    ///
+    /// `metadata` and `trace_context` carry each record's metadata text and
+    /// `TraceContext` as `send` does one record's: sequences with one entry
+    /// per record (`None`: none for that record).
+    #[pyo3(signature = (topic, records, *, partition=None, timestamp=None, on_delivery=None, metadata=None, trace_context=None))]
+    #[allow(clippy::too_many_arguments)]
     fn send_batch(
         &self,
         py: Python<'_>,
@@ -111,9 +116,18 @@ impl Producer {
         partition: Option<u32>,
         timestamp: Option<i64>,
         on_delivery: Option<Py<PyAny>>,
+        metadata: Option<&Bound<'_, PyAny>>,
+        trace_context: Option<&Bound<'_, PyAny>>,
     ) -> PyResult<Option<BatchDelivery>> {
         let p = self.inner.get(py)?;
-        let batch = batch_records(&topic, records, partition, timestamp)?;
+        let batch = batch_records(
+            &topic,
+            records,
+            partition,
+            timestamp,
+            metadata,
+            trace_context,
+        )?;
         match on_delivery {
             Some(cb) => {
                 blocking(py, move || {

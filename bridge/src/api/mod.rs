@@ -60,6 +60,7 @@ pub use eventstore::{Aggregate, Appended, EventCursor, EventPage, EventStore, Sn
 pub use eventstore_async::{SnapshotRead, StreamVersion};
 pub use lists::{PartitionOffsetsList, StringList, TopicPartitionList};
 pub use message::Message;
+pub(crate) use producer::with_trace_context;
 pub use producer::{DeliveryBatch, Producer};
 pub use replay::{EventBuilder, EventRange};
 pub use results::{

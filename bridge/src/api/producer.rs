@@ -2,6 +2,7 @@
 
 use super::{partition_arg, Callback, Config, NO_TIMESTAMP};
 use crate::error::Status;
+use crate::records_in::Layout;
 use crate::registry::Handle;
 use crate::timeout;
 use bytes::Bytes;
@@ -122,8 +123,9 @@ fn queue(
 /// `record` with the application's `metadata` and the trace context of
 /// `traceparent`/`tracestate` (checked: `invalid_trace_context`). The
 /// engine writes the context into the metadata (docs/observability.md,
-/// "Trace context in records").
-fn traced(
+/// "Trace context in records"). A single traced send and each record of a
+/// traced batch (`records_in`) go through here.
+pub(crate) fn with_trace_context(
     mut record: ProducerRecord,
     metadata: Option<&str>,
     traceparent: Option<&str>,
@@ -180,7 +182,12 @@ pub fn producer_send_traced(
     tracestate: Option<&str>,
 ) -> Result<RecordMetadata> {
     let record = record(topic, partition, key, value, timestamp);
-    producer.send_and_wait(traced(record, metadata, traceparent, tracestate)?)
+    producer.send_and_wait(with_trace_context(
+        record,
+        metadata,
+        traceparent,
+        tracestate,
+    )?)
 }
 
 /// `producer_send_cb` with the record's metadata and trace context, as
@@ -207,7 +214,7 @@ pub fn producer_send_cb_traced(
     let record = record(topic, partition, key, value, timestamp);
     queue(
         producer,
-        traced(record, metadata, traceparent, tracestate)?,
+        with_trace_context(record, metadata, traceparent, tracestate)?,
         callback,
     )
 }
@@ -269,7 +276,8 @@ impl DeliveryBatch {
 /// copied before the call returns. A batch has one topic: a record naming
 /// another fails the call with `CURSUS_ERR_INVALID_ARGUMENT` (class
 /// validation, "a batch has one topic: record I is for "T", the batch for
-/// "B""), the same rule and error in every language.
+/// "B""), the same rule and error in every language. Records with
+/// metadata or a trace context: `producer_send_batch_traced`.
 ///
 /// `callback` is then called exactly once for the whole batch, on this
 /// producer's callback thread, with a delivery batch handle lent for the
@@ -287,7 +295,44 @@ pub fn producer_send_batch(
     packed: &[u8],
     callback: Callback<DeliveryBatch>,
 ) -> Result<()> {
-    let records = crate::records_in::unpack(topic, packed)?;
+    send_packed(producer, topic, packed, Layout::Plain, callback)
+}
+
+/// `producer_send_batch` for records that carry metadata or a W3C trace
+/// context: the batch is packed in the traced layout of
+/// `bridge/src/records_in.rs`, each record as for `producer_send_batch`
+/// followed by i32 metadata_len (-1: none), metadata (UTF-8), i32
+/// traceparent_len (-1: no context), traceparent, i32 tracestate_len (-1:
+/// none), tracestate. Each record's context is written into its metadata
+/// as `producer_send_traced` writes one record's (docs/observability.md,
+/// "Trace context in records"). A malformed context, or a tracestate
+/// without a traceparent, fails the whole call before anything is sent
+/// with `CURSUS_ERR_INVALID_ARGUMENT`, code `invalid_trace_context` (its
+/// field `record` names the record); a malformed buffer, with
+/// `CURSUS_ERR_INVALID_ARGUMENT` naming the byte. The callback and
+/// everything else are as for `producer_send_batch`.
+///
+/// Thread-safety: safe from any thread, concurrently on one producer, and
+/// from a delivery callback.
+#[bridge_fn]
+pub fn producer_send_batch_traced(
+    producer: &Producer,
+    topic: &str,
+    packed: &[u8],
+    callback: Callback<DeliveryBatch>,
+) -> Result<()> {
+    send_packed(producer, topic, packed, Layout::Traced, callback)
+}
+
+/// Unpacks `packed` in `layout` and queues its records as one batch.
+fn send_packed(
+    producer: &Producer,
+    topic: &str,
+    packed: &[u8],
+    layout: Layout,
+    callback: Callback<DeliveryBatch>,
+) -> Result<()> {
+    let records = crate::records_in::unpack_layout(topic, packed, layout)?;
     let named = topic.to_owned();
     producer.send_batch(records, move |outcomes| {
         callback(Ok(DeliveryBatch::new(&named, outcomes)))

@@ -16,6 +16,8 @@ package cursusotel
 
 import (
 	"context"
+	"errors"
+	"slices"
 	"time"
 
 	cursus "example.invalid/cursus-sdk/go"
@@ -181,6 +183,66 @@ func (p *Producer) SendAsync(ctx context.Context, r cursus.Record, fn func(cursu
 	})
 	if err != nil {
 		end(span, err) // never called back
+	}
+	return err
+}
+
+// publishBatch starts one publish span per record (each a child of ctx's
+// span) and returns copies of the records carrying their spans' contexts
+// (the caller's records are left as they are).
+func (p *Producer) publishBatch(ctx context.Context, records []cursus.Record) ([]cursus.Record, []trace.Span) {
+	records = slices.Clone(records)
+	spans := make([]trace.Span, len(records))
+	for i := range records {
+		spans[i] = p.publish(ctx, &records[i])
+	}
+	return records, spans
+}
+
+// acknowledgedBatch ends a batch's publish spans, each with its record's
+// outcome: mds and errs as a batch's delivery callback gets them (errs nil:
+// all delivered), or err alone for a batch that failed as a whole.
+func acknowledgedBatch(spans []trace.Span, mds []cursus.RecordMetadata, errs []error, err error) {
+	for i, span := range spans {
+		var md cursus.RecordMetadata
+		if i < len(mds) {
+			md = mds[i]
+		}
+		e := err
+		if i < len(errs) {
+			e = errs[i]
+		}
+		acknowledged(span, md, e)
+	}
+}
+
+// SendBatch sends records as cursus.Producer.SendBatch does, with one
+// publish span per record, each ended with that record's outcome.
+func (p *Producer) SendBatch(ctx context.Context, records []cursus.Record) ([]cursus.RecordMetadata, error) {
+	records, spans := p.publishBatch(ctx, records)
+	mds, err := p.Producer.SendBatch(ctx, records)
+	var be *cursus.BatchError
+	if errors.As(err, &be) {
+		acknowledgedBatch(spans, mds, be.Errors, nil)
+	} else {
+		acknowledgedBatch(spans, mds, nil, err)
+	}
+	return mds, err
+}
+
+// SendBatchAsync queues records as cursus.Producer.SendBatchAsync does,
+// with one publish span per record, each ended with that record's outcome
+// when the batch's callback runs (fn, when not nil, is called after).
+func (p *Producer) SendBatchAsync(ctx context.Context, records []cursus.Record, fn func([]cursus.RecordMetadata, []error)) error {
+	records, spans := p.publishBatch(ctx, records)
+	err := p.Producer.SendBatchAsync(ctx, records, func(mds []cursus.RecordMetadata, errs []error) {
+		acknowledgedBatch(spans, mds, errs, nil)
+		if fn != nil {
+			fn(mds, errs)
+		}
+	})
+	if err != nil {
+		acknowledgedBatch(spans, nil, nil, err) // never called back
 	}
 	return err
 }

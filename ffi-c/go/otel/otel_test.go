@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -81,16 +82,32 @@ func clients(t *testing.T, ctx context.Context, opts ...cursus.Option) (*cursus.
 	return a, p
 }
 
+// tracedProducer creates a one-partition topic named after prefix and
+// returns it with a producer tracing into tp (client id "app").
+func tracedProducer(t *testing.T, ctx context.Context, tp trace.TracerProvider, prefix string) (string, *Producer) {
+	topic := unique(prefix)
+	admin, raw := clients(t, ctx)
+	must[cursus.TopicInfo](t)(admin.CreateTopic(ctx, topic, 1))
+	return topic, NewProducer(raw, WithTracerProvider(tp), WithClientID("app"))
+}
+
+// earliestConsumer is a plain consumer of group reading from the earliest
+// offset, closed with the test.
+func earliestConsumer(t *testing.T, ctx context.Context, group string) *cursus.Consumer {
+	rc := must[*cursus.Consumer](t)(cursus.NewConsumer(ctx, cursus.WithBootstrap(broker(t)), cursus.WithGroup(group),
+		cursus.WithOption("auto_offset_reset", "earliest"), cursus.WithOption("fetch_max_wait_ms", "50")))
+	t.Cleanup(func() { rc.Close() })
+	return rc
+}
+
 // TestPublishReceiveProcess follows two records from a request span to
 // their processing: publish spans children of the request, carrying their
 // context; receive spans linked to them; process spans their children.
 func TestPublishReceiveProcess(t *testing.T) {
 	ctx := testCtx(t)
 	tp, exp := recorder()
-	topic, group := unique("otel"), unique("otel-group")
-	admin, raw := clients(t, ctx)
-	must[cursus.TopicInfo](t)(admin.CreateTopic(ctx, topic, 1))
-	p := NewProducer(raw, WithTracerProvider(tp), WithClientID("app"))
+	topic, p := tracedProducer(t, ctx, tp, "otel")
+	group := unique("otel-group")
 
 	reqCtx, request := tp.Tracer("test").Start(ctx, "request")
 	md := must[cursus.RecordMetadata](t)(p.Send(reqCtx, cursus.Record{Topic: topic, Partition: 0, Key: []byte("k1"), Value: []byte("hello")}))
@@ -104,10 +121,7 @@ func TestPublishReceiveProcess(t *testing.T) {
 	}
 	request.End()
 
-	rc := must[*cursus.Consumer](t)(cursus.NewConsumer(ctx, cursus.WithBootstrap(broker(t)), cursus.WithGroup(group),
-		cursus.WithOption("auto_offset_reset", "earliest"), cursus.WithOption("fetch_max_wait_ms", "50")))
-	t.Cleanup(func() { rc.Close() })
-	c := NewConsumer(rc, WithTracerProvider(tp), WithGroup(group))
+	c := NewConsumer(earliestConsumer(t, ctx, group), WithTracerProvider(tp), WithGroup(group))
 	if err := c.Subscribe(ctx, topic); err != nil {
 		t.Fatal(err)
 	}
@@ -279,5 +293,95 @@ func TestEventStoreSpans(t *testing.T) {
 	if len(reads) != 1 || reads[0].SpanKind != trace.SpanKindClient ||
 		attrs(reads[0])["messaging.cursus.aggregate.version"].AsInt64() != 1 {
 		t.Errorf("read spans %+v", reads)
+	}
+}
+
+// TestSendBatchSpans checks a batch's spans: one publish span per record,
+// a child of ctx's span, ended with that record's outcome (offset, or the
+// error of the record that failed alone), its context carried by the
+// record; the async form ends them before its callback runs.
+func TestSendBatchSpans(t *testing.T) {
+	ctx := testCtx(t)
+	tp, exp := recorder()
+	topic, p := tracedProducer(t, ctx, tp, "otel-batch")
+
+	reqCtx, request := tp.Tracer("test").Start(ctx, "request")
+	records := []cursus.Record{
+		{Topic: topic, Value: []byte("a"), Metadata: `{"app":1}`},
+		{Topic: topic, Partition: 7, Value: []byte("b")}, // does not exist: fails alone
+		{Topic: topic, Value: []byte("c")},
+	}
+	mds, err := p.SendBatch(reqCtx, records)
+	var be *cursus.BatchError
+	if !errors.As(err, &be) || be.Failed != 1 || be.Errors[1] == nil {
+		t.Fatalf("want record 1 alone to fail: %v", err)
+	}
+	if records[0].TraceContext != nil {
+		t.Errorf("the caller's record was changed: %+v", records[0].TraceContext)
+	}
+	publishes := named(t, exp.GetSpans(), "publish "+topic)
+	if len(publishes) != 3 {
+		t.Fatalf("%d publish spans", len(publishes))
+	}
+	var failed *cursus.Error
+	errors.As(be.Errors[1], &failed)
+	for i, s := range publishes {
+		a := attrs(s)
+		if s.SpanKind != trace.SpanKindProducer || s.Parent.SpanID() != request.SpanContext().SpanID() {
+			t.Errorf("publish span %d: kind %v, parent %v", i, s.SpanKind, s.Parent)
+		}
+		if i == 1 {
+			if s.Status.Code != codes.Error || a["error.type"].AsString() != failed.Code {
+				t.Errorf("the failed record's span: %v %v", s.Status, s.Attributes)
+			}
+			continue
+		}
+		if s.Status.Code != codes.Unset || a["messaging.cursus.offset"].AsInt64() != mds[i].Offset {
+			t.Errorf("publish span %d: %v %v, want offset %d", i, s.Status, s.Attributes, mds[i].Offset)
+		}
+	}
+
+	// The async form: the spans have ended when the callback runs.
+	exp.Reset()
+	ended := make(chan int, 1)
+	if err := p.SendBatchAsync(reqCtx, []cursus.Record{{Topic: topic, Value: []byte("d")}},
+		func(_ []cursus.RecordMetadata, errs []error) {
+			if errs != nil {
+				t.Errorf("errors %v", errs)
+			}
+			ended <- len(named(t, exp.GetSpans(), "publish "+topic))
+		}); err != nil {
+		t.Fatal(err)
+	}
+	if n := <-ended; n != 1 {
+		t.Errorf("%d publish spans ended before the callback", n)
+	}
+	// A batch that cannot start ends its spans with the error.
+	exp.Reset()
+	if err := p.SendBatchAsync(reqCtx, []cursus.Record{{Topic: topic}, {Topic: "other"}}, nil); err == nil {
+		t.Fatal("a batch of two topics was taken")
+	}
+	for _, s := range append(named(t, exp.GetSpans(), "publish "+topic), named(t, exp.GetSpans(), "publish other")...) {
+		if s.Status.Code != codes.Error || attrs(s)["error.type"].AsString() != "invalid_argument" {
+			t.Errorf("a refused batch's span: %v %v", s.Status, s.Attributes)
+		}
+	}
+	request.End()
+
+	rc := earliestConsumer(t, ctx, unique("otel-batch-group"))
+	if err := rc.Subscribe(ctx, topic); err != nil {
+		t.Fatal(err)
+	}
+	// Each record carries its own publish span's context, next to the
+	// application's metadata.
+	for _, i := range []int{0, 2} {
+		m := must[*cursus.Message](t)(rc.Poll(ctx))
+		want := fmt.Sprintf("00-%s-%s-01", publishes[i].SpanContext.TraceID(), publishes[i].SpanContext.SpanID())
+		if tc := m.TraceContext(); tc == nil || tc.Traceparent != want {
+			t.Errorf("record %d carries %+v, want %s", i, tc, want)
+		}
+		if i == 0 && (m.Metadata == nil || !strings.Contains(*m.Metadata, `"app":1`)) {
+			t.Errorf("record 0's metadata %v", m.Metadata)
+		}
 	}
 }

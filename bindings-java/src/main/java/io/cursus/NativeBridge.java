@@ -1981,7 +1981,8 @@ final class NativeBridge {
      * copied before the call returns. A batch has one topic: a record naming
      * another fails the call with {@code CURSUS_ERR_INVALID_ARGUMENT} (class
      * validation, "a batch has one topic: record I is for "T", the batch for
-     * "B""), the same rule and error in every language.
+     * "B""), the same rule and error in every language. Records with
+     * metadata or a trace context: {@code producer_send_batch_traced}.
      * <p>
      * {@code callback} is then called exactly once for the whole batch, on this
      * producer's callback thread, with a delivery batch handle lent for the
@@ -1994,6 +1995,26 @@ final class NativeBridge {
      * from a delivery callback.
      */
     static native void producerSendBatch(long producer, String topic, byte[] packed, NativeCompletion callback);
+
+    /**
+     * {@code producer_send_batch} for records that carry metadata or a W3C trace
+     * context: the batch is packed in the traced layout of
+     * {@code bridge/src/records_in.rs}, each record as for {@code producer_send_batch}
+     * followed by i32 metadata_len (-1: none), metadata (UTF-8), i32
+     * traceparent_len (-1: no context), traceparent, i32 tracestate_len (-1:
+     * none), tracestate. Each record's context is written into its metadata
+     * as {@code producer_send_traced} writes one record's (docs/observability.md,
+     * "Trace context in records"). A malformed context, or a tracestate
+     * without a traceparent, fails the whole call before anything is sent
+     * with {@code CURSUS_ERR_INVALID_ARGUMENT}, code {@code invalid_trace_context} (its
+     * field {@code record} names the record); a malformed buffer, with
+     * {@code CURSUS_ERR_INVALID_ARGUMENT} naming the byte. The callback and
+     * everything else are as for {@code producer_send_batch}.
+     * <p>
+     * Thread-safety: safe from any thread, concurrently on one producer, and
+     * from a delivery callback.
+     */
+    static native void producerSendBatchTraced(long producer, String topic, byte[] packed, NativeCompletion callback);
 
     /**
      * The number of records in the batch.

@@ -47,25 +47,24 @@ class TraceContextTest {
         assertEquals("invalid_trace_context", e.code());
     }
 
-    @Test
-    void aSentContextComesBackWithTheRecordAndItsMetadata() throws Exception {
-        BROKER.createTopic("traced", 1);
-        TraceContext tc = TraceContext.of(PARENT, "vendor=opaque");
-        try (CursusProducer producer = new CursusProducer(ProducerConfig.of(BROKER.addr()))) {
-            // The future form, with the application's own metadata kept next to the context.
-            producer.send(ProducerRecord.of("traced", "a").withMetadata("{\"tenant\":\"acme\"}")
-                    .withTraceContext(tc)).get(30, TimeUnit.SECONDS);
-            // The blocking form, context alone.
-            producer.sendAndWait(ProducerRecord.of("traced", "b").withTraceContext(TraceContext.of(PARENT)));
-            // Metadata alone, and nothing at all.
-            producer.sendAndWait(ProducerRecord.of("traced", "c").withMetadata("plain text"));
-            producer.sendAndWait(ProducerRecord.of("traced", "d"));
-        }
-        try (CursusConsumer consumer = consumer("traced-g")) {
-            consumer.subscribe(List.of("traced"));
+    /** Four records of {@code topic}: metadata and a context, a context alone, metadata alone, neither. */
+    private static List<ProducerRecord> fourRecords(String topic) {
+        return List.of(
+                ProducerRecord.of(topic, "a").withMetadata("{\"tenant\":\"acme\"}")
+                        .withTraceContext(TraceContext.of(PARENT, "vendor=opaque")),
+                ProducerRecord.of(topic, "b").withTraceContext(TraceContext.of(PARENT)),
+                ProducerRecord.of(topic, "c").withMetadata("plain text"),
+                ProducerRecord.of(topic, "d"));
+    }
+
+    /** Consumes the {@link #fourRecords} of {@code topic} and checks what each carries. */
+    private static void assertFourRecordsCarried(String topic) {
+        try (CursusConsumer consumer = consumer(topic + "-g")) {
+            consumer.subscribe(List.of(topic));
             List<ConsumerRecord> got = Polling.pollAtLeast(consumer, 4);
             assertEquals(4, got.size());
-            assertEquals(Optional.of(tc), got.get(0).traceContext());
+            assertEquals(Optional.of(TraceContext.of(PARENT, "vendor=opaque")), got.get(0).traceContext());
+            // The application's own metadata kept next to the context.
             assertTrue(got.get(0).metadata().contains("\"tenant\":\"acme\""), got.get(0).metadata());
             assertTrue(got.get(0).metadata().contains(PARENT), got.get(0).metadata());
             assertEquals(Optional.of(TraceContext.of(PARENT)), got.get(1).traceContext());
@@ -77,12 +76,27 @@ class TraceContextTest {
     }
 
     @Test
-    void aBatchSendRefusesWhatItCannotCarry() {
+    void aSentContextComesBackWithTheRecordAndItsMetadata() throws Exception {
+        BROKER.createTopic("traced", 1);
+        List<ProducerRecord> records = fourRecords("traced");
         try (CursusProducer producer = new CursusProducer(ProducerConfig.of(BROKER.addr()))) {
-            ValidationException e = assertThrows(ValidationException.class, () -> producer.sendBatch(
-                    List.of(ProducerRecord.of("traced", "x").withTraceContext(TraceContext.of(PARENT)))));
-            assertEquals("invalid_argument", e.code());
+            // The future form, then the blocking form.
+            producer.send(records.get(0)).get(30, TimeUnit.SECONDS);
+            for (ProducerRecord r : records.subList(1, 4)) {
+                producer.sendAndWait(r);
+            }
         }
+        assertFourRecordsCarried("traced");
+    }
+
+    @Test
+    void aBatchCarriesEachRecordsContextAndMetadata() throws Exception {
+        BROKER.createTopic("traced-batch", 1);
+        try (CursusProducer producer = new CursusProducer(ProducerConfig.of(BROKER.addr()))) {
+            List<RecordMetadata> mds = producer.sendBatch(fourRecords("traced-batch")).get(30, TimeUnit.SECONDS);
+            assertEquals(3L, mds.get(3).offset());
+        }
+        assertFourRecordsCarried("traced-batch");
     }
 
     @Test

@@ -1,10 +1,12 @@
 package io.cursus.otel;
 
+import io.cursus.BatchDeliveryException;
 import io.cursus.CursusProducer;
 import io.cursus.ProducerRecord;
 import io.cursus.RecordMetadata;
 import io.cursus.Telemetry;
 import io.opentelemetry.api.trace.Span;
+import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Supplier;
@@ -13,7 +15,8 @@ import java.util.function.Supplier;
  * A {@link CursusProducer} whose sends are traced: one publish span per record, a child of
  * {@code Context.current()}, from the send to the acknowledgement (partition and offset
  * added) or the failure (status error, {@code error.type}); the record carries the span's W3C
- * context (a context the record already has wins). {@link #commitTransaction()} and
+ * context (a context the record already has wins); {@link #sendBatch} records one per record of
+ * the batch. {@link #commitTransaction()} and
  * {@link #abortTransaction()} record commit and abort spans. Every other call goes to
  * {@link #producer()}. Thread-safe, as the producer is.
  */
@@ -91,6 +94,42 @@ public final class TracingProducer {
         }
         acknowledged(p.span(), md, null);
         return md;
+    }
+
+    /**
+     * {@link CursusProducer#sendBatch} with one publish span per record, each a child of
+     * {@code Context.current()}, its context carried by its record (a context the record already
+     * has wins), ended with that record's outcome (partition and offset, or its error) before
+     * the returned future completes.
+     *
+     * @param records the records, all of one topic
+     * @return a future of every record's metadata, in order (exceptionally a
+     *     {@link io.cursus.BatchDeliveryException} when some failed)
+     * @throws io.cursus.CursusException if the batch cannot start (every span records it)
+     */
+    public CompletableFuture<List<RecordMetadata>> sendBatch(List<ProducerRecord> records) {
+        Objects.requireNonNull(records, "records");
+        List<Publish> publishes = records.stream().map(this::publish).toList();
+        CompletableFuture<List<RecordMetadata>> sent;
+        try {
+            sent = producer.sendBatch(publishes.stream().map(Publish::record).toList());
+        } catch (RuntimeException e) {
+            publishes.forEach(p -> CursusTracing.end(p.span(), e));
+            throw e;
+        }
+        return CursusTracing.settled(sent, (mds, error) -> {
+            // A partly failed batch holds each record's outcome; any other failure is every record's.
+            BatchDeliveryException partly = CursusTracing.unwrap(error) instanceof BatchDeliveryException b ? b : null;
+            for (int i = 0; i < publishes.size(); i++) {
+                if (error == null) {
+                    acknowledged(publishes.get(i).span(), mds.get(i), null);
+                } else if (partly != null) {
+                    acknowledged(publishes.get(i).span(), partly.metadata().get(i), partly.errors().get(i));
+                } else {
+                    acknowledged(publishes.get(i).span(), null, CursusTracing.unwrap(error));
+                }
+            }
+        });
     }
 
     private static void acknowledged(Span span, RecordMetadata md, Throwable error) {

@@ -46,8 +46,11 @@ import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
@@ -221,6 +224,56 @@ class TracingTest {
             assertEquals(StatusCode.ERROR, span.getStatus().getStatusCode());
             assertEquals(((io.cursus.CursusException) e).code(), span.getAttributes().get(ERROR_TYPE));
         }
+    }
+
+    @Test
+    void aBatchGetsOnePublishSpanPerRecordEndedWithItsOutcome() throws Exception {
+        BROKER.createTopic("otel-batch", 1);
+        Span app = otel.getTracer("app").spanBuilder("app").startSpan();
+        try (CursusProducer plain = new CursusProducer(ProducerConfig.builder().bootstrapServers(BROKER.addr())
+                .clientId("otel-batch-app").build())) {
+            TracingProducer producer = tracing.producer(plain);
+            CompletableFuture<List<RecordMetadata>> sent;
+            try (Scope ignored = app.makeCurrent()) {
+                sent = producer.sendBatch(List.of(ProducerRecord.of("otel-batch", "a").withMetadata("{\"app\":1}"),
+                        ProducerRecord.of("otel-batch", "b").withPartition(7), // does not exist: fails alone
+                        ProducerRecord.of("otel-batch", "c")));
+            }
+            ExecutionException e = assertThrows(ExecutionException.class, () -> sent.get(30, TimeUnit.SECONDS));
+            assertTrue(e.getCause() instanceof io.cursus.BatchDeliveryException, e.toString());
+            io.cursus.BatchDeliveryException partly = (io.cursus.BatchDeliveryException) e.getCause();
+
+            // The spans ended before the future completed, in record order.
+            List<SpanData> publishes = named("publish otel-batch");
+            assertEquals(3, publishes.size());
+            for (SpanData p : publishes) {
+                assertEquals(SpanKind.PRODUCER, p.getKind());
+                assertEquals(app.getSpanContext().getSpanId(), p.getParentSpanId());
+                assertEquals("otel-batch-app", p.getAttributes().get(CLIENT_ID));
+            }
+            Map<Long, SpanData> byOffset = new HashMap<>();
+            for (SpanData p : publishes) {
+                if (p.getStatus().getStatusCode() == StatusCode.ERROR) {
+                    assertEquals(partly.errors().get(1).code(), p.getAttributes().get(ERROR_TYPE));
+                } else {
+                    byOffset.put(p.getAttributes().get(OFFSET), p);
+                }
+            }
+            assertEquals(Set.of(partly.metadata().get(0).offset(), partly.metadata().get(2).offset()), byOffset.keySet());
+
+            try (CursusConsumer consumer = consumer("otel-batch-g")) {
+                consumer.subscribe(List.of("otel-batch"));
+                List<ConsumerRecord> got = pollAtLeast(tracing.consumer(consumer, "otel-batch-g"), 2);
+                assertEquals(2, got.size());
+                for (ConsumerRecord r : got) {
+                    // Each record carries its own publish span's context.
+                    TraceContext tc = r.traceContext().orElseThrow();
+                    assertEquals(byOffset.get(r.offset()).getSpanId(), tc.spanId());
+                }
+                assertTrue(got.get(0).metadata().contains("\"app\":1"), got.get(0).metadata());
+            }
+        }
+        app.end();
     }
 
     @Test

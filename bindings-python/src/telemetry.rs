@@ -82,7 +82,7 @@ fn attributes(
         .into_iter()
         .map(|(k, v)| {
             let v = match v {
-                AttributeValue::Str(s) => s.into_py(py),
+                AttributeValue::Str(s) => s.as_ref().into_py(py),
                 AttributeValue::Int(n) => n.into_py(py),
             };
             (k, v)

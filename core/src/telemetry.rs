@@ -281,7 +281,7 @@ pub mod metrics {
             if !self.reported_by(&s.kind) {
                 return Vec::new();
             }
-            let id = || (keys::CLIENT_ID, V::Str(s.client_id.clone()));
+            let id = || (keys::CLIENT_ID, V::from(s.client_id.clone()));
             match self.breakdown {
                 Breakdown::None => self
                     .number(s)
@@ -290,7 +290,7 @@ pub mod metrics {
                 Breakdown::ErrorType => s
                     .errors
                     .iter()
-                    .map(|(class, n)| (*n, vec![id(), (keys::ERROR_TYPE, V::Str(class.clone()))]))
+                    .map(|(class, n)| (*n, vec![id(), (keys::ERROR_TYPE, V::from(class.clone()))]))
                     .collect(),
                 Breakdown::Partition => s
                     .partitions
@@ -298,8 +298,8 @@ pub mod metrics {
                     .filter_map(|p| {
                         let attrs = vec![
                             id(),
-                            (keys::DESTINATION, V::Str(p.topic.clone())),
-                            (keys::PARTITION, V::Str(p.partition.to_string())),
+                            (keys::DESTINATION, V::from(p.topic.clone())),
+                            (keys::PARTITION, V::from(p.partition.to_string())),
                         ];
                         p.lag.map(|lag| (lag, attrs))
                     })
@@ -416,15 +416,29 @@ impl Operation {
 /// An attribute's value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum AttributeValue {
-    /// A string.
-    Str(String),
+    /// A string (borrowed when it is one of the conventions' constants:
+    /// a span is described per record).
+    Str(std::borrow::Cow<'static, str>),
     /// An integer.
     Int(i64),
 }
 
 impl From<&str> for AttributeValue {
     fn from(s: &str) -> Self {
-        AttributeValue::Str(s.to_owned())
+        AttributeValue::Str(s.to_owned().into())
+    }
+}
+
+impl From<String> for AttributeValue {
+    fn from(s: String) -> Self {
+        AttributeValue::Str(s.into())
+    }
+}
+
+impl AttributeValue {
+    /// A constant string value, not copied.
+    fn constant(s: &'static str) -> Self {
+        AttributeValue::Str(std::borrow::Cow::Borrowed(s))
     }
 }
 
@@ -452,11 +466,19 @@ impl SpanSpec {
             Some(d) => format!("{} {d}", operation.name()),
             None => operation.name().to_owned(),
         };
-        let mut attributes = vec![
-            (keys::SYSTEM, AttributeValue::from(SYSTEM)),
-            (keys::OPERATION_NAME, operation.name().into()),
-            (keys::OPERATION_TYPE, operation.operation_type().into()),
-        ];
+        // Room for every attribute a span of the declarations has.
+        let mut attributes = Vec::with_capacity(10);
+        attributes.extend([
+            (keys::SYSTEM, AttributeValue::constant(SYSTEM)),
+            (
+                keys::OPERATION_NAME,
+                AttributeValue::constant(operation.name()),
+            ),
+            (
+                keys::OPERATION_TYPE,
+                AttributeValue::constant(operation.operation_type()),
+            ),
+        ]);
         if let Some(d) = destination {
             attributes.push((keys::DESTINATION, d.into()));
         }
@@ -492,7 +514,7 @@ pub fn publish(
     SpanSpec::new(Operation::Publish, Some(topic))
         .with_opt(
             keys::PARTITION,
-            partition.map(|p| AttributeValue::Str(p.to_string())),
+            partition.map(|p| AttributeValue::from(p.to_string())),
         )
         .with_opt(keys::KEY, text_key(key))
         .with(keys::BODY_SIZE, body_size as i64)
@@ -501,7 +523,7 @@ pub fn publish(
 
 /// What a publish span adds once the record is acknowledged.
 pub fn acknowledged(partition: u32, offset: Option<u64>) -> Vec<(&'static str, AttributeValue)> {
-    let mut out = vec![(keys::PARTITION, AttributeValue::Str(partition.to_string()))];
+    let mut out = vec![(keys::PARTITION, AttributeValue::from(partition.to_string()))];
     if let Some(offset) = offset {
         out.push((keys::OFFSET, AttributeValue::Int(offset as i64)));
     }
@@ -530,7 +552,7 @@ pub fn process(
     group: Option<&str>,
 ) -> SpanSpec {
     SpanSpec::new(Operation::Process, Some(topic))
-        .with(keys::PARTITION, AttributeValue::Str(partition.to_string()))
+        .with(keys::PARTITION, AttributeValue::from(partition.to_string()))
         .with(keys::OFFSET, offset as i64)
         .with_opt(keys::KEY, text_key(key))
         .with(keys::BODY_SIZE, body_size as i64)

@@ -34,10 +34,24 @@ pub const TRACESTATE: &str = "tracestate";
 const MAX_TRACESTATE: usize = 512;
 
 /// A W3C trace context: a `traceparent` value and an optional `tracestate`.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+///
+/// Held as one allocation (the two values back to back): a record carries
+/// an `Option<TraceContext>` of 24 bytes, and every send moves it.
+#[derive(Clone, PartialEq, Eq, Hash)]
 pub struct TraceContext {
-    traceparent: String,
-    tracestate: Option<String>,
+    /// `traceparent` then `tracestate` (empty: none).
+    values: Box<str>,
+    /// The length of `traceparent` in `values`.
+    traceparent_len: usize,
+}
+
+impl std::fmt::Debug for TraceContext {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TraceContext")
+            .field("traceparent", &self.traceparent())
+            .field("tracestate", &self.tracestate())
+            .finish()
+    }
 }
 
 impl TraceContext {
@@ -61,35 +75,39 @@ impl TraceContext {
                 .with_code("invalid_trace_context"));
             }
         }
+        let state = tracestate.unwrap_or("");
+        let mut values = String::with_capacity(traceparent.len() + state.len());
+        values.push_str(traceparent);
+        values.push_str(state);
         Ok(TraceContext {
-            traceparent: traceparent.to_owned(),
-            tracestate: tracestate.map(str::to_owned),
+            values: values.into_boxed_str(),
+            traceparent_len: traceparent.len(),
         })
     }
 
     /// The `traceparent` value.
     pub fn traceparent(&self) -> &str {
-        &self.traceparent
+        &self.values[..self.traceparent_len]
     }
 
     /// The `tracestate` value, if any.
     pub fn tracestate(&self) -> Option<&str> {
-        self.tracestate.as_deref()
+        Some(&self.values[self.traceparent_len..]).filter(|s| !s.is_empty())
     }
 
     /// The trace id: 32 lower-case hex digits.
     pub fn trace_id(&self) -> &str {
-        &self.traceparent[3..35]
+        &self.traceparent()[3..35]
     }
 
     /// The id of the span that sent the record: 16 lower-case hex digits.
     pub fn span_id(&self) -> &str {
-        &self.traceparent[36..52]
+        &self.traceparent()[36..52]
     }
 
     /// The trace flags' sampled bit.
     pub fn sampled(&self) -> bool {
-        u8::from_str_radix(&self.traceparent[53..55], 16).is_ok_and(|f| f & 1 == 1)
+        u8::from_str_radix(&self.traceparent()[53..55], 16).is_ok_and(|f| f & 1 == 1)
     }
 }
 
@@ -137,13 +155,23 @@ pub fn inject(metadata: &str, context: &TraceContext) -> Option<String> {
     // are: the members are written directly, one allocation per record
     // (this runs for every traced send).
     let state = context.tracestate();
-    let mut out = String::with_capacity(metadata.len() + 80 + state.map_or(0, str::len));
     // Insert after the opening brace (leading whitespace allowed), so
     // the application's bytes follow unchanged.
     let (head, rest) = match metadata.find('{') {
         Some(brace) => metadata.split_at(brace + 1),
         None => ("{", "}"),
     };
+    let comma = !rest.trim_start().starts_with('}');
+    // The exact length (`"k":"v"` is the key and value plus 5, a second
+    // member 1 more for its comma): the engine boxes the result as it is.
+    let length = head.len()
+        + TRACEPARENT.len()
+        + context.traceparent().len()
+        + 5
+        + state.map_or(0, |s| TRACESTATE.len() + s.len() + 6)
+        + usize::from(comma)
+        + rest.len();
+    let mut out = String::with_capacity(length);
     out.push_str(head);
     out.push('"');
     out.push_str(TRACEPARENT);
@@ -157,10 +185,11 @@ pub fn inject(metadata: &str, context: &TraceContext) -> Option<String> {
         out.push_str(state);
         out.push('"');
     }
-    if !rest.trim_start().starts_with('}') {
+    if comma {
         out.push(',');
     }
     out.push_str(rest);
+    debug_assert_eq!(out.len(), length);
     Some(out)
 }
 

@@ -217,7 +217,7 @@ pub fn span_spec_attribute_key(span: &SpanSpec, index: usize) -> Option<&str> {
 #[bridge_fn]
 pub fn span_spec_attribute_string(span: &SpanSpec, index: usize) -> Option<&str> {
     match span.attribute(index) {
-        Some((_, AttributeValue::Str(s))) => Some(s),
+        Some((_, AttributeValue::Str(s))) => Some(s.as_ref()),
         _ => None,
     }
 }

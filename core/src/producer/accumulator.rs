@@ -89,8 +89,16 @@ pub(super) struct Queued {
     pub key: bytes::Bytes,
     pub payload: bytes::Bytes,
     pub timestamp: i64,
-    /// Empty: none (no allocation).
-    pub metadata: String,
+    /// The metadata sent, if any (a `Box<str>`: 16 bytes a queued
+    /// record, not a `String`'s 24).
+    pub metadata: Option<Box<str>>,
+}
+
+impl Queued {
+    /// The metadata sent (empty: none).
+    pub fn metadata(&self) -> &str {
+        self.metadata.as_deref().unwrap_or("")
+    }
 }
 
 /// Buffer memory held by a batch's records, given back when it drops

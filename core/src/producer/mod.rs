@@ -104,12 +104,13 @@ impl ProducerRecord {
 
     /// The metadata sent: the record's own, with its trace context added
     /// when it has one and the metadata can carry it.
-    fn wire_metadata(&mut self) -> String {
+    fn wire_metadata(&mut self) -> Option<Box<str>> {
         let metadata = std::mem::take(&mut self.metadata);
-        match &self.trace_context {
+        let metadata = match &self.trace_context {
             Some(context) => crate::trace_context::inject(&metadata, context).unwrap_or(metadata),
             None => metadata,
-        }
+        };
+        (!metadata.is_empty()).then(|| metadata.into_boxed_str())
     }
 }
 

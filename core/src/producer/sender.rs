@@ -152,7 +152,7 @@ async fn publish(
         payload: &q.payload,
         key: &q.key,
         timestamp: q.timestamp,
-        metadata: &q.metadata,
+        metadata: q.metadata(),
         producer_id: &shared.producer_id,
         seq_num: if idempotent {
             batch.first_seq + i as u64

@@ -48,7 +48,7 @@ pub(super) async fn publish(
                     seq: batch.first_seq + i as u64,
                     key,
                     payload,
-                    metadata: &q.metadata,
+                    metadata: q.metadata(),
                 },
             )
             .to_bytes()

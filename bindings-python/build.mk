@@ -4,7 +4,8 @@
 #   make test-python    venv + tools, wheel built and installed, broker and
 #                       cursus-test-pki built, pytest against the real broker
 #                       (TLS tests: a secure one with a PKI made at test time),
-#                       mypy --strict on the examples and tests, and on the
+#                       mypy --strict on the examples and tests (and the trace
+#                       walk-through's Python), and on the
 #                       package itself (its stubs and the CLI)
 #   make bench-python   records/s produced (per record, batch) and consumed
 #                       from Python, send-call cost and idle RSS, next to the
@@ -46,7 +47,7 @@ test-python: python-wheel
 	  -p cursus-testkit --bin cursus-broker --bin cursus-test-pki
 	cd bindings-python && CURSUS_BROKER_BIN=$(PY_BROKER_BIN) CURSUS_TEST_PKI_BIN=$(PY_PKI_BIN) \
 	  $(abspath $(PY_BIN)) -m pytest tests -p no:cacheprovider --timeout 300 -q
-	$(PY_BIN) -m mypy --strict --cache-dir $(PY_TARGET)/mypy-python bindings-python/examples bindings-python/tests
+	$(PY_BIN) -m mypy --strict --cache-dir $(PY_TARGET)/mypy-python bindings-python/examples bindings-python/tests examples/trace-walkthrough
 	$(PY_BIN) -m mypy --strict --cache-dir $(PY_TARGET)/mypy-python-package \
 	  --python-executable $(abspath $(PY_BIN)) bindings-python/python/cursus
 
